@@ -1,0 +1,161 @@
+package hooks
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/pocketbase/pocketbase/core"
+	"github.com/spf13/cobra"
+
+	"sitedrop/sites"
+)
+
+// NewUserCommand is `sitedrop user create EMAIL [--plan free|pro]`.
+func NewUserCommand(app core.App) *cobra.Command {
+	cmd := &cobra.Command{Use: "user", Short: "Manage sitedrop accounts"}
+	var plan string
+	create := &cobra.Command{
+		Use:          "create EMAIL",
+		Short:        "Create an account (an existing one keeps its record; --plan updates its plan)",
+		Args:         cobra.ExactArgs(1),
+		SilenceUsage: true,
+		RunE: func(c *cobra.Command, args []string) error {
+			if plan != "" && plan != sites.PlanFree && plan != sites.PlanPro {
+				return fmt.Errorf("--plan must be %s or %s", sites.PlanFree, sites.PlanPro)
+			}
+			if err := app.RunAllMigrations(); err != nil {
+				return fmt.Errorf("run migrations: %w", err)
+			}
+			user, created, err := upsertUser(app, args[0], plan)
+			if err != nil {
+				return err
+			}
+			verb := "Updated"
+			if created {
+				verb = "Created"
+			}
+			fmt.Fprintf(c.OutOrStdout(), "%s user %s (plan %s, id %s)\n", verb, user.Email(), user.GetString("plan"), user.Id)
+			return nil
+		},
+	}
+	create.Flags().StringVar(&plan, "plan", "", "free or pro (default free for a new account)")
+	cmd.AddCommand(create)
+	return cmd
+}
+
+// upsertUser creates the account for email, or finds it; a non-empty plan
+// is set either way.
+func upsertUser(app core.App, email, plan string) (*core.Record, bool, error) {
+	email = strings.TrimSpace(email)
+	user, err := app.FindAuthRecordByEmail(sites.UsersCollection, email)
+	created := false
+	if err != nil {
+		col, err := app.FindCollectionByNameOrId(sites.UsersCollection)
+		if err != nil {
+			return nil, false, fmt.Errorf("find users collection: %w", err)
+		}
+		user = core.NewRecord(col)
+		user.SetEmail(email)
+		user.SetVerified(true)
+		user.SetRandomPassword() // accounts sign in with keys and e-mail codes
+		created = true
+	}
+	if plan != "" {
+		user.Set("plan", plan)
+	}
+	if err := app.Save(user); err != nil {
+		return nil, false, fmt.Errorf("save user %s: %w", email, err)
+	}
+	return user, created, nil
+}
+
+// NewKeyCommand is `sitedrop key create|list|revoke`.
+func NewKeyCommand(app core.App) *cobra.Command {
+	cmd := &cobra.Command{Use: "key", Short: "Manage API keys (shown once, stored only as hashes)"}
+	var name string
+	create := &cobra.Command{
+		Use:          "create EMAIL",
+		Short:        "Create an API key for an account; the key is the last line of output",
+		Args:         cobra.ExactArgs(1),
+		SilenceUsage: true,
+		RunE: func(c *cobra.Command, args []string) error {
+			user, err := findUser(app, args[0])
+			if err != nil {
+				return err
+			}
+			plain, rec, err := sites.CreateAPIKey(app, user, name)
+			if err != nil {
+				return err
+			}
+			out := c.OutOrStdout()
+			fmt.Fprintf(out, "Created API key %s for %s. It is shown once; store it now:\n", rec.GetString("prefix"), user.Email())
+			fmt.Fprintln(out, plain)
+			return nil
+		},
+	}
+	create.Flags().StringVar(&name, "name", "", "a name to recognise the key by")
+
+	list := &cobra.Command{
+		Use:          "list EMAIL",
+		Short:        "List an account's API keys",
+		Args:         cobra.ExactArgs(1),
+		SilenceUsage: true,
+		RunE: func(c *cobra.Command, args []string) error {
+			user, err := findUser(app, args[0])
+			if err != nil {
+				return err
+			}
+			keys, err := sites.ListAPIKeys(app, user)
+			if err != nil {
+				return err
+			}
+			w := tabwriter.NewWriter(c.OutOrStdout(), 0, 4, 2, ' ', 0)
+			fmt.Fprintln(w, "PREFIX\tNAME\tCREATED\tLAST USED")
+			for _, k := range keys {
+				last := "never"
+				if t := k.GetDateTime("last_used_at"); !t.IsZero() {
+					last = timestamp(t.Time())
+				}
+				fmt.Fprintf(w, "%s\t%s\t%s\t%s\n", k.GetString("prefix"), k.GetString("name"),
+					timestamp(k.GetDateTime("created").Time()), last)
+			}
+			return w.Flush()
+		},
+	}
+
+	revoke := &cobra.Command{
+		Use:          "revoke PREFIX",
+		Short:        "Revoke the API key with this prefix (as shown by key list)",
+		Args:         cobra.ExactArgs(1),
+		SilenceUsage: true,
+		RunE: func(c *cobra.Command, args []string) error {
+			if err := app.RunAllMigrations(); err != nil {
+				return fmt.Errorf("run migrations: %w", err)
+			}
+			rec, err := sites.RevokeAPIKey(app, args[0])
+			if errors.Is(err, sites.ErrKeyNotFound) {
+				return fmt.Errorf("no API key with prefix %q", args[0])
+			}
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(c.OutOrStdout(), "Revoked API key %s\n", rec.GetString("prefix"))
+			return nil
+		},
+	}
+	cmd.AddCommand(create, list, revoke)
+	return cmd
+}
+
+func findUser(app core.App, email string) (*core.Record, error) {
+	if err := app.RunAllMigrations(); err != nil {
+		return nil, fmt.Errorf("run migrations: %w", err)
+	}
+	user, err := app.FindAuthRecordByEmail(sites.UsersCollection, strings.TrimSpace(email))
+	if err != nil {
+		return nil, fmt.Errorf("no user %q (create one with: sitedrop user create %s)", email, email)
+	}
+	return user, nil
+}

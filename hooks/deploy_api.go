@@ -1,0 +1,248 @@
+package hooks
+
+import (
+	"net/http"
+	"time"
+
+	"github.com/pocketbase/pocketbase/apis"
+	"github.com/pocketbase/pocketbase/core"
+
+	"sitedrop/sites"
+)
+
+// claimBodyLimit bounds the small JSON body of a claim.
+const claimBodyLimit = 64 << 10
+
+// bindDeployAPI registers the deploy endpoints of the contract.
+func bindDeployAPI(sd *sitedrop, se *core.ServeEvent) {
+	r := se.Router
+	// deploy bodies are bounded by --max-body in readJSON, with a message
+	// that names the limit, instead of PocketBase's 32 MiB default.
+	r.POST("/deploy", sd.deployCreate).Unbind(apis.DefaultBodyLimitMiddlewareId)     // create, keyed or anonymous
+	r.POST("/deploy/claim", sd.deployClaim)                                          // claim an anonymous deployment
+	r.GET("/deploy/{id}", sd.deployView)                                             // metadata
+	r.PUT("/deploy/{id}", sd.deployUpdate).Unbind(apis.DefaultBodyLimitMiddlewareId) // replace content
+	r.DELETE("/deploy/{id}", sd.deployDelete)                                        // delete
+	r.GET("/deploys", sd.deploysList)                                                // the caller's deployments
+	r.Any("/deploy", methodNotAllowed("POST"))
+	r.Any("/deploy/{id}", methodNotAllowed("GET, PUT, DELETE"))
+	r.Any("/deploys", methodNotAllowed("GET"))
+}
+
+// deployCreate is POST /deploy.
+func (sd *sitedrop) deployCreate(e *core.RequestEvent) error {
+	user, err := sd.optionalUser(e)
+	if err != nil {
+		return err
+	}
+	if user == nil {
+		if err := sd.anonDeploys.check(e.Response, e.RealIP()); err != nil {
+			return err
+		}
+	}
+	var req deployRequest
+	if err := readJSON(e, sd.cfg.MaxBody, &req); err != nil {
+		return err
+	}
+	meta, err := req.metadata()
+	if err != nil {
+		return err
+	}
+	up, err := req.upload(sd.cfg.MaxFiles)
+	if err != nil {
+		return err
+	}
+	p := sites.CreateParams{Owner: user, Meta: meta, Upload: up, AnonTTL: sd.cfg.AnonTTL}
+	if req.Slug != nil {
+		p.Slug = *req.Slug
+	}
+	created, err := sd.svc.Create(e.Request.Context(), p)
+	if err != nil {
+		return err
+	}
+	rec := created.Record
+	slug := rec.GetString("slug")
+	if user != nil {
+		return e.JSON(http.StatusOK, deployRef{ID: rec.Id, Slug: slug, URL: sd.siteURL(slug)})
+	}
+	return e.JSON(http.StatusOK, anonDeployRef{
+		deployRef:  deployRef{ID: rec.Id, Slug: slug, URL: sd.siteURL(slug)},
+		ClaimToken: created.ClaimToken,
+		ClaimURL:   sd.claimURL(slug, created.ClaimToken),
+		ExpiresAt:  timestamp(rec.GetDateTime("expires_at").Time()),
+	})
+}
+
+// deployView is GET /deploy/:id.
+func (sd *sitedrop) deployView(e *core.RequestEvent) error {
+	user, err := sd.requireUser(e)
+	if err != nil {
+		return err
+	}
+	rec, err := sd.svc.FindOwned(user, e.Request.PathValue("id"))
+	if err != nil {
+		return err
+	}
+	var desc *string
+	if d := rec.GetString("description"); d != "" {
+		desc = &d
+	}
+	slug := rec.GetString("slug")
+	return e.JSON(http.StatusOK, deployStatus{
+		ID:          rec.Id,
+		Slug:        slug,
+		URL:         sd.siteURL(slug),
+		Status:      rec.GetString("status"),
+		StorageType: rec.GetString("storage_type"),
+		IsSPA:       rec.GetBool("is_spa"),
+		Title:       rec.GetString("title"),
+		Description: desc,
+		Favicon:     rec.GetString("favicon"),
+		CreatedAt:   timestamp(rec.GetDateTime("created").Time()),
+		UpdatedAt:   timestamp(rec.GetDateTime("updated").Time()),
+	})
+}
+
+// deployUpdate is PUT /deploy/:id.
+func (sd *sitedrop) deployUpdate(e *core.RequestEvent) error {
+	user, err := sd.requireUser(e)
+	if err != nil {
+		return err
+	}
+	rec, err := sd.svc.FindOwned(user, e.Request.PathValue("id"))
+	if err != nil {
+		return err
+	}
+	var req deployRequest
+	if err := readJSON(e, sd.cfg.MaxBody, &req); err != nil {
+		return err
+	}
+	if req.Slug != nil {
+		return fail(http.StatusBadRequest, msgSlugImmutable)
+	}
+	meta, err := req.metadata()
+	if err != nil {
+		return err
+	}
+	up, err := req.upload(sd.cfg.MaxFiles)
+	if err != nil {
+		return err
+	}
+	rec, err = sd.svc.Replace(e.Request.Context(), rec, meta, up)
+	if err != nil {
+		return err
+	}
+	slug := rec.GetString("slug")
+	return e.JSON(http.StatusOK, deployRef{ID: rec.Id, Slug: slug, URL: sd.siteURL(slug)})
+}
+
+// deployDelete is DELETE /deploy/:id.
+func (sd *sitedrop) deployDelete(e *core.RequestEvent) error {
+	user, err := sd.requireUser(e)
+	if err != nil {
+		return err
+	}
+	rec, err := sd.svc.FindOwned(user, e.Request.PathValue("id"))
+	if err != nil {
+		return err
+	}
+	if err := sd.svc.Delete(rec); err != nil {
+		return err
+	}
+	return e.JSON(http.StatusOK, map[string]string{
+		"id":      rec.Id,
+		"message": "Deployment " + rec.GetString("slug") + " deleted",
+	})
+}
+
+// deploysList is GET /deploys.
+func (sd *sitedrop) deploysList(e *core.RequestEvent) error {
+	user, err := sd.requireUser(e)
+	if err != nil {
+		return err
+	}
+	recs, err := sd.svc.ListOwned(user)
+	if err != nil {
+		return err
+	}
+	out := make([]deploySummary, 0, len(recs))
+	for _, rec := range recs {
+		slug := rec.GetString("slug")
+		out = append(out, deploySummary{
+			ID:        rec.Id,
+			Slug:      slug,
+			URL:       sd.siteURL(slug),
+			Title:     rec.GetString("title"),
+			UpdatedAt: timestamp(rec.GetDateTime("updated").Time()),
+		})
+	}
+	return e.JSON(http.StatusOK, map[string]any{"deployments": out})
+}
+
+// deployClaim is POST /deploy/claim.
+func (sd *sitedrop) deployClaim(e *core.RequestEvent) error {
+	user, err := sd.requireUser(e)
+	if err != nil {
+		return err
+	}
+	var req claimRequest
+	if err := readJSON(e, claimBodyLimit, &req); err != nil {
+		return err
+	}
+	if req.Slug == nil || *req.Slug == "" {
+		return fail(http.StatusBadRequest, "slug is required")
+	}
+	if req.ClaimToken == nil || *req.ClaimToken == "" {
+		return fail(http.StatusBadRequest, "claim_token is required")
+	}
+	rec, err := sd.svc.Claim(user, *req.Slug, *req.ClaimToken)
+	if err != nil {
+		return err
+	}
+	slug := rec.GetString("slug")
+	return e.JSON(http.StatusOK, deployRef{ID: rec.Id, Slug: slug, URL: sd.siteURL(slug)})
+}
+
+// deployRef is the short answer of create, update and claim.
+type deployRef struct {
+	ID   string `json:"id"`
+	Slug string `json:"slug"`
+	URL  string `json:"url"`
+}
+
+// anonDeployRef is the answer of an anonymous create.
+type anonDeployRef struct {
+	deployRef
+	ClaimToken string `json:"claim_token"`
+	ClaimURL   string `json:"claim_url"`
+	ExpiresAt  string `json:"expires_at"`
+}
+
+// deployStatus is the answer of GET /deploy/:id.
+type deployStatus struct {
+	ID          string  `json:"id"`
+	Slug        string  `json:"slug"`
+	URL         string  `json:"url"`
+	Status      string  `json:"status"`
+	StorageType string  `json:"storage_type"`
+	IsSPA       bool    `json:"is_spa"`
+	Title       string  `json:"title"`
+	Description *string `json:"description"`
+	Favicon     string  `json:"favicon"`
+	CreatedAt   string  `json:"created_at"`
+	UpdatedAt   string  `json:"updated_at"`
+}
+
+// deploySummary is one entry of GET /deploys.
+type deploySummary struct {
+	ID        string `json:"id"`
+	Slug      string `json:"slug"`
+	URL       string `json:"url"`
+	Title     string `json:"title"`
+	UpdatedAt string `json:"updated_at"`
+}
+
+// timestamp formats t as RFC 3339 in UTC with a Z.
+func timestamp(t time.Time) string {
+	return t.UTC().Format(time.RFC3339)
+}

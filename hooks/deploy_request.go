@@ -1,0 +1,190 @@
+package hooks
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"reflect"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/pocketbase/pocketbase/core"
+	"github.com/pocketbase/pocketbase/tools/router"
+
+	"sitedrop/sites"
+)
+
+// Field limits of deploy requests.
+const (
+	maxTitleLen       = 500  // characters
+	maxDescriptionLen = 2000 // characters
+	maxFaviconLen     = 16   // characters: one emoji, ZWJ sequences included
+)
+
+// deployRequest is the body of POST /deploy and PUT /deploy/:id. Pointers
+// tell an omitted (or null) field from an empty one.
+type deployRequest struct {
+	HTML        *string            `json:"html"`
+	Files       *[]sites.FileInput `json:"files"`
+	Slug        *string            `json:"slug"`
+	Title       *string            `json:"title"`
+	Description *string            `json:"description"`
+	Favicon     *string            `json:"favicon"`
+	IsSPA       *bool              `json:"is_spa"`
+}
+
+// claimRequest is the body of POST /deploy/claim.
+type claimRequest struct {
+	Slug       *string `json:"slug"`
+	ClaimToken *string `json:"claim_token"`
+}
+
+// readJSON decodes the request body, at most limit bytes, into dst. Every
+// failure is a client error naming what is wrong: 413 past the limit, 400
+// for malformed JSON, a wrong field type or trailing data.
+func readJSON(e *core.RequestEvent, limit int64, dst any) error {
+	if e.Request.ContentLength > limit {
+		return tooLarge(limit)
+	}
+	body := e.Request.Body
+	// The router keeps a copy of every body for re-reads; deploy bodies are
+	// large and read once, so read the original stream.
+	if rr, ok := body.(*router.RereadableReadCloser); ok {
+		body = rr.ReadCloser
+	}
+	dec := json.NewDecoder(http.MaxBytesReader(e.Response, body, limit))
+	if err := dec.Decode(dst); err != nil {
+		return jsonError(err, limit)
+	}
+	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
+		var mbe *http.MaxBytesError
+		if errors.As(err, &mbe) {
+			return tooLarge(limit)
+		}
+		return fail(http.StatusBadRequest, "Malformed JSON: unexpected data after the JSON object")
+	}
+	return nil
+}
+
+func tooLarge(limit int64) error {
+	return fail(http.StatusRequestEntityTooLarge, "Request body too large: the limit is %s", formatBytes(limit))
+}
+
+// jsonError turns a decoding error into the client's 4xx.
+func jsonError(err error, limit int64) error {
+	var mbe *http.MaxBytesError
+	var syn *json.SyntaxError
+	var typ *json.UnmarshalTypeError
+	switch {
+	case errors.As(err, &mbe):
+		return tooLarge(limit)
+	case errors.Is(err, io.EOF):
+		return fail(http.StatusBadRequest, "Request body must be a JSON object")
+	case errors.As(err, &syn):
+		return fail(http.StatusBadRequest, "Malformed JSON at byte %d: %s", syn.Offset, syn.Error())
+	case errors.Is(err, io.ErrUnexpectedEOF):
+		return fail(http.StatusBadRequest, "Malformed JSON: unexpected end of input")
+	case errors.As(err, &typ):
+		if typ.Field == "" {
+			return fail(http.StatusBadRequest, "Request body must be a JSON object")
+		}
+		return fail(http.StatusBadRequest, "Invalid type for field %s: expected %s", typ.Field, kindName(typ.Type))
+	}
+	return fail(http.StatusBadRequest, "Malformed JSON: %s", err.Error())
+}
+
+func kindName(t reflect.Type) string {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	switch t.Kind() {
+	case reflect.String:
+		return "a string"
+	case reflect.Bool:
+		return "a boolean"
+	case reflect.Slice, reflect.Array:
+		return "an array"
+	case reflect.Struct, reflect.Map:
+		return "an object"
+	}
+	return t.Kind().String()
+}
+
+// metadata validates the descriptive fields and returns them for the
+// service.
+func (r *deployRequest) metadata() (sites.Metadata, error) {
+	checks := []struct {
+		name string
+		val  *string
+		max  int
+	}{
+		{"title", r.Title, maxTitleLen},
+		{"description", r.Description, maxDescriptionLen},
+		{"favicon", r.Favicon, maxFaviconLen},
+	}
+	for _, c := range checks {
+		if c.val == nil {
+			continue
+		}
+		if !utf8.ValidString(*c.val) {
+			return sites.Metadata{}, fail(http.StatusBadRequest, "%s must be valid UTF-8", c.name)
+		}
+		if n := utf8.RuneCountInString(*c.val); n > c.max {
+			return sites.Metadata{}, fail(http.StatusBadRequest, "%s is too long: at most %d characters", c.name, c.max)
+		}
+	}
+	if r.Favicon != nil && strings.ContainsAny(*r.Favicon, "<>&\"' \t\r\n") {
+		return sites.Metadata{}, fail(http.StatusBadRequest, "favicon must be an emoji")
+	}
+	return sites.Metadata{Title: r.Title, Description: r.Description, Favicon: r.Favicon, IsSPA: r.IsSPA}, nil
+}
+
+// upload checks that exactly one of html and files is given and turns it
+// into validated files.
+func (r *deployRequest) upload(maxFiles int) (sites.Upload, error) {
+	switch {
+	case r.HTML != nil && r.Files != nil:
+		return sites.Upload{}, fail(http.StatusBadRequest, msgBothContent)
+	case r.HTML != nil:
+		if *r.HTML == "" {
+			return sites.Upload{}, fail(http.StatusBadRequest, "html must not be empty")
+		}
+		return sites.Upload{
+			StorageType: sites.StorageHTML,
+			Files: []sites.File{{
+				Path:        "index.html",
+				ContentType: "text/html; charset=utf-8",
+				Data:        []byte(*r.HTML),
+			}},
+		}, nil
+	case r.Files != nil:
+		in := *r.Files
+		if len(in) == 0 {
+			return sites.Upload{}, fail(http.StatusBadRequest, "files must not be empty")
+		}
+		if len(in) > maxFiles {
+			return sites.Upload{}, fail(http.StatusRequestEntityTooLarge, "Too many files: the limit is %d", maxFiles)
+		}
+		files, err := sites.DecodeFiles(in)
+		if err != nil {
+			return sites.Upload{}, err
+		}
+		return sites.Upload{StorageType: sites.StorageFiles, Files: files}, nil
+	}
+	return sites.Upload{}, fail(http.StatusBadRequest, msgHTMLRequired)
+}
+
+// formatBytes writes a byte count the way people read limits: 50 MiB.
+func formatBytes(n int64) string {
+	switch {
+	case n >= 1<<30 && n%(1<<30) == 0:
+		return fmt.Sprintf("%d GiB", n>>30)
+	case n >= 1<<20 && n%(1<<20) == 0:
+		return fmt.Sprintf("%d MiB", n>>20)
+	case n >= 1<<10 && n%(1<<10) == 0:
+		return fmt.Sprintf("%d KiB", n>>10)
+	}
+	return fmt.Sprintf("%d bytes", n)
+}

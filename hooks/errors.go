@@ -1,0 +1,122 @@
+package hooks
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+
+	"github.com/pocketbase/pocketbase/apis"
+	"github.com/pocketbase/pocketbase/core"
+	"github.com/pocketbase/pocketbase/tools/hook"
+	"github.com/pocketbase/pocketbase/tools/router"
+
+	"sitedrop/sites"
+)
+
+// Messages of the contract (deploy-api.md, decisions.md). Tests assert them.
+const (
+	msgUnauthorized      = "Unauthorized"
+	msgNotFound          = "Deployment not found"
+	msgSlotLimit         = "Deployment limit reached. Delete an existing deployment or upgrade your plan."
+	msgSlugTaken         = "Slug already taken"
+	msgSlugReserved      = "Slug is reserved"
+	msgHTMLRequired      = "html is required"
+	msgBothContent       = "Provide either html or files, not both"
+	msgSlugImmutable     = "slug cannot be changed"
+	msgInvalidClaimToken = "Invalid claim token"
+	msgRateLimited       = "Rate limit exceeded"
+	msgMethodNotAllowed  = "Method not allowed"
+	msgRouteNotFound     = "Not found"
+	msgInternal          = "Internal server error"
+)
+
+// apiError is an error a handler returns to answer with a status and an
+// exact message: {"error": Message}.
+type apiError struct {
+	Status  int
+	Message string
+}
+
+func (e *apiError) Error() string { return e.Message }
+
+func fail(status int, format string, args ...any) *apiError {
+	if len(args) > 0 {
+		format = fmt.Sprintf(format, args...)
+	}
+	return &apiError{Status: status, Message: format}
+}
+
+// toAPIError maps any error from a handler to the status and message the
+// client sees. Errors that are not the client's become a 500 with a
+// generic message (the real one goes to the log).
+func toAPIError(err error) (*apiError, bool) {
+	var ae *apiError
+	var se *sites.SlugError
+	var pe *sites.PathError
+	var re *router.ApiError
+	switch {
+	case errors.As(err, &ae):
+		return ae, true
+	case errors.As(err, &se):
+		return fail(http.StatusBadRequest, se.Msg), true
+	case errors.As(err, &pe):
+		return fail(http.StatusBadRequest, pe.Error()), true
+	case errors.Is(err, sites.ErrNotFound):
+		return fail(http.StatusNotFound, msgNotFound), true
+	case errors.Is(err, sites.ErrSlugTaken):
+		return fail(http.StatusConflict, msgSlugTaken), true
+	case errors.Is(err, sites.ErrSlugReserved):
+		return fail(http.StatusConflict, msgSlugReserved), true
+	case errors.Is(err, sites.ErrSlotLimit):
+		return fail(http.StatusForbidden, msgSlotLimit), true
+	case errors.Is(err, sites.ErrInvalidClaimToken):
+		return fail(http.StatusBadRequest, msgInvalidClaimToken), true
+	case errors.As(err, &re):
+		switch re.Status {
+		case http.StatusNotFound:
+			return fail(http.StatusNotFound, msgRouteNotFound), true
+		case http.StatusTooManyRequests:
+			return fail(http.StatusTooManyRequests, msgRateLimited), true
+		}
+		if re.Status >= 400 && re.Status < 500 {
+			return fail(re.Status, strings.TrimSuffix(re.Message, ".")), true
+		}
+	}
+	return fail(http.StatusInternalServerError, msgInternal), false
+}
+
+// jsonErrorsMiddleware renders every error of sitedrop's own routes (and
+// unknown routes outside /api/ and /_/) as {"error": "..."}. PocketBase's
+// /api/ and dashboard keep their own shape.
+func jsonErrorsMiddleware() *hook.Handler[*core.RequestEvent] {
+	return &hook.Handler[*core.RequestEvent]{
+		Id:       "sitedropJSONErrors",
+		Priority: apis.DefaultActivityLoggerMiddlewarePriority + 1,
+		Func: func(e *core.RequestEvent) error {
+			if p := e.Request.URL.Path; strings.HasPrefix(p, "/api/") || p == "/_" || strings.HasPrefix(p, "/_/") {
+				return e.Next()
+			}
+			err := e.Next()
+			if err == nil || e.Written() {
+				return err
+			}
+			ae, known := toAPIError(err)
+			if !known {
+				e.App.Logger().Error("request failed", "method", e.Request.Method, "path", e.Request.URL.Path, "error", err)
+			}
+			if jerr := e.JSON(ae.Status, map[string]string{"error": ae.Message}); jerr != nil {
+				return errors.Join(err, jerr)
+			}
+			return err
+		},
+	}
+}
+
+// methodNotAllowed answers 405 for a known path with a method it lacks.
+func methodNotAllowed(allow string) func(e *core.RequestEvent) error {
+	return func(e *core.RequestEvent) error {
+		e.Response.Header().Set("Allow", allow)
+		return fail(http.StatusMethodNotAllowed, msgMethodNotAllowed)
+	}
+}

@@ -1,0 +1,65 @@
+package hooks
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/spf13/pflag"
+)
+
+// BindFlags adds sitedrop's flags to fs, filling cfg when fs is parsed.
+// cfg should start from DefaultConfig so the help shows the defaults.
+func BindFlags(fs *pflag.FlagSet, cfg *Config) {
+	fs.StringVar(&cfg.Domain, "domain", cfg.Domain, "the web host: API, claim and sign-in pages, admin UI")
+	fs.StringVar(&cfg.SitesDomain, "sites-domain", cfg.SitesDomain, "sites are served at <slug>.<sites-domain> (default: --domain)")
+	fs.StringVar(&cfg.PublicURL, "public-url", cfg.PublicURL, "the web URL clients see, e.g. https://deploy.example.com behind a proxy (default: derived)")
+	fs.DurationVar(&cfg.AnonTTL, "anon-ttl", cfg.AnonTTL, "how long anonymous deployments live unless claimed")
+	fs.Var((*byteSize)(&cfg.MaxBody), "max-body", "largest deploy request body, e.g. 50MiB")
+	fs.IntVar(&cfg.MaxFiles, "max-files", cfg.MaxFiles, "most files in one deployment")
+	fs.IntVar(&cfg.FreeSlots, "free-slots", cfg.FreeSlots, "deployments a free account may have")
+	fs.IntVar(&cfg.ProSlots, "pro-slots", cfg.ProSlots, "deployments a pro account may have")
+	fs.StringSliceVar(&cfg.ReservedSlugs, "reserved-slugs", cfg.ReservedSlugs, "slugs to refuse on top of the built-in list (comma-separated)")
+	fs.IntVar(&cfg.AnonDeploysPerHour, "anon-deploys-per-hour", cfg.AnonDeploysPerHour, "anonymous deploys allowed per client IP and hour (-1: no limit)")
+}
+
+// byteSize is an int64 flag that accepts 50MiB, 10MB, 512KiB or plain bytes.
+type byteSize int64
+
+func (b *byteSize) String() string { return formatBytes(int64(*b)) }
+func (b *byteSize) Type() string   { return "size" }
+
+func (b *byteSize) Set(s string) error {
+	n, err := parseByteSize(s)
+	if err != nil {
+		return err
+	}
+	*b = byteSize(n)
+	return nil
+}
+
+// parseByteSize reads a size with an optional unit (B, KB, KiB, MB, MiB,
+// GB, GiB; case-insensitive).
+func parseByteSize(s string) (int64, error) {
+	t := strings.TrimSpace(strings.ToLower(s))
+	units := []struct {
+		suffix string
+		mult   int64
+	}{
+		{"kib", 1 << 10}, {"mib", 1 << 20}, {"gib", 1 << 30},
+		{"kb", 1000}, {"mb", 1000 * 1000}, {"gb", 1000 * 1000 * 1000},
+		{"k", 1 << 10}, {"m", 1 << 20}, {"g", 1 << 30}, {"b", 1},
+	}
+	mult := int64(1)
+	for _, u := range units {
+		if strings.HasSuffix(t, u.suffix) {
+			t, mult = strings.TrimSpace(strings.TrimSuffix(t, u.suffix)), u.mult
+			break
+		}
+	}
+	n, err := strconv.ParseInt(t, 10, 64)
+	if err != nil || n <= 0 || n > (1<<62)/mult {
+		return 0, fmt.Errorf("invalid size %q (use e.g. 50MiB)", s)
+	}
+	return n * mult, nil
+}

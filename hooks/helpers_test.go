@@ -1,0 +1,228 @@
+package hooks
+
+import (
+	"context"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/pocketbase/pocketbase/apis"
+	"github.com/pocketbase/pocketbase/core"
+	"github.com/pocketbase/pocketbase/tests"
+
+	_ "sitedrop/migrations"
+	"sitedrop/sites"
+)
+
+// Fixture keys: fixed so that scenario tables can name them.
+var (
+	keyAlice = fixtureKey("alice")
+	keyBob   = fixtureKey("bob")
+	keyPia   = fixtureKey("pia")
+	// keyUnknown has the right shape but belongs to no one.
+	keyUnknown = fixtureKey("nobody")
+)
+
+// fixtureKey is a well-formed API key: the prefix and 40 characters.
+func fixtureKey(name string) string {
+	return sites.APIKeyPrefix + name + strings.Repeat("0", 40-len(name))
+}
+
+// Fixture deployments (ids are PocketBase's 15 lowercase characters).
+const (
+	idAliceSite = "alicesite000001"
+	idBobSite   = "bobsite00000001"
+	idAnonSite  = "anonsite0000001"
+	idOldAnon   = "oldanon00000001"
+	anonToken   = "claim-token-of-anon-site"
+	oldToken    = "claim-token-of-old-anon"
+)
+
+// testConfig is the configuration every test app runs with: small limits
+// so tests can reach them.
+func testConfig(t testing.TB) *Config {
+	return &Config{
+		Domain:             "web.test",
+		SitesDomain:        "sites.test",
+		AnonTTL:            24 * time.Hour,
+		MaxBody:            64 << 10,
+		MaxFiles:           10,
+		AnonDeploysPerHour: 3,
+		GCGrace:            time.Nanosecond,
+	}
+}
+
+// registry finds the sitedrop state of a test app from AfterTestFunc.
+var registry sync.Map
+
+func stateOf(t testing.TB, app *tests.TestApp) *sitedrop {
+	t.Helper()
+	sd, ok := registry.Load(app)
+	if !ok {
+		t.Fatal("app not registered")
+	}
+	return sd.(*sitedrop)
+}
+
+// siteGet fetches path from the site at host through the real site server.
+func siteGet(t testing.TB, app *tests.TestApp, host, path string) (int, string) {
+	t.Helper()
+	sd := stateOf(t, app)
+	slug, ok := sites.SlugFromHost(host, sd.cfg.SitesDomain)
+	if !ok {
+		t.Fatalf("%s is not a site host", host)
+	}
+	req := httptest.NewRequest(http.MethodGet, "http://"+host+path, nil)
+	rec := httptest.NewRecorder()
+	sd.server.ServeSite(rec, req, slug)
+	return rec.Code, rec.Body.String()
+}
+
+// newBareApp is a fresh app with sitedrop registered and no data.
+func newBareApp(t testing.TB) (*tests.TestApp, *sitedrop) {
+	t.Helper()
+	app, err := tests.NewTestApp(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	sd, err := register(app, testConfig(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	registry.Store(app, sd)
+	t.Cleanup(func() { registry.Delete(app) })
+	return app, sd
+}
+
+// newTestApp is a fresh app with the fixtures: alice (free) owns
+// alice-site, bob (free) owns bob-site, pia is pro; anon-site is an
+// anonymous deployment claimable with anonToken, old-anon an expired one.
+func newTestApp(t testing.TB) *tests.TestApp {
+	app, _ := newFixtureApp(t)
+	return app
+}
+
+func newFixtureApp(t testing.TB) (*tests.TestApp, *sitedrop) {
+	t.Helper()
+	app, sd := newBareApp(t)
+	alice := mustUser(t, app, "alice@example.com", "free", keyAlice)
+	bob := mustUser(t, app, "bob@example.com", "free", keyBob)
+	mustUser(t, app, "pia@example.com", "pro", keyPia)
+	mustDeploy(t, sd, alice, idAliceSite, "alice-site", "<h1>alice</h1>", "Alice")
+	mustDeploy(t, sd, bob, idBobSite, "bob-site", "<h1>bob</h1>", "")
+	mustAnon(t, sd, idAnonSite, "anon-site", anonToken, time.Now().Add(time.Hour))
+	mustAnon(t, sd, idOldAnon, "old-anon", oldToken, time.Now().Add(-time.Minute))
+	return app, sd
+}
+
+// mustUser creates a user with plan and an API key whose plaintext is key.
+func mustUser(t testing.TB, app core.App, email, plan, key string) *core.Record {
+	t.Helper()
+	user, _, err := upsertUser(app, email, plan)
+	if err != nil {
+		t.Fatal(err)
+	}
+	col, err := app.FindCollectionByNameOrId(sites.APIKeysCollection)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := core.NewRecord(col)
+	rec.Set("user", user.Id)
+	rec.Set("name", "fixture")
+	rec.Set("prefix", key[:11])
+	rec.Set("hash", sites.HashSecret(key))
+	if err := app.Save(rec); err != nil {
+		t.Fatal(err)
+	}
+	return user
+}
+
+// mustDeploy creates an owned single-page deployment.
+func mustDeploy(t testing.TB, sd *sitedrop, owner *core.Record, id, slug, html, title string) *core.Record {
+	t.Helper()
+	p := sites.CreateParams{
+		ID:     id,
+		Owner:  owner,
+		Slug:   slug,
+		Meta:   sites.Metadata{Title: &title},
+		Upload: htmlUpload(html),
+	}
+	c, err := sd.svc.Create(context.Background(), p)
+	if err != nil {
+		t.Fatalf("create %s: %v", slug, err)
+	}
+	return c.Record
+}
+
+// mustAnon creates an anonymous deployment with a known claim token and
+// expiry.
+func mustAnon(t testing.TB, sd *sitedrop, id, slug, token string, expires time.Time) *core.Record {
+	t.Helper()
+	c, err := sd.svc.Create(context.Background(), sites.CreateParams{
+		ID: id, Slug: slug, Upload: htmlUpload("<h1>" + slug + "</h1>"), AnonTTL: time.Hour,
+	})
+	if err != nil {
+		t.Fatalf("create %s: %v", slug, err)
+	}
+	rec := c.Record
+	rec.Set("claim_token_hash", sites.HashSecret(token))
+	rec.Set("expires_at", expires.UTC())
+	if err := sd.app.Save(rec); err != nil {
+		t.Fatal(err)
+	}
+	return rec
+}
+
+func htmlUpload(html string) sites.Upload {
+	return sites.Upload{StorageType: sites.StorageHTML, Files: []sites.File{{
+		Path: "index.html", ContentType: "text/html; charset=utf-8", Data: []byte(html),
+	}}}
+}
+
+// bearer is an Authorization header for key.
+func bearer(key string) map[string]string {
+	return map[string]string{"Authorization": "Bearer " + key}
+}
+
+// newMux builds the app's HTTP handler once, for tests that send several
+// requests to the same app (ApiScenario builds one per request).
+func newMux(t testing.TB, app *tests.TestApp) http.Handler {
+	t.Helper()
+	r, err := apis.NewRouter(app)
+	if err != nil {
+		t.Fatal(err)
+	}
+	se := new(core.ServeEvent)
+	se.App, se.Router = app, r
+	var mux http.Handler
+	err = app.OnServe().Trigger(se, func(e *core.ServeEvent) (err error) {
+		mux, err = e.Router.BuildMux()
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return mux
+}
+
+// do sends one request to mux and returns the status and body.
+func do(t testing.TB, mux http.Handler, method, url, body string, headers map[string]string) (*http.Response, string) {
+	t.Helper()
+	var rd io.Reader
+	if body != "" {
+		rd = strings.NewReader(body)
+	}
+	req := httptest.NewRequest(method, url, rd)
+	for k, v := range headers {
+		req.Header.Set(k, v)
+	}
+	rec := httptest.NewRecorder()
+	mux.ServeHTTP(rec, req)
+	res := rec.Result()
+	b, _ := io.ReadAll(res.Body)
+	return res, string(b)
+}

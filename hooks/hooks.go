@@ -1,0 +1,86 @@
+package hooks
+
+import (
+	"fmt"
+	"path/filepath"
+
+	"github.com/pocketbase/pocketbase/core"
+
+	"sitedrop/sites"
+)
+
+// sitedrop is the state the hooks share: the config, the deployment service
+// and the site server. It is built when the app has bootstrapped (the data
+// dir is known then).
+type sitedrop struct {
+	app    core.App
+	cfg    *Config
+	svc    *sites.Service
+	server *sites.Server
+	// anonDeploys limits anonymous deploys per client IP.
+	anonDeploys *limiter
+	// gcDue is set when content may have become unreferenced.
+	gcDue gcFlag
+}
+
+// Register binds sitedrop to app: routes, record hooks and jobs. cfg is
+// read when the app bootstraps (at once if it already has), so flags may
+// fill it after Register.
+func Register(app core.App, cfg *Config) error {
+	_, err := register(app, cfg)
+	return err
+}
+
+func register(app core.App, cfg *Config) (*sitedrop, error) {
+	sd := &sitedrop{app: app, cfg: cfg}
+	if app.IsBootstrapped() {
+		if err := sd.init(); err != nil {
+			return nil, err
+		}
+	} else {
+		app.OnBootstrap().BindFunc(func(e *core.BootstrapEvent) error {
+			if err := e.Next(); err != nil {
+				return err
+			}
+			return sd.init()
+		})
+	}
+	bindRecordHooks(sd)
+	bindJobs(sd)
+	app.OnServe().BindFunc(func(se *core.ServeEvent) error {
+		sd.learnListenPort(se)
+		bindSiteHost(sd, se)
+		se.Router.Bind(jsonErrorsMiddleware())
+		bindDeployAPI(sd, se)
+		bindPages(sd, se)
+		return se.Next()
+	})
+	return sd, nil
+}
+
+// MustRegister is Register that panics on error.
+func MustRegister(app core.App, cfg *Config) {
+	if err := Register(app, cfg); err != nil {
+		panic(err)
+	}
+}
+
+func (sd *sitedrop) init() error {
+	sd.cfg.withDefaults()
+	dir := sd.cfg.BlobDir
+	if dir == "" {
+		dir = filepath.Join(sd.app.DataDir(), "site_blobs")
+	}
+	store, err := sites.NewFSStore(dir)
+	if err != nil {
+		return fmt.Errorf("open blob store: %w", err)
+	}
+	sd.svc = sites.NewService(sd.app, store, sites.ServiceConfig{
+		FreeSlots:     sd.cfg.FreeSlots,
+		ProSlots:      sd.cfg.ProSlots,
+		ReservedSlugs: sd.cfg.ReservedSlugs,
+	})
+	sd.server = sites.NewServer(sd.svc.LoadSite, store)
+	sd.anonDeploys = newLimiter(sd.cfg.AnonDeploysPerHour, timeHour)
+	return nil
+}

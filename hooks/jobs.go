@@ -1,0 +1,61 @@
+package hooks
+
+import (
+	"context"
+	"sync/atomic"
+	"time"
+)
+
+const timeHour = time.Hour
+
+// Job ids, as listed in the dashboard (Settings › Crons).
+const (
+	jobExpire  = "sitedropExpireAnonymous"
+	jobCollect = "sitedropCollectBlobs"
+)
+
+// gcFlag records that content may have become unreferenced since the
+// collector last ran.
+type gcFlag struct{ due atomic.Bool }
+
+func (f *gcFlag) set()       { f.due.Store(true) }
+func (f *gcFlag) take() bool { return f.due.Swap(false) }
+
+// bindJobs registers the background jobs: every minute, anonymous
+// deployments past their expiry are deleted and, when something was
+// deleted, unreferenced content is collected; every hour the collector
+// runs anyway (it also removes blobs left by a crash mid-deploy).
+func bindJobs(sd *sitedrop) {
+	sd.app.Cron().MustAdd(jobExpire, "* * * * *", func() { sd.runExpireJob() })
+	sd.app.Cron().MustAdd(jobCollect, "17 * * * *", func() { sd.runCollectJob() })
+}
+
+// runExpireJob purges expired anonymous deployments, then collects their
+// content when anything became unreferenced.
+func (sd *sitedrop) runExpireJob() {
+	n, err := sd.svc.PurgeExpired(time.Now())
+	if err != nil {
+		sd.app.Logger().Error("purge expired deployments", "error", err)
+	}
+	if n > 0 {
+		sd.app.Logger().Info("purged expired deployments", "count", n)
+	}
+	if sd.gcDue.take() {
+		sd.runCollectJob()
+	}
+}
+
+// runCollectJob deletes blobs that no version references.
+func (sd *sitedrop) runCollectJob() {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	n, err := sd.svc.CollectGarbage(ctx, sd.cfg.GCGrace)
+	if err != nil {
+		sd.app.Logger().Error("collect unreferenced blobs", "error", err)
+		sd.gcDue.set()
+		return
+	}
+	if n > 0 {
+		sd.app.Logger().Info("collected unreferenced blobs", "count", n)
+	}
+}

@@ -1,0 +1,75 @@
+package hooks
+
+import (
+	"net/http"
+	"strconv"
+	"sync"
+	"time"
+)
+
+// limiter is a fixed-window rate limiter keyed by any string (a client IP,
+// a deployment id). It is safe for concurrent use and forgets windows that
+// have ended.
+type limiter struct {
+	max    int
+	window time.Duration
+	now    func() time.Time
+
+	mu       sync.Mutex
+	counts   map[string]*windowCount
+	lastSwep time.Time
+}
+
+type windowCount struct {
+	start time.Time
+	n     int
+}
+
+// newLimiter allows max events per key in each window. max < 0 allows all.
+func newLimiter(max int, window time.Duration) *limiter {
+	return &limiter{max: max, window: window, now: time.Now, counts: map[string]*windowCount{}}
+}
+
+// allow counts one event for key and reports whether it is within the
+// limit; when it is not, retryAfter is the time until the window resets.
+func (l *limiter) allow(key string) (ok bool, retryAfter time.Duration) {
+	if l.max < 0 {
+		return true, 0
+	}
+	now := l.now()
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if now.Sub(l.lastSwep) > l.window {
+		for k, c := range l.counts {
+			if now.Sub(c.start) >= l.window {
+				delete(l.counts, k)
+			}
+		}
+		l.lastSwep = now
+	}
+	c, found := l.counts[key]
+	if !found || now.Sub(c.start) >= l.window {
+		c = &windowCount{start: now}
+		l.counts[key] = c
+	}
+	if c.n >= l.max {
+		return false, c.start.Add(l.window).Sub(now)
+	}
+	c.n++
+	return true, 0
+}
+
+// check counts one event and returns the 429 error (with Retry-After set
+// on w) when the limit is exceeded.
+func (l *limiter) check(w http.ResponseWriter, key string) error {
+	ok, wait := l.allow(key)
+	if ok {
+		return nil
+	}
+	secs := int(wait.Round(time.Second) / time.Second)
+	if secs < 1 {
+		secs = 1
+	}
+	w.Header().Set("Retry-After", strconv.Itoa(secs))
+	return fail(http.StatusTooManyRequests, msgRateLimited)
+}

@@ -1,0 +1,76 @@
+package hooks
+
+import (
+	validation "github.com/pocketbase/ozzo-validation/v4"
+	"github.com/pocketbase/pocketbase/core"
+
+	"sitedrop/sites"
+)
+
+// bindRecordHooks puts the lifecycle rules where every writer meets them:
+// the API, the admin dashboard and the CLI all save records through these.
+func bindRecordHooks(sd *sitedrop) {
+	app := sd.app
+
+	// Slot limits: counted and saved in one transaction, so concurrent
+	// creates and claims never exceed the plan.
+	guardSlots := func(e *core.RecordEvent) error {
+		orig := e.App
+		err := e.App.RunInTransaction(func(tx core.App) error {
+			e.App = tx
+			if err := sd.svc.CheckSlot(tx, e.Record); err != nil {
+				return err
+			}
+			return e.Next()
+		})
+		e.App = orig
+		return err
+	}
+	app.OnRecordCreateExecute(sites.DeploymentsCollection).BindFunc(guardSlots)
+	app.OnRecordUpdateExecute(sites.DeploymentsCollection).BindFunc(guardSlots)
+
+	// Slugs edited in the dashboard follow the API's rules.
+	app.OnRecordValidate(sites.DeploymentsCollection).BindFunc(func(e *core.RecordEvent) error {
+		slug := e.Record.GetString("slug")
+		if e.Record.IsNew() || e.Record.Original().GetString("slug") != slug {
+			if err := sites.ValidateSlug(slug); err != nil {
+				return validation.Errors{"slug": validation.NewError("validation_invalid_slug", err.Error())}
+			}
+			if sd.svc.IsReserved(slug) {
+				return validation.Errors{"slug": validation.NewError("validation_reserved_slug", msgSlugReserved)}
+			}
+		}
+		return e.Next()
+	})
+
+	// Any change to a deployment is visible on the next request.
+	forget := func(e *core.RecordEvent) error {
+		sd.server.Forget(e.Record.GetString("slug"))
+		if orig := e.Record.Original(); orig != nil {
+			sd.server.Forget(orig.GetString("slug"))
+		}
+		return e.Next()
+	}
+	app.OnRecordAfterCreateSuccess(sites.DeploymentsCollection).BindFunc(forget)
+	app.OnRecordAfterUpdateSuccess(sites.DeploymentsCollection).BindFunc(forget)
+	// Deleting, from anywhere, takes the site offline at once and leaves
+	// its content to the collector (versions go by cascade).
+	app.OnRecordAfterDeleteSuccess(sites.DeploymentsCollection).BindFunc(func(e *core.RecordEvent) error {
+		sd.gcDue.set()
+		return forget(e)
+	})
+	app.OnRecordAfterDeleteSuccess(sites.VersionsCollection).BindFunc(func(e *core.RecordEvent) error {
+		sd.gcDue.set()
+		return e.Next()
+	})
+
+	// Every account has a plan; free unless set.
+	defaultPlan := func(e *core.RecordEvent) error {
+		if e.Record.GetString("plan") == "" {
+			e.Record.Set("plan", sites.PlanFree)
+		}
+		return e.Next()
+	}
+	app.OnRecordCreate(sites.UsersCollection).BindFunc(defaultPlan)
+	app.OnRecordUpdate(sites.UsersCollection).BindFunc(defaultPlan)
+}

@@ -1,0 +1,39 @@
+// sitedrop publishes a web site to a live URL with one HTTP request.
+//
+// It is one binary: PocketBase gives it the SQLite store, accounts and the
+// admin dashboard (/_/); package hooks binds the deploy API, the site
+// server and the lifecycle rules; package sites holds the product's core.
+package main
+
+import (
+	"log"
+	"os"
+
+	"github.com/pocketbase/pocketbase"
+	"github.com/pocketbase/pocketbase/plugins/migratecmd"
+
+	"sitedrop/hooks"
+	_ "sitedrop/migrations"
+)
+
+func main() {
+	app := pocketbase.NewWithConfig(pocketbase.Config{
+		DefaultDev: false, // no SQL logging under `go run`
+	})
+
+	cfg := hooks.DefaultConfig()
+	hooks.BindFlags(app.RootCmd.PersistentFlags(), &cfg)
+	// Parse early, as PocketBase does with its own flags, so the config is
+	// complete when the app bootstraps (before the command runs).
+	_ = app.RootCmd.ParseFlags(os.Args[1:])
+
+	migratecmd.MustRegister(app, app.RootCmd, migratecmd.Config{Automigrate: false})
+	hooks.MustRegister(app, &cfg)
+	app.RootCmd.AddCommand(hooks.NewUserCommand(app), hooks.NewKeyCommand(app))
+	app.RootCmd.Use = "sitedrop"
+	app.RootCmd.Short = "sitedrop: publish a web site to a live URL with one HTTP request"
+
+	if err := app.Start(); err != nil {
+		log.Fatal(err)
+	}
+}

@@ -1,0 +1,113 @@
+package sites
+
+import (
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/pocketbase/dbx"
+	"github.com/pocketbase/pocketbase/core"
+	"github.com/pocketbase/pocketbase/tools/security"
+)
+
+// APIKeyPrefix starts every sitedrop API key, so keys are easy to spot in
+// logs and secret scanners.
+const APIKeyPrefix = "sd_"
+
+// apiKeySecretLen is the number of random characters after the prefix
+// (62 letters and digits each: about 238 bits).
+const apiKeySecretLen = 40
+
+// apiKeyDisplayLen is how much of a key is kept in clear to name it.
+const apiKeyDisplayLen = len(APIKeyPrefix) + 8
+
+// lastUsedResolution is how stale last_used_at may get before a request
+// writes it again, so that busy keys do not write on every request.
+const lastUsedResolution = time.Minute
+
+// ErrKeyNotFound is returned when no API key matches.
+var ErrKeyNotFound = errors.New("api key not found")
+
+// HashSecret returns the lowercase hex SHA-256 of a secret (API key or
+// claim token): the only form in which secrets are stored.
+func HashSecret(secret string) string {
+	sum := sha256.Sum256([]byte(secret))
+	return hex.EncodeToString(sum[:])
+}
+
+// CreateAPIKey makes a new key for user and returns its plaintext, which is
+// shown once and never stored.
+func CreateAPIKey(app core.App, user *core.Record, name string) (string, *core.Record, error) {
+	col, err := app.FindCachedCollectionByNameOrId(APIKeysCollection)
+	if err != nil {
+		return "", nil, fmt.Errorf("find api_keys collection: %w", err)
+	}
+	plain := APIKeyPrefix + security.RandomString(apiKeySecretLen)
+	rec := core.NewRecord(col)
+	rec.Set("user", user.Id)
+	rec.Set("name", name)
+	rec.Set("prefix", plain[:apiKeyDisplayLen])
+	rec.Set("hash", HashSecret(plain))
+	if err := app.Save(rec); err != nil {
+		return "", nil, fmt.Errorf("save api key: %w", err)
+	}
+	return plain, rec, nil
+}
+
+// UserByAPIKey returns the user a plaintext key belongs to, or
+// ErrKeyNotFound. It refreshes the key's last_used_at at most once a
+// minute.
+func UserByAPIKey(app core.App, plain string) (*core.Record, error) {
+	if !strings.HasPrefix(plain, APIKeyPrefix) || len(plain) != len(APIKeyPrefix)+apiKeySecretLen {
+		return nil, ErrKeyNotFound
+	}
+	h := HashSecret(plain)
+	key, err := app.FindFirstRecordByData(APIKeysCollection, "hash", h)
+	if err != nil || subtle.ConstantTimeCompare([]byte(key.GetString("hash")), []byte(h)) != 1 {
+		return nil, ErrKeyNotFound
+	}
+	user, err := app.FindRecordById(UsersCollection, key.GetString("user"))
+	if err != nil {
+		return nil, ErrKeyNotFound
+	}
+	if last := key.GetDateTime("last_used_at"); last.IsZero() || time.Since(last.Time()) > lastUsedResolution {
+		key.Set("last_used_at", time.Now().UTC())
+		if err := app.SaveNoValidate(key); err != nil {
+			app.Logger().Warn("update api key last_used_at", "error", err)
+		}
+	}
+	return user, nil
+}
+
+// ListAPIKeys returns user's keys, newest first.
+func ListAPIKeys(app core.App, user *core.Record) ([]*core.Record, error) {
+	recs, err := app.FindRecordsByFilter(APIKeysCollection, "user = {:u}", "-created", 0, 0, dbx.Params{"u": user.Id})
+	if err != nil {
+		return nil, fmt.Errorf("list api keys: %w", err)
+	}
+	return recs, nil
+}
+
+// RevokeAPIKey deletes the one key whose display prefix is prefix. It
+// refuses an ambiguous prefix.
+func RevokeAPIKey(app core.App, prefix string) (*core.Record, error) {
+	recs, err := app.FindRecordsByFilter(APIKeysCollection, "prefix = {:p}", "", 0, 0, dbx.Params{"p": prefix})
+	if err != nil {
+		return nil, fmt.Errorf("find api key: %w", err)
+	}
+	switch len(recs) {
+	case 0:
+		return nil, ErrKeyNotFound
+	case 1:
+	default:
+		return nil, fmt.Errorf("prefix %q matches %d keys", prefix, len(recs))
+	}
+	if err := app.Delete(recs[0]); err != nil {
+		return nil, fmt.Errorf("delete api key: %w", err)
+	}
+	return recs[0], nil
+}

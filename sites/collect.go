@@ -1,0 +1,145 @@
+package sites
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/pocketbase/dbx"
+	"github.com/pocketbase/pocketbase/core"
+)
+
+// PurgeExpired deletes anonymous deployments whose expiry is before now,
+// in batches, and returns how many it deleted. They are already offline
+// (the server checks the expiry on every request); this frees the rows and,
+// through the collector, their content.
+func (s *Service) PurgeExpired(now time.Time) (int, error) {
+	total := 0
+	for {
+		recs, err := s.app.FindRecordsByFilter(DeploymentsCollection,
+			"owner = '' && expires_at != '' && expires_at <= {:now}", "expires_at", 200, 0,
+			dbx.Params{"now": now.UTC().Format("2006-01-02 15:04:05.000Z")})
+		if err != nil {
+			return total, fmt.Errorf("find expired deployments: %w", err)
+		}
+		for _, r := range recs {
+			if err := s.app.Delete(r); err != nil {
+				return total, fmt.Errorf("delete expired %s: %w", r.GetString("slug"), err)
+			}
+			total++
+		}
+		if len(recs) < 200 {
+			return total, nil
+		}
+	}
+}
+
+// CollectGarbage deletes blobs that no version references and that are
+// older than grace, and returns how many it deleted. The grace period
+// protects blobs written by a deploy in another process; deploys in this
+// process are protected by gcMu.
+func (s *Service) CollectGarbage(ctx context.Context, grace time.Duration) (int, error) {
+	refs, err := s.referencedHashes()
+	if err != nil {
+		return 0, err
+	}
+	cutoff := time.Now().Add(-grace)
+	var candidates []string
+	err = s.store.Walk(ctx, func(hash string, mod time.Time) error {
+		if _, ok := refs[hash]; !ok && mod.Before(cutoff) {
+			candidates = append(candidates, hash)
+		}
+		return nil
+	})
+	if err != nil {
+		return 0, fmt.Errorf("walk blobs: %w", err)
+	}
+	if len(candidates) == 0 {
+		return 0, nil
+	}
+
+	s.gcMu.Lock()
+	defer s.gcMu.Unlock()
+	// Versions committed since the first look may reference a candidate.
+	refs, err = s.referencedHashes()
+	if err != nil {
+		return 0, err
+	}
+	n := 0
+	for _, h := range candidates {
+		if _, ok := refs[h]; ok {
+			continue
+		}
+		if err := s.store.Delete(ctx, h); err != nil {
+			return n, err
+		}
+		n++
+	}
+	return n, nil
+}
+
+// referencedHashes is the set of blob hashes named by any version.
+func (s *Service) referencedHashes() (map[string]struct{}, error) {
+	refs := map[string]struct{}{}
+	const batch = 500
+	for offset := 0; ; offset += batch {
+		var rows []struct {
+			Manifest string `db:"manifest"`
+		}
+		err := s.app.DB().NewQuery("SELECT [[manifest]] FROM {{versions}} ORDER BY [[id]] LIMIT {:l} OFFSET {:o}").
+			Bind(dbx.Params{"l": batch, "o": offset}).All(&rows)
+		if err != nil {
+			return nil, fmt.Errorf("read manifests: %w", err)
+		}
+		for _, r := range rows {
+			m, err := ParseManifest([]byte(r.Manifest))
+			if err != nil {
+				return nil, err
+			}
+			for _, e := range m {
+				refs[e.Hash] = struct{}{}
+			}
+		}
+		if len(rows) < batch {
+			return refs, nil
+		}
+	}
+}
+
+// LoadSite reads what the site server needs to serve slug: the deployment
+// and the manifest of its live version. It returns ErrNotFound when there is
+// no such deployment.
+func (s *Service) LoadSite(slug string) (*Site, error) {
+	rec, err := s.app.FindFirstRecordByData(DeploymentsCollection, "slug", slug)
+	if err != nil {
+		return nil, ErrNotFound
+	}
+	return siteFromRecord(s.app, rec)
+}
+
+func siteFromRecord(app core.App, rec *core.Record) (*Site, error) {
+	site := &Site{
+		ID:        rec.Id,
+		Slug:      rec.GetString("slug"),
+		Status:    rec.GetString("status"),
+		IsSPA:     rec.GetBool("is_spa"),
+		VersionID: rec.GetString("live_version"),
+		Files:     Manifest{},
+	}
+	if exp := rec.GetDateTime("expires_at"); !exp.IsZero() {
+		site.ExpiresAt = exp.Time()
+	}
+	if site.VersionID == "" {
+		return site, nil
+	}
+	ver, err := app.FindRecordById(VersionsCollection, site.VersionID)
+	if err != nil {
+		return nil, fmt.Errorf("find live version of %s: %w", site.Slug, err)
+	}
+	m, err := ParseManifest([]byte(ver.GetString("manifest")))
+	if err != nil {
+		return nil, err
+	}
+	site.Files = m
+	return site, nil
+}

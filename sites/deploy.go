@@ -1,0 +1,420 @@
+package sites
+
+import (
+	"context"
+	"crypto/subtle"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/pocketbase/dbx"
+	validation "github.com/pocketbase/ozzo-validation/v4"
+	"github.com/pocketbase/pocketbase/core"
+	"github.com/pocketbase/pocketbase/tools/security"
+)
+
+// Storage types of a deployment.
+const (
+	StorageHTML  = "html"  // one HTML document, stored as index.html
+	StorageFiles = "files" // a set of files
+)
+
+// StatusActive is the status of a deployment that is served.
+const StatusActive = "active"
+
+// Metadata are the optional descriptive fields of a deploy. A nil field
+// keeps the deployment's current value (or the empty default on create).
+type Metadata struct {
+	Title       *string
+	Description *string
+	Favicon     *string
+	IsSPA       *bool
+}
+
+// Upload is the content of a deploy: already validated files.
+type Upload struct {
+	// StorageType is StorageHTML or StorageFiles.
+	StorageType string
+	Files       []File
+}
+
+// CreateParams describes a new deployment.
+type CreateParams struct {
+	// Owner is the account the deployment belongs to; nil deploys
+	// anonymously with a claim token and an expiry.
+	Owner *core.Record
+	// ID is the id of the new deployment (imports, fixtures); empty
+	// generates one.
+	ID string
+	// Slug is the wanted slug; empty generates one.
+	Slug   string
+	Meta   Metadata
+	Upload Upload
+	// AnonTTL is how long an anonymous deployment lives.
+	AnonTTL time.Duration
+}
+
+// Created is the result of Create.
+type Created struct {
+	Record *core.Record
+	// ClaimToken is the plaintext claim token of an anonymous deployment,
+	// shown once; only its hash is stored.
+	ClaimToken string
+}
+
+// Create validates the slug, stores the content and commits the deployment
+// with its first version in one transaction. Blob writes come first, so a
+// failure at any point leaves no deployment behind.
+func (s *Service) Create(ctx context.Context, p CreateParams) (*Created, error) {
+	if p.Slug != "" {
+		if err := ValidateSlug(p.Slug); err != nil {
+			return nil, err
+		}
+		if s.IsReserved(p.Slug) {
+			return nil, ErrSlugReserved
+		}
+	}
+	meta := resolveMeta(nil, p.Meta)
+	manifest, blobs := buildManifest(p.Upload.Files, meta)
+
+	s.gcMu.RLock()
+	defer s.gcMu.RUnlock()
+	if err := s.writeBlobs(ctx, blobs); err != nil {
+		return nil, err
+	}
+
+	out := &Created{}
+	now := time.Now().UTC()
+	err := s.app.RunInTransaction(func(tx core.App) error {
+		slug := p.Slug
+		var err error
+		if slug == "" {
+			slug, err = s.generateFreeSlug(tx)
+		} else {
+			err = s.takeSlug(tx, slug, now)
+		}
+		if err != nil {
+			return err
+		}
+		deps, err := tx.FindCachedCollectionByNameOrId(DeploymentsCollection)
+		if err != nil {
+			return fmt.Errorf("find deployments collection: %w", err)
+		}
+		rec := core.NewRecord(deps)
+		if p.ID != "" {
+			rec.Set("id", p.ID)
+		}
+		versionID := core.GenerateDefaultRandomId()
+		rec.Set("slug", slug)
+		rec.Set("status", StatusActive)
+		rec.Set("storage_type", p.Upload.StorageType)
+		rec.Set("live_version", versionID)
+		meta.apply(rec)
+		if p.Owner != nil {
+			rec.Set("owner", p.Owner.Id)
+		} else {
+			out.ClaimToken = security.RandomString(40)
+			rec.Set("claim_token_hash", HashSecret(out.ClaimToken))
+			rec.Set("expires_at", now.Add(p.AnonTTL))
+		}
+		if err := tx.Save(rec); err != nil {
+			return mapSaveError(err)
+		}
+		if err := s.saveVersion(tx, rec.Id, versionID, 1, manifest); err != nil {
+			return err
+		}
+		out.Record = rec
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// Replace stores the new content and, in one transaction, adds it as the
+// deployment's next version and points the deployment at it, with the
+// metadata that meta changes. Readers see the old site or the new one; an
+// error anywhere leaves the old one live.
+func (s *Service) Replace(ctx context.Context, dep *core.Record, meta Metadata, up Upload) (*core.Record, error) {
+	m := resolveMeta(dep, meta)
+	manifest, blobs := buildManifest(up.Files, m)
+
+	s.gcMu.RLock()
+	defer s.gcMu.RUnlock()
+	if err := s.writeBlobs(ctx, blobs); err != nil {
+		return nil, err
+	}
+
+	var out *core.Record
+	err := s.app.RunInTransaction(func(tx core.App) error {
+		fresh, err := tx.FindRecordById(DeploymentsCollection, dep.Id)
+		if err != nil {
+			return ErrNotFound
+		}
+		var last struct {
+			N int `db:"n"`
+		}
+		err = tx.DB().NewQuery("SELECT COALESCE(MAX([[number]]), 0) AS n FROM {{versions}} WHERE [[deployment]] = {:d}").
+			Bind(dbx.Params{"d": fresh.Id}).One(&last)
+		if err != nil {
+			return fmt.Errorf("find last version: %w", err)
+		}
+		versionID := core.GenerateDefaultRandomId()
+		if err := s.saveVersion(tx, fresh.Id, versionID, last.N+1, manifest); err != nil {
+			return err
+		}
+		fresh.Set("live_version", versionID)
+		fresh.Set("storage_type", up.StorageType)
+		m.apply(fresh)
+		if err := tx.Save(fresh); err != nil {
+			return mapSaveError(err)
+		}
+		if err := s.pruneVersions(tx, fresh.Id, last.N+1-s.cfg.KeepVersions); err != nil {
+			return err
+		}
+		out = fresh
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// Claim ties the anonymous deployment slug to owner when token matches: it
+// then no longer expires. Unknown, expired and already claimed slugs are
+// ErrNotFound; a wrong token is ErrInvalidClaimToken; a full plan is
+// ErrSlotLimit (enforced by the record hook that guards every save).
+func (s *Service) Claim(owner *core.Record, slug, token string) (*core.Record, error) {
+	var out *core.Record
+	err := s.app.RunInTransaction(func(tx core.App) error {
+		rec, err := tx.FindFirstRecordByData(DeploymentsCollection, "slug", slug)
+		if err != nil || rec.GetString("owner") != "" || IsExpired(rec, time.Now()) {
+			return ErrNotFound
+		}
+		want := rec.GetString("claim_token_hash")
+		got := HashSecret(token)
+		if want == "" || subtle.ConstantTimeCompare([]byte(want), []byte(got)) != 1 {
+			return ErrInvalidClaimToken
+		}
+		rec.Set("owner", owner.Id)
+		rec.Set("expires_at", "")
+		rec.Set("claim_token_hash", "")
+		if err := tx.Save(rec); err != nil {
+			return mapSaveError(err)
+		}
+		out = rec
+		return nil
+	})
+	return out, err
+}
+
+// IsExpired reports whether an anonymous deployment record has passed its
+// expiry at now.
+func IsExpired(rec *core.Record, now time.Time) bool {
+	exp := rec.GetDateTime("expires_at")
+	return !exp.IsZero() && !exp.Time().After(now)
+}
+
+// FindOwned returns the deployment id owned by owner, or ErrNotFound (also
+// when it exists but belongs to someone else, so ids do not leak).
+func (s *Service) FindOwned(owner *core.Record, id string) (*core.Record, error) {
+	rec, err := s.app.FindRecordById(DeploymentsCollection, id)
+	if err != nil || owner == nil || rec.GetString("owner") != owner.Id {
+		return nil, ErrNotFound
+	}
+	return rec, nil
+}
+
+// ListOwned returns owner's deployments, most recently updated first.
+func (s *Service) ListOwned(owner *core.Record) ([]*core.Record, error) {
+	recs, err := s.app.FindRecordsByFilter(DeploymentsCollection, "owner = {:owner}", "-updated,-created", 0, 0,
+		dbx.Params{"owner": owner.Id})
+	if err != nil {
+		return nil, fmt.Errorf("list deployments: %w", err)
+	}
+	return recs, nil
+}
+
+// Delete removes a deployment. Its versions go with it (cascade) and the
+// record hooks take the site offline and schedule its content for
+// collection, so the API and the admin dashboard behave the same.
+func (s *Service) Delete(rec *core.Record) error {
+	if err := s.app.Delete(rec); err != nil {
+		return fmt.Errorf("delete deployment %s: %w", rec.Id, err)
+	}
+	return nil
+}
+
+// CheckSlot returns ErrSlotLimit when saving rec would give its owner more
+// deployments than the owner's plan allows. It must run inside the
+// transaction that saves rec, so that concurrent creates and claims are
+// counted one after the other.
+func (s *Service) CheckSlot(tx core.App, rec *core.Record) error {
+	owner := rec.GetString("owner")
+	if owner == "" {
+		return nil
+	}
+	if !rec.IsNew() && rec.Original().GetString("owner") == owner {
+		return nil
+	}
+	user, err := tx.FindRecordById(UsersCollection, owner)
+	if err != nil {
+		return fmt.Errorf("find owner %s: %w", owner, err)
+	}
+	n, err := tx.CountRecords(DeploymentsCollection, dbx.HashExp{"owner": owner}, dbx.Not(dbx.HashExp{"id": rec.Id}))
+	if err != nil {
+		return fmt.Errorf("count deployments: %w", err)
+	}
+	if n >= int64(s.SlotLimit(user.GetString("plan"))) {
+		return ErrSlotLimit
+	}
+	return nil
+}
+
+// takeSlug makes sure slug is free inside tx. An anonymous deployment that
+// has expired but is not yet purged gives its slug up at once.
+func (s *Service) takeSlug(tx core.App, slug string, now time.Time) error {
+	rec, err := tx.FindFirstRecordByData(DeploymentsCollection, "slug", slug)
+	if err != nil {
+		return nil
+	}
+	if rec.GetString("owner") == "" && IsExpired(rec, now) {
+		if err := tx.Delete(rec); err != nil {
+			return fmt.Errorf("purge expired %s: %w", slug, err)
+		}
+		return nil
+	}
+	return ErrSlugTaken
+}
+
+func (s *Service) generateFreeSlug(tx core.App) (string, error) {
+	for range 20 {
+		slug := GenerateSlug()
+		if s.IsReserved(slug) {
+			continue
+		}
+		if _, err := tx.FindFirstRecordByData(DeploymentsCollection, "slug", slug); err != nil {
+			return slug, nil
+		}
+	}
+	return "", errors.New("no free slug found after 20 tries")
+}
+
+func (s *Service) saveVersion(tx core.App, depID, versionID string, number int, m Manifest) error {
+	col, err := tx.FindCachedCollectionByNameOrId(VersionsCollection)
+	if err != nil {
+		return fmt.Errorf("find versions collection: %w", err)
+	}
+	v := core.NewRecord(col)
+	v.Set("id", versionID)
+	v.Set("deployment", depID)
+	v.Set("number", number)
+	v.Set("manifest", m)
+	v.Set("file_count", len(m))
+	v.Set("total_bytes", m.TotalBytes())
+	if err := tx.Save(v); err != nil {
+		return fmt.Errorf("save version %d: %w", number, err)
+	}
+	return nil
+}
+
+// pruneVersions deletes the deployment's versions numbered below keepFrom.
+func (s *Service) pruneVersions(tx core.App, depID string, keepFrom int) error {
+	if keepFrom <= 1 {
+		return nil
+	}
+	old, err := tx.FindRecordsByFilter(VersionsCollection, "deployment = {:d} && number < {:n}", "", 0, 0,
+		dbx.Params{"d": depID, "n": keepFrom})
+	if err != nil {
+		return fmt.Errorf("find old versions: %w", err)
+	}
+	for _, v := range old {
+		if err := tx.Delete(v); err != nil {
+			return fmt.Errorf("prune version: %w", err)
+		}
+	}
+	return nil
+}
+
+// writeBlobs stores every blob the store does not have yet.
+func (s *Service) writeBlobs(ctx context.Context, blobs map[string][]byte) error {
+	for h, data := range blobs {
+		ok, err := s.store.Has(ctx, h)
+		if err != nil {
+			return fmt.Errorf("check blob: %w", err)
+		}
+		if ok {
+			continue
+		}
+		if err := s.store.Put(ctx, h, data); err != nil {
+			return fmt.Errorf("store blob: %w", err)
+		}
+	}
+	return nil
+}
+
+// mapSaveError turns PocketBase's unique-slug validation error into
+// ErrSlugTaken and passes other errors through.
+func mapSaveError(err error) error {
+	var verrs validation.Errors
+	if errors.As(err, &verrs) {
+		if ve, ok := verrs["slug"].(validation.Error); ok && ve.Code() == "validation_not_unique" {
+			return ErrSlugTaken
+		}
+	}
+	return err
+}
+
+// resolvedMeta is Metadata with every field decided.
+type resolvedMeta struct {
+	title, description, favicon string
+	isSPA                       bool
+}
+
+// resolveMeta merges m over the current values of rec (nil: empty defaults).
+func resolveMeta(rec *core.Record, m Metadata) resolvedMeta {
+	var r resolvedMeta
+	if rec != nil {
+		r = resolvedMeta{rec.GetString("title"), rec.GetString("description"), rec.GetString("favicon"), rec.GetBool("is_spa")}
+	}
+	if m.Title != nil {
+		r.title = *m.Title
+	}
+	if m.Description != nil {
+		r.description = *m.Description
+	}
+	if m.Favicon != nil {
+		r.favicon = *m.Favicon
+	}
+	if m.IsSPA != nil {
+		r.isSPA = *m.IsSPA
+	}
+	return r
+}
+
+func (r resolvedMeta) apply(rec *core.Record) {
+	rec.Set("title", r.title)
+	rec.Set("description", r.description)
+	rec.Set("favicon", r.favicon)
+	rec.Set("is_spa", r.isSPA)
+}
+
+// buildManifest applies the metadata to HTML files (a missing title,
+// description or icon is added to the head) and returns the manifest with
+// the bytes of every distinct blob.
+func buildManifest(files []File, meta resolvedMeta) (Manifest, map[string][]byte) {
+	m := make(Manifest, len(files))
+	blobs := make(map[string][]byte, len(files))
+	for _, f := range files {
+		data := f.Data
+		if IsHTML(f.ContentType) {
+			data = InjectHead(data, meta.title, meta.description, meta.favicon)
+		}
+		h := HashBytes(data)
+		blobs[h] = data
+		m[f.Path] = ManifestEntry{Hash: h, Size: int64(len(data)), Type: f.ContentType}
+	}
+	return m, blobs
+}

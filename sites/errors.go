@@ -1,0 +1,18 @@
+package sites
+
+import "errors"
+
+// Errors a client can cause. The API maps each to its status and message.
+var (
+	// ErrNotFound: no such deployment for this caller (also: expired, or
+	// already claimed, for a claim).
+	ErrNotFound = errors.New("deployment not found")
+	// ErrSlugTaken: another live deployment has the slug.
+	ErrSlugTaken = errors.New("slug already taken")
+	// ErrSlugReserved: the slug is on the reserved list.
+	ErrSlugReserved = errors.New("slug is reserved")
+	// ErrSlotLimit: the owner's plan has no free deployment slot.
+	ErrSlotLimit = errors.New("deployment limit reached")
+	// ErrInvalidClaimToken: the claim token does not match.
+	ErrInvalidClaimToken = errors.New("invalid claim token")
+)

@@ -1,0 +1,38 @@
+package sites
+
+import (
+	"encoding/json"
+	"fmt"
+)
+
+// ManifestEntry is one file of a deployment version: where its bytes are in
+// the BlobStore, how long it is and how it is served.
+type ManifestEntry struct {
+	Hash string `json:"hash"`
+	Size int64  `json:"size"`
+	Type string `json:"type"`
+}
+
+// Manifest maps a site path (normalised, no leading slash) to its file.
+type Manifest map[string]ManifestEntry
+
+// TotalBytes is the sum of the manifest's file sizes.
+func (m Manifest) TotalBytes() int64 {
+	var n int64
+	for _, e := range m {
+		n += e.Size
+	}
+	return n
+}
+
+// ParseManifest decodes a manifest stored in a versions record.
+func ParseManifest(raw []byte) (Manifest, error) {
+	m := Manifest{}
+	if len(raw) == 0 || string(raw) == "null" {
+		return m, nil
+	}
+	if err := json.Unmarshal(raw, &m); err != nil {
+		return nil, fmt.Errorf("parse manifest: %w", err)
+	}
+	return m, nil
+}

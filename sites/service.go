@@ -1,0 +1,80 @@
+package sites
+
+import (
+	"sync"
+
+	"github.com/pocketbase/pocketbase/core"
+)
+
+// Collection names.
+const (
+	DeploymentsCollection = "deployments"
+	VersionsCollection    = "versions"
+	APIKeysCollection     = "api_keys"
+	UsersCollection       = "users"
+)
+
+// Plans.
+const (
+	PlanFree = "free"
+	PlanPro  = "pro"
+)
+
+// ServiceConfig holds the lifecycle rules of a Service.
+type ServiceConfig struct {
+	// FreeSlots is how many deployments a free account may have (default 5).
+	FreeSlots int
+	// ProSlots is how many deployments a pro account may have (default 50).
+	ProSlots int
+	// KeepVersions is how many versions of a deployment are kept, the live
+	// one included (default 10). Older ones are pruned on each deploy.
+	KeepVersions int
+	// ReservedSlugs are refused on top of the built-in ReservedSlugs.
+	ReservedSlugs []string
+}
+
+// Service is sitedrop's core: it creates, replaces, claims and deletes
+// deployments, keeps their content in a BlobStore and collects what no
+// version references any more. It holds no HTTP code.
+type Service struct {
+	app   core.App
+	store BlobStore
+	cfg   ServiceConfig
+
+	// gcMu orders blob writes against the collector: a deploy holds it for
+	// reading from its first blob write until its version is committed;
+	// the collector holds it for writing while it deletes. So no blob a
+	// deploy relies on is deleted between its write and its commit.
+	gcMu sync.RWMutex
+}
+
+// NewService returns a Service over app's database and the given store.
+// Zero config fields take their defaults.
+func NewService(app core.App, store BlobStore, cfg ServiceConfig) *Service {
+	if cfg.FreeSlots <= 0 {
+		cfg.FreeSlots = 5
+	}
+	if cfg.ProSlots <= 0 {
+		cfg.ProSlots = 50
+	}
+	if cfg.KeepVersions <= 0 {
+		cfg.KeepVersions = 10
+	}
+	return &Service{app: app, store: store, cfg: cfg}
+}
+
+// Store is the service's BlobStore.
+func (s *Service) Store() BlobStore { return s.store }
+
+// IsReserved reports whether slug is reserved, built-in or by configuration.
+func (s *Service) IsReserved(slug string) bool {
+	return IsReservedSlug(slug, s.cfg.ReservedSlugs)
+}
+
+// SlotLimit is the number of deployments the plan allows.
+func (s *Service) SlotLimit(plan string) int {
+	if plan == PlanPro {
+		return s.cfg.ProSlots
+	}
+	return s.cfg.FreeSlots
+}

@@ -1,0 +1,233 @@
+package sites
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"time"
+)
+
+// ErrBlobNotFound is returned by BlobStore.Open for a hash the store lacks.
+var ErrBlobNotFound = errors.New("blob not found")
+
+// BlobStore keeps site content addressed by the lowercase hex SHA-256 of its
+// bytes. Every implementation must make Put durable before it returns, so a
+// version that names a blob is only committed after the blob is safe.
+//
+// The local implementation is FSStore; an S3 backend can follow behind the
+// same interface.
+type BlobStore interface {
+	// Has reports whether the blob is stored. A hit also refreshes the
+	// blob's age, so that the collector's grace period protects a blob a
+	// deploy is about to reference again.
+	Has(ctx context.Context, hash string) (bool, error)
+	// Put stores data under hash after checking that hash is its SHA-256.
+	Put(ctx context.Context, hash string, data []byte) error
+	// Open returns the blob for reading and seeking.
+	Open(ctx context.Context, hash string) (Blob, error)
+	// Delete removes a blob; deleting a missing blob is not an error.
+	Delete(ctx context.Context, hash string) error
+	// Walk calls fn for every stored blob with its last write time.
+	Walk(ctx context.Context, fn func(hash string, modTime time.Time) error) error
+}
+
+// Blob is an open stored blob.
+type Blob interface {
+	io.ReadSeekCloser
+	// Size is the blob's length in bytes.
+	Size() int64
+	// ModTime is when the blob was last written.
+	ModTime() time.Time
+}
+
+// HashBytes returns the lowercase hex SHA-256 of b, the key of b in a BlobStore.
+func HashBytes(b []byte) string {
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:])
+}
+
+// ValidHash reports whether h is a lowercase hex SHA-256.
+func ValidHash(h string) bool {
+	if len(h) != sha256.Size*2 {
+		return false
+	}
+	for i := 0; i < len(h); i++ {
+		c := h[i]
+		if (c < '0' || c > '9') && (c < 'a' || c > 'f') {
+			return false
+		}
+	}
+	return true
+}
+
+// FSStore is a BlobStore on the local file system: blob <hash> lives at
+// <root>/<hash[:2]>/<hash>. Writes go to a temporary file in the same folder,
+// are fsynced and renamed into place, and the folder is fsynced, so a crash
+// never leaves a partial blob under a real name.
+type FSStore struct {
+	root string
+}
+
+// NewFSStore returns an FSStore rooted at dir, creating the folder.
+func NewFSStore(dir string) (*FSStore, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("create blob dir: %w", err)
+	}
+	return &FSStore{root: dir}, nil
+}
+
+// Root is the folder that holds the blobs.
+func (s *FSStore) Root() string { return s.root }
+
+func (s *FSStore) path(hash string) (string, error) {
+	if !ValidHash(hash) {
+		return "", fmt.Errorf("invalid blob hash %q", hash)
+	}
+	return filepath.Join(s.root, hash[:2], hash), nil
+}
+
+// Has implements BlobStore.
+func (s *FSStore) Has(_ context.Context, hash string) (bool, error) {
+	p, err := s.path(hash)
+	if err != nil {
+		return false, err
+	}
+	now := time.Now()
+	if err := os.Chtimes(p, now, now); err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return false, nil
+		}
+		return false, fmt.Errorf("touch blob %s: %w", hash, err)
+	}
+	return true, nil
+}
+
+// Put implements BlobStore.
+func (s *FSStore) Put(_ context.Context, hash string, data []byte) (err error) {
+	p, err := s.path(hash)
+	if err != nil {
+		return err
+	}
+	if got := HashBytes(data); got != hash {
+		return fmt.Errorf("blob hash mismatch: want %s, got %s", hash, got)
+	}
+	dir := filepath.Dir(p)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("create blob dir: %w", err)
+	}
+	tmp, err := os.CreateTemp(dir, ".tmp-*")
+	if err != nil {
+		return fmt.Errorf("create temp blob: %w", err)
+	}
+	defer func() {
+		if err != nil {
+			tmp.Close()
+			os.Remove(tmp.Name())
+		}
+	}()
+	if _, err = tmp.Write(data); err != nil {
+		return fmt.Errorf("write blob %s: %w", hash, err)
+	}
+	if err = tmp.Sync(); err != nil {
+		return fmt.Errorf("sync blob %s: %w", hash, err)
+	}
+	if err = tmp.Close(); err != nil {
+		return fmt.Errorf("close blob %s: %w", hash, err)
+	}
+	if err = os.Rename(tmp.Name(), p); err != nil {
+		return fmt.Errorf("rename blob %s: %w", hash, err)
+	}
+	return syncDir(dir)
+}
+
+// Open implements BlobStore.
+func (s *FSStore) Open(_ context.Context, hash string) (Blob, error) {
+	p, err := s.path(hash)
+	if err != nil {
+		return nil, err
+	}
+	f, err := os.Open(p)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, ErrBlobNotFound
+		}
+		return nil, fmt.Errorf("open blob %s: %w", hash, err)
+	}
+	st, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, fmt.Errorf("stat blob %s: %w", hash, err)
+	}
+	return &fileBlob{File: f, size: st.Size(), mod: st.ModTime()}, nil
+}
+
+// Delete implements BlobStore.
+func (s *FSStore) Delete(_ context.Context, hash string) error {
+	p, err := s.path(hash)
+	if err != nil {
+		return err
+	}
+	if err := os.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("delete blob %s: %w", hash, err)
+	}
+	return nil
+}
+
+// Walk implements BlobStore. Temporary files older than an hour, left by a
+// crash mid-write, are removed on the way.
+func (s *FSStore) Walk(ctx context.Context, fn func(hash string, modTime time.Time) error) error {
+	return filepath.WalkDir(s.root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		if d.IsDir() {
+			return nil
+		}
+		info, err := d.Info()
+		if err != nil {
+			if errors.Is(err, fs.ErrNotExist) {
+				return nil
+			}
+			return err
+		}
+		name := d.Name()
+		if !ValidHash(name) {
+			if len(name) > 5 && name[:5] == ".tmp-" && time.Since(info.ModTime()) > time.Hour {
+				os.Remove(p)
+			}
+			return nil
+		}
+		return fn(name, info.ModTime())
+	})
+}
+
+type fileBlob struct {
+	*os.File
+	size int64
+	mod  time.Time
+}
+
+func (b *fileBlob) Size() int64        { return b.size }
+func (b *fileBlob) ModTime() time.Time { return b.mod }
+
+// syncDir fsyncs a folder so a rename inside it survives a crash.
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return fmt.Errorf("open dir for sync: %w", err)
+	}
+	defer d.Close()
+	if err := d.Sync(); err != nil {
+		return fmt.Errorf("sync dir %s: %w", dir, err)
+	}
+	return nil
+}
