@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pocketbase/dbx"
 	"github.com/pocketbase/pocketbase/apis"
 	"github.com/pocketbase/pocketbase/core"
 	"github.com/pocketbase/pocketbase/tests"
@@ -226,3 +227,6 @@ func do(t testing.TB, mux http.Handler, method, url, body string, headers map[st
 	b, _ := io.ReadAll(res.Body)
 	return res, string(b)
 }
+
+func dbxOwner(id string) dbx.Expression      { return dbx.HashExp{"owner": id} }
+func dbxDeployment(id string) dbx.Expression { return dbx.HashExp{"deployment": id} }

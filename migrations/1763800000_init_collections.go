@@ -49,7 +49,9 @@ func init() {
 		deps := core.NewBaseCollection("deployments")
 		deps.Fields.Add(
 			&core.TextField{Name: "slug", Required: true, Min: 3, Max: 63, Pattern: `^[a-z]+(-[a-z]+)*$`, Presentable: true, System: true},
-			&core.RelationField{Name: "owner", CollectionId: users.Id, MaxSelect: 1},
+			// Deleting an account deletes its deployments (and, through the
+			// record hooks, takes their sites offline).
+			&core.RelationField{Name: "owner", CollectionId: users.Id, MaxSelect: 1, CascadeDelete: true},
 			&core.TextField{Name: "title", Max: 500},
 			&core.TextField{Name: "description", Max: 2000},
 			&core.TextField{Name: "favicon", Max: 64},

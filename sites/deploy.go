@@ -160,8 +160,9 @@ func (s *Service) Replace(ctx context.Context, dep *core.Record, meta Metadata, 
 		if err != nil {
 			return fmt.Errorf("find last version: %w", err)
 		}
+		number := last.N + 1
 		versionID := core.GenerateDefaultRandomId()
-		if err := s.saveVersion(tx, fresh.Id, versionID, last.N+1, manifest); err != nil {
+		if err := s.saveVersion(tx, fresh.Id, versionID, number, manifest); err != nil {
 			return err
 		}
 		fresh.Set("live_version", versionID)
@@ -170,7 +171,7 @@ func (s *Service) Replace(ctx context.Context, dep *core.Record, meta Metadata, 
 		if err := tx.Save(fresh); err != nil {
 			return mapSaveError(err)
 		}
-		if err := s.pruneVersions(tx, fresh.Id, last.N+1-s.cfg.KeepVersions); err != nil {
+		if err := s.pruneVersions(tx, fresh.Id, number-s.cfg.KeepVersions+1); err != nil {
 			return err
 		}
 		out = fresh
@@ -320,7 +321,8 @@ func (s *Service) saveVersion(tx core.App, depID, versionID string, number int, 
 	return nil
 }
 
-// pruneVersions deletes the deployment's versions numbered below keepFrom.
+// pruneVersions deletes the deployment's versions numbered below keepFrom
+// (the new version is number N; keeping K means keepFrom = N-K+1).
 func (s *Service) pruneVersions(tx core.App, depID string, keepFrom int) error {
 	if keepFrom <= 1 {
 		return nil

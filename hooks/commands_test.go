@@ -1,0 +1,98 @@
+package hooks
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+
+	"github.com/spf13/cobra"
+
+	"sitedrop/sites"
+)
+
+func run(t *testing.T, cmd *cobra.Command, args ...string) (string, error) {
+	t.Helper()
+	var out bytes.Buffer
+	cmd.SetOut(&out)
+	cmd.SetErr(&out)
+	cmd.SetArgs(args)
+	err := cmd.Execute()
+	return out.String(), err
+}
+
+func TestUserAndKeyCommands(t *testing.T) {
+	t.Parallel()
+	app, _ := newBareApp(t)
+	defer app.Cleanup()
+
+	if out, err := run(t, NewUserCommand(app), "create", "carol@example.com"); err != nil || !strings.Contains(out, "Created user carol@example.com (plan free") {
+		t.Fatalf("user create: %v %q", err, out)
+	}
+	if out, err := run(t, NewUserCommand(app), "create", "carol@example.com", "--plan", "pro"); err != nil || !strings.Contains(out, "Updated user carol@example.com (plan pro") {
+		t.Fatalf("user create existing: %v %q", err, out)
+	}
+	if _, err := run(t, NewUserCommand(app), "create", "carol@example.com", "--plan", "gold"); err == nil {
+		t.Fatal("unknown plan accepted")
+	}
+	if n, _ := app.CountRecords("users"); n != 1 {
+		t.Fatalf("%d users, want 1", n)
+	}
+
+	out, err := run(t, NewKeyCommand(app), "create", "carol@example.com", "--name", "ci")
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	key := lines[len(lines)-1]
+	if !strings.HasPrefix(key, sites.APIKeyPrefix) || strings.Contains(key, " ") {
+		t.Fatalf("last line is not the key alone: %q", key)
+	}
+	user, err := sites.UserByAPIKey(app, key)
+	if err != nil || user.Email() != "carol@example.com" {
+		t.Fatalf("key does not authenticate: %v", err)
+	}
+	rec, _ := app.FindFirstRecordByData("api_keys", "hash", sites.HashSecret(key))
+	if rec == nil || strings.Contains(rec.GetString("prefix"), key[12:]) {
+		t.Fatal("key must be stored as a hash with a short display prefix")
+	}
+
+	out, err = run(t, NewKeyCommand(app), "list", "carol@example.com")
+	if err != nil || !strings.Contains(out, key[:11]) || !strings.Contains(out, "ci") || strings.Contains(out, key) {
+		t.Fatalf("key list: %v %q", err, out)
+	}
+
+	if _, err := run(t, NewKeyCommand(app), "create", "nobody@example.com"); err == nil {
+		t.Fatal("key for an unknown user")
+	}
+	if _, err := run(t, NewKeyCommand(app), "revoke", "sd_nothere"); err == nil {
+		t.Fatal("revoking an unknown prefix succeeded")
+	}
+	if out, err := run(t, NewKeyCommand(app), "revoke", key[:11]); err != nil || !strings.Contains(out, "Revoked") {
+		t.Fatalf("revoke: %v %q", err, out)
+	}
+	if _, err := sites.UserByAPIKey(app, key); err == nil {
+		t.Fatal("revoked key still works")
+	}
+}
+
+func TestParseByteSize(t *testing.T) {
+	for _, s := range []struct {
+		in   string
+		want int64
+		ok   bool
+	}{
+		{"50MiB", 50 << 20, true},
+		{"50mb", 50_000_000, true},
+		{"512KiB", 512 << 10, true},
+		{"1g", 1 << 30, true},
+		{"1024", 1024, true},
+		{"0", 0, false},
+		{"-1MiB", 0, false},
+		{"lots", 0, false},
+	} {
+		got, err := parseByteSize(s.in)
+		if (err == nil) != s.ok || got != s.want {
+			t.Errorf("parseByteSize(%q) = %d, %v", s.in, got, err)
+		}
+	}
+}

@@ -1,0 +1,172 @@
+package sites_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/pocketbase/dbx"
+	"github.com/pocketbase/pocketbase/core"
+	"github.com/pocketbase/pocketbase/tests"
+
+	_ "sitedrop/migrations"
+	"sitedrop/sites"
+)
+
+func newService(t *testing.T) (*tests.TestApp, *sites.Service) {
+	t.Helper()
+	app, err := tests.NewTestApp(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(app.Cleanup)
+	store, err := sites.NewFSStore(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return app, sites.NewService(app, store, sites.ServiceConfig{})
+}
+
+func mustOwner(t *testing.T, app core.App) *core.Record {
+	t.Helper()
+	col, _ := app.FindCollectionByNameOrId("users")
+	u := core.NewRecord(col)
+	u.SetEmail("owner@example.com")
+	u.SetRandomPassword()
+	u.Set("plan", "free")
+	if err := app.Save(u); err != nil {
+		t.Fatal(err)
+	}
+	return u
+}
+
+func files(kv ...string) sites.Upload {
+	up := sites.Upload{StorageType: sites.StorageFiles}
+	for i := 0; i < len(kv); i += 2 {
+		up.Files = append(up.Files, sites.File{Path: kv[i], ContentType: sites.ContentTypeFor(kv[i], []byte(kv[i+1])), Data: []byte(kv[i+1])})
+	}
+	return up
+}
+
+func blobCount(t *testing.T, svc *sites.Service) int {
+	t.Helper()
+	n := 0
+	if err := svc.Store().Walk(context.Background(), func(string, time.Time) error { n++; return nil }); err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+func TestRedeployWritesOnlyChangedBlobs(t *testing.T) {
+	app, svc := newService(t)
+	owner := mustOwner(t, app)
+	ctx := context.Background()
+	c, err := svc.Create(ctx, sites.CreateParams{Owner: owner, Slug: "dedup-site",
+		Upload: files("a.css", "a{}", "b.css", "b{}", "c.js", "c()", "same.txt", "x", "same2.txt", "x")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := blobCount(t, svc); n != 4 {
+		t.Fatalf("%d blobs, want 4 (identical files stored once)", n)
+	}
+	if _, err := svc.Replace(ctx, c.Record, sites.Metadata{},
+		files("a.css", "a{}", "b.css", "b{ changed }", "c.js", "c()", "same.txt", "x", "same2.txt", "x")); err != nil {
+		t.Fatal(err)
+	}
+	if n := blobCount(t, svc); n != 5 {
+		t.Fatalf("%d blobs after changing one file, want 5", n)
+	}
+}
+
+func TestVersionsArePrunedAndCollected(t *testing.T) {
+	app, svc := newService(t)
+	owner := mustOwner(t, app)
+	ctx := context.Background()
+	c, err := svc.Create(ctx, sites.CreateParams{Owner: owner, Slug: "many-versions", Upload: files("v.txt", "v1")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := c.Record
+	for i := 2; i <= 12; i++ {
+		if rec, err = svc.Replace(ctx, rec, sites.Metadata{}, files("v.txt", "v"+strings.Repeat("!", i))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	vers, err := app.FindRecordsByFilter("versions", "deployment = {:d}", "number", 0, 0, dbx.Params{"d": rec.Id})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(vers) != 10 || vers[0].GetInt("number") != 3 || vers[9].GetInt("number") != 12 {
+		t.Fatalf("kept %d versions from %d", len(vers), vers[0].GetInt("number"))
+	}
+	if rec.GetString("live_version") != vers[9].Id {
+		t.Fatal("live version is not the newest")
+	}
+	if n := blobCount(t, svc); n != 12 {
+		t.Fatalf("%d blobs before collection", n)
+	}
+	removed, err := svc.CollectGarbage(ctx, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if removed != 2 || blobCount(t, svc) != 10 {
+		t.Fatalf("collected %d, left %d; want 2 and 10", removed, blobCount(t, svc))
+	}
+	site, err := svc.LoadSite("many-versions")
+	if err != nil || site.Files["v.txt"].Size != int64(len("v")+12) {
+		t.Fatalf("live site after collection: %+v %v", site, err)
+	}
+}
+
+func TestGraceProtectsFreshBlobs(t *testing.T) {
+	_, svc := newService(t)
+	ctx := context.Background()
+	data := []byte("orphan")
+	if err := svc.Store().Put(ctx, sites.HashBytes(data), data); err != nil {
+		t.Fatal(err)
+	}
+	if n, _ := svc.CollectGarbage(ctx, time.Hour); n != 0 {
+		t.Fatal("a blob younger than the grace period was collected")
+	}
+	if n, _ := svc.CollectGarbage(ctx, 0); n != 1 {
+		t.Fatal("an old orphan was not collected")
+	}
+}
+
+func TestMetadataIsAppliedToHTMLOnly(t *testing.T) {
+	app, svc := newService(t)
+	owner := mustOwner(t, app)
+	title := "My <Site>"
+	desc := "About it"
+	icon := "🚀"
+	c, err := svc.Create(context.Background(), sites.CreateParams{Owner: owner, Slug: "meta-site",
+		Meta:   sites.Metadata{Title: &title, Description: &desc, Favicon: &icon},
+		Upload: files("index.html", "<html><head></head><body>x</body></html>", "notes.txt", "<head></head>")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	site, _ := svc.LoadSite("meta-site")
+	read := func(p string) string {
+		b, err := svc.Store().Open(context.Background(), site.Files[p].Hash)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer b.Close()
+		buf := make([]byte, b.Size())
+		b.Read(buf)
+		return string(buf)
+	}
+	html := read("index.html")
+	for _, want := range []string{"<title>My &lt;Site&gt;</title>", `<meta name="description" content="About it">`, `rel="icon"`} {
+		if !strings.Contains(html, want) {
+			t.Errorf("index.html lacks %s: %s", want, html)
+		}
+	}
+	if got := read("notes.txt"); got != "<head></head>" {
+		t.Errorf("a text file was changed: %q", got)
+	}
+	if c.Record.GetString("title") != title {
+		t.Error("title not stored")
+	}
+}

@@ -1,0 +1,228 @@
+package sites
+
+import (
+	"context"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+)
+
+// newTestServer serves the given files (path → content type, body) as the
+// site "demo".
+func newTestServer(t *testing.T, site *Site, files map[string][2]string) (*Server, *int) {
+	t.Helper()
+	store, err := NewFSStore(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	site.Files = Manifest{}
+	for p, f := range files {
+		h := HashBytes([]byte(f[1]))
+		if err := store.Put(context.Background(), h, []byte(f[1])); err != nil {
+			t.Fatal(err)
+		}
+		site.Files[p] = ManifestEntry{Hash: h, Size: int64(len(f[1])), Type: f[0]}
+	}
+	loads := new(int)
+	srv := NewServer(func(slug string) (*Site, error) {
+		*loads++
+		if slug != site.Slug {
+			return nil, ErrNotFound
+		}
+		cp := *site
+		return &cp, nil
+	}, store)
+	return srv, loads
+}
+
+func get(srv *Server, method, path string, headers map[string]string) *http.Response {
+	req := httptest.NewRequest(method, "http://demo.sites.test"+path, nil)
+	for k, v := range headers {
+		req.Header.Set(k, v)
+	}
+	rec := httptest.NewRecorder()
+	srv.ServeSite(rec, req, "demo")
+	return rec.Result()
+}
+
+func body(res *http.Response) string {
+	b, _ := io.ReadAll(res.Body)
+	return string(b)
+}
+
+const htmlType = "text/html; charset=utf-8"
+
+func TestServeResolution(t *testing.T) {
+	files := map[string][2]string{
+		"index.html":       {htmlType, "home"},
+		"about.html":       {htmlType, "about"},
+		"docs/index.html":  {htmlType, "docs"},
+		"docs/intro.html":  {htmlType, "intro"},
+		"404.html":         {htmlType, "custom 404"},
+		"app.js":           {"text/javascript; charset=utf-8", "js"},
+		"img/logo.png":     {"image/png", "png"},
+		"data/report.json": {"application/json", "{}"},
+	}
+	scenarios := []struct {
+		name   string
+		spa    bool
+		path   string
+		status int
+		body   string
+		ctype  string
+	}{
+		{"root is index.html", false, "/", 200, "home", htmlType},
+		{"exact file", false, "/about.html", 200, "about", htmlType},
+		{"clean URL to .html", false, "/about", 200, "about", htmlType},
+		{"clean URL to dir index", false, "/docs", 200, "docs", htmlType},
+		{"dir with slash", false, "/docs/", 200, "docs", htmlType},
+		{"nested clean URL", false, "/docs/intro", 200, "intro", htmlType},
+		{"asset type from manifest", false, "/img/logo.png", 200, "png", "image/png"},
+		{"dot segments are cleaned", false, "/docs/../about", 200, "about", htmlType},
+		{"missing path gets the site's 404.html", false, "/nope", 404, "custom 404", htmlType},
+		{"missing path in an SPA gets index.html", true, "/app/route/1", 200, "home", htmlType},
+		{"SPA still serves real files", true, "/app.js", 200, "js", "text/javascript; charset=utf-8"},
+		{"escape above the root stays inside", false, "/../../etc/passwd", 404, "custom 404", htmlType},
+	}
+	for _, s := range scenarios {
+		t.Run(s.name, func(t *testing.T) {
+			srv, _ := newTestServer(t, &Site{Slug: "demo", Status: StatusActive, IsSPA: s.spa}, files)
+			res := get(srv, http.MethodGet, s.path, nil)
+			if res.StatusCode != s.status || body(res) != s.body {
+				t.Fatalf("got %d, want %d %q", res.StatusCode, s.status, s.body)
+			}
+			if got := res.Header.Get("Content-Type"); got != s.ctype {
+				t.Fatalf("Content-Type %q, want %q", got, s.ctype)
+			}
+			if res.Header.Get("X-Content-Type-Options") != "nosniff" {
+				t.Fatal("missing nosniff")
+			}
+			if res.Header.Get("Set-Cookie") != "" {
+				t.Fatal("site answers must not set cookies")
+			}
+		})
+	}
+}
+
+func TestServePlain404WithoutCustomPage(t *testing.T) {
+	srv, _ := newTestServer(t, &Site{Slug: "demo", Status: StatusActive}, map[string][2]string{"index.html": {htmlType, "x"}})
+	res := get(srv, http.MethodGet, "/missing", nil)
+	if res.StatusCode != 404 || !strings.Contains(body(res), "Not found") {
+		t.Fatalf("got %d", res.StatusCode)
+	}
+}
+
+func TestServeCachingHeaders(t *testing.T) {
+	content := "<h1>hello</h1>"
+	srv, _ := newTestServer(t, &Site{Slug: "demo", Status: StatusActive}, map[string][2]string{"index.html": {htmlType, content}})
+	res := get(srv, http.MethodGet, "/", nil)
+	etag := res.Header.Get("ETag")
+	if etag != `"`+HashBytes([]byte(content))+`"` {
+		t.Fatalf("ETag %q is not the content hash", etag)
+	}
+	if res.Header.Get("Cache-Control") != "no-cache" {
+		t.Fatalf("Cache-Control %q", res.Header.Get("Cache-Control"))
+	}
+	res = get(srv, http.MethodGet, "/", map[string]string{"If-None-Match": etag})
+	if res.StatusCode != http.StatusNotModified || body(res) != "" {
+		t.Fatalf("If-None-Match: %d", res.StatusCode)
+	}
+	res = get(srv, http.MethodGet, "/", map[string]string{"If-None-Match": `"other"`})
+	if res.StatusCode != 200 {
+		t.Fatalf("stale If-None-Match: %d", res.StatusCode)
+	}
+	res = get(srv, http.MethodHead, "/", nil)
+	if res.StatusCode != 200 || body(res) != "" || res.Header.Get("Content-Length") != "14" {
+		t.Fatalf("HEAD: %d len %q", res.StatusCode, res.Header.Get("Content-Length"))
+	}
+	res = get(srv, http.MethodGet, "/", map[string]string{"Range": "bytes=1-3"})
+	if res.StatusCode != http.StatusPartialContent || body(res) != "h1>" {
+		t.Fatalf("Range: %d", res.StatusCode)
+	}
+	res = get(srv, http.MethodPost, "/", nil)
+	if res.StatusCode != http.StatusMethodNotAllowed || res.Header.Get("Allow") != "GET, HEAD" {
+		t.Fatalf("POST: %d", res.StatusCode)
+	}
+}
+
+func TestServeOfflineStates(t *testing.T) {
+	files := map[string][2]string{"index.html": {htmlType, "x"}}
+	for _, s := range []struct {
+		name string
+		site Site
+		want int
+	}{
+		{"active", Site{Slug: "demo", Status: StatusActive}, 200},
+		{"not yet expired", Site{Slug: "demo", Status: StatusActive, ExpiresAt: time.Now().Add(time.Minute)}, 200},
+		{"expired", Site{Slug: "demo", Status: StatusActive, ExpiresAt: time.Now().Add(-time.Second)}, 404},
+		{"disabled", Site{Slug: "demo", Status: "disabled"}, 404},
+	} {
+		t.Run(s.name, func(t *testing.T) {
+			site := s.site
+			srv, _ := newTestServer(t, &site, files)
+			if res := get(srv, http.MethodGet, "/", nil); res.StatusCode != s.want {
+				t.Fatalf("got %d, want %d", res.StatusCode, s.want)
+			}
+		})
+	}
+	t.Run("unknown slug", func(t *testing.T) {
+		srv, _ := newTestServer(t, &Site{Slug: "other", Status: StatusActive}, files)
+		if res := get(srv, http.MethodGet, "/", nil); res.StatusCode != 404 {
+			t.Fatalf("got %d", res.StatusCode)
+		}
+	})
+	t.Run("expiry takes effect while cached", func(t *testing.T) {
+		site := Site{Slug: "demo", Status: StatusActive, ExpiresAt: time.Now().Add(time.Hour)}
+		srv, _ := newTestServer(t, &site, files)
+		if res := get(srv, http.MethodGet, "/", nil); res.StatusCode != 200 {
+			t.Fatal("not served before expiry")
+		}
+		srv.now = func() time.Time { return time.Now().Add(2 * time.Hour) }
+		if res := get(srv, http.MethodGet, "/", nil); res.StatusCode != 404 {
+			t.Fatal("served after expiry")
+		}
+	})
+}
+
+func TestServeCacheAndForget(t *testing.T) {
+	site := &Site{Slug: "demo", Status: StatusActive}
+	srv, loads := newTestServer(t, site, map[string][2]string{"index.html": {htmlType, "v1"}})
+	for range 3 {
+		get(srv, http.MethodGet, "/", nil)
+	}
+	if *loads != 1 {
+		t.Fatalf("loaded %d times, want 1 (cached)", *loads)
+	}
+	site.Status = "disabled"
+	srv.Forget("demo")
+	if res := get(srv, http.MethodGet, "/", nil); res.StatusCode != 404 || *loads != 2 {
+		t.Fatalf("after Forget: %d, loads %d", res.StatusCode, *loads)
+	}
+}
+
+func TestSiteCacheIgnoresStaleLoad(t *testing.T) {
+	c := newSiteCache(10)
+	gen := c.generation()
+	c.forget("demo") // an invalidation while a load was running
+	c.put("demo", &Site{Slug: "demo"}, gen)
+	if _, ok := c.get("demo"); ok {
+		t.Fatal("a load that started before forget was cached")
+	}
+	c.put("demo", &Site{Slug: "demo"}, c.generation())
+	if _, ok := c.get("demo"); !ok {
+		t.Fatal("a fresh load was not cached")
+	}
+}
+
+func TestSiteCacheBounded(t *testing.T) {
+	c := newSiteCache(3)
+	for _, s := range []string{"a", "b", "c", "d", "e"} {
+		c.put(s, &Site{Slug: s}, c.generation())
+	}
+	if len(c.sites) != 3 {
+		t.Fatalf("%d entries, want 3", len(c.sites))
+	}
+}
