@@ -53,7 +53,11 @@ func register(app core.App, cfg *Config) (*sitedrop, error) {
 		se.Router.Bind(jsonErrorsMiddleware())
 		bindDeployAPI(sd, se)
 		bindPages(sd, se)
-		return se.Next()
+		if err := se.Next(); err != nil {
+			return err
+		}
+		wrapServerHandler(sd, se)
+		return nil
 	})
 	return sd, nil
 }

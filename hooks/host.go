@@ -16,7 +16,12 @@ import (
 const siteHostPriority = apis.DefaultWWWRedirectMiddlewarePriority - 1
 
 // bindSiteHost serves <slug>.<sites-domain> requests from the site server
-// and never lets them reach PocketBase's routes.
+// and never lets them reach PocketBase's routes. It does so twice over:
+//
+//   - In production it wraps the HTTP server's handler, so site requests
+//     skip PocketBase's router entirely (no request event, no body copy).
+//   - A router middleware before all others does the same for handlers
+//     that serve the router directly, such as the test harness.
 func bindSiteHost(sd *sitedrop, se *core.ServeEvent) {
 	se.Router.Bind(&hook.Handler[*core.RequestEvent]{
 		Id:       "sitedropSiteHost",
@@ -26,17 +31,37 @@ func bindSiteHost(sd *sitedrop, se *core.ServeEvent) {
 			if !isSite {
 				return e.Next()
 			}
-			defer func() {
-				// PocketBase's panic recovery runs after this middleware.
-				if r := recover(); r != nil {
-					e.App.Logger().Error("site handler panic", "host", e.Request.Host, "panic", r)
-					if !e.Written() {
-						http.Error(e.Response, "Internal error", http.StatusInternalServerError)
-					}
-				}
-			}()
-			sd.server.ServeSite(e.Response, e.Request, slug)
+			sd.serveSite(e.Response, e.Request, slug)
 			return nil
 		},
 	})
+}
+
+// wrapServerHandler puts the site split in front of the server's handler
+// once PocketBase has built it (after the OnServe chain).
+func wrapServerHandler(sd *sitedrop, se *core.ServeEvent) {
+	if se.Server == nil || se.Server.Handler == nil {
+		return
+	}
+	next := se.Server.Handler
+	se.Server.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if slug, isSite := sites.SlugFromHost(r.Host, sd.cfg.SitesDomain); isSite {
+			sd.serveSite(w, r, slug)
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// serveSite answers a site-host request. It runs outside PocketBase's panic
+// recovery, so it turns a panic into a logged 500 itself (if the response
+// had already started, the client sees a cut answer).
+func (sd *sitedrop) serveSite(w http.ResponseWriter, r *http.Request, slug string) {
+	defer func() {
+		if rec := recover(); rec != nil {
+			sd.app.Logger().Error("site handler panic", "host", r.Host, "path", r.URL.Path, "panic", rec)
+			http.Error(w, "Internal error", http.StatusInternalServerError)
+		}
+	}()
+	sd.server.ServeSite(w, r, slug)
 }
