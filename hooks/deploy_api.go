@@ -29,6 +29,17 @@ func bindDeployAPI(sd *sitedrop, se *core.ServeEvent) {
 	r.Any("/deploys", methodNotAllowed("GET"))
 }
 
+// ownedDeployment authenticates the request and returns the deployment
+// named by the {id} path value when the caller owns it: 401 without a valid
+// key, 404 for unknown ids and other people's deployments.
+func (sd *sitedrop) ownedDeployment(e *core.RequestEvent) (*core.Record, error) {
+	user, err := sd.requireUser(e)
+	if err != nil {
+		return nil, err
+	}
+	return sd.svc.FindOwned(user, e.Request.PathValue("id"))
+}
+
 // deployCreate is POST /deploy.
 func (sd *sitedrop) deployCreate(e *core.RequestEvent) error {
 	user, err := sd.optionalUser(e)
@@ -75,11 +86,7 @@ func (sd *sitedrop) deployCreate(e *core.RequestEvent) error {
 
 // deployView is GET /deploy/:id.
 func (sd *sitedrop) deployView(e *core.RequestEvent) error {
-	user, err := sd.requireUser(e)
-	if err != nil {
-		return err
-	}
-	rec, err := sd.svc.FindOwned(user, e.Request.PathValue("id"))
+	rec, err := sd.ownedDeployment(e)
 	if err != nil {
 		return err
 	}
@@ -105,11 +112,7 @@ func (sd *sitedrop) deployView(e *core.RequestEvent) error {
 
 // deployUpdate is PUT /deploy/:id.
 func (sd *sitedrop) deployUpdate(e *core.RequestEvent) error {
-	user, err := sd.requireUser(e)
-	if err != nil {
-		return err
-	}
-	rec, err := sd.svc.FindOwned(user, e.Request.PathValue("id"))
+	rec, err := sd.ownedDeployment(e)
 	if err != nil {
 		return err
 	}
@@ -138,11 +141,7 @@ func (sd *sitedrop) deployUpdate(e *core.RequestEvent) error {
 
 // deployDelete is DELETE /deploy/:id.
 func (sd *sitedrop) deployDelete(e *core.RequestEvent) error {
-	user, err := sd.requireUser(e)
-	if err != nil {
-		return err
-	}
-	rec, err := sd.svc.FindOwned(user, e.Request.PathValue("id"))
+	rec, err := sd.ownedDeployment(e)
 	if err != nil {
 		return err
 	}
