@@ -10,6 +10,7 @@ import (
 	"os"
 
 	"github.com/pocketbase/pocketbase"
+	"github.com/pocketbase/pocketbase/cmd"
 	"github.com/pocketbase/pocketbase/plugins/migratecmd"
 
 	"sitedrop/hooks"
@@ -29,11 +30,20 @@ func main() {
 
 	migratecmd.MustRegister(app, app.RootCmd, migratecmd.Config{Automigrate: false})
 	hooks.MustRegister(app, &cfg)
-	app.RootCmd.AddCommand(hooks.NewUserCommand(app), hooks.NewKeyCommand(app))
+	app.RootCmd.AddCommand(
+		cmd.NewServeCommand(app, true),
+		cmd.NewSuperuserCommand(app),
+		hooks.NewUserCommand(app),
+		hooks.NewKeyCommand(app),
+	)
 	app.RootCmd.Use = "sitedrop"
 	app.RootCmd.Short = "sitedrop: publish a web site to a live URL with one HTTP request"
+	failed := hooks.TrackErrors(app.RootCmd)
 
-	if err := app.Start(); err != nil {
+	if err := app.Execute(); err != nil {
 		log.Fatal(err)
+	}
+	if failed() != nil {
+		os.Exit(1) // cobra has printed the error
 	}
 }

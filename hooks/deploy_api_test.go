@@ -955,7 +955,7 @@ func TestSiteHost(t *testing.T) {
 			Method:          http.MethodGet,
 			URL:             "http://web.test/",
 			ExpectedStatus:  200,
-			ExpectedContent: []string{"Publish a web site with one request", "curl -s http://web.test/deploy"},
+			ExpectedContent: []string{"Publish a web site with one request", "curl -s http://web.test/deploy", "http://your-site.sites.test/"},
 			TestAppFactory:  newTestApp,
 		},
 	}

@@ -49,13 +49,17 @@ func (sd *sitedrop) runExpireJob() {
 func (sd *sitedrop) runCollectJob() {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
-	n, err := sd.svc.CollectGarbage(ctx, sd.cfg.GCGrace)
+	res, err := sd.svc.CollectGarbage(ctx, sd.cfg.GCGrace)
 	if err != nil {
 		sd.app.Logger().Error("collect unreferenced blobs", "error", err)
 		sd.gcDue.set()
 		return
 	}
-	if n > 0 {
-		sd.app.Logger().Info("collected unreferenced blobs", "count", n)
+	if res.Deferred > 0 {
+		// too young to remove yet: try again on the next minute's run
+		sd.gcDue.set()
+	}
+	if res.Removed > 0 {
+		sd.app.Logger().Info("collected unreferenced blobs", "count", res.Removed)
 	}
 }

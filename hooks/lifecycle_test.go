@@ -329,3 +329,30 @@ func TestAccountDeletionTakesSitesDown(t *testing.T) {
 		t.Fatal("key of a deleted account works")
 	}
 }
+
+// TestYoungOrphansAreRetried: content orphaned less than the grace period
+// ago is kept, and the collection stays due for the next run.
+func TestYoungOrphansAreRetried(t *testing.T) {
+	t.Parallel()
+	app, sd := newFixtureApp(t)
+	defer app.Cleanup()
+	sd.cfg.GCGrace = time.Hour
+	site, _ := sd.svc.LoadSite("bob-site")
+	bob, _ := app.FindRecordById("deployments", idBobSite)
+	if err := sd.svc.Delete(bob); err != nil {
+		t.Fatal(err)
+	}
+	sd.runExpireJob()
+	if ok, _ := sd.svc.Store().Has(context.Background(), site.Files["index.html"].Hash); !ok {
+		t.Fatal("a blob younger than the grace period was collected")
+	}
+	if !sd.gcDue.take() {
+		t.Fatal("collection not kept due for the deferred blob")
+	}
+	sd.cfg.GCGrace = time.Nanosecond
+	sd.gcDue.set()
+	sd.runExpireJob()
+	if ok, _ := sd.svc.Store().Has(context.Background(), site.Files["index.html"].Hash); ok {
+		t.Fatal("deferred blob not collected once old enough")
+	}
+}

@@ -20,8 +20,8 @@ func bindPages(sd *sitedrop, se *core.ServeEvent) {
 // homePage is GET /: what this server is, with a curl example.
 func (sd *sitedrop) homePage(e *core.RequestEvent) error {
 	html, err := ui.RenderString(e.Request.Context(), ui.Home(ui.HomeProps{
-		WebURL:      sd.webURL(),
-		SitesDomain: sd.cfg.SitesDomain,
+		WebURL:         sd.webURL(),
+		SiteURLExample: sd.siteURL("your-site"),
 	}))
 	if err != nil {
 		return err

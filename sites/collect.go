@@ -34,28 +34,42 @@ func (s *Service) PurgeExpired(now time.Time) (int, error) {
 	}
 }
 
+// Collected is what one run of CollectGarbage did.
+type Collected struct {
+	// Removed is how many unreferenced blobs were deleted.
+	Removed int
+	// Deferred is how many unreferenced blobs were kept because they are
+	// younger than the grace period; a later run should remove them.
+	Deferred int
+}
+
 // CollectGarbage deletes blobs that no version references and that are
-// older than grace, and returns how many it deleted. The grace period
-// protects blobs written by a deploy in another process; deploys in this
-// process are protected by gcMu.
-func (s *Service) CollectGarbage(ctx context.Context, grace time.Duration) (int, error) {
+// older than grace. The grace period protects blobs written by a deploy in
+// another process; deploys in this process are protected by gcMu.
+func (s *Service) CollectGarbage(ctx context.Context, grace time.Duration) (Collected, error) {
+	var out Collected
 	refs, err := s.referencedHashes()
 	if err != nil {
-		return 0, err
+		return out, err
 	}
 	cutoff := time.Now().Add(-grace)
 	var candidates []string
 	err = s.store.Walk(ctx, func(hash string, mod time.Time) error {
-		if _, ok := refs[hash]; !ok && mod.Before(cutoff) {
+		if _, ok := refs[hash]; ok {
+			return nil
+		}
+		if mod.Before(cutoff) {
 			candidates = append(candidates, hash)
+		} else {
+			out.Deferred++
 		}
 		return nil
 	})
 	if err != nil {
-		return 0, fmt.Errorf("walk blobs: %w", err)
+		return out, fmt.Errorf("walk blobs: %w", err)
 	}
 	if len(candidates) == 0 {
-		return 0, nil
+		return out, nil
 	}
 
 	s.gcMu.Lock()
@@ -63,19 +77,18 @@ func (s *Service) CollectGarbage(ctx context.Context, grace time.Duration) (int,
 	// Versions committed since the first look may reference a candidate.
 	refs, err = s.referencedHashes()
 	if err != nil {
-		return 0, err
+		return out, err
 	}
-	n := 0
 	for _, h := range candidates {
 		if _, ok := refs[h]; ok {
 			continue
 		}
 		if err := s.store.Delete(ctx, h); err != nil {
-			return n, err
+			return out, err
 		}
-		n++
+		out.Removed++
 	}
-	return n, nil
+	return out, nil
 }
 
 // referencedHashes is the set of blob hashes named by any version.

@@ -106,12 +106,12 @@ func TestVersionsArePrunedAndCollected(t *testing.T) {
 	if n := blobCount(t, svc); n != 12 {
 		t.Fatalf("%d blobs before collection", n)
 	}
-	removed, err := svc.CollectGarbage(ctx, 0)
+	res, err := svc.CollectGarbage(ctx, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if removed != 2 || blobCount(t, svc) != 10 {
-		t.Fatalf("collected %d, left %d; want 2 and 10", removed, blobCount(t, svc))
+	if res.Removed != 2 || blobCount(t, svc) != 10 {
+		t.Fatalf("collected %d, left %d; want 2 and 10", res.Removed, blobCount(t, svc))
 	}
 	site, err := svc.LoadSite("many-versions")
 	if err != nil || site.Files["v.txt"].Size != int64(len("v")+12) {
@@ -126,11 +126,11 @@ func TestGraceProtectsFreshBlobs(t *testing.T) {
 	if err := svc.Store().Put(ctx, sites.HashBytes(data), data); err != nil {
 		t.Fatal(err)
 	}
-	if n, _ := svc.CollectGarbage(ctx, time.Hour); n != 0 {
-		t.Fatal("a blob younger than the grace period was collected")
+	if res, _ := svc.CollectGarbage(ctx, time.Hour); res.Removed != 0 || res.Deferred != 1 {
+		t.Fatalf("a blob younger than the grace period: %+v, want deferred", res)
 	}
-	if n, _ := svc.CollectGarbage(ctx, 0); n != 1 {
-		t.Fatal("an old orphan was not collected")
+	if res, _ := svc.CollectGarbage(ctx, 0); res.Removed != 1 || res.Deferred != 0 {
+		t.Fatalf("an old orphan: %+v, want removed", res)
 	}
 }
 

@@ -12,8 +12,8 @@ import templruntime "github.com/a-h/templ/runtime"
 type HomeProps struct {
 	// WebURL is the base URL of this server's API.
 	WebURL string
-	// SitesDomain is where sites are published.
-	SitesDomain string
+	// SiteURLExample is what a site's URL looks like here.
+	SiteURLExample string
 }
 
 // Home is the landing page: what this server is and a curl example that
@@ -51,14 +51,14 @@ func Home(p HomeProps) templ.Component {
 				}()
 			}
 			ctx = templ.InitializeContext(ctx)
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 1, "<section class=\"hero\"><h1>Publish a web site with one request</h1><p>This server turns HTML into a live site at <code>https://&lt;name&gt;.")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 1, "<section class=\"hero\"><h1>Publish a web site with one request</h1><p>This server turns HTML into a live site at <code>")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
 			var templ_7745c5c3_Var3 string
-			templ_7745c5c3_Var3, templ_7745c5c3_Err = templ.JoinStringErrs(p.SitesDomain)
+			templ_7745c5c3_Var3, templ_7745c5c3_Err = templ.JoinStringErrs(p.SiteURLExample)
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `ui/home.templ`, Line: 19, Col: 46}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `ui/home.templ`, Line: 19, Col: 28}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var3))
 			if templ_7745c5c3_Err != nil {
