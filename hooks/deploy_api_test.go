@@ -391,6 +391,25 @@ func TestDeployCreate(t *testing.T) {
 			TestAppFactory:  newTestApp,
 		},
 		{
+			Name:            "chunked body over --max-body (no Content-Length)",
+			Method:          http.MethodPost,
+			URL:             "/deploy",
+			Body:            io.MultiReader(strings.NewReader(`{"html":"` + strings.Repeat("x", 64<<10) + `"}`)),
+			ExpectedStatus:  413,
+			ExpectedContent: []string{errBody("Request body too large: the limit is 64 KiB")},
+			TestAppFactory:  newTestApp,
+			BeforeTestFunc: func(t testing.TB, app *tests.TestApp, _ *core.ServeEvent) {
+				if n, _ := app.CountRecords("deployments"); n != 4 {
+					t.Fatal("fixtures")
+				}
+			},
+			AfterTestFunc: func(t testing.TB, app *tests.TestApp, _ *http.Response) {
+				if n, _ := app.CountRecords("deployments"); n != 4 {
+					t.Fatalf("an oversize deploy created a deployment (%d)", n)
+				}
+			},
+		},
+		{
 			Name:            "more files than --max-files",
 			Method:          http.MethodPost,
 			URL:             "/deploy",
@@ -416,15 +435,14 @@ func TestDeployCreate(t *testing.T) {
 			TestAppFactory:  newTestApp,
 		},
 	}
-	for _, s := range scenarios {
-		s.Test(t)
-	}
+	runScenarios(t, scenarios)
 }
 
 func TestDeployCreateHostilePaths(t *testing.T) {
 	t.Parallel()
+	var scenarios []tests.ApiScenario
 	for _, path := range []string{`../etc/passwd`, `a/../../b`, `a//b`, `a\\b`, `a\u0000b`, `a\nb`, ``, `.`, `//abs`, `dir/`} {
-		s := tests.ApiScenario{
+		scenarios = append(scenarios, tests.ApiScenario{
 			Name:            "path " + path,
 			Method:          http.MethodPost,
 			URL:             "/deploy",
@@ -437,10 +455,9 @@ func TestDeployCreateHostilePaths(t *testing.T) {
 					t.Fatalf("a refused deploy created a deployment (%d)", n)
 				}
 			},
-		}
-		s.Test(t)
+		})
 	}
-	(&tests.ApiScenario{
+	scenarios = append(scenarios, tests.ApiScenario{
 		Name:            "duplicate path after normalising",
 		Method:          http.MethodPost,
 		URL:             "/deploy",
@@ -448,7 +465,8 @@ func TestDeployCreateHostilePaths(t *testing.T) {
 		ExpectedStatus:  400,
 		ExpectedContent: []string{`duplicate path`},
 		TestAppFactory:  newTestApp,
-	}).Test(t)
+	})
+	runScenarios(t, scenarios)
 }
 
 func TestDeployViewListDelete(t *testing.T) {
@@ -604,9 +622,7 @@ func TestDeployViewListDelete(t *testing.T) {
 			},
 		},
 	}
-	for _, s := range scenarios {
-		s.Test(t)
-	}
+	runScenarios(t, scenarios)
 }
 
 func TestDeployUpdate(t *testing.T) {
@@ -722,9 +738,7 @@ func TestDeployUpdate(t *testing.T) {
 			TestAppFactory:  newTestApp,
 		},
 	}
-	for _, s := range scenarios {
-		s.Test(t)
-	}
+	runScenarios(t, scenarios)
 }
 
 func TestDeployClaim(t *testing.T) {
@@ -851,9 +865,7 @@ func TestDeployClaim(t *testing.T) {
 			},
 		},
 	}
-	for _, s := range scenarios {
-		s.Test(t)
-	}
+	runScenarios(t, scenarios)
 }
 
 func TestSiteHost(t *testing.T) {
@@ -959,7 +971,5 @@ func TestSiteHost(t *testing.T) {
 			TestAppFactory:  newTestApp,
 		},
 	}
-	for _, s := range scenarios {
-		s.Test(t)
-	}
+	runScenarios(t, scenarios)
 }

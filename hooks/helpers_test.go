@@ -230,3 +230,15 @@ func do(t testing.TB, mux http.Handler, method, url, body string, headers map[st
 
 func dbxOwner(id string) dbx.Expression      { return dbx.HashExp{"owner": id} }
 func dbxDeployment(id string) dbx.Expression { return dbx.HashExp{"deployment": id} }
+
+// runScenarios runs each scenario as a parallel subtest: every one builds
+// its own app, so they share nothing.
+func runScenarios(t *testing.T, scenarios []tests.ApiScenario) {
+	t.Helper()
+	for _, s := range scenarios {
+		t.Run(s.Name, func(t *testing.T) {
+			t.Parallel()
+			s.Test(t)
+		})
+	}
+}
