@@ -83,14 +83,19 @@ func siteGet(t testing.TB, app *tests.TestApp, host, path string) (int, string) 
 	return rec.Code, rec.Body.String()
 }
 
-// newBareApp is a fresh app with sitedrop registered and no data.
-func newBareApp(t testing.TB) (*tests.TestApp, *sitedrop) {
+// newBareApp is a fresh app with sitedrop registered and no data; tune
+// changes the test configuration before registration.
+func newBareApp(t testing.TB, tune ...func(*Config)) (*tests.TestApp, *sitedrop) {
 	t.Helper()
 	app, err := tests.NewTestApp(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
-	sd, err := register(app, testConfig(t))
+	cfg := testConfig(t)
+	for _, f := range tune {
+		f(cfg)
+	}
+	sd, err := register(app, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -79,10 +79,15 @@ func (sd *sitedrop) init() error {
 	if err != nil {
 		return fmt.Errorf("open blob store: %w", err)
 	}
+	reserved := sd.cfg.ReservedSlugs
+	if label := sites.WebHostLabel(sd.cfg.Domain, sd.cfg.SitesDomain); label != "" {
+		// the web host lies under the sites domain: no site may take its name
+		reserved = append(reserved[:len(reserved):len(reserved)], label)
+	}
 	sd.svc = sites.NewService(sd.app, store, sites.ServiceConfig{
 		FreeSlots:     sd.cfg.FreeSlots,
 		ProSlots:      sd.cfg.ProSlots,
-		ReservedSlugs: sd.cfg.ReservedSlugs,
+		ReservedSlugs: reserved,
 	})
 	sd.server = sites.NewServer(sd.svc.LoadSite, store)
 	sd.anonDeploys = newLimiter(sd.cfg.AnonDeploysPerHour, timeHour)

@@ -27,7 +27,7 @@ func bindSiteHost(sd *sitedrop, se *core.ServeEvent) {
 		Id:       "sitedropSiteHost",
 		Priority: siteHostPriority,
 		Func: func(e *core.RequestEvent) error {
-			slug, isSite := sites.SlugFromHost(e.Request.Host, sd.cfg.SitesDomain)
+			slug, isSite := sd.siteSlug(e.Request.Host)
 			if !isSite {
 				return e.Next()
 			}
@@ -45,12 +45,18 @@ func wrapServerHandler(sd *sitedrop, se *core.ServeEvent) {
 	}
 	next := se.Server.Handler
 	se.Server.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if slug, isSite := sites.SlugFromHost(r.Host, sd.cfg.SitesDomain); isSite {
+		if slug, isSite := sd.siteSlug(r.Host); isSite {
 			sd.serveSite(w, r, slug)
 			return
 		}
 		next.ServeHTTP(w, r)
 	})
+}
+
+// siteSlug tells whether host is a site host and which slug it names. The
+// web host is never a site host.
+func (sd *sitedrop) siteSlug(host string) (string, bool) {
+	return sites.SiteSlug(host, sd.cfg.Domain, sd.cfg.SitesDomain)
 }
 
 // serveSite answers a site-host request. It runs outside PocketBase's panic

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/pocketbase/pocketbase/core"
+	"github.com/pocketbase/pocketbase/tests"
 )
 
 // TestServerHandlerWrapper checks the production split: site hosts are
@@ -44,4 +45,35 @@ func TestServerHandlerWrapper(t *testing.T) {
 			t.Errorf("%s%s: %d %q, reached PocketBase: %v", c.host, c.path, rec.Code, rec.Body.String(), reached > before)
 		}
 	}
+}
+
+// TestWebHostUnderSitesDomain: with --domain web.sites.test and
+// --sites-domain sites.test the web host still serves the API, and no
+// site can take the name "web".
+func TestWebHostUnderSitesDomain(t *testing.T) {
+	t.Parallel()
+	factory := func(t testing.TB) *tests.TestApp {
+		app, _ := newBareApp(t, func(c *Config) { c.Domain = "web.sites.test" })
+		return app
+	}
+	runScenarios(t, []tests.ApiScenario{
+		{
+			Name:            "the web host answers the API",
+			Method:          http.MethodPost,
+			URL:             "http://web.sites.test/deploy",
+			Body:            strings.NewReader(`{"html":"x","slug":"neighbour"}`),
+			ExpectedStatus:  200,
+			ExpectedContent: []string{`"url":"http://neighbour.sites.test/"`, `"claim_url":"http://web.sites.test/claim/neighbour?token=`},
+			TestAppFactory:  factory,
+		},
+		{
+			Name:            "the web host's label is reserved",
+			Method:          http.MethodPost,
+			URL:             "http://web.sites.test/deploy",
+			Body:            strings.NewReader(`{"html":"x","slug":"web"}`),
+			ExpectedStatus:  409,
+			ExpectedContent: []string{errBody(msgSlugReserved)},
+			TestAppFactory:  factory,
+		},
+	})
 }

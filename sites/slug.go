@@ -234,3 +234,33 @@ var slugNouns = [...]string{
 	"walnut", "walrus", "wave", "whale", "willow", "wind", "window", "wizard", "wolf",
 	"wren", "yak", "yarn", "yogurt", "zebra", "zenith", "zephyr", "zinnia",
 }
+
+// SiteSlug is SlugFromHost for a server whose web host is webDomain: the
+// web host itself is never a site host, even when it lies under the sites
+// domain (--domain web.example.com --sites-domain example.com).
+func SiteSlug(host, webDomain, sitesDomain string) (slug string, isSiteHost bool) {
+	if hostName(host) == hostName(webDomain) {
+		return "", false
+	}
+	return SlugFromHost(host, sitesDomain)
+}
+
+// WebHostLabel returns the label the web host would have as a slug when it
+// lies directly under the sites domain ("web" for web.example.com under
+// example.com), so it can be reserved; "" otherwise.
+func WebHostLabel(webDomain, sitesDomain string) string {
+	label, ok := strings.CutSuffix(hostName(webDomain), "."+hostName(sitesDomain))
+	if !ok || strings.Contains(label, ".") {
+		return ""
+	}
+	return label
+}
+
+// hostName lowercases host and strips a port and a trailing dot.
+func hostName(host string) string {
+	h := strings.TrimSpace(host)
+	if !strings.HasPrefix(h, "[") && strings.Count(h, ":") == 1 {
+		h = h[:strings.IndexByte(h, ':')]
+	}
+	return strings.TrimSuffix(asciiLower(h), ".")
+}

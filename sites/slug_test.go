@@ -225,3 +225,36 @@ func TestSlugFromHost(t *testing.T) {
 		}
 	}
 }
+
+func TestSiteSlugNeverTakesTheWebHost(t *testing.T) {
+	scenarios := []struct {
+		host, web, sites string
+		slug             string
+		isSite           bool
+	}{
+		{"web.example.com", "web.example.com", "example.com", "", false},
+		{"WEB.example.com:8090", "web.example.com", "example.com", "", false},
+		{"web.example.com.", "web.example.com", "example.com", "", false},
+		{"blog.example.com", "web.example.com", "example.com", "blog", true},
+		{"localhost:8090", "localhost", "localhost", "", false},
+		{"blog.localhost:8090", "localhost", "localhost", "blog", true},
+		{"blog.sites.test", "web.test", "sites.test", "blog", true},
+	}
+	for _, s := range scenarios {
+		slug, isSite := SiteSlug(s.host, s.web, s.sites)
+		if slug != s.slug || isSite != s.isSite {
+			t.Errorf("SiteSlug(%q, %q, %q) = %q, %v", s.host, s.web, s.sites, slug, isSite)
+		}
+	}
+	for _, s := range []struct{ web, sites, want string }{
+		{"web.example.com", "example.com", "web"},
+		{"a.b.example.com", "example.com", ""},
+		{"example.com", "example.com", ""},
+		{"deploy.example.net", "example.com", ""},
+		{"Web.Example.com:443", "example.com", "web"},
+	} {
+		if got := WebHostLabel(s.web, s.sites); got != s.want {
+			t.Errorf("WebHostLabel(%q, %q) = %q, want %q", s.web, s.sites, got, s.want)
+		}
+	}
+}
