@@ -91,16 +91,22 @@ func (s *Service) CollectGarbage(ctx context.Context, grace time.Duration) (Coll
 	return out, nil
 }
 
-// referencedHashes is the set of blob hashes named by any version.
+// manifestBatch is how many versions referencedHashes reads per query.
+var manifestBatch = 500
+
+// referencedHashes is the set of blob hashes named by any version. It pages
+// by id (keyset), so versions deleted while it reads cannot shift a page
+// and hide another version's manifest.
 func (s *Service) referencedHashes() (map[string]struct{}, error) {
 	refs := map[string]struct{}{}
-	const batch = 500
-	for offset := 0; ; offset += batch {
+	after := ""
+	for {
 		var rows []struct {
+			ID       string `db:"id"`
 			Manifest string `db:"manifest"`
 		}
-		err := s.app.DB().NewQuery("SELECT [[manifest]] FROM {{versions}} ORDER BY [[id]] LIMIT {:l} OFFSET {:o}").
-			Bind(dbx.Params{"l": batch, "o": offset}).All(&rows)
+		err := s.app.DB().NewQuery("SELECT [[id]], [[manifest]] FROM {{versions}} WHERE [[id]] > {:after} ORDER BY [[id]] LIMIT {:l}").
+			Bind(dbx.Params{"after": after, "l": manifestBatch}).All(&rows)
 		if err != nil {
 			return nil, fmt.Errorf("read manifests: %w", err)
 		}
@@ -113,9 +119,10 @@ func (s *Service) referencedHashes() (map[string]struct{}, error) {
 				refs[e.Hash] = struct{}{}
 			}
 		}
-		if len(rows) < batch {
+		if len(rows) < manifestBatch {
 			return refs, nil
 		}
+		after = rows[len(rows)-1].ID
 	}
 }
 

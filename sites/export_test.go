@@ -1,0 +1,10 @@
+package sites
+
+// SetManifestBatch changes how many versions the collector reads per query,
+// so tests can cross page boundaries with few deployments; it returns the
+// restore function.
+func SetManifestBatch(n int) func() {
+	old := manifestBatch
+	manifestBatch = n
+	return func() { manifestBatch = old }
+}
