@@ -48,7 +48,7 @@ func NewUserCommand(app core.App) *cobra.Command {
 // upsertUser creates the account for email, or finds it; a non-empty plan
 // is set either way.
 func upsertUser(app core.App, email, plan string) (*core.Record, bool, error) {
-	email = strings.TrimSpace(email)
+	email = normalizeEmail(email)
 	user, err := app.FindAuthRecordByEmail(sites.UsersCollection, email)
 	created := false
 	if err != nil {
@@ -149,11 +149,17 @@ func NewKeyCommand(app core.App) *cobra.Command {
 	return cmd
 }
 
+// normalizeEmail trims and lowercases an address, so that one person gets
+// one account whatever the case they type.
+func normalizeEmail(email string) string {
+	return strings.ToLower(strings.TrimSpace(email))
+}
+
 func findUser(app core.App, email string) (*core.Record, error) {
 	if err := app.RunAllMigrations(); err != nil {
 		return nil, fmt.Errorf("run migrations: %w", err)
 	}
-	user, err := app.FindAuthRecordByEmail(sites.UsersCollection, strings.TrimSpace(email))
+	user, err := app.FindAuthRecordByEmail(sites.UsersCollection, normalizeEmail(email))
 	if err != nil {
 		return nil, fmt.Errorf("no user %q (create one with: sitedrop user create %s)", email, email)
 	}

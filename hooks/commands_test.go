@@ -31,6 +31,9 @@ func TestUserAndKeyCommands(t *testing.T) {
 	if out, err := run(t, NewUserCommand(app), "create", "carol@example.com", "--plan", "pro"); err != nil || !strings.Contains(out, "Updated user carol@example.com (plan pro") {
 		t.Fatalf("user create existing: %v %q", err, out)
 	}
+	if out, err := run(t, NewUserCommand(app), "create", " Carol@Example.COM "); err != nil || !strings.Contains(out, "Updated user carol@example.com") {
+		t.Fatalf("addresses are one account whatever their case: %v %q", err, out)
+	}
 	if _, err := run(t, NewUserCommand(app), "create", "carol@example.com", "--plan", "gold"); err == nil {
 		t.Fatal("unknown plan accepted")
 	}

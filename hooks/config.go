@@ -38,6 +38,13 @@ type Config struct {
 	// AnonDeploysPerHour limits anonymous POST /deploy per client IP.
 	// Default 10; negative disables the limit.
 	AnonDeploysPerHour int
+	// DeploysPerMinute limits POST and PUT deploys per account. Default
+	// 60; negative disables the limit.
+	DeploysPerMinute int
+	// ConcurrentDeploys is how many deploy bodies are decoded and stored
+	// at once; more wait their turn. It bounds the memory that large
+	// uploads take. Default 4.
+	ConcurrentDeploys int
 	// BlobDir holds site content. Default: <data dir>/site_blobs.
 	BlobDir string
 	// GCGrace is how old an unreferenced blob must be before the
@@ -59,6 +66,8 @@ func DefaultConfig() Config {
 		FreeSlots:          5,
 		ProSlots:           50,
 		AnonDeploysPerHour: 10,
+		DeploysPerMinute:   60,
+		ConcurrentDeploys:  4,
 		GCGrace:            time.Minute,
 	}
 }
@@ -89,6 +98,12 @@ func (c *Config) withDefaults() {
 	}
 	if c.AnonDeploysPerHour == 0 {
 		c.AnonDeploysPerHour = d.AnonDeploysPerHour
+	}
+	if c.DeploysPerMinute == 0 {
+		c.DeploysPerMinute = d.DeploysPerMinute
+	}
+	if c.ConcurrentDeploys <= 0 {
+		c.ConcurrentDeploys = d.ConcurrentDeploys
 	}
 	if c.GCGrace <= 0 {
 		c.GCGrace = d.GCGrace

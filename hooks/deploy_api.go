@@ -25,7 +25,12 @@ func bindDeployAPI(sd *sitedrop, se *core.ServeEvent) {
 	r.DELETE("/deploy/{id}", sd.deployDelete)                                        // delete
 	r.GET("/deploys", sd.deploysList)                                                // the caller's deployments
 	r.Any("/deploy", methodNotAllowed("POST"))
-	r.Any("/deploy/{id}", methodNotAllowed("GET, PUT, DELETE"))
+	r.Any("/deploy/{id}", func(e *core.RequestEvent) error {
+		if e.Request.PathValue("id") == "claim" {
+			return methodNotAllowed("POST")(e)
+		}
+		return methodNotAllowed("GET, PUT, DELETE")(e)
+	})
 	r.Any("/deploys", methodNotAllowed("GET"))
 }
 
@@ -40,6 +45,17 @@ func (sd *sitedrop) ownedDeployment(e *core.RequestEvent) (*core.Record, error) 
 	return sd.svc.FindOwned(user, e.Request.PathValue("id"))
 }
 
+// acquireDeploySlot waits for one of the --concurrent-deploys slots and
+// returns its release; it gives up when the client goes away.
+func (sd *sitedrop) acquireDeploySlot(e *core.RequestEvent) (func(), error) {
+	select {
+	case sd.deploySlots <- struct{}{}:
+		return func() { <-sd.deploySlots }, nil
+	case <-e.Request.Context().Done():
+		return nil, fail(http.StatusServiceUnavailable, "Server busy: try again")
+	}
+}
+
 // deployCreate is POST /deploy.
 func (sd *sitedrop) deployCreate(e *core.RequestEvent) error {
 	user, err := sd.optionalUser(e)
@@ -47,10 +63,18 @@ func (sd *sitedrop) deployCreate(e *core.RequestEvent) error {
 		return err
 	}
 	if user == nil {
-		if err := sd.anonDeploys.check(e.Response, e.RealIP()); err != nil {
-			return err
-		}
+		err = sd.anonDeploys.check(e.Response, e.RealIP())
+	} else {
+		err = sd.keyedDeploys.check(e.Response, user.Id)
 	}
+	if err != nil {
+		return err
+	}
+	release, err := sd.acquireDeploySlot(e)
+	if err != nil {
+		return err
+	}
+	defer release()
 	var req deployRequest
 	if err := readJSON(e, sd.cfg.MaxBody, &req); err != nil {
 		return err
@@ -65,10 +89,15 @@ func (sd *sitedrop) deployCreate(e *core.RequestEvent) error {
 	}
 	p := sites.CreateParams{Owner: user, Meta: meta, Upload: up, AnonTTL: sd.cfg.AnonTTL}
 	if req.Slug != nil {
+		// a slug that is sent must be valid; "" does not mean "generate"
+		if err := sites.ValidateSlug(*req.Slug); err != nil {
+			return err
+		}
 		p.Slug = *req.Slug
 	}
 	created, err := sd.svc.Create(e.Request.Context(), p)
 	if err != nil {
+		sd.gcDue.set() // blobs may have been written before the failure
 		return err
 	}
 	rec := created.Record
@@ -116,6 +145,14 @@ func (sd *sitedrop) deployUpdate(e *core.RequestEvent) error {
 	if err != nil {
 		return err
 	}
+	if err := sd.keyedDeploys.check(e.Response, rec.GetString("owner")); err != nil {
+		return err
+	}
+	release, err := sd.acquireDeploySlot(e)
+	if err != nil {
+		return err
+	}
+	defer release()
 	var req deployRequest
 	if err := readJSON(e, sd.cfg.MaxBody, &req); err != nil {
 		return err
@@ -133,6 +170,7 @@ func (sd *sitedrop) deployUpdate(e *core.RequestEvent) error {
 	}
 	rec, err = sd.svc.Replace(e.Request.Context(), rec, meta, up)
 	if err != nil {
+		sd.gcDue.set() // blobs may have been written before the failure
 		return err
 	}
 	slug := rec.GetString("slug")

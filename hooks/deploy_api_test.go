@@ -360,6 +360,15 @@ func TestDeployCreate(t *testing.T) {
 			TestAppFactory:  newTestApp,
 		},
 		{
+			Name:            "an empty slug is refused, not generated",
+			Method:          http.MethodPost,
+			URL:             "/deploy",
+			Body:            strings.NewReader(`{"html":"x","slug":""}`),
+			ExpectedStatus:  400,
+			ExpectedContent: []string{`"error":"slug must be 3 to 63 lowercase letters`},
+			TestAppFactory:  newTestApp,
+		},
+		{
 			Name:            "free plan at its limit",
 			Method:          http.MethodPost,
 			URL:             "/deploy",
@@ -425,6 +434,19 @@ func TestDeployCreate(t *testing.T) {
 			ExpectedStatus:  405,
 			ExpectedContent: []string{errBody(msgMethodNotAllowed)},
 			TestAppFactory:  newTestApp,
+		},
+		{
+			Name:            "wrong method on /deploy/claim",
+			Method:          http.MethodPatch,
+			URL:             "/deploy/claim",
+			ExpectedStatus:  405,
+			ExpectedContent: []string{errBody(msgMethodNotAllowed)},
+			TestAppFactory:  newTestApp,
+			AfterTestFunc: func(t testing.TB, _ *tests.TestApp, res *http.Response) {
+				if got := res.Header.Get("Allow"); got != "POST" {
+					t.Fatalf("Allow: %q", got)
+				}
+			},
 		},
 		{
 			Name:            "unknown route answers in the API's error shape",

@@ -20,6 +20,8 @@ func BindFlags(fs *pflag.FlagSet, cfg *Config) {
 	fs.IntVar(&cfg.FreeSlots, "free-slots", cfg.FreeSlots, "deployments a free account may have")
 	fs.IntVar(&cfg.ProSlots, "pro-slots", cfg.ProSlots, "deployments a pro account may have")
 	fs.StringSliceVar(&cfg.ReservedSlugs, "reserved-slugs", cfg.ReservedSlugs, "slugs to refuse on top of the built-in list (comma-separated)")
+	fs.IntVar(&cfg.DeploysPerMinute, "deploys-per-minute", cfg.DeploysPerMinute, "deploys (POST and PUT) allowed per account and minute (-1: no limit)")
+	fs.IntVar(&cfg.ConcurrentDeploys, "concurrent-deploys", cfg.ConcurrentDeploys, "deploys processed at once; more wait (bounds upload memory)")
 	fs.IntVar(&cfg.AnonDeploysPerHour, "anon-deploys-per-hour", cfg.AnonDeploysPerHour, "anonymous deploys allowed per client IP and hour (-1: no limit)")
 }
 

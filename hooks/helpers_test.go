@@ -53,6 +53,8 @@ func testConfig(t testing.TB) *Config {
 		MaxBody:            64 << 10,
 		MaxFiles:           10,
 		AnonDeploysPerHour: 3,
+		DeploysPerMinute:   100,
+		ConcurrentDeploys:  4,
 		GCGrace:            time.Nanosecond,
 	}
 }

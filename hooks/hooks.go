@@ -3,6 +3,7 @@ package hooks
 import (
 	"fmt"
 	"path/filepath"
+	"time"
 
 	"github.com/pocketbase/pocketbase/core"
 
@@ -19,6 +20,10 @@ type sitedrop struct {
 	server *sites.Server
 	// anonDeploys limits anonymous deploys per client IP.
 	anonDeploys *limiter
+	// keyedDeploys limits deploys per account.
+	keyedDeploys *limiter
+	// deploySlots bounds the deploys processed at once.
+	deploySlots chan struct{}
 	// gcDue is set when content may have become unreferenced.
 	gcDue gcFlag
 }
@@ -90,6 +95,8 @@ func (sd *sitedrop) init() error {
 		ReservedSlugs: reserved,
 	})
 	sd.server = sites.NewServer(sd.svc.LoadSite, store)
-	sd.anonDeploys = newLimiter(sd.cfg.AnonDeploysPerHour, timeHour)
+	sd.anonDeploys = newLimiter(sd.cfg.AnonDeploysPerHour, time.Hour)
+	sd.keyedDeploys = newLimiter(sd.cfg.DeploysPerMinute, time.Minute)
+	sd.deploySlots = make(chan struct{}, sd.cfg.ConcurrentDeploys)
 	return nil
 }

@@ -6,8 +6,6 @@ import (
 	"time"
 )
 
-const timeHour = time.Hour
-
 // Job ids, as listed in the dashboard (Settings › Crons).
 const (
 	jobExpire  = "sitedropExpireAnonymous"

@@ -2,9 +2,11 @@ package hooks
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"sync"
 	"testing"
@@ -354,5 +356,112 @@ func TestYoungOrphansAreRetried(t *testing.T) {
 	sd.runExpireJob()
 	if ok, _ := sd.svc.Store().Has(context.Background(), site.Files["index.html"].Hash); ok {
 		t.Fatal("deferred blob not collected once old enough")
+	}
+}
+
+// TestRefusedDeploysStoreNothing: deploys refused for their slug or the
+// plan's limit write no content.
+func TestRefusedDeploysStoreNothing(t *testing.T) {
+	t.Parallel()
+	app, sd := newFixtureApp(t)
+	defer app.Cleanup()
+	alice, _ := app.FindAuthRecordByEmail("users", "alice@example.com")
+	for _, s := range []string{"two", "three", "four", "five"} {
+		mustDeploy(t, sd, alice, "", "site-"+s, "x", "")
+	}
+	count := func() int {
+		n := 0
+		sd.svc.Store().Walk(context.Background(), func(string, time.Time) error { n++; return nil })
+		return n
+	}
+	before := count()
+	mux := newMux(t, app)
+	for _, c := range []struct {
+		key, body string
+		status    int
+	}{
+		{keyAlice, `{"html":"<p>unique content 1</p>"}`, 403},
+		{keyBob, `{"html":"<p>unique content 2</p>","slug":"alice-site"}`, 409},
+		{keyBob, `{"html":"<p>unique content 3</p>","slug":"admin"}`, 409},
+	} {
+		if res, body := do(t, mux, http.MethodPost, "/deploy", c.body, bearer(c.key)); res.StatusCode != c.status {
+			t.Fatalf("%s: %d %s", c.body, res.StatusCode, body)
+		}
+	}
+	if after := count(); after != before {
+		t.Fatalf("refused deploys stored %d blobs", after-before)
+	}
+}
+
+// TestKeyedDeployRateLimit: an account's deploys (POST and PUT) are limited
+// per minute.
+func TestKeyedDeployRateLimit(t *testing.T) {
+	t.Parallel()
+	app, _ := newBareApp(t, func(c *Config) { c.DeploysPerMinute = 2 })
+	defer app.Cleanup()
+	mustUser(t, app, "alice@example.com", "pro", keyAlice)
+	mustUser(t, app, "bob@example.com", "pro", keyBob)
+	mux := newMux(t, app)
+	res, body := do(t, mux, http.MethodPost, "/deploy", `{"html":"1"}`, bearer(keyAlice))
+	if res.StatusCode != 200 {
+		t.Fatalf("first: %d %s", res.StatusCode, body)
+	}
+	var created struct{ ID string }
+	if err := json.Unmarshal([]byte(body), &created); err != nil {
+		t.Fatal(err)
+	}
+	id := created.ID
+	if res, body := do(t, mux, http.MethodPut, "/deploy/"+id, `{"html":"2"}`, bearer(keyAlice)); res.StatusCode != 200 {
+		t.Fatalf("second: %d %s", res.StatusCode, body)
+	}
+	res, body = do(t, mux, http.MethodPost, "/deploy", `{"html":"3"}`, bearer(keyAlice))
+	if res.StatusCode != 429 || !strings.Contains(body, msgRateLimited) || res.Header.Get("Retry-After") == "" {
+		t.Fatalf("third: %d %s", res.StatusCode, body)
+	}
+	if res, body := do(t, mux, http.MethodPost, "/deploy", `{"html":"4"}`, bearer(keyBob)); res.StatusCode != 200 {
+		t.Fatalf("another account is limited separately: %d %s", res.StatusCode, body)
+	}
+}
+
+// TestDeploysWaitForASlot: past --concurrent-deploys a deploy waits, and a
+// client that gives up while waiting gets 503 with nothing stored.
+func TestDeploysWaitForASlot(t *testing.T) {
+	t.Parallel()
+	app, sd := newFixtureApp(t)
+	defer app.Cleanup()
+	mux := newMux(t, app)
+	for range cap(sd.deploySlots) {
+		sd.deploySlots <- struct{}{} // every slot busy
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	req := httptest.NewRequestWithContext(ctx, http.MethodPost, "/deploy", strings.NewReader(`{"html":"x","slug":"waiting-site"}`))
+	req.Header.Set("Authorization", "Bearer "+keyPia)
+	rec := httptest.NewRecorder()
+	mux.ServeHTTP(rec, req)
+	if rec.Code != 503 {
+		t.Fatalf("busy: %d %s", rec.Code, rec.Body)
+	}
+	<-sd.deploySlots // one slot frees up
+	if res, body := do(t, mux, http.MethodPost, "/deploy", `{"html":"x","slug":"waiting-site"}`, bearer(keyPia)); res.StatusCode != 200 {
+		t.Fatalf("after a slot freed: %d %s", res.StatusCode, body)
+	}
+}
+
+// TestOwnerEditClearsExpiry: giving an anonymous deployment an owner in the
+// dashboard makes it permanent, as a claim does.
+func TestOwnerEditClearsExpiry(t *testing.T) {
+	t.Parallel()
+	app, _ := newFixtureApp(t)
+	defer app.Cleanup()
+	bob, _ := app.FindAuthRecordByEmail("users", "bob@example.com")
+	rec, _ := app.FindRecordById("deployments", idAnonSite)
+	rec.Set("owner", bob.Id)
+	if err := app.Save(rec); err != nil {
+		t.Fatal(err)
+	}
+	rec, _ = app.FindRecordById("deployments", idAnonSite)
+	if !rec.GetDateTime("expires_at").IsZero() || rec.GetString("claim_token_hash") != "" {
+		t.Fatal("an owned deployment keeps its expiry or claim token")
 	}
 }

@@ -29,6 +29,18 @@ func bindRecordHooks(sd *sitedrop) {
 	app.OnRecordCreateExecute(sites.DeploymentsCollection).BindFunc(guardSlots)
 	app.OnRecordUpdateExecute(sites.DeploymentsCollection).BindFunc(guardSlots)
 
+	// An owned deployment never expires and cannot be claimed: setting an
+	// owner (a claim, or an edit in the dashboard) clears both.
+	ownedNeverExpires := func(e *core.RecordEvent) error {
+		if e.Record.GetString("owner") != "" {
+			e.Record.Set("expires_at", "")
+			e.Record.Set("claim_token_hash", "")
+		}
+		return e.Next()
+	}
+	app.OnRecordCreate(sites.DeploymentsCollection).BindFunc(ownedNeverExpires)
+	app.OnRecordUpdate(sites.DeploymentsCollection).BindFunc(ownedNeverExpires)
+
 	// Slugs edited in the dashboard follow the API's rules.
 	app.OnRecordValidate(sites.DeploymentsCollection).BindFunc(func(e *core.RecordEvent) error {
 		slug := e.Record.GetString("slug")

@@ -2,6 +2,8 @@ package sites
 
 import (
 	"context"
+	"database/sql"
+	"errors"
 	"fmt"
 	"time"
 
@@ -153,6 +155,10 @@ func siteFromRecord(app core.App, rec *core.Record) (*Site, error) {
 		return site, nil
 	}
 	ver, err := app.FindRecordById(VersionsCollection, site.VersionID)
+	if errors.Is(err, sql.ErrNoRows) {
+		// deleted between the two reads: the site is going away
+		return nil, ErrNotFound
+	}
 	if err != nil {
 		return nil, fmt.Errorf("find live version of %s: %w", site.Slug, err)
 	}

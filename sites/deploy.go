@@ -5,6 +5,7 @@ import (
 	"crypto/subtle"
 	"errors"
 	"fmt"
+	"hash/fnv"
 	"time"
 
 	"github.com/pocketbase/dbx"
@@ -74,6 +75,12 @@ func (s *Service) Create(ctx context.Context, p CreateParams) (*Created, error) 
 			return nil, ErrSlugReserved
 		}
 	}
+	// Refuse what the transaction would refuse before any content is
+	// written, so refused deploys leave nothing to collect. The
+	// transaction checks again: these reads only save the work.
+	if err := s.precheckCreate(p); err != nil {
+		return nil, err
+	}
 	meta := resolveMeta(nil, p.Meta)
 	manifest, blobs := buildManifest(p.Upload.Files, meta)
 
@@ -137,6 +144,14 @@ func (s *Service) Create(ctx context.Context, p CreateParams) (*Created, error) 
 // metadata that meta changes. Readers see the old site or the new one; an
 // error anywhere leaves the old one live.
 func (s *Service) Replace(ctx context.Context, dep *core.Record, meta Metadata, up Upload) (*core.Record, error) {
+	// One replace at a time per deployment, merging the metadata over the
+	// current record, so two PUTs that each change one field keep both.
+	unlock := s.lockDeployment(dep.Id)
+	defer unlock()
+	dep, err := s.app.FindRecordById(DeploymentsCollection, dep.Id)
+	if err != nil {
+		return nil, ErrNotFound
+	}
 	m := resolveMeta(dep, meta)
 	manifest, blobs := buildManifest(up.Files, m)
 
@@ -147,7 +162,7 @@ func (s *Service) Replace(ctx context.Context, dep *core.Record, meta Metadata, 
 	}
 
 	var out *core.Record
-	err := s.app.RunInTransaction(func(tx core.App) error {
+	err = s.app.RunInTransaction(func(tx core.App) error {
 		fresh, err := tx.FindRecordById(DeploymentsCollection, dep.Id)
 		if err != nil {
 			return ErrNotFound
@@ -272,6 +287,37 @@ func (s *Service) CheckSlot(tx core.App, rec *core.Record) error {
 		return ErrSlotLimit
 	}
 	return nil
+}
+
+// precheckCreate answers the slug and slot checks of a create from the
+// current state, before any content is written.
+func (s *Service) precheckCreate(p CreateParams) error {
+	if p.Slug != "" {
+		if rec, err := s.app.FindFirstRecordByData(DeploymentsCollection, "slug", p.Slug); err == nil &&
+			!(rec.GetString("owner") == "" && IsExpired(rec, time.Now())) {
+			return ErrSlugTaken
+		}
+	}
+	if p.Owner == nil {
+		return nil
+	}
+	col, err := s.app.FindCachedCollectionByNameOrId(DeploymentsCollection)
+	if err != nil {
+		return fmt.Errorf("find deployments collection: %w", err)
+	}
+	probe := core.NewRecord(col)
+	probe.Set("owner", p.Owner.Id)
+	return s.CheckSlot(s.app, probe)
+}
+
+// lockDeployment serialises replaces of one deployment and returns the
+// unlock function. Locks are striped: unrelated deployments rarely share one.
+func (s *Service) lockDeployment(id string) func() {
+	h := fnv.New32a()
+	h.Write([]byte(id))
+	mu := &s.deployLocks[h.Sum32()%uint32(len(s.deployLocks))]
+	mu.Lock()
+	return mu.Unlock
 }
 
 // takeSlug makes sure slug is free inside tx. An anonymous deployment that

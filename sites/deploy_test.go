@@ -3,6 +3,7 @@ package sites_test
 import (
 	"context"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -168,5 +169,35 @@ func TestMetadataIsAppliedToHTMLOnly(t *testing.T) {
 	}
 	if c.Record.GetString("title") != title {
 		t.Error("title not stored")
+	}
+}
+
+// TestConcurrentReplacesKeepEachOthersMetadata: two PUTs that each change
+// one field, at once, both take effect.
+func TestConcurrentReplacesKeepEachOthersMetadata(t *testing.T) {
+	app, svc := newService(t)
+	owner := mustOwner(t, app)
+	ctx := context.Background()
+	c, err := svc.Create(ctx, sites.CreateParams{Owner: owner, Slug: "busy-site", Upload: files("index.html", "v1")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 5 {
+		title, desc := "title "+strings.Repeat("!", i), "description "+strings.Repeat("!", i)
+		var wg sync.WaitGroup
+		for _, m := range []sites.Metadata{{Title: &title}, {Description: &desc}} {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				if _, err := svc.Replace(ctx, c.Record, m, files("index.html", "v2")); err != nil {
+					t.Error(err)
+				}
+			}()
+		}
+		wg.Wait()
+		rec, _ := app.FindRecordById("deployments", c.Record.Id)
+		if rec.GetString("title") != title || rec.GetString("description") != desc {
+			t.Fatalf("round %d: title %q description %q", i, rec.GetString("title"), rec.GetString("description"))
+		}
 	}
 }

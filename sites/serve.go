@@ -4,6 +4,7 @@ import (
 	"errors"
 	"io"
 	"net/http"
+	"net/url"
 	"path"
 	"strconv"
 	"strings"
@@ -37,9 +38,11 @@ type SiteLoader func(slug string) (*Site, error)
 // it the slug.
 //
 // For a request path it serves, in order: the file at that path; for
-// clean URLs, path.html and then path/index.html ("/" is index.html); when
-// the site is a single-page app, index.html with status 200; the site's own
-// 404.html with status 404; a plain 404.
+// clean URLs, path.html, or a 308 redirect from /dir to /dir/ when
+// dir/index.html exists ("/dir/" serves dir/index.html, and redirects to
+// /dir when only dir.html exists; "/" is index.html); when the site is a
+// single-page app, index.html with status 200; the site's own 404.html with
+// status 404; a plain 404. Redirects keep the query string.
 //
 // Every file answer carries the manifest's Content-Type,
 // X-Content-Type-Options: nosniff, a strong ETag (the content's SHA-256)
@@ -93,12 +96,21 @@ func (s *Server) ServeSite(w http.ResponseWriter, r *http.Request, slug string) 
 		plainError(w, http.StatusNotFound, "Site not found")
 		return
 	}
-	name, status := resolvePath(site, r.URL.Path)
-	if name == "" {
+	res := resolvePath(site, r.URL.Path)
+	switch {
+	case res.redirect != "":
+		target := (&url.URL{Path: res.redirect}).EscapedPath()
+		if r.URL.RawQuery != "" {
+			target += "?" + r.URL.RawQuery
+		}
+		h.Set("Location", target)
+		h.Set("Cache-Control", "no-cache")
+		w.WriteHeader(http.StatusPermanentRedirect)
+	case res.name == "":
 		plainError(w, http.StatusNotFound, "Not found")
-		return
+	default:
+		s.serveFile(w, r, site.Files[res.name], res.status)
 	}
-	s.serveFile(w, r, site.Files[name], status)
 }
 
 func (s *Server) site(slug string) (*Site, error) {
@@ -117,34 +129,49 @@ func (s *Server) site(slug string) (*Site, error) {
 	return site, nil
 }
 
-// resolvePath maps a request path to a manifest path and the status to
-// answer with; "" means nothing matches.
-func resolvePath(site *Site, reqPath string) (string, int) {
+// resolved is what a request path maps to: a manifest path served with a
+// status, or a redirect to a canonical URL path.
+type resolved struct {
+	name     string // manifest path; "" when nothing matches
+	status   int
+	redirect string // canonical path to redirect to, when set
+}
+
+// resolvePath maps a request path to what to answer.
+func resolvePath(site *Site, reqPath string) resolved {
 	p := strings.TrimPrefix(path.Clean("/"+reqPath), "/")
-	dir := strings.HasSuffix(reqPath, "/")
-	var candidates []string
+	has := func(name string) bool { _, ok := site.Files[name]; return ok }
 	switch {
 	case p == "":
-		candidates = []string{"index.html"}
-	case dir:
-		candidates = []string{p + "/index.html"}
+		if has("index.html") {
+			return resolved{name: "index.html", status: http.StatusOK}
+		}
+	case strings.HasSuffix(reqPath, "/"):
+		if has(p + "/index.html") {
+			return resolved{name: p + "/index.html", status: http.StatusOK}
+		}
+		if has(p + ".html") {
+			return resolved{redirect: "/" + p} // /about/ → /about
+		}
 	default:
-		candidates = []string{p, p + ".html", p + "/index.html"}
-	}
-	for _, c := range candidates {
-		if _, ok := site.Files[c]; ok {
-			return c, http.StatusOK
+		if has(p) {
+			return resolved{name: p, status: http.StatusOK}
+		}
+		if has(p + ".html") {
+			return resolved{name: p + ".html", status: http.StatusOK}
+		}
+		if has(p + "/index.html") {
+			// /docs → /docs/, so the page's relative links resolve
+			return resolved{redirect: "/" + p + "/"}
 		}
 	}
-	if site.IsSPA {
-		if _, ok := site.Files["index.html"]; ok {
-			return "index.html", http.StatusOK
-		}
+	if site.IsSPA && has("index.html") {
+		return resolved{name: "index.html", status: http.StatusOK}
 	}
-	if _, ok := site.Files["404.html"]; ok {
-		return "404.html", http.StatusNotFound
+	if has("404.html") {
+		return resolved{name: "404.html", status: http.StatusNotFound}
 	}
-	return "", http.StatusNotFound
+	return resolved{status: http.StatusNotFound}
 }
 
 func (s *Server) serveFile(w http.ResponseWriter, r *http.Request, f ManifestEntry, status int) {

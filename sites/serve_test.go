@@ -77,7 +77,7 @@ func TestServeResolution(t *testing.T) {
 		{"root is index.html", false, "/", 200, "home", htmlType},
 		{"exact file", false, "/about.html", 200, "about", htmlType},
 		{"clean URL to .html", false, "/about", 200, "about", htmlType},
-		{"clean URL to dir index", false, "/docs", 200, "docs", htmlType},
+		{"dir without slash redirects", false, "/docs", 308, "", ""},
 		{"dir with slash", false, "/docs/", 200, "docs", htmlType},
 		{"nested clean URL", false, "/docs/intro", 200, "intro", htmlType},
 		{"asset type from manifest", false, "/img/logo.png", 200, "png", "image/png"},
@@ -224,5 +224,28 @@ func TestSiteCacheBounded(t *testing.T) {
 	}
 	if len(c.sites) != 3 {
 		t.Fatalf("%d entries, want 3", len(c.sites))
+	}
+}
+
+func TestServeRedirectsToCanonicalPaths(t *testing.T) {
+	files := map[string][2]string{
+		"index.html":      {htmlType, "home"},
+		"docs/index.html": {htmlType, "docs"},
+		"about.html":      {htmlType, "about"},
+		"café/index.html": {htmlType, "café"},
+	}
+	srv, _ := newTestServer(t, &Site{Slug: "demo", Status: StatusActive}, files)
+	for _, c := range []struct{ path, location string }{
+		{"/docs", "/docs/"},
+		{"/docs?x=1", "/docs/?x=1"},
+		{"/about/", "/about"},
+		{"//docs", "/docs/"}, // never "//docs/", which a browser reads as a host
+		{"/x/../docs", "/docs/"},
+		{"/caf%C3%A9", "/caf%C3%A9/"},
+	} {
+		res := get(srv, http.MethodGet, c.path, nil)
+		if res.StatusCode != http.StatusPermanentRedirect || res.Header.Get("Location") != c.location {
+			t.Errorf("%s: %d to %q, want 308 to %q", c.path, res.StatusCode, res.Header.Get("Location"), c.location)
+		}
 	}
 }

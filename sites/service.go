@@ -46,6 +46,9 @@ type Service struct {
 	// the collector holds it for writing while it deletes. So no blob a
 	// deploy relies on is deleted between its write and its commit.
 	gcMu sync.RWMutex
+
+	// deployLocks serialise replaces per deployment (see lockDeployment).
+	deployLocks [64]sync.Mutex
 }
 
 // NewService returns a Service over app's database and the given store.
