@@ -54,6 +54,8 @@ type Config struct {
 	// listenPort is the port the server listens on, learned at serve
 	// time; site and web URLs carry it when they are derived.
 	listenPort string
+	// listenScheme is "https" when the server listens with TLS on 443.
+	listenScheme string
 }
 
 // DefaultConfig returns the documented defaults.

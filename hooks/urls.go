@@ -17,7 +17,19 @@ func (sd *sitedrop) learnListenPort(se *core.ServeEvent) {
 	}
 	if _, port, err := net.SplitHostPort(se.Server.Addr); err == nil {
 		sd.cfg.listenPort = port
+		if port == "443" || port == "https" {
+			// PocketBase's --https: TLS on the standard port
+			sd.cfg.listenScheme, sd.cfg.listenPort = "https", ""
+		}
 	}
+}
+
+// scheme is the scheme of derived URLs.
+func (sd *sitedrop) scheme() string {
+	if sd.cfg.listenScheme != "" {
+		return sd.cfg.listenScheme
+	}
+	return "http"
 }
 
 // webURL is the base URL of the web host, without a trailing slash.
@@ -25,12 +37,12 @@ func (sd *sitedrop) webURL() string {
 	if sd.cfg.PublicURL != "" {
 		return strings.TrimSuffix(sd.cfg.PublicURL, "/")
 	}
-	return "http://" + hostPort(sd.cfg.Domain, "http", sd.cfg.listenPort)
+	return sd.scheme() + "://" + hostPort(sd.cfg.Domain, sd.scheme(), sd.cfg.listenPort)
 }
 
 // siteURL is the live URL of a slug, with a trailing slash.
 func (sd *sitedrop) siteURL(slug string) string {
-	scheme, port := "http", sd.cfg.listenPort
+	scheme, port := sd.scheme(), sd.cfg.listenPort
 	if sd.cfg.PublicURL != "" {
 		if u, err := url.Parse(sd.cfg.PublicURL); err == nil && u.Scheme != "" {
 			scheme, port = u.Scheme, u.Port()

@@ -1,0 +1,38 @@
+package hooks
+
+import (
+	"net/http"
+	"testing"
+
+	"github.com/pocketbase/pocketbase/core"
+)
+
+func TestDerivedURLs(t *testing.T) {
+	for _, c := range []struct {
+		name, addr, publicURL string
+		web, site             string
+	}{
+		{"default", "127.0.0.1:8090", "", "http://localhost:8090", "http://blog.localhost:8090/"},
+		{"port 80", "0.0.0.0:80", "", "http://localhost", "http://blog.localhost/"},
+		{"TLS on 443", "0.0.0.0:443", "", "https://localhost", "https://blog.localhost/"},
+		{"behind a proxy", "127.0.0.1:8090", "https://deploy.example.com/", "https://deploy.example.com", "https://blog.localhost/"},
+		{"proxy on a port", "127.0.0.1:8090", "http://deploy.example.com:8443", "http://deploy.example.com:8443", "http://blog.localhost:8443/"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			cfg := DefaultConfig()
+			cfg.PublicURL = c.publicURL
+			cfg.withDefaults()
+			sd := &sitedrop{cfg: &cfg}
+			sd.learnListenPort(&core.ServeEvent{Server: &http.Server{Addr: c.addr}})
+			if got := sd.webURL(); got != c.web {
+				t.Errorf("webURL = %q, want %q", got, c.web)
+			}
+			if got := sd.siteURL("blog"); got != c.site {
+				t.Errorf("siteURL = %q, want %q", got, c.site)
+			}
+			if got, want := sd.claimURL("blog", "a b"), c.web+"/claim/blog?token=a+b"; got != want {
+				t.Errorf("claimURL = %q, want %q", got, want)
+			}
+		})
+	}
+}
