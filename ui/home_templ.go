@@ -18,7 +18,7 @@ type HomeProps struct {
 
 // Home is the landing page: what this server is and a curl example that
 // works when pasted.
-func Home(p HomeProps) templ.Component {
+func Home(lp LayoutProps, p HomeProps) templ.Component {
 	return templruntime.GeneratedTemplate(func(templ_7745c5c3_Input templruntime.GeneratedComponentInput) (templ_7745c5c3_Err error) {
 		templ_7745c5c3_W, ctx := templ_7745c5c3_Input.Writer, templ_7745c5c3_Input.Context
 		if templ_7745c5c3_CtxErr := ctx.Err(); templ_7745c5c3_CtxErr != nil {
@@ -83,7 +83,7 @@ func Home(p HomeProps) templ.Component {
 			}
 			return nil
 		})
-		templ_7745c5c3_Err = Layout("Publish a site with one request").Render(templ.WithChildren(ctx, templ_7745c5c3_Var2), templ_7745c5c3_Buffer)
+		templ_7745c5c3_Err = Layout(lp, "Publish a site with one request").Render(templ.WithChildren(ctx, templ_7745c5c3_Var2), templ_7745c5c3_Buffer)
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}

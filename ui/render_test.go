@@ -1,0 +1,297 @@
+package ui
+
+import (
+	"context"
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/a-h/templ"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
+
+var (
+	signedOut = LayoutProps{}
+	signedIn  = LayoutProps{SignedIn: true, Email: "ada@example.com"}
+	expiresAt = time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)
+)
+
+// page is one component rendered with fixed props.
+type page struct {
+	name    string // golden file: testdata/<name>.html
+	c       templ.Component
+	testIDs []string // data-testid values that must appear
+	absent  []string // data-testid values that must not appear
+}
+
+func pages() []page {
+	claim := ClaimProps{
+		Slug:      "bright-otter-42",
+		Title:     "My portfolio",
+		SiteURL:   "https://bright-otter-42.sites.example.com",
+		Token:     "tok_abc123",
+		LoginURL:  "/auth/login?next=%2Fclaim%2Fbright-otter-42%3Ftoken%3Dtok_abc123",
+		ExpiresAt: expiresAt,
+		TimeLeft:  "23 hours",
+	}
+	claimErr := claim
+	claimErr.Title = ""
+	claimErr.Error = "Your free plan is full (3 of 3 sites). Delete a site first."
+	return []page{
+		{
+			name: "home",
+			c: Home(signedOut, HomeProps{
+				WebURL:         "https://sitedrop.example.com",
+				SiteURLExample: "https://your-site.sites.example.com",
+			}),
+			testIDs: []string{"curl-example", "nav-signin"},
+			absent:  []string{"nav-account"},
+		},
+		{
+			name:    "home_signed_in",
+			c:       Home(signedIn, HomeProps{WebURL: "https://sitedrop.example.com", SiteURLExample: "https://your-site.sites.example.com"}),
+			testIDs: []string{"curl-example", "nav-account"},
+			absent:  []string{"nav-signin"},
+		},
+		{
+			name:    "login",
+			c:       Login(signedOut, LoginProps{Next: "/claim/bright-otter-42?token=tok_abc123", SignupOpen: true}),
+			testIDs: []string{"nav-signin", "email-form", "email-input", "send-code", "code-form", "code-input", "verify-code", "login-status"},
+		},
+		{
+			name:    "login_closed",
+			c:       Login(signedOut, LoginProps{Next: "/account", SignupOpen: false}),
+			testIDs: []string{"email-form", "code-form", "login-status"},
+		},
+		{
+			name:    "claim_signed_in",
+			c:       Claim(signedIn, claim),
+			testIDs: []string{"nav-account", "site-link", "claim-button"},
+			absent:  []string{"claim-signin", "claim-error"},
+		},
+		{
+			name:    "claim_signed_out",
+			c:       Claim(signedOut, claim),
+			testIDs: []string{"nav-signin", "site-link", "claim-signin"},
+			absent:  []string{"claim-button", "claim-error"},
+		},
+		{
+			name:    "claim_error",
+			c:       Claim(signedIn, claimErr),
+			testIDs: []string{"site-link", "claim-button", "claim-error"},
+		},
+		{
+			name: "claim_done",
+			c: ClaimDone(signedIn, ClaimDoneProps{
+				Slug: "bright-otter-42", Title: "My portfolio", SiteURL: "https://bright-otter-42.sites.example.com",
+			}),
+			testIDs: []string{"claim-done", "nav-account"},
+		},
+		{
+			name: "account",
+			c: Account(signedIn, AccountProps{
+				Email: "ada@example.com", Plan: "free", SlotsUsed: 2, SlotLimit: 3,
+				Deployments: []AccountDeployment{
+					{ID: "d1", Slug: "bright-otter-42", Title: "My portfolio", URL: "https://bright-otter-42.sites.example.com", UpdatedAt: "2026-11-22T12:00:00Z"},
+					{ID: "d2", Slug: "quiet-heron-7", Title: "", URL: "https://quiet-heron-7.sites.example.com", UpdatedAt: "2026-11-20 08:30:15.123Z"},
+				},
+				Keys: []AccountKey{
+					{ID: "k1", Prefix: "sd_3fA9", Name: "laptop", CreatedAt: "2026-11-01T09:00:00Z", LastUsed: "2026-11-22T11:58:00Z"},
+					{ID: "k2", Prefix: "sd_Q7b2", Name: "CI", CreatedAt: "2026-11-22T12:00:00Z", LastUsed: ""},
+				},
+				NewKey:     "sd_Q7b2xYz0123456789abcdefghijklmnopqrstuv",
+				NewKeyName: "CI",
+			}),
+			testIDs: []string{"nav-account", "slots", "deployment-row", "new-key", "revoke-key", "create-key", "sign-out"},
+		},
+		{
+			name:    "account_empty",
+			c:       Account(signedIn, AccountProps{Email: "ada@example.com", Plan: "free", SlotsUsed: 0, SlotLimit: 3}),
+			testIDs: []string{"slots", "create-key", "sign-out"},
+			absent:  []string{"deployment-row", "new-key", "revoke-key"},
+		},
+		{
+			name: "error",
+			c: ErrorPage(signedOut, ErrorProps{
+				Status: 404, Title: "This claim link does not work",
+				Message:  "The site was already claimed, or it expired and was deleted.",
+				LinkURL:  "/auth/login",
+				LinkText: "Sign in",
+			}),
+			testIDs: []string{"error-page", "nav-signin"},
+		},
+		{
+			name:    "error_default",
+			c:       ErrorPage(signedIn, ErrorProps{Status: 500}),
+			testIDs: []string{"error-page", "nav-account"},
+		},
+		{
+			name: "mail",
+			c:    LoginCodeMail(LoginCodeMailProps{Code: "482913", Minutes: 10, WebURL: "https://sitedrop.example.com"}),
+		},
+	}
+}
+
+func render(t *testing.T, c templ.Component) string {
+	t.Helper()
+	s, err := RenderString(context.Background(), c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+func TestGolden(t *testing.T) {
+	for _, p := range pages() {
+		t.Run(p.name, func(t *testing.T) {
+			got := render(t, p.c)
+			file := filepath.Join("testdata", p.name+".html")
+			if *update {
+				if err := os.MkdirAll("testdata", 0o755); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.WriteFile(file, []byte(got), 0o644); err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
+			want, err := os.ReadFile(file)
+			if err != nil {
+				t.Fatalf("%v (run go test ./ui -update to create it)", err)
+			}
+			if got != string(want) {
+				t.Errorf("%s differs from the rendered output (run go test ./ui -update and review the diff)\ngot:\n%s", file, got)
+			}
+		})
+	}
+}
+
+func TestTestIDs(t *testing.T) {
+	for _, p := range pages() {
+		t.Run(p.name, func(t *testing.T) {
+			got := render(t, p.c)
+			for _, id := range p.testIDs {
+				if !strings.Contains(got, `data-testid="`+id+`"`) {
+					t.Errorf("missing data-testid=%q", id)
+				}
+			}
+			for _, id := range p.absent {
+				if strings.Contains(got, `data-testid="`+id+`"`) {
+					t.Errorf("unexpected data-testid=%q", id)
+				}
+			}
+		})
+	}
+}
+
+func TestAccountRows(t *testing.T) {
+	for _, p := range pages() {
+		if p.name != "account" {
+			continue
+		}
+		got := render(t, p.c)
+		if n := strings.Count(got, `data-testid="deployment-row"`); n != 2 {
+			t.Errorf("deployment rows: got %d, want 2", n)
+		}
+		if n := strings.Count(got, `data-testid="revoke-key"`); n != 2 {
+			t.Errorf("revoke buttons: got %d, want 2", n)
+		}
+		for _, want := range []string{
+			`2 of 3 sites used on the free plan`,
+			`action="/account/keys/k1/revoke"`,
+			`action="/account/keys/k2/revoke"`,
+			`action="/account/keys"`,
+			`action="/auth/logout"`,
+			`<time datetime="2026-11-20T08:30:15Z">20 Nov 2026, 08:30 UTC</time>`,
+			`>never<`,
+			`Copy this key now: it is shown once.`,
+			`>quiet-heron-7<`, // untitled site shows its slug
+		} {
+			if !strings.Contains(got, want) {
+				t.Errorf("account page lacks %q", want)
+			}
+		}
+	}
+}
+
+func TestClaimForm(t *testing.T) {
+	got := render(t, Claim(signedIn, ClaimProps{
+		Slug: "bright-otter-42", SiteURL: "https://x.example", Token: "tok_abc", ExpiresAt: expiresAt, TimeLeft: "5 hours",
+	}))
+	for _, want := range []string{
+		`<form method="post" action="/claim/bright-otter-42"`,
+		`<input type="hidden" name="token" value="tok_abc">`,
+		`<time datetime="2026-11-22T12:00:00Z"`,
+		`>5 hours</time>`,
+		`It will be added to your account (ada@example.com) and no longer expire.`,
+		`<h1>bright-otter-42</h1>`,
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("claim page lacks %q", want)
+		}
+	}
+}
+
+func TestEscaping(t *testing.T) {
+	const evil = `<script>alert(1)</script>`
+	cases := map[string]templ.Component{
+		"claim": Claim(LayoutProps{SignedIn: true, Email: evil}, ClaimProps{
+			Slug: "s", Title: evil, SiteURL: "javascript:alert(1)", Token: `"><script>alert(1)</script>`,
+			LoginURL: "javascript:alert(1)", ExpiresAt: expiresAt, TimeLeft: evil, Error: evil,
+		}),
+		"claim_out": Claim(signedOut, ClaimProps{Slug: "s", Title: evil, LoginURL: "javascript:alert(1)", ExpiresAt: expiresAt}),
+		"done":      ClaimDone(signedIn, ClaimDoneProps{Slug: "s", Title: evil, SiteURL: "JavaScript:alert(1)"}),
+		"login":     Login(signedOut, LoginProps{Next: `"><script>alert(1)</script>`}),
+		"account": Account(signedIn, AccountProps{
+			Email: evil, Plan: evil,
+			Deployments: []AccountDeployment{{Slug: evil, Title: evil, URL: "javascript:alert(1)", UpdatedAt: evil}},
+			Keys:        []AccountKey{{ID: `../x"`, Prefix: evil, Name: evil, CreatedAt: evil, LastUsed: evil}},
+			NewKey:      evil, NewKeyName: evil,
+		}),
+		"error": ErrorPage(signedOut, ErrorProps{Status: 400, Title: evil, Message: evil, LinkURL: "javascript:alert(1)", LinkText: evil}),
+		"mail":  LoginCodeMail(LoginCodeMailProps{Code: evil, WebURL: "javascript:alert(1)"}),
+	}
+	for name, c := range cases {
+		got := render(t, c)
+		if strings.Contains(got, "<script>alert") {
+			t.Errorf("%s: unescaped script in output:\n%s", name, got)
+		}
+		if !strings.Contains(got, "&lt;script&gt;alert(1)&lt;/script&gt;") {
+			t.Errorf("%s: escaped title not found", name)
+		}
+		if strings.Contains(got, `"javascript:`) || strings.Contains(got, `"JavaScript:`) {
+			t.Errorf("%s: javascript: URL not sanitised", name)
+		}
+	}
+	got := render(t, cases["account"])
+	if !strings.Contains(got, `action="/account/keys/..%2Fx%22/revoke"`) {
+		t.Errorf("key id not path-escaped in the revoke action")
+	}
+}
+
+func TestLoginCodeText(t *testing.T) {
+	got := LoginCodeText(LoginCodeMailProps{Code: "482913", Minutes: 10, WebURL: "https://sitedrop.example.com"})
+	want := "Your sitedrop sign-in code\n\n    482913\n\n" +
+		"It expires in 10 minutes. If you did not ask for it, ignore this e-mail.\n\n" +
+		"Sent by the sitedrop server at https://sitedrop.example.com\n"
+	if got != want {
+		t.Errorf("got %q, want %q", got, want)
+	}
+}
+
+func TestAssets(t *testing.T) {
+	for _, name := range []string{"assets/sitedrop.css", "assets/login.js"} {
+		b, err := Assets.ReadFile(name)
+		if err != nil || len(b) == 0 {
+			t.Errorf("%s not embedded: %v", name, err)
+		}
+	}
+	got := render(t, Login(signedOut, LoginProps{}))
+	if !strings.Contains(got, `<script src="/static/login.js" defer></script>`) {
+		t.Errorf("login page does not load /static/login.js with defer")
+	}
+}
