@@ -45,6 +45,13 @@ type Config struct {
 	// at once; more wait their turn. It bounds the memory that large
 	// uploads take. Default 4.
 	ConcurrentDeploys int
+	// Signup lets a first sign-in by e-mail code create an account.
+	// Default true (set with --signup=false to close it).
+	Signup bool
+	// TrustedProxies are the addresses or CIDR ranges of reverse proxies
+	// whose X-Forwarded-For is believed for the client IP. Default none:
+	// the client IP is the connection's address.
+	TrustedProxies []string
 	// BlobDir holds site content. Default: <data dir>/site_blobs.
 	BlobDir string
 	// GCGrace is how old an unreferenced blob must be before the
@@ -70,6 +77,7 @@ func DefaultConfig() Config {
 		AnonDeploysPerHour: 10,
 		DeploysPerMinute:   60,
 		ConcurrentDeploys:  4,
+		Signup:             true,
 		GCGrace:            time.Minute,
 	}
 }

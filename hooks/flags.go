@@ -22,6 +22,8 @@ func BindFlags(fs *pflag.FlagSet, cfg *Config) {
 	fs.StringSliceVar(&cfg.ReservedSlugs, "reserved-slugs", cfg.ReservedSlugs, "slugs to refuse on top of the built-in list (comma-separated)")
 	fs.IntVar(&cfg.DeploysPerMinute, "deploys-per-minute", cfg.DeploysPerMinute, "deploys (POST and PUT) allowed per account and minute (-1: no limit)")
 	fs.IntVar(&cfg.ConcurrentDeploys, "concurrent-deploys", cfg.ConcurrentDeploys, "deploys processed at once; more wait (bounds upload memory)")
+	fs.BoolVar(&cfg.Signup, "signup", cfg.Signup, "let a first sign-in by e-mail code create an account")
+	fs.StringSliceVar(&cfg.TrustedProxies, "trusted-proxies", cfg.TrustedProxies, "reverse proxies (IPs or CIDRs, comma-separated) whose X-Forwarded-For gives the client IP")
 	fs.IntVar(&cfg.AnonDeploysPerHour, "anon-deploys-per-hour", cfg.AnonDeploysPerHour, "anonymous deploys allowed per client IP and hour (-1: no limit)")
 }
 

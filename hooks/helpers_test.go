@@ -5,6 +5,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -55,6 +56,7 @@ func testConfig(t testing.TB) *Config {
 		AnonDeploysPerHour: 3,
 		DeploysPerMinute:   100,
 		ConcurrentDeploys:  4,
+		Signup:             true,
 		GCGrace:            time.Nanosecond,
 	}
 }
@@ -120,6 +122,8 @@ func newFixtureApp(t testing.TB) (*tests.TestApp, *sitedrop) {
 	alice := mustUser(t, app, "alice@example.com", "free", keyAlice)
 	bob := mustUser(t, app, "bob@example.com", "free", keyBob)
 	mustUser(t, app, "pia@example.com", "pro", keyPia)
+	mustSession(t, app, alice, sessionAlice)
+	mustSession(t, app, bob, sessionBob)
 	mustDeploy(t, sd, alice, idAliceSite, "alice-site", "<h1>alice</h1>", "Alice")
 	mustDeploy(t, sd, bob, idBobSite, "bob-site", "<h1>bob</h1>", "")
 	mustAnon(t, sd, idAnonSite, "anon-site", anonToken, time.Now().Add(time.Hour))
@@ -248,4 +252,74 @@ func runScenarios(t *testing.T, scenarios []tests.ApiScenario) {
 			s.Test(t)
 		})
 	}
+}
+
+// Fixture browser sessions, by their cookie values.
+var (
+	sessionAlice = "session-of-alice-0000000000000000000000000"
+	sessionBob   = "session-of-bob-000000000000000000000000000"
+)
+
+// mustSession stores a browser session for user whose cookie value is token.
+func mustSession(t testing.TB, app core.App, user *core.Record, token string) {
+	t.Helper()
+	col, err := app.FindCollectionByNameOrId(sites.SessionsCollection)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := core.NewRecord(col)
+	rec.Set("user", user.Id)
+	rec.Set("token_hash", sites.HashSecret(token))
+	rec.Set("expires_at", time.Now().Add(time.Hour).UTC())
+	if err := app.Save(rec); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// cookie is a Cookie header carrying a session token (plain HTTP names).
+func cookie(token string) map[string]string {
+	return map[string]string{"Cookie": "sitedrop_session=" + token}
+}
+
+// withHeaders merges header maps.
+func withHeaders(ms ...map[string]string) map[string]string {
+	out := map[string]string{}
+	for _, m := range ms {
+		for k, v := range m {
+			out[k] = v
+		}
+	}
+	return out
+}
+
+// codeFromMail reads the sign-in code from the last mail the test mailer
+// caught.
+func codeFromMail(t testing.TB, app *tests.TestApp) string {
+	t.Helper()
+	msg := app.TestMailer.LastMessage()
+	m := regexp.MustCompile(`\b\d{6}\b`).FindString(msg.Text)
+	if m == "" {
+		t.Fatalf("no code in mail %q", msg.Text)
+	}
+	return m
+}
+
+// newRequest builds a request for mux.
+func newRequest(method, url, body string, headers map[string]string) *http.Request {
+	var rd io.Reader
+	if body != "" {
+		rd = strings.NewReader(body)
+	}
+	req := httptest.NewRequest(method, url, rd)
+	for k, v := range headers {
+		req.Header.Set(k, v)
+	}
+	return req
+}
+
+// serve sends req to mux and returns the response.
+func serve(mux http.Handler, req *http.Request) *http.Response {
+	rec := httptest.NewRecorder()
+	mux.ServeHTTP(rec, req)
+	return rec.Result()
 }

@@ -2,6 +2,7 @@ package hooks
 
 import (
 	"fmt"
+	"net/netip"
 	"path/filepath"
 	"time"
 
@@ -24,6 +25,10 @@ type sitedrop struct {
 	keyedDeploys *limiter
 	// deploySlots bounds the deploys processed at once.
 	deploySlots chan struct{}
+	// proxies are the trusted reverse proxies (--trusted-proxies).
+	proxies []netip.Prefix
+	// limits are the per-IP limits of the sign-in endpoints.
+	limits authLimits
 	// gcDue is set when content may have become unreferenced.
 	gcDue gcFlag
 }
@@ -57,6 +62,7 @@ func register(app core.App, cfg *Config) (*sitedrop, error) {
 		bindSiteHost(sd, se)
 		se.Router.Bind(jsonErrorsMiddleware())
 		bindDeployAPI(sd, se)
+		bindAuthAPI(sd, se)
 		bindPages(sd, se)
 		if err := se.Next(); err != nil {
 			return err
@@ -95,6 +101,12 @@ func (sd *sitedrop) init() error {
 		ReservedSlugs: reserved,
 	})
 	sd.server = sites.NewServer(sd.svc.LoadSite, store)
+	proxies, err := parseProxies(sd.cfg.TrustedProxies)
+	if err != nil {
+		return err
+	}
+	sd.proxies = proxies
+	sd.limits = newAuthLimits()
 	sd.anonDeploys = newLimiter(sd.cfg.AnonDeploysPerHour, time.Hour)
 	sd.keyedDeploys = newLimiter(sd.cfg.DeploysPerMinute, time.Minute)
 	sd.deploySlots = make(chan struct{}, sd.cfg.ConcurrentDeploys)

@@ -4,6 +4,8 @@ import (
 	"context"
 	"sync/atomic"
 	"time"
+
+	"sitedrop/sites"
 )
 
 // Job ids, as listed in the dashboard (Settings › Crons).
@@ -28,8 +30,8 @@ func bindJobs(sd *sitedrop) {
 	sd.app.Cron().MustAdd(jobCollect, "17 * * * *", func() { sd.runCollectJob() })
 }
 
-// runExpireJob purges expired anonymous deployments, then collects their
-// content when anything became unreferenced.
+// runExpireJob purges expired anonymous deployments, sign-in codes and
+// sessions, then collects content when anything became unreferenced.
 func (sd *sitedrop) runExpireJob() {
 	n, err := sd.svc.PurgeExpired(time.Now())
 	if err != nil {
@@ -37,6 +39,12 @@ func (sd *sitedrop) runExpireJob() {
 	}
 	if n > 0 {
 		sd.app.Logger().Info("purged expired deployments", "count", n)
+	}
+	if err := sites.PurgeExpiredLoginCodes(sd.app, time.Now()); err != nil {
+		sd.app.Logger().Error("purge expired login codes", "error", err)
+	}
+	if err := sites.PurgeExpiredSessions(sd.app, time.Now()); err != nil {
+		sd.app.Logger().Error("purge expired sessions", "error", err)
 	}
 	if sd.gcDue.take() {
 		sd.runCollectJob()

@@ -3,7 +3,10 @@ package hooks
 import (
 	"io/fs"
 	"net/http"
+	"net/url"
+	"strings"
 
+	"github.com/a-h/templ"
 	"github.com/pocketbase/pocketbase/apis"
 	"github.com/pocketbase/pocketbase/core"
 
@@ -13,18 +16,67 @@ import (
 // bindPages registers the web pages of the web host.
 func bindPages(sd *sitedrop, se *core.ServeEvent) {
 	assets, _ := fs.Sub(ui.Assets, "assets")
-	se.Router.GET("/static/{path...}", apis.Static(assets, false)) // embedded CSS
+	se.Router.GET("/static/{path...}", apis.Static(assets, false)) // embedded CSS and scripts
 	se.Router.GET("/{$}", sd.homePage)                             // landing page
+	se.Router.GET("/claim/{slug}", sd.claimPage)                   // claim link of an anonymous deploy
+	se.Router.POST("/claim/{slug}", sd.claimSubmit)                // its "claim" button
+	se.Router.GET("/account", sd.accountPage)                      // the signed-in user's sites and keys
+	se.Router.POST("/account/keys", sd.accountKeyCreate)           // new API key, shown once
+	se.Router.POST("/account/keys/{id}/revoke", sd.accountKeyRevoke)
+}
+
+// render writes a page with status, rendering first so that a template
+// error is still a clean 500.
+func render(e *core.RequestEvent, status int, c templ.Component) error {
+	html, err := ui.RenderString(e.Request.Context(), c)
+	if err != nil {
+		return err
+	}
+	e.Response.Header().Set("Cache-Control", "no-store")
+	return e.HTML(status, html)
+}
+
+// errorPage answers a browser with an HTML error page.
+func (sd *sitedrop) errorPage(e *core.RequestEvent, status int, title, msg string) error {
+	return render(e, status, ui.ErrorPage(layout(sd.sessionUser(e)), ui.ErrorProps{
+		Status: status, Title: title, Message: msg, LinkURL: "/", LinkText: "Back to the start",
+	}))
 }
 
 // homePage is GET /: what this server is, with a curl example.
 func (sd *sitedrop) homePage(e *core.RequestEvent) error {
-	html, err := ui.RenderString(e.Request.Context(), ui.Home(ui.HomeProps{
+	return render(e, http.StatusOK, ui.Home(layout(sd.sessionUser(e)), ui.HomeProps{
 		WebURL:         sd.webURL(),
 		SiteURLExample: sd.siteURL("your-site"),
 	}))
-	if err != nil {
-		return err
+}
+
+// loginPage is GET /auth/login?next=: e-mail, then code, then back to next.
+func (sd *sitedrop) loginPage(e *core.RequestEvent) error {
+	if err := sd.limits.login.check(e.Response, sd.clientIP(e.Request)); err != nil {
+		return sd.errorPage(e, http.StatusTooManyRequests, msgRateLimited, "Too many requests from your address. Wait a minute and try again.")
 	}
-	return e.HTML(http.StatusOK, html)
+	return render(e, http.StatusOK, ui.Login(layout(sd.sessionUser(e)), ui.LoginProps{
+		Next:       safeNext(e.Request.URL.Query().Get("next")),
+		SignupOpen: sd.cfg.Signup,
+	}))
+}
+
+// safeNext keeps a ?next= target only when it is a path on this host
+// (no scheme, no other host, no //host or /\host tricks); else /account.
+func safeNext(next string) string {
+	const fallback = "/account"
+	if next == "" || !strings.HasPrefix(next, "/") || strings.HasPrefix(next, "//") || strings.HasPrefix(next, "/\\") {
+		return fallback
+	}
+	u, err := url.Parse(next)
+	if err != nil || u.Scheme != "" || u.Host != "" || strings.ContainsAny(next, "\r\n\t") {
+		return fallback
+	}
+	return next
+}
+
+// loginURL is the sign-in page that comes back to next.
+func loginURL(next string) string {
+	return "/auth/login?next=" + url.QueryEscape(next)
 }

@@ -73,3 +73,21 @@ func (l *limiter) check(w http.ResponseWriter, key string) error {
 	w.Header().Set("Retry-After", strconv.Itoa(secs))
 	return fail(http.StatusTooManyRequests, msgRateLimited)
 }
+
+// authLimits are the per-client-IP limits of the sign-in endpoints, as in
+// the contract's rate-limit table.
+type authLimits struct {
+	session *limiter // POST /auth/session: 5 a minute
+	otp     *limiter // POST /auth/otp: 3 a minute
+	verify  *limiter // POST /auth/verify: 10 a minute
+	login   *limiter // GET /auth/login: 30 a minute
+}
+
+func newAuthLimits() authLimits {
+	return authLimits{
+		session: newLimiter(5, time.Minute),
+		otp:     newLimiter(3, time.Minute),
+		verify:  newLimiter(10, time.Minute),
+		login:   newLimiter(30, time.Minute),
+	}
+}

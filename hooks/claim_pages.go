@@ -1,0 +1,131 @@
+package hooks
+
+import (
+	"crypto/subtle"
+	"errors"
+	"fmt"
+	"net/http"
+	"time"
+
+	"github.com/pocketbase/pocketbase/core"
+
+	"sitedrop/sites"
+	"sitedrop/ui"
+)
+
+// formBodyLimit bounds the bodies of the pages' forms.
+const formBodyLimit = 16 << 10
+
+// claimPage is GET /claim/{slug}?token=: the site, its time left, and
+// either the claim button (signed in) or the way to sign in and return.
+func (sd *sitedrop) claimPage(e *core.RequestEvent) error {
+	rec, status, err := sd.claimable(e.Request.PathValue("slug"), e.Request.URL.Query().Get("token"))
+	if err != nil {
+		return sd.claimError(e, status)
+	}
+	return render(e, http.StatusOK, ui.Claim(layout(sd.sessionUser(e)), sd.claimProps(e, rec, "")))
+}
+
+// claimSubmit is the claim button: POST /claim/{slug} with the token, for
+// a signed-in user.
+func (sd *sitedrop) claimSubmit(e *core.RequestEvent) error {
+	if err := checkOrigin(e); err != nil {
+		return sd.errorPage(e, http.StatusForbidden, "Request refused", "This form can only be sent from this server's own pages.")
+	}
+	slug := e.Request.PathValue("slug")
+	e.Request.Body = http.MaxBytesReader(e.Response, e.Request.Body, formBodyLimit)
+	if err := e.Request.ParseForm(); err != nil {
+		return sd.errorPage(e, http.StatusBadRequest, "Bad request", "The form could not be read.")
+	}
+	token := e.Request.PostForm.Get("token")
+	user := sd.sessionUser(e)
+	if user == nil {
+		return e.Redirect(http.StatusSeeOther, loginURL(sd.claimPath(slug, token)))
+	}
+	rec, err := sd.svc.Claim(user, slug, token)
+	switch {
+	case errors.Is(err, sites.ErrNotFound):
+		return sd.claimError(e, http.StatusNotFound)
+	case errors.Is(err, sites.ErrInvalidClaimToken):
+		return sd.claimError(e, http.StatusBadRequest)
+	case errors.Is(err, sites.ErrSlotLimit):
+		rec, status, cerr := sd.claimable(slug, token)
+		if cerr != nil {
+			return sd.claimError(e, status)
+		}
+		return render(e, http.StatusForbidden, ui.Claim(layout(user), sd.claimProps(e, rec, msgSlotLimit)))
+	case err != nil:
+		return err
+	}
+	return render(e, http.StatusOK, ui.ClaimDone(layout(user), ui.ClaimDoneProps{
+		Slug: rec.GetString("slug"), Title: rec.GetString("title"), SiteURL: sd.siteURL(rec.GetString("slug")),
+	}))
+}
+
+// claimable returns the anonymous, unexpired deployment slug when token is
+// its claim token; otherwise the status to answer (404 gone, 400 bad link).
+func (sd *sitedrop) claimable(slug, token string) (*core.Record, int, error) {
+	rec, err := sd.app.FindFirstRecordByData(sites.DeploymentsCollection, "slug", slug)
+	if err != nil || rec.GetString("owner") != "" || rec.GetDateTime("expires_at").IsZero() || sites.IsExpired(rec, time.Now()) {
+		return nil, http.StatusNotFound, sites.ErrNotFound
+	}
+	want, got := rec.GetString("claim_token_hash"), sites.HashSecret(token)
+	if token == "" || subtle.ConstantTimeCompare([]byte(want), []byte(got)) != 1 {
+		return nil, http.StatusBadRequest, sites.ErrInvalidClaimToken
+	}
+	return rec, http.StatusOK, nil
+}
+
+func (sd *sitedrop) claimProps(e *core.RequestEvent, rec *core.Record, errMsg string) ui.ClaimProps {
+	slug := rec.GetString("slug")
+	exp := rec.GetDateTime("expires_at").Time()
+	token := e.Request.URL.Query().Get("token")
+	if token == "" {
+		token = e.Request.PostForm.Get("token")
+	}
+	return ui.ClaimProps{
+		Slug:      slug,
+		Title:     rec.GetString("title"),
+		SiteURL:   sd.siteURL(slug),
+		Token:     token,
+		LoginURL:  loginURL(sd.claimPath(slug, token)),
+		ExpiresAt: exp,
+		TimeLeft:  timeLeft(time.Until(exp)),
+		Error:     errMsg,
+	}
+}
+
+// claimPath is the claim page's path for slug and token.
+func (sd *sitedrop) claimPath(slug, token string) string {
+	return sd.claimURL(slug, token)[len(sd.webURL()):]
+}
+
+// claimError is the page for a claim link that does not work.
+func (sd *sitedrop) claimError(e *core.RequestEvent, status int) error {
+	if status == http.StatusBadRequest {
+		return sd.errorPage(e, status, "This claim link is not valid",
+			"The link's token does not match this site. Copy the whole claim_url from the deploy answer.")
+	}
+	return sd.errorPage(e, http.StatusNotFound, "This site cannot be claimed",
+		"It does not exist, its 24 hours have passed, or it was already claimed.")
+}
+
+// timeLeft says a duration the way people do: "23 hours", "5 minutes".
+func timeLeft(d time.Duration) string {
+	switch {
+	case d <= time.Minute:
+		return "less than a minute"
+	case d < time.Hour:
+		return plural(int(d/time.Minute), "minute")
+	case d < 48*time.Hour:
+		return plural(int(d/time.Hour), "hour")
+	}
+	return plural(int(d/(24*time.Hour)), "day")
+}
+
+func plural(n int, unit string) string {
+	if n == 1 {
+		return "1 " + unit
+	}
+	return fmt.Sprintf("%d %ss", n, unit)
+}

@@ -1,0 +1,271 @@
+package hooks
+
+import (
+	"net/http"
+	"net/url"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/pocketbase/pocketbase/tests"
+
+	"sitedrop/sites"
+)
+
+// sameOrigin is what a browser sends with a form post from the web host.
+var sameOrigin = map[string]string{
+	"Origin":         "http://web.test",
+	"Sec-Fetch-Site": "same-origin",
+	"Content-Type":   "application/x-www-form-urlencoded",
+}
+
+func formBody(kv ...string) *strings.Reader {
+	v := url.Values{}
+	for i := 0; i < len(kv); i += 2 {
+		v.Set(kv[i], kv[i+1])
+	}
+	return strings.NewReader(v.Encode())
+}
+
+func TestClaimPages(t *testing.T) {
+	t.Parallel()
+	claimURL := "/claim/anon-site?token=" + url.QueryEscape(anonToken)
+	runScenarios(t, []tests.ApiScenario{
+		{
+			Name:               "signed out: the site and a way to sign in and return",
+			Method:             http.MethodGet,
+			URL:                claimURL,
+			ExpectedStatus:     200,
+			ExpectedContent:    []string{`data-testid="site-link"`, `href="http://anon-site.sites.test/"`, `data-testid="claim-signin"`, `/auth/login?next=` + url.QueryEscape(claimURL), "expires in", "minutes"},
+			NotExpectedContent: []string{`data-testid="claim-button"`},
+			TestAppFactory:     newTestApp,
+		},
+		{
+			Name:               "signed in: one button claims it",
+			Method:             http.MethodGet,
+			URL:                claimURL,
+			Headers:            cookie(sessionBob),
+			ExpectedStatus:     200,
+			ExpectedContent:    []string{`data-testid="claim-button"`, `action="/claim/anon-site"`, `value="` + anonToken + `"`},
+			NotExpectedContent: []string{`data-testid="claim-signin"`},
+			TestAppFactory:     newTestApp,
+		},
+		{
+			Name:            "a wrong token is a clear 400 page",
+			Method:          http.MethodGet,
+			URL:             "/claim/anon-site?token=wrong",
+			ExpectedStatus:  400,
+			ExpectedContent: []string{`data-testid="error-page"`, "This claim link is not valid"},
+			TestAppFactory:  newTestApp,
+		},
+		{
+			Name:            "an expired site is a 404 page",
+			Method:          http.MethodGet,
+			URL:             "/claim/old-anon?token=" + url.QueryEscape(oldToken),
+			ExpectedStatus:  404,
+			ExpectedContent: []string{`data-testid="error-page"`, "cannot be claimed"},
+			TestAppFactory:  newTestApp,
+		},
+		{
+			Name:            "an owned site is a 404 page",
+			Method:          http.MethodGet,
+			URL:             "/claim/alice-site?token=x",
+			ExpectedStatus:  404,
+			ExpectedContent: []string{"cannot be claimed"},
+			TestAppFactory:  newTestApp,
+		},
+		{
+			Name:            "claim button",
+			Method:          http.MethodPost,
+			URL:             "/claim/anon-site",
+			Body:            formBody("token", anonToken),
+			Headers:         withHeaders(sameOrigin, cookie(sessionBob)),
+			ExpectedStatus:  200,
+			ExpectedContent: []string{`data-testid="claim-done"`, "http://anon-site.sites.test/"},
+			TestAppFactory:  newTestApp,
+			AfterTestFunc: func(t testing.TB, app *tests.TestApp, _ *http.Response) {
+				rec, _ := app.FindRecordById("deployments", idAnonSite)
+				bob, _ := app.FindAuthRecordByEmail("users", "bob@example.com")
+				if rec.GetString("owner") != bob.Id || !rec.GetDateTime("expires_at").IsZero() {
+					t.Fatal("not claimed")
+				}
+			},
+		},
+		{
+			Name:           "claim button signed out goes to sign-in and back",
+			Method:         http.MethodPost,
+			URL:            "/claim/anon-site",
+			Body:           formBody("token", anonToken),
+			Headers:        sameOrigin,
+			ExpectedStatus: 303,
+			TestAppFactory: newTestApp,
+			AfterTestFunc: func(t testing.TB, app *tests.TestApp, res *http.Response) {
+				if loc := res.Header.Get("Location"); loc != "/auth/login?next="+url.QueryEscape(claimURL) {
+					t.Fatalf("Location %q", loc)
+				}
+			},
+		},
+		{
+			Name:            "claim from another origin is refused",
+			Method:          http.MethodPost,
+			URL:             "/claim/anon-site",
+			Body:            formBody("token", anonToken),
+			Headers:         withHeaders(cookie(sessionBob), map[string]string{"Origin": "http://anon-site.sites.test", "Sec-Fetch-Site": "same-site", "Content-Type": "application/x-www-form-urlencoded"}),
+			ExpectedStatus:  403,
+			ExpectedContent: []string{`data-testid="error-page"`},
+			TestAppFactory:  newTestApp,
+			AfterTestFunc: func(t testing.TB, app *tests.TestApp, _ *http.Response) {
+				rec, _ := app.FindRecordById("deployments", idAnonSite)
+				if rec.GetString("owner") != "" {
+					t.Fatal("a cross-origin claim went through")
+				}
+			},
+		},
+		{
+			Name:            "claim with a full plan shows why",
+			Method:          http.MethodPost,
+			URL:             "/claim/anon-site",
+			Body:            formBody("token", anonToken),
+			Headers:         withHeaders(sameOrigin, cookie(sessionBob)),
+			ExpectedStatus:  403,
+			ExpectedContent: []string{`data-testid="claim-error"`, "Deployment limit reached"},
+			TestAppFactory: func(t testing.TB) *tests.TestApp {
+				app, sd := newFixtureApp(t)
+				bob, _ := app.FindAuthRecordByEmail("users", "bob@example.com")
+				for _, s := range []string{"two", "three", "four", "five"} {
+					mustDeploy(t, sd, bob, "", "bob-"+s, "x", "")
+				}
+				return app
+			},
+		},
+	})
+}
+
+func TestAccountPages(t *testing.T) {
+	t.Parallel()
+	runScenarios(t, []tests.ApiScenario{
+		{
+			Name:           "signed out goes to sign-in",
+			Method:         http.MethodGet,
+			URL:            "/account",
+			ExpectedStatus: 303,
+			TestAppFactory: newTestApp,
+			AfterTestFunc: func(t testing.TB, _ *tests.TestApp, res *http.Response) {
+				if loc := res.Header.Get("Location"); loc != "/auth/login?next=%2Faccount" {
+					t.Fatalf("Location %q", loc)
+				}
+			},
+		},
+		{
+			Name:               "lists the user's sites, slots and keys",
+			Method:             http.MethodGet,
+			URL:                "/account",
+			Headers:            cookie(sessionAlice),
+			ExpectedStatus:     200,
+			ExpectedContent:    []string{"alice@example.com", `data-testid="deployment-row"`, "http://alice-site.sites.test/", `data-testid="slots"`, "1 of 5", keyAlice[:11], `data-testid="sign-out"`},
+			NotExpectedContent: []string{"bob-site", keyAlice},
+			TestAppFactory:     newTestApp,
+		},
+		{
+			Name:            "create a key: shown once",
+			Method:          http.MethodPost,
+			URL:             "/account/keys",
+			Body:            formBody("name", "laptop"),
+			Headers:         withHeaders(sameOrigin, cookie(sessionAlice)),
+			ExpectedStatus:  200,
+			ExpectedContent: []string{`data-testid="new-key"`, sites.APIKeyPrefix},
+			TestAppFactory:  newTestApp,
+			AfterTestFunc: func(t testing.TB, app *tests.TestApp, _ *http.Response) {
+				alice, _ := app.FindAuthRecordByEmail("users", "alice@example.com")
+				keys, _ := sites.ListAPIKeys(app, alice)
+				if len(keys) != 2 || keys[0].GetString("name") != "laptop" {
+					t.Fatalf("%d keys", len(keys))
+				}
+			},
+		},
+		{
+			Name:            "create a key from another origin is refused",
+			Method:          http.MethodPost,
+			URL:             "/account/keys",
+			Body:            formBody("name", "evil"),
+			Headers:         withHeaders(cookie(sessionAlice), map[string]string{"Origin": "http://evil.example", "Sec-Fetch-Site": "cross-site", "Content-Type": "application/x-www-form-urlencoded"}),
+			ExpectedStatus:  403,
+			ExpectedContent: []string{`data-testid="error-page"`},
+			TestAppFactory:  newTestApp,
+		},
+		{
+			Name:            "revoke someone else's key is a 404",
+			Method:          http.MethodPost,
+			URL:             "/account/keys/KEYID/revoke",
+			Headers:         withHeaders(sameOrigin, cookie(sessionBob)),
+			ExpectedStatus:  404,
+			ExpectedContent: []string{"Key not found"},
+			TestAppFactory:  newTestApp,
+		},
+		{
+			Name:           "sign-out button",
+			Method:         http.MethodPost,
+			URL:            "/auth/logout",
+			Headers:        withHeaders(sameOrigin, cookie(sessionAlice)),
+			ExpectedStatus: 303,
+			TestAppFactory: newTestApp,
+			AfterTestFunc: func(t testing.TB, app *tests.TestApp, _ *http.Response) {
+				if _, err := sites.UserBySession(app, sessionAlice); err == nil {
+					t.Fatal("still signed in")
+				}
+			},
+		},
+	})
+}
+
+func TestRevokeOwnKeyFromAccountPage(t *testing.T) {
+	t.Parallel()
+	app, _ := newFixtureApp(t)
+	defer app.Cleanup()
+	mux := newMux(t, app)
+	alice, _ := app.FindAuthRecordByEmail("users", "alice@example.com")
+	keys, _ := sites.ListAPIKeys(app, alice)
+	res, body := do(t, mux, http.MethodPost, "/account/keys/"+keys[0].Id+"/revoke", "", withHeaders(sameOrigin, cookie(sessionAlice)))
+	if res.StatusCode != 303 || res.Header.Get("Location") != "/account" {
+		t.Fatalf("revoke: %d %s", res.StatusCode, body)
+	}
+	if _, err := sites.UserByAPIKey(app, keyAlice); err == nil {
+		t.Fatal("revoked key still works")
+	}
+	bob, _ := app.FindAuthRecordByEmail("users", "bob@example.com")
+	bobKeys, _ := sites.ListAPIKeys(app, bob)
+	if res, _ := do(t, mux, http.MethodPost, "/account/keys/"+bobKeys[0].Id+"/revoke", "", withHeaders(sameOrigin, cookie(sessionAlice))); res.StatusCode != 404 {
+		t.Fatalf("revoking another account's key: %d", res.StatusCode)
+	}
+	if _, err := sites.UserByAPIKey(app, keyBob); err != nil {
+		t.Fatal("another account's key was revoked")
+	}
+}
+
+func TestSafeNext(t *testing.T) {
+	for in, want := range map[string]string{
+		"":                      "/account",
+		"/claim/x?token=y":      "/claim/x?token=y",
+		"//evil.example":        "/account",
+		"/\\evil.example":       "/account",
+		"https://evil.example/": "/account",
+		"javascript:alert(1)":   "/account",
+		"account":               "/account",
+		"/a\nb":                 "/account",
+	} {
+		if got := safeNext(in); got != want {
+			t.Errorf("safeNext(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+func TestTimeLeft(t *testing.T) {
+	for _, c := range []struct {
+		minutes int
+		want    string
+	}{{0, "less than a minute"}, {5, "5 minutes"}, {60, "1 hour"}, {23*60 + 59, "23 hours"}, {3 * 24 * 60, "3 days"}} {
+		if got := timeLeft(time.Duration(c.minutes) * time.Minute); got != c.want {
+			t.Errorf("timeLeft(%d min) = %q, want %q", c.minutes, got, c.want)
+		}
+	}
+}

@@ -1,0 +1,136 @@
+package sites
+
+import (
+	"crypto/rand"
+	"errors"
+	"fmt"
+	"math/big"
+	"strings"
+	"time"
+
+	"github.com/pocketbase/dbx"
+	"github.com/pocketbase/pocketbase/core"
+	"golang.org/x/crypto/bcrypt"
+)
+
+// Sign-in codes.
+const (
+	// LoginCodesCollection holds pending sign-in codes.
+	LoginCodesCollection = "login_codes"
+	// LoginCodeDigits is the length of a code.
+	LoginCodeDigits = 6
+	// LoginCodeTTL is how long a code may be used.
+	LoginCodeTTL = 10 * time.Minute
+	// MaxCodeAttempts is how many tries a code allows, the right one
+	// included; after that many wrong ones the code is deleted.
+	MaxCodeAttempts = 5
+)
+
+// ErrInvalidCode is the one answer for an unknown, expired, used, dead or
+// wrong code, so an attacker learns nothing from which one it was.
+var ErrInvalidCode = errors.New("invalid or expired code")
+
+// NewLoginCode stores a fresh code for email (hashed with bcrypt) and
+// returns the code's id and its plaintext, to be mailed.
+func NewLoginCode(app core.App, email string) (id, code string, err error) {
+	code, err = randomDigits(LoginCodeDigits)
+	if err != nil {
+		return "", "", err
+	}
+	hash, err := bcrypt.GenerateFromPassword([]byte(code), bcrypt.DefaultCost)
+	if err != nil {
+		return "", "", fmt.Errorf("hash login code: %w", err)
+	}
+	col, err := app.FindCachedCollectionByNameOrId(LoginCodesCollection)
+	if err != nil {
+		return "", "", fmt.Errorf("find login_codes collection: %w", err)
+	}
+	rec := core.NewRecord(col)
+	rec.Set("email", email)
+	rec.Set("code_hash", string(hash))
+	rec.Set("attempts", 0)
+	rec.Set("expires_at", time.Now().UTC().Add(LoginCodeTTL))
+	if err := app.Save(rec); err != nil {
+		return "", "", fmt.Errorf("save login code: %w", err)
+	}
+	return rec.Id, code, nil
+}
+
+// VerifyLoginCode checks code against the code stored as id and returns the
+// address it was sent to. A code works once. Each try is counted before the
+// comparison, in a transaction, so no more than MaxCodeAttempts guesses are
+// ever compared, however many arrive at once; the last failed one deletes
+// the code.
+func VerifyLoginCode(app core.App, id, code string) (string, error) {
+	code = strings.TrimSpace(code)
+	if id == "" || code == "" || len(code) > 16 {
+		return "", ErrInvalidCode
+	}
+	var rec *core.Record
+	err := app.RunInTransaction(func(tx core.App) error {
+		r, err := tx.FindRecordById(LoginCodesCollection, id)
+		if err != nil {
+			return ErrInvalidCode
+		}
+		if !r.GetDateTime("expires_at").Time().After(time.Now()) || r.GetInt("attempts") >= MaxCodeAttempts {
+			return ErrInvalidCode
+		}
+		r.Set("attempts", r.GetInt("attempts")+1)
+		if err := tx.Save(r); err != nil {
+			return fmt.Errorf("count login code attempt: %w", err)
+		}
+		rec = r
+		return nil
+	})
+	if err != nil {
+		return "", err
+	}
+	if bcrypt.CompareHashAndPassword([]byte(rec.GetString("code_hash")), []byte(code)) != nil {
+		if rec.GetInt("attempts") >= MaxCodeAttempts {
+			_ = deleteLoginCode(app, id)
+		}
+		return "", ErrInvalidCode
+	}
+	// Single use: only the request that deletes the row signs in.
+	if err := deleteLoginCode(app, id); err != nil {
+		return "", ErrInvalidCode
+	}
+	return rec.GetString("email"), nil
+}
+
+func deleteLoginCode(app core.App, id string) error {
+	res, err := app.NonconcurrentDB().Delete(LoginCodesCollection, dbx.HashExp{"id": id}).Execute()
+	if err != nil {
+		return fmt.Errorf("delete login code: %w", err)
+	}
+	if n, _ := res.RowsAffected(); n != 1 {
+		return ErrInvalidCode
+	}
+	return nil
+}
+
+// PurgeExpiredLoginCodes deletes codes past their expiry.
+func PurgeExpiredLoginCodes(app core.App, now time.Time) error {
+	_, err := app.NonconcurrentDB().Delete(LoginCodesCollection, dbx.NewExp("expires_at <= {:now}",
+		dbx.Params{"now": now.UTC().Format(dateLayout)})).Execute()
+	if err != nil {
+		return fmt.Errorf("purge login codes: %w", err)
+	}
+	return nil
+}
+
+// dateLayout is how PocketBase stores dates.
+const dateLayout = "2006-01-02 15:04:05.000Z"
+
+// randomDigits returns n random decimal digits from crypto/rand.
+func randomDigits(n int) (string, error) {
+	var b strings.Builder
+	for range n {
+		d, err := rand.Int(rand.Reader, big.NewInt(10))
+		if err != nil {
+			return "", fmt.Errorf("random digit: %w", err)
+		}
+		b.WriteByte(byte('0' + d.Int64()))
+	}
+	return b.String(), nil
+}
