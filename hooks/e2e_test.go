@@ -1,0 +1,360 @@
+package hooks
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/chromedp/cdproto/runtime"
+	"github.com/chromedp/chromedp"
+
+	"sitedrop/sites"
+)
+
+// e2eTimeout bounds the whole browser test.
+const e2eTimeout = 60 * time.Second
+
+// findChromium returns the path of a Chromium or Chrome binary. Without one
+// the test is skipped, except in CI (CI=true), where it must run.
+func findChromium(t *testing.T) string {
+	t.Helper()
+	for _, name := range []string{"chromium", "chromium-browser", "google-chrome"} {
+		if p, err := exec.LookPath(name); err == nil {
+			return p
+		}
+	}
+	const msg = "no chromium, chromium-browser or google-chrome on PATH; install Debian's chromium (apt-get install chromium) to run the browser test"
+	if os.Getenv("CI") == "true" {
+		t.Fatal(msg + " (CI=true: the browser test must run in CI)")
+	}
+	t.Skip(msg)
+	return ""
+}
+
+// testid is the CSS selector of an element by its data-testid.
+func testid(id string) chromedp.CSS {
+	return chromedp.CSS(`[data-testid="` + id + `"]`)
+}
+
+// TestBrowserClaimE2E drives a real browser through the whole anonymous
+// deploy → claim → sign in by e-mail code → account flow against the app
+// served on a loopback port, with the code mailed over real SMTP.
+func TestBrowserClaimE2E(t *testing.T) {
+	chromium := findChromium(t)
+	start := time.Now()
+	phase := func(name string) { t.Logf("%-28s %v", name, time.Since(start).Round(time.Millisecond)) }
+
+	rcv := newSMTPReceiver(t)
+	app, sd := newFixtureApp(t)
+	t.Cleanup(app.Cleanup) // runs after the server has closed (cleanups are LIFO)
+	useRealSMTP(t, app, rcv)
+
+	srv := httptest.NewUnstartedServer(newMux(t, app))
+	port := srv.Listener.Addr().(*net.TCPAddr).Port
+	webURL := "http://localhost:" + strconv.Itoa(port)
+	// The web host is localhost:PORT and sites are <slug>.localhost:PORT;
+	// Chromium resolves every *.localhost name to loopback by itself. The
+	// config is read per request; set it before the first one.
+	sd.cfg.Domain = "localhost"
+	sd.cfg.SitesDomain = "localhost"
+	sd.cfg.PublicURL = webURL
+	srv.Start()
+	t.Cleanup(srv.Close)
+	phase("app serving")
+
+	ctx, cancel := context.WithTimeout(t.Context(), e2eTimeout)
+	defer cancel()
+
+	// (a) an anonymous deploy, as curl would do it
+	dep := e2eDeploy(t, ctx, webURL, `{"html":"<h1>E2E</h1>","title":"E2E site"}`)
+	siteURL := "http://" + dep.Slug + ".localhost:" + strconv.Itoa(port) + "/"
+	if !strings.HasPrefix(dep.ClaimURL, webURL+"/claim/"+dep.Slug+"?token=") || dep.URL != siteURL {
+		t.Fatalf("deploy answer: claim_url %q url %q (web %s)", dep.ClaimURL, dep.URL, webURL)
+	}
+	phase("anonymous deploy")
+
+	opts := append(chromedp.DefaultExecAllocatorOptions[:],
+		chromedp.ExecPath(chromium),
+		chromedp.Headless,
+		chromedp.NoSandbox,
+		chromedp.DisableGPU,
+		chromedp.NoFirstRun,
+		chromedp.Flag("disable-quic", true),
+		chromedp.Flag("disable-background-networking", true),
+		chromedp.Flag("disable-component-update", true),
+		chromedp.Flag("disable-sync", true),
+		chromedp.UserDataDir(t.TempDir()),
+		// its singleton socket and shared memory files go here, not /tmp
+		chromedp.Env("TMPDIR="+t.TempDir()),
+		chromedp.WindowSize(1280, 1000),
+	)
+	actx, cancelAlloc := chromedp.NewExecAllocator(ctx, opts...)
+	defer cancelAlloc()
+	// chromedp may log from its own goroutines: never after the test ends
+	var logMu sync.Mutex
+	logOpen := true
+	t.Cleanup(func() { logMu.Lock(); logOpen = false; logMu.Unlock() })
+	logf := func(format string, args ...any) {
+		logMu.Lock()
+		defer logMu.Unlock()
+		if logOpen {
+			t.Logf("chromedp: "+format, args...)
+		}
+	}
+	bctx, cancelBrowser := chromedp.NewContext(actx, chromedp.WithErrorf(logf))
+	defer cancelBrowser()
+
+	// Uncaught exceptions and console errors of the pages fail the test.
+	var jsMu sync.Mutex
+	var jsErrors []string
+	err := chromedp.Listen(bctx, func(ev any) {
+		var msg string
+		switch ev := ev.(type) {
+		case *runtime.EventExceptionThrown:
+			msg = strings.TrimPrefix(ev.ExceptionDetails.URL+": ", ": ") + ev.ExceptionDetails.Text
+			if ex := ev.ExceptionDetails.Exception; ex != nil && ex.Description != "" {
+				msg += " " + ex.Description
+			}
+		case *runtime.EventConsoleAPICalled:
+			if ev.Type != runtime.ConsoleAPICalledTypeError {
+				return
+			}
+			msg = "console.error:"
+			for _, a := range ev.Args {
+				if a.Description != "" {
+					msg += " " + a.Description
+				} else {
+					msg += " " + string(a.Value)
+				}
+			}
+		default:
+			return
+		}
+		jsMu.Lock()
+		jsErrors = append(jsErrors, msg)
+		jsMu.Unlock()
+	})
+	if err != nil {
+		t.Fatalf("start the browser: %v", err)
+	}
+	phase("browser started")
+
+	// Screenshots go to the test's artifact directory: a temporary
+	// directory, kept with go test -artifacts -outputdir DIR.
+	shots := t.ArtifactDir()
+	// browserFail reports a browser step that went wrong, with where the
+	// browser is and a screenshot of what it shows.
+	browserFail := func(what string, err error) {
+		t.Helper()
+		loc, _ := chromedp.Run(bctx, chromedp.Location())
+		if png, serr := chromedp.Run(bctx, chromedp.FullScreenshot(100)); serr == nil {
+			p := filepath.Join(shots, "failure.png")
+			if os.WriteFile(p, png, 0o644) == nil {
+				t.Logf("screenshot of the failure: %s", p)
+			}
+		}
+		body, _ := chromedp.Run(bctx, chromedp.Text(chromedp.CSS("body")))
+		t.Fatalf("%s: %v\nbrowser at %s showing:\n%s", what, err, loc, body)
+	}
+	step := func(name string, actions ...chromedp.Action[chromedp.Void]) {
+		t.Helper()
+		if err := chromedp.Do(bctx, actions...); err != nil {
+			browserFail(name, err)
+		}
+	}
+	text := func(sel chromedp.CSS) string {
+		t.Helper()
+		s, err := chromedp.Run(bctx, chromedp.Text(sel))
+		if err != nil {
+			browserFail("read "+string(sel), err)
+		}
+		return s
+	}
+	location := func() string {
+		t.Helper()
+		loc, err := chromedp.Run(bctx, chromedp.Location())
+		if err != nil {
+			browserFail("location", err)
+		}
+		return loc
+	}
+	// loaded waits until the page and its deferred scripts have run, after
+	// a navigation that a click started (Navigate waits by itself).
+	loaded := chromedp.Poll[chromedp.Void](`document.readyState === "complete"`,
+		chromedp.WithPollingInterval(20*time.Millisecond))
+
+	// (b) the claim link, signed out: the site and a way to sign in
+	step("open the claim link",
+		chromedp.Navigate(dep.ClaimURL),
+		chromedp.WaitVisible(testid("claim-signin")),
+	)
+	phase("browser on claim page")
+	if h := text(chromedp.CSS("main h1")); h != "E2E site" {
+		t.Fatalf("claim page heading %q, want the site title", h)
+	}
+	if s := text(testid("site-link")); s != siteURL {
+		t.Fatalf("claim page site link %q, want %s", s, siteURL)
+	}
+	if n, err := chromedp.Run(bctx, chromedp.Nodes(testid("claim-button"), chromedp.AtLeast(0))); err != nil || len(n) != 0 {
+		t.Fatalf("signed out, the claim page shows %d claim buttons (%v)", len(n), err)
+	}
+	step("follow the sign-in link",
+		chromedp.Click(testid("claim-signin")),
+		chromedp.WaitVisible(testid("email-input")),
+		loaded, // login.js is in charge of the forms from now on
+	)
+	if loc, want := location(), webURL+"/auth/login?next="+url.QueryEscape("/claim/"+dep.Slug+"?token="+url.QueryEscape(dep.ClaimToken)); loc != want {
+		t.Fatalf("sign-in link went to %s, want %s", loc, want)
+	}
+
+	// (c) sign in with a new address and the code from the mail
+	const email = "e2e.claimer@example.com"
+	step("ask for a code",
+		chromedp.SendKeys(testid("email-input"), email),
+		chromedp.Click(testid("send-code")),
+		chromedp.WaitVisible(testid("code-input")),
+	)
+	phase("code requested")
+	_, code := loginCodeFrom(t, rcv, email)
+	phase("code received over SMTP")
+	step("enter the code",
+		chromedp.SendKeys(testid("code-input"), code),
+		chromedp.Click(testid("verify-code")),
+		// (d) back on the claim page (next=), signed in now
+		chromedp.WaitVisible(testid("claim-button")),
+	)
+	phase("signed in, back on claim")
+	if loc := location(); loc != dep.ClaimURL {
+		t.Fatalf("after sign-in the browser is at %s, want the claim page %s", loc, dep.ClaimURL)
+	}
+	step("claim the site",
+		chromedp.Click(testid("claim-button")),
+		chromedp.WaitVisible(testid("claim-done")),
+	)
+	if s := text(testid("claim-done")); !strings.Contains(s, "E2E site") {
+		t.Fatalf("claim confirmation %q does not name the site", s)
+	}
+	phase("claimed")
+
+	// (e) the account page lists the site and counts the slot
+	step("open the account page",
+		chromedp.Navigate(webURL+"/account"),
+		chromedp.WaitVisible(testid("deployment-row")),
+	)
+	rows, err := chromedp.Run(bctx, chromedp.Nodes(chromedp.CSSAll(`[data-testid="deployment-row"]`)))
+	if err != nil {
+		browserFail("deployment rows", err)
+	}
+	if len(rows) != 1 {
+		t.Fatalf("account page lists %d sites, want 1", len(rows))
+	}
+	if s := text(testid("deployment-row")); !strings.Contains(s, dep.Slug) || !strings.Contains(s, "E2E site") {
+		t.Fatalf("deployment row %q, want slug %s and the title", s, dep.Slug)
+	}
+	if s := text(testid("slots")); !strings.Contains(s, "1 of 5") {
+		t.Fatalf("slots %q, want 1 of 5", s)
+	}
+	if s := text(chromedp.CSS("main")); !strings.Contains(s, email) {
+		t.Fatalf("account page does not show %s:\n%s", email, s)
+	}
+	png, err := chromedp.Run(bctx, chromedp.FullScreenshot(100))
+	if err != nil {
+		browserFail("screenshot", err)
+	}
+	shot := filepath.Join(shots, "account.png")
+	if err := os.WriteFile(shot, png, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	phase("account page checked")
+
+	// (f) the site itself, on its own host
+	step("open the site", chromedp.Navigate(siteURL), chromedp.WaitVisible(chromedp.CSS("h1")))
+	if title, err := chromedp.Run(bctx, chromedp.Title()); err != nil || title != "E2E site" {
+		t.Fatalf("site title %q (%v), want E2E site", title, err)
+	}
+	if h := text(chromedp.CSS("h1")); h != "E2E" {
+		t.Fatalf("site heading %q", h)
+	}
+	phase("site served")
+
+	// the server side: the new user owns the site, which no longer expires
+	user, err := app.FindAuthRecordByEmail(sites.UsersCollection, email)
+	if err != nil {
+		t.Fatalf("the new user does not exist: %v", err)
+	}
+	rec, err := app.FindFirstRecordByData(sites.DeploymentsCollection, "slug", dep.Slug)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rec.Id != dep.ID || rec.GetString("owner") != user.Id {
+		t.Fatalf("deployment %s owner %q, want %s (%s)", rec.Id, rec.GetString("owner"), user.Id, email)
+	}
+	if !rec.GetDateTime("expires_at").IsZero() {
+		t.Fatalf("claimed deployment still expires at %v", rec.GetDateTime("expires_at"))
+	}
+	if n := len(rcv.Mails()); n != 1 {
+		t.Fatalf("%d mails sent, want 1", n)
+	}
+	jsMu.Lock()
+	defer jsMu.Unlock()
+	if len(jsErrors) != 0 {
+		t.Fatalf("JavaScript errors in the pages:\n%s", strings.Join(jsErrors, "\n"))
+	}
+	if errs := rcv.Errors(); len(errs) != 0 {
+		t.Fatalf("SMTP protocol errors: %v", errs)
+	}
+}
+
+// e2eDeployAnswer is the part of an anonymous deploy's answer the test uses.
+type e2eDeployAnswer struct {
+	ID         string `json:"id"`
+	Slug       string `json:"slug"`
+	URL        string `json:"url"`
+	ClaimToken string `json:"claim_token"`
+	ClaimURL   string `json:"claim_url"`
+}
+
+// e2eDeploy POSTs an anonymous deploy to the running server.
+func e2eDeploy(t *testing.T, ctx context.Context, webURL, body string) e2eDeployAnswer {
+	t.Helper()
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, webURL+"/deploy", strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	// no proxy from the environment: the server is on loopback
+	client := &http.Client{Transport: &http.Transport{Proxy: nil}, Timeout: 20 * time.Second}
+	defer client.CloseIdleConnections()
+	res, err := client.Do(req)
+	if err != nil {
+		t.Fatalf("deploy: %v", err)
+	}
+	defer res.Body.Close()
+	b, err := io.ReadAll(res.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.StatusCode != http.StatusOK {
+		t.Fatalf("deploy: %d %s", res.StatusCode, b)
+	}
+	var out e2eDeployAnswer
+	if err := json.Unmarshal(b, &out); err != nil {
+		t.Fatalf("deploy answer %q: %v", b, err)
+	}
+	if out.Slug == "" || out.ClaimURL == "" || out.ClaimToken == "" || out.ID == "" {
+		t.Fatalf("deploy answer %s", b)
+	}
+	return out
+}

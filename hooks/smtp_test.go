@@ -1,0 +1,178 @@
+package hooks
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"regexp"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/pocketbase/pocketbase/core"
+	"github.com/pocketbase/pocketbase/tests"
+	"github.com/pocketbase/pocketbase/tools/hook"
+	"github.com/pocketbase/pocketbase/tools/mailer"
+
+	"sitedrop/sites"
+)
+
+// mailWait is how long a test waits for a mail to reach the receiver.
+const mailWait = 10 * time.Second
+
+// useRealSMTP points app's mail settings at rcv and makes mail really go
+// there over TCP. The TestApp swaps every mailer for its TestMailer in an
+// OnMailerSend handler of priority -99999; the handler bound here runs
+// after it and puts a real SMTP client, built from the settings, back in
+// e.Mailer. PocketBase then sends with e.Mailer since it is not the client
+// the event started from (core/base.go, NewMailClient). It returns the
+// number of mails routed so.
+func useRealSMTP(t testing.TB, app *tests.TestApp, rcv *smtpReceiver) *atomic.Int64 {
+	t.Helper()
+	s := app.Settings()
+	s.SMTP.Enabled = true
+	s.SMTP.Host = "127.0.0.1"
+	s.SMTP.Port = rcv.Port()
+	s.SMTP.TLS = false
+	s.SMTP.Username, s.SMTP.Password = "", ""
+	if err := app.Save(s); err != nil {
+		t.Fatalf("save SMTP settings: %v", err)
+	}
+	var routed atomic.Int64
+	app.OnMailerSend().Bind(&hook.Handler[*core.MailerEvent]{
+		Id:       "sitedropTestRealSMTP",
+		Priority: 0, // after the TestApp's -99999 handler
+		Func: func(e *core.MailerEvent) error {
+			smtp := e.App.Settings().SMTP
+			if !smtp.Enabled {
+				return e.Next()
+			}
+			e.Mailer = &mailer.SMTPClient{
+				Host:       smtp.Host,
+				Port:       smtp.Port,
+				Username:   smtp.Username,
+				Password:   smtp.Password,
+				TLS:        smtp.TLS,
+				AuthMethod: smtp.AuthMethod,
+				LocalName:  smtp.LocalName,
+			}
+			routed.Add(1)
+			return e.Next()
+		},
+	})
+	return &routed
+}
+
+// sixDigits finds a sign-in code.
+var sixDigits = regexp.MustCompile(`\b\d{6}\b`)
+
+// loginCodeFrom waits for the sign-in mail to rcpt and returns it with
+// the code from its text part.
+func loginCodeFrom(t testing.TB, rcv *smtpReceiver, rcpt string) (parsedMail, string) {
+	t.Helper()
+	m := parseMail(t, rcv.waitMailTo(t, rcpt, mailWait).Data)
+	code := sixDigits.FindString(m.Text)
+	if code == "" {
+		t.Fatalf("no 6-digit code in the text part %q", m.Text)
+	}
+	return m, code
+}
+
+func TestSignInOverRealSMTP(t *testing.T) {
+	t.Parallel()
+	start := time.Now()
+	rcv := newSMTPReceiver(t)
+	app, _ := newFixtureApp(t)
+	t.Cleanup(app.Cleanup)
+	routed := useRealSMTP(t, app, rcv)
+	mux := newMux(t, app)
+
+	const email = "smtp.newcomer@example.com"
+	if _, err := app.FindAuthRecordByEmail(sites.UsersCollection, email); err == nil {
+		t.Fatal("the address must be new")
+	}
+	res, body := do(t, mux, http.MethodPost, "/auth/otp", fmt.Sprintf(`{"email":%q}`, email), nil)
+	if res.StatusCode != http.StatusOK {
+		t.Fatalf("otp: %d %s", res.StatusCode, body)
+	}
+	var otp struct {
+		ID string `json:"otp_id"`
+	}
+	if err := json.Unmarshal([]byte(body), &otp); err != nil || otp.ID == "" {
+		t.Fatalf("otp answer %q: %v", body, err)
+	}
+
+	m, code := loginCodeFrom(t, rcv, email)
+	if got := routed.Load(); got != 1 {
+		t.Fatalf("%d mails routed to SMTP, want 1", got)
+	}
+	if n := app.TestMailer.TotalSend(); n != 0 {
+		t.Fatalf("the test mailer caught %d mails: the mail did not go over SMTP", n)
+	}
+	mails := rcv.Mails()
+	if len(mails) != 1 {
+		t.Fatalf("receiver has %d mails, want 1", len(mails))
+	}
+	if env := mails[0]; len(env.To) != 1 || env.To[0] != email || env.From != app.Settings().Meta.SenderAddress {
+		t.Fatalf("envelope from %q to %v", env.From, env.To)
+	}
+	if len(m.To) != 1 || m.To[0].Address != email {
+		t.Fatalf("To: %v, want %s", m.To, email)
+	}
+	if m.Subject != "Your sitedrop sign-in code" {
+		t.Fatalf("Subject: %q", m.Subject)
+	}
+	if len(m.From) != 1 || m.From[0].Address != app.Settings().Meta.SenderAddress {
+		t.Fatalf("From: %v", m.From)
+	}
+	if m.HTML == "" || !strings.Contains(m.HTML, code) {
+		t.Fatalf("the HTML part does not carry the code %s:\n%s", code, m.HTML)
+	}
+	if mt := m.Header.Get("Content-Type"); !strings.HasPrefix(mt, "multipart/") {
+		t.Fatalf("Content-Type %q, want multipart", mt)
+	}
+
+	res, body = do(t, mux, http.MethodPost, "/auth/verify", fmt.Sprintf(`{"otp_id":%q,"code":%q}`, otp.ID, code), nil)
+	if res.StatusCode != http.StatusOK {
+		t.Fatalf("verify: %d %s", res.StatusCode, body)
+	}
+	var out struct {
+		APIKey string            `json:"api_key"`
+		User   map[string]string `json:"user"`
+	}
+	if err := json.Unmarshal([]byte(body), &out); err != nil {
+		t.Fatalf("verify answer %q: %v", body, err)
+	}
+	if !strings.HasPrefix(out.APIKey, sites.APIKeyPrefix) || out.User["email"] != email {
+		t.Fatalf("verify answer %s", body)
+	}
+	if !hasSessionCookie(res) {
+		t.Fatalf("verify set no session cookie: %v", res.Header.Values("Set-Cookie"))
+	}
+	user, err := app.FindAuthRecordByEmail(sites.UsersCollection, email)
+	if err != nil {
+		t.Fatalf("the user was not created: %v", err)
+	}
+	if user.Id != out.User["id"] {
+		t.Fatalf("user id %s, answer says %s", user.Id, out.User["id"])
+	}
+	res, body = do(t, mux, http.MethodGet, "/deploys", "", bearer(out.APIKey))
+	if res.StatusCode != http.StatusOK {
+		t.Fatalf("GET /deploys with the new key: %d %s", res.StatusCode, body)
+	}
+	if errs := rcv.Errors(); len(errs) != 0 {
+		t.Fatalf("SMTP protocol errors: %v", errs)
+	}
+	t.Logf("sign-in over SMTP took %v", time.Since(start).Round(time.Millisecond))
+}
+
+// hasSessionCookie reports whether res sets a non-empty session cookie.
+func hasSessionCookie(res *http.Response) bool {
+	for _, c := range res.Cookies() {
+		if strings.HasSuffix(c.Name, "sitedrop_session") && c.Value != "" {
+			return true
+		}
+	}
+	return false
+}
