@@ -6,9 +6,9 @@ import (
 	"net/mail"
 	"time"
 
+	"github.com/pocketbase/ozzo-validation/v4/is"
 	"github.com/pocketbase/pocketbase/core"
 	"github.com/pocketbase/pocketbase/tools/security"
-	"golang.org/x/crypto/bcrypt"
 
 	"sitedrop/sites"
 )
@@ -39,10 +39,14 @@ func bindAuthAPI(sd *sitedrop, se *core.ServeEvent) {
 }
 
 // authOTP is POST /auth/otp {email}: it mails a code and answers
-// {"otp_id"}. Known and unknown addresses get the same answer; with sign-up
-// closed an unknown address gets no mail (and no usable id).
+// {"otp_id"}. Known and unknown addresses get the same answer after the
+// same work; with sign-up closed an unknown address is mailed that it has
+// no account, and its id is made up.
 func (sd *sitedrop) authOTP(e *core.RequestEvent) error {
-	if err := sd.limits.otp.check(e.Response, sd.clientIP(e.Request)); err != nil {
+	if err := checkOrigin(e); err != nil {
+		return err
+	}
+	if err := sd.limits.otp.check(e.Response, sd.rateKey(e.Request)); err != nil {
 		return err
 	}
 	var body struct {
@@ -58,12 +62,20 @@ func (sd *sitedrop) authOTP(e *core.RequestEvent) error {
 	if !ok {
 		return fail(http.StatusBadRequest, msgEmailInvalid)
 	}
+	// Codes per address are limited too, so that many client addresses
+	// together cannot guess at one account (each new code also ends the
+	// earlier ones).
+	if err := sd.limits.otpPerAddress.check(e.Response, email); err != nil {
+		return err
+	}
 	_, err := e.App.FindAuthRecordByEmail(sites.UsersCollection, email)
 	known := err == nil
 	if !known && !sd.cfg.Signup {
-		// Same work and same answer as for a real code.
-		_, _ = bcrypt.GenerateFromPassword([]byte("000000"), bcrypt.DefaultCost)
-		return e.JSON(http.StatusOK, map[string]string{"otp_id": security.RandomString(15)})
+		sites.DummyLoginCodeWork()
+		if err := sd.sendNoAccount(e.App, email); err != nil {
+			return err
+		}
+		return e.JSON(http.StatusOK, map[string]string{"otp_id": security.RandomStringWithAlphabet(15, idAlphabet)})
 	}
 	id, code, err := sites.NewLoginCode(e.App, email)
 	if err != nil {
@@ -79,7 +91,11 @@ func (sd *sitedrop) authOTP(e *core.RequestEvent) error {
 // (creating the account on first use when sign-up is open), returns a new
 // API key and sets the session cookie.
 func (sd *sitedrop) authVerify(e *core.RequestEvent) error {
-	if err := sd.limits.verify.check(e.Response, sd.clientIP(e.Request)); err != nil {
+	// A cross-site form could otherwise sign a visitor in as the attacker.
+	if err := checkOrigin(e); err != nil {
+		return err
+	}
+	if err := sd.limits.verify.check(e.Response, sd.rateKey(e.Request)); err != nil {
 		return err
 	}
 	var body struct {
@@ -108,30 +124,38 @@ func (sd *sitedrop) authVerify(e *core.RequestEvent) error {
 			return fail(http.StatusForbidden, msgSignupClosed)
 		}
 		if user, _, err = upsertUser(e.App, email, ""); err != nil {
-			return err
+			// a concurrent first sign-in of the same address created it
+			if user, err = e.App.FindAuthRecordByEmail(sites.UsersCollection, email); err != nil {
+				return err
+			}
 		}
 	}
-	key, _, err := sites.CreateAPIKey(e.App, user, "Web sign-in "+time.Now().UTC().Format("2006-01-02 15:04"))
+	plain, key, err := sites.CreateAPIKey(e.App, user, "Web sign-in "+time.Now().UTC().Format("2006-01-02 15:04"))
 	if err != nil {
 		return err
 	}
-	if err := sd.startSession(e, user); err != nil {
+	if err := sd.startSession(e, key, true); err != nil {
 		return err
 	}
-	return e.JSON(http.StatusOK, map[string]any{"api_key": key, "user": userJSON(user)})
+	return e.JSON(http.StatusOK, map[string]any{"api_key": plain, "user": userJSON(user)})
 }
 
 // authSessionCreate is POST /auth/session with an API key: it gives the
 // browser a session cookie for the web pages.
 func (sd *sitedrop) authSessionCreate(e *core.RequestEvent) error {
-	if err := sd.limits.session.check(e.Response, sd.clientIP(e.Request)); err != nil {
+	if err := checkOrigin(e); err != nil {
 		return err
 	}
-	user, err := sd.requireUser(e)
+	if err := sd.limits.session.check(e.Response, sd.rateKey(e.Request)); err != nil {
+		return err
+	}
+	tok, _ := bearerToken(e.Request)
+	key, user, err := sites.APIKeyByPlain(e.App, tok)
 	if err != nil {
-		return err
+		return fail(http.StatusUnauthorized, msgUnauthorized)
 	}
-	if err := sd.startSession(e, user); err != nil {
+	// the session lasts as long as the key does
+	if err := sd.startSession(e, key, false); err != nil {
 		return err
 	}
 	return e.JSON(http.StatusOK, map[string]any{"user": userJSON(user)})
@@ -159,8 +183,13 @@ func (sd *sitedrop) authLogoutForm(e *core.RequestEvent) error {
 	return e.Redirect(http.StatusSeeOther, "/")
 }
 
-func (sd *sitedrop) startSession(e *core.RequestEvent, user *core.Record) error {
-	tok, err := sites.CreateSession(e.App, user)
+// startSession replaces the browser's session (if any) with a new one on
+// key.
+func (sd *sitedrop) startSession(e *core.RequestEvent, key *core.Record, ownsKey bool) error {
+	if err := sites.DeleteSession(e.App, sd.sessionToken(e)); err != nil {
+		return err
+	}
+	tok, err := sites.CreateSession(e.App, key, ownsKey)
 	if err != nil {
 		return err
 	}
@@ -176,15 +205,19 @@ func (sd *sitedrop) endSession(e *core.RequestEvent) error {
 	return nil
 }
 
+// idAlphabet is the alphabet of PocketBase record ids.
+const idAlphabet = "abcdefghijklmnopqrstuvwxyz0123456789"
+
 // parseEmail accepts a bare address (no display name) of at most 254
-// characters and returns it lowercased.
+// characters that PocketBase's email fields also accept, and returns it
+// lowercased.
 func parseEmail(s string) (string, bool) {
 	s = normalizeEmail(s)
 	if len(s) > 254 {
 		return "", false
 	}
 	a, err := mail.ParseAddress(s)
-	if err != nil || a.Address != s || a.Name != "" {
+	if err != nil || a.Address != s || a.Name != "" || is.EmailFormat.Validate(s) != nil {
 		return "", false
 	}
 	return s, true

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -11,6 +12,7 @@ import (
 	"github.com/pocketbase/pocketbase/tests"
 
 	"sitedrop/sites"
+	"sitedrop/ui"
 )
 
 func TestAuthEndpoints(t *testing.T) {
@@ -86,14 +88,50 @@ func TestAuthEndpoints(t *testing.T) {
 			TestAppFactory:  newTestApp,
 		},
 		{
-			Name:            "otp for an unknown address with sign-up closed: same answer, no mail",
+			Name:            "otp for an unknown address with sign-up closed: same answer, a no-account mail",
 			Method:          http.MethodPost,
 			URL:             "/auth/otp",
 			Body:            strings.NewReader(`{"email":"newcomer@example.com"}`),
 			ExpectedStatus:  200,
 			ExpectedContent: []string{`{"otp_id":"`},
+			ExpectedEvents:  map[string]int{"OnMailerSend": 1},
 			TestAppFactory:  closedSignup,
+			AfterTestFunc: func(t testing.TB, app *tests.TestApp, res *http.Response) {
+				msg := app.TestMailer.LastMessage()
+				if msg.Subject != ui.NoAccountMailSubject || regexp.MustCompile(`\d{8}`).MatchString(msg.Text) {
+					t.Fatalf("mail %q: %q", msg.Subject, msg.Text)
+				}
+				var body struct {
+					ID string `json:"otp_id"`
+				}
+				json.NewDecoder(res.Body).Decode(&body)
+				if !regexp.MustCompile(`^[a-z0-9]{15}$`).MatchString(body.ID) {
+					t.Fatalf("made-up id %q does not look like a real one", body.ID)
+				}
+				if n, _ := app.CountRecords(sites.LoginCodesCollection); n != 0 {
+					t.Fatal("a code was stored for an address that cannot sign in")
+				}
+			},
+		},
+		{
+			Name:            "otp with an address PocketBase would refuse",
+			Method:          http.MethodPost,
+			URL:             "/auth/otp",
+			Body:            strings.NewReader(`{"email":"a@b"}`),
+			ExpectedStatus:  400,
+			ExpectedContent: []string{errBody(msgEmailInvalid)},
+			TestAppFactory:  newTestApp,
 			AfterTestFunc:   noMail,
+		},
+		{
+			Name:            "verify from another site is refused (login CSRF)",
+			Method:          http.MethodPost,
+			URL:             "/auth/verify",
+			Body:            strings.NewReader(`{"otp_id":"x","code":"12345678","x":"="}`),
+			Headers:         map[string]string{"Origin": "https://evil.example", "Sec-Fetch-Site": "cross-site", "Content-Type": "text/plain"},
+			ExpectedStatus:  403,
+			ExpectedContent: []string{errBody("Cross-origin request refused")},
+			TestAppFactory:  newTestApp,
 		},
 		{
 			Name:            "verify without otp_id",
@@ -279,10 +317,10 @@ func TestLoginCodeRules(t *testing.T) {
 		return res.StatusCode
 	}
 	wrong := func(code string) string {
-		if code == "000000" {
-			return "111111"
+		if code == "00000000" {
+			return "11111111"
 		}
-		return "000000"
+		return "00000000"
 	}
 
 	t.Run("a code works once", func(t *testing.T) {
@@ -346,8 +384,8 @@ func TestLoginCodeRules(t *testing.T) {
 		sd.cfg.Signup = false
 		mux := newMux(t, app)
 		res, body := do(t, mux, http.MethodPost, "/auth/otp", `{"email":"stranger@example.com"}`, nil)
-		if res.StatusCode != 200 || app.TestMailer.TotalSend() != 0 {
-			t.Fatalf("otp: %d %s, %d mails", res.StatusCode, body, app.TestMailer.TotalSend())
+		if res.StatusCode != 200 || app.TestMailer.LastMessage().Subject != ui.NoAccountMailSubject {
+			t.Fatalf("otp: %d %s, mail %q", res.StatusCode, body, app.TestMailer.LastMessage().Subject)
 		}
 		var otp struct {
 			ID string `json:"otp_id"`
@@ -383,8 +421,8 @@ func TestAuthRateLimits(t *testing.T) {
 		headers            map[string]string
 		limit              int
 	}{
-		{http.MethodPost, "/auth/otp", `{"email":"alice@example.com"}`, nil, 3},
-		{http.MethodPost, "/auth/verify", `{"otp_id":"nope","code":"123456"}`, nil, 10},
+		{http.MethodPost, "/auth/otp", `{"email":"person-%d@example.com"}`, nil, 3},
+		{http.MethodPost, "/auth/verify", `{"otp_id":"nope","code":"12345678"}`, nil, 10},
 		{http.MethodPost, "/auth/session", "", bearer(keyAlice), 5},
 		{http.MethodGet, "/auth/login", "", nil, 30},
 	} {
@@ -393,21 +431,27 @@ func TestAuthRateLimits(t *testing.T) {
 			app, _ := newFixtureApp(t)
 			defer app.Cleanup()
 			mux := newMux(t, app)
+			n := 0
 			send := func(ip string) *http.Response {
-				req := newRequest(c.method, c.path, c.body, c.headers)
+				n++
+				body := c.body
+				if strings.Contains(body, "%d") {
+					body = fmt.Sprintf(body, n) // a new address each time
+				}
+				req := newRequest(c.method, c.path, body, c.headers)
 				req.RemoteAddr = ip + ":1234"
 				return serve(mux, req)
 			}
 			for i := range c.limit {
-				if res := send("198.51.100.1"); res.StatusCode == 429 {
+				if res := send("2001:db8:1:2::1"); res.StatusCode == 429 {
 					t.Fatalf("request %d limited", i+1)
 				}
 			}
-			res := send("198.51.100.1")
+			res := send("2001:db8:1:2::ffff") // the same /64
 			if res.StatusCode != 429 || res.Header.Get("Retry-After") == "" {
 				t.Fatalf("request %d: %d, Retry-After %q", c.limit+1, res.StatusCode, res.Header.Get("Retry-After"))
 			}
-			if res := send("198.51.100.2"); res.StatusCode == 429 {
+			if res := send("2001:db8:1:3::1"); res.StatusCode == 429 {
 				t.Fatal("another client was limited")
 			}
 		})
@@ -442,4 +486,74 @@ func TestSessionCookieNeverOnSiteHosts(t *testing.T) {
 		NotExpectedContent: []string{"alice@example.com"},
 		TestAppFactory:     newTestApp,
 	}})
+}
+
+// TestCodesPerAddress: an address gets at most 3 codes in 10 minutes,
+// whatever the client, and a new code ends the earlier ones.
+func TestCodesPerAddress(t *testing.T) {
+	t.Parallel()
+	app, _ := newFixtureApp(t)
+	defer app.Cleanup()
+	mux := newMux(t, app)
+	otp := func(ip string) (*http.Response, string) {
+		req := newRequest(http.MethodPost, "/auth/otp", `{"email":"alice@example.com"}`, nil)
+		req.RemoteAddr = ip + ":1234"
+		res := serve(mux, req)
+		var body struct {
+			ID string `json:"otp_id"`
+		}
+		json.NewDecoder(res.Body).Decode(&body)
+		return res, body.ID
+	}
+	_, first := otp("198.51.100.1")
+	firstCode := codeFromMail(t, app)
+	_, second := otp("198.51.100.2")
+	secondCode := codeFromMail(t, app)
+	if res, _ := do(t, mux, http.MethodPost, "/auth/verify", fmt.Sprintf(`{"otp_id":%q,"code":%q}`, first, firstCode), nil); res.StatusCode != 400 {
+		t.Fatalf("an earlier code still works: %d", res.StatusCode)
+	}
+	if res, _ := do(t, mux, http.MethodPost, "/auth/verify", fmt.Sprintf(`{"otp_id":%q,"code":%q}`, second, secondCode), nil); res.StatusCode != 200 {
+		t.Fatalf("the newest code: %d", res.StatusCode)
+	}
+	otp("198.51.100.3")
+	if res, _ := otp("198.51.100.4"); res.StatusCode != 429 {
+		t.Fatalf("4th code for one address from a 4th client: %d, want 429", res.StatusCode)
+	}
+}
+
+// TestSessionsFollowTheirKeys: a session made from a key ends when the key
+// is revoked; signing out of a code sign-in revokes the key made for it.
+func TestSessionsFollowTheirKeys(t *testing.T) {
+	t.Parallel()
+	app, _ := newFixtureApp(t)
+	defer app.Cleanup()
+	mux := newMux(t, app)
+
+	res, _ := do(t, mux, http.MethodPost, "/auth/session", "", bearer(keyAlice))
+	tok := strings.TrimPrefix(strings.Split(res.Header.Get("Set-Cookie"), ";")[0], "sitedrop_session=")
+	if _, err := sites.UserBySession(app, tok); err != nil {
+		t.Fatal("no session")
+	}
+	if _, err := sites.RevokeAPIKey(app, keyAlice[:11]); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := sites.UserBySession(app, tok); err == nil {
+		t.Fatal("a session outlived the key it was made with")
+	}
+
+	res, body := signIn(t, app, mux, "bob@example.com")
+	var out struct {
+		APIKey string `json:"api_key"`
+	}
+	json.Unmarshal([]byte(body), &out)
+	tok = strings.TrimPrefix(strings.Split(res.Header.Get("Set-Cookie"), ";")[0], "sitedrop_session=")
+	if res, _ := do(t, mux, http.MethodDelete, "/auth/session", "", cookie(tok)); res.StatusCode != 200 {
+		t.Fatalf("sign out: %d", res.StatusCode)
+	}
+	if _, err := sites.UserByAPIKey(app, out.APIKey); err == nil {
+		t.Fatal("the key made for a browser sign-in survived its sign-out")
+	}
+	if _, err := sites.UserByAPIKey(app, keyBob); err != nil {
+		t.Fatal("signing out revoked another key")
+	}
 }

@@ -72,3 +72,14 @@ func remoteAddr(r *http.Request) netip.Addr {
 	}
 	return a.Unmap()
 }
+
+// rateKey is the client a per-IP rate limit counts: its IPv4 address, or
+// its IPv6 /64 network (one subscriber usually holds a whole /64).
+func (sd *sitedrop) rateKey(r *http.Request) string {
+	a, err := netip.ParseAddr(sd.clientIP(r))
+	if err != nil || a.Is4() {
+		return sd.clientIP(r)
+	}
+	p, _ := a.Prefix(64)
+	return p.String()
+}

@@ -63,7 +63,7 @@ func (sd *sitedrop) deployCreate(e *core.RequestEvent) error {
 		return err
 	}
 	if user == nil {
-		err = sd.anonDeploys.check(e.Response, sd.clientIP(e.Request))
+		err = sd.anonDeploys.check(e.Response, sd.rateKey(e.Request))
 	} else {
 		err = sd.keyedDeploys.check(e.Response, user.Id)
 	}

@@ -260,15 +260,21 @@ var (
 	sessionBob   = "session-of-bob-000000000000000000000000000"
 )
 
-// mustSession stores a browser session for user whose cookie value is token.
+// mustSession stores a browser session for user, on the user's first API
+// key, whose cookie value is token.
 func mustSession(t testing.TB, app core.App, user *core.Record, token string) {
 	t.Helper()
 	col, err := app.FindCollectionByNameOrId(sites.SessionsCollection)
 	if err != nil {
 		t.Fatal(err)
 	}
+	keys, err := sites.ListAPIKeys(app, user)
+	if err != nil || len(keys) == 0 {
+		t.Fatalf("no key for %s's session", user.Email())
+	}
 	rec := core.NewRecord(col)
 	rec.Set("user", user.Id)
+	rec.Set("api_key", keys[0].Id)
 	rec.Set("token_hash", sites.HashSecret(token))
 	rec.Set("expires_at", time.Now().Add(time.Hour).UTC())
 	if err := app.Save(rec); err != nil {
@@ -297,7 +303,7 @@ func withHeaders(ms ...map[string]string) map[string]string {
 func codeFromMail(t testing.TB, app *tests.TestApp) string {
 	t.Helper()
 	msg := app.TestMailer.LastMessage()
-	m := regexp.MustCompile(`\b\d{6}\b`).FindString(msg.Text)
+	m := regexp.MustCompile(`\b\d{8}\b`).FindString(msg.Text)
 	if m == "" {
 		t.Fatalf("no code in mail %q", msg.Text)
 	}

@@ -224,12 +224,15 @@ func TestRevokeOwnKeyFromAccountPage(t *testing.T) {
 	defer app.Cleanup()
 	mux := newMux(t, app)
 	alice, _ := app.FindAuthRecordByEmail("users", "alice@example.com")
-	keys, _ := sites.ListAPIKeys(app, alice)
-	res, body := do(t, mux, http.MethodPost, "/account/keys/"+keys[0].Id+"/revoke", "", withHeaders(sameOrigin, cookie(sessionAlice)))
+	extra, extraKey, err := sites.CreateAPIKey(app, alice, "extra")
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, body := do(t, mux, http.MethodPost, "/account/keys/"+extraKey.Id+"/revoke", "", withHeaders(sameOrigin, cookie(sessionAlice)))
 	if res.StatusCode != 303 || res.Header.Get("Location") != "/account" {
 		t.Fatalf("revoke: %d %s", res.StatusCode, body)
 	}
-	if _, err := sites.UserByAPIKey(app, keyAlice); err == nil {
+	if _, err := sites.UserByAPIKey(app, extra); err == nil {
 		t.Fatal("revoked key still works")
 	}
 	bob, _ := app.FindAuthRecordByEmail("users", "bob@example.com")
@@ -239,6 +242,12 @@ func TestRevokeOwnKeyFromAccountPage(t *testing.T) {
 	}
 	if _, err := sites.UserByAPIKey(app, keyBob); err != nil {
 		t.Fatal("another account's key was revoked")
+	}
+	// revoking the key this browser session stands on signs it out
+	keys, _ := sites.ListAPIKeys(app, alice)
+	do(t, mux, http.MethodPost, "/account/keys/"+keys[0].Id+"/revoke", "", withHeaders(sameOrigin, cookie(sessionAlice)))
+	if res, _ := do(t, mux, http.MethodGet, "/account", "", cookie(sessionAlice)); res.StatusCode != 303 {
+		t.Fatalf("account after revoking the session's key: %d, want 303 to sign-in", res.StatusCode)
 	}
 }
 

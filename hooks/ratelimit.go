@@ -81,6 +81,8 @@ type authLimits struct {
 	otp     *limiter // POST /auth/otp: 3 a minute
 	verify  *limiter // POST /auth/verify: 10 a minute
 	login   *limiter // GET /auth/login: 30 a minute
+	// otpPerAddress limits codes per e-mail address, whatever the client.
+	otpPerAddress *limiter
 }
 
 func newAuthLimits() authLimits {
@@ -89,5 +91,8 @@ func newAuthLimits() authLimits {
 		otp:     newLimiter(3, time.Minute),
 		verify:  newLimiter(10, time.Minute),
 		login:   newLimiter(30, time.Minute),
+		// 3 codes in 10 minutes: with 8 digits and 5 tries per code,
+		// guessing stays hopeless however many clients join in.
+		otpPerAddress: newLimiter(3, 10*time.Minute),
 	}
 }

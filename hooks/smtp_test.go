@@ -64,17 +64,17 @@ func useRealSMTP(t testing.TB, app *tests.TestApp, rcv *smtpReceiver) *atomic.In
 	return &routed
 }
 
-// sixDigits finds a sign-in code.
-var sixDigits = regexp.MustCompile(`\b\d{6}\b`)
+// codeDigits finds a sign-in code.
+var codeDigits = regexp.MustCompile(`\b\d{8}\b`)
 
 // loginCodeFrom waits for the sign-in mail to rcpt and returns it with
 // the code from its text part.
 func loginCodeFrom(t testing.TB, rcv *smtpReceiver, rcpt string) (parsedMail, string) {
 	t.Helper()
 	m := parseMail(t, rcv.waitMailTo(t, rcpt, mailWait).Data)
-	code := sixDigits.FindString(m.Text)
+	code := codeDigits.FindString(m.Text)
 	if code == "" {
-		t.Fatalf("no 6-digit code in the text part %q", m.Text)
+		t.Fatalf("no 8-digit code in the text part %q", m.Text)
 	}
 	return m, code
 }

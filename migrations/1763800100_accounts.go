@@ -10,7 +10,8 @@ import (
 
 // Sign-in by e-mail code and browser sessions: login_codes holds the codes
 // (hashed) until they are used, expire or have had too many wrong tries;
-// sessions holds the browser sessions (token hashes). Both superuser-only.
+// sessions holds the browser sessions (token hashes), each tied to an API
+// key. Both superuser-only.
 func init() {
 	m.Register(func(app core.App) error {
 		users, err := app.FindCollectionByNameOrId("users")
@@ -32,9 +33,19 @@ func init() {
 			return fmt.Errorf("save login_codes: %w", err)
 		}
 
+		keys, err := app.FindCollectionByNameOrId("api_keys")
+		if err != nil {
+			return fmt.Errorf("find api_keys: %w", err)
+		}
+
+		// A session stands on the API key it was made with: revoking the
+		// key ends the session. owns_key marks the key a code sign-in made
+		// for this session, which signing out revokes too.
 		sessions := core.NewBaseCollection("sessions")
 		sessions.Fields.Add(
 			&core.RelationField{Name: "user", CollectionId: users.Id, MaxSelect: 1, Required: true, CascadeDelete: true},
+			&core.RelationField{Name: "api_key", CollectionId: keys.Id, MaxSelect: 1, Required: true, CascadeDelete: true},
+			&core.BoolField{Name: "owns_key"},
 			&core.TextField{Name: "token_hash", Required: true, Hidden: true, Max: 64},
 			&core.DateField{Name: "expires_at", Required: true},
 			&core.AutodateField{Name: "created", OnCreate: true},

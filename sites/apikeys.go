@@ -62,17 +62,24 @@ func CreateAPIKey(app core.App, user *core.Record, name string) (string, *core.R
 // ErrKeyNotFound. It refreshes the key's last_used_at at most once a
 // minute.
 func UserByAPIKey(app core.App, plain string) (*core.Record, error) {
+	_, user, err := APIKeyByPlain(app, plain)
+	return user, err
+}
+
+// APIKeyByPlain returns the key record of a plaintext key and its user, or
+// ErrKeyNotFound, refreshing last_used_at at most once a minute.
+func APIKeyByPlain(app core.App, plain string) (key, user *core.Record, err error) {
 	if !strings.HasPrefix(plain, APIKeyPrefix) || len(plain) != len(APIKeyPrefix)+apiKeySecretLen {
-		return nil, ErrKeyNotFound
+		return nil, nil, ErrKeyNotFound
 	}
 	h := HashSecret(plain)
-	key, err := app.FindFirstRecordByData(APIKeysCollection, "hash", h)
+	key, err = app.FindFirstRecordByData(APIKeysCollection, "hash", h)
 	if err != nil || subtle.ConstantTimeCompare([]byte(key.GetString("hash")), []byte(h)) != 1 {
-		return nil, ErrKeyNotFound
+		return nil, nil, ErrKeyNotFound
 	}
-	user, err := app.FindRecordById(UsersCollection, key.GetString("user"))
+	user, err = app.FindRecordById(UsersCollection, key.GetString("user"))
 	if err != nil {
-		return nil, ErrKeyNotFound
+		return nil, nil, ErrKeyNotFound
 	}
 	if last := key.GetDateTime("last_used_at"); last.IsZero() || time.Since(last.Time()) > lastUsedResolution {
 		key.Set("last_used_at", time.Now().UTC())
@@ -80,7 +87,7 @@ func UserByAPIKey(app core.App, plain string) (*core.Record, error) {
 			app.Logger().Warn("update api key last_used_at", "error", err)
 		}
 	}
-	return user, nil
+	return key, user, nil
 }
 
 // ListAPIKeys returns user's keys, newest first.

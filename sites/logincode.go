@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math/big"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/pocketbase/dbx"
@@ -17,8 +18,9 @@ import (
 const (
 	// LoginCodesCollection holds pending sign-in codes.
 	LoginCodesCollection = "login_codes"
-	// LoginCodeDigits is the length of a code.
-	LoginCodeDigits = 6
+	// LoginCodeDigits is the length of a code: 8 digits, so that even the
+	// most guesses the limits allow per address stay hopeless.
+	LoginCodeDigits = 8
 	// LoginCodeTTL is how long a code may be used.
 	LoginCodeTTL = 10 * time.Minute
 	// MaxCodeAttempts is how many tries a code allows, the right one
@@ -31,7 +33,8 @@ const (
 var ErrInvalidCode = errors.New("invalid or expired code")
 
 // NewLoginCode stores a fresh code for email (hashed with bcrypt) and
-// returns the code's id and its plaintext, to be mailed.
+// returns the code's id and its plaintext, to be mailed. Earlier codes for
+// the address stop working: only the newest can be guessed at.
 func NewLoginCode(app core.App, email string) (id, code string, err error) {
 	code, err = randomDigits(LoginCodeDigits)
 	if err != nil {
@@ -50,8 +53,17 @@ func NewLoginCode(app core.App, email string) (id, code string, err error) {
 	rec.Set("code_hash", string(hash))
 	rec.Set("attempts", 0)
 	rec.Set("expires_at", time.Now().UTC().Add(LoginCodeTTL))
-	if err := app.Save(rec); err != nil {
-		return "", "", fmt.Errorf("save login code: %w", err)
+	err = app.RunInTransaction(func(tx core.App) error {
+		if _, err := tx.NonconcurrentDB().Delete(LoginCodesCollection, dbx.HashExp{"email": email}).Execute(); err != nil {
+			return fmt.Errorf("delete earlier login codes: %w", err)
+		}
+		if err := tx.Save(rec); err != nil {
+			return fmt.Errorf("save login code: %w", err)
+		}
+		return nil
+	})
+	if err != nil {
+		return "", "", err
 	}
 	return rec.Id, code, nil
 }
@@ -83,6 +95,9 @@ func VerifyLoginCode(app core.App, id, code string) (string, error) {
 		return nil
 	})
 	if err != nil {
+		// Take as long as a real comparison, so that answers do not tell
+		// real ids from made-up ones.
+		_ = bcrypt.CompareHashAndPassword(dummyCodeHash(), []byte(code))
 		return "", err
 	}
 	if bcrypt.CompareHashAndPassword([]byte(rec.GetString("code_hash")), []byte(code)) != nil {
@@ -96,6 +111,18 @@ func VerifyLoginCode(app core.App, id, code string) (string, error) {
 		return "", ErrInvalidCode
 	}
 	return rec.GetString("email"), nil
+}
+
+// dummyCodeHash is a bcrypt hash to compare against when there is no code.
+var dummyCodeHash = sync.OnceValue(func() []byte {
+	h, _ := bcrypt.GenerateFromPassword([]byte("no code"), bcrypt.DefaultCost)
+	return h
+})
+
+// DummyLoginCodeWork does the hashing NewLoginCode does, for answers that
+// must take as long as issuing a real code.
+func DummyLoginCodeWork() {
+	_, _ = bcrypt.GenerateFromPassword([]byte("no code"), bcrypt.DefaultCost)
 }
 
 func deleteLoginCode(app core.App, id string) error {

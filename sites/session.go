@@ -21,16 +21,20 @@ const (
 // ErrNoSession is returned for an unknown or expired session token.
 var ErrNoSession = errors.New("no such session")
 
-// CreateSession starts a browser session for user and returns its token,
-// which only the cookie holds; the database keeps its SHA-256.
-func CreateSession(app core.App, user *core.Record) (string, error) {
+// CreateSession starts a browser session for the owner of key and returns
+// its token, which only the cookie holds; the database keeps its SHA-256.
+// The session ends when key is revoked; ownsKey says the key was made for
+// this session alone, so signing out revokes it too.
+func CreateSession(app core.App, key *core.Record, ownsKey bool) (string, error) {
 	col, err := app.FindCachedCollectionByNameOrId(SessionsCollection)
 	if err != nil {
 		return "", fmt.Errorf("find sessions collection: %w", err)
 	}
 	token := security.RandomString(43)
 	rec := core.NewRecord(col)
-	rec.Set("user", user.Id)
+	rec.Set("user", key.GetString("user"))
+	rec.Set("api_key", key.Id)
+	rec.Set("owns_key", ownsKey)
 	rec.Set("token_hash", HashSecret(token))
 	rec.Set("expires_at", time.Now().UTC().Add(SessionTTL))
 	if err := app.Save(rec); err != nil {
@@ -55,13 +59,26 @@ func UserBySession(app core.App, token string) (*core.Record, error) {
 	return user, nil
 }
 
-// DeleteSession ends the session of token; an unknown token is no error.
+// DeleteSession ends the session of token, and revokes its key when the
+// key was made for it; an unknown token is no error.
 func DeleteSession(app core.App, token string) error {
 	if token == "" {
 		return nil
 	}
-	_, err := app.NonconcurrentDB().Delete(SessionsCollection, dbx.HashExp{"token_hash": HashSecret(token)}).Execute()
+	rec, err := app.FindFirstRecordByData(SessionsCollection, "token_hash", HashSecret(token))
 	if err != nil {
+		return nil
+	}
+	if rec.GetBool("owns_key") {
+		if key, err := app.FindRecordById(APIKeysCollection, rec.GetString("api_key")); err == nil {
+			// the session goes with its key (cascade)
+			if err := app.Delete(key); err != nil {
+				return fmt.Errorf("revoke session key: %w", err)
+			}
+			return nil
+		}
+	}
+	if err := app.Delete(rec); err != nil {
 		return fmt.Errorf("delete session: %w", err)
 	}
 	return nil

@@ -13,3 +13,15 @@ func LoginCodeText(p LoginCodeMailProps) string {
 		"It expires in " + strconv.Itoa(p.Minutes) + " minutes. If you did not ask for it, ignore this e-mail.\n\n" +
 		"Sent by the sitedrop server at " + p.WebURL + "\n"
 }
+
+// NoAccountMailSubject is the subject line of the "no account" e-mail.
+const NoAccountMailSubject = "Sign-in to sitedrop"
+
+// NoAccountText is the plain-text body of the "no account" e-mail.
+func NoAccountText(p NoAccountMailProps) string {
+	return "Sign-in to sitedrop\n\n" +
+		"Someone asked to sign in with this address, but it has no account on this server, " +
+		"and this server does not open new accounts.\n\n" +
+		"If that was you, ask the server's administrator for an account. Otherwise, ignore this e-mail.\n\n" +
+		"Sent by the sitedrop server at " + p.WebURL + "\n"
+}
