@@ -52,6 +52,9 @@ type Config struct {
 	// whose X-Forwarded-For is believed for the client IP. Default none:
 	// the client IP is the connection's address.
 	TrustedProxies []string
+	// WebhooksAllowPrivate lets webhooks target loopback, private and
+	// other reserved addresses (refused by default: SSRF). Default false.
+	WebhooksAllowPrivate bool
 	// BlobDir holds site content. Default: <data dir>/site_blobs.
 	BlobDir string
 	// GCGrace is how old an unreferenced blob must be before the

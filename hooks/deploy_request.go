@@ -48,13 +48,7 @@ func readJSON(e *core.RequestEvent, limit int64, dst any) error {
 	if e.Request.ContentLength > limit {
 		return tooLarge(limit)
 	}
-	body := e.Request.Body
-	// The router keeps a copy of every body for re-reads; deploy bodies are
-	// large and read once, so read the original stream.
-	if rr, ok := body.(*router.RereadableReadCloser); ok {
-		body = rr.ReadCloser
-	}
-	dec := json.NewDecoder(http.MaxBytesReader(e.Response, body, limit))
+	dec := json.NewDecoder(http.MaxBytesReader(e.Response, unwrapBody(e.Request.Body), limit))
 	if err := dec.Decode(dst); err != nil {
 		return jsonError(err, limit)
 	}
@@ -66,6 +60,15 @@ func readJSON(e *core.RequestEvent, limit int64, dst any) error {
 		return fail(http.StatusBadRequest, "Malformed JSON: unexpected data after the JSON object")
 	}
 	return nil
+}
+
+// unwrapBody returns the request's original body stream: the router keeps
+// a copy of every body for re-reads, which bodies read once do not need.
+func unwrapBody(body io.ReadCloser) io.ReadCloser {
+	if rr, ok := body.(*router.RereadableReadCloser); ok {
+		return rr.ReadCloser
+	}
+	return body
 }
 
 func tooLarge(limit int64) error {

@@ -24,6 +24,7 @@ func BindFlags(fs *pflag.FlagSet, cfg *Config) {
 	fs.IntVar(&cfg.ConcurrentDeploys, "concurrent-deploys", cfg.ConcurrentDeploys, "deploys processed at once; more wait (bounds upload memory)")
 	fs.BoolVar(&cfg.Signup, "signup", cfg.Signup, "let a first sign-in by e-mail code create an account")
 	fs.StringSliceVar(&cfg.TrustedProxies, "trusted-proxies", cfg.TrustedProxies, "reverse proxies (IPs or CIDRs, comma-separated) whose X-Forwarded-For gives the client IP")
+	fs.BoolVar(&cfg.WebhooksAllowPrivate, "webhooks-allow-private", cfg.WebhooksAllowPrivate, "let webhooks target loopback, private and reserved addresses (for self-hosted receivers)")
 	fs.IntVar(&cfg.AnonDeploysPerHour, "anon-deploys-per-hour", cfg.AnonDeploysPerHour, "anonymous deploys allowed per client IP and hour (-1: no limit)")
 }
 

@@ -116,9 +116,9 @@ func newTestApp(t testing.TB) *tests.TestApp {
 	return app
 }
 
-func newFixtureApp(t testing.TB) (*tests.TestApp, *sitedrop) {
+func newFixtureApp(t testing.TB, tune ...func(*Config)) (*tests.TestApp, *sitedrop) {
 	t.Helper()
-	app, sd := newBareApp(t)
+	app, sd := newBareApp(t, tune...)
 	alice := mustUser(t, app, "alice@example.com", "free", keyAlice)
 	bob := mustUser(t, app, "bob@example.com", "free", keyBob)
 	mustUser(t, app, "pia@example.com", "pro", keyPia)

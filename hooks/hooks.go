@@ -29,6 +29,12 @@ type sitedrop struct {
 	proxies []netip.Prefix
 	// limits are the per-IP limits of the sign-in endpoints.
 	limits authLimits
+	// submitLimit limits form submissions per deployment.
+	submitLimit *limiter
+	// deliverer sends queued webhook deliveries.
+	deliverer *sites.Deliverer
+	// notifyWake nudges the notification mailer.
+	notifyWake chan struct{}
 	// gcDue is set when content may have become unreferenced.
 	gcDue gcFlag
 }
@@ -63,11 +69,18 @@ func register(app core.App, cfg *Config) (*sitedrop, error) {
 		se.Router.Bind(jsonErrorsMiddleware())
 		bindDeployAPI(sd, se)
 		bindAuthAPI(sd, se)
+		bindSubmitAPI(sd, se)
+		bindSubmissionsAPI(sd, se)
+		bindWebhooksAPI(sd, se)
+		bindAccountSitePages(sd, se)
 		bindPages(sd, se)
 		if err := se.Next(); err != nil {
 			return err
 		}
 		wrapServerHandler(sd, se)
+		if se.Server != nil { // a real server, not a test harness
+			sd.startWorkers()
+		}
 		return nil
 	})
 	return sd, nil
@@ -99,6 +112,7 @@ func (sd *sitedrop) init() error {
 		FreeSlots:     sd.cfg.FreeSlots,
 		ProSlots:      sd.cfg.ProSlots,
 		ReservedSlugs: reserved,
+		SubmitURL:     func(id string) string { return sd.webURL() + "/submit/" + id },
 	})
 	sd.server = sites.NewServer(sd.svc.LoadSite, store)
 	proxies, err := parseProxies(sd.cfg.TrustedProxies)
@@ -110,5 +124,8 @@ func (sd *sitedrop) init() error {
 	sd.anonDeploys = newLimiter(sd.cfg.AnonDeploysPerHour, time.Hour)
 	sd.keyedDeploys = newLimiter(sd.cfg.DeploysPerMinute, time.Minute)
 	sd.deploySlots = make(chan struct{}, sd.cfg.ConcurrentDeploys)
+	sd.submitLimit = newLimiter(10, time.Minute)
+	sd.deliverer = sites.NewDeliverer(sd.app, sd.webhookGuard())
+	sd.notifyWake = make(chan struct{}, 1)
 	return nil
 }

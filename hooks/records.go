@@ -76,6 +76,35 @@ func bindRecordHooks(sd *sitedrop) {
 		return e.Next()
 	})
 
+	// Webhook events of deployments. deployment.updated fires when the
+	// live content changes (a PUT, from the API or any other writer);
+	// deployment.deleted is queued in the delete's own transaction, before
+	// the cascade removes the webhooks, and its deliveries outlive it.
+	app.OnRecordAfterUpdateSuccess(sites.DeploymentsCollection).BindFunc(func(e *core.RecordEvent) error {
+		if orig := e.Record.Original(); orig != nil && orig.GetString("live_version") != e.Record.GetString("live_version") {
+			if _, err := sites.EnqueueWebhooks(e.App, e.Record.Id, sites.EventDeploymentUpdated, sd.deploymentRef(e.Record), nil); err != nil {
+				e.App.Logger().Error("queue deployment.updated webhooks", "deployment", e.Record.Id, "error", err)
+			}
+			sd.wakeWorkers()
+		}
+		return e.Next()
+	})
+	app.OnRecordDelete(sites.DeploymentsCollection).BindFunc(func(e *core.RecordEvent) error {
+		orig := e.App
+		err := e.App.RunInTransaction(func(tx core.App) error {
+			e.App = tx
+			if _, err := sites.EnqueueWebhooks(tx, e.Record.Id, sites.EventDeploymentDeleted, sd.deploymentRef(e.Record), nil); err != nil {
+				return err
+			}
+			return e.Next()
+		})
+		e.App = orig
+		if err == nil {
+			sd.wakeWorkers()
+		}
+		return err
+	})
+
 	// Every account has a plan; free unless set.
 	defaultPlan := func(e *core.RecordEvent) error {
 		if e.Record.GetString("plan") == "" {

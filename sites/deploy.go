@@ -1,6 +1,7 @@
 package sites
 
 import (
+	"bytes"
 	"context"
 	"crypto/subtle"
 	"errors"
@@ -81,8 +82,11 @@ func (s *Service) Create(ctx context.Context, p CreateParams) (*Created, error) 
 	if err := s.precheckCreate(p); err != nil {
 		return nil, err
 	}
+	if p.ID == "" {
+		p.ID = core.GenerateDefaultRandomId() // known before the content: {{SUBMIT_URL}}
+	}
 	meta := resolveMeta(nil, p.Meta)
-	manifest, blobs := buildManifest(p.Upload.Files, meta)
+	manifest, blobs := buildManifest(p.Upload.Files, meta, s.submitURL(p.ID))
 
 	s.gcMu.RLock()
 	defer s.gcMu.RUnlock()
@@ -108,9 +112,7 @@ func (s *Service) Create(ctx context.Context, p CreateParams) (*Created, error) 
 			return fmt.Errorf("find deployments collection: %w", err)
 		}
 		rec := core.NewRecord(deps)
-		if p.ID != "" {
-			rec.Set("id", p.ID)
-		}
+		rec.Set("id", p.ID)
 		versionID := core.GenerateDefaultRandomId()
 		rec.Set("slug", slug)
 		rec.Set("status", StatusActive)
@@ -153,7 +155,7 @@ func (s *Service) Replace(ctx context.Context, dep *core.Record, meta Metadata, 
 		return nil, ErrNotFound
 	}
 	m := resolveMeta(dep, meta)
-	manifest, blobs := buildManifest(up.Files, m)
+	manifest, blobs := buildManifest(up.Files, m, s.submitURL(dep.Id))
 
 	s.gcMu.RLock()
 	defer s.gcMu.RUnlock()
@@ -449,15 +451,31 @@ func (r resolvedMeta) apply(rec *core.Record) {
 	rec.Set("is_spa", r.isSPA)
 }
 
-// buildManifest applies the metadata to HTML files (a missing title,
-// description or icon is added to the head) and returns the manifest with
-// the bytes of every distinct blob.
-func buildManifest(files []File, meta resolvedMeta) (Manifest, map[string][]byte) {
+// SubmitURLPlaceholder in a deployed HTML file becomes the deployment's
+// absolute form endpoint at deploy time.
+const SubmitURLPlaceholder = "{{SUBMIT_URL}}"
+
+// submitURL is the form endpoint of a deployment, "" when not configured.
+func (s *Service) submitURL(id string) string {
+	if s.cfg.SubmitURL == nil {
+		return ""
+	}
+	return s.cfg.SubmitURL(id)
+}
+
+// buildManifest prepares HTML files (the {{SUBMIT_URL}} placeholder
+// replaced; a missing title, description or icon added to the head) and
+// returns the manifest with the bytes of every distinct blob.
+func buildManifest(files []File, meta resolvedMeta, submitURL string) (Manifest, map[string][]byte) {
 	m := make(Manifest, len(files))
 	blobs := make(map[string][]byte, len(files))
+	placeholder := []byte(SubmitURLPlaceholder)
 	for _, f := range files {
 		data := f.Data
 		if IsHTML(f.ContentType) {
+			if submitURL != "" && bytes.Contains(data, placeholder) {
+				data = bytes.ReplaceAll(data, placeholder, []byte(submitURL))
+			}
 			data = InjectHead(data, meta.title, meta.description, meta.favicon)
 		}
 		h := HashBytes(data)

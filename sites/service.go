@@ -31,6 +31,9 @@ type ServiceConfig struct {
 	KeepVersions int
 	// ReservedSlugs are refused on top of the built-in ReservedSlugs.
 	ReservedSlugs []string
+	// SubmitURL returns the absolute form endpoint of a deployment, which
+	// replaces {{SUBMIT_URL}} in its HTML files; nil leaves them as is.
+	SubmitURL func(deploymentID string) string
 }
 
 // Service is sitedrop's core: it creates, replaces, claims and deletes

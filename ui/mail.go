@@ -1,6 +1,9 @@
 package ui
 
-import "strconv"
+import (
+	"strconv"
+	"strings"
+)
 
 // LoginCodeMailSubject is the subject line of the sign-in code e-mail.
 const LoginCodeMailSubject = "Your sitedrop sign-in code"
@@ -24,4 +27,26 @@ func NoAccountText(p NoAccountMailProps) string {
 		"and this server does not open new accounts.\n\n" +
 		"If that was you, ask the server's administrator for an account. Otherwise, ignore this e-mail.\n\n" +
 		"Sent by the sitedrop server at " + p.WebURL + "\n"
+}
+
+// SubmissionsText is the plain-text body of a notification mail.
+func SubmissionsText(p SubmissionsMailProps) string {
+	var b strings.Builder
+	if p.Total == 1 {
+		b.WriteString("New submission on " + p.Slug + "\n\n")
+	} else {
+		b.WriteString(strconv.Itoa(p.Total) + " new submissions on " + p.Slug + "\n\n")
+	}
+	for _, it := range p.Items {
+		b.WriteString(it.CreatedAt + "\n")
+		for _, f := range it.Fields {
+			b.WriteString("  " + f.Name + ": " + f.Value + "\n")
+		}
+		b.WriteString("\n")
+	}
+	if p.Total > len(p.Items) {
+		b.WriteString("And " + strconv.Itoa(p.Total-len(p.Items)) + " more.\n\n")
+	}
+	b.WriteString("Site: " + p.SiteURL + "\nAll submissions: " + p.ListURL + "\n")
+	return b.String()
 }

@@ -1,0 +1,143 @@
+package hooks
+
+import (
+	"net/http"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/pocketbase/dbx"
+	"github.com/pocketbase/pocketbase/core"
+
+	"sitedrop/sites"
+	"sitedrop/ui"
+)
+
+// accountSitePageSize is how many submissions a site page shows.
+const accountSitePageSize = 50
+
+// bindAccountSitePages registers the owner's page of one site.
+func bindAccountSitePages(sd *sitedrop, se *core.ServeEvent) {
+	r := se.Router
+	r.GET("/account/sites/{id}", sd.accountSitePage)
+	r.GET("/account/sites/{id}/submissions.csv", sd.accountSiteCSV)
+	r.POST("/account/sites/{id}/notifications", sd.accountSiteNotifications)
+	r.POST("/account/sites/{id}/webhooks/{webhookId}/delete", sd.accountSiteWebhookDelete)
+}
+
+// pageSite returns the signed-in user's deployment {id}; for anyone else
+// the answer (redirect to sign-in, or 404 page) is decided.
+func (sd *sitedrop) pageSite(e *core.RequestEvent, user *core.Record) (*core.Record, error) {
+	if user == nil {
+		return nil, e.Redirect(http.StatusSeeOther, loginURL(e.Request.URL.Path))
+	}
+	dep, err := sd.svc.FindOwned(user, e.Request.PathValue("id"))
+	if err != nil {
+		return nil, sd.errorPage(e, http.StatusNotFound, "Site not found", "There is no such site on your account.")
+	}
+	return dep, nil
+}
+
+// accountSitePage is GET /account/sites/{id}?page=: submissions, e-mail
+// notifications and webhooks of one site.
+func (sd *sitedrop) accountSitePage(e *core.RequestEvent) error {
+	user := sd.sessionUser(e)
+	dep, err := sd.pageSite(e, user)
+	if dep == nil {
+		return err
+	}
+	page, _ := strconv.Atoi(e.Request.URL.Query().Get("page"))
+	if page < 1 {
+		page = 1
+	}
+	total, err := e.App.CountRecords(sites.SubmissionsCollection, dbx.HashExp{"deployment": dep.Id})
+	if err != nil {
+		return err
+	}
+	subs, err := e.App.FindRecordsByFilter(sites.SubmissionsCollection, "deployment = {:d}", "-created,-id",
+		accountSitePageSize, (page-1)*accountSitePageSize, dbx.Params{"d": dep.Id})
+	if err != nil {
+		return err
+	}
+	hooks, err := e.App.FindRecordsByFilter(sites.WebhooksCollection, "deployment = {:d}", "created", 0, 0, dbx.Params{"d": dep.Id})
+	if err != nil {
+		return err
+	}
+	slug := dep.GetString("slug")
+	p := ui.AccountSiteProps{
+		ID: dep.Id, Slug: slug, Title: dep.GetString("title"), URL: sd.siteURL(slug),
+		NotifyEmail: dep.GetBool("notify_email"), Total: int(total), Page: page,
+	}
+	if page > 1 {
+		p.PrevPage = page - 1
+	}
+	if int64(page*accountSitePageSize) < total {
+		p.NextPage = page + 1
+	}
+	for _, s := range subs {
+		j := submissionJSON(s)
+		item := ui.AccountSubmission{ID: j.ID, CreatedAt: j.CreatedAt}
+		for k, v := range j.Data {
+			item.Fields = append(item.Fields, ui.SubmissionField{Name: k, Value: csvCell(v)})
+		}
+		sort.Slice(item.Fields, func(a, b int) bool { return item.Fields[a].Name < item.Fields[b].Name })
+		p.Submissions = append(p.Submissions, item)
+	}
+	for _, h := range hooks {
+		p.Webhooks = append(p.Webhooks, ui.AccountWebhook{
+			ID: h.Id, URL: h.GetString("url"), Type: h.GetString("type"),
+			Events: strings.Join(h.GetStringSlice("events"), ", "), Active: h.GetBool("active"),
+		})
+	}
+	return render(e, http.StatusOK, ui.AccountSite(layout(user), p))
+}
+
+// accountSiteCSV is the site page's CSV download (cookie-authenticated).
+func (sd *sitedrop) accountSiteCSV(e *core.RequestEvent) error {
+	dep, err := sd.pageSite(e, sd.sessionUser(e))
+	if dep == nil {
+		return err
+	}
+	return sd.submissionsCSV(e, dep)
+}
+
+// accountSiteNotifications is the notifications toggle of the site page.
+func (sd *sitedrop) accountSiteNotifications(e *core.RequestEvent) error {
+	user, err := sd.formUser(e)
+	if user == nil {
+		return err
+	}
+	dep, err := sd.pageSite(e, user)
+	if dep == nil {
+		return err
+	}
+	on := e.Request.PostForm.Get("email") == "true"
+	if on && !dep.GetBool("notify_email") {
+		dep.Set("notified_until", nowUTC())
+	}
+	dep.Set("notify_email", on)
+	if err := e.App.Save(dep); err != nil {
+		return err
+	}
+	return e.Redirect(http.StatusSeeOther, "/account/sites/"+dep.Id)
+}
+
+// accountSiteWebhookDelete is a webhook's delete button on the site page.
+func (sd *sitedrop) accountSiteWebhookDelete(e *core.RequestEvent) error {
+	user, err := sd.formUser(e)
+	if user == nil {
+		return err
+	}
+	dep, err := sd.pageSite(e, user)
+	if dep == nil {
+		return err
+	}
+	hook, err := e.App.FindRecordById(sites.WebhooksCollection, e.Request.PathValue("webhookId"))
+	if err != nil || hook.GetString("deployment") != dep.Id {
+		return sd.errorPage(e, http.StatusNotFound, "Webhook not found", "There is no such webhook on this site.")
+	}
+	if err := sd.deleteWebhook(e.App, hook); err != nil {
+		return err
+	}
+	return e.Redirect(http.StatusSeeOther, "/account/sites/"+dep.Id)
+}

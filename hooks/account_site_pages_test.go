@@ -1,0 +1,83 @@
+package hooks
+
+import (
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/pocketbase/pocketbase/tests"
+
+	"sitedrop/sites"
+)
+
+func newAppForSitePage(t testing.TB) *tests.TestApp {
+	app := newAppWithSubmissions(t)
+	mustWebhook(t, app, idAliceSite, "https://93.184.216.34/hook")
+	return app
+}
+
+func TestAccountSitePage(t *testing.T) {
+	t.Parallel()
+	page := "/account/sites/" + idAliceSite
+	runScenarios(t, []tests.ApiScenario{
+		{
+			Name: "signed out goes to sign-in", Method: http.MethodGet, URL: page,
+			ExpectedStatus: 303, TestAppFactory: newAppForSitePage,
+		},
+		{
+			Name: "someone else's site", Method: http.MethodGet, URL: page, Headers: cookie(sessionBob),
+			ExpectedStatus: 404, ExpectedContent: []string{"Site not found"}, NotExpectedContent: []string{"first"},
+			TestAppFactory: newAppForSitePage,
+		},
+		{
+			Name: "submissions, notifications and webhooks", Method: http.MethodGet, URL: page, Headers: cookie(sessionAlice),
+			ExpectedStatus: 200,
+			ExpectedContent: []string{`data-testid="submission-row"`, "second", "b@example.com", `data-testid="submissions-csv"`,
+				`data-testid="webhook-row"`, "https://93.184.216.34/hook", `data-testid="notify-toggle"`, "3 in all"},
+			TestAppFactory: newAppForSitePage,
+		},
+		{
+			Name: "CSV download", Method: http.MethodGet, URL: page + "/submissions.csv", Headers: cookie(sessionAlice),
+			ExpectedStatus: 200, ExpectedContent: []string{"id,created_at,email,n,name"}, TestAppFactory: newAppForSitePage,
+		},
+		{
+			Name: "turn notifications on", Method: http.MethodPost, URL: page + "/notifications",
+			Body: formBody("email", "true"), Headers: withHeaders(sameOrigin, cookie(sessionAlice)),
+			ExpectedStatus: 303, TestAppFactory: newAppForSitePage,
+			AfterTestFunc: func(t testing.TB, app *tests.TestApp, _ *http.Response) {
+				rec, _ := app.FindRecordById(sites.DeploymentsCollection, idAliceSite)
+				if !rec.GetBool("notify_email") {
+					t.Fatal("not on")
+				}
+			},
+		},
+		{
+			Name: "notifications from another origin", Method: http.MethodPost, URL: page + "/notifications",
+			Body:           formBody("email", "true"),
+			Headers:        withHeaders(cookie(sessionAlice), map[string]string{"Origin": "http://alice-site.sites.test", "Sec-Fetch-Site": "same-site", "Content-Type": "application/x-www-form-urlencoded"}),
+			ExpectedStatus: 403, ExpectedContent: []string{`data-testid="error-page"`}, TestAppFactory: newAppForSitePage,
+		},
+	})
+}
+
+func TestAccountSiteWebhookDelete(t *testing.T) {
+	t.Parallel()
+	app := newAppForSitePage(t)
+	defer app.Cleanup()
+	mux := newMux(t, app)
+	hooks, _ := app.FindAllRecords(sites.WebhooksCollection)
+	url := "/account/sites/" + idAliceSite + "/webhooks/" + hooks[0].Id + "/delete"
+	if res, _ := do(t, mux, http.MethodPost, "/account/sites/"+idBobSite+"/webhooks/"+hooks[0].Id+"/delete", "", withHeaders(sameOrigin, cookie(sessionAlice))); res.StatusCode != 404 {
+		t.Fatalf("through someone else's site: %d", res.StatusCode)
+	}
+	res, body := do(t, mux, http.MethodPost, url, "", withHeaders(sameOrigin, cookie(sessionAlice)))
+	if res.StatusCode != 303 {
+		t.Fatalf("delete: %d %s", res.StatusCode, body)
+	}
+	if n, _ := app.CountRecords(sites.WebhooksCollection); n != 0 {
+		t.Fatal("webhook not deleted")
+	}
+	if _, body := do(t, mux, http.MethodGet, "/account", "", cookie(sessionAlice)); !strings.Contains(body, `data-testid="site-details"`) {
+		t.Fatal("no link from the account page")
+	}
+}

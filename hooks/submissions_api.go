@@ -1,0 +1,170 @@
+package hooks
+
+import (
+	"encoding/csv"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/pocketbase/dbx"
+	"github.com/pocketbase/pocketbase/core"
+
+	"sitedrop/sites"
+)
+
+// Paging and export limits of GET /submissions.
+const (
+	defaultSubmissionsLimit = 50
+	maxSubmissionsLimit     = 200
+	maxCSVRows              = 100000
+)
+
+// bindSubmissionsAPI registers the owner's view of form submissions.
+func bindSubmissionsAPI(sd *sitedrop, se *core.ServeEvent) {
+	r := se.Router
+	r.GET("/submissions/{deployId}", sd.submissionsList)                    // newest first, paged; ?format=csv
+	r.DELETE("/submissions/{deployId}/{submissionId}", sd.submissionDelete) // remove one
+	r.Any("/submissions/{deployId}", methodNotAllowed("GET"))
+	r.Any("/submissions/{deployId}/{submissionId}", methodNotAllowed("DELETE"))
+}
+
+// ownedByPathValue authenticates the request and returns the caller's
+// deployment named by the path value name (404 for anyone else's).
+func (sd *sitedrop) ownedByPathValue(e *core.RequestEvent, name string) (*core.Record, error) {
+	user, err := sd.requireUser(e)
+	if err != nil {
+		return nil, err
+	}
+	return sd.svc.FindOwned(user, e.Request.PathValue(name))
+}
+
+// submissionsList is GET /submissions/{deployId}?page=&limit=&format=.
+func (sd *sitedrop) submissionsList(e *core.RequestEvent) error {
+	dep, err := sd.ownedByPathValue(e, "deployId")
+	if err != nil {
+		return err
+	}
+	q := e.Request.URL.Query()
+	if f := q.Get("format"); f == "csv" {
+		return sd.submissionsCSV(e, dep)
+	} else if f != "" && f != "json" {
+		return fail(http.StatusBadRequest, "format must be json or csv")
+	}
+	page, err := positiveParam(q.Get("page"), 1, 0, "page")
+	if err != nil {
+		return err
+	}
+	limit, err := positiveParam(q.Get("limit"), defaultSubmissionsLimit, maxSubmissionsLimit, "limit")
+	if err != nil {
+		return err
+	}
+	total, err := e.App.CountRecords(sites.SubmissionsCollection, dbx.HashExp{"deployment": dep.Id})
+	if err != nil {
+		return err
+	}
+	recs, err := e.App.FindRecordsByFilter(sites.SubmissionsCollection, "deployment = {:d}", "-created,-id",
+		limit, (page-1)*limit, dbx.Params{"d": dep.Id})
+	if err != nil {
+		return err
+	}
+	out := make([]*sites.SubmissionJSON, 0, len(recs))
+	for _, r := range recs {
+		out = append(out, submissionJSON(r))
+	}
+	return e.JSON(http.StatusOK, map[string]any{"submissions": out, "page": page, "limit": limit, "total": total})
+}
+
+// submissionsCSV exports every submission of dep, newest first: id,
+// created_at and one column per field name.
+func (sd *sitedrop) submissionsCSV(e *core.RequestEvent, dep *core.Record) error {
+	recs, err := e.App.FindRecordsByFilter(sites.SubmissionsCollection, "deployment = {:d}", "-created,-id",
+		maxCSVRows, 0, dbx.Params{"d": dep.Id})
+	if err != nil {
+		return err
+	}
+	subs := make([]*sites.SubmissionJSON, 0, len(recs))
+	fields := map[string]bool{}
+	for _, r := range recs {
+		s := submissionJSON(r)
+		for k := range s.Data {
+			fields[k] = true
+		}
+		subs = append(subs, s)
+	}
+	cols := make([]string, 0, len(fields))
+	for k := range fields {
+		cols = append(cols, k)
+	}
+	sort.Strings(cols)
+
+	h := e.Response.Header()
+	h.Set("Content-Type", "text/csv; charset=utf-8")
+	h.Set("Content-Disposition", fmt.Sprintf(`attachment; filename="%s-submissions.csv"`, dep.GetString("slug")))
+	e.Response.WriteHeader(http.StatusOK)
+	w := csv.NewWriter(e.Response)
+	_ = w.Write(append([]string{"id", "created_at"}, cols...))
+	for _, s := range subs {
+		row := []string{s.ID, s.CreatedAt}
+		for _, c := range cols {
+			row = append(row, csvCell(s.Data[c]))
+		}
+		_ = w.Write(row)
+	}
+	w.Flush()
+	return w.Error()
+}
+
+// csvCell writes a value for a spreadsheet: strings as they are, other
+// values as JSON, and a leading = + - @ (a formula to a spreadsheet) made
+// inert with a quote.
+func csvCell(v any) string {
+	var s string
+	switch t := v.(type) {
+	case nil:
+		return ""
+	case string:
+		s = t
+	default:
+		b, _ := json.Marshal(t)
+		s = string(b)
+	}
+	if s != "" && strings.ContainsRune("=+-@\t\r", rune(s[0])) {
+		s = "'" + s
+	}
+	return s
+}
+
+// submissionDelete is DELETE /submissions/{deployId}/{submissionId}.
+func (sd *sitedrop) submissionDelete(e *core.RequestEvent) error {
+	dep, err := sd.ownedByPathValue(e, "deployId")
+	if err != nil {
+		return err
+	}
+	sub, err := e.App.FindRecordById(sites.SubmissionsCollection, e.Request.PathValue("submissionId"))
+	if err != nil || sub.GetString("deployment") != dep.Id {
+		return fail(http.StatusNotFound, "Submission not found")
+	}
+	if err := e.App.Delete(sub); err != nil {
+		return err
+	}
+	return e.JSON(http.StatusOK, map[string]string{"id": sub.Id, "message": "Submission deleted"})
+}
+
+// positiveParam reads a positive integer query parameter (def when empty,
+// at most max when max > 0).
+func positiveParam(raw string, def, max int, name string) (int, error) {
+	if raw == "" {
+		return def, nil
+	}
+	n, err := strconv.Atoi(raw)
+	if err != nil || n < 1 || (max > 0 && n > max) {
+		if max > 0 {
+			return 0, fail(http.StatusBadRequest, "%s must be a whole number from 1 to %d", name, max)
+		}
+		return 0, fail(http.StatusBadRequest, "%s must be a whole number from 1", name)
+	}
+	return n, nil
+}

@@ -1,0 +1,246 @@
+package hooks
+
+import (
+	"encoding/json"
+	"errors"
+	"io"
+	"mime"
+	"mime/multipart"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/pocketbase/pocketbase/apis"
+	"github.com/pocketbase/pocketbase/core"
+	"github.com/pocketbase/pocketbase/tools/security"
+
+	"sitedrop/sites"
+	"sitedrop/ui"
+)
+
+// Limits of form submissions.
+const (
+	submitBodyLimit = 64 << 10 // bytes
+	submitMaxFields = 100
+	honeypotField   = "_hp"
+	redirectField   = "_redirect"
+)
+
+// bindSubmitAPI registers the form endpoint of deployed sites.
+func bindSubmitAPI(sd *sitedrop, se *core.ServeEvent) {
+	r := se.Router
+	r.POST("/submit/{deployId}", sd.submitCreate).Unbind(apis.DefaultBodyLimitMiddlewareId)
+	r.OPTIONS("/submit/{deployId}", submitPreflight)
+	r.GET("/submitted", sd.submittedPage) // thank-you page of browser form posts
+	r.Any("/submit/{deployId}", methodNotAllowed("POST, OPTIONS"))
+}
+
+// submitPreflight answers CORS preflights: any origin may post.
+func submitPreflight(e *core.RequestEvent) error {
+	h := e.Response.Header()
+	h.Set("Access-Control-Allow-Origin", "*")
+	h.Set("Access-Control-Allow-Methods", "POST, OPTIONS")
+	h.Set("Access-Control-Allow-Headers", "Content-Type, Accept")
+	h.Set("Access-Control-Max-Age", "86400")
+	return e.NoContent(http.StatusNoContent)
+}
+
+// submitCreate is POST /submit/{deployId}: a deployed page's form data.
+// JSON objects, url-encoded and multipart forms (fields only) up to 64 KiB.
+// A browser form post (Accept: text/html) gets 303 to a thank-you page or
+// to its _redirect field on the site itself.
+func (sd *sitedrop) submitCreate(e *core.RequestEvent) error {
+	e.Response.Header().Set("Access-Control-Allow-Origin", "*")
+	dep, err := e.App.FindRecordById(sites.DeploymentsCollection, e.Request.PathValue("deployId"))
+	if err != nil || dep.GetString("status") != sites.StatusActive || sites.IsExpired(dep, time.Now()) {
+		return fail(http.StatusNotFound, msgNotFound)
+	}
+	if err := sd.submitLimit.check(e.Response, dep.Id); err != nil {
+		return err
+	}
+	data, err := readSubmission(e)
+	if err != nil {
+		return err
+	}
+	redirect := stringField(data, redirectField)
+	honeypot := stringField(data, honeypotField)
+	for k := range data {
+		if strings.HasPrefix(k, "_") {
+			delete(data, k)
+		}
+	}
+	id := security.RandomStringWithAlphabet(15, idAlphabet) // what a bot sees
+	if honeypot == "" {
+		sub, err := sd.storeSubmission(e.App, dep, data)
+		if err != nil {
+			return err
+		}
+		id = sub.Id
+	}
+	if wantsHTML(e.Request) {
+		return e.Redirect(http.StatusSeeOther, sd.afterSubmit(dep, redirect))
+	}
+	return e.JSON(http.StatusOK, map[string]string{"message": "Submission received", "id": id})
+}
+
+// storeSubmission saves the submission and queues what follows from it:
+// webhook deliveries and the owner's notification mail.
+func (sd *sitedrop) storeSubmission(app core.App, dep *core.Record, data map[string]any) (*core.Record, error) {
+	col, err := app.FindCachedCollectionByNameOrId(sites.SubmissionsCollection)
+	if err != nil {
+		return nil, err
+	}
+	sub := core.NewRecord(col)
+	err = app.RunInTransaction(func(tx core.App) error {
+		sub.Set("deployment", dep.Id)
+		sub.Set("data", data)
+		if err := tx.Save(sub); err != nil {
+			return err
+		}
+		_, err := sites.EnqueueWebhooks(tx, dep.Id, sites.EventSubmission, sd.deploymentRef(dep), submissionJSON(sub))
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	sd.wakeWorkers()
+	return sub, nil
+}
+
+// afterSubmit is where a browser goes after posting a form: its _redirect
+// when that is a page of the same site (or of this server), else the
+// thank-you page.
+func (sd *sitedrop) afterSubmit(dep *core.Record, redirect string) string {
+	site := sd.siteURL(dep.GetString("slug"))
+	if u, err := url.Parse(redirect); err == nil && redirect != "" && (u.Scheme == "http" || u.Scheme == "https") {
+		siteURL, _ := url.Parse(site)
+		webURL, _ := url.Parse(sd.webURL())
+		if strings.EqualFold(u.Host, siteURL.Host) || strings.EqualFold(u.Host, webURL.Host) {
+			return u.String()
+		}
+	}
+	return "/submitted?site=" + url.QueryEscape(site)
+}
+
+// submittedPage is the plain thank-you page of browser form posts.
+func (sd *sitedrop) submittedPage(e *core.RequestEvent) error {
+	back := e.Request.URL.Query().Get("site")
+	if u, err := url.Parse(back); err != nil || (u.Scheme != "http" && u.Scheme != "https") {
+		back = ""
+	} else if _, isSite := sd.siteSlug(u.Host); !isSite {
+		back = ""
+	}
+	return render(e, http.StatusOK, ui.Submitted(layout(sd.sessionUser(e)), ui.SubmittedProps{BackURL: back}))
+}
+
+// wantsHTML tells a browser form post from an API call.
+func wantsHTML(r *http.Request) bool {
+	return strings.Contains(r.Header.Get("Accept"), "text/html")
+}
+
+// readSubmission decodes a JSON object, a url-encoded form or a multipart
+// form (fields only) of at most submitBodyLimit bytes.
+func readSubmission(e *core.RequestEvent) (map[string]any, error) {
+	if e.Request.ContentLength > submitBodyLimit {
+		return nil, tooLarge(submitBodyLimit)
+	}
+	body := http.MaxBytesReader(e.Response, unwrapBody(e.Request.Body), submitBodyLimit)
+	mt, params, _ := mime.ParseMediaType(e.Request.Header.Get("Content-Type"))
+	data := map[string]any{}
+	switch mt {
+	case "application/x-www-form-urlencoded":
+		raw, err := io.ReadAll(body)
+		if err != nil {
+			return nil, bodyError(err)
+		}
+		vals, err := url.ParseQuery(string(raw))
+		if err != nil {
+			return nil, fail(http.StatusBadRequest, "Malformed form body")
+		}
+		for k, v := range vals {
+			data[k] = formValue(v)
+		}
+	case "multipart/form-data":
+		mr := multipart.NewReader(body, params["boundary"])
+		for {
+			part, err := mr.NextPart()
+			if errors.Is(err, io.EOF) {
+				break
+			}
+			if err != nil {
+				return nil, bodyError(err)
+			}
+			if part.FileName() != "" {
+				return nil, fail(http.StatusBadRequest, "File uploads are not accepted: send form fields only")
+			}
+			v, err := io.ReadAll(part)
+			if err != nil {
+				return nil, bodyError(err)
+			}
+			name := part.FormName()
+			if prev, ok := data[name]; ok {
+				data[name] = appendValue(prev, string(v))
+			} else {
+				data[name] = string(v)
+			}
+		}
+	default: // JSON, whatever the label says
+		dec := json.NewDecoder(body)
+		dec.UseNumber()
+		if err := dec.Decode(&data); err != nil {
+			return nil, jsonError(err, submitBodyLimit)
+		}
+	}
+	if len(data) > submitMaxFields {
+		return nil, fail(http.StatusBadRequest, "Too many fields: at most %d", submitMaxFields)
+	}
+	return data, nil
+}
+
+// bodyError maps a body read error: 413 past the limit, else 400.
+func bodyError(err error) error {
+	var mbe *http.MaxBytesError
+	if errors.As(err, &mbe) {
+		return tooLarge(submitBodyLimit)
+	}
+	return fail(http.StatusBadRequest, "Malformed form body")
+}
+
+// formValue keeps a single value as a string and several as a list.
+func formValue(v []string) any {
+	if len(v) == 1 {
+		return v[0]
+	}
+	out := make([]any, len(v))
+	for i, s := range v {
+		out[i] = s
+	}
+	return out
+}
+
+func appendValue(prev any, v string) any {
+	if list, ok := prev.([]any); ok {
+		return append(list, v)
+	}
+	return []any{prev, v}
+}
+
+// stringField reads a control field (_hp, _redirect) as a string.
+func stringField(data map[string]any, key string) string {
+	s, _ := data[key].(string)
+	return strings.TrimSpace(s)
+}
+
+// submissionJSON is a submission as the API and webhooks show it.
+func submissionJSON(sub *core.Record) *sites.SubmissionJSON {
+	var data map[string]any
+	_ = json.Unmarshal([]byte(sub.GetString("data")), &data)
+	return &sites.SubmissionJSON{ID: sub.Id, Data: data, CreatedAt: timestamp(sub.GetDateTime("created").Time())}
+}
+
+// deploymentRef is a deployment as webhooks name it.
+func (sd *sitedrop) deploymentRef(dep *core.Record) sites.DeploymentRef {
+	slug := dep.GetString("slug")
+	return sites.DeploymentRef{ID: dep.Id, Slug: slug, URL: sd.siteURL(slug)}
+}

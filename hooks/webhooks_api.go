@@ -1,0 +1,194 @@
+package hooks
+
+import (
+	"errors"
+	"net/http"
+	"slices"
+	"strings"
+
+	"github.com/pocketbase/dbx"
+	"github.com/pocketbase/pocketbase/core"
+	"github.com/pocketbase/pocketbase/tools/security"
+
+	"sitedrop/sites"
+)
+
+// maxWebhooksPerDeployment bounds the webhooks of one deployment.
+const maxWebhooksPerDeployment = 10
+
+// bindWebhooksAPI registers the webhook endpoints and e-mail notification
+// settings of deployments.
+func bindWebhooksAPI(sd *sitedrop, se *core.ServeEvent) {
+	r := se.Router
+	r.POST("/webhooks/{deployId}", sd.webhookCreate)
+	r.GET("/webhooks/{deployId}", sd.webhooksList)
+	r.DELETE("/webhooks/{deployId}/{webhookId}", sd.webhookDelete)
+	r.PUT("/notifications/{deployId}", sd.notificationsUpdate)
+	r.GET("/notifications/{deployId}", sd.notificationsView)
+	r.Any("/webhooks/{deployId}", methodNotAllowed("GET, POST"))
+	r.Any("/webhooks/{deployId}/{webhookId}", methodNotAllowed("DELETE"))
+	r.Any("/notifications/{deployId}", methodNotAllowed("GET, PUT"))
+}
+
+// webhookCreate is POST /webhooks/{deployId} {url, type?, events?}. The
+// answer carries the signing secret, shown once.
+func (sd *sitedrop) webhookCreate(e *core.RequestEvent) error {
+	dep, err := sd.ownedByPathValue(e, "deployId")
+	if err != nil {
+		return err
+	}
+	var body struct {
+		URL    *string   `json:"url"`
+		Type   *string   `json:"type"`
+		Events *[]string `json:"events"`
+	}
+	if err := readJSON(e, authBodyLimit, &body); err != nil {
+		return err
+	}
+	if body.URL == nil || strings.TrimSpace(*body.URL) == "" {
+		return fail(http.StatusBadRequest, "url is required")
+	}
+	url := strings.TrimSpace(*body.URL)
+	typ := "generic"
+	if body.Type != nil {
+		typ = *body.Type
+	}
+	if typ != "generic" && typ != "slack" {
+		return fail(http.StatusBadRequest, `type must be "generic" or "slack"`)
+	}
+	events := sites.WebhookEvents
+	if body.Events != nil {
+		if len(*body.Events) == 0 {
+			return fail(http.StatusBadRequest, "events must name at least one event")
+		}
+		for _, ev := range *body.Events {
+			if !slices.Contains(sites.WebhookEvents, ev) {
+				return fail(http.StatusBadRequest, "unknown event %q (use %s)", ev, strings.Join(sites.WebhookEvents, ", "))
+			}
+		}
+		events = slices.Compact(slices.Sorted(slices.Values(*body.Events)))
+	}
+	if err := sd.webhookGuard().CheckURL(e.Request.Context(), url); err != nil {
+		var ue *sites.WebhookURLError
+		if errors.As(err, &ue) {
+			return fail(http.StatusBadRequest, ue.Msg)
+		}
+		return err
+	}
+	n, err := e.App.CountRecords(sites.WebhooksCollection, dbx.HashExp{"deployment": dep.Id})
+	if err != nil {
+		return err
+	}
+	if n >= maxWebhooksPerDeployment {
+		return fail(http.StatusBadRequest, "A deployment has at most %d webhooks", maxWebhooksPerDeployment)
+	}
+	col, err := e.App.FindCachedCollectionByNameOrId(sites.WebhooksCollection)
+	if err != nil {
+		return err
+	}
+	secret := "whsec_" + security.RandomString(32)
+	hook := core.NewRecord(col)
+	hook.Set("deployment", dep.Id)
+	hook.Set("url", url)
+	hook.Set("type", typ)
+	hook.Set("events", events)
+	hook.Set("secret", secret)
+	hook.Set("active", true)
+	if err := e.App.Save(hook); err != nil {
+		return err
+	}
+	return e.JSON(http.StatusOK, map[string]any{
+		"id": hook.Id, "deployment_id": dep.Id, "url": url, "type": typ, "events": events, "secret": secret,
+	})
+}
+
+// webhooksList is GET /webhooks/{deployId}.
+func (sd *sitedrop) webhooksList(e *core.RequestEvent) error {
+	dep, err := sd.ownedByPathValue(e, "deployId")
+	if err != nil {
+		return err
+	}
+	recs, err := e.App.FindRecordsByFilter(sites.WebhooksCollection, "deployment = {:d}", "created", 0, 0, dbx.Params{"d": dep.Id})
+	if err != nil {
+		return err
+	}
+	out := make([]map[string]any, 0, len(recs))
+	for _, h := range recs {
+		out = append(out, map[string]any{
+			"id": h.Id, "url": h.GetString("url"), "type": h.GetString("type"),
+			"events": h.GetStringSlice("events"), "active": h.GetBool("active"),
+			"created_at": timestamp(h.GetDateTime("created").Time()),
+		})
+	}
+	return e.JSON(http.StatusOK, map[string]any{"webhooks": out})
+}
+
+// webhookDelete is DELETE /webhooks/{deployId}/{webhookId}. Its pending
+// deliveries are dropped with it.
+func (sd *sitedrop) webhookDelete(e *core.RequestEvent) error {
+	dep, err := sd.ownedByPathValue(e, "deployId")
+	if err != nil {
+		return err
+	}
+	hook, err := e.App.FindRecordById(sites.WebhooksCollection, e.Request.PathValue("webhookId"))
+	if err != nil || hook.GetString("deployment") != dep.Id {
+		return fail(http.StatusNotFound, "Webhook not found")
+	}
+	if err := sd.deleteWebhook(e.App, hook); err != nil {
+		return err
+	}
+	return e.JSON(http.StatusOK, map[string]string{"id": hook.Id, "message": "Webhook deleted"})
+}
+
+// deleteWebhook deletes a webhook and drops its pending deliveries; past
+// ones stay as history.
+func (sd *sitedrop) deleteWebhook(app core.App, hook *core.Record) error {
+	return app.RunInTransaction(func(tx core.App) error {
+		if _, err := tx.NonconcurrentDB().Delete(sites.DeliveriesCollection,
+			dbx.HashExp{"webhook": hook.Id, "status": sites.DeliveryPending}).Execute(); err != nil {
+			return err
+		}
+		return tx.Delete(hook)
+	})
+}
+
+// notificationsUpdate is PUT /notifications/{deployId} {"email": bool}:
+// mail the owner about new submissions (at most one mail a minute).
+func (sd *sitedrop) notificationsUpdate(e *core.RequestEvent) error {
+	dep, err := sd.ownedByPathValue(e, "deployId")
+	if err != nil {
+		return err
+	}
+	var body struct {
+		Email *bool `json:"email"`
+	}
+	if err := readJSON(e, authBodyLimit, &body); err != nil {
+		return err
+	}
+	if body.Email == nil {
+		return fail(http.StatusBadRequest, "email is required (true or false)")
+	}
+	if *body.Email && !dep.GetBool("notify_email") {
+		// only submissions from now on are mailed
+		dep.Set("notified_until", nowUTC())
+	}
+	dep.Set("notify_email", *body.Email)
+	if err := e.App.Save(dep); err != nil {
+		return err
+	}
+	return e.JSON(http.StatusOK, map[string]bool{"email": *body.Email})
+}
+
+// notificationsView is GET /notifications/{deployId}.
+func (sd *sitedrop) notificationsView(e *core.RequestEvent) error {
+	dep, err := sd.ownedByPathValue(e, "deployId")
+	if err != nil {
+		return err
+	}
+	return e.JSON(http.StatusOK, map[string]bool{"email": dep.GetBool("notify_email")})
+}
+
+// webhookGuard is the SSRF guard of webhook URLs.
+func (sd *sitedrop) webhookGuard() sites.WebhookGuard {
+	return sites.WebhookGuard{AllowPrivate: sd.cfg.WebhooksAllowPrivate}
+}

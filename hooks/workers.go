@@ -1,0 +1,58 @@
+package hooks
+
+import (
+	"context"
+	"time"
+
+	"github.com/pocketbase/pocketbase/core"
+	"github.com/pocketbase/pocketbase/tools/hook"
+)
+
+// startWorkers runs the background senders of a serving app: webhook
+// deliveries and notification mails. They stop when the app terminates.
+func (sd *sitedrop) startWorkers() {
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{}, 2)
+	go func() { sd.deliverer.Run(ctx); done <- struct{}{} }()
+	go func() { sd.runNotifier(ctx); done <- struct{}{} }()
+	sd.app.OnTerminate().Bind(&hook.Handler[*core.TerminateEvent]{
+		Id: "sitedropStopWorkers",
+		Func: func(e *core.TerminateEvent) error {
+			cancel()
+			for range 2 {
+				select {
+				case <-done:
+				case <-time.After(15 * time.Second):
+				}
+			}
+			return e.Next()
+		},
+	})
+}
+
+// runNotifier sends due notification mails when woken and every few
+// seconds, until ctx ends.
+func (sd *sitedrop) runNotifier(ctx context.Context) {
+	tick := time.NewTicker(5 * time.Second)
+	defer tick.Stop()
+	for {
+		if _, err := sd.sendDueNotifications(time.Now()); err != nil {
+			sd.app.Logger().Error("notification mails", "error", err)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		case <-sd.notifyWake:
+		}
+	}
+}
+
+// wakeWorkers tells the senders that there is new work.
+func (sd *sitedrop) wakeWorkers() {
+	sd.deliverer.Wake()
+	select {
+	case sd.notifyWake <- struct{}{}:
+	default:
+	}
+}

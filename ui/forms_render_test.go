@@ -1,0 +1,52 @@
+package ui
+
+import (
+	"context"
+	"strings"
+	"testing"
+)
+
+// TestFormPagesEscape: submitted values and URLs are escaped or refused in
+// the site page, the thank-you page and the notification mail.
+func TestFormPagesEscape(t *testing.T) {
+	ctx := context.Background()
+	evil := `<script>alert(1)</script>`
+	site, err := RenderString(ctx, AccountSite(LayoutProps{SignedIn: true, Email: "a@example.com"}, AccountSiteProps{
+		ID: "d1", Slug: "demo", URL: "http://demo.localhost/", Total: 1, Page: 1,
+		Submissions: []AccountSubmission{{ID: "s1", CreatedAt: "2026-11-22T12:00:00Z", Fields: []SubmissionField{{Name: evil, Value: evil}}}},
+		Webhooks:    []AccountWebhook{{ID: "w1", URL: "https://example.com/" + evil, Type: "generic", Events: "submission"}},
+	}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{`data-testid="submission-row"`, `data-testid="webhook-row"`, `data-testid="submissions-csv"`, "&lt;script&gt;"} {
+		if !strings.Contains(site, want) {
+			t.Errorf("site page lacks %s", want)
+		}
+	}
+	if strings.Contains(site, evil) {
+		t.Error("site page does not escape submitted values")
+	}
+
+	thanks, err := RenderString(ctx, Submitted(LayoutProps{}, SubmittedProps{BackURL: "javascript:alert(1)"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(thanks, "javascript:") {
+		t.Error("thank-you page links to javascript:")
+	}
+
+	p := SubmissionsMailProps{Slug: "demo", SiteURL: "http://demo.localhost/", Total: 3, ListURL: "http://localhost/account",
+		Items: []SubmissionItem{{CreatedAt: "2026-11-22T12:00:00Z", Fields: []SubmissionField{{Name: "msg", Value: evil}}}}}
+	mail, err := RenderString(ctx, SubmissionsMail(p))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(mail, evil) || !strings.Contains(mail, "3 new submissions on demo") || !strings.Contains(mail, "And 2 more.") {
+		t.Errorf("mail: %s", mail)
+	}
+	text := SubmissionsText(p)
+	if !strings.HasPrefix(text, "3 new submissions on demo\n") || !strings.Contains(text, "  msg: "+evil) || !strings.Contains(text, "And 2 more.") {
+		t.Errorf("text mail: %q", text)
+	}
+}
