@@ -47,9 +47,7 @@ func (sd *sitedrop) accountSitePage(e *core.RequestEvent) error {
 		return err
 	}
 	page, _ := strconv.Atoi(e.Request.URL.Query().Get("page"))
-	if page < 1 {
-		page = 1
-	}
+	page = min(max(page, 1), maxPage)
 	total, err := e.App.CountRecords(sites.SubmissionsCollection, dbx.HashExp{"deployment": dep.Id})
 	if err != nil {
 		return err
@@ -78,7 +76,7 @@ func (sd *sitedrop) accountSitePage(e *core.RequestEvent) error {
 		j := submissionJSON(s)
 		item := ui.AccountSubmission{ID: j.ID, CreatedAt: j.CreatedAt}
 		for k, v := range j.Data {
-			item.Fields = append(item.Fields, ui.SubmissionField{Name: k, Value: csvCell(v)})
+			item.Fields = append(item.Fields, ui.SubmissionField{Name: k, Value: displayValue(v)})
 		}
 		sort.Slice(item.Fields, func(a, b int) bool { return item.Fields[a].Name < item.Fields[b].Name })
 		p.Submissions = append(p.Submissions, item)
@@ -113,7 +111,7 @@ func (sd *sitedrop) accountSiteNotifications(e *core.RequestEvent) error {
 	}
 	on := e.Request.PostForm.Get("email") == "true"
 	if on && !dep.GetBool("notify_email") {
-		dep.Set("notified_until", nowUTC())
+		dep.Set("notified_until", notifyFrom())
 	}
 	dep.Set("notify_email", on)
 	if err := e.App.Save(dep); err != nil {

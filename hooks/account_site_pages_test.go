@@ -38,7 +38,7 @@ func TestAccountSitePage(t *testing.T) {
 		},
 		{
 			Name: "CSV download", Method: http.MethodGet, URL: page + "/submissions.csv", Headers: cookie(sessionAlice),
-			ExpectedStatus: 200, ExpectedContent: []string{"id,created_at,email,n,name"}, TestAppFactory: newAppForSitePage,
+			ExpectedStatus: 200, ExpectedContent: []string{"id,created_at,'@SUM(1),email,n,name"}, TestAppFactory: newAppForSitePage,
 		},
 		{
 			Name: "turn notifications on", Method: http.MethodPost, URL: page + "/notifications",

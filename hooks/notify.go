@@ -18,8 +18,10 @@ const (
 	notifyMaxPerPass = 200         // deployments mailed in one pass
 )
 
-// nowUTC is the current time in UTC.
-func nowUTC() time.Time { return time.Now().UTC() }
+// notifyFrom is the notified_until of a deployment whose notifications are
+// turned on now: submissions from this millisecond on are mailed (a
+// submission in the same millisecond as the switch is not lost).
+func notifyFrom() time.Time { return time.Now().UTC().Add(-time.Millisecond) }
 
 // sendDueNotifications mails the owners of deployments with e-mail
 // notifications on about submissions not mailed yet, when their last mail
@@ -36,6 +38,7 @@ func (sd *sitedrop) sendDueNotifications(now time.Time) (int, error) {
 		WHERE d.[[notify_email]] = TRUE AND d.[[owner]] != ''
 		  AND (d.[[last_mail_at]] = '' OR d.[[last_mail_at]] <= {:due})
 		  AND EXISTS (SELECT 1 FROM {{submissions}} s WHERE s.[[deployment]] = d.[[id]] AND s.[[created]] > d.[[notified_until]])
+		ORDER BY d.[[last_mail_at]]
 		LIMIT {:max}`).
 		Bind(dbx.Params{"due": pbDate(now.Add(-notifyInterval)), "max": notifyMaxPerPass}).All(&rows)
 	if err != nil {
@@ -63,25 +66,26 @@ func (sd *sitedrop) notifyDeployment(id string, now time.Time) error {
 		return nil
 	}
 	since := pbDate(dep.GetDateTime("notified_until").Time())
-	subs, err := sd.app.FindRecordsByFilter(sites.SubmissionsCollection, "deployment = {:d} && created > {:since}",
-		"-created", 0, 0, dbx.Params{"d": dep.Id, "since": since})
+	filter, params := "deployment = {:d} && created > {:since}", dbx.Params{"d": dep.Id, "since": since}
+	total, err := sd.app.CountRecords(sites.SubmissionsCollection, dbx.NewExp("deployment = {:d} AND created > {:since}", params))
+	if err != nil || total == 0 {
+		return err
+	}
+	subs, err := sd.app.FindRecordsByFilter(sites.SubmissionsCollection, filter, "-created", notifyMaxListed, 0, params)
 	if err != nil || len(subs) == 0 {
 		return err
 	}
 	p := ui.SubmissionsMailProps{
 		Slug:    dep.GetString("slug"),
 		SiteURL: sd.siteURL(dep.GetString("slug")),
-		Total:   len(subs),
-		ListURL: sd.webURL() + "/account",
+		Total:   int(total),
+		ListURL: sd.webURL() + "/account/sites/" + dep.Id,
 	}
-	for i, s := range subs {
-		if i == notifyMaxListed {
-			break
-		}
+	for _, s := range subs {
 		j := submissionJSON(s)
 		item := ui.SubmissionItem{CreatedAt: j.CreatedAt}
 		for k, v := range j.Data {
-			item.Fields = append(item.Fields, ui.SubmissionField{Name: k, Value: csvCell(v)})
+			item.Fields = append(item.Fields, ui.SubmissionField{Name: k, Value: displayValue(v)})
 		}
 		sort.Slice(item.Fields, func(a, b int) bool { return item.Fields[a].Name < item.Fields[b].Name })
 		p.Items = append(p.Items, item)
@@ -91,11 +95,26 @@ func (sd *sitedrop) notifyDeployment(id string, now time.Time) error {
 		subject = fmt.Sprintf("%d new submissions on %s", p.Total, p.Slug)
 	}
 	if err := sendMail(sd.app, owner.Email(), subject, ui.SubmissionsMail(p), ui.SubmissionsText(p)); err != nil {
+		// try again in a minute, not on every pass
+		_ = sd.markMailed(dep.Id, dbx.Params{"last_mail_at": pbDate(now)})
 		return err
 	}
-	dep.Set("notified_until", subs[0].GetDateTime("created"))
-	dep.Set("last_mail_at", now.UTC())
-	return sd.app.Save(dep)
+	// The newest submission may be newer than the listed ones' newest only
+	// if it arrived meanwhile; the next mail takes it.
+	return sd.markMailed(dep.Id, dbx.Params{
+		"notified_until": pbDate(subs[0].GetDateTime("created").Time()),
+		"last_mail_at":   pbDate(now),
+	})
+}
+
+// markMailed writes only the pacing columns of a deployment: a whole-record
+// save could undo a deploy or a setting made while the mail was sent.
+func (sd *sitedrop) markMailed(id string, cols dbx.Params) error {
+	_, err := sd.app.NonconcurrentDB().Update(sites.DeploymentsCollection, cols, dbx.HashExp{"id": id}).Execute()
+	if err != nil {
+		return fmt.Errorf("record notification mail of %s: %w", id, err)
+	}
+	return nil
 }
 
 // pbDate formats t the way PocketBase stores dates, for comparisons in SQL.

@@ -1,10 +1,13 @@
 package hooks
 
 import (
+	"errors"
 	"net/http"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/pocketbase/pocketbase/core"
 
 	"sitedrop/sites"
 )
@@ -83,5 +86,59 @@ func TestNoNotificationsWithoutOwner(t *testing.T) {
 	}
 	if n, _ := sd.sendDueNotifications(time.Now()); n != 1 || app.TestMailer.LastMessage().To[0].Address != "pia@example.com" {
 		t.Fatalf("after claim: %d mails", n)
+	}
+}
+
+// TestNotificationKeepsConcurrentChanges: a deploy made while a
+// notification mail is being sent is not undone when the mail is recorded.
+func TestNotificationKeepsConcurrentChanges(t *testing.T) {
+	t.Parallel()
+	app, sd := newFixtureApp(t)
+	defer app.Cleanup()
+	mux := newMux(t, app)
+	do(t, mux, http.MethodPut, "/notifications/"+idAliceSite, `{"email":true}`, bearer(keyAlice))
+	do(t, mux, http.MethodPost, "/submit/"+idAliceSite, `{"name":"Ann"}`, nil)
+	app.OnMailerSend().BindFunc(func(e *core.MailerEvent) error {
+		// a PUT lands while the mail is on its way
+		if res, body := do(t, mux, http.MethodPut, "/deploy/"+idAliceSite, `{"html":"<p>newer</p>"}`, bearer(keyAlice)); res.StatusCode != 200 {
+			t.Errorf("PUT: %d %s", res.StatusCode, body)
+		}
+		return e.Next()
+	})
+	if n, _ := sd.sendDueNotifications(time.Now()); n != 1 {
+		t.Fatalf("%d mails", n)
+	}
+	if _, page := siteGet(t, app, "alice-site.sites.test", "/"); !strings.Contains(page, "newer") {
+		t.Fatalf("the deploy made during the mail was undone: %q", page)
+	}
+}
+
+// TestNotificationFailureBacksOff: when mail fails, the deployment waits a
+// minute before the next try instead of being retried on every pass.
+func TestNotificationFailureBacksOff(t *testing.T) {
+	t.Parallel()
+	app, sd := newFixtureApp(t)
+	defer app.Cleanup()
+	mux := newMux(t, app)
+	do(t, mux, http.MethodPut, "/notifications/"+idAliceSite, `{"email":true}`, bearer(keyAlice))
+	do(t, mux, http.MethodPost, "/submit/"+idAliceSite, `{"name":"Ann"}`, nil)
+	fail := true
+	tries := 0
+	app.OnMailerSend().BindFunc(func(e *core.MailerEvent) error {
+		tries++
+		if fail {
+			return errors.New("smtp down")
+		}
+		return e.Next()
+	})
+	now := time.Now()
+	sd.sendDueNotifications(now)
+	sd.sendDueNotifications(now.Add(5 * time.Second))
+	if tries != 1 {
+		t.Fatalf("%d tries within the minute, want 1", tries)
+	}
+	fail = false
+	if n, _ := sd.sendDueNotifications(now.Add(61 * time.Second)); n != 1 || tries != 2 {
+		t.Fatalf("after the minute: %d mails, %d tries", n, tries)
 	}
 }

@@ -20,6 +20,7 @@ const (
 	defaultSubmissionsLimit = 50
 	maxSubmissionsLimit     = 200
 	maxCSVRows              = 100000
+	maxPage                 = 1000000
 )
 
 // bindSubmissionsAPI registers the owner's view of form submissions.
@@ -53,7 +54,7 @@ func (sd *sitedrop) submissionsList(e *core.RequestEvent) error {
 	} else if f != "" && f != "json" {
 		return fail(http.StatusBadRequest, "format must be json or csv")
 	}
-	page, err := positiveParam(q.Get("page"), 1, 0, "page")
+	page, err := positiveParam(q.Get("page"), 1, maxPage, "page")
 	if err != nil {
 		return err
 	}
@@ -105,7 +106,11 @@ func (sd *sitedrop) submissionsCSV(e *core.RequestEvent, dep *core.Record) error
 	h.Set("Content-Disposition", fmt.Sprintf(`attachment; filename="%s-submissions.csv"`, dep.GetString("slug")))
 	e.Response.WriteHeader(http.StatusOK)
 	w := csv.NewWriter(e.Response)
-	_ = w.Write(append([]string{"id", "created_at"}, cols...))
+	header := []string{"id", "created_at"}
+	for _, c := range cols {
+		header = append(header, csvCell(c)) // field names are the submitter's too
+	}
+	_ = w.Write(header)
 	for _, s := range subs {
 		row := []string{s.ID, s.CreatedAt}
 		for _, c := range cols {
@@ -117,24 +122,31 @@ func (sd *sitedrop) submissionsCSV(e *core.RequestEvent, dep *core.Record) error
 	return w.Error()
 }
 
-// csvCell writes a value for a spreadsheet: strings as they are, other
-// values as JSON, and a leading = + - @ (a formula to a spreadsheet) made
-// inert with a quote.
+// csvCell writes a value for a spreadsheet: displayValue, with a formula
+// start (= + - @, also after leading white space) made inert with a quote.
 func csvCell(v any) string {
-	var s string
+	s := displayValue(v)
+	if t := strings.TrimLeft(s, " \t\r\n"); t != "" && strings.ContainsRune("=+-@", rune(t[0])) {
+		return "'" + s
+	}
+	if s != "" && strings.ContainsRune("\t\r", rune(s[0])) {
+		return "'" + s
+	}
+	return s
+}
+
+// displayValue shows a submitted value: strings as they are, other values
+// as JSON.
+func displayValue(v any) string {
 	switch t := v.(type) {
 	case nil:
 		return ""
 	case string:
-		s = t
+		return t
 	default:
 		b, _ := json.Marshal(t)
-		s = string(b)
+		return string(b)
 	}
-	if s != "" && strings.ContainsRune("=+-@\t\r", rune(s[0])) {
-		s = "'" + s
-	}
-	return s
 }
 
 // submissionDelete is DELETE /submissions/{deployId}/{submissionId}.

@@ -35,7 +35,7 @@ func newAppWithSubmissions(t testing.TB) *tests.TestApp {
 	app, _ := newFixtureApp(t)
 	mustSubmission(t, app, idAliceSite, map[string]any{"name": "first", "n": 1})
 	mustSubmission(t, app, idAliceSite, map[string]any{"name": "second", "email": "b@example.com"})
-	mustSubmission(t, app, idAliceSite, map[string]any{"name": "=HYPERLINK(\"x\")", "n": 3})
+	mustSubmission(t, app, idAliceSite, map[string]any{"name": "=HYPERLINK(\"x\")", "n": 3, "@SUM(1)": " =1+1"})
 	mustSubmission(t, app, idBobSite, map[string]any{"name": "bob's"})
 	return app
 }
@@ -102,12 +102,21 @@ func TestSubmissionsAPI(t *testing.T) {
 			TestAppFactory:  newAppWithSubmissions,
 		},
 		{
+			Name:            "page past the end of numbers",
+			Method:          http.MethodGet,
+			URL:             "/submissions/" + idAliceSite + "?page=999999999999999999&limit=200",
+			Headers:         bearer(keyAlice),
+			ExpectedStatus:  400,
+			ExpectedContent: []string{`"error":"page must be a whole number from 1 to`},
+			TestAppFactory:  newAppWithSubmissions,
+		},
+		{
 			Name:            "page not a number",
 			Method:          http.MethodGet,
 			URL:             "/submissions/" + idAliceSite + "?page=x",
 			Headers:         bearer(keyAlice),
 			ExpectedStatus:  400,
-			ExpectedContent: []string{errBody("page must be a whole number from 1")},
+			ExpectedContent: []string{`"error":"page must be a whole number from 1 to`},
 			TestAppFactory:  newAppWithSubmissions,
 		},
 		{
@@ -116,7 +125,7 @@ func TestSubmissionsAPI(t *testing.T) {
 			URL:             "/submissions/" + idAliceSite + "?format=csv",
 			Headers:         bearer(keyAlice),
 			ExpectedStatus:  200,
-			ExpectedContent: []string{"id,created_at,email,n,name"},
+			ExpectedContent: []string{"id,created_at,'@SUM(1),email,n,name"},
 			TestAppFactory:  newAppWithSubmissions,
 			AfterTestFunc: func(t testing.TB, _ *tests.TestApp, res *http.Response) {
 				if ct := res.Header.Get("Content-Type"); ct != "text/csv; charset=utf-8" ||
@@ -159,8 +168,10 @@ func TestSubmissionsCSVAndDelete(t *testing.T) {
 	if err != nil || len(rows) != 4 {
 		t.Fatalf("csv %v %q", err, body)
 	}
-	// columns id,created_at,email,n,name; newest first; formulas made inert
-	if rows[1][4] != `'=HYPERLINK("x")` || rows[1][3] != "3" || rows[2][2] != "b@example.com" || rows[3][4] != "first" {
+	// columns id,created_at,@SUM(1),email,n,name; newest first; formulas
+	// made inert, in names and in values (also after white space)
+	if rows[0][2] != "'@SUM(1)" || rows[1][2] != "' =1+1" || rows[1][5] != `'=HYPERLINK("x")` || rows[1][4] != "3" ||
+		rows[2][3] != "b@example.com" || rows[3][5] != "first" {
 		t.Fatalf("rows %q", rows)
 	}
 

@@ -109,14 +109,11 @@ func (sd *sitedrop) storeSubmission(app core.App, dep *core.Record, data map[str
 }
 
 // afterSubmit is where a browser goes after posting a form: its _redirect
-// when that is a page of the same site (or of this server), else the
-// thank-you page.
+// when that is a page of the same site, else the thank-you page.
 func (sd *sitedrop) afterSubmit(dep *core.Record, redirect string) string {
 	site := sd.siteURL(dep.GetString("slug"))
 	if u, err := url.Parse(redirect); err == nil && redirect != "" && (u.Scheme == "http" || u.Scheme == "https") {
-		siteURL, _ := url.Parse(site)
-		webURL, _ := url.Parse(sd.webURL())
-		if strings.EqualFold(u.Host, siteURL.Host) || strings.EqualFold(u.Host, webURL.Host) {
+		if siteURL, _ := url.Parse(site); strings.EqualFold(u.Host, siteURL.Host) {
 			return u.String()
 		}
 	}
@@ -190,6 +187,12 @@ func readSubmission(e *core.RequestEvent) (map[string]any, error) {
 		dec.UseNumber()
 		if err := dec.Decode(&data); err != nil {
 			return nil, jsonError(err, submitBodyLimit)
+		}
+		if data == nil {
+			return nil, fail(http.StatusBadRequest, "Request body must be a JSON object")
+		}
+		if dec.More() {
+			return nil, fail(http.StatusBadRequest, "Malformed JSON: unexpected data after the JSON object")
 		}
 	}
 	if len(data) > submitMaxFields {

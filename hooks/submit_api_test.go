@@ -126,6 +126,50 @@ func TestSubmit(t *testing.T) {
 			TestAppFactory:  newTestApp,
 		},
 		{
+			Name:            "null body",
+			Method:          http.MethodPost,
+			URL:             "/submit/" + idAliceSite,
+			Body:            strings.NewReader(`null`),
+			ExpectedStatus:  400,
+			ExpectedContent: []string{errBody("Request body must be a JSON object")},
+			TestAppFactory:  newTestApp,
+			AfterTestFunc:   expectSubs(idAliceSite, 0),
+		},
+		{
+			Name:            "data after the object",
+			Method:          http.MethodPost,
+			URL:             "/submit/" + idAliceSite,
+			Body:            strings.NewReader(`{"a":1} trailing`),
+			ExpectedStatus:  400,
+			ExpectedContent: []string{`"error":"Malformed JSON`},
+			TestAppFactory:  newTestApp,
+			AfterTestFunc:   expectSubs(idAliceSite, 0),
+		},
+		{
+			Name:            "a large form of HTML-escaped characters fits",
+			Method:          http.MethodPost,
+			URL:             "/submit/" + idAliceSite,
+			Body:            strings.NewReader(`{"a":"` + strings.Repeat("<", 60000) + `"}`),
+			ExpectedStatus:  200,
+			ExpectedContent: []string{`"message":"Submission received"`},
+			TestAppFactory:  newTestApp,
+			AfterTestFunc:   expectSubs(idAliceSite, 1),
+		},
+		{
+			Name:           "a _redirect to the web host is ignored",
+			Method:         http.MethodPost,
+			URL:            "/submit/" + idAliceSite,
+			Body:           strings.NewReader("name=Ann&_redirect=http%3A%2F%2Fweb.test%2F_%2F"),
+			Headers:        map[string]string{"Content-Type": "application/x-www-form-urlencoded", "Accept": "text/html"},
+			ExpectedStatus: 303,
+			TestAppFactory: newTestApp,
+			AfterTestFunc: func(t testing.TB, _ *tests.TestApp, res *http.Response) {
+				if loc := res.Header.Get("Location"); !strings.HasPrefix(loc, "/submitted?") {
+					t.Fatalf("Location %q", loc)
+				}
+			},
+		},
+		{
 			Name:            "honeypot: 200 and nothing stored",
 			Method:          http.MethodPost,
 			URL:             "/submit/" + idAliceSite,

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/pocketbase/dbx"
+	validation "github.com/pocketbase/ozzo-validation/v4"
 	"github.com/pocketbase/pocketbase/core"
 	"github.com/pocketbase/pocketbase/tools/security"
 
@@ -75,13 +76,6 @@ func (sd *sitedrop) webhookCreate(e *core.RequestEvent) error {
 		}
 		return err
 	}
-	n, err := e.App.CountRecords(sites.WebhooksCollection, dbx.HashExp{"deployment": dep.Id})
-	if err != nil {
-		return err
-	}
-	if n >= maxWebhooksPerDeployment {
-		return fail(http.StatusBadRequest, "A deployment has at most %d webhooks", maxWebhooksPerDeployment)
-	}
 	col, err := e.App.FindCachedCollectionByNameOrId(sites.WebhooksCollection)
 	if err != nil {
 		return err
@@ -94,7 +88,24 @@ func (sd *sitedrop) webhookCreate(e *core.RequestEvent) error {
 	hook.Set("events", events)
 	hook.Set("secret", secret)
 	hook.Set("active", true)
-	if err := e.App.Save(hook); err != nil {
+	err = e.App.RunInTransaction(func(tx core.App) error {
+		n, err := tx.CountRecords(sites.WebhooksCollection, dbx.HashExp{"deployment": dep.Id})
+		if err != nil {
+			return err
+		}
+		if n >= maxWebhooksPerDeployment {
+			return fail(http.StatusBadRequest, "A deployment has at most %d webhooks", maxWebhooksPerDeployment)
+		}
+		if err := tx.Save(hook); err != nil {
+			var verrs validation.Errors
+			if errors.As(err, &verrs) {
+				return fail(http.StatusBadRequest, "webhook URL is not a valid URL")
+			}
+			return err
+		}
+		return nil
+	})
+	if err != nil {
 		return err
 	}
 	return e.JSON(http.StatusOK, map[string]any{
@@ -170,7 +181,7 @@ func (sd *sitedrop) notificationsUpdate(e *core.RequestEvent) error {
 	}
 	if *body.Email && !dep.GetBool("notify_email") {
 		// only submissions from now on are mailed
-		dep.Set("notified_until", nowUTC())
+		dep.Set("notified_until", notifyFrom())
 	}
 	dep.Set("notify_email", *body.Email)
 	if err := e.App.Save(dep); err != nil {

@@ -76,6 +76,7 @@ func TestWebhooksAPI(t *testing.T) {
 		create("unknown type", `{"url":"https://93.184.216.34/","type":"teams"}`, 400, errBody(`type must be "generic" or "slack"`)),
 		create("unknown event", `{"url":"https://93.184.216.34/","events":["deployment.created"]}`, 400, `unknown event \"deployment.created\"`),
 		create("no events", `{"url":"https://93.184.216.34/","events":[]}`, 400, errBody("events must name at least one event")),
+		create("a URL PocketBase would refuse", `{"url":"https://93.184.216.34/a b"}`, 400, `"error":"webhook URL`),
 	}
 	// Every SSRF class is refused when saving.
 	for _, u := range []string{

@@ -34,7 +34,9 @@ func init() {
 		subs := core.NewBaseCollection("submissions")
 		subs.Fields.Add(
 			&core.RelationField{Name: "deployment", CollectionId: deps.Id, MaxSelect: 1, Required: true, CascadeDelete: true},
-			&core.JSONField{Name: "data", MaxSize: 128 << 10},
+			// JSON is stored HTML-escaped (< becomes \u003c): room for a 64 KiB
+			// body of such characters.
+			&core.JSONField{Name: "data", MaxSize: 1 << 20},
 			&core.AutodateField{Name: "created", OnCreate: true},
 		)
 		subs.AddIndex("idx_submissions_deployment_created", false, "deployment, created", "")
@@ -65,7 +67,7 @@ func init() {
 			&core.URLField{Name: "url", Required: true},
 			&core.TextField{Name: "type", Required: true, Max: 20},
 			&core.TextField{Name: "secret", Required: true, Hidden: true, Max: 100},
-			&core.TextField{Name: "payload", Required: true, Max: 256 << 10},
+			&core.TextField{Name: "payload", Required: true, Max: 2 << 20},
 			&core.SelectField{Name: "status", Values: []string{"pending", "delivered", "failed"}, MaxSelect: 1, Required: true},
 			&core.NumberField{Name: "attempts", OnlyInt: true, Min: types.Pointer(0.0)},
 			&core.DateField{Name: "next_attempt_at"},

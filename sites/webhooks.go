@@ -565,7 +565,7 @@ func (d *Deliverer) deliver(ctx context.Context, client *http.Client, id string)
 		rec.Set("last_error", truncateRunes(sendErr.Error(), maxLastError))
 		if attempts >= d.maxAttempts() {
 			rec.Set("status", DeliveryFailed)
-			d.App.Logger().Warn("webhook delivery failed for good", "delivery", id, "url", rec.GetString("url"),
+			d.App.Logger().Warn("webhook delivery failed for good", "delivery", id, "webhook", rec.GetString("webhook"),
 				"attempts", attempts, "error", sendErr)
 		} else {
 			rec.Set("next_attempt_at", now.Add(d.backoff(attempts)))
