@@ -1,6 +1,7 @@
 package hooks
 
 import (
+	"fmt"
 	"net/http"
 	"strings"
 	"unicode/utf8"
@@ -32,7 +33,7 @@ func (sd *sitedrop) accountKeyCreate(e *core.RequestEvent) error {
 	}
 	name := strings.TrimSpace(e.Request.PostForm.Get("name"))
 	if utf8.RuneCountInString(name) > maxKeyNameLen {
-		return sd.errorPage(e, http.StatusBadRequest, "Name too long", "A key name has at most 100 characters.")
+		return sd.errorPage(e, http.StatusBadRequest, "Name too long", fmt.Sprintf("A key name has at most %d characters.", maxKeyNameLen))
 	}
 	if name == "" {
 		name = "Key"

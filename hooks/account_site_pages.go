@@ -2,7 +2,6 @@ package hooks
 
 import (
 	"net/http"
-	"sort"
 	"strconv"
 	"strings"
 
@@ -74,12 +73,7 @@ func (sd *sitedrop) accountSitePage(e *core.RequestEvent) error {
 	}
 	for _, s := range subs {
 		j := submissionJSON(s)
-		item := ui.AccountSubmission{ID: j.ID, CreatedAt: j.CreatedAt}
-		for k, v := range j.Data {
-			item.Fields = append(item.Fields, ui.SubmissionField{Name: k, Value: displayValue(v)})
-		}
-		sort.Slice(item.Fields, func(a, b int) bool { return item.Fields[a].Name < item.Fields[b].Name })
-		p.Submissions = append(p.Submissions, item)
+		p.Submissions = append(p.Submissions, ui.AccountSubmission{ID: j.ID, CreatedAt: j.CreatedAt, Fields: submissionFields(j.Data)})
 	}
 	for _, h := range hooks {
 		p.Webhooks = append(p.Webhooks, ui.AccountWebhook{
@@ -109,12 +103,7 @@ func (sd *sitedrop) accountSiteNotifications(e *core.RequestEvent) error {
 	if dep == nil {
 		return err
 	}
-	on := e.Request.PostForm.Get("email") == "true"
-	if on && !dep.GetBool("notify_email") {
-		dep.Set("notified_until", notifyFrom())
-	}
-	dep.Set("notify_email", on)
-	if err := e.App.Save(dep); err != nil {
+	if err := setNotifyEmail(e.App, dep, e.Request.PostForm.Get("email") == "true"); err != nil {
 		return err
 	}
 	return e.Redirect(http.StatusSeeOther, "/account/sites/"+dep.Id)

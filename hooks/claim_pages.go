@@ -1,7 +1,6 @@
 package hooks
 
 import (
-	"crypto/subtle"
 	"errors"
 	"fmt"
 	"net/http"
@@ -62,16 +61,15 @@ func (sd *sitedrop) claimSubmit(e *core.RequestEvent) error {
 	}))
 }
 
-// claimable returns the anonymous, unexpired deployment slug when token is
-// its claim token; otherwise the status to answer (404 gone, 400 bad link).
+// claimable returns the claimable deployment slug (see sites.Claimable),
+// or the status to answer: 404 gone, 400 bad link.
 func (sd *sitedrop) claimable(slug, token string) (*core.Record, int, error) {
-	rec, err := sd.app.FindFirstRecordByData(sites.DeploymentsCollection, "slug", slug)
-	if err != nil || rec.GetString("owner") != "" || rec.GetDateTime("expires_at").IsZero() || sites.IsExpired(rec, time.Now()) {
-		return nil, http.StatusNotFound, sites.ErrNotFound
-	}
-	want, got := rec.GetString("claim_token_hash"), sites.HashSecret(token)
-	if token == "" || subtle.ConstantTimeCompare([]byte(want), []byte(got)) != 1 {
-		return nil, http.StatusBadRequest, sites.ErrInvalidClaimToken
+	rec, err := sites.Claimable(sd.app, slug, token)
+	switch {
+	case errors.Is(err, sites.ErrInvalidClaimToken):
+		return nil, http.StatusBadRequest, err
+	case err != nil:
+		return nil, http.StatusNotFound, err
 	}
 	return rec, http.StatusOK, nil
 }
@@ -107,7 +105,7 @@ func (sd *sitedrop) claimError(e *core.RequestEvent, status int) error {
 			"The link's token does not match this site. Copy the whole claim_url from the deploy answer.")
 	}
 	return sd.errorPage(e, http.StatusNotFound, "This site cannot be claimed",
-		"It does not exist, its 24 hours have passed, or it was already claimed.")
+		"It does not exist, it has expired, or it was already claimed.")
 }
 
 // timeLeft says a duration the way people do: "23 hours", "5 minutes".

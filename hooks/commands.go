@@ -1,6 +1,7 @@
 package hooks
 
 import (
+	"database/sql"
 	"errors"
 	"fmt"
 	"strings"
@@ -51,6 +52,9 @@ func upsertUser(app core.App, email, plan string) (*core.Record, bool, error) {
 	email = normalizeEmail(email)
 	user, err := app.FindAuthRecordByEmail(sites.UsersCollection, email)
 	created := false
+	if err != nil && !errors.Is(err, sql.ErrNoRows) {
+		return nil, false, fmt.Errorf("look up user %s: %w", email, err)
+	}
 	if err != nil {
 		col, err := app.FindCollectionByNameOrId(sites.UsersCollection)
 		if err != nil {

@@ -34,17 +34,6 @@ func bindDeployAPI(sd *sitedrop, se *core.ServeEvent) {
 	r.Any("/deploys", methodNotAllowed("GET"))
 }
 
-// ownedDeployment authenticates the request and returns the deployment
-// named by the {id} path value when the caller owns it: 401 without a valid
-// key, 404 for unknown ids and other people's deployments.
-func (sd *sitedrop) ownedDeployment(e *core.RequestEvent) (*core.Record, error) {
-	user, err := sd.requireUser(e)
-	if err != nil {
-		return nil, err
-	}
-	return sd.svc.FindOwned(user, e.Request.PathValue("id"))
-}
-
 // acquireDeploySlot waits for one of the --concurrent-deploys slots and
 // returns its release; it gives up when the client goes away.
 func (sd *sitedrop) acquireDeploySlot(e *core.RequestEvent) (func(), error) {
@@ -115,7 +104,7 @@ func (sd *sitedrop) deployCreate(e *core.RequestEvent) error {
 
 // deployView is GET /deploy/:id.
 func (sd *sitedrop) deployView(e *core.RequestEvent) error {
-	rec, err := sd.ownedDeployment(e)
+	rec, err := sd.ownedByPathValue(e, "id")
 	if err != nil {
 		return err
 	}
@@ -141,7 +130,7 @@ func (sd *sitedrop) deployView(e *core.RequestEvent) error {
 
 // deployUpdate is PUT /deploy/:id.
 func (sd *sitedrop) deployUpdate(e *core.RequestEvent) error {
-	rec, err := sd.ownedDeployment(e)
+	rec, err := sd.ownedByPathValue(e, "id")
 	if err != nil {
 		return err
 	}
@@ -179,7 +168,7 @@ func (sd *sitedrop) deployUpdate(e *core.RequestEvent) error {
 
 // deployDelete is DELETE /deploy/:id.
 func (sd *sitedrop) deployDelete(e *core.RequestEvent) error {
-	rec, err := sd.ownedDeployment(e)
+	rec, err := sd.ownedByPathValue(e, "id")
 	if err != nil {
 		return err
 	}

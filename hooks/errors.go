@@ -14,7 +14,8 @@ import (
 	"sitedrop/sites"
 )
 
-// Messages of the contract (deploy-api.md, decisions.md). Tests assert them.
+// Messages of the API contract (the README's Errors section). Tests assert
+// them.
 const (
 	msgUnauthorized      = "Unauthorized"
 	msgNotFound          = "Deployment not found"

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/pocketbase/dbx"
+	"github.com/pocketbase/pocketbase/core"
 
 	"sitedrop/sites"
 	"sitedrop/ui"
@@ -17,6 +18,27 @@ const (
 	notifyMaxListed  = 20          // submissions shown in one mail
 	notifyMaxPerPass = 200         // deployments mailed in one pass
 )
+
+// setNotifyEmail turns a deployment's notification mails on or off; when
+// turned on, only submissions from now on are mailed.
+func setNotifyEmail(app core.App, dep *core.Record, on bool) error {
+	if on && !dep.GetBool("notify_email") {
+		dep.Set("notified_until", notifyFrom())
+	}
+	dep.Set("notify_email", on)
+	return app.Save(dep)
+}
+
+// submissionFields lists a submission's fields by name, for pages and
+// mails.
+func submissionFields(data map[string]any) []ui.SubmissionField {
+	out := make([]ui.SubmissionField, 0, len(data))
+	for k, v := range data {
+		out = append(out, ui.SubmissionField{Name: k, Value: displayValue(v)})
+	}
+	sort.Slice(out, func(a, b int) bool { return out[a].Name < out[b].Name })
+	return out
+}
 
 // notifyFrom is the notified_until of a deployment whose notifications are
 // turned on now: submissions from this millisecond on are mailed (a
@@ -40,7 +62,7 @@ func (sd *sitedrop) sendDueNotifications(now time.Time) (int, error) {
 		  AND EXISTS (SELECT 1 FROM {{submissions}} s WHERE s.[[deployment]] = d.[[id]] AND s.[[created]] > d.[[notified_until]])
 		ORDER BY d.[[last_mail_at]]
 		LIMIT {:max}`).
-		Bind(dbx.Params{"due": pbDate(now.Add(-notifyInterval)), "max": notifyMaxPerPass}).All(&rows)
+		Bind(dbx.Params{"due": sites.DBTime(now.Add(-notifyInterval)), "max": notifyMaxPerPass}).All(&rows)
 	if err != nil {
 		return 0, fmt.Errorf("find due notifications: %w", err)
 	}
@@ -65,7 +87,7 @@ func (sd *sitedrop) notifyDeployment(id string, now time.Time) error {
 	if err != nil {
 		return nil
 	}
-	since := pbDate(dep.GetDateTime("notified_until").Time())
+	since := sites.DBTime(dep.GetDateTime("notified_until").Time())
 	filter, params := "deployment = {:d} && created > {:since}", dbx.Params{"d": dep.Id, "since": since}
 	total, err := sd.app.CountRecords(sites.SubmissionsCollection, dbx.NewExp("deployment = {:d} AND created > {:since}", params))
 	if err != nil || total == 0 {
@@ -83,12 +105,7 @@ func (sd *sitedrop) notifyDeployment(id string, now time.Time) error {
 	}
 	for _, s := range subs {
 		j := submissionJSON(s)
-		item := ui.SubmissionItem{CreatedAt: j.CreatedAt}
-		for k, v := range j.Data {
-			item.Fields = append(item.Fields, ui.SubmissionField{Name: k, Value: displayValue(v)})
-		}
-		sort.Slice(item.Fields, func(a, b int) bool { return item.Fields[a].Name < item.Fields[b].Name })
-		p.Items = append(p.Items, item)
+		p.Items = append(p.Items, ui.SubmissionItem{CreatedAt: j.CreatedAt, Fields: submissionFields(j.Data)})
 	}
 	subject := fmt.Sprintf("New submission on %s", p.Slug)
 	if p.Total > 1 {
@@ -96,14 +113,14 @@ func (sd *sitedrop) notifyDeployment(id string, now time.Time) error {
 	}
 	if err := sendMail(sd.app, owner.Email(), subject, ui.SubmissionsMail(p), ui.SubmissionsText(p)); err != nil {
 		// try again in a minute, not on every pass
-		_ = sd.markMailed(dep.Id, dbx.Params{"last_mail_at": pbDate(now)})
+		_ = sd.markMailed(dep.Id, dbx.Params{"last_mail_at": sites.DBTime(now)})
 		return err
 	}
 	// The newest submission may be newer than the listed ones' newest only
 	// if it arrived meanwhile; the next mail takes it.
 	return sd.markMailed(dep.Id, dbx.Params{
-		"notified_until": pbDate(subs[0].GetDateTime("created").Time()),
-		"last_mail_at":   pbDate(now),
+		"notified_until": sites.DBTime(subs[0].GetDateTime("created").Time()),
+		"last_mail_at":   sites.DBTime(now),
 	})
 }
 
@@ -115,12 +132,4 @@ func (sd *sitedrop) markMailed(id string, cols dbx.Params) error {
 		return fmt.Errorf("record notification mail of %s: %w", id, err)
 	}
 	return nil
-}
-
-// pbDate formats t the way PocketBase stores dates, for comparisons in SQL.
-func pbDate(t time.Time) string {
-	if t.IsZero() {
-		return ""
-	}
-	return t.UTC().Format("2006-01-02 15:04:05.000Z")
 }

@@ -15,9 +15,9 @@ type limiter struct {
 	window time.Duration
 	now    func() time.Time
 
-	mu       sync.Mutex
-	counts   map[string]*windowCount
-	lastSwep time.Time
+	mu        sync.Mutex
+	counts    map[string]*windowCount
+	lastSwept time.Time
 }
 
 type windowCount struct {
@@ -39,13 +39,13 @@ func (l *limiter) allow(key string) (ok bool, retryAfter time.Duration) {
 	now := l.now()
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if now.Sub(l.lastSwep) > l.window {
+	if now.Sub(l.lastSwept) > l.window {
 		for k, c := range l.counts {
 			if now.Sub(c.start) >= l.window {
 				delete(l.counts, k)
 			}
 		}
-		l.lastSwep = now
+		l.lastSwept = now
 	}
 	c, found := l.counts[key]
 	if !found || now.Sub(c.start) >= l.window {

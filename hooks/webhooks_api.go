@@ -50,11 +50,11 @@ func (sd *sitedrop) webhookCreate(e *core.RequestEvent) error {
 		return fail(http.StatusBadRequest, "url is required")
 	}
 	url := strings.TrimSpace(*body.URL)
-	typ := "generic"
+	typ := sites.WebhookGeneric
 	if body.Type != nil {
 		typ = *body.Type
 	}
-	if typ != "generic" && typ != "slack" {
+	if typ != sites.WebhookGeneric && typ != sites.WebhookSlack {
 		return fail(http.StatusBadRequest, `type must be "generic" or "slack"`)
 	}
 	events := sites.WebhookEvents
@@ -179,12 +179,7 @@ func (sd *sitedrop) notificationsUpdate(e *core.RequestEvent) error {
 	if body.Email == nil {
 		return fail(http.StatusBadRequest, "email is required (true or false)")
 	}
-	if *body.Email && !dep.GetBool("notify_email") {
-		// only submissions from now on are mailed
-		dep.Set("notified_until", notifyFrom())
-	}
-	dep.Set("notify_email", *body.Email)
-	if err := e.App.Save(dep); err != nil {
+	if err := setNotifyEmail(e.App, dep, *body.Email); err != nil {
 		return err
 	}
 	return e.JSON(http.StatusOK, map[string]bool{"email": *body.Email})

@@ -20,7 +20,7 @@ func (s *Service) PurgeExpired(now time.Time) (int, error) {
 	for {
 		recs, err := s.app.FindRecordsByFilter(DeploymentsCollection,
 			"owner = '' && expires_at != '' && expires_at <= {:now}", "expires_at", 200, 0,
-			dbx.Params{"now": now.UTC().Format(dateLayout)})
+			dbx.Params{"now": DBTime(now)})
 		if err != nil {
 			return total, fmt.Errorf("find expired deployments: %w", err)
 		}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/subtle"
+	"database/sql"
 	"errors"
 	"fmt"
 	"hash/fnv"
@@ -207,14 +208,9 @@ func (s *Service) Replace(ctx context.Context, dep *core.Record, meta Metadata, 
 func (s *Service) Claim(owner *core.Record, slug, token string) (*core.Record, error) {
 	var out *core.Record
 	err := s.app.RunInTransaction(func(tx core.App) error {
-		rec, err := tx.FindFirstRecordByData(DeploymentsCollection, "slug", slug)
-		if err != nil || rec.GetString("owner") != "" || IsExpired(rec, time.Now()) {
-			return ErrNotFound
-		}
-		want := rec.GetString("claim_token_hash")
-		got := HashSecret(token)
-		if want == "" || subtle.ConstantTimeCompare([]byte(want), []byte(got)) != 1 {
-			return ErrInvalidClaimToken
+		rec, err := Claimable(tx, slug, token)
+		if err != nil {
+			return err
 		}
 		rec.Set("owner", owner.Id)
 		rec.Set("expires_at", "")
@@ -226,6 +222,21 @@ func (s *Service) Claim(owner *core.Record, slug, token string) (*core.Record, e
 		return nil
 	})
 	return out, err
+}
+
+// Claimable returns the anonymous, unexpired deployment slug when token is
+// its claim token: ErrNotFound for unknown, expired and owned slugs,
+// ErrInvalidClaimToken for a wrong token (compared in constant time).
+func Claimable(app core.App, slug, token string) (*core.Record, error) {
+	rec, err := app.FindFirstRecordByData(DeploymentsCollection, "slug", slug)
+	if err != nil || rec.GetString("owner") != "" || IsExpired(rec, time.Now()) {
+		return nil, ErrNotFound
+	}
+	want := rec.GetString("claim_token_hash")
+	if want == "" || token == "" || subtle.ConstantTimeCompare([]byte(want), []byte(HashSecret(token))) != 1 {
+		return nil, ErrInvalidClaimToken
+	}
+	return rec, nil
 }
 
 // IsExpired reports whether an anonymous deployment record has passed its
@@ -326,8 +337,11 @@ func (s *Service) lockDeployment(id string) func() {
 // has expired but is not yet purged gives its slug up at once.
 func (s *Service) takeSlug(tx core.App, slug string, now time.Time) error {
 	rec, err := tx.FindFirstRecordByData(DeploymentsCollection, "slug", slug)
-	if err != nil {
+	if errors.Is(err, sql.ErrNoRows) {
 		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("look up slug %s: %w", slug, err)
 	}
 	if rec.GetString("owner") == "" && IsExpired(rec, now) {
 		if err := tx.Delete(rec); err != nil {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/pocketbase/dbx"
 	"github.com/pocketbase/pocketbase/core"
+	"github.com/pocketbase/pocketbase/tools/types"
 	"golang.org/x/crypto/bcrypt"
 )
 
@@ -139,15 +140,21 @@ func deleteLoginCode(app core.App, id string) error {
 // PurgeExpiredLoginCodes deletes codes past their expiry.
 func PurgeExpiredLoginCodes(app core.App, now time.Time) error {
 	_, err := app.NonconcurrentDB().Delete(LoginCodesCollection, dbx.NewExp("expires_at <= {:now}",
-		dbx.Params{"now": now.UTC().Format(dateLayout)})).Execute()
+		dbx.Params{"now": DBTime(now)})).Execute()
 	if err != nil {
 		return fmt.Errorf("purge login codes: %w", err)
 	}
 	return nil
 }
 
-// dateLayout is how PocketBase stores dates.
-const dateLayout = "2006-01-02 15:04:05.000Z"
+// DBTime formats t the way PocketBase stores dates ("" for the zero
+// time), for comparisons in SQL.
+func DBTime(t time.Time) string {
+	if t.IsZero() {
+		return ""
+	}
+	return t.UTC().Format(types.DefaultDateLayout)
+}
 
 // randomDigits returns n random decimal digits from crypto/rand.
 func randomDigits(n int) (string, error) {

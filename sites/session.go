@@ -87,7 +87,7 @@ func DeleteSession(app core.App, token string) error {
 // PurgeExpiredSessions deletes sessions past their expiry.
 func PurgeExpiredSessions(app core.App, now time.Time) error {
 	_, err := app.NonconcurrentDB().Delete(SessionsCollection, dbx.NewExp("expires_at <= {:now}",
-		dbx.Params{"now": now.UTC().Format(dateLayout)})).Execute()
+		dbx.Params{"now": DBTime(now)})).Execute()
 	if err != nil {
 		return fmt.Errorf("purge sessions: %w", err)
 	}

@@ -23,7 +23,6 @@ import (
 
 	"github.com/pocketbase/dbx"
 	"github.com/pocketbase/pocketbase/core"
-	"github.com/pocketbase/pocketbase/tools/types"
 )
 
 // Webhook delivery: EnqueueWebhooks queues one row per subscribed webhook
@@ -448,7 +447,7 @@ func (d *Deliverer) RunOnce(ctx context.Context) (int, error) {
 	client := d.Guard.HTTPClient(d.timeout())
 	defer client.CloseIdleConnections()
 
-	cutoff := dbTime(d.now())
+	cutoff := DBTime(d.now())
 	seen := map[string]bool{}
 	var (
 		mu        sync.Mutex
@@ -505,12 +504,6 @@ func (d *Deliverer) RunOnce(ctx context.Context) (int, error) {
 		}
 	}
 	return attempted, errors.Join(errs...)
-}
-
-// dbTime formats t as PocketBase stores dates, for comparisons in filters.
-func dbTime(t time.Time) string {
-	dt, _ := types.ParseDateTime(t)
-	return dt.String()
 }
 
 // deliver makes one attempt at the delivery id and records its outcome.

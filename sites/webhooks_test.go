@@ -355,14 +355,12 @@ func TestDeliveryRetriesUntilDelivered(t *testing.T) {
 	}()
 	time.Sleep(50 * time.Millisecond) // Run is now idle, waiting up to 5s
 
-	start := time.Now()
 	mustEnqueue(t, app, dep, sites.EventSubmission, testSubmission(), 1)
 	d.Wake()
 	row := deliveries(t, app, "id != ''", nil)[0]
+	// Run idles up to 5 s: delivery within 3 s proves Wake (and the short
+	// retry wait) worked.
 	waitFor(t, 3*time.Second, func() bool { return reload(t, app, row).GetString("status") == "delivered" })
-	if took := time.Since(start); took > 2*time.Second {
-		t.Fatalf("took %v: Wake or the retry wait did not work", took)
-	}
 	row = reload(t, app, row)
 	if row.GetInt("attempts") != 2 || row.GetInt("last_status") != 204 || row.GetString("last_error") != "" {
 		t.Fatalf("row %v", row.FieldsData())
