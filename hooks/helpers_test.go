@@ -5,6 +5,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"regexp"
 	"strings"
 	"sync"
@@ -91,7 +92,14 @@ func siteGet(t testing.TB, app *tests.TestApp, host, path string) (int, string) 
 // changes the test configuration before registration.
 func newBareApp(t testing.TB, tune ...func(*Config)) (*tests.TestApp, *sitedrop) {
 	t.Helper()
-	app, err := tests.NewTestApp(t.TempDir())
+	return openApp(t, templates.bare(t), tune...)
+}
+
+// openApp opens a test app on a copy of dir (a migrated data dir) and
+// registers sitedrop on it.
+func openApp(t testing.TB, dir string, tune ...func(*Config)) (*tests.TestApp, *sitedrop) {
+	t.Helper()
+	app, err := tests.NewTestApp(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -108,6 +116,87 @@ func newBareApp(t testing.TB, tune ...func(*Config)) (*tests.TestApp, *sitedrop)
 	return app, sd
 }
 
+// templates are data dirs built once per test run and copied by every test
+// app: migrating an empty database and hashing fixture passwords for each
+// of hundreds of scenarios is what made the suite slow under -race.
+var templates dataTemplates
+
+type dataTemplates struct {
+	mu                     sync.Mutex
+	bareDir, fixtureDir    string
+	bareErr, fixtureFailed bool
+}
+
+// bare is a migrated data dir with no data.
+func (d *dataTemplates) bare(t testing.TB) string {
+	t.Helper()
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.bareDir == "" && !d.bareErr {
+		src := mustTempDir(t)
+		app, err := tests.NewTestApp(src) // migrates a copy of src
+		os.RemoveAll(src)
+		if err != nil {
+			d.bareErr = true
+			t.Fatal(err)
+		}
+		app.ResetBootstrapState() // close the databases; keep the files
+		d.bareDir = app.DataDir()
+	}
+	if d.bareErr {
+		t.Fatal("no bare data template")
+	}
+	return d.bareDir
+}
+
+// fixtures is a data dir with the fixtures of newFixtureApp.
+func (d *dataTemplates) fixtures(t testing.TB) string {
+	t.Helper()
+	bare := d.bare(t)
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.fixtureDir == "" && !d.fixtureFailed {
+		d.fixtureFailed = true // until it is built
+		app, sd := openApp(t, bare)
+		alice := mustUser(t, app, "alice@example.com", "free", keyAlice)
+		bob := mustUser(t, app, "bob@example.com", "free", keyBob)
+		mustUser(t, app, "pia@example.com", "pro", keyPia)
+		mustSession(t, app, alice, sessionAlice)
+		mustSession(t, app, bob, sessionBob)
+		mustDeploy(t, sd, alice, idAliceSite, "alice-site", "<h1>alice</h1>", "Alice")
+		mustDeploy(t, sd, bob, idBobSite, "bob-site", "<h1>bob</h1>", "")
+		mustAnon(t, sd, idAnonSite, "anon-site", anonToken, time.Now().Add(time.Hour))
+		mustAnon(t, sd, idOldAnon, "old-anon", oldToken, time.Now().Add(-time.Minute))
+		app.ResetBootstrapState()
+		d.fixtureDir = app.DataDir()
+		d.fixtureFailed = false
+	}
+	if d.fixtureFailed {
+		t.Fatal("no fixture data template")
+	}
+	return d.fixtureDir
+}
+
+// mustTempDir is a temporary dir that outlives the test that made it.
+func mustTempDir(t testing.TB) string {
+	dir, err := os.MkdirTemp("", "sitedrop-template-*")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+// TestMain runs the tests and removes the shared data templates.
+func TestMain(m *testing.M) {
+	code := m.Run()
+	for _, dir := range []string{templates.bareDir, templates.fixtureDir} {
+		if dir != "" {
+			os.RemoveAll(dir)
+		}
+	}
+	os.Exit(code)
+}
+
 // newTestApp is a fresh app with the fixtures: alice (free) owns
 // alice-site, bob (free) owns bob-site, pia is pro; anon-site is an
 // anonymous deployment claimable with anonToken, old-anon an expired one.
@@ -118,17 +207,7 @@ func newTestApp(t testing.TB) *tests.TestApp {
 
 func newFixtureApp(t testing.TB, tune ...func(*Config)) (*tests.TestApp, *sitedrop) {
 	t.Helper()
-	app, sd := newBareApp(t, tune...)
-	alice := mustUser(t, app, "alice@example.com", "free", keyAlice)
-	bob := mustUser(t, app, "bob@example.com", "free", keyBob)
-	mustUser(t, app, "pia@example.com", "pro", keyPia)
-	mustSession(t, app, alice, sessionAlice)
-	mustSession(t, app, bob, sessionBob)
-	mustDeploy(t, sd, alice, idAliceSite, "alice-site", "<h1>alice</h1>", "Alice")
-	mustDeploy(t, sd, bob, idBobSite, "bob-site", "<h1>bob</h1>", "")
-	mustAnon(t, sd, idAnonSite, "anon-site", anonToken, time.Now().Add(time.Hour))
-	mustAnon(t, sd, idOldAnon, "old-anon", oldToken, time.Now().Add(-time.Minute))
-	return app, sd
+	return openApp(t, templates.fixtures(t), tune...)
 }
 
 // mustUser creates a user with plan and an API key whose plaintext is key.
