@@ -57,18 +57,16 @@ func TestBrowserClaimE2E(t *testing.T) {
 	phase := func(name string) { t.Logf("%-28s %v", name, time.Since(start).Round(time.Millisecond)) }
 
 	rcv := newSMTPReceiver(t)
-	app, sd := newFixtureApp(t)
+	// The web host is localhost:PORT and sites are <slug>.localhost:PORT;
+	// Chromium resolves every *.localhost name to loopback by itself.
+	app, sd := newFixtureApp(t, func(c *Config) { c.Domain, c.SitesDomain = "localhost", "localhost" })
 	t.Cleanup(app.Cleanup) // runs after the server has closed (cleanups are LIFO)
 	useRealSMTP(t, app, rcv)
 
 	srv := httptest.NewUnstartedServer(newMux(t, app))
 	port := srv.Listener.Addr().(*net.TCPAddr).Port
 	webURL := "http://localhost:" + strconv.Itoa(port)
-	// The web host is localhost:PORT and sites are <slug>.localhost:PORT;
-	// Chromium resolves every *.localhost name to loopback by itself. The
-	// config is read per request; set it before the first one.
-	sd.cfg.Domain = "localhost"
-	sd.cfg.SitesDomain = "localhost"
+	// URLs are derived per request: set the public URL before the first.
 	sd.cfg.PublicURL = webURL
 	srv.Start()
 	t.Cleanup(srv.Close)

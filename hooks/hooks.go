@@ -25,6 +25,8 @@ type sitedrop struct {
 	keyedDeploys *limiter
 	// deploySlots bounds the deploys processed at once.
 	deploySlots chan struct{}
+	// hosts tells site hosts from the web host.
+	hosts sites.HostSplit
 	// proxies are the trusted reverse proxies (--trusted-proxies).
 	proxies []netip.Prefix
 	// limits are the per-IP limits of the sign-in endpoints.
@@ -95,6 +97,7 @@ func MustRegister(app core.App, cfg *Config) {
 
 func (sd *sitedrop) init() error {
 	sd.cfg.withDefaults()
+	sd.hosts = sites.NewHostSplit(sd.cfg.Domain, sd.cfg.SitesDomain)
 	dir := sd.cfg.BlobDir
 	if dir == "" {
 		dir = filepath.Join(sd.app.DataDir(), "site_blobs")

@@ -6,8 +6,6 @@ import (
 	"github.com/pocketbase/pocketbase/apis"
 	"github.com/pocketbase/pocketbase/core"
 	"github.com/pocketbase/pocketbase/tools/hook"
-
-	"sitedrop/sites"
 )
 
 // siteHostPriority runs the site-host split before every PocketBase
@@ -56,7 +54,7 @@ func wrapServerHandler(sd *sitedrop, se *core.ServeEvent) {
 // siteSlug tells whether host is a site host and which slug it names. The
 // web host is never a site host.
 func (sd *sitedrop) siteSlug(host string) (string, bool) {
-	return sites.SiteSlug(host, sd.cfg.Domain, sd.cfg.SitesDomain)
+	return sd.hosts.Site(host)
 }
 
 // serveSite answers a site-host request. It runs outside PocketBase's panic

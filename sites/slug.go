@@ -120,27 +120,7 @@ func randIndex(n int) int {
 // A reserved label (e.g. www) is returned like any other valid slug; no
 // deployment can have it, so looking it up finds nothing.
 func SlugFromHost(host, sitesDomain string) (slug string, isSiteHost bool) {
-	domain := strings.TrimSuffix(asciiLower(strings.TrimSpace(sitesDomain)), ".")
-	domain = strings.TrimPrefix(domain, ".")
-	if domain == "" {
-		return "", false
-	}
-	h := host
-	if strings.HasPrefix(h, "[") || strings.Count(h, ":") > 1 {
-		return "", false // an IPv6 literal, with or without a port
-	}
-	if i := strings.IndexByte(h, ':'); i >= 0 {
-		h = h[:i]
-	}
-	h = strings.TrimSuffix(asciiLower(h), ".")
-	label, ok := strings.CutSuffix(h, "."+domain)
-	if !ok {
-		return "", false
-	}
-	if !validSlug(label) {
-		return "", true // nested labels, empty label, digits, punycode...
-	}
-	return label, true
+	return HostSplit{sites: strings.TrimPrefix(hostName(sitesDomain), ".")}.Site(host)
 }
 
 // asciiLower lowercases ASCII letters only. Unlike strings.ToLower it never
@@ -235,14 +215,38 @@ var slugNouns = [...]string{
 	"wren", "yak", "yarn", "yogurt", "zebra", "zenith", "zephyr", "zinnia",
 }
 
-// SiteSlug is SlugFromHost for a server whose web host is webDomain: the
-// web host itself is never a site host, even when it lies under the sites
-// domain (--domain web.example.com --sites-domain example.com).
-func SiteSlug(host, webDomain, sitesDomain string) (slug string, isSiteHost bool) {
-	if hostName(host) == hostName(webDomain) {
+// HostSplit tells site hosts from the web host. It normalises its
+// domains once, so the per-request check (every request passes it) only
+// normalises the request's host.
+type HostSplit struct {
+	web, sites string
+}
+
+// NewHostSplit returns the split for a server whose web host is webDomain
+// and whose sites live under sitesDomain.
+func NewHostSplit(webDomain, sitesDomain string) HostSplit {
+	return HostSplit{web: hostName(webDomain), sites: strings.TrimPrefix(hostName(sitesDomain), ".")}
+}
+
+// Site is SlugFromHost for this server: the web host itself is never a
+// site host, even when it lies under the sites domain (--domain
+// web.example.com --sites-domain example.com).
+func (s HostSplit) Site(host string) (slug string, isSiteHost bool) {
+	if s.sites == "" || strings.HasPrefix(host, "[") || strings.Count(host, ":") > 1 {
+		return "", false // no sites domain, or an IPv6 literal
+	}
+	h := normHost(host)
+	if h == s.web {
 		return "", false
 	}
-	return SlugFromHost(host, sitesDomain)
+	label, ok := strings.CutSuffix(h, "."+s.sites)
+	if !ok {
+		return "", false
+	}
+	if !validSlug(label) {
+		return "", true // nested labels, empty label, digits, punycode...
+	}
+	return label, true
 }
 
 // WebHostLabel returns the label the web host would have as a slug when it
@@ -256,9 +260,13 @@ func WebHostLabel(webDomain, sitesDomain string) string {
 	return label
 }
 
-// hostName lowercases host and strips a port and a trailing dot.
-func hostName(host string) string {
-	h := strings.TrimSpace(host)
+// hostName normalises a configured domain: trimmed, then as normHost.
+func hostName(domain string) string { return normHost(strings.TrimSpace(domain)) }
+
+// normHost lowercases a request's host and strips a port and a trailing
+// dot. White space is kept, so a padded Host never matches a name.
+func normHost(host string) string {
+	h := host
 	if !strings.HasPrefix(h, "[") && strings.Count(h, ":") == 1 {
 		h = h[:strings.IndexByte(h, ':')]
 	}

@@ -241,9 +241,9 @@ func TestSiteSlugNeverTakesTheWebHost(t *testing.T) {
 		{"blog.sites.test", "web.test", "sites.test", "blog", true},
 	}
 	for _, s := range scenarios {
-		slug, isSite := SiteSlug(s.host, s.web, s.sites)
+		slug, isSite := NewHostSplit(s.web, s.sites).Site(s.host)
 		if slug != s.slug || isSite != s.isSite {
-			t.Errorf("SiteSlug(%q, %q, %q) = %q, %v", s.host, s.web, s.sites, slug, isSite)
+			t.Errorf("NewHostSplit(%q, %q).Site(%q) = %q, %v", s.web, s.sites, s.host, slug, isSite)
 		}
 	}
 	for _, s := range []struct{ web, sites, want string }{
