@@ -37,6 +37,16 @@ func (sd *sitedrop) pageSite(e *core.RequestEvent, user *core.Record) (*core.Rec
 	return dep, nil
 }
 
+// formSite checks a form post of a site page (see formUser) and returns
+// the signed-in user's site {id}; with a nil site the answer is decided.
+func (sd *sitedrop) formSite(e *core.RequestEvent) (*core.Record, error) {
+	user, err := sd.formUser(e)
+	if user == nil {
+		return nil, err
+	}
+	return sd.pageSite(e, user)
+}
+
 // accountSitePage is GET /account/sites/{id}?page=: submissions, e-mail
 // notifications and webhooks of one site.
 func (sd *sitedrop) accountSitePage(e *core.RequestEvent) error {
@@ -95,11 +105,7 @@ func (sd *sitedrop) accountSiteCSV(e *core.RequestEvent) error {
 
 // accountSiteNotifications is the notifications toggle of the site page.
 func (sd *sitedrop) accountSiteNotifications(e *core.RequestEvent) error {
-	user, err := sd.formUser(e)
-	if user == nil {
-		return err
-	}
-	dep, err := sd.pageSite(e, user)
+	dep, err := sd.formSite(e)
 	if dep == nil {
 		return err
 	}
@@ -111,11 +117,7 @@ func (sd *sitedrop) accountSiteNotifications(e *core.RequestEvent) error {
 
 // accountSiteWebhookDelete is a webhook's delete button on the site page.
 func (sd *sitedrop) accountSiteWebhookDelete(e *core.RequestEvent) error {
-	user, err := sd.formUser(e)
-	if user == nil {
-		return err
-	}
-	dep, err := sd.pageSite(e, user)
+	dep, err := sd.formSite(e)
 	if dep == nil {
 		return err
 	}

@@ -45,6 +45,21 @@ func (sd *sitedrop) acquireDeploySlot(e *core.RequestEvent) (func(), error) {
 	}
 }
 
+// readDeploy waits for a deploy slot and decodes the body; release frees
+// the slot once the deploy is done.
+func (sd *sitedrop) readDeploy(e *core.RequestEvent) (*deployRequest, func(), error) {
+	release, err := sd.acquireDeploySlot(e)
+	if err != nil {
+		return nil, nil, err
+	}
+	var req deployRequest
+	if err := readJSON(e, sd.cfg.MaxBody, &req); err != nil {
+		release()
+		return nil, nil, err
+	}
+	return &req, release, nil
+}
+
 // deployCreate is POST /deploy.
 func (sd *sitedrop) deployCreate(e *core.RequestEvent) error {
 	user, err := sd.optionalUser(e)
@@ -59,20 +74,12 @@ func (sd *sitedrop) deployCreate(e *core.RequestEvent) error {
 	if err != nil {
 		return err
 	}
-	release, err := sd.acquireDeploySlot(e)
+	req, release, err := sd.readDeploy(e)
 	if err != nil {
 		return err
 	}
 	defer release()
-	var req deployRequest
-	if err := readJSON(e, sd.cfg.MaxBody, &req); err != nil {
-		return err
-	}
-	meta, err := req.metadata()
-	if err != nil {
-		return err
-	}
-	up, err := req.upload(sd.cfg.MaxFiles)
+	meta, up, err := req.content(sd.cfg.MaxFiles)
 	if err != nil {
 		return err
 	}
@@ -137,23 +144,15 @@ func (sd *sitedrop) deployUpdate(e *core.RequestEvent) error {
 	if err := sd.keyedDeploys.check(e.Response, rec.GetString("owner")); err != nil {
 		return err
 	}
-	release, err := sd.acquireDeploySlot(e)
+	req, release, err := sd.readDeploy(e)
 	if err != nil {
 		return err
 	}
 	defer release()
-	var req deployRequest
-	if err := readJSON(e, sd.cfg.MaxBody, &req); err != nil {
-		return err
-	}
 	if req.Slug != nil {
 		return fail(http.StatusBadRequest, msgSlugImmutable)
 	}
-	meta, err := req.metadata()
-	if err != nil {
-		return err
-	}
-	up, err := req.upload(sd.cfg.MaxFiles)
+	meta, up, err := req.content(sd.cfg.MaxFiles)
 	if err != nil {
 		return err
 	}

@@ -179,6 +179,16 @@ func (r *deployRequest) upload(maxFiles int) (sites.Upload, error) {
 	return sites.Upload{}, fail(http.StatusBadRequest, msgHTMLRequired)
 }
 
+// content validates the metadata and the files of the request.
+func (r *deployRequest) content(maxFiles int) (sites.Metadata, sites.Upload, error) {
+	meta, err := r.metadata()
+	if err != nil {
+		return sites.Metadata{}, sites.Upload{}, err
+	}
+	up, err := r.upload(maxFiles)
+	return meta, up, err
+}
+
 // formatBytes writes a byte count the way people read limits: 50 MiB.
 func formatBytes(n int64) string {
 	switch {

@@ -13,7 +13,6 @@ import (
 type limiter struct {
 	max    int
 	window time.Duration
-	now    func() time.Time
 
 	mu        sync.Mutex
 	counts    map[string]*windowCount
@@ -27,7 +26,7 @@ type windowCount struct {
 
 // newLimiter allows max events per key in each window. max < 0 allows all.
 func newLimiter(max int, window time.Duration) *limiter {
-	return &limiter{max: max, window: window, now: time.Now, counts: map[string]*windowCount{}}
+	return &limiter{max: max, window: window, counts: map[string]*windowCount{}}
 }
 
 // allow counts one event for key and reports whether it is within the
@@ -36,7 +35,7 @@ func (l *limiter) allow(key string) (ok bool, retryAfter time.Duration) {
 	if l.max < 0 {
 		return true, 0
 	}
-	now := l.now()
+	now := time.Now()
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if now.Sub(l.lastSwept) > l.window {
