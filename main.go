@@ -18,6 +18,17 @@ import (
 )
 
 func main() {
+	if len(os.Args) > 1 && os.Args[1] == hooks.HealthCommandName {
+		// A health probe runs beside the server: it must not bootstrap an
+		// app on (or create) the data dir.
+		health := hooks.NewHealthCommand()
+		health.SetArgs(os.Args[2:])
+		if health.Execute() != nil {
+			os.Exit(1)
+		}
+		return
+	}
+
 	app := pocketbase.NewWithConfig(pocketbase.Config{
 		DefaultDev: false, // no SQL logging under `go run`
 	})
@@ -31,10 +42,11 @@ func main() {
 	migratecmd.MustRegister(app, app.RootCmd, migratecmd.Config{Automigrate: false})
 	hooks.MustRegister(app, &cfg)
 	app.RootCmd.AddCommand(
-		cmd.NewServeCommand(app, true),
+		hooks.NewServeCommand(app, &cfg),
 		cmd.NewSuperuserCommand(app),
 		hooks.NewUserCommand(app),
 		hooks.NewKeyCommand(app),
+		hooks.NewHealthCommand(), // listed in the help; run above
 	)
 	app.RootCmd.Use = "sitedrop"
 	app.RootCmd.Short = "sitedrop: publish a web site to a live URL with one HTTP request"

@@ -8,6 +8,7 @@
 package hooks
 
 import (
+	"io"
 	"time"
 )
 
@@ -61,11 +62,52 @@ type Config struct {
 	// collector removes it. Default 1 minute.
 	GCGrace time.Duration
 
+	// Serve holds the settings of the serve command: listen addresses,
+	// certificates and shutdown.
+	Serve ServeConfig
+
 	// listenPort is the port the server listens on, learned at serve
 	// time; site and web URLs carry it when they are derived.
 	listenPort string
-	// listenScheme is "https" when the server listens with TLS on 443.
+	// listenScheme is "https" when the server listens with TLS.
 	listenScheme string
+}
+
+// ServeConfig holds the settings of `sitedrop serve`. They are flags of
+// that command only (see BindServeFlags).
+type ServeConfig struct {
+	// HTTPAddr is the plain HTTP listen address. Without HTTPSAddr it
+	// serves everything (default 127.0.0.1:8090); with HTTPSAddr it only
+	// answers ACME HTTP-01 challenges and /api/health, and redirects the
+	// rest to https (default :80; empty: no HTTP listener).
+	HTTPAddr string
+	// HTTPSAddr, when set, serves TLS with certificates obtained and
+	// renewed through ACME (certmagic).
+	HTTPSAddr string
+	// Origins are the CORS origins of PocketBase's own API. Default "*".
+	Origins []string
+	// ACMECA is the ACME directory URL. Default: Let's Encrypt production.
+	ACMECA string
+	// ACMECARoot is a PEM file of root certificates to trust for the ACME
+	// server's own TLS (a private CA). Default: the system roots.
+	ACMECARoot string
+	// ACMEEmail is the ACME account's contact address (expiry notices).
+	ACMEEmail string
+	// DNSProvider names the DNS provider (see RegisterDNSProvider) used
+	// to obtain one wildcard certificate for the sites domain through
+	// DNS-01. Empty: one certificate per live site, on demand.
+	DNSProvider string
+	// DNSResolvers are the DNS servers (host:port) asked when finding the
+	// zone of a DNS-01 record and checking its propagation. Default: the
+	// system's, and the zone's authoritative servers.
+	DNSResolvers []string
+	// ShutdownTimeout bounds how long a SIGTERM waits for in-flight
+	// requests and uploads. Default 30s.
+	ShutdownTimeout time.Duration
+
+	// banner, when set, receives the start banner (the serve command's
+	// output).
+	banner io.Writer
 }
 
 // DefaultConfig returns the documented defaults.
@@ -82,6 +124,11 @@ func DefaultConfig() Config {
 		ConcurrentDeploys:  4,
 		Signup:             true,
 		GCGrace:            time.Minute,
+		Serve: ServeConfig{
+			ACMECA:          certmagicProductionCA,
+			Origins:         []string{"*"},
+			ShutdownTimeout: 30 * time.Second,
+		},
 	}
 }
 
@@ -120,5 +167,11 @@ func (c *Config) withDefaults() {
 	}
 	if c.GCGrace <= 0 {
 		c.GCGrace = d.GCGrace
+	}
+	if c.Serve.ACMECA == "" {
+		c.Serve.ACMECA = d.Serve.ACMECA
+	}
+	if c.Serve.ShutdownTimeout <= 0 {
+		c.Serve.ShutdownTimeout = d.Serve.ShutdownTimeout
 	}
 }

@@ -67,8 +67,16 @@ func register(app core.App, cfg *Config) (*sitedrop, error) {
 	bindJobs(sd)
 	app.OnServe().BindFunc(func(se *core.ServeEvent) error {
 		sd.learnListenPort(se)
+		var ts *tlsServing
+		if se.Server != nil && sd.cfg.Serve.HTTPSAddr != "" {
+			var err error
+			if ts, err = sd.prepareTLS(se); err != nil {
+				return err
+			}
+		}
 		bindSiteHost(sd, se)
 		se.Router.Bind(jsonErrorsMiddleware())
+		bindHSTS(sd, se)
 		bindDeployAPI(sd, se)
 		bindAuthAPI(sd, se)
 		bindSubmitAPI(sd, se)
@@ -77,12 +85,29 @@ func register(app core.App, cfg *Config) (*sitedrop, error) {
 		bindAccountSitePages(sd, se)
 		bindPages(sd, se)
 		if err := se.Next(); err != nil {
+			if ts != nil {
+				ts.close()
+			}
 			return err
 		}
 		wrapServerHandler(sd, se)
-		if se.Server != nil { // a real server, not a test harness
-			sd.startWorkers()
+		if se.Server == nil { // a test harness, not a real server
+			return nil
 		}
+		sd.startWorkers()
+		if w := sd.cfg.Serve.banner; w != nil {
+			sd.printBanner(w)
+		}
+		if ts == nil {
+			sd.bindGracefulShutdown(se.Server)
+			return nil
+		}
+		if err := ts.start(sd, se.Server.Handler); err != nil {
+			ts.close()
+			return err
+		}
+		sd.bindGracefulShutdown(se.Server, ts.http)
+		sd.bindTLSCleanup(ts)
 		return nil
 	})
 	return sd, nil

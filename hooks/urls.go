@@ -8,19 +8,25 @@ import (
 	"github.com/pocketbase/pocketbase/core"
 )
 
-// learnListenPort remembers the port of the serving address, which derived
-// URLs carry (http://<slug>.localhost:8090/). Under test harnesses there is
-// no server and URLs have no port.
+// learnListenPort remembers the scheme and port of the serving address,
+// which derived URLs carry (http://<slug>.localhost:8090/; https and no
+// port when serving TLS on 443). Under test harnesses there is no server
+// and URLs have no port.
 func (sd *sitedrop) learnListenPort(se *core.ServeEvent) {
 	if se.Server == nil {
 		return
 	}
+	if sd.cfg.Serve.HTTPSAddr != "" {
+		sd.cfg.listenScheme = "https"
+	}
 	if _, port, err := net.SplitHostPort(se.Server.Addr); err == nil {
-		sd.cfg.listenPort = port
-		if port == "443" || port == "https" {
-			// PocketBase's --https: TLS on the standard port
-			sd.cfg.listenScheme, sd.cfg.listenPort = "https", ""
+		switch port {
+		case "http":
+			port = "80"
+		case "https":
+			port = "443"
 		}
+		sd.cfg.listenPort = port
 	}
 }
 
@@ -62,4 +68,20 @@ func hostPort(host, scheme, port string) string {
 		return host
 	}
 	return net.JoinHostPort(host, port)
+}
+
+// publicHTTPSPort is the port of an https public URL ("" for the default
+// port); ok is false when the public URL is unset or not https.
+func publicHTTPSPort(publicURL string) (port string, ok bool) {
+	if publicURL == "" {
+		return "", false
+	}
+	u, err := url.Parse(publicURL)
+	if err != nil || u.Scheme != "https" {
+		return "", false
+	}
+	if p := u.Port(); p != "443" {
+		return p, true
+	}
+	return "", true
 }

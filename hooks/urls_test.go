@@ -10,17 +10,24 @@ import (
 func TestDerivedURLs(t *testing.T) {
 	for _, c := range []struct {
 		name, addr, publicURL string
+		tls                   bool
 		web, site             string
 	}{
-		{"default", "127.0.0.1:8090", "", "http://localhost:8090", "http://blog.localhost:8090/"},
-		{"port 80", "0.0.0.0:80", "", "http://localhost", "http://blog.localhost/"},
-		{"TLS on 443", "0.0.0.0:443", "", "https://localhost", "https://blog.localhost/"},
-		{"behind a proxy", "127.0.0.1:8090", "https://deploy.example.com/", "https://deploy.example.com", "https://blog.localhost/"},
-		{"proxy on a port", "127.0.0.1:8090", "http://deploy.example.com:8443", "http://deploy.example.com:8443", "http://blog.localhost:8443/"},
+		{"default", "127.0.0.1:8090", "", false, "http://localhost:8090", "http://blog.localhost:8090/"},
+		{"port 80", "0.0.0.0:80", "", false, "http://localhost", "http://blog.localhost/"},
+		{"named port", ":http", "", false, "http://localhost", "http://blog.localhost/"},
+		{"TLS on 443", "0.0.0.0:443", "", true, "https://localhost", "https://blog.localhost/"},
+		{"TLS on a port", ":8443", "", true, "https://localhost:8443", "https://blog.localhost:8443/"},
+		{"plain HTTP on 443", "0.0.0.0:443", "", false, "http://localhost:443", "http://blog.localhost:443/"},
+		{"behind a proxy", "127.0.0.1:8090", "https://deploy.example.com/", false, "https://deploy.example.com", "https://blog.localhost/"},
+		{"proxy on a port", "127.0.0.1:8090", "http://deploy.example.com:8443", false, "http://deploy.example.com:8443", "http://blog.localhost:8443/"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			cfg := DefaultConfig()
 			cfg.PublicURL = c.publicURL
+			if c.tls {
+				cfg.Serve.HTTPSAddr = c.addr
+			}
 			cfg.withDefaults()
 			sd := &sitedrop{cfg: &cfg}
 			sd.learnListenPort(&core.ServeEvent{Server: &http.Server{Addr: c.addr}})

@@ -113,6 +113,13 @@ func (s *Server) ServeSite(w http.ResponseWriter, r *http.Request, slug string) 
 	}
 }
 
+// Live reports whether slug names a site that is served right now. It
+// reads through the same cache as ServeSite.
+func (s *Server) Live(slug string) bool {
+	site, err := s.site(slug)
+	return err == nil && site.live(s.now())
+}
+
 func (s *Server) site(slug string) (*Site, error) {
 	if slug == "" {
 		return nil, ErrNotFound

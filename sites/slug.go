@@ -249,6 +249,14 @@ func (s HostSplit) Site(host string) (slug string, isSiteHost bool) {
 	return label, true
 }
 
+// Domains returns the normalised web host and sites domain.
+func (s HostSplit) Domains() (web, sites string) { return s.web, s.sites }
+
+// IsWebHost reports whether host (with or without a port) is the web host.
+func (s HostSplit) IsWebHost(host string) bool {
+	return s.web != "" && normHost(host) == s.web
+}
+
 // WebHostLabel returns the label the web host would have as a slug when it
 // lies directly under the sites domain ("web" for web.example.com under
 // example.com), so it can be reserved; "" otherwise.

@@ -1,0 +1,204 @@
+package hooks
+
+// Real components on loopback for the TLS tests: an ACME CA (Pebble, in
+// process) that validates challenges against sitedrop's own listeners, a
+// DNS server that answers for the .test names, and a libdns provider
+// that writes its TXT records into that DNS server.
+
+import (
+	"context"
+	"crypto/x509"
+	"encoding/pem"
+	"io"
+	"log"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+
+	"github.com/letsencrypt/pebble/v2/ca"
+	"github.com/letsencrypt/pebble/v2/db"
+	"github.com/letsencrypt/pebble/v2/va"
+	"github.com/letsencrypt/pebble/v2/wfe"
+	"github.com/libdns/libdns"
+	"github.com/miekg/dns"
+)
+
+// pebbleCA is an in-process ACME server.
+type pebbleCA struct {
+	// directory is the ACME directory URL.
+	directory string
+	// serverRoot is a PEM file with the ACME server's own TLS certificate
+	// (for --acme-ca-root).
+	serverRoot string
+	// roots trusts the certificates the CA issues.
+	roots *x509.CertPool
+	// orders counts new-order requests.
+	orders atomic.Int64
+}
+
+// startPebble runs Pebble on loopback. Its validation authority resolves
+// names through dnsAddr and checks HTTP-01 on httpPort and TLS-ALPN-01 on
+// tlsPort, that is on sitedrop's listeners.
+func startPebble(t *testing.T, dnsAddr string, httpPort, tlsPort int) *pebbleCA {
+	t.Helper()
+	t.Setenv("PEBBLE_VA_NOSLEEP", "1") // no random waits between validations
+	logger := log.New(io.Discard, "", 0)
+	if testing.Verbose() {
+		logger = log.New(os.Stderr, "pebble ", log.Lmicroseconds)
+	}
+	store := db.NewMemoryStore()
+	authority := ca.New(logger, store, "", "ecdsa", 0, 1, map[string]ca.Profile{
+		"default": {Description: "the default profile"},
+	})
+	validator := va.New(logger, httpPort, tlsPort, false, dnsAddr, store)
+	front := wfe.New(logger, store, validator, authority, []string{"pebble.letsencrypt.org"}, false, false, 0, 0)
+
+	p := &pebbleCA{}
+	handler := front.Handler()
+	srv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodPost && r.URL.Path == "/order-plz" {
+			p.orders.Add(1)
+		}
+		handler.ServeHTTP(w, r)
+	}))
+	t.Cleanup(srv.Close)
+	p.directory = srv.URL + wfe.DirectoryPath
+
+	p.serverRoot = filepath.Join(t.TempDir(), "acme-server.pem")
+	serverPEM := pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: srv.Certificate().Raw})
+	if err := os.WriteFile(p.serverRoot, serverPEM, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	p.roots = x509.NewCertPool()
+	p.roots.AddCert(authority.GetRootCert(0).Cert)
+	return p
+}
+
+// fakeDNS is an authoritative DNS server for the .test names: every name
+// has the A record 127.0.0.1, every two-label name is a zone apex with an
+// SOA, and TXT records are what a fakeDNSProvider has set.
+type fakeDNS struct {
+	addr string
+	mu   sync.Mutex
+	txt  map[string][]string // absolute name (with the final dot) -> values
+	// set records every TXT record ever appended, for assertions.
+	set []string
+}
+
+// startFakeDNS serves DNS on one loopback port over UDP and TCP (Pebble
+// asks over TCP, certmagic over UDP).
+func startFakeDNS(t *testing.T) *fakeDNS {
+	t.Helper()
+	d := &fakeDNS{txt: map[string][]string{}}
+	var tcp net.Listener
+	var udp net.PacketConn
+	for range 20 { // find a port that is free for both protocols
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if u, err := net.ListenPacket("udp", l.Addr().String()); err == nil {
+			tcp, udp = l, u
+			break
+		}
+		l.Close()
+	}
+	if tcp == nil {
+		t.Fatal("no loopback port free for both TCP and UDP")
+	}
+	d.addr = tcp.Addr().String()
+	for _, s := range []*dns.Server{{Listener: tcp, Handler: d}, {PacketConn: udp, Handler: d}} {
+		go s.ActivateAndServe()
+		t.Cleanup(func() { s.Shutdown() })
+	}
+	return d
+}
+
+func (d *fakeDNS) ServeDNS(w dns.ResponseWriter, req *dns.Msg) {
+	m := new(dns.Msg)
+	m.SetReply(req)
+	m.Authoritative = true
+	for _, q := range req.Question {
+		name := strings.ToLower(q.Name)
+		if !strings.HasSuffix(name, ".test.") {
+			m.Rcode = dns.RcodeNameError
+			continue
+		}
+		hdr := dns.RR_Header{Name: q.Name, Class: dns.ClassINET, Rrtype: q.Qtype, Ttl: 1}
+		switch q.Qtype {
+		case dns.TypeA:
+			m.Answer = append(m.Answer, &dns.A{Hdr: hdr, A: net.IPv4(127, 0, 0, 1)})
+		case dns.TypeSOA:
+			if strings.Count(name, ".") == 2 { // "sites.test."
+				m.Answer = append(m.Answer, &dns.SOA{Hdr: hdr, Ns: "ns." + name, Mbox: "admin." + name,
+					Serial: 1, Refresh: 60, Retry: 60, Expire: 60, Minttl: 1})
+			}
+		case dns.TypeTXT:
+			d.mu.Lock()
+			for _, v := range d.txt[name] {
+				m.Answer = append(m.Answer, &dns.TXT{Hdr: hdr, Txt: []string{v}})
+			}
+			d.mu.Unlock()
+		}
+	}
+	w.WriteMsg(m)
+}
+
+// txtNames lists the names TXT records were ever set for.
+func (d *fakeDNS) txtNames() []string {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return append([]string(nil), d.set...)
+}
+
+// fakeDNSProvider is a libdns provider (certmagic.DNSProvider) that writes
+// to a fakeDNS.
+type fakeDNSProvider struct{ dns *fakeDNS }
+
+func (p *fakeDNSProvider) AppendRecords(_ context.Context, zone string, recs []libdns.Record) ([]libdns.Record, error) {
+	p.dns.mu.Lock()
+	defer p.dns.mu.Unlock()
+	for _, r := range recs {
+		rr := r.RR()
+		name := strings.ToLower(libdns.AbsoluteName(rr.Name, zone))
+		if rr.Type == "TXT" {
+			p.dns.txt[name] = append(p.dns.txt[name], rr.Data)
+			p.dns.set = append(p.dns.set, name)
+		}
+	}
+	return recs, nil
+}
+
+func (p *fakeDNSProvider) DeleteRecords(_ context.Context, zone string, recs []libdns.Record) ([]libdns.Record, error) {
+	p.dns.mu.Lock()
+	defer p.dns.mu.Unlock()
+	for _, r := range recs {
+		rr := r.RR()
+		name := strings.ToLower(libdns.AbsoluteName(rr.Name, zone))
+		vals := p.dns.txt[name]
+		for i, v := range vals {
+			if v == rr.Data {
+				p.dns.txt[name] = append(vals[:i:i], vals[i+1:]...)
+				break
+			}
+		}
+	}
+	return recs, nil
+}
+
+// freePort returns a loopback port nothing listens on right now.
+func freePort(t *testing.T) int {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
+}

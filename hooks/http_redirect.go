@@ -1,0 +1,64 @@
+package hooks
+
+import (
+	"net/http"
+	"strings"
+)
+
+// healthPath is PocketBase's health endpoint; under TLS the plain HTTP
+// listener answers it too, for load balancers and container health checks
+// that probe over plain HTTP.
+const healthPath = "/api/health"
+
+// httpRedirectHandler is the plain HTTP listener's handler when serving
+// TLS: ACME HTTP-01 challenges (challenges wraps the rest), GET /api/health
+// from app, and for the web host and site hosts a 308 to the same host and
+// path over https (308 keeps the method and body). Other hosts get a 404:
+// the listener is no open redirector.
+func (sd *sitedrop) httpRedirectHandler(app http.Handler, challenges func(http.Handler) http.Handler) http.Handler {
+	redirect := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == healthPath && (r.Method == http.MethodGet || r.Method == http.MethodHead) {
+			app.ServeHTTP(w, r)
+			return
+		}
+		host, ok := sd.redirectHost(r.Host)
+		if !ok {
+			http.Error(w, "Unknown host", http.StatusNotFound)
+			return
+		}
+		target := "https://" + hostPort(host, "https", sd.httpsPort()) + r.URL.RequestURI()
+		w.Header().Set("Location", target)
+		w.Header().Set("Connection", "close")
+		w.WriteHeader(http.StatusPermanentRedirect)
+	})
+	return challenges(redirect)
+}
+
+// redirectHost is the host a plain HTTP request is sent to over https:
+// the web host (also for www.<web host>) or a site host; ok is false for
+// hosts sitedrop does not serve.
+func (sd *sitedrop) redirectHost(host string) (string, bool) {
+	web, _ := sd.hosts.Domains()
+	h := strings.ToLower(host)
+	if i := strings.LastIndexByte(h, ':'); i >= 0 && !strings.HasSuffix(h, "]") {
+		h = h[:i]
+	}
+	h = strings.TrimSuffix(h, ".")
+	switch {
+	case h == web || h == "www."+web:
+		return web, true
+	}
+	if _, isSite := sd.hosts.Site(h); isSite {
+		return h, true
+	}
+	return "", false
+}
+
+// httpsPort is the port of https URLs: the public URL's when one is set,
+// else the HTTPS listener's ("" for 443).
+func (sd *sitedrop) httpsPort() string {
+	if port, ok := publicHTTPSPort(sd.cfg.PublicURL); ok {
+		return port
+	}
+	return sd.cfg.listenPort
+}

@@ -1,0 +1,185 @@
+package hooks
+
+import (
+	"bytes"
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestCheckServeConfig(t *testing.T) {
+	for _, c := range []struct {
+		name    string
+		tune    func(*Config)
+		wantErr string
+	}{
+		{"plain HTTP", func(*Config) {}, ""},
+		{"TLS", func(c *Config) { c.Serve.HTTPSAddr = ":443"; c.Serve.HTTPAddr = ":80" }, ""},
+		{"TLS without plain HTTP", func(c *Config) { c.Serve.HTTPSAddr = ":443" }, ""},
+		{"TLS on localhost", func(c *Config) { c.Serve.HTTPSAddr = ":443"; c.Domain = "localhost" }, "--domain"},
+		{"TLS for an IP", func(c *Config) { c.Serve.HTTPSAddr = ":443"; c.SitesDomain = "10.0.0.1" }, "--sites-domain"},
+		{"TLS for a bare name", func(c *Config) { c.Serve.HTTPSAddr = ":443"; c.Domain = "intranet" }, "no dot"},
+		{"bad HTTPS address", func(c *Config) { c.Serve.HTTPSAddr = "443" }, "--https"},
+		{"bad HTTP address", func(c *Config) { c.Serve.HTTPSAddr = ":443"; c.Serve.HTTPAddr = "80" }, "--http"},
+		{"unknown DNS provider", func(c *Config) { c.Serve.HTTPSAddr = ":443"; c.Serve.DNSProvider = "nope" }, "unknown --dns-provider"},
+		{"cloudflare without token", func(c *Config) {
+			t.Setenv("CLOUDFLARE_API_TOKEN", "")
+			c.Serve.HTTPSAddr = ":443"
+			c.Serve.DNSProvider = "cloudflare"
+		}, "CLOUDFLARE_API_TOKEN"},
+		{"cloudflare with token", func(c *Config) {
+			t.Setenv("CLOUDFLARE_API_TOKEN", "token")
+			c.Serve.HTTPSAddr = ":443"
+			c.Serve.DNSProvider = "cloudflare"
+		}, ""},
+		{"ACME flags without TLS", func(c *Config) { c.Serve.ACMEEmail = "ops@example.com" }, "need --https"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			cfg := testConfig(t)
+			c.tune(cfg)
+			err := checkServeConfig(cfg)
+			switch {
+			case c.wantErr == "" && err != nil:
+				t.Errorf("error %v, want none", err)
+			case c.wantErr != "" && (err == nil || !strings.Contains(err.Error(), c.wantErr)):
+				t.Errorf("error %v, want one about %q", err, c.wantErr)
+			}
+		})
+	}
+}
+
+func TestRedirectAddrFor(t *testing.T) {
+	for in, want := range map[string]string{":443": ":80", "0.0.0.0:443": "0.0.0.0:80", "127.0.0.1:8443": "127.0.0.1:80", "[::1]:443": "[::1]:80"} {
+		if got := redirectAddrFor(in); got != want {
+			t.Errorf("redirectAddrFor(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+func TestWildcardNames(t *testing.T) {
+	for _, c := range []struct {
+		domain, sites string
+		want          []string
+	}{
+		{"example.com", "example.com", []string{"example.com", "*.example.com"}},
+		{"deploy.example.com", "example.com", []string{"*.example.com"}},
+		{"deploy.example.com", "sites.example.net", []string{"deploy.example.com", "*.sites.example.net"}},
+		{"a.b.example.com", "example.com", []string{"a.b.example.com", "*.example.com"}},
+	} {
+		if got := wildcardNames(c.domain, c.sites); !slices.Equal(got, c.want) {
+			t.Errorf("wildcardNames(%q, %q) = %v, want %v", c.domain, c.sites, got, c.want)
+		}
+	}
+}
+
+// TestAllowCertificate is the on-demand decision against the fixtures.
+func TestAllowCertificate(t *testing.T) {
+	_, sd := newFixtureApp(t)
+	for name, allowed := range map[string]bool{
+		"web.test":                true,
+		"WEB.test.":               true,
+		"alice-site.sites.test":   true,
+		"anon-site.sites.test":    true,  // anonymous and not expired
+		"old-anon.sites.test":     false, // expired
+		"nosuch.sites.test":       false,
+		"a.alice-site.sites.test": false,
+		"sites.test":              false,
+		"www.web.test":            false,
+		"example.com":             false,
+		"":                        false,
+	} {
+		err := sd.allowCertificate(context.Background(), name)
+		if (err == nil) != allowed {
+			t.Errorf("allowCertificate(%q) = %v, want allowed %v", name, err, allowed)
+		}
+	}
+}
+
+func TestHTTPRedirectHandler(t *testing.T) {
+	_, sd := newFixtureApp(t)
+	sd.cfg.listenPort = "443"
+	app := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.Write([]byte("app")) })
+	challenges := func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if strings.HasPrefix(r.URL.Path, "/.well-known/acme-challenge/") {
+				w.Write([]byte("key authorization"))
+				return
+			}
+			next.ServeHTTP(w, r)
+		})
+	}
+	h := sd.httpRedirectHandler(app, challenges)
+	for _, c := range []struct {
+		method, host, target string
+		status               int
+		location, body       string
+	}{
+		{"GET", "alice-site.sites.test", "/a?b=c", 308, "https://alice-site.sites.test/a?b=c", ""},
+		{"POST", "web.test:80", "/deploy", 308, "https://web.test/deploy", ""},
+		{"GET", "WWW.web.test", "/", 308, "https://web.test/", ""},
+		{"GET", "nosuch.sites.test", "/", 308, "https://nosuch.sites.test/", ""},
+		{"GET", "alice-site.sites.test", "/.well-known/acme-challenge/tok", 200, "", "key authorization"},
+		{"GET", "127.0.0.1", "/api/health", 200, "", "app"},
+		{"HEAD", "web.test", "/api/health", 200, "", ""},
+		{"POST", "web.test", "/api/health", 308, "https://web.test/api/health", ""},
+		{"GET", "evil.example", "/", 404, "", "Unknown host\n"},
+		{"GET", "evil.example", "//evil.example/x", 404, "", "Unknown host\n"},
+	} {
+		req := httptest.NewRequest(c.method, "http://"+c.host+c.target, nil)
+		req.Host = c.host
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, req)
+		if rec.Code != c.status || rec.Header().Get("Location") != c.location || (c.body != "" && rec.Body.String() != c.body) {
+			t.Errorf("%s %s%s = %d %q %q, want %d %q %q", c.method, c.host, c.target,
+				rec.Code, rec.Header().Get("Location"), rec.Body.String(), c.status, c.location, c.body)
+		}
+	}
+	// On another port, or behind an https public URL, the port follows.
+	sd.cfg.listenPort = "8443"
+	req := httptest.NewRequest("GET", "http://web.test/x", nil)
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, req)
+	if got := rec.Header().Get("Location"); got != "https://web.test:8443/x" {
+		t.Errorf("Location = %q on port 8443", got)
+	}
+}
+
+func TestHealthCommand(t *testing.T) {
+	ok := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/api/health" {
+			http.NotFound(w, r)
+		}
+	}))
+	defer ok.Close()
+	down := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.WriteHeader(http.StatusServiceUnavailable)
+	}))
+	defer down.Close()
+	for _, c := range []struct {
+		name string
+		urls []string
+		pass bool
+	}{
+		{"healthy", []string{ok.URL + "/api/health"}, true},
+		{"second URL healthy", []string{down.URL + "/api/health", ok.URL + "/api/health"}, true},
+		{"unhealthy", []string{down.URL + "/api/health"}, false},
+		{"nothing listens", []string{"http://127.0.0.1:1/api/health"}, false},
+		{"not found", []string{ok.URL + "/nope"}, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			cmd := NewHealthCommand()
+			var out bytes.Buffer
+			cmd.SetOut(&out)
+			cmd.SetErr(&out)
+			cmd.SetArgs([]string{"--url", strings.Join(c.urls, ","), "--timeout", (2 * time.Second).String()})
+			err := cmd.Execute()
+			if (err == nil) != c.pass {
+				t.Errorf("health %v: err %v, want pass %v (%s)", c.urls, err, c.pass, out.String())
+			}
+		})
+	}
+}

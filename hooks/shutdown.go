@@ -1,0 +1,59 @@
+package hooks
+
+import (
+	"context"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/pocketbase/pocketbase/core"
+	"github.com/pocketbase/pocketbase/tools/hook"
+)
+
+// gracefulShutdownPriority runs the drain before PocketBase's own
+// shutdown (priority -9999), which gives the server one second only.
+const gracefulShutdownPriority = -10000
+
+// bindGracefulShutdown makes termination (SIGTERM, Ctrl-C) graceful: the
+// servers stop accepting connections, and requests in flight, uploads
+// included, get up to --shutdown-timeout to finish. Realtime (SSE)
+// connections of the dashboard never finish by themselves, so they are
+// ended at once. What is still running at the deadline is cut by
+// PocketBase's shutdown that follows.
+func (sd *sitedrop) bindGracefulShutdown(servers ...*http.Server) {
+	sd.app.OnTerminate().Bind(&hook.Handler[*core.TerminateEvent]{
+		Id:       "sitedropGracefulShutdown",
+		Priority: gracefulShutdownPriority,
+		Func: func(e *core.TerminateEvent) error {
+			ctx, cancel := context.WithTimeout(context.Background(), sd.cfg.Serve.ShutdownTimeout)
+			defer cancel()
+			var wg sync.WaitGroup
+			for _, srv := range servers {
+				if srv == nil {
+					continue
+				}
+				wg.Go(func() { _ = srv.Shutdown(ctx) })
+			}
+			drained := make(chan struct{})
+			go func() { wg.Wait(); close(drained) }()
+			tick := time.NewTicker(100 * time.Millisecond)
+			defer tick.Stop()
+			for {
+				sd.endRealtimeClients()
+				select {
+				case <-drained:
+					return e.Next()
+				case <-tick.C: // clients that connected meanwhile
+				}
+			}
+		},
+	})
+}
+
+// endRealtimeClients closes every realtime subscription, which ends its
+// SSE request.
+func (sd *sitedrop) endRealtimeClients() {
+	for _, c := range sd.app.SubscriptionsBroker().Clients() {
+		c.Discard()
+	}
+}

@@ -1,0 +1,69 @@
+package hooks
+
+import (
+	"context"
+	"log/slog"
+
+	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
+)
+
+// newZapLogger gives certmagic (which logs through zap) a logger that
+// writes to the app's slog logger, so certificate events show in the
+// dashboard's logs beside everything else. Debug messages are dropped.
+func newZapLogger(l *slog.Logger) *zap.Logger {
+	return zap.New(&slogCore{logger: l})
+}
+
+// slogCore is a zapcore.Core that hands entries to an slog.Logger.
+type slogCore struct {
+	logger *slog.Logger
+	fields []zapcore.Field
+}
+
+func (c *slogCore) Enabled(level zapcore.Level) bool { return level >= zapcore.InfoLevel }
+
+func (c *slogCore) With(fields []zapcore.Field) zapcore.Core {
+	return &slogCore{logger: c.logger, fields: append(c.fields[:len(c.fields):len(c.fields)], fields...)}
+}
+
+func (c *slogCore) Check(e zapcore.Entry, ce *zapcore.CheckedEntry) *zapcore.CheckedEntry {
+	if c.Enabled(e.Level) {
+		return ce.AddCore(e, c)
+	}
+	return ce
+}
+
+func (c *slogCore) Write(e zapcore.Entry, fields []zapcore.Field) error {
+	enc := zapcore.NewMapObjectEncoder()
+	for _, f := range c.fields {
+		f.AddTo(enc)
+	}
+	for _, f := range fields {
+		f.AddTo(enc)
+	}
+	attrs := make([]slog.Attr, 0, len(enc.Fields)+1)
+	if e.LoggerName != "" {
+		attrs = append(attrs, slog.String("logger", e.LoggerName))
+	}
+	for k, v := range enc.Fields {
+		attrs = append(attrs, slog.Any(k, v))
+	}
+	c.logger.LogAttrs(context.Background(), slogLevel(e.Level), e.Message, attrs...)
+	return nil
+}
+
+func (c *slogCore) Sync() error { return nil }
+
+// slogLevel maps a zap level to slog's.
+func slogLevel(l zapcore.Level) slog.Level {
+	switch {
+	case l >= zapcore.ErrorLevel:
+		return slog.LevelError
+	case l >= zapcore.WarnLevel:
+		return slog.LevelWarn
+	case l >= zapcore.InfoLevel:
+		return slog.LevelInfo
+	}
+	return slog.LevelDebug
+}
