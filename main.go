@@ -31,6 +31,9 @@ func main() {
 
 	app := pocketbase.NewWithConfig(pocketbase.Config{
 		DefaultDev: false, // no SQL logging under `go run`
+		// The data dir when --dir is not given: $SITEDROP_DIR (the
+		// container image sets /data), else ./pb_data beside the binary.
+		DefaultDataDir: os.Getenv("SITEDROP_DIR"),
 	})
 
 	cfg := hooks.DefaultConfig()

@@ -6,10 +6,10 @@ package hooks
 // that writes its TXT records into that DNS server.
 
 import (
+	"bytes"
 	"context"
 	"crypto/x509"
 	"encoding/pem"
-	"io"
 	"log"
 	"net"
 	"net/http"
@@ -47,11 +47,16 @@ type pebbleCA struct {
 // tlsPort, that is on sitedrop's listeners.
 func startPebble(t *testing.T, dnsAddr string, httpPort, tlsPort int) *pebbleCA {
 	t.Helper()
-	t.Setenv("PEBBLE_VA_NOSLEEP", "1") // no random waits between validations
-	logger := log.New(io.Discard, "", 0)
-	if testing.Verbose() {
-		logger = log.New(os.Stderr, "pebble ", log.Lmicroseconds)
-	}
+	t.Setenv("PEBBLE_VA_NOSLEEP", "1")      // no random waits between validations
+	t.Setenv("PEBBLE_WFE_NONCEREJECT", "0") // no random bad nonces: each order is one request
+	// Pebble's log is shown when the test fails.
+	var logBuf lockedBuffer
+	logger := log.New(&logBuf, "pebble ", log.Lmicroseconds)
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("Pebble's log:\n%s", logBuf.String())
+		}
+	})
 	store := db.NewMemoryStore()
 	authority := ca.New(logger, store, "", "ecdsa", 0, 1, map[string]ca.Profile{
 		"default": {Description: "the default profile"},
@@ -201,4 +206,22 @@ func freePort(t *testing.T) int {
 	}
 	defer l.Close()
 	return l.Addr().(*net.TCPAddr).Port
+}
+
+// lockedBuffer is a bytes.Buffer safe for concurrent writers.
+type lockedBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *lockedBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *lockedBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
 }

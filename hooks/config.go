@@ -9,6 +9,7 @@ package hooks
 
 import (
 	"io"
+	"os"
 	"time"
 )
 
@@ -108,6 +109,17 @@ type ServeConfig struct {
 	// banner, when set, receives the start banner (the serve command's
 	// output).
 	banner io.Writer
+	// logs, when set, receives certificate events (the serve command's
+	// error output); default os.Stderr.
+	logs io.Writer
+}
+
+// logOutput is where certificate events are printed.
+func (s ServeConfig) logOutput() io.Writer {
+	if s.logs != nil {
+		return s.logs
+	}
+	return os.Stderr
 }
 
 // DefaultConfig returns the documented defaults.

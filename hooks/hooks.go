@@ -73,6 +73,12 @@ func register(app core.App, cfg *Config) (*sitedrop, error) {
 			if ts, err = sd.prepareTLS(se); err != nil {
 				return err
 			}
+			if install := se.InstallerFunc; install != nil {
+				// PocketBase's install link would leave out the port
+				se.InstallerFunc = func(app core.App, su *core.Record, _ string) error {
+					return install(app, su, sd.webURL())
+				}
+			}
 		}
 		bindSiteHost(sd, se)
 		se.Router.Bind(jsonErrorsMiddleware())

@@ -52,6 +52,7 @@ challenges and /api/health, and redirects everything else to https.`,
 				return err
 			}
 			s.banner = c.OutOrStdout() // sitedrop's own banner (PocketBase's omits ports)
+			s.logs = c.ErrOrStderr()
 			sc := apis.ServeConfig{AllowedOrigins: s.Origins}
 			if s.HTTPSAddr == "" {
 				sc.HttpAddr = s.HTTPAddr
@@ -116,9 +117,9 @@ func checkServeConfig(cfg *Config) error {
 			return fmt.Errorf("--http %q: %w", s.HTTPAddr, err)
 		}
 	}
-	for flag, name := range map[string]string{"--domain": cfg.Domain, "--sites-domain": cfg.SitesDomain} {
-		if err := checkCertName(name); err != nil {
-			return fmt.Errorf("--https needs %s to be a DNS name that resolves to this machine: %w", flag, err)
+	for _, f := range []struct{ flag, name string }{{"--domain", cfg.Domain}, {"--sites-domain", cfg.SitesDomain}} {
+		if err := checkCertName(f.name); err != nil {
+			return fmt.Errorf("--https needs %s to be a DNS name that resolves to this machine: %w", f.flag, err)
 		}
 	}
 	if s.DNSProvider != "" {

@@ -62,6 +62,14 @@ func startServe(t *testing.T, dataDir string, tune func(*Config), waitAddr strin
 	cmd := NewServeCommand(app, cfg)
 	cmd.SetArgs(args)
 	cmd.SetOut(io.Discard)
+	// certmagic's events, shown when the test fails
+	var logBuf lockedBuffer
+	cmd.SetErr(&logBuf)
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("serve %v log:\n%s", args, logBuf.String())
+		}
+	})
 	ls := &liveServer{app: app, sd: sd, done: make(chan error, 1)}
 	go func() { ls.done <- cmd.Execute() }()
 	t.Cleanup(func() { ls.stop(t) })

@@ -56,7 +56,7 @@ func certStorageDir(app core.App) string {
 // httpAddr and httpsAddr are the addresses really listened on: ACME
 // challenges are answered there.
 func newCertManager(sd *sitedrop, s ServeConfig, httpAddr, httpsAddr string) (*certManager, error) {
-	logger := newZapLogger(sd.app.Logger().With("component", "tls"))
+	logger := newZapLogger(sd.app.Logger().With("component", "tls"), sd.cfg.Serve.logOutput())
 	roots, err := loadRoots(s.ACMECARoot)
 	if err != nil {
 		return nil, err

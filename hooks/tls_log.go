@@ -2,6 +2,7 @@ package hooks
 
 import (
 	"context"
+	"io"
 	"log/slog"
 
 	"go.uber.org/zap"
@@ -10,9 +11,14 @@ import (
 
 // newZapLogger gives certmagic (which logs through zap) a logger that
 // writes to the app's slog logger, so certificate events show in the
-// dashboard's logs beside everything else. Debug messages are dropped.
-func newZapLogger(l *slog.Logger) *zap.Logger {
-	return zap.New(&slogCore{logger: l})
+// dashboard's logs beside everything else, and to stderr, where whoever
+// runs the server sees a certificate that cannot be obtained. Debug
+// messages are dropped.
+func newZapLogger(l *slog.Logger, stderr io.Writer) *zap.Logger {
+	enc := zap.NewProductionEncoderConfig()
+	enc.EncodeTime = zapcore.RFC3339TimeEncoder
+	console := zapcore.NewCore(zapcore.NewConsoleEncoder(enc), zapcore.AddSync(stderr), zapcore.InfoLevel)
+	return zap.New(zapcore.NewTee(&slogCore{logger: l}, console))
 }
 
 // slogCore is a zapcore.Core that hands entries to an slog.Logger.
