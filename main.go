@@ -18,17 +18,6 @@ import (
 )
 
 func main() {
-	if len(os.Args) > 1 && os.Args[1] == hooks.HealthCommandName {
-		// A health probe runs beside the server: it must not bootstrap an
-		// app on (or create) the data dir.
-		health := hooks.NewHealthCommand()
-		health.SetArgs(os.Args[2:])
-		if health.Execute() != nil {
-			os.Exit(1)
-		}
-		return
-	}
-
 	app := pocketbase.NewWithConfig(pocketbase.Config{
 		DefaultDev: false, // no SQL logging under `go run`
 		// The data dir when --dir is not given: $SITEDROP_DIR (the
@@ -49,12 +38,20 @@ func main() {
 		cmd.NewSuperuserCommand(app),
 		hooks.NewUserCommand(app),
 		hooks.NewKeyCommand(app),
-		hooks.NewHealthCommand(), // listed in the help; run above
+		hooks.NewHealthCommand(), // run without bootstrapping, below
 	)
 	app.RootCmd.Use = "sitedrop"
 	app.RootCmd.Short = "sitedrop: publish a web site to a live URL with one HTTP request"
 	failed := hooks.TrackErrors(app.RootCmd)
 
+	if c, _, err := app.RootCmd.Find(os.Args[1:]); err == nil && c.Name() == hooks.HealthCommandName {
+		// A health probe runs beside the server: it must not bootstrap an
+		// app on (or create) the data dir, which app.Execute would do.
+		if app.RootCmd.Execute() != nil || failed() != nil {
+			os.Exit(1)
+		}
+		return
+	}
 	if err := app.Execute(); err != nil {
 		log.Fatal(err)
 	}

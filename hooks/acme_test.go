@@ -10,6 +10,7 @@ import (
 	"context"
 	"crypto/x509"
 	"encoding/pem"
+	"io"
 	"log"
 	"net"
 	"net/http"
@@ -224,4 +225,37 @@ func (b *lockedBuffer) String() string {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.buf.String()
+}
+
+// countingProxy forwards TCP connections from a loopback port to target
+// and counts them: the CA's HTTP-01 validations pass through one, so a
+// test can tell that they reached the plain HTTP listener.
+func countingProxy(t *testing.T, target string) (port int, conns *atomic.Int64) {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { l.Close() })
+	conns = new(atomic.Int64)
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			conns.Add(1)
+			go func() {
+				defer c.Close()
+				up, err := net.Dial("tcp", target)
+				if err != nil {
+					return
+				}
+				defer up.Close()
+				go io.Copy(up, c)
+				io.Copy(c, up)
+			}()
+		}
+	}()
+	return l.Addr().(*net.TCPAddr).Port, conns
 }

@@ -102,9 +102,17 @@ type ServeConfig struct {
 	// zone of a DNS-01 record and checking its propagation. Default: the
 	// system's, and the zone's authoritative servers.
 	DNSResolvers []string
+	// NewCertsPerHour bounds the new certificates obtained on demand in
+	// an hour (renewals and certificates already stored do not count).
+	// Default 20; negative: no limit.
+	NewCertsPerHour int
 	// ShutdownTimeout bounds how long a SIGTERM waits for in-flight
-	// requests and uploads. Default 30s.
+	// requests and uploads. Default 30s; 0: no wait.
 	ShutdownTimeout time.Duration
+
+	// disableTLSALPN leaves only HTTP-01 (and DNS-01) to certmagic; tests
+	// use it to exercise the plain HTTP listener's challenges.
+	disableTLSALPN bool
 
 	// banner, when set, receives the start banner (the serve command's
 	// output).
@@ -139,6 +147,7 @@ func DefaultConfig() Config {
 		Serve: ServeConfig{
 			ACMECA:          certmagicProductionCA,
 			Origins:         []string{"*"},
+			NewCertsPerHour: 20,
 			ShutdownTimeout: 30 * time.Second,
 		},
 	}
@@ -183,7 +192,7 @@ func (c *Config) withDefaults() {
 	if c.Serve.ACMECA == "" {
 		c.Serve.ACMECA = d.Serve.ACMECA
 	}
-	if c.Serve.ShutdownTimeout <= 0 {
-		c.Serve.ShutdownTimeout = d.Serve.ShutdownTimeout
+	if c.Serve.NewCertsPerHour == 0 {
+		c.Serve.NewCertsPerHour = d.Serve.NewCertsPerHour
 	}
 }

@@ -69,7 +69,7 @@ func probeHealth(ctx context.Context, client *http.Client, url string) error {
 		return fmt.Errorf("%s: %w", url, err)
 	}
 	defer res.Body.Close()
-	io.Copy(io.Discard, io.LimitReader(res.Body, 64<<10))
+	_, _ = io.Copy(io.Discard, io.LimitReader(res.Body, 64<<10)) // drain for reuse; the status decides
 	if res.StatusCode != http.StatusOK {
 		return fmt.Errorf("%s: status %d", url, res.StatusCode)
 	}

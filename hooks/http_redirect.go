@@ -11,45 +11,42 @@ import (
 const healthPath = "/api/health"
 
 // httpRedirectHandler is the plain HTTP listener's handler when serving
-// TLS: ACME HTTP-01 challenges (challenges wraps the rest), GET /api/health
-// from app, and for the web host and site hosts a 308 to the same host and
-// path over https (308 keeps the method and body). Other hosts get a 404:
-// the listener is no open redirector.
+// TLS: ACME HTTP-01 challenges (challenges wraps the rest), GET
+// /api/health of the web host (or of a bare address, as probes send) from
+// app, and for the web host and live-site hosts a 308 to the same host
+// and path over https (308 keeps the method and body). Other hosts get a
+// 404: the listener is no open redirector.
 func (sd *sitedrop) httpRedirectHandler(app http.Handler, challenges func(http.Handler) http.Handler) http.Handler {
 	redirect := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		host, known := sd.redirectHost(r.Host)
 		if r.URL.Path == healthPath && (r.Method == http.MethodGet || r.Method == http.MethodHead) {
-			app.ServeHTTP(w, r)
-			return
+			if _, isSite := sd.hosts.Site(r.Host); !isSite {
+				app.ServeHTTP(w, r)
+				return
+			}
 		}
-		host, ok := sd.redirectHost(r.Host)
-		if !ok {
+		if !known {
 			http.Error(w, "Unknown host", http.StatusNotFound)
 			return
 		}
 		target := "https://" + hostPort(host, "https", sd.httpsPort()) + r.URL.RequestURI()
 		w.Header().Set("Location", target)
-		w.Header().Set("Connection", "close")
 		w.WriteHeader(http.StatusPermanentRedirect)
 	})
 	return challenges(redirect)
 }
 
 // redirectHost is the host a plain HTTP request is sent to over https:
-// the web host (also for www.<web host>) or a site host; ok is false for
-// hosts sitedrop does not serve.
+// the web host (also for www.<web host>) or <slug>.<sites-domain>, rebuilt
+// from its parts; ok is false for hosts sitedrop does not serve, nested
+// labels and invalid slugs included.
 func (sd *sitedrop) redirectHost(host string) (string, bool) {
-	web, _ := sd.hosts.Domains()
-	h := strings.ToLower(host)
-	if i := strings.LastIndexByte(h, ':'); i >= 0 && !strings.HasSuffix(h, "]") {
-		h = h[:i]
-	}
-	h = strings.TrimSuffix(h, ".")
-	switch {
-	case h == web || h == "www."+web:
+	web, sitesDomain := sd.hosts.Domains()
+	if sd.hosts.IsWebHost(host) || sd.hosts.IsWebHost(strings.TrimPrefix(strings.ToLower(host), "www.")) {
 		return web, true
 	}
-	if _, isSite := sd.hosts.Site(h); isSite {
-		return h, true
+	if slug, isSite := sd.hosts.Site(host); isSite && slug != "" {
+		return slug + "." + sitesDomain, true
 	}
 	return "", false
 }

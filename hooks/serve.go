@@ -7,9 +7,11 @@ import (
 	"net"
 	"net/http"
 	"strings"
+	"sync/atomic"
 
 	"github.com/pocketbase/pocketbase/apis"
 	"github.com/pocketbase/pocketbase/core"
+	"github.com/pocketbase/pocketbase/tools/hook"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 )
@@ -62,7 +64,9 @@ challenges and /api/health, and redirects everything else to https.`,
 				sc.HttpsAddr = s.HTTPSAddr
 				sc.CertificateDomains = []string{cfg.Domain}
 			}
+			terminated := awaitTermination(app)
 			err := apis.Serve(app, sc)
+			terminated()
 			if errors.Is(err, http.ErrServerClosed) {
 				return nil
 			}
@@ -83,7 +87,8 @@ func BindServeFlags(fs *pflag.FlagSet, s *ServeConfig) {
 	fs.StringVar(&s.ACMEEmail, "acme-email", s.ACMEEmail, "contact address of the ACME account (certificate problems are mailed there)")
 	fs.StringVar(&s.DNSProvider, "dns-provider", s.DNSProvider, "obtain one wildcard certificate for the sites domain through this DNS provider (DNS-01), e.g. cloudflare; credentials from the environment")
 	fs.StringSliceVar(&s.DNSResolvers, "dns-resolvers", s.DNSResolvers, "DNS servers (host:port) for DNS-01 zone lookups and propagation checks (default: the system's and the zone's own)")
-	fs.DurationVar(&s.ShutdownTimeout, "shutdown-timeout", s.ShutdownTimeout, "how long SIGTERM waits for in-flight requests and uploads")
+	fs.IntVar(&s.NewCertsPerHour, "new-certs-per-hour", s.NewCertsPerHour, "new certificates obtained on demand per hour, to spare the CA's rate limits (-1: no limit; not used with --dns-provider)")
+	fs.DurationVar(&s.ShutdownTimeout, "shutdown-timeout", s.ShutdownTimeout, "how long SIGTERM waits for in-flight requests and uploads (0: no wait)")
 }
 
 // redirectAddrFor is the default plain HTTP address beside an HTTPS
@@ -156,4 +161,28 @@ func (sd *sitedrop) printBanner(w io.Writer) {
 		fmt.Fprintf(w, "├─ plain HTTP on %s: ACME challenges, redirects to https\n", s.HTTPAddr)
 	}
 	fmt.Fprintf(w, "└─ dashboard: %s/_/\n", web)
+}
+
+// awaitTermination returns a function that, once the app has begun to
+// terminate, waits until termination is complete. The drain makes
+// apis.Serve return as soon as the listeners close; without this wait the
+// serve command would return in the middle of a restart (a backup
+// restore), and PocketBase would then exit instead of re-executing.
+func awaitTermination(app core.App) (wait func()) {
+	var started atomic.Bool
+	done := make(chan struct{})
+	app.OnTerminate().Bind(&hook.Handler[*core.TerminateEvent]{
+		Id:       "sitedropAwaitTermination",
+		Priority: gracefulShutdownPriority - 1, // first, so it sees the whole chain
+		Func: func(e *core.TerminateEvent) error {
+			started.Store(true)
+			defer close(done)
+			return e.Next()
+		},
+	})
+	return func() {
+		if started.Load() {
+			<-done
+		}
+	}
 }

@@ -5,10 +5,11 @@ import (
 	"context"
 	"net/http"
 	"net/http/httptest"
-	"slices"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/caddyserver/certmagic"
 )
 
 func TestCheckServeConfig(t *testing.T) {
@@ -60,41 +61,62 @@ func TestRedirectAddrFor(t *testing.T) {
 	}
 }
 
-func TestWildcardNames(t *testing.T) {
-	for _, c := range []struct {
-		domain, sites string
-		want          []string
-	}{
-		{"example.com", "example.com", []string{"example.com", "*.example.com"}},
-		{"deploy.example.com", "example.com", []string{"*.example.com"}},
-		{"deploy.example.com", "sites.example.net", []string{"deploy.example.com", "*.sites.example.net"}},
-		{"a.b.example.com", "example.com", []string{"a.b.example.com", "*.example.com"}},
-	} {
-		if got := wildcardNames(c.domain, c.sites); !slices.Equal(got, c.want) {
-			t.Errorf("wildcardNames(%q, %q) = %v, want %v", c.domain, c.sites, got, c.want)
-		}
-	}
-}
-
 // TestAllowCertificate is the on-demand decision against the fixtures.
 func TestAllowCertificate(t *testing.T) {
 	_, sd := newFixtureApp(t)
 	for name, allowed := range map[string]bool{
-		"web.test":                true,
-		"WEB.test.":               true,
 		"alice-site.sites.test":   true,
 		"anon-site.sites.test":    true,  // anonymous and not expired
+		"www.web.test":            true,  // redirected to the web host
 		"old-anon.sites.test":     false, // expired
 		"nosuch.sites.test":       false,
 		"a.alice-site.sites.test": false,
 		"sites.test":              false,
-		"www.web.test":            false,
+		"web.test":                false, // the web config's, never on demand
+		"www.sites.test":          false,
 		"example.com":             false,
 		"":                        false,
 	} {
-		err := sd.allowCertificate(context.Background(), name)
+		err := sd.allowCertificate(name)
 		if (err == nil) != allowed {
 			t.Errorf("allowCertificate(%q) = %v, want allowed %v", name, err, allowed)
+		}
+	}
+}
+
+// TestOnDemandBudget: new on-demand certificates are limited per hour;
+// names whose certificate is in storage (loads, renewals) are not.
+func TestOnDemandBudget(t *testing.T) {
+	_, sd := newFixtureApp(t)
+	mustAnon(t, sd, "secondsite00001", "second-site", "second-token", time.Now().Add(time.Hour))
+	mustAnon(t, sd, "thirdsite000001", "third-site", "third-token", time.Now().Add(time.Hour))
+	s := DefaultConfig().Serve
+	s.ACMECA = "https://127.0.0.1:1/dir" // never asked
+	s.NewCertsPerHour = 2
+	m, err := newCertManager(sd, s, 80, 443)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.stop()
+	ctx := context.Background()
+	// alice-site's certificate is stored: loading it takes no budget.
+	key := certmagic.StorageKeys.SiteCert(m.siteIssuer.IssuerKey(), "alice-site.sites.test")
+	if err := m.storage.Store(ctx, key, []byte("stored")); err != nil {
+		t.Fatal(err)
+	}
+	decide := m.sites.OnDemand.DecisionFunc
+	for i, c := range []struct {
+		name    string
+		allowed bool
+	}{
+		{"anon-site.sites.test", true},
+		{"second-site.sites.test", true},
+		{"third-site.sites.test", false}, // over the budget
+		{"ALICE-SITE.sites.test.", true}, // stored
+		{"nosuch.sites.test", false},
+	} {
+		if err := decide(ctx, c.name); (err == nil) != c.allowed {
+			t.Errorf("%d: decision for %q = %v, want allowed %v", i, c.name, err, c.allowed)
 		}
 	}
 }
@@ -122,6 +144,9 @@ func TestHTTPRedirectHandler(t *testing.T) {
 		{"POST", "web.test:80", "/deploy", 308, "https://web.test/deploy", ""},
 		{"GET", "WWW.web.test", "/", 308, "https://web.test/", ""},
 		{"GET", "nosuch.sites.test", "/", 308, "https://nosuch.sites.test/", ""},
+		{"GET", "a.b.sites.test", "/", 404, "", "Unknown host\n"},
+		{"GET", "alice-site.sites.test:1:2", "/", 404, "", "Unknown host\n"},
+		{"GET", "alice-site.sites.test", "/api/health", 308, "https://alice-site.sites.test/api/health", ""},
 		{"GET", "alice-site.sites.test", "/.well-known/acme-challenge/tok", 200, "", "key authorization"},
 		{"GET", "127.0.0.1", "/api/health", 200, "", "app"},
 		{"HEAD", "web.test", "/api/health", 200, "", ""},
@@ -129,7 +154,7 @@ func TestHTTPRedirectHandler(t *testing.T) {
 		{"GET", "evil.example", "/", 404, "", "Unknown host\n"},
 		{"GET", "evil.example", "//evil.example/x", 404, "", "Unknown host\n"},
 	} {
-		req := httptest.NewRequest(c.method, "http://"+c.host+c.target, nil)
+		req := httptest.NewRequest(c.method, "http://placeholder"+c.target, nil)
 		req.Host = c.host
 		rec := httptest.NewRecorder()
 		h.ServeHTTP(rec, req)

@@ -18,8 +18,7 @@ const gracefulShutdownPriority = -10000
 // servers stop accepting connections, and requests in flight, uploads
 // included, get up to --shutdown-timeout to finish. Realtime (SSE)
 // connections of the dashboard never finish by themselves, so they are
-// ended at once. What is still running at the deadline is cut by
-// PocketBase's shutdown that follows.
+// ended at once. Connections still open at the deadline are closed.
 func (sd *sitedrop) bindGracefulShutdown(servers ...*http.Server) {
 	sd.app.OnTerminate().Bind(&hook.Handler[*core.TerminateEvent]{
 		Id:       "sitedropGracefulShutdown",
@@ -32,7 +31,13 @@ func (sd *sitedrop) bindGracefulShutdown(servers ...*http.Server) {
 				if srv == nil {
 					continue
 				}
-				wg.Go(func() { _ = srv.Shutdown(ctx) })
+				wg.Go(func() {
+					if err := srv.Shutdown(ctx); err != nil {
+						// the deadline passed: cut what is left, before the
+						// database closes under it
+						_ = srv.Close()
+					}
+				})
 			}
 			drained := make(chan struct{})
 			go func() { wg.Wait(); close(drained) }()

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/pocketbase/pocketbase/core"
 )
 
 // TestGracefulShutdown terminates a serving app while an upload is half
@@ -77,5 +79,40 @@ func TestGracefulShutdown(t *testing.T) {
 	}
 	if strings.Contains(res.Header.Get("Connection"), "keep-alive") {
 		t.Error("the drained connection is kept alive")
+	}
+}
+
+// TestServeWaitsForTermination: the serve command returns only when the
+// whole terminate chain has run. A restart (backup restore) re-executes
+// the binary at the end of that chain; had serve returned when the drain
+// closed the listeners, PocketBase would exit first.
+func TestServeWaitsForTermination(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a server")
+	}
+	addr := loopback(freePort(t))
+	srv := startServe(t, copyData(t, templates.fixtures(t)), nil, addr, "--http", addr)
+	release := make(chan struct{})
+	defer close(release) // also when the test fails, so the cleanup's stop ends
+	srv.app.OnTerminate().BindFunc(func(e *core.TerminateEvent) error {
+		<-release // a slow step late in the chain, as the restart's execve is
+		return e.Next()
+	})
+	go srv.stop(t)
+	for deadline := time.Now().Add(10 * time.Second); ; { // the drain has run
+		c, err := net.Dial("tcp", addr)
+		if err != nil {
+			break
+		}
+		c.Close()
+		if time.Now().After(deadline) {
+			t.Fatal("still accepting connections after terminate")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	select {
+	case err := <-srv.done:
+		t.Fatalf("serve returned (%v) before termination finished", err)
+	case <-time.After(300 * time.Millisecond):
 	}
 }

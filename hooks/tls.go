@@ -7,10 +7,13 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/caddyserver/certmagic"
 	"github.com/pocketbase/pocketbase/core"
@@ -24,25 +27,30 @@ const certmagicProductionCA = certmagic.LetsEncryptProductionCA
 const maxCachedCerts = 10000
 
 // certManager obtains and renews the TLS certificates of a serving app
-// through ACME. There are two modes:
+// through ACME. It holds two certmagic configs over one cache and one
+// storage:
 //
-//   - On demand (the default): the web host's certificate is obtained at
-//     start, and a site's certificate during the first TLS handshake that
-//     names it, but only for a slug that exists and is live at that moment.
-//     Any other name gets no certificate: the handshake is refused.
-//   - Wildcard (--dns-provider): one *.<sites-domain> certificate, and one
-//     for the web host unless the wildcard covers it, obtained at start
-//     through DNS-01. Handshakes never wait for an ACME order.
+//   - web: the web host's certificate, obtained at start (HTTP-01 or
+//     TLS-ALPN-01) and renewed in the background.
+//   - sites: in on-demand mode (the default), a site's certificate is
+//     obtained during the first TLS handshake that names it, but only for
+//     a slug that exists and is live at that moment, and within the
+//     hourly budget of new certificates (--new-certs-per-hour); any other
+//     name gets no certificate and the handshake is refused. It is renewed
+//     during a handshake once due. In wildcard mode (--dns-provider), one
+//     *.<sites-domain> certificate is obtained at start through DNS-01 and
+//     renewed in the background; handshakes never wait for an order.
 //
 // Certificates and the ACME account are kept under the data dir, so a
 // restart reuses them without a new order.
 type certManager struct {
-	magic  *certmagic.Config
-	issuer *certmagic.ACMEIssuer
-	cache  *certmagic.Cache
-	// managed are the names obtained at start and renewed in the
-	// background.
-	managed []string
+	web, sites            *certmagic.Config
+	webIssuer, siteIssuer *certmagic.ACMEIssuer
+	cache                 *certmagic.Cache
+	storage               certmagic.Storage
+	webHost               string
+	// wildcard is "*.<sites-domain>" in wildcard mode, "" on demand.
+	wildcard string
 }
 
 // certStorageDir is where certificates and ACME accounts are stored:
@@ -53,25 +61,31 @@ func certStorageDir(app core.App) string {
 }
 
 // newCertManager builds the certificate manager for the serve settings s.
-// httpAddr and httpsAddr are the addresses really listened on: ACME
-// challenges are answered there.
-func newCertManager(sd *sitedrop, s ServeConfig, httpAddr, httpsAddr string) (*certManager, error) {
-	logger := newZapLogger(sd.app.Logger().With("component", "tls"), sd.cfg.Serve.logOutput())
+// httpPort and httpsPort are the ports really listened on (0: no plain
+// HTTP listener): ACME challenges are answered there.
+func newCertManager(sd *sitedrop, s ServeConfig, httpPort, httpsPort int) (*certManager, error) {
+	logger := newZapLogger(sd.app.Logger().With("component", "tls"), s.logOutput())
 	roots, err := loadRoots(s.ACMECARoot)
 	if err != nil {
 		return nil, err
 	}
-
-	m := &certManager{}
+	webHost, sitesDomain := sd.hosts.Domains()
+	m := &certManager{
+		storage: &certmagic.FileStorage{Path: certStorageDir(sd.app)},
+		webHost: webHost,
+	}
 	m.cache = certmagic.NewCache(certmagic.CacheOptions{
-		GetConfigForCert: func(certmagic.Certificate) (*certmagic.Config, error) { return m.magic, nil },
-		Capacity:         maxCachedCerts,
-		Logger:           logger,
+		GetConfigForCert: func(c certmagic.Certificate) (*certmagic.Config, error) {
+			if slices.Contains(c.Names, m.webHost) {
+				return m.web, nil
+			}
+			return m.sites, nil
+		},
+		Capacity: maxCachedCerts,
+		Logger:   logger,
 	})
-	m.magic = certmagic.New(m.cache, certmagic.Config{
-		Storage: &certmagic.FileStorage{Path: certStorageDir(sd.app)},
-		Logger:  logger,
-	})
+	m.web = certmagic.New(m.cache, certmagic.Config{Storage: m.storage, Logger: logger})
+	m.sites = certmagic.New(m.cache, certmagic.Config{Storage: m.storage, Logger: logger})
 
 	tmpl := certmagic.ACMEIssuer{
 		CA:           s.ACMECA,
@@ -80,24 +94,24 @@ func newCertManager(sd *sitedrop, s ServeConfig, httpAddr, httpsAddr string) (*c
 		Agreed:       true,
 		TrustedRoots: roots,
 		Logger:       logger,
+		// Challenges are answered by our own listeners. certmagic still
+		// tries to bind the port first; with no host, that bind conflicts
+		// with ours whatever address we listen on, and certmagic then
+		// relies on us.
+		ListenHost:              "",
+		AltHTTPPort:             httpPort,
+		AltTLSALPNPort:          httpsPort,
+		DisableHTTPChallenge:    httpPort == 0,
+		DisableTLSALPNChallenge: s.disableTLSALPN,
 	}
 	if s.ACMECA == certmagic.LetsEncryptProductionCA {
 		// ...except with Let's Encrypt, whose staging CA takes retries so
 		// that failures do not use up production rate limits.
 		tmpl.TestCA = certmagic.LetsEncryptStagingCA
 	}
-	// Challenges are answered by our own listeners: tell certmagic where
-	// they are, so it never binds ports of its own.
-	if httpAddr == "" {
-		tmpl.DisableHTTPChallenge = true
-	} else if host, port, err := splitListenAddr(httpAddr); err == nil {
-		tmpl.ListenHost, tmpl.AltHTTPPort = host, port
-	}
-	if host, port, err := splitListenAddr(httpsAddr); err == nil {
-		tmpl.ListenHost, tmpl.AltTLSALPNPort = host, port
-	}
+	m.webIssuer = certmagic.NewACMEIssuer(m.web, tmpl)
+	m.web.Issuers = []certmagic.Issuer{m.webIssuer}
 
-	domain, sitesDomain := sd.hosts.Domains()
 	if s.DNSProvider != "" {
 		provider, err := newDNSProvider(s.DNSProvider)
 		if err != nil {
@@ -108,47 +122,63 @@ func newCertManager(sd *sitedrop, s ServeConfig, httpAddr, httpsAddr string) (*c
 			Resolvers:   s.DNSResolvers,
 			Logger:      logger,
 		}}
-		m.managed = wildcardNames(domain, sitesDomain)
+		m.wildcard = "*." + sitesDomain
 	} else {
-		m.magic.OnDemand = &certmagic.OnDemandConfig{DecisionFunc: sd.allowCertificate}
-		m.managed = []string{domain}
+		budget := newLimiter(s.NewCertsPerHour, time.Hour)
+		m.sites.OnDemand = &certmagic.OnDemandConfig{DecisionFunc: func(ctx context.Context, name string) error {
+			return m.allowOnDemand(ctx, sd, budget, name)
+		}}
 	}
-	m.issuer = certmagic.NewACMEIssuer(m.magic, tmpl)
-	m.magic.Issuers = []certmagic.Issuer{m.issuer}
+	m.siteIssuer = certmagic.NewACMEIssuer(m.sites, tmpl)
+	m.sites.Issuers = []certmagic.Issuer{m.siteIssuer}
 	return m, nil
 }
 
-// wildcardNames are the names of wildcard mode: *.<sites-domain>, and
-// the web host unless the wildcard already covers it.
-func wildcardNames(domain, sitesDomain string) []string {
-	names := []string{"*." + sitesDomain}
-	if parent, ok := strings.CutPrefix(domain, firstLabel(domain)+"."); !ok || parent != sitesDomain {
-		names = append([]string{domain}, names...)
-	}
-	return names
-}
-
-// firstLabel is a host name's leftmost label.
-func firstLabel(host string) string {
-	label, _, _ := strings.Cut(host, ".")
-	return label
-}
-
-// tlsConfig is the HTTPS server's TLS configuration: certificates from
-// the manager, HTTP/2, and the ACME TLS-ALPN-01 protocol.
+// tlsConfig is the HTTPS server's TLS configuration: the web host's
+// certificate from the web config, every other name's from the sites
+// config; HTTP/2; and the ACME TLS-ALPN-01 protocol.
 func (m *certManager) tlsConfig() *tls.Config {
-	tc := m.magic.TLSConfig()
+	tc := m.web.TLSConfig()
+	tc.GetCertificate = func(hello *tls.ClientHelloInfo) (*tls.Certificate, error) {
+		if strings.EqualFold(strings.TrimSuffix(hello.ServerName, "."), m.webHost) {
+			return m.web.GetCertificate(hello)
+		}
+		return m.sites.GetCertificate(hello)
+	}
 	tc.NextProtos = append([]string{"h2", "http/1.1"}, tc.NextProtos...)
 	tc.MinVersion = tls.VersionTLS12
 	return tc
 }
 
-// start obtains (or loads from storage) the managed certificates and
-// keeps them renewed, in the background: a CA that is down does not stop
-// the server from starting.
+// httpChallengeHandler answers ACME HTTP-01 challenges (of either
+// config: challenges in progress are shared) and passes other requests
+// to next.
+func (m *certManager) httpChallengeHandler(next http.Handler) http.Handler {
+	return m.webIssuer.HTTPChallengeHandler(next)
+}
+
+// start obtains (or loads from storage) the web host's certificate, and
+// the wildcard in wildcard mode, and keeps them renewed, in the
+// background: a CA that is down does not stop the server from starting.
+//
+// Certificates already in storage are loaded first, synchronously, so a
+// restarted server answers handshakes at once.
 func (m *certManager) start(ctx context.Context) error {
-	if err := m.magic.ManageAsync(ctx, m.managed); err != nil {
-		return fmt.Errorf("manage certificates for %s: %w", strings.Join(m.managed, ", "), err)
+	managed := []struct {
+		cfg  *certmagic.Config
+		name string
+	}{{m.web, m.webHost}}
+	if m.wildcard != "" {
+		managed = append(managed, struct {
+			cfg  *certmagic.Config
+			name string
+		}{m.sites, m.wildcard})
+	}
+	for _, c := range managed {
+		_, _ = c.cfg.CacheManagedCertificate(ctx, c.name) // none stored yet: obtained below
+		if err := c.cfg.ManageAsync(ctx, []string{c.name}); err != nil {
+			return fmt.Errorf("manage the certificate of %s: %w", c.name, err)
+		}
 	}
 	return nil
 }
@@ -158,12 +188,34 @@ func (m *certManager) stop() {
 	m.cache.Stop()
 }
 
-// allowCertificate is the on-demand decision: a certificate may be
-// obtained (or renewed) for the web host and for live sites only. Asked
-// during handshakes for names with no certificate in memory or storage.
-func (sd *sitedrop) allowCertificate(_ context.Context, name string) error {
+// allowOnDemand is the on-demand decision, asked during a handshake for a
+// name with no certificate in memory (before certmagic looks in storage)
+// and before an on-demand renewal. It allows www.<web host> (redirected
+// to the web host) and live sites only. A name with a certificate in
+// storage is a load or a renewal; any other takes one of the hour's new
+// certificates, so a burst of anonymous deploys cannot use up the CA's
+// rate limits for the whole sites domain.
+func (m *certManager) allowOnDemand(ctx context.Context, sd *sitedrop, budget *limiter, name string) error {
 	name = strings.ToLower(strings.TrimSuffix(name, "."))
-	if sd.hosts.IsWebHost(name) {
+	if err := sd.allowCertificate(name); err != nil {
+		return err
+	}
+	if m.storage.Exists(ctx, certmagic.StorageKeys.SiteCert(m.siteIssuer.IssuerKey(), name)) {
+		return nil
+	}
+	if ok, retry := budget.allow("new"); !ok {
+		sd.app.Logger().Warn("on-demand certificate refused: hourly budget used up (--new-certs-per-hour)",
+			"name", name, "retryAfter", retry.Round(time.Second).String())
+		return fmt.Errorf("no certificate for %q: the hour's budget of new certificates is used up", name)
+	}
+	return nil
+}
+
+// allowCertificate tells whether name may have an on-demand certificate:
+// www.<web host>, and hosts of sites that are live right now.
+func (sd *sitedrop) allowCertificate(name string) error {
+	web, _ := sd.hosts.Domains()
+	if name == "www."+web {
 		return nil
 	}
 	slug, isSite := sd.hosts.Site(name)

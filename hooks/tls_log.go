@@ -27,12 +27,15 @@ type slogCore struct {
 	fields []zapcore.Field
 }
 
+// Enabled passes Info and above.
 func (c *slogCore) Enabled(level zapcore.Level) bool { return level >= zapcore.InfoLevel }
 
+// With returns a core that adds fields to every entry.
 func (c *slogCore) With(fields []zapcore.Field) zapcore.Core {
 	return &slogCore{logger: c.logger, fields: append(c.fields[:len(c.fields):len(c.fields)], fields...)}
 }
 
+// Check adds this core to entries it is enabled for.
 func (c *slogCore) Check(e zapcore.Entry, ce *zapcore.CheckedEntry) *zapcore.CheckedEntry {
 	if c.Enabled(e.Level) {
 		return ce.AddCore(e, c)
@@ -40,6 +43,7 @@ func (c *slogCore) Check(e zapcore.Entry, ce *zapcore.CheckedEntry) *zapcore.Che
 	return ce
 }
 
+// Write logs an entry and its fields as slog attributes.
 func (c *slogCore) Write(e zapcore.Entry, fields []zapcore.Field) error {
 	enc := zapcore.NewMapObjectEncoder()
 	for _, f := range c.fields {
@@ -59,6 +63,7 @@ func (c *slogCore) Write(e zapcore.Entry, fields []zapcore.Field) error {
 	return nil
 }
 
+// Sync does nothing: slog handlers do not buffer.
 func (c *slogCore) Sync() error { return nil }
 
 // slogLevel maps a zap level to slog's.

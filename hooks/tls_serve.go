@@ -38,11 +38,16 @@ func (sd *sitedrop) prepareTLS(se *core.ServeEvent) (*tlsServing, error) {
 		}
 		ts.httpListener = ln
 	}
-	httpAddr := ""
+	httpPort := 0
 	if ts.httpListener != nil {
-		httpAddr = ts.httpListener.Addr().String()
+		httpPort = ts.httpListener.Addr().(*net.TCPAddr).Port
 	}
-	certs, err := newCertManager(sd, s, httpAddr, se.Server.Addr)
+	_, httpsPort, err := splitListenAddr(se.Server.Addr)
+	if err != nil {
+		ts.close()
+		return nil, fmt.Errorf("--https %s: %w", se.Server.Addr, err)
+	}
+	certs, err := newCertManager(sd, s, httpPort, httpsPort)
 	if err != nil {
 		ts.close()
 		return nil, err
@@ -60,7 +65,7 @@ func (sd *sitedrop) prepareTLS(se *core.ServeEvent) (*tlsServing, error) {
 func (ts *tlsServing) start(sd *sitedrop, app http.Handler) error {
 	if ts.httpListener != nil {
 		ts.http = &http.Server{
-			Handler:           sd.httpRedirectHandler(app, ts.certs.issuer.HTTPChallengeHandler),
+			Handler:           sd.httpRedirectHandler(app, ts.certs.httpChallengeHandler),
 			ReadHeaderTimeout: 10 * time.Second,
 			ReadTimeout:       30 * time.Second,
 			WriteTimeout:      30 * time.Second,

@@ -20,16 +20,23 @@ func TestHTTPSOnDemand(t *testing.T) {
 	}
 	dns := startFakeDNS(t)
 	httpPort, httpsPort := freePort(t), freePort(t)
-	acme := startPebble(t, dns.addr, httpPort, httpsPort)
-	dir := copyData(t, templates.fixtures(t))
 	httpsAddr, httpAddr := loopback(httpsPort), loopback(httpPort)
+	// The CA reaches the plain HTTP listener through a counting proxy.
+	proxyPort, httpChallenges := countingProxy(t, httpAddr)
+	acme := startPebble(t, dns.addr, proxyPort, httpsPort)
+	dir := copyData(t, templates.fixtures(t))
 	args := []string{
 		"--https", httpsAddr, "--http", httpAddr,
 		"--acme-ca", acme.directory, "--acme-ca-root", acme.serverRoot,
 		"--acme-email", "ops@web.test",
 	}
-	srv := startServe(t, dir, nil, httpsAddr, args...)
+	// TLS-ALPN-01 off, so every order is validated through the plain HTTP
+	// listener (TestHTTPSTLSALPN covers the other challenge).
+	httpOnly := func(c *Config) { c.Serve.disableTLSALPN = true }
+	srv := startServe(t, dir, httpOnly, httpsAddr, args...)
 	client := pinnedClient(httpsAddr, acme.roots)
+	// The web host's certificate is obtained at start, in the background.
+	waitForCertificate(t, httpsAddr, "web.test", acme.roots)
 	site := "https://alice-site.sites.test" + portSuffix(httpsPort)
 
 	// The web host: a certificate from the CA, HSTS.
@@ -62,7 +69,7 @@ func TestHTTPSOnDemand(t *testing.T) {
 	}
 
 	// No certificate for names that are not live sites.
-	for _, name := range []string{"nosuch.sites.test", "old-anon.sites.test", "a.b.sites.test", "other.test", "www.web.test"} {
+	for _, name := range []string{"nosuch.sites.test", "old-anon.sites.test", "a.b.sites.test", "other.test", "sites.test"} {
 		if _, err := handshake(httpsAddr, name, acme.roots); err == nil {
 			t.Errorf("handshake for %s succeeded; want it refused", name)
 		}
@@ -108,8 +115,11 @@ func TestHTTPSOnDemand(t *testing.T) {
 	if orders < 3 {
 		t.Errorf("orders = %d, want at least 3 (web host, alice-site, the new site)", orders)
 	}
+	if httpChallenges.Load() == 0 {
+		t.Error("no HTTP-01 validation reached the plain HTTP listener")
+	}
 	srv.stop(t)
-	startServe(t, dir, nil, httpsAddr, args...)
+	startServe(t, dir, httpOnly, httpsAddr, args...)
 	for name, before := range map[string]string{"alice-site.sites.test": aliceCert.SerialNumber.String(), "web.test": webCert.SerialNumber.String()} {
 		cert, err := handshake(httpsAddr, name, acme.roots)
 		if err != nil {
@@ -165,10 +175,8 @@ func TestHTTPSWildcardDNS01(t *testing.T) {
 		t.Errorf("web host = %d", status)
 	}
 	names := dns.txtNames()
-	for _, want := range []string{"_acme-challenge.sites.test.", "_acme-challenge.web.test."} {
-		if !slices.Contains(names, want) {
-			t.Errorf("TXT records set for %v; want one for %s", names, want)
-		}
+	if !slices.Equal(names, []string{"_acme-challenge.sites.test."}) {
+		t.Errorf("TXT records set for %v; want one for _acme-challenge.sites.test. only (the web host uses HTTP-01 or TLS-ALPN-01)", names)
 	}
 	if got := acme.orders.Load(); got != 2 {
 		t.Errorf("orders = %d, want 2 (the wildcard and the web host)", got)
@@ -188,5 +196,30 @@ func waitForCertificate(t *testing.T, addr, name string, roots *x509.CertPool) {
 			t.Fatalf("no certificate for %s: %v", name, err)
 		}
 		time.Sleep(200 * time.Millisecond)
+	}
+}
+
+// TestHTTPSTLSALPN serves TLS without a plain HTTP listener: certificates
+// then come through TLS-ALPN-01 on the HTTPS port.
+func TestHTTPSTLSALPN(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts an ACME CA and a server")
+	}
+	dns := startFakeDNS(t)
+	httpsPort := freePort(t)
+	// Nothing serves plain HTTP; the CA would try through this proxy.
+	proxyPort, httpChallenges := countingProxy(t, loopback(freePort(t)))
+	acme := startPebble(t, dns.addr, proxyPort, httpsPort)
+	httpsAddr := loopback(httpsPort)
+	startServe(t, copyData(t, templates.fixtures(t)), nil, httpsAddr,
+		"--https", httpsAddr, "--http", "",
+		"--acme-ca", acme.directory, "--acme-ca-root", acme.serverRoot)
+	waitForCertificate(t, httpsAddr, "web.test", acme.roots)
+	client := pinnedClient(httpsAddr, acme.roots)
+	if status, _, body := get(t, client, "https://alice-site.sites.test"+portSuffix(httpsPort)+"/"); status != http.StatusOK || !strings.Contains(body, "alice") {
+		t.Errorf("site over https = %d %q", status, body)
+	}
+	if httpChallenges.Load() != 0 {
+		t.Error("an HTTP-01 validation was attempted with no plain HTTP listener")
 	}
 }
