@@ -118,7 +118,7 @@ func (s *Service) referencedHashes() (map[string]struct{}, error) {
 				return nil, err
 			}
 			for _, e := range m {
-				refs[e.Hash] = struct{}{}
+				e.Hashes(func(h string) { refs[h] = struct{}{} })
 			}
 		}
 		if len(rows) < manifestBatch {

@@ -87,7 +87,10 @@ func (s *Service) Create(ctx context.Context, p CreateParams) (*Created, error) 
 		p.ID = core.GenerateDefaultRandomId() // known before the content: {{SUBMIT_URL}}
 	}
 	meta := resolveMeta(nil, p.Meta)
-	manifest, blobs := buildManifest(p.Upload.Files, meta, s.submitURL(p.ID))
+	manifest, blobs, err := buildManifest(p.Upload.Files, meta, s.submitURL(p.ID))
+	if err != nil {
+		return nil, err
+	}
 
 	s.gcMu.RLock()
 	defer s.gcMu.RUnlock()
@@ -97,7 +100,7 @@ func (s *Service) Create(ctx context.Context, p CreateParams) (*Created, error) 
 
 	out := &Created{}
 	now := time.Now().UTC()
-	err := s.app.RunInTransaction(func(tx core.App) error {
+	err = s.app.RunInTransaction(func(tx core.App) error {
 		slug := p.Slug
 		var err error
 		if slug == "" {
@@ -156,7 +159,10 @@ func (s *Service) Replace(ctx context.Context, dep *core.Record, meta Metadata, 
 		return nil, ErrNotFound
 	}
 	m := resolveMeta(dep, meta)
-	manifest, blobs := buildManifest(up.Files, m, s.submitURL(dep.Id))
+	manifest, blobs, err := buildManifest(up.Files, m, s.submitURL(dep.Id))
+	if err != nil {
+		return nil, err
+	}
 
 	s.gcMu.RLock()
 	defer s.gcMu.RUnlock()
@@ -478,9 +484,10 @@ func (s *Service) submitURL(id string) string {
 }
 
 // buildManifest prepares HTML files (the {{SUBMIT_URL}} placeholder
-// replaced; a missing title, description or icon added to the head) and
-// returns the manifest with the bytes of every distinct blob.
-func buildManifest(files []File, meta resolvedMeta, submitURL string) (Manifest, map[string][]byte) {
+// replaced; a missing title, description or icon added to the head),
+// makes the precompressed variants of compressible files, and returns the
+// manifest with the bytes of every distinct blob.
+func buildManifest(files []File, meta resolvedMeta, submitURL string) (Manifest, map[string][]byte, error) {
 	m := make(Manifest, len(files))
 	blobs := make(map[string][]byte, len(files))
 	placeholder := []byte(SubmitURLPlaceholder)
@@ -493,8 +500,35 @@ func buildManifest(files []File, meta resolvedMeta, submitURL string) (Manifest,
 			data = InjectHead(data, meta.title, meta.description, meta.favicon)
 		}
 		h := HashBytes(data)
+		entry := ManifestEntry{Hash: h, Size: int64(len(data)), Type: f.ContentType}
+		if _, seen := blobs[h]; !seen && len(data) >= minCompressSize && Compressible(f.ContentType) {
+			variants, err := compressVariants(data)
+			if err != nil {
+				return nil, nil, fmt.Errorf("compress %s: %w", f.Path, err)
+			}
+			for coding, c := range variants {
+				ch := HashBytes(c)
+				blobs[ch] = c
+				if entry.Encoded == nil {
+					entry.Encoded = make(map[string]EncodedEntry, len(variants))
+				}
+				entry.Encoded[coding] = EncodedEntry{Hash: ch, Size: int64(len(c))}
+			}
+		} else if seen {
+			entry.Encoded = firstEntryWithHash(m, h).Encoded // same bytes, same variants
+		}
 		blobs[h] = data
-		m[f.Path] = ManifestEntry{Hash: h, Size: int64(len(data)), Type: f.ContentType}
+		m[f.Path] = entry
 	}
-	return m, blobs
+	return m, blobs, nil
+}
+
+// firstEntryWithHash finds an entry of m whose identity blob is hash.
+func firstEntryWithHash(m Manifest, hash string) ManifestEntry {
+	for _, e := range m {
+		if e.Hash == hash {
+			return e
+		}
+	}
+	return ManifestEntry{}
 }

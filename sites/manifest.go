@@ -11,6 +11,25 @@ type ManifestEntry struct {
 	Hash string `json:"hash"`
 	Size int64  `json:"size"`
 	Type string `json:"type"`
+	// Encoded are the precompressed variants by content coding ("br",
+	// "zstd", "gzip"), made at deploy time for compressible files. Versions
+	// deployed before variants existed have none and are served as is.
+	Encoded map[string]EncodedEntry `json:"encoded,omitempty"`
+}
+
+// EncodedEntry is a precompressed variant of a file: a blob of its own.
+type EncodedEntry struct {
+	Hash string `json:"hash"`
+	Size int64  `json:"size"`
+}
+
+// Hashes calls fn with every blob hash the entry references: the file's
+// and its variants'.
+func (e ManifestEntry) Hashes(fn func(hash string)) {
+	fn(e.Hash)
+	for _, v := range e.Encoded {
+		fn(v.Hash)
+	}
 }
 
 // Manifest maps a site path (normalised, no leading slash) to its file.

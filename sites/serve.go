@@ -6,7 +6,6 @@ import (
 	"net/http"
 	"net/url"
 	"path"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -23,6 +22,8 @@ type Site struct {
 	// ExpiresAt is zero for a deployment that does not expire.
 	ExpiresAt time.Time
 	Files     Manifest
+	// served are the files prepared for serving (see prepare), by path.
+	served map[string]*servedFile
 }
 
 // live reports whether the site may be served at now.
@@ -44,30 +45,67 @@ type SiteLoader func(slug string) (*Site, error)
 // single-page app, index.html with status 200; the site's own 404.html with
 // status 404; a plain 404. Redirects keep the query string.
 //
-// Every file answer carries the manifest's Content-Type,
-// X-Content-Type-Options: nosniff, a strong ETag (the content's SHA-256)
-// with If-None-Match answered 304, Range support and Cache-Control: no-cache
+// Every file answer carries the manifest's Content-Type and
+// X-Content-Type-Options: nosniff. A file with precompressed variants is
+// sent as the best one the client accepts (br, then zstd, then gzip), with
+// Vary: Accept-Encoding. Each representation has a strong ETag (its
+// content's SHA-256), answered 304 on If-None-Match; Range and HEAD are
+// supported. Cache-Control is "public, max-age=31536000, immutable" for
+// fingerprinted asset names (see Fingerprinted) and "no-cache" otherwise
 // (browsers revalidate, which the ETag makes cheap). Only GET and HEAD are
 // allowed. No cookie is ever set or read.
 //
-// Sites are cached in memory by slug; Forget drops an entry and must be
-// called whenever a deployment changes, so the next request sees the change.
-// A site that is disabled or past its expiry answers 404 at once.
+// The hot path reads memory only: sites are cached by slug (within a byte
+// budget) with their headers prepared, and small files' bytes are cached
+// by content hash (within another). Larger files are sent from disk with
+// sendfile. Forget drops a site and must be called whenever a deployment
+// changes, so the next request sees the change. A site that is disabled or
+// past its expiry answers 404 at once.
 type Server struct {
-	load  SiteLoader
-	store BlobStore
-	cache *siteCache
+	load    SiteLoader
+	store   BlobStore
+	cache   *siteCache
+	content *contentCache
 	// now is the clock; tests replace it.
 	now func() time.Time
 }
 
-// maxCachedSites bounds the site cache by entry count.
-const maxCachedSites = 10000
+// ServerOptions size the server's caches. Zero fields take the defaults.
+type ServerOptions struct {
+	// SiteCacheBytes bounds the memory of cached sites (manifests and
+	// prepared headers). Default 64 MiB.
+	SiteCacheBytes int64
+	// ContentCacheBytes bounds the memory of cached file bytes. Default
+	// 128 MiB.
+	ContentCacheBytes int64
+}
+
+// Default cache sizes.
+const (
+	defaultSiteCacheBytes    = 64 << 20
+	defaultContentCacheBytes = 128 << 20
+)
 
 // NewServer returns a Server that loads sites with load and reads content
 // from store.
-func NewServer(load SiteLoader, store BlobStore) *Server {
-	return &Server{load: load, store: store, cache: newSiteCache(maxCachedSites), now: time.Now}
+func NewServer(load SiteLoader, store BlobStore, opts ...ServerOptions) *Server {
+	o := ServerOptions{}
+	if len(opts) > 0 {
+		o = opts[0]
+	}
+	if o.SiteCacheBytes <= 0 {
+		o.SiteCacheBytes = defaultSiteCacheBytes
+	}
+	if o.ContentCacheBytes <= 0 {
+		o.ContentCacheBytes = defaultContentCacheBytes
+	}
+	return &Server{
+		load:    load,
+		store:   store,
+		cache:   newSiteCache(o.SiteCacheBytes),
+		content: newContentCache(o.ContentCacheBytes),
+		now:     time.Now,
+	}
 }
 
 // Forget drops slug from the cache so the next request reloads it.
@@ -77,9 +115,9 @@ func (s *Server) Forget(slug string) { s.cache.forget(slug) }
 // slug, which is a 404).
 func (s *Server) ServeSite(w http.ResponseWriter, r *http.Request, slug string) {
 	h := w.Header()
-	h.Set("X-Content-Type-Options", "nosniff")
+	h["X-Content-Type-Options"] = nosniffValue
 	if r.Method != http.MethodGet && r.Method != http.MethodHead {
-		h.Set("Allow", "GET, HEAD")
+		h["Allow"] = allowValue
 		plainError(w, http.StatusMethodNotAllowed, "Method not allowed")
 		return
 	}
@@ -104,12 +142,12 @@ func (s *Server) ServeSite(w http.ResponseWriter, r *http.Request, slug string) 
 			target += "?" + r.URL.RawQuery
 		}
 		h.Set("Location", target)
-		h.Set("Cache-Control", "no-cache")
+		h["Cache-Control"] = noCacheValue
 		w.WriteHeader(http.StatusPermanentRedirect)
-	case res.name == "":
+	case res.file == nil:
 		plainError(w, http.StatusNotFound, "Not found")
 	default:
-		s.serveFile(w, r, site.Files[res.name], res.status)
+		s.serveFile(w, r, res.file, res.status)
 	}
 }
 
@@ -132,104 +170,115 @@ func (s *Server) site(slug string) (*Site, error) {
 	if err != nil {
 		return nil, err
 	}
+	site.prepare()
 	s.cache.put(slug, site, gen)
 	return site, nil
 }
 
-// resolved is what a request path maps to: a manifest path served with a
-// status, or a redirect to a canonical URL path.
+// resolved is what a request path maps to: a file served with a status,
+// or a redirect to a canonical URL path.
 type resolved struct {
-	name     string // manifest path; "" when nothing matches
+	file     *servedFile // nil when nothing matches
 	status   int
 	redirect string // canonical path to redirect to, when set
 }
 
 // resolvePath maps a request path to what to answer.
 func resolvePath(site *Site, reqPath string) resolved {
-	p := strings.TrimPrefix(path.Clean("/"+reqPath), "/")
-	has := func(name string) bool { _, ok := site.Files[name]; return ok }
+	p := cleanRequestPath(reqPath)
+	get := func(name string) *servedFile { return site.served[name] }
 	switch {
 	case p == "":
-		if has("index.html") {
-			return resolved{name: "index.html", status: http.StatusOK}
+		if f := get("index.html"); f != nil {
+			return resolved{file: f, status: http.StatusOK}
 		}
 	case strings.HasSuffix(reqPath, "/"):
-		if has(p + "/index.html") {
-			return resolved{name: p + "/index.html", status: http.StatusOK}
+		if f := get(p + "/index.html"); f != nil {
+			return resolved{file: f, status: http.StatusOK}
 		}
-		if has(p + ".html") {
+		if get(p+".html") != nil {
 			return resolved{redirect: "/" + p} // /about/ → /about
 		}
 	default:
-		if has(p) {
-			return resolved{name: p, status: http.StatusOK}
+		if f := get(p); f != nil {
+			return resolved{file: f, status: http.StatusOK}
 		}
-		if has(p + ".html") {
-			return resolved{name: p + ".html", status: http.StatusOK}
+		if f := get(p + ".html"); f != nil {
+			return resolved{file: f, status: http.StatusOK}
 		}
-		if has(p + "/index.html") {
+		if get(p+"/index.html") != nil {
 			// /docs → /docs/, so the page's relative links resolve
 			return resolved{redirect: "/" + p + "/"}
 		}
 	}
-	if site.IsSPA && has("index.html") {
-		return resolved{name: "index.html", status: http.StatusOK}
+	if f := get("index.html"); site.IsSPA && f != nil {
+		return resolved{file: f, status: http.StatusOK}
 	}
-	if has("404.html") {
-		return resolved{name: "404.html", status: http.StatusNotFound}
+	if f := get("404.html"); f != nil {
+		return resolved{file: f, status: http.StatusNotFound}
 	}
 	return resolved{status: http.StatusNotFound}
 }
 
-func (s *Server) serveFile(w http.ResponseWriter, r *http.Request, f ManifestEntry, status int) {
-	blob, err := s.store.Open(r.Context(), f.Hash)
-	if err != nil {
-		http.Error(w, "Internal error", http.StatusInternalServerError)
-		return
+// cleanRequestPath is the manifest path a request path names: cleaned,
+// without the leading slash. A path that is already clean (the usual
+// case) is sliced, not copied.
+func cleanRequestPath(reqPath string) string {
+	if isCleanPath(reqPath) {
+		return strings.TrimSuffix(reqPath[1:], "/")
 	}
-	defer blob.Close()
-	h := w.Header()
-	h.Set("Content-Type", f.Type)
-	h.Set("Cache-Control", "no-cache")
-	if status != http.StatusOK {
-		// The site's own 404 page: no ETag or ranges, just the page.
-		h.Set("Content-Length", strconv.FormatInt(blob.Size(), 10))
-		w.WriteHeader(status)
-		if r.Method != http.MethodHead {
-			_, _ = io.Copy(w, blob)
-		}
-		return
-	}
-	h.Set("ETag", `"`+f.Hash+`"`)
-	http.ServeContent(w, r, "", time.Time{}, blob)
+	return strings.TrimPrefix(path.Clean("/"+reqPath), "/")
 }
 
+// isCleanPath reports whether p starts with "/" and has no empty, "." or
+// ".." segment (a trailing slash is allowed).
+func isCleanPath(p string) bool {
+	if p == "" || p[0] != '/' {
+		return false
+	}
+	start := 1
+	for i := 1; i <= len(p); i++ {
+		if i < len(p) && p[i] != '/' {
+			continue
+		}
+		seg := p[start:i]
+		if (seg == "" && i < len(p)) || seg == "." || seg == ".." {
+			return false
+		}
+		start = i + 1
+	}
+	return true
+}
+
+// plainError answers a short plain-text error that is not cached.
 func plainError(w http.ResponseWriter, status int, msg string) {
 	h := w.Header()
-	h.Set("Content-Type", "text/plain; charset=utf-8")
-	h.Set("Cache-Control", "no-store")
+	h["Content-Type"] = plainTextValue
+	h["Cache-Control"] = noStoreValue
 	w.WriteHeader(status)
 	_, _ = io.WriteString(w, msg+"\n")
 }
 
-// siteCache maps slugs to loaded sites. A load that started before a
-// forget is not stored, so an invalidation is never overwritten by the
-// stale result of a load running concurrently with it.
+// siteCache maps slugs to loaded sites, within a byte budget (each site's
+// estimated memory, see Site.cost). A load that started before a forget
+// is not stored, so an invalidation is never overwritten by the stale
+// result of a load running concurrently with it.
 type siteCache struct {
-	mu    sync.RWMutex
-	max   int
-	gen   uint64
-	sites map[string]*Site
+	mu     sync.RWMutex
+	budget int64
+	used   int64
+	gen    uint64
+	sites  map[string]*Site
 }
 
-func newSiteCache(max int) *siteCache {
-	return &siteCache{max: max, sites: map[string]*Site{}}
+func newSiteCache(budget int64) *siteCache {
+	return &siteCache{budget: budget, sites: map[string]*Site{}}
 }
 
 func (c *siteCache) get(slug string) (*Site, bool) {
 	c.mu.RLock()
-	defer c.mu.RUnlock()
 	s, ok := c.sites[slug]
+	c.mu.RUnlock()
 	return s, ok
 }
 
@@ -239,24 +288,37 @@ func (c *siteCache) generation() uint64 {
 	return c.gen
 }
 
+// put stores s unless slug was forgotten since gen was read, evicting
+// arbitrary entries until it fits. A site larger than the whole budget is
+// not stored (it is served, and loaded again next time).
 func (c *siteCache) put(slug string, s *Site, gen uint64) {
+	cost := s.cost()
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if gen != c.gen {
+	if gen != c.gen || cost > c.budget {
 		return
 	}
-	if len(c.sites) >= c.max {
-		for k := range c.sites { // evict one arbitrary entry
-			delete(c.sites, k)
+	if old, ok := c.sites[slug]; ok {
+		c.used -= old.cost()
+		delete(c.sites, slug)
+	}
+	for k, v := range c.sites {
+		if c.used+cost <= c.budget {
 			break
 		}
+		c.used -= v.cost()
+		delete(c.sites, k)
 	}
 	c.sites[slug] = s
+	c.used += cost
 }
 
 func (c *siteCache) forget(slug string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.gen++
-	delete(c.sites, slug)
+	if old, ok := c.sites[slug]; ok {
+		c.used -= old.cost()
+		delete(c.sites, slug)
+	}
 }

@@ -2,6 +2,7 @@ package sites
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -204,7 +205,7 @@ func TestServeCacheAndForget(t *testing.T) {
 }
 
 func TestSiteCacheIgnoresStaleLoad(t *testing.T) {
-	c := newSiteCache(10)
+	c := newSiteCache(1 << 20)
 	gen := c.generation()
 	c.forget("demo") // an invalidation while a load was running
 	c.put("demo", &Site{Slug: "demo"}, gen)
@@ -218,12 +219,28 @@ func TestSiteCacheIgnoresStaleLoad(t *testing.T) {
 }
 
 func TestSiteCacheBounded(t *testing.T) {
-	c := newSiteCache(3)
+	one := (&Site{}).cost()
+	c := newSiteCache(3 * one)
 	for _, s := range []string{"a", "b", "c", "d", "e"} {
 		c.put(s, &Site{Slug: s}, c.generation())
 	}
-	if len(c.sites) != 3 {
-		t.Fatalf("%d entries, want 3", len(c.sites))
+	if len(c.sites) != 3 || c.used != 3*one {
+		t.Fatalf("%d entries of %d bytes, want 3 of %d", len(c.sites), c.used, 3*one)
+	}
+	big := &Site{Slug: "big", Files: Manifest{}}
+	for i := range 100 {
+		big.Files[fmt.Sprintf("file-%d.html", i)] = ManifestEntry{Hash: "h", Size: 1, Type: "text/html"}
+	}
+	big.prepare()
+	c.put("big", big, c.generation())
+	if _, ok := c.get("big"); ok || c.used > 3*one {
+		t.Fatalf("a site over the whole budget was cached (%d bytes used)", c.used)
+	}
+	for s := range c.sites {
+		c.forget(s)
+	}
+	if c.used != 0 || len(c.sites) != 0 {
+		t.Fatalf("forgetting every site left %d bytes accounted", c.used)
 	}
 }
 

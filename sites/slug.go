@@ -127,6 +127,16 @@ func SlugFromHost(host, sitesDomain string) (slug string, isSiteHost bool) {
 // turns a non-ASCII character into an ASCII one (the Kelvin sign into k), so
 // a look-alike host cannot name a site.
 func asciiLower(s string) string {
+	upper := false
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c >= 'A' && c <= 'Z' {
+			upper = true
+			break
+		}
+	}
+	if !upper {
+		return s // the usual case: no copy
+	}
 	b := []byte(s)
 	for i, c := range b {
 		if c >= 'A' && c <= 'Z' {

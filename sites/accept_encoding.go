@@ -1,0 +1,81 @@
+package sites
+
+import "strings"
+
+// acceptedCodings reads Accept-Encoding header lines into a bit set over
+// encodingPreference (bit i: encodingPreference[i] is acceptable). A
+// coding is acceptable when listed with a q-value above zero, or covered
+// by "*" with one and not listed with q=0. It allocates nothing.
+func acceptedCodings(lines []string) uint8 {
+	var listed, accepted uint8
+	wildcard := false
+	for _, line := range lines {
+		for line != "" {
+			var item string
+			item, line, _ = strings.Cut(line, ",")
+			name, params, _ := strings.Cut(item, ";")
+			name = strings.TrimSpace(name)
+			ok := qAboveZero(params)
+			if name == "*" {
+				wildcard = ok
+				continue
+			}
+			for i, coding := range encodingPreference {
+				if strings.EqualFold(name, coding) {
+					listed |= 1 << i
+					if ok {
+						accepted |= 1 << i
+					}
+				}
+			}
+		}
+	}
+	if wildcard {
+		accepted |= ^listed & (1<<len(encodingPreference) - 1)
+	}
+	return accepted
+}
+
+// qAboveZero reads the parameters of an Accept-Encoding item
+// (" q=0.5") and reports whether its weight is above zero; no q means 1.
+func qAboveZero(params string) bool {
+	for params != "" {
+		var p string
+		p, params, _ = strings.Cut(params, ";")
+		k, v, _ := strings.Cut(strings.TrimSpace(p), "=")
+		if !strings.EqualFold(strings.TrimSpace(k), "q") {
+			continue
+		}
+		v = strings.TrimSpace(v)
+		for _, c := range v {
+			if c >= '1' && c <= '9' {
+				return true // any non-zero digit: q > 0
+			}
+			if c != '0' && c != '.' {
+				return false // malformed: not acceptable
+			}
+		}
+		return false // "0", "0.0", "0.000"
+	}
+	return true
+}
+
+// etagMatches reports whether If-None-Match header lines match the strong
+// ETag of hash (weak comparison, as If-None-Match asks: W/ is ignored).
+func etagMatches(lines []string, hash string) bool {
+	for _, line := range lines {
+		for line != "" {
+			var tag string
+			tag, line, _ = strings.Cut(line, ",")
+			tag = strings.TrimSpace(tag)
+			if tag == "*" {
+				return true
+			}
+			tag = strings.TrimPrefix(tag, "W/")
+			if len(tag) == len(hash)+2 && tag[0] == '"' && tag[len(tag)-1] == '"' && tag[1:len(tag)-1] == hash {
+				return true
+			}
+		}
+	}
+	return false
+}

@@ -1,0 +1,108 @@
+package sites
+
+import (
+	"bytes"
+	"fmt"
+	"strings"
+
+	"github.com/andybalholm/brotli"
+	"github.com/klauspost/compress/gzip"
+	"github.com/klauspost/compress/zstd"
+)
+
+// Content codings of precompressed variants, in the server's order of
+// preference when a client accepts several.
+const (
+	EncodingBrotli = "br"
+	EncodingZstd   = "zstd"
+	EncodingGzip   = "gzip"
+)
+
+// encodingPreference lists the codings from best to worst.
+var encodingPreference = [...]string{EncodingBrotli, EncodingZstd, EncodingGzip}
+
+// minCompressSize is the smallest file worth a precompressed variant:
+// below it the saving does not pay for the extra blobs.
+const minCompressSize = 512
+
+// Compression levels: the best ratios that keep a 100 KB script in a few
+// milliseconds, since variants are made during the deploy request.
+const (
+	brotliQuality = 9
+	gzipLevel     = gzip.BestCompression
+)
+
+// zstdEncoder is shared: EncodeAll is safe for concurrent use.
+var zstdEncoder = mustZstdEncoder()
+
+func mustZstdEncoder() *zstd.Encoder {
+	enc, err := zstd.NewWriter(nil,
+		zstd.WithEncoderLevel(zstd.SpeedBestCompression),
+		zstd.WithEncoderConcurrency(1),
+		zstd.WithZeroFrames(true))
+	if err != nil {
+		panic(fmt.Sprintf("zstd encoder: %v", err))
+	}
+	return enc
+}
+
+// Compressible reports whether a content type gains from compression:
+// text, scripts, JSON, XML, SVG, web manifests, WebAssembly and
+// uncompressed fonts. Images, video, archives and woff/woff2 are already
+// compressed.
+func Compressible(contentType string) bool {
+	t, _, _ := strings.Cut(contentType, ";")
+	t = strings.ToLower(strings.TrimSpace(t))
+	switch {
+	case strings.HasPrefix(t, "text/"):
+		return true
+	case strings.HasSuffix(t, "+json"), strings.HasSuffix(t, "+xml"):
+		return true // image/svg+xml, application/manifest+json, ...
+	}
+	switch t {
+	case "application/javascript", "application/json", "application/xml", "application/wasm",
+		"application/x-javascript", "application/ld+json", "application/rss+xml", "application/atom+xml",
+		"font/ttf", "font/otf", "application/vnd.ms-fontobject", "image/x-icon", "image/vnd.microsoft.icon",
+		"image/bmp":
+		return true
+	}
+	return false
+}
+
+// compressVariants returns the precompressed variants of data by coding,
+// keeping only those at least 5% smaller. Every coding is deterministic,
+// so unchanged content yields the same variant blobs on every deploy.
+func compressVariants(data []byte) (map[string][]byte, error) {
+	out := make(map[string][]byte, len(encodingPreference))
+	keep := func(coding string, c []byte) {
+		if len(c) < len(data)-len(data)/20 {
+			out[coding] = c
+		}
+	}
+
+	var br bytes.Buffer
+	bw := brotli.NewWriterLevel(&br, brotliQuality)
+	if _, err := bw.Write(data); err != nil {
+		return nil, fmt.Errorf("brotli: %w", err)
+	}
+	if err := bw.Close(); err != nil {
+		return nil, fmt.Errorf("brotli: %w", err)
+	}
+	keep(EncodingBrotli, br.Bytes())
+
+	keep(EncodingZstd, zstdEncoder.EncodeAll(data, make([]byte, 0, len(data)/2)))
+
+	var gz bytes.Buffer
+	gw, err := gzip.NewWriterLevel(&gz, gzipLevel)
+	if err != nil {
+		return nil, fmt.Errorf("gzip: %w", err)
+	}
+	if _, err := gw.Write(data); err != nil {
+		return nil, fmt.Errorf("gzip: %w", err)
+	}
+	if err := gw.Close(); err != nil {
+		return nil, fmt.Errorf("gzip: %w", err)
+	}
+	keep(EncodingGzip, gz.Bytes())
+	return out, nil
+}

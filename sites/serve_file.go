@@ -1,0 +1,193 @@
+package sites
+
+import (
+	"bytes"
+	"io"
+	"net/http"
+	"strconv"
+	"time"
+)
+
+// Header values shared by every answer. net/http never modifies a header
+// value slice, so the hot path assigns these instead of building new ones.
+var (
+	nosniffValue        = []string{"nosniff"}
+	allowValue          = []string{"GET, HEAD"}
+	noCacheValue        = []string{"no-cache"}
+	noStoreValue        = []string{"no-store"}
+	immutableValue      = []string{"public, max-age=31536000, immutable"}
+	plainTextValue      = []string{"text/plain; charset=utf-8"}
+	varyEncodingValue   = []string{"Accept-Encoding"}
+	encodingHeaderValue = map[string][]string{
+		EncodingBrotli: {EncodingBrotli},
+		EncodingZstd:   {EncodingZstd},
+		EncodingGzip:   {EncodingGzip},
+	}
+)
+
+// servedFile is a manifest entry prepared for serving: its header values
+// built once, and its representations (identity and precompressed).
+type servedFile struct {
+	contentType  []string
+	cacheControl []string
+	// reps[0] is the identity; reps[1+i] is encodingPreference[i], when
+	// present.
+	reps [1 + len(encodingPreference)]representation
+	// encoded tells whether any variant exists (then answers Vary).
+	encoded bool
+}
+
+// representation is one form of a file's bytes.
+type representation struct {
+	present  bool
+	hash     string
+	size     int64
+	etag     []string // `"<hash>"`
+	length   []string // size, in decimal
+	encoding []string // Content-Encoding; nil for the identity
+}
+
+func newRepresentation(hash string, size int64, coding string) representation {
+	return representation{
+		present:  true,
+		hash:     hash,
+		size:     size,
+		etag:     []string{`"` + hash + `"`},
+		length:   []string{strconv.FormatInt(size, 10)},
+		encoding: encodingHeaderValue[coding],
+	}
+}
+
+// prepare builds the served files of a loaded site.
+func (s *Site) prepare() {
+	s.served = make(map[string]*servedFile, len(s.Files))
+	for p, e := range s.Files {
+		f := &servedFile{contentType: []string{e.Type}, cacheControl: noCacheValue}
+		if Fingerprinted(p) {
+			f.cacheControl = immutableValue
+		}
+		f.reps[0] = newRepresentation(e.Hash, e.Size, "")
+		for i, coding := range encodingPreference {
+			if v, ok := e.Encoded[coding]; ok {
+				f.reps[1+i] = newRepresentation(v.Hash, v.Size, coding)
+				f.encoded = true
+			}
+		}
+		s.served[p] = f
+	}
+}
+
+// cost estimates the memory a prepared site holds, for the site cache's
+// byte budget.
+func (s *Site) cost() int64 {
+	const perSite, perFile, perRep = 512, 256, 160
+	n := int64(perSite)
+	for p, f := range s.served {
+		n += perFile + 2*int64(len(p))
+		for _, r := range f.reps {
+			if r.present {
+				n += perRep
+			}
+		}
+	}
+	return n
+}
+
+// pick returns the representation to send for an Accept-Encoding header.
+func (f *servedFile) pick(acceptEncoding []string) *representation {
+	if f.encoded && len(acceptEncoding) > 0 {
+		accepted := acceptedCodings(acceptEncoding)
+		for i := range encodingPreference {
+			if accepted&(1<<i) != 0 && f.reps[1+i].present {
+				return &f.reps[1+i]
+			}
+		}
+	}
+	return &f.reps[0]
+}
+
+// maxCachedFile is the largest file whose bytes are kept in memory;
+// larger ones are sent from disk with sendfile.
+const maxCachedFile = 1 << 20
+
+// serveFile answers with f: status 200, or 404 for a site's own 404.html
+// (which has no ETag, conditional or range handling).
+func (s *Server) serveFile(w http.ResponseWriter, r *http.Request, f *servedFile, status int) {
+	rep := f.pick(r.Header["Accept-Encoding"])
+	h := w.Header()
+	if f.encoded {
+		h["Vary"] = varyEncodingValue
+	}
+	if status == http.StatusOK {
+		h["Cache-Control"] = f.cacheControl
+		h["Etag"] = rep.etag
+		if inm := r.Header["If-None-Match"]; len(inm) > 0 && etagMatches(inm, rep.hash) {
+			w.WriteHeader(http.StatusNotModified)
+			return
+		}
+	} else {
+		h["Cache-Control"] = noCacheValue
+	}
+	h["Content-Type"] = f.contentType
+	if rep.encoding != nil {
+		h["Content-Encoding"] = rep.encoding
+	}
+
+	var data []byte
+	if rep.size <= maxCachedFile {
+		var err error
+		if data, err = s.content.load(r, s.store, rep.hash); err != nil {
+			internalError(w)
+			return
+		}
+	}
+	if status == http.StatusOK && len(r.Header["Range"]) > 0 {
+		s.serveRange(w, r, rep, data)
+		return
+	}
+	h["Content-Length"] = rep.length
+	if data != nil {
+		w.WriteHeader(status)
+		if r.Method != http.MethodHead {
+			_, _ = w.Write(data)
+		}
+		return
+	}
+	blob, err := s.store.Open(r.Context(), rep.hash)
+	if err != nil {
+		internalError(w)
+		return
+	}
+	defer blob.Close()
+	w.WriteHeader(status)
+	if r.Method != http.MethodHead {
+		_, _ = io.Copy(w, blob) // an *os.File: sendfile
+	}
+}
+
+// serveRange answers a Range request with net/http's implementation
+// (multiple ranges, If-Range), over the cached bytes or the file.
+func (s *Server) serveRange(w http.ResponseWriter, r *http.Request, rep *representation, data []byte) {
+	if data != nil {
+		http.ServeContent(w, r, "", time.Time{}, bytes.NewReader(data))
+		return
+	}
+	blob, err := s.store.Open(r.Context(), rep.hash)
+	if err != nil {
+		internalError(w)
+		return
+	}
+	defer blob.Close()
+	http.ServeContent(w, r, "", time.Time{}, blob)
+}
+
+// internalError answers 500 after a file's headers were set: a missing or
+// unreadable blob.
+func internalError(w http.ResponseWriter) {
+	h := w.Header()
+	for _, k := range []string{"Content-Encoding", "Content-Length", "Etag", "Vary"} {
+		delete(h, k)
+	}
+	h["Cache-Control"] = noStoreValue
+	http.Error(w, "Internal error", http.StatusInternalServerError)
+}
