@@ -104,7 +104,7 @@ type ServeConfig struct {
 	DNSResolvers []string
 	// NewCertsPerHour bounds the new certificates obtained on demand in
 	// an hour (renewals and certificates already stored do not count).
-	// Default 20; negative: no limit.
+	// Default 20; 0: none; negative: no limit.
 	NewCertsPerHour int
 	// ShutdownTimeout bounds how long a SIGTERM waits for in-flight
 	// requests and uploads. Default 30s; 0: no wait.
@@ -192,7 +192,6 @@ func (c *Config) withDefaults() {
 	if c.Serve.ACMECA == "" {
 		c.Serve.ACMECA = d.Serve.ACMECA
 	}
-	if c.Serve.NewCertsPerHour == 0 {
-		c.Serve.NewCertsPerHour = d.Serve.NewCertsPerHour
-	}
+	// Serve's zero values are meaningful (0 new certificates, no drain):
+	// its defaults come from DefaultConfig, through the serve flags.
 }

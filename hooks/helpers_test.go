@@ -58,6 +58,7 @@ func testConfig(t testing.TB) *Config {
 		DeploysPerMinute:   100,
 		ConcurrentDeploys:  4,
 		Signup:             true,
+		Serve:              DefaultConfig().Serve,
 		GCGrace:            time.Nanosecond,
 	}
 }

@@ -81,6 +81,7 @@ func register(app core.App, cfg *Config) (*sitedrop, error) {
 			}
 		}
 		bindSiteHost(sd, se)
+		bindWWWRedirect(sd, se)
 		se.Router.Bind(jsonErrorsMiddleware())
 		bindHSTS(sd, se)
 		bindDeployAPI(sd, se)

@@ -2,6 +2,7 @@ package hooks
 
 import (
 	"net/http"
+	"strings"
 
 	"github.com/pocketbase/pocketbase/apis"
 	"github.com/pocketbase/pocketbase/core"
@@ -31,6 +32,23 @@ func bindSiteHost(sd *sitedrop, se *core.ServeEvent) {
 			}
 			sd.serveSite(e.Response, e.Request, slug)
 			return nil
+		},
+	})
+}
+
+// bindWWWRedirect sends www.<web host> (on any port) to the web URL with
+// 308, path and query kept. PocketBase's own www redirect only matches the
+// bare host, so it misses every server on a port other than 80 or 443.
+func bindWWWRedirect(sd *sitedrop, se *core.ServeEvent) {
+	se.Router.Bind(&hook.Handler[*core.RequestEvent]{
+		Id:       "sitedropWWWRedirect",
+		Priority: siteHostPriority,
+		Func: func(e *core.RequestEvent) error {
+			host := e.Request.Host
+			if len(host) < 4 || !strings.EqualFold(host[:4], "www.") || !sd.hosts.IsWebHost(host[4:]) {
+				return e.Next()
+			}
+			return e.Redirect(http.StatusPermanentRedirect, sd.webURL()+e.Request.URL.RequestURI())
 		},
 	})
 }

@@ -1,6 +1,7 @@
 package hooks
 
 import (
+	"net"
 	"net/http"
 	"strings"
 )
@@ -12,18 +13,17 @@ const healthPath = "/api/health"
 
 // httpRedirectHandler is the plain HTTP listener's handler when serving
 // TLS: ACME HTTP-01 challenges (challenges wraps the rest), GET
-// /api/health of the web host (or of a bare address, as probes send) from
-// app, and for the web host and live-site hosts a 308 to the same host
+// /api/health of the web host (or of an IP address, as probes send) from
+// app, and for the web host and hosts of valid slugs a 308 to the same host
 // and path over https (308 keeps the method and body). Other hosts get a
 // 404: the listener is no open redirector.
 func (sd *sitedrop) httpRedirectHandler(app http.Handler, challenges func(http.Handler) http.Handler) http.Handler {
 	redirect := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		host, known := sd.redirectHost(r.Host)
-		if r.URL.Path == healthPath && (r.Method == http.MethodGet || r.Method == http.MethodHead) {
-			if _, isSite := sd.hosts.Site(r.Host); !isSite {
-				app.ServeHTTP(w, r)
-				return
-			}
+		if r.URL.Path == healthPath && (r.Method == http.MethodGet || r.Method == http.MethodHead) &&
+			(sd.hosts.IsWebHost(r.Host) || isAddressHost(r.Host)) {
+			app.ServeHTTP(w, r)
+			return
 		}
 		if !known {
 			http.Error(w, "Unknown host", http.StatusNotFound)
@@ -34,6 +34,15 @@ func (sd *sitedrop) httpRedirectHandler(app http.Handler, challenges func(http.H
 		w.WriteHeader(http.StatusPermanentRedirect)
 	})
 	return challenges(redirect)
+}
+
+// isAddressHost reports whether a Host header is an IP address (with or
+// without a port), as probes and load balancers send.
+func isAddressHost(host string) bool {
+	if h, _, err := net.SplitHostPort(host); err == nil {
+		host = h
+	}
+	return net.ParseIP(strings.Trim(host, "[]")) != nil
 }
 
 // redirectHost is the host a plain HTTP request is sent to over https:

@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/http"
 	"strings"
+	"sync"
 	"sync/atomic"
 
 	"github.com/pocketbase/pocketbase/apis"
@@ -170,13 +171,15 @@ func (sd *sitedrop) printBanner(w io.Writer) {
 // restore), and PocketBase would then exit instead of re-executing.
 func awaitTermination(app core.App) (wait func()) {
 	var started atomic.Bool
+	var once sync.Once
 	done := make(chan struct{})
 	app.OnTerminate().Bind(&hook.Handler[*core.TerminateEvent]{
 		Id:       "sitedropAwaitTermination",
 		Priority: gracefulShutdownPriority - 1, // first, so it sees the whole chain
 		Func: func(e *core.TerminateEvent) error {
 			started.Store(true)
-			defer close(done)
+			// a failed restart's execve is followed by a second terminate
+			defer once.Do(func() { close(done) })
 			return e.Next()
 		},
 	})

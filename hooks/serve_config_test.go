@@ -3,6 +3,8 @@ package hooks
 import (
 	"bytes"
 	"context"
+	"crypto/tls"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -84,8 +86,9 @@ func TestAllowCertificate(t *testing.T) {
 	}
 }
 
-// TestOnDemandBudget: new on-demand certificates are limited per hour;
-// names whose certificate is in storage (loads, renewals) are not.
+// TestOnDemandBudget: new on-demand certificates are limited per hour,
+// each name charged once; names whose certificate is in storage (loads,
+// renewals) are not charged.
 func TestOnDemandBudget(t *testing.T) {
 	_, sd := newFixtureApp(t)
 	mustAnon(t, sd, "secondsite00001", "second-site", "second-token", time.Now().Add(time.Hour))
@@ -110,14 +113,78 @@ func TestOnDemandBudget(t *testing.T) {
 		allowed bool
 	}{
 		{"anon-site.sites.test", true},
+		{"anon-site.sites.test", true}, // a retry is not charged again
 		{"second-site.sites.test", true},
 		{"third-site.sites.test", false}, // over the budget
 		{"ALICE-SITE.sites.test.", true}, // stored
+		{"anon-site.sites.test", true},   // already charged this hour
 		{"nosuch.sites.test", false},
 	} {
 		if err := decide(ctx, c.name); (err == nil) != c.allowed {
 			t.Errorf("%d: decision for %q = %v, want allowed %v", i, c.name, err, c.allowed)
 		}
+	}
+}
+
+func TestOrderBudget(t *testing.T) {
+	t0 := time.Now()
+	b := newOrderBudget(2, time.Hour)
+	for i, c := range []struct {
+		name      string
+		at        time.Duration
+		ok, first bool
+	}{
+		{"a", 0, true, false},
+		{"b", time.Minute, true, false},
+		{"c", 2 * time.Minute, false, true},
+		{"d", 3 * time.Minute, false, false}, // refused again, warned once
+		{"a", 4 * time.Minute, true, false},
+		{"c", 61 * time.Minute, true, false}, // a new window
+	} {
+		ok, first := b.allow(c.name, t0.Add(c.at))
+		if ok != c.ok || first != c.first {
+			t.Errorf("%d: allow(%q) = %v, %v; want %v, %v", i, c.name, ok, first, c.ok, c.first)
+		}
+	}
+	if ok, _ := newOrderBudget(0, time.Hour).allow("a", t0); ok {
+		t.Error("a budget of 0 allowed an order")
+	}
+	if ok, _ := newOrderBudget(-1, time.Hour).allow("a", t0); !ok {
+		t.Error("an unlimited budget refused an order")
+	}
+}
+
+// TestCertificateDispatch: the web host, however spelled, is served by
+// the web config and never reaches the on-demand decision (which would
+// refuse it and drop its certificate from the shared cache).
+func TestCertificateDispatch(t *testing.T) {
+	_, sd := newFixtureApp(t)
+	s := DefaultConfig().Serve
+	s.ACMECA = "https://127.0.0.1:1/dir"
+	m, err := newCertManager(sd, s, 80, 443)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.stop()
+	var asked []string
+	decide := m.sites.OnDemand.DecisionFunc
+	m.sites.OnDemand.DecisionFunc = func(ctx context.Context, name string) error {
+		asked = append(asked, name)
+		return decide(ctx, name)
+	}
+	tc := m.tlsConfig()
+	c1, c2 := net.Pipe()
+	defer c1.Close()
+	defer c2.Close()
+	for _, name := range []string{"web.test", "WEB.test", " web.test", "web.test\t"} {
+		_, _ = tc.GetCertificate(&tls.ClientHelloInfo{ServerName: name, Conn: c1})
+	}
+	if len(asked) != 0 {
+		t.Fatalf("the on-demand decision was asked for %q", asked)
+	}
+	_, _ = tc.GetCertificate(&tls.ClientHelloInfo{ServerName: "nosuch.sites.test", Conn: c1})
+	if len(asked) != 1 {
+		t.Fatalf("a site name did not reach the on-demand decision: %q", asked)
 	}
 }
 
@@ -152,6 +219,9 @@ func TestHTTPRedirectHandler(t *testing.T) {
 		{"HEAD", "web.test", "/api/health", 200, "", ""},
 		{"POST", "web.test", "/api/health", 308, "https://web.test/api/health", ""},
 		{"GET", "evil.example", "/", 404, "", "Unknown host\n"},
+		{"GET", "evil.example", "/api/health", 404, "", "Unknown host\n"},
+		{"GET", "10.0.0.1:80", "/api/health", 200, "", "app"},
+		{"GET", "[::1]:80", "/api/health", 200, "", "app"},
 		{"GET", "evil.example", "//evil.example/x", 404, "", "Unknown host\n"},
 	} {
 		req := httptest.NewRequest(c.method, "http://placeholder"+c.target, nil)

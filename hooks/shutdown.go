@@ -18,7 +18,8 @@ const gracefulShutdownPriority = -10000
 // servers stop accepting connections, and requests in flight, uploads
 // included, get up to --shutdown-timeout to finish. Realtime (SSE)
 // connections of the dashboard never finish by themselves, so they are
-// ended at once. Connections still open at the deadline are closed.
+// ended at once. At the deadline the connections still open are closed;
+// their handlers see write errors and end on their own.
 func (sd *sitedrop) bindGracefulShutdown(servers ...*http.Server) {
 	sd.app.OnTerminate().Bind(&hook.Handler[*core.TerminateEvent]{
 		Id:       "sitedropGracefulShutdown",

@@ -6,6 +6,7 @@ import (
 	"net"
 	"net/http"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -93,7 +94,9 @@ func TestServeWaitsForTermination(t *testing.T) {
 	addr := loopback(freePort(t))
 	srv := startServe(t, copyData(t, templates.fixtures(t)), nil, addr, "--http", addr)
 	release := make(chan struct{})
-	defer close(release) // also when the test fails, so the cleanup's stop ends
+	var releaseOnce sync.Once
+	// also when the test fails, so the cleanup's stop ends
+	defer releaseOnce.Do(func() { close(release) })
 	srv.app.OnTerminate().BindFunc(func(e *core.TerminateEvent) error {
 		<-release // a slow step late in the chain, as the restart's execve is
 		return e.Next()
@@ -114,5 +117,12 @@ func TestServeWaitsForTermination(t *testing.T) {
 	case err := <-srv.done:
 		t.Fatalf("serve returned (%v) before termination finished", err)
 	case <-time.After(300 * time.Millisecond):
+	}
+	releaseOnce.Do(func() { close(release) })
+	srv.stop(t)
+	// A second terminate (after a failed restart, PocketBase terminates
+	// again) must not panic.
+	if err := srv.app.OnTerminate().Trigger(&core.TerminateEvent{App: srv.app}); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/caddyserver/certmagic"
@@ -124,7 +125,7 @@ func newCertManager(sd *sitedrop, s ServeConfig, httpPort, httpsPort int) (*cert
 		}}
 		m.wildcard = "*." + sitesDomain
 	} else {
-		budget := newLimiter(s.NewCertsPerHour, time.Hour)
+		budget := newOrderBudget(s.NewCertsPerHour, time.Hour)
 		m.sites.OnDemand = &certmagic.OnDemandConfig{DecisionFunc: func(ctx context.Context, name string) error {
 			return m.allowOnDemand(ctx, sd, budget, name)
 		}}
@@ -140,7 +141,9 @@ func newCertManager(sd *sitedrop, s ServeConfig, httpPort, httpsPort int) (*cert
 func (m *certManager) tlsConfig() *tls.Config {
 	tc := m.web.TLSConfig()
 	tc.GetCertificate = func(hello *tls.ClientHelloInfo) (*tls.Certificate, error) {
-		if strings.EqualFold(strings.TrimSuffix(hello.ServerName, "."), m.webHost) {
+		// the same normalisation as certmagic's cache lookup, so no odd
+		// spelling of the web host reaches the on-demand config
+		if strings.ToLower(strings.TrimSpace(hello.ServerName)) == m.webHost {
 			return m.web.GetCertificate(hello)
 		}
 		return m.sites.GetCertificate(hello)
@@ -180,6 +183,13 @@ func (m *certManager) start(ctx context.Context) error {
 			return fmt.Errorf("manage the certificate of %s: %w", c.name, err)
 		}
 	}
+	// ManageAsync skips its first check (expiry, revocation, renewal
+	// window) for certificates already cached: run it now.
+	go func() {
+		if err := m.cache.RenewManagedCertificates(ctx); err != nil && ctx.Err() == nil {
+			m.web.Logger.Error("certificate check at start: " + err.Error())
+		}
+	}()
 	return nil
 }
 
@@ -195,7 +205,7 @@ func (m *certManager) stop() {
 // storage is a load or a renewal; any other takes one of the hour's new
 // certificates, so a burst of anonymous deploys cannot use up the CA's
 // rate limits for the whole sites domain.
-func (m *certManager) allowOnDemand(ctx context.Context, sd *sitedrop, budget *limiter, name string) error {
+func (m *certManager) allowOnDemand(ctx context.Context, sd *sitedrop, budget *orderBudget, name string) error {
 	name = strings.ToLower(strings.TrimSuffix(name, "."))
 	if err := sd.allowCertificate(name); err != nil {
 		return err
@@ -203,12 +213,55 @@ func (m *certManager) allowOnDemand(ctx context.Context, sd *sitedrop, budget *l
 	if m.storage.Exists(ctx, certmagic.StorageKeys.SiteCert(m.siteIssuer.IssuerKey(), name)) {
 		return nil
 	}
-	if ok, retry := budget.allow("new"); !ok {
-		sd.app.Logger().Warn("on-demand certificate refused: hourly budget used up (--new-certs-per-hour)",
-			"name", name, "retryAfter", retry.Round(time.Second).String())
+	if ok, first := budget.allow(name, time.Now()); !ok {
+		if first { // once per window, not once per handshake
+			sd.app.Logger().Warn("on-demand certificates refused until the next hour: budget used up (--new-certs-per-hour)",
+				"name", name)
+		}
 		return fmt.Errorf("no certificate for %q: the hour's budget of new certificates is used up", name)
 	}
 	return nil
+}
+
+// orderBudget bounds the names that may have a new on-demand certificate
+// ordered in each window. A name is charged once per window, however many
+// handshakes (or failed orders) it takes. max < 0 allows all; 0 none.
+type orderBudget struct {
+	max    int
+	window time.Duration
+
+	mu      sync.Mutex
+	start   time.Time
+	charged map[string]bool
+	refused bool
+}
+
+func newOrderBudget(max int, window time.Duration) *orderBudget {
+	return &orderBudget{max: max, window: window, charged: map[string]bool{}}
+}
+
+// allow charges name and reports whether it is within the budget; first
+// is true for the first refusal of the window.
+func (b *orderBudget) allow(name string, now time.Time) (ok, first bool) {
+	if b.max < 0 {
+		return true, false
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if now.Sub(b.start) >= b.window {
+		b.start, b.refused = now, false
+		clear(b.charged)
+	}
+	if b.charged[name] {
+		return true, false
+	}
+	if len(b.charged) >= b.max {
+		first = !b.refused
+		b.refused = true
+		return false, first
+	}
+	b.charged[name] = true
+	return true, false
 }
 
 // allowCertificate tells whether name may have an on-demand certificate:

@@ -67,6 +67,11 @@ func TestHTTPSOnDemand(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// www.<web host> gets one on demand too, and redirects.
+	if status, header, _ := get(t, client, "https://www.web.test"+portSuffix(httpsPort)+"/auth/login?x=1"); status != http.StatusPermanentRedirect ||
+		header.Get("Location") != "https://web.test"+portSuffix(httpsPort)+"/auth/login?x=1" {
+		t.Errorf("www over https = %d to %q, want 308 to the web host", status, header.Get("Location"))
+	}
 
 	// No certificate for names that are not live sites.
 	for _, name := range []string{"nosuch.sites.test", "old-anon.sites.test", "a.b.sites.test", "other.test", "sites.test"} {

@@ -2,6 +2,7 @@ package hooks
 
 import (
 	"context"
+	"sync"
 	"time"
 
 	"github.com/pocketbase/pocketbase/core"
@@ -15,16 +16,19 @@ func (sd *sitedrop) startWorkers() {
 	done := make(chan struct{}, 2)
 	go func() { sd.deliverer.Run(ctx); done <- struct{}{} }()
 	go func() { sd.runNotifier(ctx); done <- struct{}{} }()
+	var stopOnce sync.Once // terminate may run twice (a failed restart)
 	sd.app.OnTerminate().Bind(&hook.Handler[*core.TerminateEvent]{
 		Id: "sitedropStopWorkers",
 		Func: func(e *core.TerminateEvent) error {
-			cancel()
-			for range 2 {
-				select {
-				case <-done:
-				case <-time.After(15 * time.Second):
+			stopOnce.Do(func() {
+				cancel()
+				for range 2 {
+					select {
+					case <-done:
+					case <-time.After(15 * time.Second):
+					}
 				}
-			}
+			})
 			return e.Next()
 		},
 	})
