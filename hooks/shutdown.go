@@ -2,6 +2,7 @@ package hooks
 
 import (
 	"context"
+	"net"
 	"net/http"
 	"sync"
 	"time"
@@ -20,7 +21,18 @@ const gracefulShutdownPriority = -10000
 // connections of the dashboard never finish by themselves, so they are
 // ended at once. At the deadline the connections still open are closed;
 // their handlers see write errors and end on their own.
-func (sd *sitedrop) bindGracefulShutdown(servers ...*http.Server) {
+//
+// The main server's requests get a base context of the drain's own:
+// PocketBase cancels its base context as soon as the listener closes
+// (apis.Serve returns then), which would cancel every request in flight
+// at the start of the drain. This one is cancelled when the drain is over.
+//
+// Call it in OnServe, before the main server starts; others (the plain
+// HTTP listener under TLS) are drained too.
+func (sd *sitedrop) bindGracefulShutdown(main *http.Server, others ...*http.Server) {
+	baseCtx, cancelBase := context.WithCancel(context.Background())
+	main.BaseContext = func(net.Listener) context.Context { return baseCtx }
+	servers := append([]*http.Server{main}, others...)
 	sd.app.OnTerminate().Bind(&hook.Handler[*core.TerminateEvent]{
 		Id:       "sitedropGracefulShutdown",
 		Priority: gracefulShutdownPriority,
@@ -48,6 +60,7 @@ func (sd *sitedrop) bindGracefulShutdown(servers ...*http.Server) {
 				sd.endRealtimeClients()
 				select {
 				case <-drained:
+					cancelBase()
 					return e.Next()
 				case <-tick.C: // clients that connected meanwhile
 				}

@@ -3,6 +3,7 @@ package hooks
 import (
 	"bufio"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"strings"
@@ -71,7 +72,8 @@ func TestGracefulShutdown(t *testing.T) {
 		t.Fatalf("upload cut by the shutdown: %v", err)
 	}
 	if res.StatusCode != http.StatusOK {
-		t.Errorf("upload during shutdown = %d, want 200", res.StatusCode)
+		b, _ := io.ReadAll(res.Body)
+		t.Errorf("upload during shutdown = %d, want 200: %s", res.StatusCode, b)
 	}
 	select {
 	case <-stopped:

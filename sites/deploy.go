@@ -8,6 +8,8 @@ import (
 	"errors"
 	"fmt"
 	"hash/fnv"
+	"runtime"
+	"sync"
 	"time"
 
 	"github.com/pocketbase/dbx"
@@ -87,7 +89,7 @@ func (s *Service) Create(ctx context.Context, p CreateParams) (*Created, error) 
 		p.ID = core.GenerateDefaultRandomId() // known before the content: {{SUBMIT_URL}}
 	}
 	meta := resolveMeta(nil, p.Meta)
-	manifest, blobs, err := buildManifest(p.Upload.Files, meta, s.submitURL(p.ID))
+	manifest, blobs, err := buildManifest(p.Upload.Files, meta, s.submitURL(p.ID), nil)
 	if err != nil {
 		return nil, err
 	}
@@ -159,13 +161,17 @@ func (s *Service) Replace(ctx context.Context, dep *core.Record, meta Metadata, 
 		return nil, ErrNotFound
 	}
 	m := resolveMeta(dep, meta)
-	manifest, blobs, err := buildManifest(up.Files, m, s.submitURL(dep.Id))
+	known := s.knownVariants(dep)
+	manifest, blobs, err := buildManifest(up.Files, m, s.submitURL(dep.Id), known)
 	if err != nil {
 		return nil, err
 	}
 
 	s.gcMu.RLock()
 	defer s.gcMu.RUnlock()
+	if err := s.ensureVariants(ctx, manifest, blobs, known); err != nil {
+		return nil, err
+	}
 	if err := s.writeBlobs(ctx, blobs); err != nil {
 		return nil, err
 	}
@@ -408,16 +414,32 @@ func (s *Service) pruneVersions(tx core.App, depID string, keepFrom int) error {
 	return nil
 }
 
-// writeBlobs stores every blob the store does not have yet.
+// batchPutter is a BlobStore that can store many blobs durably at once,
+// cheaper than one Put each (FSStore).
+type batchPutter interface {
+	PutBatch(ctx context.Context, blobs map[string][]byte) error
+}
+
+// writeBlobs stores every blob the store does not have yet (Has also
+// refreshes the age of those it has, so the collector spares them).
 func (s *Service) writeBlobs(ctx context.Context, blobs map[string][]byte) error {
+	missing := make(map[string][]byte)
 	for h, data := range blobs {
 		ok, err := s.store.Has(ctx, h)
 		if err != nil {
 			return fmt.Errorf("check blob: %w", err)
 		}
-		if ok {
-			continue
+		if !ok {
+			missing[h] = data
 		}
+	}
+	if bp, ok := s.store.(batchPutter); ok {
+		if err := bp.PutBatch(ctx, missing); err != nil {
+			return fmt.Errorf("store blobs: %w", err)
+		}
+		return nil
+	}
+	for h, data := range missing {
 		if err := s.store.Put(ctx, h, data); err != nil {
 			return fmt.Errorf("store blob: %w", err)
 		}
@@ -485,12 +507,17 @@ func (s *Service) submitURL(id string) string {
 
 // buildManifest prepares HTML files (the {{SUBMIT_URL}} placeholder
 // replaced; a missing title, description or icon added to the head),
-// makes the precompressed variants of compressible files, and returns the
-// manifest with the bytes of every distinct blob.
-func buildManifest(files []File, meta resolvedMeta, submitURL string) (Manifest, map[string][]byte, error) {
+// makes the precompressed variants of compressible files (in parallel),
+// and returns the manifest with the bytes of every distinct blob.
+//
+// known maps file hashes to variants a live version already has (see
+// knownVariants): their files are not compressed again, and the caller
+// must make sure those blobs still exist (ensureVariants).
+func buildManifest(files []File, meta resolvedMeta, submitURL string, known map[string]map[string]EncodedEntry) (Manifest, map[string][]byte, error) {
 	m := make(Manifest, len(files))
 	blobs := make(map[string][]byte, len(files))
 	placeholder := []byte(SubmitURLPlaceholder)
+	var todo []string // hashes to compress, once each
 	for _, f := range files {
 		data := f.Data
 		if IsHTML(f.ContentType) {
@@ -502,33 +529,136 @@ func buildManifest(files []File, meta resolvedMeta, submitURL string) (Manifest,
 		h := HashBytes(data)
 		entry := ManifestEntry{Hash: h, Size: int64(len(data)), Type: f.ContentType}
 		if _, seen := blobs[h]; !seen && len(data) >= minCompressSize && Compressible(f.ContentType) {
-			variants, err := compressVariants(data)
-			if err != nil {
-				return nil, nil, fmt.Errorf("compress %s: %w", f.Path, err)
+			if v, ok := known[h]; ok {
+				entry.Encoded = v
+			} else {
+				todo = append(todo, h)
 			}
-			for coding, c := range variants {
-				ch := HashBytes(c)
-				blobs[ch] = c
-				if entry.Encoded == nil {
-					entry.Encoded = make(map[string]EncodedEntry, len(variants))
-				}
-				entry.Encoded[coding] = EncodedEntry{Hash: ch, Size: int64(len(c))}
-			}
-		} else if seen {
-			entry.Encoded = firstEntryWithHash(m, h).Encoded // same bytes, same variants
 		}
 		blobs[h] = data
 		m[f.Path] = entry
 	}
+
+	variants, err := compressAll(todo, blobs)
+	if err != nil {
+		return nil, nil, err
+	}
+	for p, e := range m {
+		v, ok := variants[e.Hash]
+		if !ok {
+			if e.Encoded == nil && known[e.Hash] != nil {
+				e.Encoded = known[e.Hash] // a duplicate of a reused file
+				m[p] = e
+			}
+			continue
+		}
+		e.Encoded = make(map[string]EncodedEntry, len(v))
+		for coding, c := range v {
+			ch := HashBytes(c)
+			blobs[ch] = c
+			e.Encoded[coding] = EncodedEntry{Hash: ch, Size: int64(len(c))}
+		}
+		m[p] = e
+	}
 	return m, blobs, nil
 }
 
-// firstEntryWithHash finds an entry of m whose identity blob is hash.
-func firstEntryWithHash(m Manifest, hash string) ManifestEntry {
+// compressAll makes the variants of the blobs named by hashes, on every
+// core.
+func compressAll(hashes []string, blobs map[string][]byte) (map[string]map[string][]byte, error) {
+	out := make(map[string]map[string][]byte, len(hashes))
+	if len(hashes) == 0 {
+		return out, nil
+	}
+	var (
+		mu       sync.Mutex
+		firstErr error
+		wg       sync.WaitGroup
+		next     = make(chan string)
+	)
+	for range min(runtime.GOMAXPROCS(0), len(hashes)) {
+		wg.Go(func() {
+			for h := range next {
+				v, err := compressVariants(blobs[h])
+				mu.Lock()
+				if err != nil && firstErr == nil {
+					firstErr = fmt.Errorf("compress: %w", err)
+				}
+				out[h] = v
+				mu.Unlock()
+			}
+		})
+	}
+	for _, h := range hashes {
+		next <- h
+	}
+	close(next)
+	wg.Wait()
+	return out, firstErr
+}
+
+// knownVariants maps the file hashes of a deployment's live version to
+// their variants, so a redeploy does not compress unchanged files again.
+func (s *Service) knownVariants(dep *core.Record) map[string]map[string]EncodedEntry {
+	id := dep.GetString("live_version")
+	if id == "" {
+		return nil
+	}
+	ver, err := s.app.FindRecordById(VersionsCollection, id)
+	if err != nil {
+		return nil
+	}
+	m, err := ParseManifest([]byte(ver.GetString("manifest")))
+	if err != nil {
+		return nil
+	}
+	known := make(map[string]map[string]EncodedEntry, len(m))
 	for _, e := range m {
-		if e.Hash == hash {
-			return e
+		if len(e.Encoded) > 0 {
+			known[e.Hash] = e.Encoded
 		}
 	}
-	return ManifestEntry{}
+	return known
+}
+
+// ensureVariants checks that the variant blobs reused from the live
+// version still exist (touching them, so the collector spares them), and
+// compresses again the files whose variants are gone.
+func (s *Service) ensureVariants(ctx context.Context, m Manifest, blobs map[string][]byte, known map[string]map[string]EncodedEntry) error {
+	checked := map[string]bool{}
+	for p, e := range m {
+		v, reused := known[e.Hash]
+		if !reused || len(e.Encoded) == 0 || checked[e.Hash] {
+			continue
+		}
+		checked[e.Hash] = true
+		whole := true
+		for _, enc := range v {
+			ok, err := s.store.Has(ctx, enc.Hash)
+			if err != nil {
+				return fmt.Errorf("check blob: %w", err)
+			}
+			whole = whole && ok
+		}
+		if whole {
+			continue
+		}
+		fresh, err := compressVariants(blobs[e.Hash])
+		if err != nil {
+			return fmt.Errorf("compress %s: %w", p, err)
+		}
+		enc := make(map[string]EncodedEntry, len(fresh))
+		for coding, c := range fresh {
+			ch := HashBytes(c)
+			blobs[ch] = c
+			enc[coding] = EncodedEntry{Hash: ch, Size: int64(len(c))}
+		}
+		for q, other := range m { // every path with these bytes
+			if other.Hash == e.Hash {
+				other.Encoded = enc
+				m[q] = other
+			}
+		}
+	}
+	return nil
 }

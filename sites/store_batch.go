@@ -1,0 +1,106 @@
+package sites
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+)
+
+// PutBatch stores many blobs durably with two flushes of the file system
+// in all, instead of an fsync per file and per folder: every blob is
+// written to a temporary file, the data is flushed, the files are renamed
+// to their hashes, and the renames are flushed. A crash at any point
+// leaves only whole blobs under hash names (and temporary files, which
+// Walk removes once old). Where the file system cannot be flushed whole
+// (not Linux), each file and folder is fsynced instead.
+func (s *FSStore) PutBatch(ctx context.Context, blobs map[string][]byte) (err error) {
+	type pending struct{ tmp, final string }
+	written := make([]pending, 0, len(blobs))
+	defer func() {
+		if err != nil {
+			for _, p := range written {
+				os.Remove(p.tmp)
+			}
+		}
+	}()
+	dirs := map[string]bool{}
+	for hash, data := range blobs {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		final, err := s.path(hash)
+		if err != nil {
+			return err
+		}
+		if got := HashBytes(data); got != hash {
+			return fmt.Errorf("blob hash mismatch: want %s, got %s", hash, got)
+		}
+		dir := filepath.Dir(final)
+		if !dirs[dir] {
+			if err := os.MkdirAll(dir, 0o755); err != nil {
+				return fmt.Errorf("create blob dir: %w", err)
+			}
+			dirs[dir] = true
+		}
+		tmp, err := os.CreateTemp(dir, ".tmp-*")
+		if err != nil {
+			return fmt.Errorf("create temp blob: %w", err)
+		}
+		written = append(written, pending{tmp.Name(), final})
+		if _, err := tmp.Write(data); err != nil {
+			tmp.Close()
+			return fmt.Errorf("write blob %s: %w", hash, err)
+		}
+		if err := tmp.Close(); err != nil {
+			return fmt.Errorf("close blob %s: %w", hash, err)
+		}
+	}
+	if len(written) == 0 {
+		return nil
+	}
+
+	whole, err := syncFileSystem(s.root)
+	if err != nil {
+		return fmt.Errorf("flush blobs: %w", err)
+	}
+	if !whole {
+		for _, p := range written {
+			if err := fsyncPath(p.tmp); err != nil {
+				return err
+			}
+		}
+	}
+	for i, p := range written {
+		if err := os.Rename(p.tmp, p.final); err != nil {
+			written = written[i:] // the rest are still temporary
+			return fmt.Errorf("rename blob: %w", err)
+		}
+	}
+	written = nil
+	if whole {
+		if _, err := syncFileSystem(s.root); err != nil {
+			return fmt.Errorf("flush blob names: %w", err)
+		}
+		return nil
+	}
+	for dir := range dirs {
+		if err := syncDir(dir); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// fsyncPath fsyncs the file at p.
+func fsyncPath(p string) error {
+	f, err := os.Open(p)
+	if err != nil {
+		return fmt.Errorf("open blob for sync: %w", err)
+	}
+	defer f.Close()
+	if err := f.Sync(); err != nil {
+		return fmt.Errorf("sync blob: %w", err)
+	}
+	return nil
+}
