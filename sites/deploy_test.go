@@ -2,6 +2,7 @@ package sites_test
 
 import (
 	"context"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -201,3 +202,64 @@ func TestConcurrentReplacesKeepEachOthersMetadata(t *testing.T) {
 		}
 	}
 }
+
+// TestRedeployReusesVariants: a redeploy of 1000 files that changes one
+// writes that file's blob and its variants only, and takes the other
+// variants from the live version; variants the collector removed are made
+// again.
+func TestRedeployReusesVariants(t *testing.T) {
+	app, svc := newService(t)
+	owner := mustOwner(t, app)
+	ctx := context.Background()
+	var kv []string
+	for i := range 1000 {
+		kv = append(kv, "p/f"+strings.Repeat("0", 4-len(itoa(i)))+itoa(i)+".html",
+			"<p>"+itoa(i)+" "+strings.Repeat("compressible words, again and again. ", 20)+"</p>")
+	}
+	c, err := svc.Create(ctx, sites.CreateParams{Owner: owner, Slug: "many-files", Upload: files(kv...)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	before := blobCount(t, svc)
+	if before != 4000 {
+		t.Fatalf("%d blobs, want 4000 (each file with br, zstd and gzip)", before)
+	}
+	kv[1] = "<p>changed " + strings.Repeat("compressible words, again and again. ", 20) + "</p>"
+	rec, err := svc.Replace(ctx, c.Record, sites.Metadata{}, files(kv...))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := blobCount(t, svc); n != before+4 {
+		t.Fatalf("%d blobs after changing one file, want %d", n, before+4)
+	}
+
+	// The collector removes the first version's blobs once it is pruned;
+	// here: delete one variant blob of a live file behind the store's back.
+	m := liveManifest(t, app, rec)
+	gone := m["p/f0002.html"].Encoded["br"].Hash
+	if err := svc.Store().Delete(ctx, gone); err != nil {
+		t.Fatal(err)
+	}
+	rec, err = svc.Replace(ctx, rec, sites.Metadata{}, files(kv...))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ok, _ := svc.Store().Has(ctx, liveManifest(t, app, rec)["p/f0002.html"].Encoded["br"].Hash); !ok {
+		t.Fatal("a variant missing from the store was reused, not made again")
+	}
+}
+
+func liveManifest(t *testing.T, app core.App, dep *core.Record) sites.Manifest {
+	t.Helper()
+	ver, err := app.FindRecordById(sites.VersionsCollection, dep.GetString("live_version"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := sites.ParseManifest([]byte(ver.GetString("manifest")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+func itoa(i int) string { return strconv.Itoa(i) }

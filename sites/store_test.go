@@ -3,6 +3,7 @@ package sites
 import (
 	"context"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -93,5 +94,50 @@ func TestValidHash(t *testing.T) {
 		if got := ValidHash(s.in); got != s.want {
 			t.Errorf("ValidHash(%q) = %v", s.in, got)
 		}
+	}
+}
+
+// TestFSStorePutBatch stores many blobs at once; a bad hash stores none
+// and leaves no temporary file.
+func TestFSStorePutBatch(t *testing.T) {
+	ctx := context.Background()
+	s, err := NewFSStore(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	blobs := map[string][]byte{}
+	for i := range 300 {
+		b := []byte(strings.Repeat("x", i))
+		blobs[HashBytes(b)] = b
+	}
+	if err := s.PutBatch(ctx, blobs); err != nil {
+		t.Fatal(err)
+	}
+	for h, want := range blobs {
+		b, err := s.Open(ctx, h)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, _ := io.ReadAll(b)
+		b.Close()
+		if string(got) != string(want) {
+			t.Fatalf("blob %s: %d bytes, want %d", h, len(got), len(want))
+		}
+	}
+	if err := s.PutBatch(ctx, nil); err != nil {
+		t.Fatalf("empty batch: %v", err)
+	}
+	bad := map[string][]byte{HashBytes([]byte("a")): []byte("a"), HashBytes([]byte("b")): []byte("not b")}
+	if err := s.PutBatch(ctx, bad); err == nil {
+		t.Fatal("a blob with a wrong hash was accepted")
+	}
+	err = filepath.WalkDir(s.Root(), func(p string, d fs.DirEntry, err error) error {
+		if strings.HasPrefix(d.Name(), ".tmp-") {
+			t.Errorf("temporary file left: %s", p)
+		}
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
 	}
 }
