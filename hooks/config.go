@@ -62,6 +62,9 @@ type Config struct {
 	// GCGrace is how old an unreferenced blob must be before the
 	// collector removes it. Default 1 minute.
 	GCGrace time.Duration
+	// ContentCache bounds the memory holding site files (up to 1 MiB
+	// each) for serving. Default 64 MiB.
+	ContentCache int64
 
 	// Serve holds the settings of the serve command: listen addresses,
 	// certificates and shutdown.
@@ -144,6 +147,7 @@ func DefaultConfig() Config {
 		ConcurrentDeploys:  4,
 		Signup:             true,
 		GCGrace:            time.Minute,
+		ContentCache:       64 << 20,
 		Serve: ServeConfig{
 			ACMECA:          certmagicProductionCA,
 			Origins:         []string{"*"},
@@ -188,6 +192,9 @@ func (c *Config) withDefaults() {
 	}
 	if c.GCGrace <= 0 {
 		c.GCGrace = d.GCGrace
+	}
+	if c.ContentCache <= 0 {
+		c.ContentCache = d.ContentCache
 	}
 	if c.Serve.ACMECA == "" {
 		c.Serve.ACMECA = d.Serve.ACMECA

@@ -149,7 +149,7 @@ func (sd *sitedrop) init() error {
 		ReservedSlugs: reserved,
 		SubmitURL:     func(id string) string { return sd.webURL() + "/submit/" + id },
 	})
-	sd.server = sites.NewServer(sd.svc.LoadSite, store)
+	sd.server = sites.NewServer(sd.svc.LoadSite, store, sites.ServerOptions{ContentCacheBytes: sd.cfg.ContentCache})
 	proxies, err := parseProxies(sd.cfg.TrustedProxies)
 	if err != nil {
 		return err

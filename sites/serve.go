@@ -73,17 +73,17 @@ type Server struct {
 // ServerOptions size the server's caches. Zero fields take the defaults.
 type ServerOptions struct {
 	// SiteCacheBytes bounds the memory of cached sites (manifests and
-	// prepared headers). Default 64 MiB.
+	// prepared headers). Default 32 MiB.
 	SiteCacheBytes int64
 	// ContentCacheBytes bounds the memory of cached file bytes. Default
-	// 128 MiB.
+	// 64 MiB.
 	ContentCacheBytes int64
 }
 
 // Default cache sizes.
 const (
-	defaultSiteCacheBytes    = 64 << 20
-	defaultContentCacheBytes = 128 << 20
+	defaultSiteCacheBytes    = 32 << 20
+	defaultContentCacheBytes = 64 << 20
 )
 
 // NewServer returns a Server that loads sites with load and reads content
