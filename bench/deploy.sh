@@ -1,0 +1,92 @@
+#!/usr/bin/env bash
+# Deploy, memory, cold-start and many-sites benchmark of sitedrop: a wrapper
+# around the Go program bench/deploybench that installs wrk when missing,
+# builds sitedrop and the program, and runs it pinned.
+#
+# Run from the repository root (or anywhere inside a clone):
+#
+#   bash bench/deploy.sh
+#
+# Options, all environment variables:
+#
+#   REPS=20          timed deploys per size (1, 100, 1000 files), and
+#                    timed unchanged redeploys of the 1000 files
+#   SITES=10000      deployments created for the memory, cold-start and
+#                    serving figures
+#   PARALLEL=8       parallel clients while creating them
+#   DURATION=10s     length of each measured wrk run
+#   ROUNDS=3         interleaved wrk rounds
+#   CONNS=50         wrk connections (one wrk thread)
+#   WARMUP=2s        wrk warm-up per case before round 1 (0: none)
+#   COLD_RUNS=3      cold starts timed per server
+#   SERVER_CPU=0     CPU the servers are pinned to
+#   CLIENT_CPU=1     CPU the benchmark client and wrk are pinned to
+#   SITEDROP_BIN=    use this sitedrop binary instead of building one
+#   KEEP_TMP=0       1: keep the temporary directory (data dirs, logs)
+#
+# Only 127.0.0.1 is ever contacted. Everything the run writes goes to one
+# temporary directory, removed at exit (Go's build cache aside); every
+# process it starts is stopped at exit.
+set -euo pipefail
+
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+KEEP_TMP=${KEEP_TMP:-0}
+SITEDROP_BIN=${SITEDROP_BIN:-}
+export GOTOOLCHAIN=local
+
+log() { printf '==> %s\n' "$*" >&2; }
+die() { printf 'bench: %s\n' "$*" >&2; exit 1; }
+
+TMP=$(mktemp -d "${TMPDIR:-/tmp}/sitedrop-deploybench.XXXXXX")
+cleanup() {
+	if [[ "$KEEP_TMP" == 1 ]]; then
+		log "kept $TMP"
+	else
+		rm -rf "$TMP"
+	fi
+}
+trap cleanup EXIT
+
+need=()
+command -v wrk >/dev/null || need+=(wrk)
+command -v taskset >/dev/null || need+=(util-linux)
+if ((${#need[@]})); then
+	[[ $(id -u) == 0 ]] || die "missing ${need[*]}: run as root or install them"
+	log "apt-get install ${need[*]}"
+	apt-get update -qq
+	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${need[@]}" >&2
+fi
+
+cd "$ROOT"
+COMMIT=unknown
+if command -v git >/dev/null && git rev-parse --git-dir >/dev/null 2>&1; then
+	COMMIT=$(git rev-parse --short=12 HEAD)
+	[[ -z $(git status --porcelain --untracked-files=no 2>/dev/null) ]] || COMMIT="$COMMIT+uncommitted changes"
+fi
+if [[ -z "$SITEDROP_BIN" ]]; then
+	log "building sitedrop ($COMMIT)"
+	CGO_ENABLED=0 go build -o "$TMP/sitedrop" .
+	SITEDROP_BIN=$TMP/sitedrop
+else
+	COMMIT="given binary $SITEDROP_BIN (work tree at $COMMIT)"
+fi
+go build -o "$TMP/deploybench" ./bench/deploybench
+
+# The program pins itself to CLIENT_CPU (it re-executes under taskset) and
+# the servers to SERVER_CPU. TMPDIR puts its data dirs inside $TMP. exec
+# is not used, so the EXIT trap still removes $TMP; the program stops its
+# own processes on SIGINT/SIGTERM.
+TMPDIR=$TMP "$TMP/deploybench" \
+	-bin "$SITEDROP_BIN" \
+	-commit "$COMMIT" \
+	-reps "${REPS:-20}" \
+	-sites "${SITES:-10000}" \
+	-parallel "${PARALLEL:-8}" \
+	-duration "${DURATION:-10s}" \
+	-rounds "${ROUNDS:-3}" \
+	-conns "${CONNS:-50}" \
+	-warmup "${WARMUP:-2s}" \
+	-cold-runs "${COLD_RUNS:-3}" \
+	-server-cpu "${SERVER_CPU:-0}" \
+	-client-cpu "${CLIENT_CPU:-1}" \
+	$([[ $KEEP_TMP == 1 ]] && echo -keep)
