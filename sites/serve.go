@@ -21,7 +21,9 @@ type Site struct {
 	VersionID string
 	// ExpiresAt is zero for a deployment that does not expire.
 	ExpiresAt time.Time
-	Files     Manifest
+	// Files is the live manifest as loaded; prepare turns it into served
+	// and drops it.
+	Files Manifest
 	// served are the files prepared for serving (see prepare), by path.
 	served map[string]*servedFile
 }

@@ -58,7 +58,8 @@ func newRepresentation(hash string, size int64, coding string) representation {
 	}
 }
 
-// prepare builds the served files of a loaded site.
+// prepare builds the served files of a loaded site, and drops its
+// manifest.
 func (s *Site) prepare() {
 	s.served = make(map[string]*servedFile, len(s.Files))
 	for p, e := range s.Files {
@@ -75,6 +76,7 @@ func (s *Site) prepare() {
 		}
 		s.served[p] = f
 	}
+	s.Files = nil // served holds all that serving needs; halve the cached memory
 }
 
 // cost estimates the memory a prepared site holds, for the site cache's
