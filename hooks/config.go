@@ -62,6 +62,9 @@ type Config struct {
 	// GCGrace is how old an unreferenced blob must be before the
 	// collector removes it. Default 1 minute.
 	GCGrace time.Duration
+	// KeepVersions is how many versions of each deployment are kept for
+	// rollback, the live one included. Default 10.
+	KeepVersions int
 	// ContentCache bounds the memory holding site files (up to 1 MiB
 	// each) for serving. Default 64 MiB.
 	ContentCache int64
@@ -148,6 +151,7 @@ func DefaultConfig() Config {
 		Signup:             true,
 		GCGrace:            time.Minute,
 		ContentCache:       64 << 20,
+		KeepVersions:       10,
 		Serve: ServeConfig{
 			ACMECA:          certmagicProductionCA,
 			Origins:         []string{"*"},
@@ -192,6 +196,9 @@ func (c *Config) withDefaults() {
 	}
 	if c.GCGrace <= 0 {
 		c.GCGrace = d.GCGrace
+	}
+	if c.KeepVersions <= 0 {
+		c.KeepVersions = d.KeepVersions
 	}
 	if c.ContentCache <= 0 {
 		c.ContentCache = d.ContentCache

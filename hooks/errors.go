@@ -71,6 +71,8 @@ func toAPIError(err error) (*apiError, bool) {
 		return fail(http.StatusConflict, msgSlugReserved), true
 	case errors.Is(err, sites.ErrSlotLimit):
 		return fail(http.StatusForbidden, msgSlotLimit), true
+	case errors.Is(err, sites.ErrVersionNotFound):
+		return fail(http.StatusNotFound, msgVersionNotFound), true
 	case errors.Is(err, sites.ErrInvalidClaimToken):
 		return fail(http.StatusBadRequest, msgInvalidClaimToken), true
 	case errors.As(err, &re):

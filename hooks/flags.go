@@ -16,6 +16,7 @@ func BindFlags(fs *pflag.FlagSet, cfg *Config) {
 	fs.StringVar(&cfg.PublicURL, "public-url", cfg.PublicURL, "the web URL clients see, e.g. https://deploy.example.com behind a proxy (default: derived)")
 	fs.DurationVar(&cfg.AnonTTL, "anon-ttl", cfg.AnonTTL, "how long anonymous deployments live unless claimed")
 	fs.Var((*byteSize)(&cfg.MaxBody), "max-body", "largest deploy request body, e.g. 50MiB")
+	fs.IntVar(&cfg.KeepVersions, "keep-versions", cfg.KeepVersions, "versions of each deployment kept for rollback, the live one included")
 	fs.Var((*byteSize)(&cfg.ContentCache), "content-cache", "memory for site files served from RAM (files up to 1 MiB), e.g. 64MiB")
 	fs.IntVar(&cfg.MaxFiles, "max-files", cfg.MaxFiles, "most files in one deployment")
 	fs.IntVar(&cfg.FreeSlots, "free-slots", cfg.FreeSlots, "deployments a free account may have")

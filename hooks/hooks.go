@@ -85,6 +85,7 @@ func register(app core.App, cfg *Config) (*sitedrop, error) {
 		se.Router.Bind(jsonErrorsMiddleware())
 		bindHSTS(sd, se)
 		bindDeployAPI(sd, se)
+		bindVersionsAPI(sd, se)
 		bindAuthAPI(sd, se)
 		bindSubmitAPI(sd, se)
 		bindSubmissionsAPI(sd, se)
@@ -145,6 +146,7 @@ func (sd *sitedrop) init() error {
 	}
 	sd.svc = sites.NewService(sd.app, store, sites.ServiceConfig{
 		FreeSlots:     sd.cfg.FreeSlots,
+		KeepVersions:  sd.cfg.KeepVersions,
 		ProSlots:      sd.cfg.ProSlots,
 		ReservedSlugs: reserved,
 		SubmitURL:     func(id string) string { return sd.webURL() + "/submit/" + id },

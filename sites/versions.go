@@ -1,0 +1,78 @@
+package sites
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/pocketbase/dbx"
+	"github.com/pocketbase/pocketbase/core"
+)
+
+// ErrVersionNotFound: the deployment has no (kept) version with that
+// number.
+var ErrVersionNotFound = errors.New("version not found")
+
+// VersionInfo describes one kept version of a deployment.
+type VersionInfo struct {
+	Number     int
+	Created    time.Time
+	FileCount  int
+	TotalBytes int64
+	// Live tells whether the site serves this version now.
+	Live bool
+}
+
+// ListVersions returns the kept versions of dep, newest first.
+func (s *Service) ListVersions(dep *core.Record) ([]VersionInfo, error) {
+	recs, err := s.app.FindRecordsByFilter(VersionsCollection, "deployment = {:d}", "-number", 0, 0,
+		dbx.Params{"d": dep.Id})
+	if err != nil {
+		return nil, fmt.Errorf("list versions: %w", err)
+	}
+	live := dep.GetString("live_version")
+	out := make([]VersionInfo, 0, len(recs))
+	for _, v := range recs {
+		out = append(out, VersionInfo{
+			Number:     v.GetInt("number"),
+			Created:    v.GetDateTime("created").Time(),
+			FileCount:  v.GetInt("file_count"),
+			TotalBytes: int64(v.GetInt("total_bytes")),
+			Live:       v.Id == live,
+		})
+	}
+	return out, nil
+}
+
+// Rollback makes version number of dep live again, in one transaction:
+// readers see the current site or that version, never a mix. Like a PUT
+// it updates the record (its updated time, the deployment.updated
+// webhooks, the site cache); the metadata fields stay as they are (the
+// version's HTML carries the head tags it was deployed with). The
+// versions are not renumbered: the next deploy gets the next number.
+func (s *Service) Rollback(dep *core.Record, number int) (*core.Record, error) {
+	unlock := s.lockDeployment(dep.Id)
+	defer unlock()
+	var out *core.Record
+	err := s.app.RunInTransaction(func(tx core.App) error {
+		fresh, err := tx.FindRecordById(DeploymentsCollection, dep.Id)
+		if err != nil {
+			return ErrNotFound
+		}
+		v, err := tx.FindFirstRecordByFilter(VersionsCollection, "deployment = {:d} && number = {:n}",
+			dbx.Params{"d": fresh.Id, "n": number})
+		if err != nil {
+			return ErrVersionNotFound
+		}
+		fresh.Set("live_version", v.Id)
+		if err := tx.Save(fresh); err != nil {
+			return fmt.Errorf("switch to version %d: %w", number, err)
+		}
+		out = fresh
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
