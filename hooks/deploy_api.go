@@ -79,7 +79,11 @@ func (sd *sitedrop) deployCreate(e *core.RequestEvent) error {
 		return err
 	}
 	defer release()
-	meta, up, err := req.content(sd.cfg.MaxFiles)
+	var load sites.BlobLoader // anonymous deploys send their bytes
+	if user != nil {
+		load = sd.storedContent(e)
+	}
+	meta, up, err := req.content(sd.cfg.MaxFiles, load)
 	if err != nil {
 		return err
 	}
@@ -152,7 +156,7 @@ func (sd *sitedrop) deployUpdate(e *core.RequestEvent) error {
 	if req.Slug != nil {
 		return fail(http.StatusBadRequest, msgSlugImmutable)
 	}
-	meta, up, err := req.content(sd.cfg.MaxFiles)
+	meta, up, err := req.content(sd.cfg.MaxFiles, sd.storedContent(e))
 	if err != nil {
 		return err
 	}

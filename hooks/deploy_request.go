@@ -146,7 +146,7 @@ func (r *deployRequest) metadata() (sites.Metadata, error) {
 
 // upload checks that exactly one of html and files is given and turns it
 // into validated files.
-func (r *deployRequest) upload(maxFiles int) (sites.Upload, error) {
+func (r *deployRequest) upload(maxFiles int, load sites.BlobLoader) (sites.Upload, error) {
 	switch {
 	case r.HTML != nil && r.Files != nil:
 		return sites.Upload{}, fail(http.StatusBadRequest, msgBothContent)
@@ -170,7 +170,7 @@ func (r *deployRequest) upload(maxFiles int) (sites.Upload, error) {
 		if len(in) > maxFiles {
 			return sites.Upload{}, fail(http.StatusRequestEntityTooLarge, "Too many files: the limit is %d", maxFiles)
 		}
-		files, err := sites.DecodeFiles(in)
+		files, err := sites.DecodeFiles(in, load)
 		if err != nil {
 			return sites.Upload{}, err
 		}
@@ -180,12 +180,13 @@ func (r *deployRequest) upload(maxFiles int) (sites.Upload, error) {
 }
 
 // content validates the metadata and the files of the request.
-func (r *deployRequest) content(maxFiles int) (sites.Metadata, sites.Upload, error) {
+// File entries may name stored content by sha256 (load reads it).
+func (r *deployRequest) content(maxFiles int, load sites.BlobLoader) (sites.Metadata, sites.Upload, error) {
 	meta, err := r.metadata()
 	if err != nil {
 		return sites.Metadata{}, sites.Upload{}, err
 	}
-	up, err := r.upload(maxFiles)
+	up, err := r.upload(maxFiles, load)
 	return meta, up, err
 }
 

@@ -2,6 +2,7 @@ package sites
 
 import (
 	"encoding/base64"
+	"errors"
 	"fmt"
 	"mime"
 	"net/http"
@@ -96,7 +97,14 @@ type FileInput struct {
 	ContentType string `json:"contentType"`
 	// Encoding is "" for text content or "base64".
 	Encoding string `json:"encoding"`
+	// SHA256 names content already on the server (uploaded with PUT
+	// /blobs/:sha256, or part of an earlier deploy) instead of Content.
+	SHA256 string `json:"sha256"`
 }
+
+// BlobLoader returns the bytes of a stored blob by hash, or an error
+// wrapping ErrBlobNotFound.
+type BlobLoader func(hash string) ([]byte, error)
 
 // File is a decoded, validated file of a site.
 type File struct {
@@ -119,7 +127,10 @@ type File struct {
 // space (e.g. line breaks) in it is ignored. A given ContentType is
 // normalised with mime.FormatMediaType; an empty one is guessed with
 // ContentTypeFor. Text types then get a UTF-8 charset (WithUTF8Charset).
-func DecodeFiles(in []FileInput) ([]File, error) {
+//
+// An entry with SHA256 takes its bytes from load (nil: such entries are
+// refused); a hash the server does not have is a PathError that names it.
+func DecodeFiles(in []FileInput, load BlobLoader) ([]File, error) {
 	out := make([]File, 0, len(in))
 	seen := make(map[string]bool, len(in))
 	for _, f := range in {
@@ -133,10 +144,28 @@ func DecodeFiles(in []FileInput) ([]File, error) {
 		seen[p] = true
 
 		var data []byte
-		switch f.Encoding {
-		case "":
+		switch {
+		case f.SHA256 != "":
+			if f.Content != "" || f.Encoding != "" {
+				return nil, &PathError{Path: f.Path, Msg: "give content or sha256, not both"}
+			}
+			h := strings.ToLower(f.SHA256)
+			if !ValidHash(h) {
+				return nil, &PathError{Path: f.Path, Msg: fmt.Sprintf("invalid sha256 %q (64 hex digits)", f.SHA256)}
+			}
+			if load == nil {
+				return nil, &PathError{Path: f.Path, Msg: "sha256 entries are not accepted here"}
+			}
+			data, err = load(h)
+			if errors.Is(err, ErrBlobNotFound) {
+				return nil, &PathError{Path: f.Path, Msg: fmt.Sprintf("content with sha256 %s is not on the server (upload it with PUT /blobs/%s)", h, h)}
+			}
+			if err != nil {
+				return nil, err
+			}
+		case f.Encoding == "":
 			data = []byte(f.Content)
-		case "base64":
+		case f.Encoding == "base64":
 			data, err = decodeBase64Content(f.Content)
 			if err != nil {
 				return nil, &PathError{Path: f.Path, Msg: "content is not valid base64"}

@@ -111,7 +111,7 @@ func TestDecodeFiles(t *testing.T) {
 		{Path: "README", Content: "plain words"},
 		{Path: "Upper.HTML", Content: "x"},
 		{Path: "café/ü.html", Content: "ü"},
-	})
+	}, nil)
 	if err != nil {
 		t.Fatalf("DecodeFiles: %v", err)
 	}
@@ -218,7 +218,7 @@ func TestDecodeFilesErrors(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			files, err := DecodeFiles(tt.in)
+			files, err := DecodeFiles(tt.in, nil)
 			if err == nil {
 				t.Fatalf("DecodeFiles = %v, want an error", files)
 			}

@@ -231,3 +231,17 @@ func syncDir(dir string) error {
 	}
 	return nil
 }
+
+// KeepUntil sets a blob's age so that the collector, which removes
+// unreferenced blobs older than its grace, spares it until about t: an
+// upload waiting for the deploy that will reference it.
+func (s *FSStore) KeepUntil(_ context.Context, hash string, t time.Time) error {
+	p, err := s.path(hash)
+	if err != nil {
+		return err
+	}
+	if err := os.Chtimes(p, t, t); err != nil {
+		return fmt.Errorf("keep blob %s: %w", hash, err)
+	}
+	return nil
+}
