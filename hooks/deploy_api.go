@@ -52,6 +52,14 @@ func (sd *sitedrop) readDeploy(e *core.RequestEvent) (*deployRequest, func(), er
 	if err != nil {
 		return nil, nil, err
 	}
+	if format := archiveFormat(e.Request.Header.Get("Content-Type")); format != "" {
+		req, err := sd.readArchiveDeploy(e, format)
+		if err != nil {
+			release()
+			return nil, nil, err
+		}
+		return req, release, nil
+	}
 	var req deployRequest
 	if err := readJSON(e, sd.cfg.MaxBody, &req); err != nil {
 		release()

@@ -1,0 +1,79 @@
+package hooks
+
+import (
+	"errors"
+	"io"
+	"mime"
+	"net/http"
+	"strconv"
+	"strings"
+
+	"github.com/pocketbase/pocketbase/core"
+
+	"sitedrop/sites"
+)
+
+// archiveUnpackFactor bounds what an archive may unpack to: this many
+// times --max-body.
+const archiveUnpackFactor = 4
+
+// archiveFormat is the archive format a deploy's Content-Type names, ""
+// for anything else (JSON).
+func archiveFormat(contentType string) string {
+	mt, _, err := mime.ParseMediaType(contentType)
+	if err != nil {
+		return ""
+	}
+	switch mt {
+	case "application/zip", "application/x-zip-compressed":
+		return sites.ArchiveZip
+	case "application/gzip", "application/x-gzip", "application/x-tar+gzip", "application/x-compressed-tar":
+		return sites.ArchiveTarGz
+	}
+	return ""
+}
+
+// readArchiveDeploy reads a deploy sent as a zip or tar.gz archive, with
+// the metadata as query parameters (slug, title, description, favicon,
+// is_spa). Nothing is stored until the whole archive has been checked.
+func (sd *sitedrop) readArchiveDeploy(e *core.RequestEvent, format string) (*deployRequest, error) {
+	limit := sd.cfg.MaxBody
+	if e.Request.ContentLength > limit {
+		return nil, tooLarge(limit)
+	}
+	data, err := io.ReadAll(http.MaxBytesReader(e.Response, unwrapBody(e.Request.Body), limit))
+	if err != nil {
+		var mbe *http.MaxBytesError
+		if errors.As(err, &mbe) {
+			return nil, tooLarge(limit)
+		}
+		return nil, fail(http.StatusBadRequest, "reading the archive: %s", err.Error())
+	}
+	entries, err := sites.ReadArchive(data, format, sites.ArchiveLimits{
+		MaxFiles: sd.cfg.MaxFiles,
+		MaxBytes: archiveUnpackFactor * limit,
+	})
+	if err != nil {
+		var ae *sites.ArchiveError
+		if errors.As(err, &ae) {
+			return nil, fail(ae.Status, "%s", ae.Msg)
+		}
+		return nil, err
+	}
+	req := &deployRequest{Files: &entries}
+	q := e.Request.URL.Query()
+	for name, dst := range map[string]**string{"slug": &req.Slug, "title": &req.Title, "description": &req.Description, "favicon": &req.Favicon} {
+		if q.Has(name) {
+			v := q.Get(name)
+			*dst = &v
+		}
+	}
+	if q.Has("is_spa") {
+		v, err := strconv.ParseBool(strings.TrimSpace(q.Get("is_spa")))
+		if err != nil {
+			return nil, fail(http.StatusBadRequest, "is_spa must be true or false")
+		}
+		req.IsSPA = &v
+	}
+	return req, nil
+}

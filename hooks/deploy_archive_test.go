@@ -1,0 +1,166 @@
+package hooks
+
+import (
+	"archive/tar"
+	"archive/zip"
+	"bytes"
+	"compress/gzip"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/pocketbase/pocketbase/tests"
+)
+
+func zipOf(t testing.TB, files ...string) *bytes.Reader {
+	t.Helper()
+	var buf bytes.Buffer
+	zw := zip.NewWriter(&buf)
+	for i := 0; i < len(files); i += 2 {
+		w, err := zw.Create(files[i])
+		if err != nil {
+			t.Fatal(err)
+		}
+		w.Write([]byte(files[i+1]))
+	}
+	zw.Close()
+	return bytes.NewReader(buf.Bytes())
+}
+
+func tarGzOf(t testing.TB, files ...string) *bytes.Reader {
+	t.Helper()
+	var buf bytes.Buffer
+	gz := gzip.NewWriter(&buf)
+	tw := tar.NewWriter(gz)
+	for i := 0; i < len(files); i += 2 {
+		tw.WriteHeader(&tar.Header{Name: files[i], Mode: 0o644, Size: int64(len(files[i+1])), Typeflag: tar.TypeReg})
+		tw.Write([]byte(files[i+1]))
+	}
+	tw.Close()
+	gz.Close()
+	return bytes.NewReader(buf.Bytes())
+}
+
+func TestArchiveDeploys(t *testing.T) {
+	zipHeaders := withHeaders(bearer(keyPia), map[string]string{"Content-Type": "application/zip"})
+	noNewDeployment := func(t testing.TB, app *tests.TestApp, _ *http.Response) {
+		if n, _ := app.CountRecords("deployments"); n != 4 {
+			t.Fatalf("a refused archive created a deployment (%d)", n)
+		}
+	}
+	runScenarios(t, []tests.ApiScenario{
+		{
+			Name:            "zip with metadata in the query",
+			Method:          http.MethodPost,
+			URL:             "/deploy?slug=from-zip&title=Zipped&is_spa=true",
+			Headers:         zipHeaders,
+			Body:            zipOf(t, "build/index.html", "<p>zipped</p>", "build/css/a.css", "a{}"),
+			ExpectedStatus:  200,
+			ExpectedContent: []string{`"slug":"from-zip"`, `"url":"http://from-zip.sites.test/"`},
+			TestAppFactory:  newTestApp,
+			AfterTestFunc: func(t testing.TB, app *tests.TestApp, _ *http.Response) {
+				if code, b := siteGet(t, app, "from-zip.sites.test", "/"); code != 200 || !strings.Contains(b, "<title>Zipped</title>") || !strings.Contains(b, "zipped") {
+					t.Fatalf("site: %d %q", code, b)
+				}
+				if code, b := siteGet(t, app, "from-zip.sites.test", "/css/a.css"); code != 200 || b != "a{}" {
+					t.Fatalf("the top folder was not stripped: %d %q", code, b)
+				}
+				if code, _ := siteGet(t, app, "from-zip.sites.test", "/some/route"); code != 200 {
+					t.Fatalf("is_spa from the query was not applied: %d", code)
+				}
+			},
+		},
+		{
+			Name:            "tar.gz replaces a site",
+			Method:          http.MethodPut,
+			URL:             "/deploy/" + idAliceSite,
+			Headers:         withHeaders(bearer(keyAlice), map[string]string{"Content-Type": "application/gzip"}),
+			Body:            tarGzOf(t, "index.html", "<p>from tar</p>"),
+			ExpectedStatus:  200,
+			ExpectedContent: []string{`"slug":"alice-site"`},
+			TestAppFactory:  newTestApp,
+			AfterTestFunc: func(t testing.TB, app *tests.TestApp, _ *http.Response) {
+				if _, b := siteGet(t, app, "alice-site.sites.test", "/"); !strings.Contains(b, "from tar") {
+					t.Fatalf("site: %q", b)
+				}
+			},
+		},
+		{
+			Name:            "zip slip is refused and stores nothing",
+			Method:          http.MethodPost,
+			URL:             "/deploy",
+			Headers:         zipHeaders,
+			Body:            zipOf(t, "index.html", "x", "../evil.html", "x"),
+			ExpectedStatus:  400,
+			ExpectedContent: []string{`{"error":"archive entry \"../evil.html\" leaves the archive (..)"}`},
+			TestAppFactory:  newTestApp,
+			AfterTestFunc:   noNewDeployment,
+		},
+		{
+			Name:            "an archive bomb is refused",
+			Method:          http.MethodPost,
+			URL:             "/deploy",
+			Headers:         zipHeaders,
+			Body:            zipOf(t, "big.txt", strings.Repeat("0", 4*64<<10+1)),
+			ExpectedStatus:  413,
+			ExpectedContent: []string{`"error":"Archive too large when unpacked: the limit is 256 KiB"`},
+			TestAppFactory:  newTestApp,
+			AfterTestFunc:   noNewDeployment,
+		},
+		{
+			Name:            "an archive over --max-body",
+			Method:          http.MethodPost,
+			URL:             "/deploy",
+			Headers:         zipHeaders,
+			Body:            bytes.NewReader(bytes.Repeat([]byte{1}, 64<<10+1)),
+			ExpectedStatus:  413,
+			ExpectedContent: []string{`"error":"Request body too large: the limit is 64 KiB"`},
+			TestAppFactory:  newTestApp,
+			AfterTestFunc:   noNewDeployment,
+		},
+		{
+			Name:            "too many files in an archive",
+			Method:          http.MethodPost,
+			URL:             "/deploy",
+			Headers:         zipHeaders,
+			Body:            zipOf(t, strings.Split(strings.Repeat("f.txt,x,", 11), ",")[:22]...),
+			ExpectedStatus:  413,
+			ExpectedContent: []string{`"error":"Too many files: the limit is 10"`},
+			TestAppFactory:  newTestApp,
+			AfterTestFunc:   noNewDeployment,
+		},
+		{
+			Name:            "an invalid is_spa",
+			Method:          http.MethodPost,
+			URL:             "/deploy?is_spa=maybe",
+			Headers:         zipHeaders,
+			Body:            zipOf(t, "index.html", "x"),
+			ExpectedStatus:  400,
+			ExpectedContent: []string{`{"error":"is_spa must be true or false"}`},
+			TestAppFactory:  newTestApp,
+			AfterTestFunc:   noNewDeployment,
+		},
+		{
+			Name:            "not a zip",
+			Method:          http.MethodPost,
+			URL:             "/deploy",
+			Headers:         zipHeaders,
+			Body:            strings.NewReader("plain text"),
+			ExpectedStatus:  400,
+			ExpectedContent: []string{`"error":"not a valid zip archive`},
+			TestAppFactory:  newTestApp,
+			AfterTestFunc:   noNewDeployment,
+		},
+		{
+			Name:            "a path the JSON API would refuse",
+			Method:          http.MethodPost,
+			URL:             "/deploy",
+			Headers:         zipHeaders,
+			Body:            zipOf(t, "a\x01b.html", "x"),
+			ExpectedStatus:  400,
+			ExpectedContent: []string{`"error":"invalid file path `},
+			TestAppFactory:  newTestApp,
+			AfterTestFunc:   noNewDeployment,
+		},
+	})
+}

@@ -1,0 +1,120 @@
+package sites
+
+import (
+	"archive/tar"
+	"archive/zip"
+	"bytes"
+	"compress/gzip"
+	"io/fs"
+	"strings"
+	"testing"
+)
+
+// entry of a test archive: a regular file unless mode says otherwise.
+type entry struct {
+	name, body string
+	mode       fs.FileMode
+	tarType    byte
+}
+
+func makeZip(t testing.TB, entries ...entry) []byte {
+	t.Helper()
+	var buf bytes.Buffer
+	zw := zip.NewWriter(&buf)
+	for _, e := range entries {
+		h := &zip.FileHeader{Name: e.name, Method: zip.Deflate}
+		h.SetMode(0o644 | e.mode)
+		w, err := zw.CreateHeader(h)
+		if err != nil {
+			t.Fatal(err)
+		}
+		w.Write([]byte(e.body))
+	}
+	zw.Close()
+	return buf.Bytes()
+}
+
+func makeTarGz(t testing.TB, entries ...entry) []byte {
+	t.Helper()
+	var buf bytes.Buffer
+	gz := gzip.NewWriter(&buf)
+	tw := tar.NewWriter(gz)
+	for _, e := range entries {
+		typ := e.tarType
+		if typ == 0 {
+			typ = tar.TypeReg
+		}
+		h := &tar.Header{Name: e.name, Mode: 0o644, Typeflag: typ, Linkname: "target"}
+		if typ == tar.TypeReg {
+			h.Size = int64(len(e.body))
+		}
+		if err := tw.WriteHeader(h); err != nil {
+			t.Fatal(err)
+		}
+		if typ == tar.TypeReg {
+			tw.Write([]byte(e.body))
+		}
+	}
+	tw.Close()
+	gz.Close()
+	return buf.Bytes()
+}
+
+func TestReadArchive(t *testing.T) {
+	lim := ArchiveLimits{MaxFiles: 3, MaxBytes: 1000}
+	for _, c := range []struct {
+		name    string
+		format  string
+		data    []byte
+		want    map[string]string // path → content
+		status  int
+		errPart string
+	}{
+		{"zip, top folder stripped", ArchiveZip, makeZip(t, entry{name: "site/"}, entry{name: "site/index.html", body: "<p>hi</p>"}, entry{name: "site/css/a.css", body: "a{}"}),
+			map[string]string{"index.html": "<p>hi</p>", "css/a.css": "a{}"}, 0, ""},
+		{"zip, two top folders kept", ArchiveZip, makeZip(t, entry{name: "a/x.txt", body: "1"}, entry{name: "b/y.txt", body: "2"}),
+			map[string]string{"a/x.txt": "1", "b/y.txt": "2"}, 0, ""},
+		{"tar.gz", ArchiveTarGz, makeTarGz(t, entry{name: "./dist/index.html", body: "home"}, entry{name: "./dist/app.js", body: "js"}),
+			map[string]string{"index.html": "home", "app.js": "js"}, 0, ""},
+		{"zip slip", ArchiveZip, makeZip(t, entry{name: "../../etc/passwd", body: "x"}), nil, 400, "leaves the archive"},
+		{"tar slip", ArchiveTarGz, makeTarGz(t, entry{name: "a/../../x", body: "x"}), nil, 400, "leaves the archive"},
+		{"absolute path", ArchiveTarGz, makeTarGz(t, entry{name: "/etc/x", body: "x"}), nil, 400, "absolute path"},
+		{"windows absolute path", ArchiveZip, makeZip(t, entry{name: `C:\x.txt`, body: "x"}), nil, 400, "absolute path"},
+		{"tar symlink", ArchiveTarGz, makeTarGz(t, entry{name: "link", tarType: tar.TypeSymlink}), nil, 400, "not a regular file"},
+		{"tar hard link", ArchiveTarGz, makeTarGz(t, entry{name: "link", tarType: tar.TypeLink}), nil, 400, "not a regular file"},
+		{"tar device", ArchiveTarGz, makeTarGz(t, entry{name: "dev", tarType: tar.TypeChar}), nil, 400, "not a regular file"},
+		{"zip symlink", ArchiveZip, makeZip(t, entry{name: "link", body: "/etc/passwd", mode: fs.ModeSymlink}), nil, 400, "not a regular file"},
+		{"too many files", ArchiveZip, makeZip(t, entry{name: "1", body: "1"}, entry{name: "2", body: "2"}, entry{name: "3", body: "3"}, entry{name: "4", body: "4"}), nil, 413, "Too many files"},
+		{"zip bomb", ArchiveZip, makeZip(t, entry{name: "bomb.txt", body: strings.Repeat("0", 5000)}), nil, 413, "too large when unpacked"},
+		{"tar.gz bomb", ArchiveTarGz, makeTarGz(t, entry{name: "a", body: strings.Repeat("0", 600)}, entry{name: "b", body: strings.Repeat("0", 600)}), nil, 413, "too large when unpacked"},
+		{"empty", ArchiveZip, makeZip(t, entry{name: "dir/"}), nil, 400, "no files"},
+		{"not a zip", ArchiveZip, []byte("hello"), nil, 400, "not a valid zip"},
+		{"not gzip", ArchiveTarGz, []byte("hello"), nil, 400, "not a valid gzip"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			got, err := ReadArchive(c.data, c.format, lim)
+			if c.status != 0 {
+				ae, ok := err.(*ArchiveError)
+				if !ok || ae.Status != c.status || !strings.Contains(ae.Msg, c.errPart) {
+					t.Fatalf("error %v, want %d with %q", err, c.status, c.errPart)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			m := map[string]string{}
+			for _, f := range got {
+				m[f.Path] = f.Content
+			}
+			if len(m) != len(c.want) {
+				t.Fatalf("entries %v, want %v", m, c.want)
+			}
+			for p, body := range c.want {
+				if m[p] != body {
+					t.Errorf("%s = %q, want %q (all: %v)", p, m[p], body, m)
+				}
+			}
+		})
+	}
+}
