@@ -38,15 +38,17 @@ func main() {
 		cmd.NewSuperuserCommand(app),
 		hooks.NewUserCommand(app),
 		hooks.NewKeyCommand(app),
-		hooks.NewHealthCommand(), // run without bootstrapping, below
+		hooks.NewHealthCommand(),
 	)
+	app.RootCmd.AddCommand(hooks.NewClientCommands()...)
 	app.RootCmd.Use = "sitedrop"
 	app.RootCmd.Short = "sitedrop: publish a web site to a live URL with one HTTP request"
 	failed := hooks.TrackErrors(app.RootCmd)
 
-	if c, _, err := app.RootCmd.Find(os.Args[1:]); err == nil && c.Name() == hooks.HealthCommandName {
-		// A health probe runs beside the server: it must not bootstrap an
-		// app on (or create) the data dir, which app.Execute would do.
+	if c, _, err := app.RootCmd.Find(os.Args[1:]); err == nil && c.Annotations[hooks.NoBootstrapAnnotation] == "true" {
+		// The client commands and the health probe talk to a server over
+		// HTTP: they must not bootstrap an app on (or create) a local data
+		// dir, which app.Execute would do.
 		if app.RootCmd.Execute() != nil || failed() != nil {
 			os.Exit(1)
 		}

@@ -11,9 +11,9 @@ import (
 	"github.com/spf13/cobra"
 )
 
-// HealthCommandName is the name of the health probe command. main runs
-// it before PocketBase bootstraps: a probe must not open (or create) the
-// data dir of the server it checks.
+// HealthCommandName is the name of the health probe command. It carries
+// NoBootstrapAnnotation: a probe must not open (or create) the data dir of
+// the server it checks.
 const HealthCommandName = "health"
 
 // defaultHealthURLs are probed in order: the default plain listener, then
@@ -34,6 +34,7 @@ func NewHealthCommand() *cobra.Command {
 		Short:        "Checks that a local sitedrop answers (exit 0) or not (exit 1)",
 		Args:         cobra.NoArgs,
 		SilenceUsage: true,
+		Annotations:  map[string]string{NoBootstrapAnnotation: "true"},
 		RunE: func(c *cobra.Command, _ []string) error {
 			client := &http.Client{Timeout: timeout, CheckRedirect: func(*http.Request, []*http.Request) error {
 				return http.ErrUseLastResponse

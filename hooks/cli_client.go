@@ -1,0 +1,170 @@
+package hooks
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+)
+
+// NoBootstrapAnnotation marks commands that must run without PocketBase
+// bootstrapping a local data dir: the client commands (they talk to a
+// server over HTTP) and the health probe. main checks it.
+const NoBootstrapAnnotation = "sitedrop:no-bootstrap"
+
+// defaultServer is the server the client commands talk to when neither
+// --server, SITEDROP_SERVER nor a saved login names one.
+const defaultServer = "http://localhost:8090"
+
+// apiClient calls a sitedrop server's API.
+type apiClient struct {
+	server string // base URL, no trailing slash
+	key    string // "" for anonymous calls
+	http   *http.Client
+}
+
+// credentials are what `sitedrop login` saves.
+type credentials struct {
+	Server string `json:"server"`
+	Key    string `json:"key"`
+}
+
+// credentialsPath is where `sitedrop login` saves the key: the user's
+// config dir, readable by the user only.
+func credentialsPath() (string, error) {
+	dir, err := os.UserConfigDir()
+	if err != nil {
+		return "", fmt.Errorf("find the config dir: %w", err)
+	}
+	return filepath.Join(dir, "sitedrop", "credentials.json"), nil
+}
+
+// loadCredentials reads the saved login; a missing file is no login.
+func loadCredentials() (credentials, error) {
+	var c credentials
+	p, err := credentialsPath()
+	if err != nil {
+		return c, err
+	}
+	b, err := os.ReadFile(p)
+	if errors.Is(err, os.ErrNotExist) {
+		return c, nil
+	}
+	if err != nil {
+		return c, fmt.Errorf("read %s: %w", p, err)
+	}
+	if err := json.Unmarshal(b, &c); err != nil {
+		return c, fmt.Errorf("read %s: %w", p, err)
+	}
+	return c, nil
+}
+
+// saveCredentials writes the login with mode 0600.
+func saveCredentials(c credentials) (string, error) {
+	p, err := credentialsPath()
+	if err != nil {
+		return "", err
+	}
+	if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
+		return "", fmt.Errorf("create %s: %w", filepath.Dir(p), err)
+	}
+	b, _ := json.MarshalIndent(c, "", "  ")
+	tmp := p + ".tmp"
+	if err := os.WriteFile(tmp, b, 0o600); err != nil {
+		return "", fmt.Errorf("write %s: %w", tmp, err)
+	}
+	if err := os.Rename(tmp, p); err != nil {
+		return "", fmt.Errorf("save %s: %w", p, err)
+	}
+	return p, nil
+}
+
+// newAPIClient resolves the server and key: flags first, then the
+// environment (SITEDROP_SERVER, SITEDROP_KEY), then the saved login.
+func newAPIClient(server, key string) (*apiClient, error) {
+	saved, err := loadCredentials()
+	if err != nil {
+		return nil, err
+	}
+	if server == "" {
+		server = os.Getenv("SITEDROP_SERVER")
+	}
+	if server == "" {
+		server = saved.Server
+	}
+	if server == "" {
+		server = defaultServer
+	}
+	if key == "" {
+		key = os.Getenv("SITEDROP_KEY")
+	}
+	if key == "" && strings.TrimSuffix(saved.Server, "/") == strings.TrimSuffix(server, "/") {
+		key = saved.Key
+	}
+	return &apiClient{server: strings.TrimSuffix(server, "/"), key: key, http: &http.Client{Timeout: 10 * time.Minute}}, nil
+}
+
+// apiCallError is a 4xx or 5xx answer: the server's error text.
+type apiCallError struct {
+	Status int
+	Msg    string
+}
+
+func (e *apiCallError) Error() string { return fmt.Sprintf("%s (HTTP %d)", e.Msg, e.Status) }
+
+// call sends a request and decodes a JSON answer into out (when not nil).
+// body is JSON-encoded unless it is an io.Reader (sent with contentType).
+func (c *apiClient) call(method, path string, body any, contentType string, out any) error {
+	var rd io.Reader
+	switch b := body.(type) {
+	case nil:
+	case io.Reader:
+		rd = b
+	default:
+		buf, err := json.Marshal(b)
+		if err != nil {
+			return fmt.Errorf("encode request: %w", err)
+		}
+		rd, contentType = bytes.NewReader(buf), "application/json"
+	}
+	req, err := http.NewRequest(method, c.server+path, rd)
+	if err != nil {
+		return fmt.Errorf("request %s: %w", path, err)
+	}
+	if contentType != "" {
+		req.Header.Set("Content-Type", contentType)
+	}
+	if c.key != "" {
+		req.Header.Set("Authorization", "Bearer "+c.key)
+	}
+	res, err := c.http.Do(req)
+	if err != nil {
+		return fmt.Errorf("%s %s: %w", method, c.server+path, err)
+	}
+	defer res.Body.Close()
+	raw, err := io.ReadAll(io.LimitReader(res.Body, 64<<20))
+	if err != nil {
+		return fmt.Errorf("read the answer of %s: %w", path, err)
+	}
+	if res.StatusCode >= 400 {
+		var e struct {
+			Error string `json:"error"`
+		}
+		if json.Unmarshal(raw, &e) != nil || e.Error == "" {
+			e.Error = strings.TrimSpace(string(raw))
+		}
+		return &apiCallError{Status: res.StatusCode, Msg: e.Error}
+	}
+	if out != nil {
+		if err := json.Unmarshal(raw, out); err != nil {
+			return fmt.Errorf("decode the answer of %s: %w", path, err)
+		}
+	}
+	return nil
+}

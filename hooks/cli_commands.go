@@ -1,0 +1,163 @@
+package hooks
+
+import (
+	"bufio"
+	"fmt"
+	"net/url"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+)
+
+// NewClientCommands are the commands that talk to a sitedrop server over
+// HTTP: deploy, login, ls, rm, versions and rollback. None of them opens a
+// local data dir.
+func NewClientCommands() []*cobra.Command {
+	return []*cobra.Command{
+		NewDeployCommand(),
+		newLoginCommand(),
+		newListCommand(),
+		newRemoveCommand(),
+		newVersionsCommand(),
+		newRollbackCommand(),
+	}
+}
+
+// clientCommand builds a client command with --server and --key, whose
+// run gets the resolved API client.
+func clientCommand(use, short string, args cobra.PositionalArgs, run func(c *cobra.Command, api *apiClient, args []string) error) *cobra.Command {
+	var server, key string
+	c := &cobra.Command{
+		Use:          use,
+		Short:        short,
+		Args:         args,
+		SilenceUsage: true,
+		Annotations:  map[string]string{NoBootstrapAnnotation: "true"},
+		RunE: func(c *cobra.Command, a []string) error {
+			api, err := newAPIClient(server, key)
+			if err != nil {
+				return err
+			}
+			return run(c, api, a)
+		},
+	}
+	clientFlags(c, &server, &key)
+	return c
+}
+
+// newLoginCommand is `sitedrop login [EMAIL]`: signs in with an e-mail
+// code and saves the key it gets.
+func newLoginCommand() *cobra.Command {
+	return clientCommand("login [EMAIL]", "Sign in with a code sent by e-mail and save the API key (mode 0600)", cobra.MaximumNArgs(1),
+		func(c *cobra.Command, api *apiClient, args []string) error {
+			in := bufio.NewReader(c.InOrStdin())
+			email := ""
+			if len(args) == 1 {
+				email = args[0]
+			} else {
+				fmt.Fprint(c.ErrOrStderr(), "E-mail: ")
+				line, _ := in.ReadString('\n')
+				email = strings.TrimSpace(line)
+			}
+			var otp struct {
+				OTPID string `json:"otp_id"`
+			}
+			api.key = "" // a login starts from nothing
+			if err := api.call("POST", "/auth/otp", map[string]string{"email": email}, "", &otp); err != nil {
+				return err
+			}
+			fmt.Fprintf(c.ErrOrStderr(), "A code was sent to %s. Code: ", email)
+			line, _ := in.ReadString('\n')
+			var ver struct {
+				APIKey string `json:"api_key"`
+			}
+			if err := api.call("POST", "/auth/verify", map[string]string{"otp_id": otp.OTPID, "code": strings.TrimSpace(line)}, "", &ver); err != nil {
+				return err
+			}
+			p, err := saveCredentials(credentials{Server: api.server, Key: ver.APIKey})
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(c.OutOrStdout(), "Signed in to %s; the key is saved in %s\n", api.server, p)
+			return nil
+		})
+}
+
+// newListCommand is `sitedrop ls`.
+func newListCommand() *cobra.Command {
+	return clientCommand("ls", "List your deployments", cobra.NoArgs,
+		func(c *cobra.Command, api *apiClient, _ []string) error {
+			var ans struct {
+				Deployments []struct {
+					ID, Slug, URL, Title string
+					UpdatedAt            string `json:"updated_at"`
+				} `json:"deployments"`
+			}
+			if err := api.call("GET", "/deploys", nil, "", &ans); err != nil {
+				return err
+			}
+			w := tabwriter.NewWriter(c.OutOrStdout(), 0, 4, 2, ' ', 0)
+			fmt.Fprintln(w, "ID\tSLUG\tURL\tUPDATED\tTITLE")
+			for _, d := range ans.Deployments {
+				fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\n", d.ID, d.Slug, d.URL, d.UpdatedAt, d.Title)
+			}
+			return w.Flush()
+		})
+}
+
+// newRemoveCommand is `sitedrop rm ID`.
+func newRemoveCommand() *cobra.Command {
+	return clientCommand("rm ID", "Delete a deployment (its site goes offline at once)", cobra.ExactArgs(1),
+		func(c *cobra.Command, api *apiClient, args []string) error {
+			var ans struct {
+				Message string `json:"message"`
+			}
+			if err := api.call("DELETE", "/deploy/"+url.PathEscape(args[0]), nil, "", &ans); err != nil {
+				return err
+			}
+			fmt.Fprintln(c.OutOrStdout(), ans.Message)
+			return nil
+		})
+}
+
+// newVersionsCommand is `sitedrop versions ID`.
+func newVersionsCommand() *cobra.Command {
+	return clientCommand("versions ID", "List a deployment's kept versions, newest first", cobra.ExactArgs(1),
+		func(c *cobra.Command, api *apiClient, args []string) error {
+			var ans struct {
+				Versions []versionOut `json:"versions"`
+			}
+			if err := api.call("GET", "/deploy/"+url.PathEscape(args[0])+"/versions", nil, "", &ans); err != nil {
+				return err
+			}
+			w := tabwriter.NewWriter(c.OutOrStdout(), 0, 4, 2, ' ', 0)
+			fmt.Fprintln(w, "VERSION\tCREATED\tFILES\tBYTES\tLIVE")
+			for _, v := range ans.Versions {
+				live := ""
+				if v.Live {
+					live = "live"
+				}
+				fmt.Fprintf(w, "%d\t%s\t%d\t%d\t%s\n", v.Version, v.CreatedAt, v.FileCount, v.TotalBytes, live)
+			}
+			return w.Flush()
+		})
+}
+
+// newRollbackCommand is `sitedrop rollback ID N`.
+func newRollbackCommand() *cobra.Command {
+	return clientCommand("rollback ID VERSION", "Make a kept version of a deployment live again", cobra.ExactArgs(2),
+		func(c *cobra.Command, api *apiClient, args []string) error {
+			n, err := strconv.Atoi(args[1])
+			if err != nil || n < 1 {
+				return fmt.Errorf("VERSION must be a positive number, not %q", args[1])
+			}
+			var ans rollbackOut
+			if err := api.call("POST", "/deploy/"+url.PathEscape(args[0])+"/rollback", map[string]int{"version": n}, "", &ans); err != nil {
+				return err
+			}
+			fmt.Fprintf(c.OutOrStdout(), "Version %d of %s is live: %s\n", ans.Version, ans.Slug, ans.URL)
+			return nil
+		})
+}

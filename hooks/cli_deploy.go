@@ -1,0 +1,268 @@
+package hooks
+
+import (
+	"bytes"
+	"encoding/base64"
+	"fmt"
+	"io"
+	"io/fs"
+	"net/url"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/schollz/progressbar/v3"
+	"github.com/spf13/cobra"
+	"golang.org/x/term"
+
+	"sitedrop/sites"
+)
+
+// localFile is a file of the folder being deployed.
+type localFile struct {
+	path string // site path, slash-separated
+	hash string
+	data []byte
+}
+
+// deployOptions are the flags of `sitedrop deploy`.
+type deployOptions struct {
+	server, key, slug, title, id string
+	spa                          bool
+}
+
+// NewDeployCommand is `sitedrop deploy PATH`: a folder, an HTML file or a
+// zip/tar.gz archive. With a key it uploads only the contents the server
+// lacks (the digest protocol); without one it makes an anonymous
+// deployment with the bytes inline.
+func NewDeployCommand() *cobra.Command {
+	var o deployOptions
+	c := &cobra.Command{
+		Use:   "deploy PATH",
+		Short: "Deploy a folder, an HTML file or an archive to a sitedrop server",
+		Long: `Deploy a folder, an HTML file or a zip/tar.gz archive and print the site's URL.
+
+With a key (--key, SITEDROP_KEY, or the one saved by "sitedrop login"),
+files are hashed locally and only the contents the server does not have
+are uploaded; --id updates that deployment instead of creating one.
+Without a key the deployment is anonymous and expires unless claimed.
+Files and folders whose names start with "." are skipped (.well-known
+excepted).`,
+		Args:         cobra.ExactArgs(1),
+		SilenceUsage: true,
+		Annotations:  map[string]string{NoBootstrapAnnotation: "true"},
+		RunE: func(c *cobra.Command, args []string) error {
+			api, err := newAPIClient(o.server, o.key)
+			if err != nil {
+				return err
+			}
+			return runDeploy(c, api, o, args[0])
+		},
+	}
+	clientFlags(c, &o.server, &o.key)
+	c.Flags().StringVar(&o.slug, "slug", "", "the site's slug (new deployments; default: generated)")
+	c.Flags().StringVar(&o.title, "title", "", "the site's title")
+	c.Flags().BoolVar(&o.spa, "spa", false, "serve index.html for unknown paths (single-page app)")
+	c.Flags().StringVar(&o.id, "id", "", "update this deployment instead of creating one")
+	return c
+}
+
+// clientFlags adds --server and --key.
+func clientFlags(c *cobra.Command, server, key *string) {
+	c.Flags().StringVar(server, "server", "", "server URL (default: $SITEDROP_SERVER, the saved login's, or "+defaultServer+")")
+	c.Flags().StringVar(key, "key", "", "API key (default: $SITEDROP_KEY or the saved login's)")
+}
+
+// deployAnswer is what create, update and anonymous create return.
+type deployAnswer struct {
+	ID        string `json:"id"`
+	Slug      string `json:"slug"`
+	URL       string `json:"url"`
+	ClaimURL  string `json:"claim_url"`
+	ExpiresAt string `json:"expires_at"`
+}
+
+func runDeploy(c *cobra.Command, api *apiClient, o deployOptions, target string) error {
+	out, errOut := c.OutOrStdout(), c.ErrOrStderr()
+	if o.id != "" && api.key == "" {
+		return fmt.Errorf("--id needs a key (sitedrop login, --key or SITEDROP_KEY)")
+	}
+	method, path := "POST", "/deploy"
+	if o.id != "" {
+		method, path = "PUT", "/deploy/"+url.PathEscape(o.id)
+	}
+	var ans deployAnswer
+	if format := archiveOfPath(target); format != "" {
+		data, err := os.ReadFile(target)
+		if err != nil {
+			return fmt.Errorf("read %s: %w", target, err)
+		}
+		q := url.Values{}
+		if o.slug != "" && o.id == "" {
+			q.Set("slug", o.slug)
+		}
+		if o.title != "" {
+			q.Set("title", o.title)
+		}
+		if o.spa {
+			q.Set("is_spa", "true")
+		}
+		ct := "application/zip"
+		if format == sites.ArchiveTarGz {
+			ct = "application/gzip"
+		}
+		if len(q) > 0 {
+			path += "?" + q.Encode()
+		}
+		if err := api.call(method, path, bytes.NewReader(data), ct, &ans); err != nil {
+			return err
+		}
+	} else {
+		files, err := collectFiles(target)
+		if err != nil {
+			return err
+		}
+		body := map[string]any{}
+		if o.slug != "" && o.id == "" {
+			body["slug"] = o.slug
+		}
+		if o.title != "" {
+			body["title"] = o.title
+		}
+		if o.spa {
+			body["is_spa"] = true
+		}
+		entries := make([]map[string]string, 0, len(files))
+		if api.key == "" {
+			for _, f := range files {
+				entries = append(entries, map[string]string{"path": f.path, "content": base64.StdEncoding.EncodeToString(f.data), "encoding": "base64"})
+			}
+		} else {
+			if err := uploadMissing(api, files, errOut); err != nil {
+				return err
+			}
+			for _, f := range files {
+				entries = append(entries, map[string]string{"path": f.path, "sha256": f.hash})
+			}
+		}
+		body["files"] = entries
+		if err := api.call(method, path, body, "", &ans); err != nil {
+			return err
+		}
+	}
+	fmt.Fprintln(out, ans.URL)
+	if ans.ClaimURL != "" {
+		fmt.Fprintf(errOut, "Anonymous deployment %s: it expires at %s unless claimed at\n%s\n", ans.ID, ans.ExpiresAt, ans.ClaimURL)
+	} else {
+		fmt.Fprintf(errOut, "Deployment %s (%s)\n", ans.ID, ans.Slug)
+	}
+	return nil
+}
+
+// archiveOfPath tells an archive to upload as is by its name.
+func archiveOfPath(p string) string {
+	l := strings.ToLower(p)
+	switch {
+	case strings.HasSuffix(l, ".zip"):
+		return sites.ArchiveZip
+	case strings.HasSuffix(l, ".tar.gz"), strings.HasSuffix(l, ".tgz"):
+		return sites.ArchiveTarGz
+	}
+	return ""
+}
+
+// collectFiles reads a folder's files (or one HTML file, as index.html),
+// hashed, in path order.
+func collectFiles(target string) ([]localFile, error) {
+	st, err := os.Stat(target)
+	if err != nil {
+		return nil, err
+	}
+	if !st.IsDir() {
+		data, err := os.ReadFile(target)
+		if err != nil {
+			return nil, err
+		}
+		return []localFile{{path: "index.html", hash: sites.HashBytes(data), data: data}}, nil
+	}
+	var files []localFile
+	err = filepath.WalkDir(target, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(target, p)
+		if rel != "." && strings.HasPrefix(d.Name(), ".") && d.Name() != ".well-known" {
+			if d.IsDir() {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if !d.Type().IsRegular() {
+			return nil // folders, links, devices
+		}
+		data, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		files = append(files, localFile{path: filepath.ToSlash(rel), hash: sites.HashBytes(data), data: data})
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", target, err)
+	}
+	if len(files) == 0 {
+		return nil, fmt.Errorf("%s has no files to deploy", target)
+	}
+	sort.Slice(files, func(i, j int) bool { return files[i].path < files[j].path })
+	return files, nil
+}
+
+// uploadMissing asks the server which contents it lacks and uploads
+// them, with a progress bar on a terminal and plain lines otherwise.
+func uploadMissing(api *apiClient, files []localFile, errOut io.Writer) error {
+	byHash := map[string]localFile{}
+	hashes := make([]string, 0, len(files))
+	for _, f := range files {
+		if _, ok := byHash[f.hash]; !ok {
+			byHash[f.hash] = f
+			hashes = append(hashes, f.hash)
+		}
+	}
+	var ans struct {
+		Missing []string `json:"missing"`
+	}
+	if err := api.call("POST", "/blobs/missing", map[string]any{"hashes": hashes}, "", &ans); err != nil {
+		return err
+	}
+	var total int64
+	for _, h := range ans.Missing {
+		total += int64(len(byHash[h].data))
+	}
+	fmt.Fprintf(errOut, "%d files, %d to upload (%s)\n", len(files), len(ans.Missing), formatBytes(total))
+	if len(ans.Missing) == 0 {
+		return nil
+	}
+	var bar *progressbar.ProgressBar
+	if f, ok := errOut.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
+		bar = progressbar.DefaultBytes(total, "uploading")
+	}
+	for i, h := range ans.Missing {
+		f, ok := byHash[h]
+		if !ok {
+			return fmt.Errorf("the server asked for content %s that was not offered", h)
+		}
+		if err := api.call("PUT", "/blobs/"+h, bytes.NewReader(f.data), "application/octet-stream", nil); err != nil {
+			return fmt.Errorf("upload %s: %w", f.path, err)
+		}
+		if bar != nil {
+			_ = bar.Add(len(f.data))
+		} else {
+			fmt.Fprintf(errOut, "uploaded %d/%d %s\n", i+1, len(ans.Missing), f.path)
+		}
+	}
+	if bar != nil {
+		_ = bar.Finish()
+	}
+	return nil
+}

@@ -1,0 +1,151 @@
+package hooks
+
+import (
+	"bytes"
+	"fmt"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"sitedrop/sites"
+)
+
+// runCLI runs a client command as `sitedrop <args>` would, and returns
+// its standard output and error output.
+func runCLI(t *testing.T, cmd *cobra.Command, args ...string) (string, string, error) {
+	t.Helper()
+	var out, errOut bytes.Buffer
+	cmd.SetOut(&out)
+	cmd.SetErr(&errOut)
+	cmd.SetIn(strings.NewReader(""))
+	cmd.SetArgs(args)
+	err := cmd.Execute()
+	return out.String(), errOut.String(), err
+}
+
+// TestCLIAgainstRealServer deploys a folder of 200 files with the real
+// CLI to a real server on loopback, redeploys after changing one file
+// (one blob uploaded, as the server counts), lists versions, rolls back,
+// lists and removes.
+func TestCLIAgainstRealServer(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a server")
+	}
+	t.Setenv("XDG_CONFIG_HOME", t.TempDir()) // no saved login of the machine's
+	t.Setenv("HOME", t.TempDir())
+	t.Setenv("SITEDROP_KEY", "")
+	t.Setenv("SITEDROP_SERVER", "")
+	addr := loopback(freePort(t))
+	srv := startServe(t, copyData(t, templates.fixtures(t)), func(c *Config) {
+		c.MaxFiles = 500
+		c.MaxBody = 1 << 20
+	}, addr, "--http", addr)
+	server := "http://" + addr
+	store := srv.sd.svc.Store()
+	blobs := func() int {
+		n := 0
+		store.Walk(t.Context(), func(string, time.Time) error { n++; return nil })
+		return n
+	}
+
+	dir := t.TempDir()
+	write := func(name, body string) {
+		p := filepath.Join(dir, name)
+		os.MkdirAll(filepath.Dir(p), 0o755)
+		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("index.html", "<p>version one</p>")
+	for i := range 199 {
+		write(fmt.Sprintf("pages/p%03d.html", i), fmt.Sprintf("<p>page %d</p>", i)) // small: no variants
+	}
+	write(".git/config", "not deployed")
+
+	out, errOut, err := runCLI(t, NewDeployCommand(), "--server", server, "--key", keyPia, "--slug", "cli-site", dir)
+	if err != nil {
+		t.Fatalf("deploy: %v\n%s", err, errOut)
+	}
+	if strings.TrimSpace(out) != "http://cli-site.sites.test:"+strings.Split(addr, ":")[1]+"/" {
+		t.Errorf("deploy printed %q", out)
+	}
+	if !strings.Contains(errOut, "200 files, 200 to upload") {
+		t.Errorf("deploy progress: %q", errOut)
+	}
+	rec, err := srv.app.FindFirstRecordByData(sites.DeploymentsCollection, "slug", "cli-site")
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := rec.Id
+
+	before := blobs()
+	write("index.html", "<p>version two</p>")
+	_, errOut, err = runCLI(t, NewDeployCommand(), "--server", server, "--key", keyPia, "--id", id, dir)
+	if err != nil {
+		t.Fatalf("redeploy: %v\n%s", err, errOut)
+	}
+	if !strings.Contains(errOut, "200 files, 1 to upload") {
+		t.Errorf("redeploy progress: %q", errOut)
+	}
+	if got := blobs(); got != before+1 {
+		t.Errorf("blobs %d after changing one file, want %d (one upload)", got, before+1)
+	}
+	if _, b := siteGetLive(t, server, "cli-site.sites.test", "/"); !strings.Contains(b, "version two") {
+		t.Fatalf("after redeploy: %q", b)
+	}
+
+	out, _, err = runCLI(t, newVersionsCommand(), "--server", server, "--key", keyPia, id)
+	if err != nil || !strings.Contains(out, "VERSION") || !strings.Contains(out, "live") {
+		t.Fatalf("versions: %v %q", err, out)
+	}
+	out, _, err = runCLI(t, newRollbackCommand(), "--server", server, "--key", keyPia, id, "1")
+	if err != nil || !strings.Contains(out, "Version 1 of cli-site is live") {
+		t.Fatalf("rollback: %v %q", err, out)
+	}
+	if _, b := siteGetLive(t, server, "cli-site.sites.test", "/"); !strings.Contains(b, "version one") {
+		t.Fatalf("after rollback: %q", b)
+	}
+	if _, _, err := runCLI(t, newRollbackCommand(), "--server", server, "--key", keyPia, id, "9"); err == nil || !strings.Contains(err.Error(), "Version not found") {
+		t.Errorf("rollback to a missing version: %v", err)
+	}
+	out, _, err = runCLI(t, newListCommand(), "--server", server, "--key", keyPia)
+	if err != nil || !strings.Contains(out, "cli-site") {
+		t.Fatalf("ls: %v %q", err, out)
+	}
+	if _, _, err := runCLI(t, newListCommand(), "--server", server, "--key", keyUnknown); err == nil || !strings.Contains(err.Error(), "Unauthorized (HTTP 401)") {
+		t.Errorf("ls with a bad key: %v", err)
+	}
+	out, _, err = runCLI(t, newRemoveCommand(), "--server", server, "--key", keyPia, id)
+	if err != nil || !strings.Contains(out, "deleted") {
+		t.Fatalf("rm: %v %q", err, out)
+	}
+	if code, _ := siteGetLive(t, server, "cli-site.sites.test", "/"); code != 404 {
+		t.Errorf("after rm the site answers %d", code)
+	}
+
+	// Without a key: an anonymous deployment, bytes inline.
+	_, errOut, err = runCLI(t, NewDeployCommand(), "--server", server, filepath.Join(dir, "index.html"))
+	if err != nil || !strings.Contains(errOut, "unless claimed") {
+		t.Fatalf("anonymous deploy: %v %q", err, errOut)
+	}
+}
+
+// siteGetLive fetches a site page from a running server.
+func siteGetLive(t *testing.T, server, host, path string) (int, string) {
+	t.Helper()
+	req, _ := http.NewRequest(http.MethodGet, server+path, nil)
+	req.Host = host
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	var b bytes.Buffer
+	b.ReadFrom(res.Body)
+	return res.StatusCode, b.String()
+}
