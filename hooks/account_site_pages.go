@@ -1,6 +1,7 @@
 package hooks
 
 import (
+	"errors"
 	"net/http"
 	"strconv"
 	"strings"
@@ -22,6 +23,7 @@ func bindAccountSitePages(sd *sitedrop, se *core.ServeEvent) {
 	r.GET("/account/sites/{id}/submissions.csv", sd.accountSiteCSV)
 	r.POST("/account/sites/{id}/notifications", sd.accountSiteNotifications)
 	r.POST("/account/sites/{id}/webhooks/{webhookId}/delete", sd.accountSiteWebhookDelete)
+	r.POST("/account/sites/{id}/rollback", sd.accountSiteRollback)
 }
 
 // pageSite returns the signed-in user's deployment {id}; for anyone else
@@ -91,7 +93,46 @@ func (sd *sitedrop) accountSitePage(e *core.RequestEvent) error {
 			Events: strings.Join(h.GetStringSlice("events"), ", "), Active: h.GetBool("active"),
 		})
 	}
+	versions, err := sd.svc.ListVersions(dep)
+	if err != nil {
+		return err
+	}
+	for _, v := range versions {
+		p.Versions = append(p.Versions, ui.AccountVersion{
+			Number: v.Number, CreatedAt: timestamp(v.Created), FileCount: v.FileCount,
+			TotalBytes: formatSizeShort(v.TotalBytes), Live: v.Live,
+		})
+	}
 	return render(e, http.StatusOK, ui.AccountSite(layout(user), p))
+}
+
+// accountSiteRollback is a version's "Make live" button on the site page.
+func (sd *sitedrop) accountSiteRollback(e *core.RequestEvent) error {
+	dep, err := sd.formSite(e)
+	if dep == nil {
+		return err
+	}
+	n, err := strconv.Atoi(e.Request.PostForm.Get("version"))
+	if err != nil || n < 1 {
+		return sd.errorPage(e, http.StatusBadRequest, "No such version", "Pick a version from the site page.")
+	}
+	if _, err := sd.svc.Rollback(dep, n); errors.Is(err, sites.ErrVersionNotFound) {
+		return sd.errorPage(e, http.StatusNotFound, "Version not found", "That version is no longer kept.")
+	} else if err != nil {
+		return err
+	}
+	return e.Redirect(http.StatusSeeOther, "/account/sites/"+dep.Id)
+}
+
+// formatSizeShort writes a size for people: 512 B, 12.3 KB, 4.5 MB.
+func formatSizeShort(n int64) string {
+	switch {
+	case n < 1000:
+		return strconv.FormatInt(n, 10) + " B"
+	case n < 1000*1000:
+		return strconv.FormatFloat(float64(n)/1000, 'f', 1, 64) + " KB"
+	}
+	return strconv.FormatFloat(float64(n)/1e6, 'f', 1, 64) + " MB"
 }
 
 // accountSiteCSV is the site page's CSV download (cookie-authenticated).

@@ -81,3 +81,60 @@ func TestAccountSiteWebhookDelete(t *testing.T) {
 		t.Fatal("no link from the account page")
 	}
 }
+
+// TestAccountSiteVersions: the site page lists versions, and its "Make
+// live" button rolls back (same origin only).
+func TestAccountSiteVersions(t *testing.T) {
+	t.Parallel()
+	page := "/account/sites/" + idAliceSite
+	withTwoVersions := func(t testing.TB) *tests.TestApp {
+		app, sd := newFixtureApp(t)
+		rec, err := app.FindRecordById(sites.DeploymentsCollection, idAliceSite)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := sd.svc.Replace(t.Context(), rec, sites.Metadata{}, htmlUpload("<p>second</p>")); err != nil {
+			t.Fatal(err)
+		}
+		return app
+	}
+	serves := func(want string) func(testing.TB, *tests.TestApp, *http.Response) {
+		return func(t testing.TB, app *tests.TestApp, _ *http.Response) {
+			if _, b := siteGet(t, app, "alice-site.sites.test", "/"); !strings.Contains(b, want) {
+				t.Fatalf("site serves %q, want %q", b, want)
+			}
+		}
+	}
+	runScenarios(t, []tests.ApiScenario{
+		{
+			Name: "versions listed, the live one marked", Method: http.MethodGet, URL: page, Headers: cookie(sessionAlice),
+			ExpectedStatus: 200,
+			ExpectedContent: []string{`id="versions-h"`, "Version 2", "Version 1", `data-testid="version-live"`,
+				`data-testid="version-rollback"`, `name="version" value="1"`},
+			NotExpectedContent: []string{`name="version" value="2"`},
+			TestAppFactory:     withTwoVersions,
+		},
+		{
+			Name: "make version 1 live", Method: http.MethodPost, URL: page + "/rollback",
+			Body: formBody("version", "1"), Headers: withHeaders(sameOrigin, cookie(sessionAlice)),
+			ExpectedStatus: 303, TestAppFactory: withTwoVersions, AfterTestFunc: serves("<h1>alice</h1>"),
+		},
+		{
+			Name: "a version that is not kept", Method: http.MethodPost, URL: page + "/rollback",
+			Body: formBody("version", "9"), Headers: withHeaders(sameOrigin, cookie(sessionAlice)),
+			ExpectedStatus: 404, ExpectedContent: []string{"Version not found"},
+			TestAppFactory: withTwoVersions, AfterTestFunc: serves("second"),
+		},
+		{
+			Name: "rollback from another origin", Method: http.MethodPost, URL: page + "/rollback",
+			Body:           formBody("version", "1"),
+			Headers:        withHeaders(cookie(sessionAlice), map[string]string{"Origin": "http://alice-site.sites.test", "Sec-Fetch-Site": "same-site", "Content-Type": "application/x-www-form-urlencoded"}),
+			ExpectedStatus: 403, ExpectedContent: []string{"Request refused"}, TestAppFactory: withTwoVersions, AfterTestFunc: serves("second"),
+		},
+		{
+			Name: "rollback of someone else's site", Method: http.MethodPost, URL: page + "/rollback",
+			Body: formBody("version", "1"), Headers: withHeaders(sameOrigin, cookie(sessionBob)),
+			ExpectedStatus: 404, ExpectedContent: []string{"Site not found"}, TestAppFactory: withTwoVersions, AfterTestFunc: serves("second"),
+		},
+	})
+}

@@ -55,6 +55,20 @@ func bindRecordHooks(sd *sitedrop) {
 		return e.Next()
 	})
 
+	// The dashboard's rollback: live_version may be set to any kept
+	// version of the same deployment, and to nothing else.
+	app.OnRecordValidate(sites.DeploymentsCollection).BindFunc(func(e *core.RecordEvent) error {
+		live := e.Record.GetString("live_version")
+		if !e.Record.IsNew() && live != e.Record.Original().GetString("live_version") {
+			v, err := e.App.FindRecordById(sites.VersionsCollection, live)
+			if err != nil || v.GetString("deployment") != e.Record.Id {
+				return validation.Errors{"live_version": validation.NewError("validation_unknown_version",
+					"live_version must be the id of one of this deployment's versions")}
+			}
+		}
+		return e.Next()
+	})
+
 	// Any change to a deployment is visible on the next request.
 	forget := func(e *core.RecordEvent) error {
 		sd.server.Forget(e.Record.GetString("slug"))

@@ -179,3 +179,33 @@ func TestVersionsAPI(t *testing.T) {
 		},
 	})
 }
+
+// TestDashboardRollback: setting live_version in the dashboard (any
+// record save) switches the site to that version, and refuses a version
+// of another deployment or an unknown id.
+func TestDashboardRollback(t *testing.T) {
+	app, sd := newFixtureApp(t)
+	rec, err := app.FindRecordById(sites.DeploymentsCollection, idAliceSite)
+	if err != nil {
+		t.Fatal(err)
+	}
+	first := rec.GetString("live_version")
+	if rec, err = sd.svc.Replace(t.Context(), rec, sites.Metadata{}, htmlUpload("<p>second</p>")); err != nil {
+		t.Fatal(err)
+	}
+	bob, _ := app.FindRecordById(sites.DeploymentsCollection, idBobSite)
+	for _, bad := range []string{bob.GetString("live_version"), "nosuchversion01", ""} {
+		rec.Set("live_version", bad)
+		if err := app.Save(rec); err == nil {
+			t.Errorf("live_version %q was accepted", bad)
+		}
+		rec, _ = app.FindRecordById(sites.DeploymentsCollection, idAliceSite)
+	}
+	rec.Set("live_version", first)
+	if err := app.Save(rec); err != nil {
+		t.Fatal(err)
+	}
+	if _, b := siteGet(t, app, "alice-site.sites.test", "/"); !strings.Contains(b, "<h1>alice</h1>") {
+		t.Fatalf("after the dashboard rollback: %q", b)
+	}
+}
