@@ -3,6 +3,7 @@ package hooks
 import (
 	"bytes"
 	"fmt"
+	"io"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -148,4 +149,68 @@ func siteGetLive(t *testing.T, server, host, path string) (int, string) {
 	var b bytes.Buffer
 	b.ReadFrom(res.Body)
 	return res.StatusCode, b.String()
+}
+
+// TestCLILogin signs in with the real command: the code comes by e-mail
+// (an in-process SMTP receiver), the key is saved 0600, and later
+// commands use it.
+func TestCLILogin(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a server")
+	}
+	config := t.TempDir()
+	t.Setenv("XDG_CONFIG_HOME", config)
+	t.Setenv("HOME", t.TempDir())
+	t.Setenv("SITEDROP_KEY", "")
+	t.Setenv("SITEDROP_SERVER", "")
+	rcv := newSMTPReceiver(t)
+	addr := loopback(freePort(t))
+	srv := startServe(t, copyData(t, templates.fixtures(t)), nil, addr, "--http", addr)
+	s := srv.app.Settings()
+	s.SMTP.Enabled, s.SMTP.Host, s.SMTP.Port, s.SMTP.TLS = true, "127.0.0.1", rcv.Port(), false
+	if err := srv.app.Save(s); err != nil {
+		t.Fatal(err)
+	}
+	server := "http://" + addr
+
+	stdin, typed := io.Pipe()
+	cmd := newLoginCommand()
+	var out, errOut bytes.Buffer
+	cmd.SetOut(&out)
+	cmd.SetErr(&errOut)
+	cmd.SetIn(stdin)
+	cmd.SetArgs([]string{"--server", server, "alice@example.com"})
+	done := make(chan error, 1)
+	go func() { done <- cmd.Execute() }()
+	_, code := loginCodeFrom(t, rcv, "alice@example.com")
+	fmt.Fprintln(typed, code)
+	if err := <-done; err != nil {
+		t.Fatalf("login: %v\n%s", err, errOut.String())
+	}
+	p := filepath.Join(config, "sitedrop", "credentials.json")
+	st, err := os.Stat(p)
+	if err != nil || st.Mode().Perm() != 0o600 {
+		t.Fatalf("credentials: %v, mode %v", err, st.Mode())
+	}
+	if !strings.Contains(out.String(), "Signed in to "+server) {
+		t.Errorf("login printed %q", out.String())
+	}
+	// The saved key is used for the same server, with no --key.
+	got, _, err := runCLI(t, newListCommand(), "--server", server)
+	if err != nil || !strings.Contains(got, "alice-site") {
+		t.Fatalf("ls with the saved key: %v %q", err, got)
+	}
+	// A wrong code: the server's error, exit non-zero.
+	stdin2, typed2 := io.Pipe()
+	cmd = newLoginCommand()
+	cmd.SetOut(io.Discard)
+	cmd.SetErr(io.Discard)
+	cmd.SetIn(stdin2)
+	cmd.SetArgs([]string{"--server", server, "alice@example.com"})
+	go func() { done <- cmd.Execute() }()
+	loginCodeFrom(t, rcv, "alice@example.com")
+	fmt.Fprintln(typed2, "00000000")
+	if err := <-done; err == nil {
+		t.Error("a wrong code signed in")
+	}
 }

@@ -43,6 +43,7 @@ func tarGzOf(t testing.TB, files ...string) *bytes.Reader {
 
 func TestArchiveDeploys(t *testing.T) {
 	zipHeaders := withHeaders(bearer(keyPia), map[string]string{"Content-Type": "application/zip"})
+	tarHeaders := withHeaders(bearer(keyPia), map[string]string{"Content-Type": "application/gzip"})
 	noNewDeployment := func(t testing.TB, app *tests.TestApp, _ *http.Response) {
 		if n, _ := app.CountRecords("deployments"); n != 4 {
 			t.Fatalf("a refused archive created a deployment (%d)", n)
@@ -130,6 +131,50 @@ func TestArchiveDeploys(t *testing.T) {
 			AfterTestFunc:   noNewDeployment,
 		},
 		{
+			Name:            "an absolute path is refused",
+			Method:          http.MethodPost,
+			URL:             "/deploy",
+			Headers:         tarHeaders,
+			Body:            tarGzWith(t, tar.Header{Name: "/etc/cron.d/x", Typeflag: tar.TypeReg, Size: 1}),
+			ExpectedStatus:  400,
+			ExpectedContent: []string{`{"error":"archive entry \"/etc/cron.d/x\" has an absolute path"}`},
+			TestAppFactory:  newTestApp,
+			AfterTestFunc:   noNewDeployment,
+		},
+		{
+			Name:            "a symbolic link is refused",
+			Method:          http.MethodPost,
+			URL:             "/deploy",
+			Headers:         tarHeaders,
+			Body:            tarGzWith(t, tar.Header{Name: "passwd", Typeflag: tar.TypeSymlink, Linkname: "/etc/passwd"}),
+			ExpectedStatus:  400,
+			ExpectedContent: []string{`not a regular file (links and special files are refused)`},
+			TestAppFactory:  newTestApp,
+			AfterTestFunc:   noNewDeployment,
+		},
+		{
+			Name:            "a hard link is refused",
+			Method:          http.MethodPost,
+			URL:             "/deploy",
+			Headers:         tarHeaders,
+			Body:            tarGzWith(t, tar.Header{Name: "passwd", Typeflag: tar.TypeLink, Linkname: "/etc/passwd"}),
+			ExpectedStatus:  400,
+			ExpectedContent: []string{`not a regular file`},
+			TestAppFactory:  newTestApp,
+			AfterTestFunc:   noNewDeployment,
+		},
+		{
+			Name:            "a device file is refused",
+			Method:          http.MethodPost,
+			URL:             "/deploy",
+			Headers:         tarHeaders,
+			Body:            tarGzWith(t, tar.Header{Name: "zero", Typeflag: tar.TypeChar, Devmajor: 1, Devminor: 5}),
+			ExpectedStatus:  400,
+			ExpectedContent: []string{`not a regular file`},
+			TestAppFactory:  newTestApp,
+			AfterTestFunc:   noNewDeployment,
+		},
+		{
 			Name:            "an invalid is_spa",
 			Method:          http.MethodPost,
 			URL:             "/deploy?is_spa=maybe",
@@ -163,4 +208,23 @@ func TestArchiveDeploys(t *testing.T) {
 			AfterTestFunc:   noNewDeployment,
 		},
 	})
+}
+
+// tarGzWith is a tar.gz of one entry with the given header (and, for a
+// regular file, Size bytes of "x").
+func tarGzWith(t testing.TB, h tar.Header) *bytes.Reader {
+	t.Helper()
+	var buf bytes.Buffer
+	gz := gzip.NewWriter(&buf)
+	tw := tar.NewWriter(gz)
+	h.Mode = 0o644
+	if err := tw.WriteHeader(&h); err != nil {
+		t.Fatal(err)
+	}
+	if h.Size > 0 {
+		tw.Write(bytes.Repeat([]byte("x"), int(h.Size)))
+	}
+	tw.Close()
+	gz.Close()
+	return bytes.NewReader(buf.Bytes())
 }
