@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/pocketbase/pocketbase/apis"
@@ -48,8 +49,9 @@ type missingRequest struct {
 }
 
 // blobsMissing is POST /blobs/missing {"hashes": [...]}: the hashes the
-// server does not have, in the order given, each once. Asking also keeps
-// the ones it has from the collector for a while (see --gc-grace).
+// server does not have, in the order given, each once. Asking does not
+// refresh anything: content nothing references may still be collected
+// before the deploy, which then answers 400 and the client uploads it.
 func (sd *sitedrop) blobsMissing(e *core.RequestEvent) error {
 	if _, err := sd.requireUser(e); err != nil {
 		return err
@@ -76,7 +78,7 @@ func (sd *sitedrop) blobsMissing(e *core.RequestEvent) error {
 			continue
 		}
 		seen[h] = true
-		ok, err := store.Has(e.Request.Context(), h)
+		ok, err := exists(e.Request.Context(), store, h)
 		if err != nil {
 			return err
 		}
@@ -90,12 +92,20 @@ func (sd *sitedrop) blobsMissing(e *core.RequestEvent) error {
 // blobPut is PUT /blobs/:sha256 with the raw bytes: stored when they hash
 // to the name, within --max-body.
 func (sd *sitedrop) blobPut(e *core.RequestEvent) error {
-	if _, err := sd.requireUser(e); err != nil {
+	user, err := sd.requireUser(e)
+	if err != nil {
 		return err
 	}
 	h := strings.ToLower(e.Request.PathValue("sha256"))
 	if !sites.ValidHash(h) {
 		return fail(http.StatusBadRequest, "invalid sha256 %q (64 hex digits)", e.Request.PathValue("sha256"))
+	}
+	size := e.Request.ContentLength
+	if size < 0 || size > sd.cfg.MaxBody {
+		size = sd.cfg.MaxBody // unknown length: charge the most it may be
+	}
+	if !sd.uploads.allow(user.Id, size, time.Now()) {
+		return fail(http.StatusTooManyRequests, "Upload limit reached: at most %s an hour per account", formatBytes(sd.uploads.max))
 	}
 	release, err := sd.acquireDeploySlot(e)
 	if err != nil {
@@ -135,25 +145,87 @@ func (sd *sitedrop) blobPut(e *core.RequestEvent) error {
 	return e.JSON(http.StatusOK, map[string]any{"sha256": h, "size": len(data)})
 }
 
-// storedContent loads the contents a deploy names by sha256, within the
-// deploy's --max-body in total.
+// exists asks the store without refreshing the blob's age where it can.
+func exists(ctx context.Context, store sites.BlobStore, h string) (bool, error) {
+	if x, ok := store.(interface {
+		Exists(context.Context, string) (bool, error)
+	}); ok {
+		return x.Exists(ctx, h)
+	}
+	return store.Has(ctx, h)
+}
+
+// storedContent loads the contents a deploy names by sha256, each once,
+// within what an archive may unpack to (archiveUnpackFactor x --max-body)
+// in all.
 func (sd *sitedrop) storedContent(e *core.RequestEvent) sites.BlobLoader {
-	budget := sd.cfg.MaxBody
+	limit := archiveUnpackFactor * sd.cfg.MaxBody
+	budget := limit
 	store := sd.svc.Store()
+	loaded := map[string][]byte{}
 	return func(hash string) ([]byte, error) {
+		if data, ok := loaded[hash]; ok {
+			return data, nil
+		}
 		b, err := store.Open(e.Request.Context(), hash)
 		if err != nil {
 			return nil, err
 		}
 		defer b.Close()
 		if b.Size() > budget {
-			return nil, tooLarge(sd.cfg.MaxBody)
+			return nil, fail(http.StatusRequestEntityTooLarge, "Site too large: the files a deploy names may total %s", formatBytes(limit))
 		}
 		budget -= b.Size()
 		data := make([]byte, b.Size())
 		if _, err := io.ReadFull(b, data); err != nil {
 			return nil, err
 		}
+		loaded[hash] = data
 		return data, nil
 	}
+}
+
+// uploadBytesFactor bounds what one account may upload with PUT /blobs in
+// an hour: this many times --max-body (1 GiB with the defaults).
+const uploadBytesFactor = 20
+
+// byteBudget bounds the bytes each key (an account) may spend per window.
+type byteBudget struct {
+	max    int64
+	window time.Duration
+
+	mu    sync.Mutex
+	spent map[string]*byteWindow
+}
+
+type byteWindow struct {
+	start time.Time
+	n     int64
+}
+
+func newByteBudget(max int64, window time.Duration) *byteBudget {
+	return &byteBudget{max: max, window: window, spent: map[string]*byteWindow{}}
+}
+
+// allow charges n bytes to key and reports whether they fit the window.
+func (b *byteBudget) allow(key string, n int64, now time.Time) bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	w, ok := b.spent[key]
+	if !ok || now.Sub(w.start) >= b.window {
+		if len(b.spent) > 10000 { // forget ended windows
+			for k, v := range b.spent {
+				if now.Sub(v.start) >= b.window {
+					delete(b.spent, k)
+				}
+			}
+		}
+		w = &byteWindow{start: now}
+		b.spent[key] = w
+	}
+	if w.n+n > b.max {
+		return false
+	}
+	w.n += n
+	return true
 }

@@ -182,3 +182,24 @@ func TestBlobsAPI(t *testing.T) {
 		},
 	})
 }
+
+// TestBlobUploadBudget: an account may upload 20 x --max-body an hour.
+func TestBlobUploadBudget(t *testing.T) {
+	app, _ := newFixtureApp(t)
+	mux := newMux(t, app)
+	for i := range 21 {
+		body := strings.Repeat(string(rune('a'+i)), 64<<10) // --max-body in tests
+		res, b := do(t, mux, http.MethodPut, "/blobs/"+sites.HashBytes([]byte(body)), body, bearer(keyAlice))
+		want := 200
+		if i == 20 {
+			want = 429
+		}
+		if res.StatusCode != want {
+			t.Fatalf("upload %d: %d %s, want %d", i+1, res.StatusCode, b, want)
+		}
+	}
+	body := "another account"
+	if res, _ := do(t, mux, http.MethodPut, "/blobs/"+sites.HashBytes([]byte(body)), body, bearer(keyBob)); res.StatusCode != 200 {
+		t.Fatalf("another account's upload: %d", res.StatusCode)
+	}
+}

@@ -75,11 +75,19 @@ func saveCredentials(c credentials) (string, error) {
 		return "", fmt.Errorf("create %s: %w", filepath.Dir(p), err)
 	}
 	b, _ := json.MarshalIndent(c, "", "  ")
-	tmp := p + ".tmp"
-	if err := os.WriteFile(tmp, b, 0o600); err != nil {
-		return "", fmt.Errorf("write %s: %w", tmp, err)
+	f, err := os.CreateTemp(filepath.Dir(p), ".credentials-*") // mode 0600
+	if err != nil {
+		return "", fmt.Errorf("save %s: %w", p, err)
 	}
-	if err := os.Rename(tmp, p); err != nil {
+	defer os.Remove(f.Name())
+	if _, err := f.Write(b); err != nil {
+		f.Close()
+		return "", fmt.Errorf("save %s: %w", p, err)
+	}
+	if err := f.Close(); err != nil {
+		return "", fmt.Errorf("save %s: %w", p, err)
+	}
+	if err := os.Rename(f.Name(), p); err != nil {
 		return "", fmt.Errorf("save %s: %w", p, err)
 	}
 	return p, nil

@@ -105,8 +105,8 @@ func runDeploy(c *cobra.Command, api *apiClient, o deployOptions, target string)
 		if o.title != "" {
 			q.Set("title", o.title)
 		}
-		if o.spa {
-			q.Set("is_spa", "true")
+		if c.Flags().Changed("spa") {
+			q.Set("is_spa", fmt.Sprint(o.spa))
 		}
 		ct := "application/zip"
 		if format == sites.ArchiveTarGz {
@@ -130,8 +130,8 @@ func runDeploy(c *cobra.Command, api *apiClient, o deployOptions, target string)
 		if o.title != "" {
 			body["title"] = o.title
 		}
-		if o.spa {
-			body["is_spa"] = true
+		if c.Flags().Changed("spa") {
+			body["is_spa"] = o.spa // --spa=false turns it off on an update
 		}
 		entries := make([]map[string]string, 0, len(files))
 		if api.key == "" {
@@ -147,7 +147,16 @@ func runDeploy(c *cobra.Command, api *apiClient, o deployOptions, target string)
 			}
 		}
 		body["files"] = entries
-		if err := api.call(method, path, body, "", &ans); err != nil {
+		err = api.call(method, path, body, "", &ans)
+		if ae, ok := err.(*apiCallError); ok && api.key != "" && ae.Status == 400 && strings.Contains(ae.Msg, "is not on the server") {
+			// Content the server had when asked was collected since
+			// (nothing referenced it): ask and upload again, once.
+			if err := uploadMissing(api, files, errOut); err != nil {
+				return err
+			}
+			err = api.call(method, path, body, "", &ans)
+		}
+		if err != nil {
 			return err
 		}
 	}
@@ -180,6 +189,10 @@ func collectFiles(target string) ([]localFile, error) {
 		return nil, err
 	}
 	if !st.IsDir() {
+		ext := strings.ToLower(filepath.Ext(target))
+		if !st.Mode().IsRegular() || (ext != ".html" && ext != ".htm") {
+			return nil, fmt.Errorf("%s: deploy a folder, an .html file, or a .zip or .tar.gz archive", target)
+		}
 		data, err := os.ReadFile(target)
 		if err != nil {
 			return nil, err

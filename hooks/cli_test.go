@@ -129,6 +129,32 @@ func TestCLIAgainstRealServer(t *testing.T) {
 		t.Errorf("after rm the site answers %d", code)
 	}
 
+	// HTML whose head the server fills (a title): an unchanged redeploy
+	// still uploads nothing, as the server keeps the bytes it was sent.
+	titled := t.TempDir()
+	for i := range 20 {
+		os.WriteFile(filepath.Join(titled, fmt.Sprintf("p%d.html", i)), []byte(fmt.Sprintf("<p>%d</p>", i)), 0o644)
+	}
+	if _, errOut, err = runCLI(t, NewDeployCommand(), "--server", server, "--key", keyPia, "--slug", "titled", "--title", "Titled", titled); err != nil {
+		t.Fatalf("titled deploy: %v %s", err, errOut)
+	}
+	trec, err := srv.app.FindFirstRecordByData(sites.DeploymentsCollection, "slug", "titled")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := srv.sd.svc.CollectGarbage(t.Context(), 0); err != nil {
+		t.Fatal(err)
+	}
+	_, errOut, err = runCLI(t, NewDeployCommand(), "--server", server, "--key", keyPia, "--id", trec.Id, titled)
+	if err != nil || !strings.Contains(errOut, "20 files, 0 to upload") {
+		t.Fatalf("unchanged titled redeploy: %v %q", err, errOut)
+	}
+	notes := filepath.Join(t.TempDir(), "notes.txt")
+	os.WriteFile(notes, []byte("not a page"), 0o644)
+	if _, _, err := runCLI(t, NewDeployCommand(), "--server", server, "--key", keyPia, notes); err == nil || !strings.Contains(err.Error(), "an .html file") {
+		t.Errorf("deploying a file that is not HTML: %v", err)
+	}
+
 	// Without a key: an anonymous deployment, bytes inline.
 	_, errOut, err = runCLI(t, NewDeployCommand(), "--server", server, filepath.Join(dir, "index.html"))
 	if err != nil || !strings.Contains(errOut, "unless claimed") {

@@ -13,8 +13,9 @@ import (
 	"sitedrop/sites"
 )
 
-// archiveUnpackFactor bounds what an archive may unpack to: this many
-// times --max-body.
+// archiveUnpackFactor bounds what a deploy's files may total when they
+// are not all in the body: an archive unpacked, or contents named by
+// sha256. This many times --max-body.
 const archiveUnpackFactor = 4
 
 // archiveFormat is the archive format a deploy's Content-Type names, ""

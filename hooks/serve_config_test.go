@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/tls"
+	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -96,6 +97,7 @@ func TestOnDemandBudget(t *testing.T) {
 	s := DefaultConfig().Serve
 	s.ACMECA = "https://127.0.0.1:1/dir" // never asked
 	s.NewCertsPerHour = 2
+	s.logs = io.Discard
 	m, err := newCertManager(sd, s, 80, 443)
 	if err != nil {
 		t.Fatal(err)
@@ -161,6 +163,7 @@ func TestCertificateDispatch(t *testing.T) {
 	_, sd := newFixtureApp(t)
 	s := DefaultConfig().Serve
 	s.ACMECA = "https://127.0.0.1:1/dir"
+	s.logs = io.Discard
 	m, err := newCertManager(sd, s, 80, 443)
 	if err != nil {
 		t.Fatal(err)

@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"path"
 	"strings"
 )
 
@@ -67,7 +66,17 @@ func ReadArchive(data []byte, format string, lim ArchiveLimits) ([]FileInput, er
 			return &ArchiveError{Status: 413, Msg: fmt.Sprintf("Archive too large when unpacked: the limit is %s", formatSize(lim.MaxBytes))}
 		}
 		total += int64(len(b))
-		entries = append(entries, FileInput{Path: name, Content: string(b)})
+		entries = append(entries, FileInput{Path: name, Data: b})
+		return nil
+	}
+	// headers counts every entry, folders and metadata included, so that
+	// an archive of empty entries cannot keep a deploy busy.
+	headers := 0
+	countHeader := func() error {
+		headers++
+		if headers > 2*lim.MaxFiles+16 {
+			return &ArchiveError{Status: 413, Msg: fmt.Sprintf("Too many archive entries: the limit is %d files", lim.MaxFiles)}
+		}
 		return nil
 	}
 
@@ -77,7 +86,13 @@ func ReadArchive(data []byte, format string, lim ArchiveLimits) ([]FileInput, er
 		if err != nil {
 			return nil, badArchive("not a valid zip archive: %v", err)
 		}
+		if len(zr.File) > 2*lim.MaxFiles+16 {
+			return nil, &ArchiveError{Status: 413, Msg: fmt.Sprintf("Too many archive entries: the limit is %d files", lim.MaxFiles)}
+		}
 		for _, f := range zr.File {
+			if archiveJunk(f.Name) {
+				continue
+			}
 			mode := f.Mode()
 			switch {
 			case mode.IsDir():
@@ -100,14 +115,26 @@ func ReadArchive(data []byte, format string, lim ArchiveLimits) ([]FileInput, er
 		if err != nil {
 			return nil, badArchive("not a valid gzip stream: %v", err)
 		}
-		tr := tar.NewReader(gz)
+		// The tar stream itself is bounded: headers and padding of empty
+		// entries unpack too.
+		tr := tar.NewReader(&limitedStream{r: gz, left: lim.MaxBytes + int64(2*lim.MaxFiles+16)*1024})
 		for {
 			h, err := tr.Next()
+			var le *ArchiveError
+			if errors.As(err, &le) {
+				return nil, le
+			}
 			if errors.Is(err, io.EOF) {
 				break
 			}
 			if err != nil {
 				return nil, badArchive("not a valid tar.gz archive: %v", err)
+			}
+			if err := countHeader(); err != nil {
+				return nil, err
+			}
+			if archiveJunk(h.Name) {
+				continue
 			}
 			switch h.Typeflag {
 			case tar.TypeDir, tar.TypeXGlobalHeader:
@@ -117,6 +144,10 @@ func ReadArchive(data []byte, format string, lim ArchiveLimits) ([]FileInput, er
 				return nil, badArchive("archive entry %q is not a regular file (links and special files are refused)", h.Name)
 			}
 			if err := add(h.Name, tr); err != nil {
+				var le *ArchiveError
+				if errors.As(err, &le) {
+					return nil, le
+				}
 				return nil, err
 			}
 		}
@@ -127,7 +158,39 @@ func ReadArchive(data []byte, format string, lim ArchiveLimits) ([]FileInput, er
 		return nil, badArchive("the archive has no files")
 	}
 	stripCommonFolder(entries)
+	for _, e := range entries { // what stripping left must still be safe
+		if err := checkArchivePath(e.Path); err != nil {
+			return nil, err
+		}
+	}
 	return entries, nil
+}
+
+// archiveJunk tells entries that desktop archivers add and no site wants:
+// macOS resource forks and Finder files, Windows thumbnails.
+func archiveJunk(name string) bool {
+	n := strings.ReplaceAll(name, "\\", "/")
+	base := n[strings.LastIndexByte(n, '/')+1:]
+	return strings.HasPrefix(n, "__MACOSX/") || strings.Contains(n, "/__MACOSX/") ||
+		base == ".DS_Store" || strings.HasPrefix(base, "._") || base == "Thumbs.db"
+}
+
+// limitedStream reads at most left bytes, then fails with a 413.
+type limitedStream struct {
+	r    io.Reader
+	left int64
+}
+
+func (l *limitedStream) Read(p []byte) (int, error) {
+	if l.left <= 0 {
+		return 0, &ArchiveError{Status: 413, Msg: "Archive too large when unpacked"}
+	}
+	if int64(len(p)) > l.left {
+		p = p[:l.left]
+	}
+	n, err := l.r.Read(p)
+	l.left -= int64(n)
+	return n, err
 }
 
 // checkArchivePath refuses entry names that would escape the site or are
@@ -158,7 +221,7 @@ func stripCommonFolder(entries []FileInput) {
 		}
 	}
 	for i := range entries {
-		entries[i].Path = path.Clean(strings.TrimPrefix(strings.TrimPrefix(entries[i].Path, "./"), prefix))
+		entries[i].Path = strings.TrimPrefix(strings.TrimPrefix(entries[i].Path, "./"), prefix)
 	}
 }
 

@@ -87,6 +87,13 @@ func TestReadArchive(t *testing.T) {
 		{"too many files", ArchiveZip, makeZip(t, entry{name: "1", body: "1"}, entry{name: "2", body: "2"}, entry{name: "3", body: "3"}, entry{name: "4", body: "4"}), nil, 413, "Too many files"},
 		{"zip bomb", ArchiveZip, makeZip(t, entry{name: "bomb.txt", body: strings.Repeat("0", 5000)}), nil, 413, "too large when unpacked"},
 		{"tar.gz bomb", ArchiveTarGz, makeTarGz(t, entry{name: "a", body: strings.Repeat("0", 600)}, entry{name: "b", body: strings.Repeat("0", 600)}), nil, 413, "too large when unpacked"},
+		{"tar of empty folders (a CPU bomb)", ArchiveTarGz, makeTarGz(t, dirs(50)...), nil, 413, "Too many archive entries"},
+		{"macOS junk skipped, folder stripped", ArchiveZip, makeZip(t, entry{name: "site/index.html", body: "i"}, entry{name: "__MACOSX/site/._index.html", body: "junk"}, entry{name: "site/.DS_Store", body: "junk"}),
+			map[string]string{"index.html": "i"}, 0, ""},
+		{"absolute after stripping", ArchiveTarGz, makeTarGz(t, entry{name: "site//etc/passwd", body: "x"}), nil, 400, "absolute path"},
+		{"backslash traversal", ArchiveZip, makeZip(t, entry{name: `a\..\..\x`, body: "x"}), nil, 400, "leaves the archive"},
+		{"a root file keeps the folder", ArchiveZip, makeZip(t, entry{name: "index.html", body: "i"}, entry{name: "site/a.css", body: "a"}),
+			map[string]string{"index.html": "i", "site/a.css": "a"}, 0, ""},
 		{"empty", ArchiveZip, makeZip(t, entry{name: "dir/"}), nil, 400, "no files"},
 		{"not a zip", ArchiveZip, []byte("hello"), nil, 400, "not a valid zip"},
 		{"not gzip", ArchiveTarGz, []byte("hello"), nil, 400, "not a valid gzip"},
@@ -105,7 +112,7 @@ func TestReadArchive(t *testing.T) {
 			}
 			m := map[string]string{}
 			for _, f := range got {
-				m[f.Path] = f.Content
+				m[f.Path] = string(f.Data)
 			}
 			if len(m) != len(c.want) {
 				t.Fatalf("entries %v, want %v", m, c.want)
@@ -117,4 +124,13 @@ func TestReadArchive(t *testing.T) {
 			}
 		})
 	}
+}
+
+// dirs is n folder entries of a tar.
+func dirs(n int) []entry {
+	out := make([]entry, n)
+	for i := range out {
+		out[i] = entry{name: "d" + strings.Repeat("x", i) + "/", tarType: tar.TypeDir}
+	}
+	return out
 }

@@ -528,6 +528,10 @@ func buildManifest(files []File, meta resolvedMeta, submitURL string, known map[
 		}
 		h := HashBytes(data)
 		entry := ManifestEntry{Hash: h, Size: int64(len(data)), Type: f.ContentType}
+		if !bytes.Equal(data, f.Data) {
+			entry.Source = HashBytes(f.Data)
+			blobs[entry.Source] = f.Data
+		}
 		if _, seen := blobs[h]; !seen && len(data) >= minCompressSize && Compressible(f.ContentType) {
 			if v, ok := known[h]; ok {
 				entry.Encoded = v

@@ -15,6 +15,10 @@ type ManifestEntry struct {
 	// "zstd", "gzip"), made at deploy time for compressible files. Versions
 	// deployed before variants existed have none and are served as is.
 	Encoded map[string]EncodedEntry `json:"encoded,omitempty"`
+	// Source is the hash of the bytes the client sent, when the server
+	// changed them (HTML with head tags or the submit URL added). It is
+	// kept too, so a redeploy by digest finds it and uploads nothing.
+	Source string `json:"source,omitempty"`
 }
 
 // EncodedEntry is a precompressed variant of a file: a blob of its own.
@@ -23,10 +27,13 @@ type EncodedEntry struct {
 	Size int64  `json:"size"`
 }
 
-// Hashes calls fn with every blob hash the entry references: the file's
-// and its variants'.
+// Hashes calls fn with every blob hash the entry references: the file's,
+// its variants' and its source's.
 func (e ManifestEntry) Hashes(fn func(hash string)) {
 	fn(e.Hash)
+	if e.Source != "" {
+		fn(e.Source)
+	}
 	for _, v := range e.Encoded {
 		fn(v.Hash)
 	}

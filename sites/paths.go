@@ -100,6 +100,9 @@ type FileInput struct {
 	// SHA256 names content already on the server (uploaded with PUT
 	// /blobs/:sha256, or part of an earlier deploy) instead of Content.
 	SHA256 string `json:"sha256"`
+	// Data, when not nil, is the raw content (archives), used instead of
+	// Content without a copy.
+	Data []byte `json:"-"`
 }
 
 // BlobLoader returns the bytes of a stored blob by hash, or an error
@@ -163,6 +166,8 @@ func DecodeFiles(in []FileInput, load BlobLoader) ([]File, error) {
 			if err != nil {
 				return nil, err
 			}
+		case f.Data != nil:
+			data = f.Data
 		case f.Encoding == "":
 			data = []byte(f.Content)
 		case f.Encoding == "base64":

@@ -98,12 +98,38 @@ func (s *FSStore) Has(_ context.Context, hash string) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	now := time.Now()
-	if err := os.Chtimes(p, now, now); err != nil {
-		if errors.Is(err, fs.ErrNotExist) {
-			return false, nil
+	st, err := os.Stat(p)
+	if errors.Is(err, fs.ErrNotExist) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("stat blob %s: %w", hash, err)
+	}
+	// Refresh the age, but never shorten a KeepUntil.
+	if now := time.Now(); st.ModTime().Before(now) {
+		if err := os.Chtimes(p, now, now); err != nil {
+			if errors.Is(err, fs.ErrNotExist) {
+				return false, nil
+			}
+			return false, fmt.Errorf("touch blob %s: %w", hash, err)
 		}
-		return false, fmt.Errorf("touch blob %s: %w", hash, err)
+	}
+	return true, nil
+}
+
+// Exists reports whether the store has a blob, without refreshing its
+// age: asking must not keep unreferenced content alive.
+func (s *FSStore) Exists(_ context.Context, hash string) (bool, error) {
+	p, err := s.path(hash)
+	if err != nil {
+		return false, err
+	}
+	_, err = os.Stat(p)
+	if errors.Is(err, fs.ErrNotExist) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("stat blob %s: %w", hash, err)
 	}
 	return true, nil
 }
