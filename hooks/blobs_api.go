@@ -6,7 +6,6 @@ import (
 	"io"
 	"net/http"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/pocketbase/pocketbase/apis"
@@ -104,8 +103,9 @@ func (sd *sitedrop) blobPut(e *core.RequestEvent) error {
 	if size < 0 || size > sd.cfg.MaxBody {
 		size = sd.cfg.MaxBody // unknown length: charge the most it may be
 	}
-	if !sd.uploads.allow(user.Id, size, time.Now()) {
-		return fail(http.StatusTooManyRequests, "Upload limit reached: at most %s an hour per account", formatBytes(sd.uploads.max))
+	if err := sd.uploads.checkN(e.Response, user.Id, int(size),
+		"Upload limit reached: at most "+sites.FormatBytes(int64(sd.uploads.max))+" an hour per account"); err != nil {
+		return err
 	}
 	release, err := sd.acquireDeploySlot(e)
 	if err != nil {
@@ -173,7 +173,7 @@ func (sd *sitedrop) storedContent(e *core.RequestEvent) sites.BlobLoader {
 		}
 		defer b.Close()
 		if b.Size() > budget {
-			return nil, fail(http.StatusRequestEntityTooLarge, "Site too large: the files a deploy names may total %s", formatBytes(limit))
+			return nil, fail(http.StatusRequestEntityTooLarge, "Site too large: the files a deploy names may total %s", sites.FormatBytes(limit))
 		}
 		budget -= b.Size()
 		data := make([]byte, b.Size())
@@ -188,44 +188,3 @@ func (sd *sitedrop) storedContent(e *core.RequestEvent) sites.BlobLoader {
 // uploadBytesFactor bounds what one account may upload with PUT /blobs in
 // an hour: this many times --max-body (1 GiB with the defaults).
 const uploadBytesFactor = 20
-
-// byteBudget bounds the bytes each key (an account) may spend per window.
-type byteBudget struct {
-	max    int64
-	window time.Duration
-
-	mu    sync.Mutex
-	spent map[string]*byteWindow
-}
-
-type byteWindow struct {
-	start time.Time
-	n     int64
-}
-
-func newByteBudget(max int64, window time.Duration) *byteBudget {
-	return &byteBudget{max: max, window: window, spent: map[string]*byteWindow{}}
-}
-
-// allow charges n bytes to key and reports whether they fit the window.
-func (b *byteBudget) allow(key string, n int64, now time.Time) bool {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	w, ok := b.spent[key]
-	if !ok || now.Sub(w.start) >= b.window {
-		if len(b.spent) > 10000 { // forget ended windows
-			for k, v := range b.spent {
-				if now.Sub(v.start) >= b.window {
-					delete(b.spent, k)
-				}
-			}
-		}
-		w = &byteWindow{start: now}
-		b.spent[key] = w
-	}
-	if w.n+n > b.max {
-		return false
-	}
-	w.n += n
-	return true
-}

@@ -252,7 +252,7 @@ func uploadMissing(api *apiClient, files []localFile, errOut io.Writer) error {
 	for _, h := range ans.Missing {
 		total += int64(len(byHash[h].data))
 	}
-	fmt.Fprintf(errOut, "%d files, %d to upload (%s)\n", len(files), len(ans.Missing), formatBytes(total))
+	fmt.Fprintf(errOut, "%d files, %d to upload (%s)\n", len(files), len(ans.Missing), sites.FormatBytes(total))
 	if len(ans.Missing) == 0 {
 		return nil
 	}

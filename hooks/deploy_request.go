@@ -3,7 +3,6 @@ package hooks
 import (
 	"encoding/json"
 	"errors"
-	"fmt"
 	"io"
 	"net/http"
 	"reflect"
@@ -72,7 +71,7 @@ func unwrapBody(body io.ReadCloser) io.ReadCloser {
 }
 
 func tooLarge(limit int64) error {
-	return fail(http.StatusRequestEntityTooLarge, "Request body too large: the limit is %s", formatBytes(limit))
+	return fail(http.StatusRequestEntityTooLarge, "Request body too large: the limit is %s", sites.FormatBytes(limit))
 }
 
 // jsonError turns a decoding error into the client's 4xx.
@@ -188,17 +187,4 @@ func (r *deployRequest) content(maxFiles int, load sites.BlobLoader) (sites.Meta
 	}
 	up, err := r.upload(maxFiles, load)
 	return meta, up, err
-}
-
-// formatBytes writes a byte count the way people read limits: 50 MiB.
-func formatBytes(n int64) string {
-	switch {
-	case n >= 1<<30 && n%(1<<30) == 0:
-		return fmt.Sprintf("%d GiB", n>>30)
-	case n >= 1<<20 && n%(1<<20) == 0:
-		return fmt.Sprintf("%d MiB", n>>20)
-	case n >= 1<<10 && n%(1<<10) == 0:
-		return fmt.Sprintf("%d KiB", n>>10)
-	}
-	return fmt.Sprintf("%d bytes", n)
 }

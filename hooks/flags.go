@@ -6,6 +6,8 @@ import (
 	"strings"
 
 	"github.com/spf13/pflag"
+
+	"sitedrop/sites"
 )
 
 // BindFlags adds sitedrop's flags to fs, filling cfg when fs is parsed.
@@ -33,7 +35,7 @@ func BindFlags(fs *pflag.FlagSet, cfg *Config) {
 // byteSize is an int64 flag that accepts 50MiB, 10MB, 512KiB or plain bytes.
 type byteSize int64
 
-func (b *byteSize) String() string { return formatBytes(int64(*b)) }
+func (b *byteSize) String() string { return sites.FormatBytes(int64(*b)) }
 func (b *byteSize) Type() string   { return "size" }
 
 func (b *byteSize) Set(s string) error {

@@ -40,7 +40,7 @@ type sitedrop struct {
 	// gcDue is set when content may have become unreferenced.
 	gcDue gcFlag
 	// uploads bounds the bytes each account uploads with PUT /blobs.
-	uploads *byteBudget
+	uploads *limiter
 }
 
 // Register binds sitedrop to app: routes, record hooks and jobs. cfg is
@@ -165,7 +165,7 @@ func (sd *sitedrop) init() error {
 	sd.keyedDeploys = newLimiter(sd.cfg.DeploysPerMinute, time.Minute)
 	sd.deploySlots = make(chan struct{}, sd.cfg.ConcurrentDeploys)
 	sd.submitLimit = newLimiter(10, time.Minute)
-	sd.uploads = newByteBudget(uploadBytesFactor*sd.cfg.MaxBody, time.Hour)
+	sd.uploads = newLimiter(int(uploadBytesFactor*sd.cfg.MaxBody), time.Hour)
 	sd.deliverer = sites.NewDeliverer(sd.app, sd.webhookGuard())
 	sd.notifyWake = make(chan struct{}, 1)
 	return nil

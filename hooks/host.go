@@ -2,7 +2,6 @@ package hooks
 
 import (
 	"net/http"
-	"strings"
 
 	"github.com/pocketbase/pocketbase/apis"
 	"github.com/pocketbase/pocketbase/core"
@@ -44,8 +43,7 @@ func bindWWWRedirect(sd *sitedrop, se *core.ServeEvent) {
 		Id:       "sitedropWWWRedirect",
 		Priority: siteHostPriority,
 		Func: func(e *core.RequestEvent) error {
-			host := e.Request.Host
-			if len(host) < 4 || !strings.EqualFold(host[:4], "www.") || !sd.hosts.IsWebHost(host[4:]) {
+			if !sd.hosts.IsWWWWebHost(e.Request.Host) {
 				return e.Next()
 			}
 			return e.Redirect(http.StatusPermanentRedirect, sd.webURL()+e.Request.URL.RequestURI())

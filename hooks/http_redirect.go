@@ -51,7 +51,7 @@ func isAddressHost(host string) bool {
 // labels and invalid slugs included.
 func (sd *sitedrop) redirectHost(host string) (string, bool) {
 	web, sitesDomain := sd.hosts.Domains()
-	if sd.hosts.IsWebHost(host) || sd.hosts.IsWebHost(strings.TrimPrefix(strings.ToLower(host), "www.")) {
+	if sd.hosts.IsWebHost(host) || sd.hosts.IsWWWWebHost(host) {
 		return web, true
 	}
 	if slug, isSite := sd.hosts.Site(host); isSite && slug != "" {

@@ -32,6 +32,11 @@ func newLimiter(max int, window time.Duration) *limiter {
 // allow counts one event for key and reports whether it is within the
 // limit; when it is not, retryAfter is the time until the window resets.
 func (l *limiter) allow(key string) (ok bool, retryAfter time.Duration) {
+	return l.allowN(key, 1)
+}
+
+// allowN is allow for an event that weighs n (bytes, for instance).
+func (l *limiter) allowN(key string, n int) (ok bool, retryAfter time.Duration) {
 	if l.max < 0 {
 		return true, 0
 	}
@@ -51,17 +56,22 @@ func (l *limiter) allow(key string) (ok bool, retryAfter time.Duration) {
 		c = &windowCount{start: now}
 		l.counts[key] = c
 	}
-	if c.n >= l.max {
+	if c.n+n > l.max {
 		return false, c.start.Add(l.window).Sub(now)
 	}
-	c.n++
+	c.n += n
 	return true, 0
 }
 
 // check counts one event and returns the 429 error (with Retry-After set
 // on w) when the limit is exceeded.
 func (l *limiter) check(w http.ResponseWriter, key string) error {
-	ok, wait := l.allow(key)
+	return l.checkN(w, key, 1, msgRateLimited)
+}
+
+// checkN is check for an event that weighs n, refused with msg.
+func (l *limiter) checkN(w http.ResponseWriter, key string, n int, msg string) error {
+	ok, wait := l.allowN(key, n)
 	if ok {
 		return nil
 	}
@@ -70,7 +80,7 @@ func (l *limiter) check(w http.ResponseWriter, key string) error {
 		secs = 1
 	}
 	w.Header().Set("Retry-After", strconv.Itoa(secs))
-	return fail(http.StatusTooManyRequests, msgRateLimited)
+	return fail(http.StatusTooManyRequests, "%s", msg)
 }
 
 // authLimits are the per-client-IP limits of the sign-in endpoints, as in

@@ -267,8 +267,7 @@ func (b *orderBudget) allow(name string, now time.Time) (ok, first bool) {
 // allowCertificate tells whether name may have an on-demand certificate:
 // www.<web host>, and hosts of sites that are live right now.
 func (sd *sitedrop) allowCertificate(name string) error {
-	web, _ := sd.hosts.Domains()
-	if name == "www."+web {
+	if sd.hosts.IsWWWWebHost(name) {
 		return nil
 	}
 	slug, isSite := sd.hosts.Site(name)

@@ -63,7 +63,7 @@ func ReadArchive(data []byte, format string, lim ArchiveLimits) ([]FileInput, er
 			return badArchive("archive entry %q cannot be read: %v", name, err)
 		}
 		if int64(len(b)) > left {
-			return &ArchiveError{Status: 413, Msg: fmt.Sprintf("Archive too large when unpacked: the limit is %s", formatSize(lim.MaxBytes))}
+			return &ArchiveError{Status: 413, Msg: fmt.Sprintf("Archive too large when unpacked: the limit is %s", FormatBytes(lim.MaxBytes))}
 		}
 		total += int64(len(b))
 		entries = append(entries, FileInput{Path: name, Data: b})
@@ -223,15 +223,4 @@ func stripCommonFolder(entries []FileInput) {
 	for i := range entries {
 		entries[i].Path = strings.TrimPrefix(strings.TrimPrefix(entries[i].Path, "./"), prefix)
 	}
-}
-
-// formatSize writes a byte count for a limit message.
-func formatSize(n int64) string {
-	switch {
-	case n >= 1<<20 && n%(1<<20) == 0:
-		return fmt.Sprintf("%d MiB", n>>20)
-	case n >= 1<<10 && n%(1<<10) == 0:
-		return fmt.Sprintf("%d KiB", n>>10)
-	}
-	return fmt.Sprintf("%d bytes", n)
 }

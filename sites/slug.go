@@ -267,6 +267,13 @@ func (s HostSplit) IsWebHost(host string) bool {
 	return s.web != "" && normHost(host) == s.web
 }
 
+// IsWWWWebHost reports whether host (with or without a port) is
+// www.<web host>, which redirects to the web host.
+func (s HostSplit) IsWWWWebHost(host string) bool {
+	h := normHost(host)
+	return s.web != "" && strings.HasPrefix(h, "www.") && h[len("www."):] == s.web
+}
+
 // WebHostLabel returns the label the web host would have as a slug when it
 // lies directly under the sites domain ("web" for web.example.com under
 // example.com), so it can be reserved; "" otherwise.
