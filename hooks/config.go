@@ -9,6 +9,7 @@ package hooks
 
 import (
 	"io"
+	"net"
 	"os"
 	"time"
 )
@@ -119,6 +120,9 @@ type ServeConfig struct {
 	// disableTLSALPN leaves only HTTP-01 (and DNS-01) to certmagic; tests
 	// use it to exercise the plain HTTP listener's challenges.
 	disableTLSALPN bool
+	// onSend, when set, is told of each write of the main listener's
+	// connections (tests count the writes of a response).
+	onSend func(c net.Conn, n int)
 
 	// banner, when set, receives the start banner (the serve command's
 	// output).

@@ -69,10 +69,14 @@ func register(app core.App, cfg *Config) (*sitedrop, error) {
 	bindJobs(sd)
 	app.OnServe().BindFunc(func(se *core.ServeEvent) error {
 		sd.learnListenPort(se)
+		ln, err := sd.listenMain(se)
+		if err != nil {
+			return err
+		}
 		var ts *tlsServing
 		if se.Server != nil && sd.cfg.Serve.HTTPSAddr != "" {
-			var err error
 			if ts, err = sd.prepareTLS(se); err != nil {
+				ln.Close()
 				return err
 			}
 			if install := se.InstallerFunc; install != nil {
@@ -99,6 +103,7 @@ func register(app core.App, cfg *Config) (*sitedrop, error) {
 			if ts != nil {
 				ts.close()
 			}
+			ln.Close()
 			return err
 		}
 		wrapServerHandler(sd, se)
