@@ -3,11 +3,12 @@ package hooks
 import (
 	"context"
 	"crypto/tls"
-	"fmt"
 	"io"
 	"net"
 	"net/http"
+	"os"
 	"sync"
+	"time"
 
 	"github.com/pocketbase/pocketbase/core"
 )
@@ -46,7 +47,9 @@ type coalescingListener struct {
 }
 
 // listenMain binds the main server's address itself, where PocketBase
-// would, with a coalescing listener. It returns nil for a test harness
+// would, with a coalescing listener. It binds before the OnServe hooks
+// bound after sitedrop's run; those must not change the address or the
+// listener. It returns nil for a test harness
 // (no server) or a listener that was already set; Close accepts nil.
 func (sd *sitedrop) listenMain(se *core.ServeEvent) (*coalescingListener, error) {
 	if se.Server == nil || se.Listener != nil {
@@ -59,9 +62,9 @@ func (sd *sitedrop) listenMain(se *core.ServeEvent) (*coalescingListener, error)
 			addr = ":https"
 		}
 	}
-	ln, err := net.Listen("tcp", addr)
+	ln, err := net.Listen("tcp", addr) // its error names the address
 	if err != nil {
-		return nil, fmt.Errorf("listen on %s: %w", addr, err)
+		return nil, err
 	}
 	cl := &coalescingListener{Listener: ln, onSend: sd.cfg.Serve.onSend}
 	se.Listener = cl
@@ -87,14 +90,16 @@ func (l *coalescingListener) Accept() (net.Conn, error) {
 	if !ok {
 		return c, nil
 	}
-	return &coalescingConn{TCPConn: tc, onSend: l.onSend}, nil
+	return &coalescingConn{tcp: tc, onSend: l.onSend}, nil
 }
 
 // coalescingConn is a TCP connection whose writes can be corked. It
-// embeds *net.TCPConn, so net/http still finds CloseWrite, and ReadFrom
-// (sendfile), which is overridden to send what is held first.
+// keeps the *net.TCPConn in a field rather than embedding it, so that no
+// way of writing around what is held (SyscallConn, net's writev) is
+// promoted; it forwards what net/http uses: the net.Conn methods,
+// CloseWrite, and ReadFrom (sendfile), which sends what is held first.
 type coalescingConn struct {
-	*net.TCPConn
+	tcp    *net.TCPConn
 	onSend func(c net.Conn, n int)
 
 	// mu guards the fields below: under TLS, closing the server writes
@@ -131,7 +136,7 @@ func (c *coalescingConn) Write(p []byte) (int, error) {
 	// what is held and p, in one writev
 	c.vec = [2][]byte{*c.held, p}
 	c.bufs = c.vec[:] // fields, not locals: no allocation
-	n, err := c.bufs.WriteTo(c.TCPConn)
+	n, err := c.bufs.WriteTo(c.tcp)
 	c.vec, c.bufs = [2][]byte{}, nil
 	c.sent(int(n))
 	c.release()
@@ -141,18 +146,64 @@ func (c *coalescingConn) Write(p []byte) (int, error) {
 	return max(0, int(n)-held), err
 }
 
-// ReadFrom sends what is held, then copies r to the socket (sendfile for
-// a file). It does not hold the lock during the copy: while a handler
-// answers, only its goroutine writes.
+// ReadFrom copies r to the socket. net/http uses it for bodies copied
+// with io.Copy: files (sendfile) and Range answers. While corked, a reader
+// that is not a file goes through Write, so its bytes join what is held;
+// otherwise what is held is sent first and the copy goes to the socket
+// (sendfile for a file). The lock is not held during the copy: while a
+// handler answers, only its goroutine writes.
 func (c *coalescingConn) ReadFrom(r io.Reader) (int64, error) {
 	c.mu.Lock()
-	err := c.flushLocked()
+	through := c.corked && !isFile(r)
+	err := c.err
+	if !through {
+		err = c.flushLocked()
+	}
 	c.mu.Unlock()
 	if err != nil {
 		return 0, err
 	}
-	return c.TCPConn.ReadFrom(r)
+	if through {
+		return io.Copy(connWriter{c}, r)
+	}
+	n, err := c.tcp.ReadFrom(r)
+	if n > 0 {
+		c.sent(int(n))
+	}
+	if err != nil {
+		c.mu.Lock()
+		c.err = err
+		c.mu.Unlock()
+	}
+	return n, err
 }
+
+// isFile tells whether r is a file, or a part of one, which the kernel
+// copies (sendfile) without passing its bytes through memory.
+func isFile(r io.Reader) bool {
+	if lr, ok := r.(*io.LimitedReader); ok {
+		r = lr.R
+	}
+	_, ok := r.(*os.File)
+	return ok
+}
+
+// connWriter hides ReadFrom, so that io.Copy writes through Write.
+type connWriter struct{ c *coalescingConn }
+
+func (w connWriter) Write(p []byte) (int, error) { return w.c.Write(p) }
+
+// Read, Close, CloseWrite, the addresses and the deadlines are the TCP
+// connection's.
+
+func (c *coalescingConn) Read(p []byte) (int, error)         { return c.tcp.Read(p) }
+func (c *coalescingConn) Close() error                       { return c.tcp.Close() }
+func (c *coalescingConn) CloseWrite() error                  { return c.tcp.CloseWrite() }
+func (c *coalescingConn) LocalAddr() net.Addr                { return c.tcp.LocalAddr() }
+func (c *coalescingConn) RemoteAddr() net.Addr               { return c.tcp.RemoteAddr() }
+func (c *coalescingConn) SetDeadline(t time.Time) error      { return c.tcp.SetDeadline(t) }
+func (c *coalescingConn) SetReadDeadline(t time.Time) error  { return c.tcp.SetReadDeadline(t) }
+func (c *coalescingConn) SetWriteDeadline(t time.Time) error { return c.tcp.SetWriteDeadline(t) }
 
 // cork starts holding small writes back.
 func (c *coalescingConn) cork() {
@@ -173,8 +224,10 @@ func (c *coalescingConn) uncork(w http.ResponseWriter) {
 	holding := c.held != nil && c.err == nil
 	c.mu.Unlock()
 	if holding {
-		// Something is held, so the headers are out: flushing cannot
-		// change how the response is framed.
+		// Something is held, so the headers are out (but under TLS, in
+		// rare cases, what is held is a TLS record of its own, such as a
+		// key update; flushing then sends a response without a length as
+		// chunked, which is only another valid framing).
 		if f, ok := w.(http.Flusher); ok {
 			f.Flush()
 		}
@@ -197,7 +250,7 @@ func (c *coalescingConn) flushLocked() error {
 
 // send writes p to the socket.
 func (c *coalescingConn) send(p []byte) (int, error) {
-	n, err := c.TCPConn.Write(p)
+	n, err := c.tcp.Write(p)
 	c.sent(n)
 	if err != nil {
 		c.err = err
