@@ -1,13 +1,9 @@
 package hooks
 
 import (
-	"encoding/csv"
 	"encoding/json"
-	"fmt"
 	"net/http"
-	"sort"
 	"strconv"
-	"strings"
 
 	"github.com/pocketbase/dbx"
 	"github.com/pocketbase/pocketbase/core"
@@ -19,7 +15,6 @@ import (
 const (
 	defaultSubmissionsLimit = 50
 	maxSubmissionsLimit     = 200
-	maxCSVRows              = 100000
 	maxPage                 = 1000000
 )
 
@@ -76,63 +71,6 @@ func (sd *sitedrop) submissionsList(e *core.RequestEvent) error {
 		out = append(out, submissionJSON(r))
 	}
 	return e.JSON(http.StatusOK, map[string]any{"submissions": out, "page": page, "limit": limit, "total": total})
-}
-
-// submissionsCSV exports every submission of dep, newest first: id,
-// created_at and one column per field name.
-func (sd *sitedrop) submissionsCSV(e *core.RequestEvent, dep *core.Record) error {
-	recs, err := e.App.FindRecordsByFilter(sites.SubmissionsCollection, "deployment = {:d}", "-created,-id",
-		maxCSVRows, 0, dbx.Params{"d": dep.Id})
-	if err != nil {
-		return err
-	}
-	subs := make([]*sites.SubmissionJSON, 0, len(recs))
-	fields := map[string]bool{}
-	for _, r := range recs {
-		s := submissionJSON(r)
-		for k := range s.Data {
-			fields[k] = true
-		}
-		subs = append(subs, s)
-	}
-	cols := make([]string, 0, len(fields))
-	for k := range fields {
-		cols = append(cols, k)
-	}
-	sort.Strings(cols)
-
-	h := e.Response.Header()
-	h.Set("Content-Type", "text/csv; charset=utf-8")
-	h.Set("Content-Disposition", fmt.Sprintf(`attachment; filename="%s-submissions.csv"`, dep.GetString("slug")))
-	e.Response.WriteHeader(http.StatusOK)
-	w := csv.NewWriter(e.Response)
-	header := []string{"id", "created_at"}
-	for _, c := range cols {
-		header = append(header, csvCell(c)) // field names are the submitter's too
-	}
-	_ = w.Write(header)
-	for _, s := range subs {
-		row := []string{s.ID, s.CreatedAt}
-		for _, c := range cols {
-			row = append(row, csvCell(s.Data[c]))
-		}
-		_ = w.Write(row)
-	}
-	w.Flush()
-	return w.Error()
-}
-
-// csvCell writes a value for a spreadsheet: displayValue, with a formula
-// start (= + - @, also after leading white space) made inert with a quote.
-func csvCell(v any) string {
-	s := displayValue(v)
-	if t := strings.TrimLeft(s, " \t\r\n"); t != "" && strings.ContainsRune("=+-@", rune(t[0])) {
-		return "'" + s
-	}
-	if s != "" && strings.ContainsRune("\t\r", rune(s[0])) {
-		return "'" + s
-	}
-	return s
 }
 
 // displayValue shows a submitted value: strings as they are, other values

@@ -1,0 +1,160 @@
+package hooks
+
+import (
+	"encoding/csv"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"slices"
+	"strings"
+
+	"github.com/pocketbase/dbx"
+	"github.com/pocketbase/pocketbase/core"
+
+	"sitedrop/sites"
+)
+
+// CSV export limits. The export streams: it holds one page of rows at a
+// time, however many submissions a deployment has.
+const (
+	// csvPageRows is how many submissions are read per query.
+	csvPageRows = 500
+	// maxCSVFieldColumns bounds the field columns: the most used field
+	// names get one each, the rest of a row's fields go to the last
+	// column as JSON. Field names are the submitter's choice: without a
+	// bound, a form flooded with random names would make a sheet of
+	// millions of columns.
+	maxCSVFieldColumns = 100
+)
+
+// csvOtherColumn is the last column's name when some fields have no
+// column of their own.
+const csvOtherColumn = "other_fields"
+
+// submissionsCSV exports every submission of dep, newest first: id,
+// created_at, one column per field name (sorted; the 100 most used), and
+// other_fields with the rest as JSON when there are more names.
+func (sd *sitedrop) submissionsCSV(e *core.RequestEvent, dep *core.Record) error {
+	cols, more, err := submissionFieldColumns(e.App, dep.Id)
+	if err != nil {
+		return fmt.Errorf("list submission fields: %w", err)
+	}
+	h := e.Response.Header()
+	h.Set("Content-Type", "text/csv; charset=utf-8")
+	h.Set("Content-Disposition", fmt.Sprintf(`attachment; filename="%s-submissions.csv"`, dep.GetString("slug")))
+	e.Response.WriteHeader(http.StatusOK)
+
+	w := csv.NewWriter(e.Response)
+	header := []string{"id", "created_at"}
+	for _, c := range cols {
+		header = append(header, csvCell(c)) // field names are the submitter's too
+	}
+	if more {
+		header = append(header, csvOtherColumn)
+	}
+	_ = w.Write(header)
+	hasColumn := make(map[string]bool, len(cols))
+	for _, c := range cols {
+		hasColumn[c] = true
+	}
+	row := make([]string, 0, len(header))
+	err = eachSubmission(e.App, dep.Id, func(r *core.Record) error {
+		s := submissionJSON(r)
+		row = append(row[:0], s.ID, s.CreatedAt)
+		for _, c := range cols {
+			row = append(row, csvCell(s.Data[c]))
+		}
+		if more {
+			row = append(row, csvCell(otherFields(s.Data, hasColumn)))
+		}
+		if err := w.Write(row); err != nil {
+			return err
+		}
+		return e.Request.Context().Err() // the client went away
+	})
+	w.Flush()
+	if err == nil {
+		err = w.Error()
+	}
+	if err != nil {
+		// the status is sent: the client sees a cut file
+		e.App.Logger().Warn("submissions CSV export cut short", "deployment", dep.Id, "error", err)
+	}
+	return nil
+}
+
+// submissionFieldColumns returns the field names that get a column,
+// sorted, and whether other names exist.
+func submissionFieldColumns(app core.App, depID string) (cols []string, more bool, err error) {
+	var names []struct {
+		Key string `db:"key"`
+	}
+	err = app.DB().NewQuery(`SELECT j.key AS key FROM ` + sites.SubmissionsCollection + ` s, json_each(s.data) j
+		WHERE s.deployment = {:d} AND json_type(s.data) = 'object'
+		GROUP BY j.key ORDER BY COUNT(*) DESC, j.key LIMIT {:n}`).
+		Bind(dbx.Params{"d": depID, "n": maxCSVFieldColumns + 1}).All(&names)
+	if err != nil {
+		return nil, false, err
+	}
+	if len(names) > maxCSVFieldColumns {
+		names, more = names[:maxCSVFieldColumns], true
+	}
+	for _, n := range names {
+		cols = append(cols, n.Key)
+	}
+	slices.Sort(cols)
+	return cols, more, nil
+}
+
+// eachSubmission calls fn with every submission of a deployment, newest
+// first, reading a page at a time (keyset paging: each query is short
+// and holds no database connection while the client reads).
+func eachSubmission(app core.App, depID string, fn func(*core.Record) error) error {
+	filter, params := "deployment = {:d}", dbx.Params{"d": depID}
+	for {
+		recs, err := app.FindRecordsByFilter(sites.SubmissionsCollection, filter, "-created,-id", csvPageRows, 0, params)
+		if err != nil {
+			return fmt.Errorf("read submissions: %w", err)
+		}
+		for _, r := range recs {
+			if err := fn(r); err != nil {
+				return err
+			}
+		}
+		if len(recs) < csvPageRows {
+			return nil
+		}
+		last := recs[len(recs)-1]
+		filter = "deployment = {:d} && (created < {:c} || (created = {:c} && id < {:id}))"
+		params = dbx.Params{"d": depID, "c": last.GetString("created"), "id": last.Id}
+	}
+}
+
+// otherFields is the JSON of the fields without a column of their own;
+// empty when there are none.
+func otherFields(data map[string]any, hasColumn map[string]bool) string {
+	rest := map[string]any{}
+	for k, v := range data {
+		if !hasColumn[k] {
+			rest[k] = v
+		}
+	}
+	if len(rest) == 0 {
+		return ""
+	}
+	b, _ := json.Marshal(rest) // sorted keys
+	return string(b)
+}
+
+// csvCell writes a value for a spreadsheet: displayValue, with a formula
+// start (= + - @, also after leading white space) made inert with a quote.
+func csvCell(v any) string {
+	s := displayValue(v)
+	if t := strings.TrimLeft(s, " \t\r\n"); t != "" && strings.ContainsRune("=+-@", rune(t[0])) {
+		return "'" + s
+	}
+	if s != "" && strings.ContainsRune("\t\r", rune(s[0])) {
+		return "'" + s
+	}
+	return s
+}
