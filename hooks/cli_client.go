@@ -145,6 +145,9 @@ func (c *apiClient) call(method, path string, body any, contentType string, out 
 	if err != nil {
 		return fmt.Errorf("request %s: %w", path, err)
 	}
+	if f, ok := body.(*sizedFile); ok {
+		req.ContentLength = f.size
+	}
 	if contentType != "" {
 		req.Header.Set("Content-Type", contentType)
 	}

@@ -1,8 +1,9 @@
 package hooks
 
 import (
-	"bytes"
+	"crypto/sha256"
 	"encoding/base64"
+	"encoding/hex"
 	"fmt"
 	"io"
 	"io/fs"
@@ -19,11 +20,14 @@ import (
 	"sitedrop/sites"
 )
 
-// localFile is a file of the folder being deployed.
+// localFile is a file of the folder being deployed. Its bytes stay on
+// disk: they are hashed as a stream and read again only to be uploaded,
+// so a large site does not have to fit in memory.
 type localFile struct {
 	path string // site path, slash-separated
+	src  string // the file on disk
+	size int64
 	hash string
-	data []byte
 }
 
 // deployOptions are the flags of `sitedrop deploy`.
@@ -94,10 +98,11 @@ func runDeploy(c *cobra.Command, api *apiClient, o deployOptions, target string)
 	}
 	var ans deployAnswer
 	if format := archiveOfPath(target); format != "" {
-		data, err := os.ReadFile(target)
+		archive, err := openSized(target)
 		if err != nil {
-			return fmt.Errorf("read %s: %w", target, err)
+			return err
 		}
+		defer archive.Close()
 		q := url.Values{}
 		if o.slug != "" && o.id == "" {
 			q.Set("slug", o.slug)
@@ -115,7 +120,7 @@ func runDeploy(c *cobra.Command, api *apiClient, o deployOptions, target string)
 		if len(q) > 0 {
 			path += "?" + q.Encode()
 		}
-		if err := api.call(method, path, bytes.NewReader(data), ct, &ans); err != nil {
+		if err := api.call(method, path, archive, ct, &ans); err != nil {
 			return err
 		}
 	} else {
@@ -135,8 +140,13 @@ func runDeploy(c *cobra.Command, api *apiClient, o deployOptions, target string)
 		}
 		entries := make([]map[string]string, 0, len(files))
 		if api.key == "" {
+			// inline: the whole site goes in one request body anyway
 			for _, f := range files {
-				entries = append(entries, map[string]string{"path": f.path, "content": base64.StdEncoding.EncodeToString(f.data), "encoding": "base64"})
+				data, err := os.ReadFile(f.src)
+				if err != nil {
+					return fmt.Errorf("read %s: %w", f.src, err)
+				}
+				entries = append(entries, map[string]string{"path": f.path, "content": base64.StdEncoding.EncodeToString(data), "encoding": "base64"})
 			}
 		} else {
 			if err := uploadMissing(api, files, errOut); err != nil {
@@ -193,11 +203,11 @@ func collectFiles(target string) ([]localFile, error) {
 		if !st.Mode().IsRegular() || (ext != ".html" && ext != ".htm") {
 			return nil, fmt.Errorf("%s: deploy a folder, an .html file, or a .zip or .tar.gz archive", target)
 		}
-		data, err := os.ReadFile(target)
+		f, err := hashLocalFile("index.html", target)
 		if err != nil {
 			return nil, err
 		}
-		return []localFile{{path: "index.html", hash: sites.HashBytes(data), data: data}}, nil
+		return []localFile{f}, nil
 	}
 	var files []localFile
 	err = filepath.WalkDir(target, func(p string, d fs.DirEntry, err error) error {
@@ -214,11 +224,11 @@ func collectFiles(target string) ([]localFile, error) {
 		if !d.Type().IsRegular() {
 			return nil // folders, links, devices
 		}
-		data, err := os.ReadFile(p)
+		f, err := hashLocalFile(filepath.ToSlash(rel), p)
 		if err != nil {
 			return err
 		}
-		files = append(files, localFile{path: filepath.ToSlash(rel), hash: sites.HashBytes(data), data: data})
+		files = append(files, f)
 		return nil
 	})
 	if err != nil {
@@ -250,7 +260,7 @@ func uploadMissing(api *apiClient, files []localFile, errOut io.Writer) error {
 	}
 	var total int64
 	for _, h := range ans.Missing {
-		total += int64(len(byHash[h].data))
+		total += byHash[h].size
 	}
 	fmt.Fprintf(errOut, "%d files, %d to upload (%s)\n", len(files), len(ans.Missing), sites.FormatBytes(total))
 	if len(ans.Missing) == 0 {
@@ -265,11 +275,11 @@ func uploadMissing(api *apiClient, files []localFile, errOut io.Writer) error {
 		if !ok {
 			return fmt.Errorf("the server asked for content %s that was not offered", h)
 		}
-		if err := api.call("PUT", "/blobs/"+h, bytes.NewReader(f.data), "application/octet-stream", nil); err != nil {
-			return fmt.Errorf("upload %s: %w", f.path, err)
+		if err := uploadBlob(api, f); err != nil {
+			return err
 		}
 		if bar != nil {
-			_ = bar.Add(len(f.data))
+			_ = bar.Add64(f.size)
 		} else {
 			fmt.Fprintf(errOut, "uploaded %d/%d %s\n", i+1, len(ans.Missing), f.path)
 		}
@@ -278,4 +288,61 @@ func uploadMissing(api *apiClient, files []localFile, errOut io.Writer) error {
 		_ = bar.Finish()
 	}
 	return nil
+}
+
+// hashLocalFile hashes the file at src, read as a stream.
+func hashLocalFile(sitePath, src string) (localFile, error) {
+	fh, err := os.Open(src)
+	if err != nil {
+		return localFile{}, err
+	}
+	defer fh.Close()
+	h := sha256.New()
+	n, err := io.Copy(h, fh)
+	if err != nil {
+		return localFile{}, fmt.Errorf("read %s: %w", src, err)
+	}
+	return localFile{path: sitePath, src: src, size: n, hash: hex.EncodeToString(h.Sum(nil))}, nil
+}
+
+// uploadBlob sends f's bytes, streamed from disk, as the content of its
+// hash. The server checks the hash: a file changed since it was hashed
+// is refused.
+func uploadBlob(api *apiClient, f localFile) error {
+	body, err := openSized(f.src)
+	if err != nil {
+		return err
+	}
+	defer body.Close()
+	if body.size != f.size {
+		return fmt.Errorf("%s changed during the deploy: run it again", f.src)
+	}
+	if err := api.call("PUT", "/blobs/"+f.hash, body, "application/octet-stream", nil); err != nil {
+		if ae, ok := err.(*apiCallError); ok && ae.Status == 400 {
+			return fmt.Errorf("upload %s (did it change during the deploy?): %w", f.path, err)
+		}
+		return fmt.Errorf("upload %s: %w", f.path, err)
+	}
+	return nil
+}
+
+// sizedFile is an open file that a request sends with its
+// Content-Length (net/http sends other readers chunked).
+type sizedFile struct {
+	*os.File
+	size int64
+}
+
+// openSized opens the file at p for upload.
+func openSized(p string) (*sizedFile, error) {
+	fh, err := os.Open(p)
+	if err != nil {
+		return nil, err
+	}
+	st, err := fh.Stat()
+	if err != nil {
+		fh.Close()
+		return nil, fmt.Errorf("read %s: %w", p, err)
+	}
+	return &sizedFile{File: fh, size: st.Size()}, nil
 }

@@ -1,6 +1,7 @@
 package hooks
 
 import (
+	"archive/zip"
 	"bytes"
 	"fmt"
 	"io"
@@ -153,6 +154,47 @@ func TestCLIAgainstRealServer(t *testing.T) {
 	os.WriteFile(notes, []byte("not a page"), 0o644)
 	if _, _, err := runCLI(t, NewDeployCommand(), "--server", server, "--key", keyPia, notes); err == nil || !strings.Contains(err.Error(), "an .html file") {
 		t.Errorf("deploying a file that is not HTML: %v", err)
+	}
+
+	// An archive goes up as it is, streamed from disk.
+	zipPath := filepath.Join(t.TempDir(), "site.zip")
+	zf, _ := os.Create(zipPath)
+	zw := zip.NewWriter(zf)
+	for name, body := range map[string]string{"dist/index.html": "<p>zipped</p>", "dist/app.js": strings.Repeat("let x = 1;\n", 500)} {
+		w, _ := zw.Create(name)
+		io.WriteString(w, body)
+	}
+	zw.Close()
+	zf.Close()
+	if out, errOut, err := runCLI(t, NewDeployCommand(), "--server", server, "--key", keyPia, "--slug", "zipped", "--title", "Zipped", zipPath); err != nil || !strings.Contains(out, "zipped.sites.test") {
+		t.Fatalf("archive deploy: %v %q %q", err, out, errOut)
+	}
+	if _, b := siteGetLive(t, server, "zipped.sites.test", "/"); !strings.Contains(b, "<p>zipped</p>") || !strings.Contains(b, "<title>Zipped</title>") {
+		t.Fatalf("archive site: %q", b)
+	}
+	if _, b := siteGetLive(t, server, "zipped.sites.test", "/app.js"); b != strings.Repeat("let x = 1;\n", 500) {
+		t.Fatalf("archive script: %d bytes", len(b))
+	}
+
+	// A file changed between hashing and upload is refused, not
+	// deployed with the wrong content.
+	changing := filepath.Join(t.TempDir(), "changing.html")
+	os.WriteFile(changing, []byte("<p>before</p>"), 0o644)
+	lf, err := hashLocalFile("index.html", changing)
+	if err != nil {
+		t.Fatal(err)
+	}
+	api, err := newAPIClient(server, keyPia)
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(changing, []byte("<p>after!</p>"), 0o644) // same size
+	if err := uploadBlob(api, lf); err == nil || !strings.Contains(err.Error(), "did it change during the deploy") {
+		t.Errorf("same size, other bytes: %v", err)
+	}
+	os.WriteFile(changing, []byte("<p>longer now</p>"), 0o644)
+	if err := uploadBlob(api, lf); err == nil || !strings.Contains(err.Error(), "changed during the deploy") {
+		t.Errorf("other size: %v", err)
 	}
 
 	// Without a key: an anonymous deployment, bytes inline.
