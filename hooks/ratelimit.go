@@ -29,13 +29,9 @@ func newLimiter(max int, window time.Duration) *limiter {
 	return &limiter{max: max, window: window, counts: map[string]*windowCount{}}
 }
 
-// allow counts one event for key and reports whether it is within the
-// limit; when it is not, retryAfter is the time until the window resets.
-func (l *limiter) allow(key string) (ok bool, retryAfter time.Duration) {
-	return l.allowN(key, 1)
-}
-
-// allowN is allow for an event that weighs n (bytes, for instance).
+// allowN counts an event that weighs n (1 for a request; bytes, for
+// instance) for key and reports whether it is within the limit; when it
+// is not, retryAfter is the time until the window resets.
 func (l *limiter) allowN(key string, n int) (ok bool, retryAfter time.Duration) {
 	if l.max < 0 {
 		return true, 0
