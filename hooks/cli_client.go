@@ -146,7 +146,7 @@ func (c *apiClient) call(method, path string, body any, contentType string, out 
 		return fmt.Errorf("request %s: %w", path, err)
 	}
 	if f, ok := body.(*sizedFile); ok {
-		req.ContentLength = f.size
+		f.prepare(req)
 	}
 	if contentType != "" {
 		req.Header.Set("Content-Type", contentType)
@@ -162,6 +162,10 @@ func (c *apiClient) call(method, path string, body any, contentType string, out 
 	raw, err := io.ReadAll(io.LimitReader(res.Body, 64<<20))
 	if err != nil {
 		return fmt.Errorf("read the answer of %s: %w", path, err)
+	}
+	if res.StatusCode >= 300 && res.StatusCode < 400 {
+		// a redirect the client did not follow: nothing was done
+		return &apiCallError{Status: res.StatusCode, Msg: "redirected to " + res.Header.Get("Location") + "; is --server right?"}
 	}
 	if res.StatusCode >= 400 {
 		var e struct {

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"net/http"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -331,6 +332,23 @@ func uploadBlob(api *apiClient, f localFile) error {
 type sizedFile struct {
 	*os.File
 	size int64
+}
+
+// prepare makes req send the file with its Content-Length, and lets the
+// client send it again (a redirect, a retry on a closed connection). An
+// empty file is sent as no body: net/http would send it chunked.
+func (f *sizedFile) prepare(req *http.Request) {
+	if f.size == 0 {
+		req.Body, req.GetBody, req.ContentLength = http.NoBody, nil, 0
+		return
+	}
+	// sections of the file, which the client may close: the file stays
+	// open for the next send, and its opener closes it
+	req.ContentLength = f.size
+	req.GetBody = func() (io.ReadCloser, error) {
+		return io.NopCloser(io.NewSectionReader(f.File, 0, f.size)), nil
+	}
+	req.Body, _ = req.GetBody()
 }
 
 // openSized opens the file at p for upload.

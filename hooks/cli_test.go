@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -174,6 +175,36 @@ func TestCLIAgainstRealServer(t *testing.T) {
 	}
 	if _, b := siteGetLive(t, server, "zipped.sites.test", "/app.js"); b != strings.Repeat("let x = 1;\n", 500) {
 		t.Fatalf("archive script: %d bytes", len(b))
+	}
+
+	// Through a front that redirects (as sitedrop's own plain HTTP
+	// listener does under TLS), uploads are sent again, and an empty file
+	// goes as an empty body.
+	front := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, server+r.URL.RequestURI(), http.StatusPermanentRedirect)
+	}))
+	defer front.Close()
+	redirected := t.TempDir()
+	os.WriteFile(filepath.Join(redirected, "index.html"), []byte("<p>through a redirect</p>"), 0o644)
+	os.WriteFile(filepath.Join(redirected, "empty.txt"), nil, 0o644)
+	if _, errOut, err := runCLI(t, NewDeployCommand(), "--server", front.URL, "--key", keyPia, "--slug", "redirected", redirected); err != nil {
+		t.Fatalf("deploy through a redirect: %v %q", err, errOut)
+	}
+	if _, b := siteGetLive(t, server, "redirected.sites.test", "/"); b != "<p>through a redirect</p>" {
+		t.Fatalf("redirected site: %q", b)
+	}
+	if code, b := siteGetLive(t, server, "redirected.sites.test", "/empty.txt"); code != 200 || b != "" {
+		t.Fatalf("empty file: %d %q", code, b)
+	}
+	// a redirect the client does not follow (GET after a 303 would lose the
+	// body) is an error, not a silent success
+	see := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Location", server+r.URL.RequestURI())
+		w.WriteHeader(http.StatusMultipleChoices)
+	}))
+	defer see.Close()
+	if _, _, err := runCLI(t, NewDeployCommand(), "--server", see.URL, "--key", keyPia, redirected); err == nil || !strings.Contains(err.Error(), "redirected to") {
+		t.Errorf("deploy to a server that answers 300: %v", err)
 	}
 
 	// A file changed between hashing and upload is refused, not

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/pocketbase/dbx"
 	"github.com/pocketbase/pocketbase/core"
@@ -25,6 +26,8 @@ const (
 	// bound, a form flooded with random names would make a sheet of
 	// millions of columns.
 	maxCSVFieldColumns = 100
+	// csvPageWriteTimeout is how long the client has to take in a page.
+	csvPageWriteTimeout = 2 * time.Minute
 )
 
 // csvOtherColumn is the last column's name when some fields have no
@@ -58,17 +61,23 @@ func (sd *sitedrop) submissionsCSV(e *core.RequestEvent, dep *core.Record) error
 		hasColumn[c] = true
 	}
 	row := make([]string, 0, len(header))
-	err = eachSubmission(e.App, dep.Id, func(r *core.Record) error {
-		s := submissionJSON(r)
-		row = append(row[:0], s.ID, s.CreatedAt)
-		for _, c := range cols {
-			row = append(row, csvCell(s.Data[c]))
-		}
-		if more {
-			row = append(row, csvCell(otherFields(s.Data, hasColumn)))
-		}
-		if err := w.Write(row); err != nil {
-			return err
+	rc := http.NewResponseController(e.Response)
+	err = eachSubmissionPage(e.App, dep.Id, func(page []*core.Record) error {
+		// the server's write timeout bounds a response, not an export
+		// of any length: each page gets its own
+		_ = rc.SetWriteDeadline(time.Now().Add(csvPageWriteTimeout))
+		for _, r := range page {
+			s := submissionJSON(r)
+			row = append(row[:0], s.ID, s.CreatedAt)
+			for _, c := range cols {
+				row = append(row, csvCell(s.Data[c]))
+			}
+			if more {
+				row = append(row, csvCell(otherFields(s.Data, hasColumn)))
+			}
+			if err := w.Write(row); err != nil {
+				return err
+			}
 		}
 		return e.Request.Context().Err() // the client went away
 	})
@@ -76,9 +85,11 @@ func (sd *sitedrop) submissionsCSV(e *core.RequestEvent, dep *core.Record) error
 	if err == nil {
 		err = w.Error()
 	}
-	if err != nil {
-		// the status is sent: the client sees a cut file
-		e.App.Logger().Warn("submissions CSV export cut short", "deployment", dep.Id, "error", err)
+	if err != nil && e.Request.Context().Err() == nil {
+		// The status is sent: abort the connection, so that the client
+		// sees a cut download rather than a file that looks complete.
+		e.App.Logger().Warn("submissions CSV export failed", "deployment", dep.Id, "error", err)
+		panic(http.ErrAbortHandler)
 	}
 	return nil
 }
@@ -106,18 +117,21 @@ func submissionFieldColumns(app core.App, depID string) (cols []string, more boo
 	return cols, more, nil
 }
 
-// eachSubmission calls fn with every submission of a deployment, newest
-// first, reading a page at a time (keyset paging: each query is short
-// and holds no database connection while the client reads).
-func eachSubmission(app core.App, depID string, fn func(*core.Record) error) error {
+// eachSubmissionPage calls fn with every submission of a deployment,
+// newest first, a page at a time. Keyset paging: each query is short,
+// holds no database connection while the client reads, and starts where
+// the last one stopped (the redundant created <= bound lets SQLite seek
+// on the (deployment, created) index instead of scanning from the
+// newest row).
+func eachSubmissionPage(app core.App, depID string, fn func([]*core.Record) error) error {
 	filter, params := "deployment = {:d}", dbx.Params{"d": depID}
 	for {
 		recs, err := app.FindRecordsByFilter(sites.SubmissionsCollection, filter, "-created,-id", csvPageRows, 0, params)
 		if err != nil {
 			return fmt.Errorf("read submissions: %w", err)
 		}
-		for _, r := range recs {
-			if err := fn(r); err != nil {
+		if len(recs) > 0 {
+			if err := fn(recs); err != nil {
 				return err
 			}
 		}
@@ -125,7 +139,7 @@ func eachSubmission(app core.App, depID string, fn func(*core.Record) error) err
 			return nil
 		}
 		last := recs[len(recs)-1]
-		filter = "deployment = {:d} && (created < {:c} || (created = {:c} && id < {:id}))"
+		filter = "deployment = {:d} && created <= {:c} && (created < {:c} || id < {:id})"
 		params = dbx.Params{"d": depID, "c": last.GetString("created"), "id": last.Id}
 	}
 }
