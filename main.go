@@ -25,6 +25,11 @@ func main() {
 		DefaultDataDir: os.Getenv("SITEDROP_DIR"),
 	})
 
+	// PocketBase's error writer prints the text on stdout (only its colour
+	// codes reach stderr): errors and the CLI's progress belong on stderr,
+	// so that `URL=$(sitedrop deploy dist)` captures the URL alone.
+	app.RootCmd.SetErr(os.Stderr)
+
 	cfg := hooks.DefaultConfig()
 	hooks.BindFlags(app.RootCmd.PersistentFlags(), &cfg)
 	// Parse early, as PocketBase does with its own flags, so the config is
