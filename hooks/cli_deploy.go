@@ -93,6 +93,18 @@ func runDeploy(c *cobra.Command, api *apiClient, o deployOptions, target string)
 	if o.id != "" && api.key == "" {
 		return fmt.Errorf("--id needs a key (sitedrop login, --key or SITEDROP_KEY)")
 	}
+	if o.id == "" && o.slug != "" && api.key != "" {
+		// deploying to one's own slug again updates that site, as
+		// surge.sh does: scripts need not keep its id
+		id, err := ownDeploymentID(api, o.slug)
+		if err != nil {
+			return err
+		}
+		if id != "" {
+			o.id = id
+			fmt.Fprintf(errOut, "Updating %s (deployment %s)\n", o.slug, id)
+		}
+	}
 	method, path := "POST", "/deploy"
 	if o.id != "" {
 		method, path = "PUT", "/deploy/"+url.PathEscape(o.id)
@@ -150,25 +162,31 @@ func runDeploy(c *cobra.Command, api *apiClient, o deployOptions, target string)
 				entries = append(entries, map[string]string{"path": f.path, "content": base64.StdEncoding.EncodeToString(data), "encoding": "base64"})
 			}
 		} else {
-			if err := uploadMissing(api, files, errOut); err != nil {
-				return err
-			}
 			for _, f := range files {
 				entries = append(entries, map[string]string{"path": f.path, "sha256": f.hash})
 			}
 		}
 		body["files"] = entries
+		// With a key the deploy names contents by hash and is sent first:
+		// the server refuses a taken slug or too many files before
+		// anything is uploaded, and an unchanged redeploy is one request.
+		// When contents are missing, they are uploaded and the deploy sent
+		// again; twice, in case the collector took content the server had
+		// when asked (nothing referenced it).
 		err = api.call(method, path, body, "", &ans)
-		if ae, ok := err.(*apiCallError); ok && api.key != "" && ae.Status == 400 && strings.Contains(ae.Msg, "is not on the server") {
-			// Content the server had when asked was collected since
-			// (nothing referenced it): ask and upload again, once.
+		uploaded := false
+		for try := 0; try < 2 && api.key != "" && isMissingContent(err); try++ {
 			if err := uploadMissing(api, files, errOut); err != nil {
 				return err
 			}
+			uploaded = true
 			err = api.call(method, path, body, "", &ans)
 		}
 		if err != nil {
 			return err
+		}
+		if api.key != "" && !uploaded {
+			fmt.Fprintf(errOut, "%d files, 0 to upload\n", len(files))
 		}
 	}
 	fmt.Fprintln(out, ans.URL)
@@ -178,6 +196,30 @@ func runDeploy(c *cobra.Command, api *apiClient, o deployOptions, target string)
 		fmt.Fprintf(errOut, "Deployment %s (%s)\n", ans.ID, ans.Slug)
 	}
 	return nil
+}
+
+// isMissingContent tells a deploy refused because contents it names by
+// hash are not on the server.
+func isMissingContent(err error) bool {
+	ae, ok := err.(*apiCallError)
+	return ok && ae.Status == http.StatusBadRequest && strings.Contains(ae.Msg, "is not on the server")
+}
+
+// ownDeploymentID returns the id of the caller's deployment with slug, or
+// "" when the caller has none by that name.
+func ownDeploymentID(api *apiClient, slug string) (string, error) {
+	var ans struct {
+		Deployments []struct{ ID, Slug string } `json:"deployments"`
+	}
+	if err := api.call("GET", "/deploys", nil, "", &ans); err != nil {
+		return "", err
+	}
+	for _, d := range ans.Deployments {
+		if d.Slug == slug {
+			return d.ID, nil
+		}
+	}
+	return "", nil
 }
 
 // archiveOfPath tells an archive to upload as is by its name.

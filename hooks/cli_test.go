@@ -147,10 +147,19 @@ func TestCLIAgainstRealServer(t *testing.T) {
 	if _, err := srv.sd.svc.CollectGarbage(t.Context(), 0); err != nil {
 		t.Fatal(err)
 	}
-	_, errOut, err = runCLI(t, NewDeployCommand(), "--server", server, "--key", keyPia, "--id", trec.Id, titled)
-	if err != nil || !strings.Contains(errOut, "20 files, 0 to upload") {
+	// deploying to one's own slug again updates it; unchanged, nothing
+	// is uploaded
+	_, errOut, err = runCLI(t, NewDeployCommand(), "--server", server, "--key", keyPia, "--slug", "titled", titled)
+	if err != nil || !strings.Contains(errOut, "20 files, 0 to upload") || !strings.Contains(errOut, "Updating titled (deployment "+trec.Id+")") {
 		t.Fatalf("unchanged titled redeploy: %v %q", err, errOut)
 	}
+	// another account's slug is refused before anything is uploaded
+	os.WriteFile(filepath.Join(titled, "new.html"), []byte("<p>never uploaded</p>"), 0o644)
+	_, errOut, err = runCLI(t, NewDeployCommand(), "--server", server, "--key", keyPia, "--slug", "alice-site", titled)
+	if err == nil || !strings.Contains(err.Error(), "Slug already taken") || strings.Contains(errOut, "to upload") {
+		t.Fatalf("deploy to a taken slug: %v %q", err, errOut)
+	}
+	os.Remove(filepath.Join(titled, "new.html"))
 	notes := filepath.Join(t.TempDir(), "notes.txt")
 	os.WriteFile(notes, []byte("not a page"), 0o644)
 	if _, _, err := runCLI(t, NewDeployCommand(), "--server", server, "--key", keyPia, notes); err == nil || !strings.Contains(err.Error(), "an .html file") {

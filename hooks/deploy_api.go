@@ -46,26 +46,28 @@ func (sd *sitedrop) acquireDeploySlot(e *core.RequestEvent) (func(), error) {
 }
 
 // readDeploy waits for a deploy slot and decodes the body; release frees
-// the slot once the deploy is done.
-func (sd *sitedrop) readDeploy(e *core.RequestEvent) (*deployRequest, func(), error) {
+// the slot once the deploy is done. precheck, when set, sees the request's
+// metadata before its files are read or decoded: for an archive (metadata
+// in the query) before the archive is read.
+func (sd *sitedrop) readDeploy(e *core.RequestEvent, precheck func(*deployRequest) error) (*deployRequest, func(), error) {
 	release, err := sd.acquireDeploySlot(e)
 	if err != nil {
 		return nil, nil, err
 	}
+	var req *deployRequest
 	if format := archiveFormat(e.Request.Header.Get("Content-Type")); format != "" {
-		req, err := sd.readArchiveDeploy(e, format)
-		if err != nil {
-			release()
-			return nil, nil, err
+		req, err = sd.readArchiveDeploy(e, format, precheck)
+	} else {
+		req = &deployRequest{}
+		if err = readJSON(e, sd.cfg.MaxBody, req); err == nil && precheck != nil {
+			err = precheck(req)
 		}
-		return req, release, nil
 	}
-	var req deployRequest
-	if err := readJSON(e, sd.cfg.MaxBody, &req); err != nil {
+	if err != nil {
 		release()
 		return nil, nil, err
 	}
-	return &req, release, nil
+	return req, release, nil
 }
 
 // deployCreate is POST /deploy.
@@ -82,7 +84,19 @@ func (sd *sitedrop) deployCreate(e *core.RequestEvent) error {
 	if err != nil {
 		return err
 	}
-	req, release, err := sd.readDeploy(e)
+	p := sites.CreateParams{Owner: user, AnonTTL: sd.cfg.AnonTTL}
+	// the slug and the slots before the content: a refused deploy is
+	// refused before its files are decoded, looked up or unpacked
+	req, release, err := sd.readDeploy(e, func(req *deployRequest) error {
+		if req.Slug != nil {
+			// a slug that is sent must be valid; "" does not mean "generate"
+			if err := sites.ValidateSlug(*req.Slug); err != nil {
+				return err
+			}
+			p.Slug = *req.Slug
+		}
+		return sd.svc.PrecheckCreate(user, p.Slug)
+	})
 	if err != nil {
 		return err
 	}
@@ -91,17 +105,8 @@ func (sd *sitedrop) deployCreate(e *core.RequestEvent) error {
 	if user != nil {
 		load = sd.storedContent(e)
 	}
-	meta, up, err := req.content(sd.cfg.MaxFiles, load)
-	if err != nil {
+	if p.Meta, p.Upload, err = req.content(sd.cfg.MaxFiles, load); err != nil {
 		return err
-	}
-	p := sites.CreateParams{Owner: user, Meta: meta, Upload: up, AnonTTL: sd.cfg.AnonTTL}
-	if req.Slug != nil {
-		// a slug that is sent must be valid; "" does not mean "generate"
-		if err := sites.ValidateSlug(*req.Slug); err != nil {
-			return err
-		}
-		p.Slug = *req.Slug
 	}
 	created, err := sd.svc.Create(e.Request.Context(), p)
 	if err != nil {
@@ -156,14 +161,16 @@ func (sd *sitedrop) deployUpdate(e *core.RequestEvent) error {
 	if err := sd.keyedDeploys.check(e.Response, rec.GetString("owner")); err != nil {
 		return err
 	}
-	req, release, err := sd.readDeploy(e)
+	req, release, err := sd.readDeploy(e, func(req *deployRequest) error {
+		if req.Slug != nil {
+			return fail(http.StatusBadRequest, msgSlugImmutable)
+		}
+		return nil
+	})
 	if err != nil {
 		return err
 	}
 	defer release()
-	if req.Slug != nil {
-		return fail(http.StatusBadRequest, msgSlugImmutable)
-	}
 	meta, up, err := req.content(sd.cfg.MaxFiles, sd.storedContent(e))
 	if err != nil {
 		return err

@@ -317,6 +317,18 @@ func TestDeployCreate(t *testing.T) {
 			AfterTestFunc:   expectSite("alice-site.sites.test", 200, "alice"),
 		},
 		{
+			// the slug is checked before the files: a client learns of a
+			// taken slug before it uploads content by hash
+			Name:            "slug taken is answered before unknown content",
+			Method:          http.MethodPost,
+			URL:             "/deploy",
+			Headers:         bearer(keyBob),
+			Body:            strings.NewReader(`{"slug":"alice-site","files":[{"path":"a.js","sha256":"` + strings.Repeat("ab", 32) + `"}]}`),
+			ExpectedStatus:  409,
+			ExpectedContent: []string{errBody(msgSlugTaken)},
+			TestAppFactory:  newTestApp,
+		},
+		{
 			Name:            "slug taken by a live anonymous deployment",
 			Method:          http.MethodPost,
 			URL:             "/deploy",

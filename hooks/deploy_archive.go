@@ -37,7 +37,16 @@ func archiveFormat(contentType string) string {
 // readArchiveDeploy reads a deploy sent as a zip or tar.gz archive, with
 // the metadata as query parameters (slug, title, description, favicon,
 // is_spa). Nothing is stored until the whole archive has been checked.
-func (sd *sitedrop) readArchiveDeploy(e *core.RequestEvent, format string) (*deployRequest, error) {
+func (sd *sitedrop) readArchiveDeploy(e *core.RequestEvent, format string, precheck func(*deployRequest) error) (*deployRequest, error) {
+	req, err := archiveDeployMetadata(e)
+	if err != nil {
+		return nil, err
+	}
+	if precheck != nil {
+		if err := precheck(req); err != nil {
+			return nil, err
+		}
+	}
 	limit := sd.cfg.MaxBody
 	if e.Request.ContentLength > limit {
 		return nil, tooLarge(limit)
@@ -61,7 +70,13 @@ func (sd *sitedrop) readArchiveDeploy(e *core.RequestEvent, format string) (*dep
 		}
 		return nil, err
 	}
-	req := &deployRequest{Files: &entries}
+	req.Files = &entries
+	return req, nil
+}
+
+// archiveDeployMetadata reads an archive deploy's metadata from the query.
+func archiveDeployMetadata(e *core.RequestEvent) (*deployRequest, error) {
+	req := &deployRequest{}
 	q := e.Request.URL.Query()
 	for name, dst := range map[string]**string{"slug": &req.Slug, "title": &req.Title, "description": &req.Description, "favicon": &req.Favicon} {
 		if q.Has(name) {

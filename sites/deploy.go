@@ -71,18 +71,10 @@ type Created struct {
 // with its first version in one transaction. Blob writes come first, so a
 // failure at any point leaves no deployment behind.
 func (s *Service) Create(ctx context.Context, p CreateParams) (*Created, error) {
-	if p.Slug != "" {
-		if err := ValidateSlug(p.Slug); err != nil {
-			return nil, err
-		}
-		if s.IsReserved(p.Slug) {
-			return nil, ErrSlugReserved
-		}
-	}
 	// Refuse what the transaction would refuse before any content is
 	// written, so refused deploys leave nothing to collect. The
 	// transaction checks again: these reads only save the work.
-	if err := s.precheckCreate(p); err != nil {
+	if err := s.PrecheckCreate(p.Owner, p.Slug); err != nil {
 		return nil, err
 	}
 	if p.ID == "" {
@@ -316,6 +308,24 @@ func (s *Service) CheckSlot(tx core.App, rec *core.Record) error {
 
 // precheckCreate answers the slug and slot checks of a create from the
 // current state, before any content is written.
+// PrecheckCreate tells whether a deployment for owner (nil: anonymous)
+// with slug ("" generates one) would be refused for its slug or for the
+// owner's slots. Handlers call it before reading content, so a refused
+// deploy costs little; Create calls it again, and its transaction checks
+// for good.
+func (s *Service) PrecheckCreate(owner *core.Record, slug string) error {
+	if slug == "" {
+		return s.precheckCreate(CreateParams{Owner: owner})
+	}
+	if err := ValidateSlug(slug); err != nil {
+		return err
+	}
+	if s.IsReserved(slug) {
+		return ErrSlugReserved
+	}
+	return s.precheckCreate(CreateParams{Owner: owner, Slug: slug})
+}
+
 func (s *Service) precheckCreate(p CreateParams) error {
 	if p.Slug != "" {
 		if rec, err := s.app.FindFirstRecordByData(DeploymentsCollection, "slug", p.Slug); err == nil &&
