@@ -109,11 +109,17 @@ func (sd *sitedrop) storeSubmission(app core.App, dep *core.Record, data map[str
 }
 
 // afterSubmit is where a browser goes after posting a form: its _redirect
-// when that is a page of the same site, else the thank-you page.
+// when that is a page of the same site, else the thank-you page. A
+// relative _redirect ("/thanks", "thanks.html") is a page of the site:
+// the form posts to the web host, so the browser would resolve it there.
 func (sd *sitedrop) afterSubmit(dep *core.Record, redirect string) string {
 	site := sd.siteURL(dep.GetString("slug"))
-	if u, err := url.Parse(redirect); err == nil && redirect != "" && (u.Scheme == "http" || u.Scheme == "https") {
-		if siteURL, _ := url.Parse(site); strings.EqualFold(u.Host, siteURL.Host) {
+	siteURL, _ := url.Parse(site)
+	if u, err := url.Parse(redirect); err == nil && redirect != "" && siteURL != nil {
+		if u.Scheme == "" && u.Host == "" { // "//host/x" keeps its host, and is refused
+			u = siteURL.ResolveReference(u)
+		}
+		if (u.Scheme == "http" || u.Scheme == "https") && strings.EqualFold(u.Host, siteURL.Host) {
 			return u.String()
 		}
 	}

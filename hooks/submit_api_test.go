@@ -214,6 +214,34 @@ func TestSubmit(t *testing.T) {
 			},
 		},
 		{
+			Name:           "a relative _redirect is a page of the site",
+			Method:         http.MethodPost,
+			URL:            "/submit/" + idAliceSite,
+			Body:           strings.NewReader("name=Ann&_redirect=%2Fthanks%3Fok%3D1"),
+			Headers:        map[string]string{"Content-Type": "application/x-www-form-urlencoded", "Accept": "text/html"},
+			ExpectedStatus: 303,
+			TestAppFactory: newTestApp,
+			AfterTestFunc: func(t testing.TB, _ *tests.TestApp, res *http.Response) {
+				if loc := res.Header.Get("Location"); loc != "http://alice-site.sites.test/thanks?ok=1" {
+					t.Fatalf("Location %q", loc)
+				}
+			},
+		},
+		{
+			Name:           "a protocol-relative _redirect to another host is ignored",
+			Method:         http.MethodPost,
+			URL:            "/submit/" + idAliceSite,
+			Body:           strings.NewReader("name=Ann&_redirect=%2F%2Fevil.example%2Fthanks"),
+			Headers:        map[string]string{"Content-Type": "application/x-www-form-urlencoded", "Accept": "text/html"},
+			ExpectedStatus: 303,
+			TestAppFactory: newTestApp,
+			AfterTestFunc: func(t testing.TB, _ *tests.TestApp, res *http.Response) {
+				if loc := res.Header.Get("Location"); !strings.HasPrefix(loc, "/submitted?") {
+					t.Fatalf("Location %q", loc)
+				}
+			},
+		},
+		{
 			Name:           "a _redirect to another site is ignored",
 			Method:         http.MethodPost,
 			URL:            "/submit/" + idAliceSite,
