@@ -109,6 +109,17 @@ func TestArchiveDeploys(t *testing.T) {
 			AfterTestFunc:   noNewDeployment,
 		},
 		{
+			Name:            "an archive sent as JSON gets a hint",
+			Method:          http.MethodPost,
+			URL:             "/deploy",
+			Headers:         bearer(keyPia),
+			Body:            zipOf(t, "index.html", "<p>hi</p>"),
+			ExpectedStatus:  400,
+			ExpectedContent: []string{errBody("The body is a zip archive, not JSON: send it with Content-Type: application/zip")},
+			TestAppFactory:  newTestApp,
+			AfterTestFunc:   noNewDeployment,
+		},
+		{
 			Name:            "a taken slug is refused before the archive is read",
 			Method:          http.MethodPost,
 			URL:             "/deploy?slug=alice-site",

@@ -1,6 +1,7 @@
 package hooks
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"io"
@@ -47,8 +48,15 @@ func readJSON(e *core.RequestEvent, limit int64, dst any) error {
 	if e.Request.ContentLength > limit {
 		return tooLarge(limit)
 	}
-	dec := json.NewDecoder(http.MaxBytesReader(e.Response, unwrapBody(e.Request.Body), limit))
+	head := &headReader{r: http.MaxBytesReader(e.Response, unwrapBody(e.Request.Body), limit)}
+	dec := json.NewDecoder(head)
 	if err := dec.Decode(dst); err != nil {
+		var syn *json.SyntaxError
+		if errors.As(err, &syn) && syn.Offset <= 1 {
+			if kind := archiveKindOf(head.head[:head.n]); kind != "" {
+				return fail(http.StatusBadRequest, "The body is %s, not JSON: send it with Content-Type: %s", kind, archiveContentTypes[kind])
+			}
+		}
 		return jsonError(err, limit)
 	}
 	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
@@ -59,6 +67,37 @@ func readJSON(e *core.RequestEvent, limit int64, dst any) error {
 		return fail(http.StatusBadRequest, "Malformed JSON: unexpected data after the JSON object")
 	}
 	return nil
+}
+
+// headReader keeps the first bytes read through it.
+type headReader struct {
+	r    io.Reader
+	head [4]byte
+	n    int
+}
+
+func (h *headReader) Read(p []byte) (int, error) {
+	n, err := h.r.Read(p)
+	h.n += copy(h.head[h.n:], p[:n])
+	return n, err
+}
+
+// archiveContentTypes are the Content-Types that deploy an archive, by
+// the name archiveKindOf gives it.
+var archiveContentTypes = map[string]string{
+	"a zip archive":          "application/zip",
+	"a gzip file (.tar.gz?)": "application/gzip",
+}
+
+// archiveKindOf names the archive that bytes start, "" for none.
+func archiveKindOf(head []byte) string {
+	switch {
+	case bytes.HasPrefix(head, []byte("PK\x03\x04")), bytes.HasPrefix(head, []byte("PK\x05\x06")):
+		return "a zip archive"
+	case bytes.HasPrefix(head, []byte{0x1f, 0x8b}):
+		return "a gzip file (.tar.gz?)"
+	}
+	return ""
 }
 
 // unwrapBody returns the request's original body stream: the router keeps
