@@ -53,7 +53,8 @@ files are hashed locally and only the contents the server does not have
 are uploaded; --id updates that deployment instead of creating one.
 Without a key the deployment is anonymous and expires unless claimed.
 Files and folders whose names start with "." are skipped (.well-known
-excepted).`,
+excepted). A link to a file of the folder is deployed as that file; other
+links are skipped, with a warning.`,
 		Args:         cobra.ExactArgs(1),
 		SilenceUsage: true,
 		Annotations:  map[string]string{NoBootstrapAnnotation: "true"},
@@ -137,7 +138,7 @@ func runDeploy(c *cobra.Command, api *apiClient, o deployOptions, target string)
 			return err
 		}
 	} else {
-		files, err := collectFiles(target)
+		files, err := collectFiles(target, errOut)
 		if err != nil {
 			return err
 		}
@@ -235,8 +236,11 @@ func archiveOfPath(p string) string {
 }
 
 // collectFiles reads a folder's files (or one HTML file, as index.html),
-// hashed, in path order.
-func collectFiles(target string) ([]localFile, error) {
+// hashed, in path order. A link to a file inside the folder is deployed
+// as that file; other links (to folders, or out of the folder, which
+// could publish what was never meant to be) are skipped with a warning
+// on warn.
+func collectFiles(target string, warn io.Writer) ([]localFile, error) {
 	st, err := os.Stat(target)
 	if err != nil {
 		return nil, err
@@ -252,20 +256,32 @@ func collectFiles(target string) ([]localFile, error) {
 		}
 		return []localFile{f}, nil
 	}
+	// the folder itself may be a link: walk what it points to
+	root, err := filepath.EvalSymlinks(target)
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", target, err)
+	}
 	var files []localFile
-	err = filepath.WalkDir(target, func(p string, d fs.DirEntry, err error) error {
+	err = filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
 		}
-		rel, _ := filepath.Rel(target, p)
+		rel, _ := filepath.Rel(root, p)
 		if rel != "." && strings.HasPrefix(d.Name(), ".") && d.Name() != ".well-known" {
 			if d.IsDir() {
 				return filepath.SkipDir
 			}
 			return nil
 		}
-		if !d.Type().IsRegular() {
-			return nil // folders, links, devices
+		switch {
+		case d.Type().IsRegular():
+		case d.Type()&fs.ModeSymlink != 0:
+			if why := linkRefused(root, p); why != "" {
+				fmt.Fprintf(warn, "skipped %s: a link %s\n", filepath.ToSlash(rel), why)
+				return nil
+			}
+		default:
+			return nil // folders, devices, sockets
 		}
 		f, err := hashLocalFile(filepath.ToSlash(rel), p)
 		if err != nil {
@@ -282,6 +298,28 @@ func collectFiles(target string) ([]localFile, error) {
 	}
 	sort.Slice(files, func(i, j int) bool { return files[i].path < files[j].path })
 	return files, nil
+}
+
+// linkRefused tells why the link at p (inside root, itself resolved) is
+// not deployed, "" when it is: it must lead to a regular file inside root.
+func linkRefused(root, p string) string {
+	dest, err := filepath.EvalSymlinks(p)
+	if err != nil {
+		return "that leads nowhere"
+	}
+	rel, err := filepath.Rel(root, dest)
+	if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+		return "out of the folder"
+	}
+	for _, seg := range strings.Split(filepath.ToSlash(rel), "/") {
+		if strings.HasPrefix(seg, ".") && seg != ".well-known" {
+			return "into a hidden file or folder"
+		}
+	}
+	if st, err := os.Stat(dest); err != nil || !st.Mode().IsRegular() {
+		return "to a folder or a special file"
+	}
+	return ""
 }
 
 // uploadMissing asks the server which contents it lacks and uploads
