@@ -73,7 +73,8 @@ func (sd *sitedrop) authOTP(e *core.RequestEvent) error {
 	if !known && !sd.cfg.Signup {
 		sites.DummyLoginCodeWork()
 		if err := sd.sendNoAccount(e.App, email); err != nil {
-			return err
+			sd.limits.otpPerAddress.refund(email, 1)
+			return sd.mailFailed(err)
 		}
 		return e.JSON(http.StatusOK, map[string]string{"otp_id": security.RandomStringWithAlphabet(15, idAlphabet)})
 	}
@@ -82,7 +83,10 @@ func (sd *sitedrop) authOTP(e *core.RequestEvent) error {
 		return err
 	}
 	if err := sd.sendLoginCode(e.App, email, code); err != nil {
-		return err
+		// no code was sent: none stays valid, and none is counted
+		_ = sites.DeleteLoginCode(e.App, id)
+		sd.limits.otpPerAddress.refund(email, 1)
+		return sd.mailFailed(err)
 	}
 	return e.JSON(http.StatusOK, map[string]string{"otp_id": id})
 }

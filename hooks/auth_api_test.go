@@ -2,13 +2,17 @@ package hooks
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"regexp"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/pocketbase/pocketbase/core"
 	"github.com/pocketbase/pocketbase/tests"
 
 	"sitedrop/sites"
@@ -518,6 +522,51 @@ func TestCodesPerAddress(t *testing.T) {
 	otp("198.51.100.3")
 	if res, _ := otp("198.51.100.4"); res.StatusCode != 429 {
 		t.Fatalf("4th code for one address from a 4th client: %d, want 429", res.StatusCode)
+	}
+}
+
+// TestSignInMailFailure: when the code cannot be mailed, the client gets
+// a 503 that says so, no code stays valid, and the failure does not use
+// up the address's codes.
+func TestSignInMailFailure(t *testing.T) {
+	t.Parallel()
+	app, _ := newFixtureApp(t)
+	defer app.Cleanup()
+	mux := newMux(t, app)
+	var fail atomic.Bool
+	fail.Store(true)
+	app.OnMailerSend().BindFunc(func(e *core.MailerEvent) error {
+		if fail.Load() {
+			return errors.New("no sendmail")
+		}
+		return e.Next()
+	})
+	otp := func(ip, email string) *http.Response {
+		req := newRequest(http.MethodPost, "/auth/otp", fmt.Sprintf(`{"email":%q}`, email), nil)
+		req.RemoteAddr = ip + ":1234"
+		return serve(mux, req)
+	}
+	for i := range 4 {
+		res := otp(fmt.Sprintf("198.51.100.%d", i+1), "alice@example.com")
+		body, _ := io.ReadAll(res.Body)
+		if res.StatusCode != 503 || !strings.Contains(string(body), "Mail settings") {
+			t.Fatalf("attempt %d: %d %s", i+1, res.StatusCode, body)
+		}
+	}
+	if res := otp("198.51.100.9", "nobody@example.com"); res.StatusCode != 503 {
+		t.Fatalf("unknown address (no-account mail): %d", res.StatusCode)
+	}
+	if n, _ := app.CountRecords(sites.LoginCodesCollection); n != 0 {
+		t.Fatalf("%d login codes kept though none was sent", n)
+	}
+	fail.Store(false)
+	for i := range 3 {
+		if res := otp(fmt.Sprintf("198.51.100.%d", 20+i), "alice@example.com"); res.StatusCode != 200 {
+			t.Fatalf("code %d once mail works: %d", i+1, res.StatusCode)
+		}
+	}
+	if res := otp("198.51.100.30", "alice@example.com"); res.StatusCode != 429 {
+		t.Fatalf("a 4th sent code: %d, want 429", res.StatusCode)
 	}
 }
 

@@ -3,6 +3,7 @@ package hooks
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"net/mail"
 
 	"github.com/a-h/templ"
@@ -17,6 +18,21 @@ import (
 func (sd *sitedrop) sendLoginCode(app core.App, to, code string) error {
 	p := ui.LoginCodeMailProps{Code: code, Minutes: int(sites.LoginCodeTTL.Minutes()), WebURL: sd.webURL()}
 	return sendMail(app, to, ui.LoginCodeMailSubject, ui.LoginCodeMail(p), ui.LoginCodeText(p))
+}
+
+// msgMailUnavailable answers a sign-in whose e-mail could not be sent.
+const msgMailUnavailable = "The sign-in e-mail could not be sent: this server's mail is not working (its admin can fix it in the dashboard's Mail settings)"
+
+// mailFailed reports a sign-in mail that could not be sent: to the
+// operator, in the logs and on the serve command's error output (where
+// it is seen at once, unlike the dashboard's logs), and to the client as
+// a 503, which says that retrying later may work.
+func (sd *sitedrop) mailFailed(err error) error {
+	sd.app.Logger().Error("sending a sign-in e-mail failed", "error", err)
+	if w := sd.cfg.Serve.logs; w != nil {
+		fmt.Fprintf(w, "sitedrop: sending a sign-in e-mail failed (set up SMTP in the dashboard's Mail settings): %v\n", err)
+	}
+	return fail(http.StatusServiceUnavailable, msgMailUnavailable)
 }
 
 // sendNoAccount tells an address without an account, on a server whose

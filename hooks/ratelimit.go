@@ -59,6 +59,16 @@ func (l *limiter) allowN(key string, n int) (ok bool, retryAfter time.Duration) 
 	return true, 0
 }
 
+// refund takes back n of key's events in the current window: an event
+// that did not happen after all (a mail that could not be sent).
+func (l *limiter) refund(key string, n int) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if c, ok := l.counts[key]; ok {
+		c.n = max(0, c.n-n)
+	}
+}
+
 // check counts one event and returns the 429 error (with Retry-After set
 // on w) when the limit is exceeded.
 func (l *limiter) check(w http.ResponseWriter, key string) error {

@@ -103,12 +103,12 @@ func VerifyLoginCode(app core.App, id, code string) (string, error) {
 	}
 	if bcrypt.CompareHashAndPassword([]byte(rec.GetString("code_hash")), []byte(code)) != nil {
 		if rec.GetInt("attempts") >= MaxCodeAttempts {
-			_ = deleteLoginCode(app, id)
+			_ = DeleteLoginCode(app, id)
 		}
 		return "", ErrInvalidCode
 	}
 	// Single use: only the request that deletes the row signs in.
-	if err := deleteLoginCode(app, id); err != nil {
+	if err := DeleteLoginCode(app, id); err != nil {
 		return "", ErrInvalidCode
 	}
 	return rec.GetString("email"), nil
@@ -126,7 +126,9 @@ func DummyLoginCodeWork() {
 	_, _ = bcrypt.GenerateFromPassword([]byte("no code"), bcrypt.DefaultCost)
 }
 
-func deleteLoginCode(app core.App, id string) error {
+// DeleteLoginCode deletes the code id (ErrInvalidCode when there is
+// none): used, or never sent.
+func DeleteLoginCode(app core.App, id string) error {
 	res, err := app.NonconcurrentDB().Delete(LoginCodesCollection, dbx.HashExp{"id": id}).Execute()
 	if err != nil {
 		return fmt.Errorf("delete login code: %w", err)
