@@ -177,7 +177,7 @@ func TestBlobsAPI(t *testing.T) {
 			URL:             "/deploy",
 			Body:            strings.NewReader(`{"files":[{"path":"index.html","sha256":"` + h + `"}]}`),
 			ExpectedStatus:  400,
-			ExpectedContent: []string{`sha256 entries are not accepted here`},
+			ExpectedContent: []string{`sha256 entries need an API key: anonymous deploys send their bytes (content)`},
 			TestAppFactory:  withBlob,
 		},
 	})

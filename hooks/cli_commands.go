@@ -2,6 +2,7 @@ package hooks
 
 import (
 	"bufio"
+	"errors"
 	"fmt"
 	"net/url"
 	"strconv"
@@ -47,6 +48,20 @@ func clientCommand(use, short string, args cobra.PositionalArgs, run func(c *cob
 	return c
 }
 
+// keyedCommand is a clientCommand that needs an API key: without one it
+// says how to get one instead of answering with the server's 401.
+func keyedCommand(use, short string, args cobra.PositionalArgs, run func(c *cobra.Command, api *apiClient, args []string) error) *cobra.Command {
+	return clientCommand(use, short, args, func(c *cobra.Command, api *apiClient, a []string) error {
+		if api.key == "" {
+			return errNoKey
+		}
+		return run(c, api, a)
+	})
+}
+
+// errNoKey is the error of a command that needs a key and has none.
+var errNoKey = errors.New("this needs an API key: run sitedrop login, or give --key or SITEDROP_KEY")
+
 // newLoginCommand is `sitedrop login [EMAIL]`: signs in with an e-mail
 // code and saves the key it gets.
 func newLoginCommand() *cobra.Command {
@@ -87,7 +102,7 @@ func newLoginCommand() *cobra.Command {
 
 // newListCommand is `sitedrop ls`.
 func newListCommand() *cobra.Command {
-	return clientCommand("ls", "List your deployments", cobra.NoArgs,
+	return keyedCommand("ls", "List your deployments", cobra.NoArgs,
 		func(c *cobra.Command, api *apiClient, _ []string) error {
 			var ans struct {
 				Deployments []struct {
@@ -109,7 +124,7 @@ func newListCommand() *cobra.Command {
 
 // newRemoveCommand is `sitedrop rm ID`.
 func newRemoveCommand() *cobra.Command {
-	return clientCommand("rm ID", "Delete a deployment (its site goes offline at once)", cobra.ExactArgs(1),
+	return keyedCommand("rm ID", "Delete a deployment (its site goes offline at once)", cobra.ExactArgs(1),
 		func(c *cobra.Command, api *apiClient, args []string) error {
 			var ans struct {
 				Message string `json:"message"`
@@ -124,7 +139,7 @@ func newRemoveCommand() *cobra.Command {
 
 // newVersionsCommand is `sitedrop versions ID`.
 func newVersionsCommand() *cobra.Command {
-	return clientCommand("versions ID", "List a deployment's kept versions, newest first", cobra.ExactArgs(1),
+	return keyedCommand("versions ID", "List a deployment's kept versions, newest first", cobra.ExactArgs(1),
 		func(c *cobra.Command, api *apiClient, args []string) error {
 			var ans struct {
 				Versions []versionOut `json:"versions"`
@@ -147,7 +162,7 @@ func newVersionsCommand() *cobra.Command {
 
 // newRollbackCommand is `sitedrop rollback ID N`.
 func newRollbackCommand() *cobra.Command {
-	return clientCommand("rollback ID VERSION", "Make a kept version of a deployment live again", cobra.ExactArgs(2),
+	return keyedCommand("rollback ID VERSION", "Make a kept version of a deployment live again", cobra.ExactArgs(2),
 		func(c *cobra.Command, api *apiClient, args []string) error {
 			n, err := strconv.Atoi(args[1])
 			if err != nil || n < 1 {

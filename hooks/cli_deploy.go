@@ -92,7 +92,7 @@ type deployAnswer struct {
 func runDeploy(c *cobra.Command, api *apiClient, o deployOptions, target string) error {
 	out, errOut := c.OutOrStdout(), c.ErrOrStderr()
 	if o.id != "" && api.key == "" {
-		return fmt.Errorf("--id needs a key (sitedrop login, --key or SITEDROP_KEY)")
+		return fmt.Errorf("--id: %w", errNoKey)
 	}
 	if o.id == "" && o.slug != "" && api.key != "" {
 		// deploying to one's own slug again updates that site, as

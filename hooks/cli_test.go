@@ -123,6 +123,9 @@ func TestCLIAgainstRealServer(t *testing.T) {
 	if _, _, err := runCLI(t, newListCommand(), "--server", server, "--key", keyUnknown); err == nil || !strings.Contains(err.Error(), "Unauthorized (HTTP 401)") {
 		t.Errorf("ls with a bad key: %v", err)
 	}
+	if _, _, err := runCLI(t, newVersionsCommand(), "--server", server, id); err == nil || !strings.Contains(err.Error(), "run sitedrop login") {
+		t.Errorf("versions without a key: %v", err)
+	}
 	out, _, err = runCLI(t, newRemoveCommand(), "--server", server, "--key", keyPia, id)
 	if err != nil || !strings.Contains(out, "deleted") {
 		t.Fatalf("rm: %v %q", err, out)

@@ -157,7 +157,7 @@ func DecodeFiles(in []FileInput, load BlobLoader) ([]File, error) {
 				return nil, &PathError{Path: f.Path, Msg: fmt.Sprintf("invalid sha256 %q (64 hex digits)", f.SHA256)}
 			}
 			if load == nil {
-				return nil, &PathError{Path: f.Path, Msg: "sha256 entries are not accepted here"}
+				return nil, &PathError{Path: f.Path, Msg: "sha256 entries need an API key: anonymous deploys send their bytes (content)"}
 			}
 			data, err = load(h)
 			if errors.Is(err, ErrBlobNotFound) {
