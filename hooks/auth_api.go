@@ -84,8 +84,9 @@ func (sd *sitedrop) authOTP(e *core.RequestEvent) error {
 	}
 	if err := sd.sendLoginCode(e.App, email, code); err != nil {
 		// no code was sent: none stays valid, and none is counted
-		_ = sites.DeleteLoginCode(e.App, id)
-		sd.limits.otpPerAddress.refund(email, 1)
+		if sites.DeleteLoginCode(e.App, id) == nil {
+			sd.limits.otpPerAddress.refund(email, 1)
+		}
 		return sd.mailFailed(err)
 	}
 	return e.JSON(http.StatusOK, map[string]string{"otp_id": id})

@@ -553,8 +553,16 @@ func TestSignInMailFailure(t *testing.T) {
 			t.Fatalf("attempt %d: %d %s", i+1, res.StatusCode, body)
 		}
 	}
-	if res := otp("198.51.100.9", "nobody@example.com"); res.StatusCode != 503 {
-		t.Fatalf("unknown address (no-account mail): %d", res.StatusCode)
+	closed, _ := newFixtureApp(t, func(c *Config) { c.Signup = false })
+	defer closed.Cleanup()
+	closed.OnMailerSend().BindFunc(func(*core.MailerEvent) error { return errors.New("no sendmail") })
+	closedMux := newMux(t, closed)
+	for i := range 4 { // the no-account mail fails: nothing is counted either
+		req := newRequest(http.MethodPost, "/auth/otp", `{"email":"nobody@example.com"}`, nil)
+		req.RemoteAddr = fmt.Sprintf("198.51.100.%d:1234", 40+i)
+		if res := serve(closedMux, req); res.StatusCode != 503 {
+			t.Fatalf("unknown address, sign-up closed, attempt %d: %d", i+1, res.StatusCode)
+		}
 	}
 	if n, _ := app.CountRecords(sites.LoginCodesCollection); n != 0 {
 		t.Fatalf("%d login codes kept though none was sent", n)

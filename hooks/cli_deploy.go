@@ -160,6 +160,9 @@ func runDeploy(c *cobra.Command, api *apiClient, o deployOptions, target string)
 				if err != nil {
 					return fmt.Errorf("read %s: %w", f.src, err)
 				}
+				if sites.HashBytes(data) != f.hash {
+					return fmt.Errorf("%s changed during the deploy: run it again", f.src)
+				}
 				entries = append(entries, map[string]string{"path": f.path, "content": base64.StdEncoding.EncodeToString(data), "encoding": "base64"})
 			}
 		} else {
@@ -273,17 +276,20 @@ func collectFiles(target string, warn io.Writer) ([]localFile, error) {
 			}
 			return nil
 		}
+		src := p
 		switch {
 		case d.Type().IsRegular():
 		case d.Type()&fs.ModeSymlink != 0:
-			if why := linkRefused(root, p); why != "" {
+			dest, why := resolveLink(root, p)
+			if why != "" {
 				fmt.Fprintf(warn, "skipped %s: a link %s\n", filepath.ToSlash(rel), why)
 				return nil
 			}
+			src = dest // read from where it was checked, not through the link
 		default:
 			return nil // folders, devices, sockets
 		}
-		f, err := hashLocalFile(filepath.ToSlash(rel), p)
+		f, err := hashLocalFile(filepath.ToSlash(rel), src)
 		if err != nil {
 			return err
 		}
@@ -300,26 +306,27 @@ func collectFiles(target string, warn io.Writer) ([]localFile, error) {
 	return files, nil
 }
 
-// linkRefused tells why the link at p (inside root, itself resolved) is
-// not deployed, "" when it is: it must lead to a regular file inside root.
-func linkRefused(root, p string) string {
+// resolveLink returns where the link at p (inside root, itself resolved)
+// leads, or why it is not deployed: it must lead to a regular file inside
+// root that is not hidden.
+func resolveLink(root, p string) (dest, refused string) {
 	dest, err := filepath.EvalSymlinks(p)
 	if err != nil {
-		return "that leads nowhere"
+		return "", "that leads nowhere"
 	}
 	rel, err := filepath.Rel(root, dest)
 	if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
-		return "out of the folder"
+		return "", "out of the folder"
 	}
 	for _, seg := range strings.Split(filepath.ToSlash(rel), "/") {
 		if strings.HasPrefix(seg, ".") && seg != ".well-known" {
-			return "into a hidden file or folder"
+			return "", "into a hidden file or folder"
 		}
 	}
-	if st, err := os.Stat(dest); err != nil || !st.Mode().IsRegular() {
-		return "to a folder or a special file"
+	if st, err := os.Lstat(dest); err != nil || !st.Mode().IsRegular() {
+		return "", "to a folder or a special file"
 	}
-	return ""
+	return dest, ""
 }
 
 // uploadMissing asks the server which contents it lacks and uploads
@@ -425,6 +432,9 @@ func (f *sizedFile) prepare(req *http.Request) {
 	// sections of the file, which the client may close: the file stays
 	// open for the next send, and its opener closes it
 	req.ContentLength = f.size
+	// the server may refuse before reading (a taken slug, a full upload
+	// budget): then nothing is sent
+	req.Header.Set("Expect", "100-continue")
 	req.GetBody = func() (io.ReadCloser, error) {
 		return io.NopCloser(io.NewSectionReader(f.File, 0, f.size)), nil
 	}

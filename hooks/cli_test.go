@@ -3,6 +3,7 @@ package hooks
 import (
 	"archive/zip"
 	"bytes"
+	"crypto/rand"
 	"fmt"
 	"io"
 	"net/http"
@@ -187,6 +188,36 @@ func TestCLIAgainstRealServer(t *testing.T) {
 	}
 	if _, b := siteGetLive(t, server, "zipped.sites.test", "/app.js"); b != strings.Repeat("let x = 1;\n", 500) {
 		t.Fatalf("archive script: %d bytes", len(b))
+	}
+
+	// A large archive to a taken slug is answered 409, whether the client
+	// waits for 100-continue (the CLI: nothing is sent) or sends the body
+	// at once (the server reads and drops it rather than reset the
+	// connection under the client).
+	bigZip := filepath.Join(t.TempDir(), "big.zip")
+	bz, _ := os.Create(bigZip)
+	bzw := zip.NewWriter(bz)
+	noise := make([]byte, 900<<10)
+	rand.Read(noise)
+	w, _ := bzw.CreateHeader(&zip.FileHeader{Name: "noise.bin", Method: zip.Store})
+	w.Write(noise)
+	bzw.Close()
+	bz.Close()
+	if _, _, err := runCLI(t, NewDeployCommand(), "--server", server, "--key", keyPia, "--slug", "alice-site", bigZip); err == nil || !strings.Contains(err.Error(), "Slug already taken") {
+		t.Errorf("CLI archive to a taken slug: %v", err)
+	}
+	zipBytes, _ := os.ReadFile(bigZip)
+	req, _ := http.NewRequest(http.MethodPost, server+"/deploy?slug=alice-site", bytes.NewReader(zipBytes))
+	req.Header.Set("Content-Type", "application/zip")
+	req.Header.Set("Authorization", "Bearer "+keyPia)
+	if res, err := http.DefaultClient.Do(req); err != nil {
+		t.Errorf("archive to a taken slug without Expect: %v", err)
+	} else {
+		b, _ := io.ReadAll(res.Body)
+		res.Body.Close()
+		if res.StatusCode != 409 {
+			t.Errorf("archive to a taken slug without Expect: %d %s", res.StatusCode, b)
+		}
 	}
 
 	// Through a front that redirects (as sitedrop's own plain HTTP

@@ -57,7 +57,7 @@ func (sd *sitedrop) readDeploy(e *core.RequestEvent, precheck func(*deployReques
 	var req *deployRequest
 	if format := archiveFormat(e.Request.Header.Get("Content-Type")); format != "" {
 		req, err = sd.readArchiveDeploy(e, format, precheck)
-	} else {
+	} else if err = archiveSentAsJSON(e); err == nil {
 		req = &deployRequest{}
 		if err = readJSON(e, sd.cfg.MaxBody, req); err == nil && precheck != nil {
 			err = precheck(req)

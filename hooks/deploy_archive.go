@@ -42,12 +42,13 @@ func (sd *sitedrop) readArchiveDeploy(e *core.RequestEvent, format string, prech
 	if err != nil {
 		return nil, err
 	}
+	limit := sd.cfg.MaxBody
 	if precheck != nil {
 		if err := precheck(req); err != nil {
+			discardBody(e, limit)
 			return nil, err
 		}
 	}
-	limit := sd.cfg.MaxBody
 	if e.Request.ContentLength > limit {
 		return nil, tooLarge(limit)
 	}
@@ -72,6 +73,20 @@ func (sd *sitedrop) readArchiveDeploy(e *core.RequestEvent, format string, prech
 	}
 	req.Files = &entries
 	return req, nil
+}
+
+// discardBody deals with a request body of at most limit bytes that is
+// refused before it was read. Left unread, net/http would read up to
+// 256 KiB of it and close the connection under a client still sending
+// the rest, which then sees a reset instead of the answer: so it is read
+// and dropped. A client that asked to wait (Expect: 100-continue) has sent
+// nothing yet: the error answer closes the connection (see
+// jsonErrorsMiddleware), and it sends nothing.
+func discardBody(e *core.RequestEvent, limit int64) {
+	if strings.EqualFold(e.Request.Header.Get("Expect"), "100-continue") || e.Request.ContentLength > limit {
+		return
+	}
+	_, _ = io.Copy(io.Discard, http.MaxBytesReader(e.Response, unwrapBody(e.Request.Body), limit))
 }
 
 // archiveDeployMetadata reads an archive deploy's metadata from the query.

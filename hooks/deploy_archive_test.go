@@ -120,6 +120,17 @@ func TestArchiveDeploys(t *testing.T) {
 			AfterTestFunc:   noNewDeployment,
 		},
 		{
+			Name:            "a tar.gz sent as JSON gets a hint",
+			Method:          http.MethodPost,
+			URL:             "/deploy",
+			Headers:         bearer(keyPia),
+			Body:            bytes.NewReader([]byte{0x1f, 0x8b, 8, 0, 0, 0, 0, 0}),
+			ExpectedStatus:  400,
+			ExpectedContent: []string{errBody("The body is a gzip file (.tar.gz?), not JSON: send it with Content-Type: application/gzip")},
+			TestAppFactory:  newTestApp,
+			AfterTestFunc:   noNewDeployment,
+		},
+		{
 			Name:            "a taken slug is refused before the archive is read",
 			Method:          http.MethodPost,
 			URL:             "/deploy?slug=alice-site",

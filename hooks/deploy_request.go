@@ -1,6 +1,7 @@
 package hooks
 
 import (
+	"bufio"
 	"bytes"
 	"encoding/json"
 	"errors"
@@ -48,15 +49,8 @@ func readJSON(e *core.RequestEvent, limit int64, dst any) error {
 	if e.Request.ContentLength > limit {
 		return tooLarge(limit)
 	}
-	head := &headReader{r: http.MaxBytesReader(e.Response, unwrapBody(e.Request.Body), limit)}
-	dec := json.NewDecoder(head)
+	dec := json.NewDecoder(http.MaxBytesReader(e.Response, unwrapBody(e.Request.Body), limit))
 	if err := dec.Decode(dst); err != nil {
-		var syn *json.SyntaxError
-		if errors.As(err, &syn) && syn.Offset <= 1 {
-			if kind := archiveKindOf(head.head[:head.n]); kind != "" {
-				return fail(http.StatusBadRequest, "The body is %s, not JSON: send it with Content-Type: %s", kind, archiveContentTypes[kind])
-			}
-		}
 		return jsonError(err, limit)
 	}
 	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
@@ -69,17 +63,23 @@ func readJSON(e *core.RequestEvent, limit int64, dst any) error {
 	return nil
 }
 
-// headReader keeps the first bytes read through it.
-type headReader struct {
-	r    io.Reader
-	head [4]byte
-	n    int
-}
-
-func (h *headReader) Read(p []byte) (int, error) {
-	n, err := h.r.Read(p)
-	h.n += copy(h.head[h.n:], p[:n])
-	return n, err
+// archiveSentAsJSON answers a deploy body that is an archive sent
+// without an archive Content-Type (curl's default, say) with a hint,
+// rather than a JSON syntax error; nil for any other body. It peeks at
+// the body's first bytes and leaves them to be read.
+func archiveSentAsJSON(e *core.RequestEvent) error {
+	body := unwrapBody(e.Request.Body)
+	br := bufio.NewReaderSize(body, 64)
+	head, _ := br.Peek(4) // fewer at the end of a short body
+	e.Request.Body = struct {
+		io.Reader
+		io.Closer
+	}{br, body}
+	kind := archiveKindOf(head)
+	if kind == "" {
+		return nil
+	}
+	return fail(http.StatusBadRequest, "The body is %s, not JSON: send it with Content-Type: %s", kind, archiveContentTypes[kind])
 }
 
 // archiveContentTypes are the Content-Types that deploy an archive, by

@@ -108,6 +108,14 @@ func jsonErrorsMiddleware() *hook.Handler[*core.RequestEvent] {
 			if !known {
 				e.App.Logger().Error("request failed", "method", e.Request.Method, "path", e.Request.URL.Path, "error", err)
 			}
+			if e.Request.ContentLength != 0 && strings.EqualFold(e.Request.Header.Get("Expect"), "100-continue") {
+				// A client waiting to send its body (the CLI's uploads) is
+				// refused: closing tells it to send nothing. net/http
+				// would do so itself, but PocketBase's router hides the
+				// body it recognises such requests by, and it would ask
+				// for the body (100 Continue) only to read and drop it.
+				e.Response.Header().Set("Connection", "close")
+			}
 			if jerr := e.JSON(ae.Status, map[string]string{"error": ae.Message}); jerr != nil {
 				return errors.Join(err, jerr)
 			}

@@ -116,10 +116,11 @@ func (sd *sitedrop) afterSubmit(dep *core.Record, redirect string) string {
 	site := sd.siteURL(dep.GetString("slug"))
 	siteURL, _ := url.Parse(site)
 	if u, err := url.Parse(redirect); err == nil && redirect != "" && siteURL != nil {
-		if u.Scheme == "" && u.Host == "" { // "//host/x" keeps its host, and is refused
+		if u.Scheme == "" { // "//host/x" keeps its host, which must be the site's
 			u = siteURL.ResolveReference(u)
 		}
 		if (u.Scheme == "http" || u.Scheme == "https") && strings.EqualFold(u.Host, siteURL.Host) {
+			u.User = nil // no credentials in a redirect
 			return u.String()
 		}
 	}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"mime/multipart"
 	"net/http"
+	"net/url"
 	"strings"
 	"testing"
 
@@ -223,6 +224,20 @@ func TestSubmit(t *testing.T) {
 			TestAppFactory: newTestApp,
 			AfterTestFunc: func(t testing.TB, _ *tests.TestApp, res *http.Response) {
 				if loc := res.Header.Get("Location"); loc != "http://alice-site.sites.test/thanks?ok=1" {
+					t.Fatalf("Location %q", loc)
+				}
+			},
+		},
+		{
+			Name:           "a protocol-relative _redirect to the site, without credentials",
+			Method:         http.MethodPost,
+			URL:            "/submit/" + idAliceSite,
+			Body:           strings.NewReader("name=Ann&_redirect=" + url.QueryEscape("//u:p@alice-site.sites.test/thanks")),
+			Headers:        map[string]string{"Content-Type": "application/x-www-form-urlencoded", "Accept": "text/html"},
+			ExpectedStatus: 303,
+			TestAppFactory: newTestApp,
+			AfterTestFunc: func(t testing.TB, _ *tests.TestApp, res *http.Response) {
+				if loc := res.Header.Get("Location"); loc != "http://alice-site.sites.test/thanks" {
 					t.Fatalf("Location %q", loc)
 				}
 			},
