@@ -89,6 +89,9 @@ type deployAnswer struct {
 	ExpiresAt string `json:"expires_at"`
 }
 
+// runDeploy deploys target: it picks the deployment to update (--id, or
+// the caller's own --slug) and prints the URL on stdout, the rest on
+// stderr.
 func runDeploy(c *cobra.Command, api *apiClient, o deployOptions, target string) error {
 	out, errOut := c.OutOrStdout(), c.ErrOrStderr()
 	if o.id != "" && api.key == "" {
@@ -110,88 +113,15 @@ func runDeploy(c *cobra.Command, api *apiClient, o deployOptions, target string)
 	if o.id != "" {
 		method, path = "PUT", "/deploy/"+url.PathEscape(o.id)
 	}
-	var ans deployAnswer
+	var ans *deployAnswer
+	var err error
 	if format := archiveOfPath(target); format != "" {
-		archive, err := openSized(target)
-		if err != nil {
-			return err
-		}
-		defer archive.Close()
-		q := url.Values{}
-		if o.slug != "" && o.id == "" {
-			q.Set("slug", o.slug)
-		}
-		if o.title != "" {
-			q.Set("title", o.title)
-		}
-		if c.Flags().Changed("spa") {
-			q.Set("is_spa", fmt.Sprint(o.spa))
-		}
-		ct := "application/zip"
-		if format == sites.ArchiveTarGz {
-			ct = "application/gzip"
-		}
-		if len(q) > 0 {
-			path += "?" + q.Encode()
-		}
-		if err := api.call(method, path, archive, ct, &ans); err != nil {
-			return err
-		}
+		ans, err = deployArchive(api, method, path, format, target, o, c.Flags().Changed("spa"))
 	} else {
-		files, err := collectFiles(target, errOut)
-		if err != nil {
-			return err
-		}
-		body := map[string]any{}
-		if o.slug != "" && o.id == "" {
-			body["slug"] = o.slug
-		}
-		if o.title != "" {
-			body["title"] = o.title
-		}
-		if c.Flags().Changed("spa") {
-			body["is_spa"] = o.spa // --spa=false turns it off on an update
-		}
-		entries := make([]map[string]string, 0, len(files))
-		if api.key == "" {
-			// inline: the whole site goes in one request body anyway
-			for _, f := range files {
-				data, err := os.ReadFile(f.src)
-				if err != nil {
-					return fmt.Errorf("read %s: %w", f.src, err)
-				}
-				if sites.HashBytes(data) != f.hash {
-					return fmt.Errorf("%s changed during the deploy: run it again", f.src)
-				}
-				entries = append(entries, map[string]string{"path": f.path, "content": base64.StdEncoding.EncodeToString(data), "encoding": "base64"})
-			}
-		} else {
-			for _, f := range files {
-				entries = append(entries, map[string]string{"path": f.path, "sha256": f.hash})
-			}
-		}
-		body["files"] = entries
-		// With a key the deploy names contents by hash and is sent first:
-		// the server refuses a taken slug or too many files before
-		// anything is uploaded, and an unchanged redeploy is one request.
-		// When contents are missing, they are uploaded and the deploy sent
-		// again; twice, in case the collector took content the server had
-		// when asked (nothing referenced it).
-		err = api.call(method, path, body, "", &ans)
-		uploaded := false
-		for try := 0; try < 2 && api.key != "" && isMissingContent(err); try++ {
-			if err := uploadMissing(api, files, errOut); err != nil {
-				return err
-			}
-			uploaded = true
-			err = api.call(method, path, body, "", &ans)
-		}
-		if err != nil {
-			return err
-		}
-		if api.key != "" && !uploaded {
-			fmt.Fprintf(errOut, "%d files, 0 to upload\n", len(files))
-		}
+		ans, err = deployFolder(api, method, path, target, o, c.Flags().Changed("spa"), errOut)
+	}
+	if err != nil {
+		return err
 	}
 	fmt.Fprintln(out, ans.URL)
 	if ans.ClaimURL != "" {
@@ -200,6 +130,96 @@ func runDeploy(c *cobra.Command, api *apiClient, o deployOptions, target string)
 		fmt.Fprintf(errOut, "Deployment %s (%s)\n", ans.ID, ans.Slug)
 	}
 	return nil
+}
+
+// deployArchive sends a zip or tar.gz archive as it is, streamed from
+// disk, with the metadata in the query. spaSet tells that --spa was given.
+func deployArchive(api *apiClient, method, path, format, target string, o deployOptions, spaSet bool) (*deployAnswer, error) {
+	archive, err := openSized(target)
+	if err != nil {
+		return nil, err
+	}
+	defer archive.Close()
+	q := url.Values{}
+	if o.slug != "" && o.id == "" {
+		q.Set("slug", o.slug)
+	}
+	if o.title != "" {
+		q.Set("title", o.title)
+	}
+	if spaSet {
+		q.Set("is_spa", fmt.Sprint(o.spa))
+	}
+	ct := "application/zip"
+	if format == sites.ArchiveTarGz {
+		ct = "application/gzip"
+	}
+	if len(q) > 0 {
+		path += "?" + q.Encode()
+	}
+	var ans deployAnswer
+	if err := api.call(method, path, archive, ct, &ans); err != nil {
+		return nil, err
+	}
+	return &ans, nil
+}
+
+// deployFolder deploys a folder or an HTML file. With a key the deploy
+// names contents by hash and is sent first: the server refuses a taken
+// slug or too many files before anything is uploaded, and an unchanged
+// redeploy is one request. When contents are missing, they are uploaded
+// and the deploy sent again; twice, in case the collector took content
+// the server had when asked (nothing referenced it). Without a key the
+// bytes go inline.
+func deployFolder(api *apiClient, method, path, target string, o deployOptions, spaSet bool, errOut io.Writer) (*deployAnswer, error) {
+	files, err := collectFiles(target, errOut)
+	if err != nil {
+		return nil, err
+	}
+	body := map[string]any{}
+	if o.slug != "" && o.id == "" {
+		body["slug"] = o.slug
+	}
+	if o.title != "" {
+		body["title"] = o.title
+	}
+	if spaSet {
+		body["is_spa"] = o.spa // --spa=false turns it off on an update
+	}
+	entries := make([]map[string]string, 0, len(files))
+	for _, f := range files {
+		if api.key != "" {
+			entries = append(entries, map[string]string{"path": f.path, "sha256": f.hash})
+			continue
+		}
+		// inline: the whole site goes in one request body anyway
+		data, err := os.ReadFile(f.src)
+		if err != nil {
+			return nil, fmt.Errorf("read %s: %w", f.src, err)
+		}
+		if sites.HashBytes(data) != f.hash {
+			return nil, fmt.Errorf("%s changed during the deploy: run it again", f.src)
+		}
+		entries = append(entries, map[string]string{"path": f.path, "content": base64.StdEncoding.EncodeToString(data), "encoding": "base64"})
+	}
+	body["files"] = entries
+	var ans deployAnswer
+	err = api.call(method, path, body, "", &ans)
+	uploaded := false
+	for try := 0; try < 2 && api.key != "" && isMissingContent(err); try++ {
+		if err := uploadMissing(api, files, errOut); err != nil {
+			return nil, err
+		}
+		uploaded = true
+		err = api.call(method, path, body, "", &ans)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if api.key != "" && !uploaded {
+		fmt.Fprintf(errOut, "%d files, 0 to upload\n", len(files))
+	}
+	return &ans, nil
 }
 
 // isMissingContent tells a deploy refused because contents it names by
