@@ -1,13 +1,17 @@
 package hooks
 
 import (
+	"compress/gzip"
 	"crypto/x509"
+	"fmt"
+	"io"
 	"net/http"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/andybalholm/brotli"
 	"github.com/caddyserver/certmagic"
 )
 
@@ -81,8 +85,15 @@ func TestHTTPSOnDemand(t *testing.T) {
 	}
 
 	// URLs in API answers are https, with the port when it is not 443.
+	// The page is large (40 KB): its answer is corked under TLS.
+	var page strings.Builder
+	page.WriteString("<h1>new</h1>")
+	for i := 0; page.Len() < 40_000; i++ {
+		fmt.Fprintf(&page, "<p>line %d of a long page</p>", i*7919%100_003)
+	}
+	page.WriteString("<p>the end</p>")
 	res, body := doHTTP(t, client, http.MethodPost, "https://web.test"+portSuffix(httpsPort)+"/deploy",
-		`{"html":"<h1>new</h1>"}`, map[string]string{"Content-Type": "application/json", "Authorization": "Bearer " + keyPia})
+		fmt.Sprintf(`{"html":%q}`, page.String()), map[string]string{"Content-Type": "application/json", "Authorization": "Bearer " + keyPia})
 	if res.StatusCode != http.StatusOK {
 		t.Fatalf("deploy over https = %d %s", res.StatusCode, body)
 	}
@@ -91,8 +102,20 @@ func TestHTTPSOnDemand(t *testing.T) {
 		t.Errorf("url = %q, want %q", got, want)
 	}
 	// ... and the new site gets its certificate on its first visit.
-	if status, _, _ := get(t, client, "https://"+slug+".sites.test"+portSuffix(httpsPort)+"/"); status != http.StatusOK {
-		t.Errorf("new site over https = %d", status)
+	for _, enc := range []string{"", "gzip", "br"} { // identity and variants, one connection each
+		req, _ := http.NewRequest(http.MethodGet, "https://"+slug+".sites.test"+portSuffix(httpsPort)+"/", nil)
+		req.Header.Set("Accept-Encoding", enc)
+		if enc == "" {
+			req.Header.Set("Accept-Encoding", "identity")
+		}
+		res, err := client.Do(req)
+		if err != nil {
+			t.Fatalf("new site over https (%q): %v", enc, err)
+		}
+		got := readDecoded(t, res)
+		if res.StatusCode != http.StatusOK || res.Header.Get("Content-Encoding") != enc || got != page.String() {
+			t.Errorf("new site over https (%q): %d %q, %d bytes", enc, res.StatusCode, res.Header.Get("Content-Encoding"), len(got))
+		}
 	}
 
 	// Plain HTTP redirects, keeping host, path and query, and answers the
@@ -227,4 +250,26 @@ func TestHTTPSTLSALPN(t *testing.T) {
 	if httpChallenges.Load() != 0 {
 		t.Error("an HTTP-01 validation was attempted with no plain HTTP listener")
 	}
+}
+
+// readDecoded reads a response body, decoding gzip and br, and closes it.
+func readDecoded(t *testing.T, res *http.Response) string {
+	t.Helper()
+	defer res.Body.Close()
+	var r io.Reader = res.Body
+	switch res.Header.Get("Content-Encoding") {
+	case "gzip":
+		zr, err := gzip.NewReader(res.Body)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r = zr
+	case "br":
+		r = brotli.NewReader(res.Body)
+	}
+	b, err := io.ReadAll(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
 }
