@@ -220,6 +220,24 @@ func TestCLIAgainstRealServer(t *testing.T) {
 		}
 	}
 
+	// A small refused body whose client waits for 100 Continue gets its
+	// answer at once, not after the client's wait (the server must not
+	// wait for the body it refused).
+	waiting := &http.Client{Transport: &http.Transport{ExpectContinueTimeout: 20 * time.Second}}
+	req, _ = http.NewRequest(http.MethodPost, server+"/deploy?slug=alice-site", bytes.NewReader(zipBytes[:10<<10]))
+	req.Header.Set("Content-Type", "application/zip")
+	req.Header.Set("Authorization", "Bearer "+keyPia)
+	req.Header.Set("Expect", "100-continue")
+	started := time.Now()
+	if res, err := waiting.Do(req); err != nil {
+		t.Errorf("small archive with Expect to a taken slug: %v", err)
+	} else {
+		res.Body.Close()
+		if res.StatusCode != 409 || time.Since(started) > 10*time.Second {
+			t.Errorf("small archive with Expect to a taken slug: %d after %v", res.StatusCode, time.Since(started))
+		}
+	}
+
 	// Through a front that redirects (as sitedrop's own plain HTTP
 	// listener does under TLS), uploads are sent again, and an empty file
 	// goes as an empty body.

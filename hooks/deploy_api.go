@@ -50,14 +50,25 @@ func (sd *sitedrop) acquireDeploySlot(e *core.RequestEvent) (func(), error) {
 // metadata before its files are read or decoded: for an archive (metadata
 // in the query) before the archive is read.
 func (sd *sitedrop) readDeploy(e *core.RequestEvent, precheck func(*deployRequest) error) (*deployRequest, func(), error) {
+	format := archiveFormat(e.Request.Header.Get("Content-Type"))
+	var archiveMeta *deployRequest
+	if format != "" {
+		// an archive's metadata is in the query: refused before it waits
+		// for a deploy slot, and before its body is read
+		meta, err := sd.archiveMetadata(e, precheck)
+		if err != nil {
+			return nil, nil, err
+		}
+		archiveMeta = meta
+	}
 	release, err := sd.acquireDeploySlot(e)
 	if err != nil {
 		return nil, nil, err
 	}
 	var req *deployRequest
-	if format := archiveFormat(e.Request.Header.Get("Content-Type")); format != "" {
-		req, err = sd.readArchiveDeploy(e, format, precheck)
-	} else if err = archiveSentAsJSON(e); err == nil {
+	if format != "" {
+		req, err = sd.readArchiveDeploy(e, format, archiveMeta)
+	} else if err = archiveSentAsJSON(e, sd.cfg.MaxBody); err == nil {
 		req = &deployRequest{}
 		if err = readJSON(e, sd.cfg.MaxBody, req); err == nil && precheck != nil {
 			err = precheck(req)

@@ -34,21 +34,25 @@ func archiveFormat(contentType string) string {
 	return ""
 }
 
-// readArchiveDeploy reads a deploy sent as a zip or tar.gz archive, with
-// the metadata as query parameters (slug, title, description, favicon,
-// is_spa). Nothing is stored until the whole archive has been checked.
-func (sd *sitedrop) readArchiveDeploy(e *core.RequestEvent, format string, precheck func(*deployRequest) error) (*deployRequest, error) {
+// archiveMetadata reads an archive deploy's metadata (query parameters:
+// slug, title, description, favicon, is_spa) and runs precheck on it. A
+// refused archive is not read; see discardBody.
+func (sd *sitedrop) archiveMetadata(e *core.RequestEvent, precheck func(*deployRequest) error) (*deployRequest, error) {
 	req, err := archiveDeployMetadata(e)
+	if err == nil && precheck != nil {
+		err = precheck(req)
+	}
 	if err != nil {
+		discardBody(e, sd.cfg.MaxBody)
 		return nil, err
 	}
+	return req, nil
+}
+
+// readArchiveDeploy reads the body of an archive deploy whose metadata
+// is req. Nothing is stored until the whole archive has been checked.
+func (sd *sitedrop) readArchiveDeploy(e *core.RequestEvent, format string, req *deployRequest) (*deployRequest, error) {
 	limit := sd.cfg.MaxBody
-	if precheck != nil {
-		if err := precheck(req); err != nil {
-			discardBody(e, limit)
-			return nil, err
-		}
-	}
 	if e.Request.ContentLength > limit {
 		return nil, tooLarge(limit)
 	}
@@ -75,16 +79,16 @@ func (sd *sitedrop) readArchiveDeploy(e *core.RequestEvent, format string, prech
 	return req, nil
 }
 
-// discardBody deals with a request body of at most limit bytes that is
-// refused before it was read. Left unread, net/http would read up to
+// discardBody deals with an HTTP/1 request body of at most limit bytes
+// that is refused before it was read. Left unread, net/http would read up to
 // 256 KiB of it and close the connection under a client still sending
 // the rest, which then sees a reset instead of the answer: so it is read
 // and dropped. A client that asked to wait (Expect: 100-continue) has sent
 // nothing yet: the error answer closes the connection (see
 // jsonErrorsMiddleware), and it sends nothing.
 func discardBody(e *core.RequestEvent, limit int64) {
-	if strings.EqualFold(e.Request.Header.Get("Expect"), "100-continue") || e.Request.ContentLength > limit {
-		return
+	if waitsToSendBody(e.Request) || e.Request.ProtoMajor != 1 || e.Request.ContentLength > limit {
+		return // HTTP/2 resets the stream alone
 	}
 	_, _ = io.Copy(io.Discard, http.MaxBytesReader(e.Response, unwrapBody(e.Request.Body), limit))
 }

@@ -67,7 +67,10 @@ func readJSON(e *core.RequestEvent, limit int64, dst any) error {
 // without an archive Content-Type (curl's default, say) with a hint,
 // rather than a JSON syntax error; nil for any other body. It peeks at
 // the body's first bytes and leaves them to be read.
-func archiveSentAsJSON(e *core.RequestEvent) error {
+func archiveSentAsJSON(e *core.RequestEvent, limit int64) error {
+	if e.Request.ContentLength > limit {
+		return nil // readJSON answers 413 before anything is read
+	}
 	body := unwrapBody(e.Request.Body)
 	br := bufio.NewReaderSize(body, 64)
 	head, _ := br.Peek(4) // fewer at the end of a short body

@@ -1,9 +1,11 @@
 package hooks
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
+	"strconv"
 	"strings"
 
 	"github.com/pocketbase/pocketbase/apis"
@@ -108,13 +110,11 @@ func jsonErrorsMiddleware() *hook.Handler[*core.RequestEvent] {
 			if !known {
 				e.App.Logger().Error("request failed", "method", e.Request.Method, "path", e.Request.URL.Path, "error", err)
 			}
-			if e.Request.ContentLength != 0 && strings.EqualFold(e.Request.Header.Get("Expect"), "100-continue") {
-				// A client waiting to send its body (the CLI's uploads) is
-				// refused: closing tells it to send nothing. net/http
-				// would do so itself, but PocketBase's router hides the
-				// body it recognises such requests by, and it would ask
-				// for the body (100 Continue) only to read and drop it.
-				e.Response.Header().Set("Connection", "close")
+			if waitsToSendBody(e.Request) {
+				if jerr := refuseWaitingBody(e, ae); jerr != nil {
+					return errors.Join(err, jerr)
+				}
+				return err
 			}
 			if jerr := e.JSON(ae.Status, map[string]string{"error": ae.Message}); jerr != nil {
 				return errors.Join(err, jerr)
@@ -122,6 +122,36 @@ func jsonErrorsMiddleware() *hook.Handler[*core.RequestEvent] {
 			return err
 		},
 	}
+}
+
+// waitsToSendBody tells an HTTP/1 request whose client waits for
+// "100 Continue" before it sends its body (the CLI's uploads).
+func waitsToSendBody(r *http.Request) bool {
+	return r.ProtoMajor == 1 && r.ContentLength != 0 && strings.EqualFold(r.Header.Get("Expect"), "100-continue")
+}
+
+// refuseWaitingBody answers an error to a client that has not sent its
+// body, at once and closing the connection, so that it sends nothing.
+// net/http does that itself when it sees such a request unread, but
+// PocketBase's router hides the body it recognises them by; and the
+// router's deferred close of the body would wait for up to 256 KiB of it
+// (which the client only sends after its own timeout) before the answer
+// left. So the answer has its length and is flushed here.
+func refuseWaitingBody(e *core.RequestEvent, ae *apiError) error {
+	body, err := json.Marshal(map[string]string{"error": ae.Message})
+	if err != nil {
+		return err
+	}
+	body = append(body, '\n') // as e.JSON writes it
+	h := e.Response.Header()
+	h.Set("Connection", "close")
+	h.Set("Content-Type", "application/json")
+	h.Set("Content-Length", strconv.Itoa(len(body)))
+	e.Response.WriteHeader(ae.Status)
+	if _, err := e.Response.Write(body); err != nil {
+		return err
+	}
+	return http.NewResponseController(e.Response).Flush()
 }
 
 // methodNotAllowed answers 405 for a known path with a method it lacks.
