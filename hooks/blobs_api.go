@@ -2,10 +2,8 @@ package hooks
 
 import (
 	"context"
-	"errors"
 	"io"
 	"net/http"
-	"strings"
 	"time"
 
 	"github.com/pocketbase/pocketbase/apis"
@@ -69,9 +67,9 @@ func (sd *sitedrop) blobsMissing(e *core.RequestEvent) error {
 	seen := make(map[string]bool, len(req.Hashes))
 	store := sd.svc.Store()
 	for _, h := range req.Hashes {
-		h = strings.ToLower(h)
-		if !sites.ValidHash(h) {
-			return fail(http.StatusBadRequest, "invalid sha256 %q (64 hex digits)", h)
+		h, ok := sites.ParseHash(h)
+		if !ok {
+			return fail(http.StatusBadRequest, "%s", sites.InvalidHashMsg(h))
 		}
 		if seen[h] {
 			continue
@@ -95,9 +93,9 @@ func (sd *sitedrop) blobPut(e *core.RequestEvent) error {
 	if err != nil {
 		return err
 	}
-	h := strings.ToLower(e.Request.PathValue("sha256"))
-	if !sites.ValidHash(h) {
-		return fail(http.StatusBadRequest, "invalid sha256 %q (64 hex digits)", e.Request.PathValue("sha256"))
+	h, ok := sites.ParseHash(e.Request.PathValue("sha256"))
+	if !ok {
+		return fail(http.StatusBadRequest, "%s", sites.InvalidHashMsg(e.Request.PathValue("sha256")))
 	}
 	size := e.Request.ContentLength
 	if size < 0 || size > sd.cfg.MaxBody {
@@ -112,17 +110,9 @@ func (sd *sitedrop) blobPut(e *core.RequestEvent) error {
 		return err
 	}
 	defer release()
-	limit := sd.cfg.MaxBody
-	if e.Request.ContentLength > limit {
-		return tooLarge(limit)
-	}
-	data, err := io.ReadAll(http.MaxBytesReader(e.Response, unwrapBody(e.Request.Body), limit))
+	data, err := readRawBody(e, sd.cfg.MaxBody, "the body")
 	if err != nil {
-		var mbe *http.MaxBytesError
-		if errors.As(err, &mbe) {
-			return tooLarge(limit)
-		}
-		return fail(http.StatusBadRequest, "reading the body: %s", err.Error())
+		return err
 	}
 	if got := sites.HashBytes(data); got != h {
 		return fail(http.StatusBadRequest, "content does not match its name: its sha256 is %s", got)

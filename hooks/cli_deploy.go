@@ -226,7 +226,7 @@ func deployFolder(api *apiClient, method, path, target string, o deployOptions, 
 // hash are not on the server.
 func isMissingContent(err error) bool {
 	ae, ok := err.(*apiCallError)
-	return ok && ae.Status == http.StatusBadRequest && strings.Contains(ae.Msg, "is not on the server")
+	return ok && ae.Status == http.StatusBadRequest && strings.Contains(ae.Msg, sites.ContentMissingPhrase)
 }
 
 // ownDeploymentID returns the id of the caller's deployment with slug, or

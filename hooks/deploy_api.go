@@ -46,39 +46,46 @@ func (sd *sitedrop) acquireDeploySlot(e *core.RequestEvent) (func(), error) {
 }
 
 // readDeploy waits for a deploy slot and decodes the body; release frees
-// the slot once the deploy is done. precheck, when set, sees the request's
-// metadata before its files are read or decoded: for an archive (metadata
-// in the query) before the archive is read.
+// the slot once the deploy is done. precheck sees the request's metadata
+// before its files are decoded; an archive's (in the query) before it
+// waits for a slot and before its body is read.
 func (sd *sitedrop) readDeploy(e *core.RequestEvent, precheck func(*deployRequest) error) (*deployRequest, func(), error) {
-	format := archiveFormat(e.Request.Header.Get("Content-Type"))
-	var archiveMeta *deployRequest
-	if format != "" {
-		// an archive's metadata is in the query: refused before it waits
-		// for a deploy slot, and before its body is read
-		meta, err := sd.archiveMetadata(e, precheck)
+	if format := archiveFormat(e.Request.Header.Get("Content-Type")); format != "" {
+		req, err := sd.archiveMetadata(e, precheck)
 		if err != nil {
 			return nil, nil, err
 		}
-		archiveMeta = meta
+		release, err := sd.acquireDeploySlot(e)
+		if err != nil {
+			return nil, nil, err
+		}
+		if err := sd.readArchiveDeploy(e, format, req); err != nil {
+			release()
+			return nil, nil, err
+		}
+		return req, release, nil
 	}
 	release, err := sd.acquireDeploySlot(e)
 	if err != nil {
 		return nil, nil, err
 	}
-	var req *deployRequest
-	if format != "" {
-		req, err = sd.readArchiveDeploy(e, format, archiveMeta)
-	} else if err = archiveSentAsJSON(e, sd.cfg.MaxBody); err == nil {
-		req = &deployRequest{}
-		if err = readJSON(e, sd.cfg.MaxBody, req); err == nil && precheck != nil {
-			err = precheck(req)
-		}
-	}
-	if err != nil {
+	req := &deployRequest{}
+	if err := sd.readJSONDeploy(e, req, precheck); err != nil {
 		release()
 		return nil, nil, err
 	}
 	return req, release, nil
+}
+
+// readJSONDeploy decodes a JSON deploy body into req and prechecks it.
+func (sd *sitedrop) readJSONDeploy(e *core.RequestEvent, req *deployRequest, precheck func(*deployRequest) error) error {
+	if err := archiveSentAsJSON(e, sd.cfg.MaxBody); err != nil {
+		return err
+	}
+	if err := readJSON(e, sd.cfg.MaxBody, req); err != nil {
+		return err
+	}
+	return precheck(req)
 }
 
 // deployCreate is POST /deploy.

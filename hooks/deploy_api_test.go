@@ -18,8 +18,8 @@ func errBody(msg string) string {
 	return string(b)
 }
 
-// readBody decodes a JSON response body.
-func readBody(t testing.TB, res *http.Response) map[string]any {
+// decodeJSONBody decodes a JSON response body.
+func decodeJSONBody(t testing.TB, res *http.Response) map[string]any {
 	t.Helper()
 	var out map[string]any
 	b, _ := io.ReadAll(res.Body)
@@ -57,7 +57,7 @@ func TestDeployCreate(t *testing.T) {
 			},
 			TestAppFactory: newTestApp,
 			AfterTestFunc: func(t testing.TB, app *tests.TestApp, res *http.Response) {
-				body := readBody(t, res)
+				body := decodeJSONBody(t, res)
 				rec, err := app.FindFirstRecordByData("deployments", "slug", "fresh-page")
 				if err != nil {
 					t.Fatal(err)
@@ -110,7 +110,7 @@ func TestDeployCreate(t *testing.T) {
 			ExpectedContent: []string{`"url":"http://`, `.sites.test/"`},
 			TestAppFactory:  newTestApp,
 			AfterTestFunc: func(t testing.TB, app *tests.TestApp, res *http.Response) {
-				body := readBody(t, res)
+				body := decodeJSONBody(t, res)
 				slug := body["slug"].(string)
 				if err := sites.ValidateSlug(slug); err != nil {
 					t.Fatalf("generated slug %q: %v", slug, err)

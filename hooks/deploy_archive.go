@@ -1,7 +1,6 @@
 package hooks
 
 import (
-	"errors"
 	"io"
 	"mime"
 	"net/http"
@@ -39,7 +38,7 @@ func archiveFormat(contentType string) string {
 // refused archive is not read; see discardBody.
 func (sd *sitedrop) archiveMetadata(e *core.RequestEvent, precheck func(*deployRequest) error) (*deployRequest, error) {
 	req, err := archiveDeployMetadata(e)
-	if err == nil && precheck != nil {
+	if err == nil {
 		err = precheck(req)
 	}
 	if err != nil {
@@ -49,34 +48,22 @@ func (sd *sitedrop) archiveMetadata(e *core.RequestEvent, precheck func(*deployR
 	return req, nil
 }
 
-// readArchiveDeploy reads the body of an archive deploy whose metadata
-// is req. Nothing is stored until the whole archive has been checked.
-func (sd *sitedrop) readArchiveDeploy(e *core.RequestEvent, format string, req *deployRequest) (*deployRequest, error) {
-	limit := sd.cfg.MaxBody
-	if e.Request.ContentLength > limit {
-		return nil, tooLarge(limit)
-	}
-	data, err := io.ReadAll(http.MaxBytesReader(e.Response, unwrapBody(e.Request.Body), limit))
+// readArchiveDeploy reads the body of an archive deploy into req (its
+// metadata). Nothing is stored until the whole archive has been checked.
+func (sd *sitedrop) readArchiveDeploy(e *core.RequestEvent, format string, req *deployRequest) error {
+	data, err := readRawBody(e, sd.cfg.MaxBody, "the archive")
 	if err != nil {
-		var mbe *http.MaxBytesError
-		if errors.As(err, &mbe) {
-			return nil, tooLarge(limit)
-		}
-		return nil, fail(http.StatusBadRequest, "reading the archive: %s", err.Error())
+		return err
 	}
 	entries, err := sites.ReadArchive(data, format, sites.ArchiveLimits{
 		MaxFiles: sd.cfg.MaxFiles,
-		MaxBytes: archiveUnpackFactor * limit,
+		MaxBytes: archiveUnpackFactor * sd.cfg.MaxBody,
 	})
 	if err != nil {
-		var ae *sites.ArchiveError
-		if errors.As(err, &ae) {
-			return nil, fail(ae.Status, "%s", ae.Msg)
-		}
-		return nil, err
+		return err // an *ArchiveError says what the client sent wrong
 	}
 	req.Files = &entries
-	return req, nil
+	return nil
 }
 
 // discardBody deals with an HTTP/1 request body of at most limit bytes

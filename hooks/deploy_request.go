@@ -103,6 +103,23 @@ func archiveKindOf(head []byte) string {
 	return ""
 }
 
+// readRawBody reads a raw request body (what names it in errors) of at most
+// limit bytes: 413 past the limit, 400 when it cannot be read.
+func readRawBody(e *core.RequestEvent, limit int64, what string) ([]byte, error) {
+	if e.Request.ContentLength > limit {
+		return nil, tooLarge(limit)
+	}
+	data, err := io.ReadAll(http.MaxBytesReader(e.Response, unwrapBody(e.Request.Body), limit))
+	if err != nil {
+		var mbe *http.MaxBytesError
+		if errors.As(err, &mbe) {
+			return nil, tooLarge(limit)
+		}
+		return nil, fail(http.StatusBadRequest, "reading %s: %s", what, err.Error())
+	}
+	return data, nil
+}
+
 // unwrapBody returns the request's original body stream: the router keeps
 // a copy of every body for re-reads, which bodies read once do not need.
 func unwrapBody(body io.ReadCloser) io.ReadCloser {

@@ -57,6 +57,7 @@ func toAPIError(err error) (*apiError, bool) {
 	var ae *apiError
 	var se *sites.SlugError
 	var pe *sites.PathError
+	var arc *sites.ArchiveError
 	var re *router.ApiError
 	switch {
 	case errors.As(err, &ae):
@@ -65,6 +66,8 @@ func toAPIError(err error) (*apiError, bool) {
 		return fail(http.StatusBadRequest, se.Msg), true
 	case errors.As(err, &pe):
 		return fail(http.StatusBadRequest, pe.Error()), true
+	case errors.As(err, &arc):
+		return fail(arc.Status, arc.Msg), true
 	case errors.Is(err, sites.ErrNotFound):
 		return fail(http.StatusNotFound, msgNotFound), true
 	case errors.Is(err, sites.ErrSlugTaken):

@@ -71,11 +71,13 @@ func ReadArchive(data []byte, format string, lim ArchiveLimits) ([]FileInput, er
 	}
 	// headers counts every entry, folders and metadata included, so that
 	// an archive of empty entries cannot keep a deploy busy.
+	maxHeaders := 2*lim.MaxFiles + 16
+	tooManyEntries := &ArchiveError{Status: 413, Msg: fmt.Sprintf("Too many archive entries: the limit is %d files", lim.MaxFiles)}
 	headers := 0
 	countHeader := func() error {
 		headers++
-		if headers > 2*lim.MaxFiles+16 {
-			return &ArchiveError{Status: 413, Msg: fmt.Sprintf("Too many archive entries: the limit is %d files", lim.MaxFiles)}
+		if headers > maxHeaders {
+			return tooManyEntries
 		}
 		return nil
 	}
@@ -86,8 +88,8 @@ func ReadArchive(data []byte, format string, lim ArchiveLimits) ([]FileInput, er
 		if err != nil {
 			return nil, badArchive("not a valid zip archive: %v", err)
 		}
-		if len(zr.File) > 2*lim.MaxFiles+16 {
-			return nil, &ArchiveError{Status: 413, Msg: fmt.Sprintf("Too many archive entries: the limit is %d files", lim.MaxFiles)}
+		if len(zr.File) > maxHeaders {
+			return nil, tooManyEntries
 		}
 		for _, f := range zr.File {
 			if archiveJunk(f.Name) {
@@ -117,7 +119,7 @@ func ReadArchive(data []byte, format string, lim ArchiveLimits) ([]FileInput, er
 		}
 		// The tar stream itself is bounded: headers and padding of empty
 		// entries unpack too.
-		tr := tar.NewReader(&limitedStream{r: gz, left: lim.MaxBytes + int64(2*lim.MaxFiles+16)*1024})
+		tr := tar.NewReader(&limitedStream{r: gz, left: lim.MaxBytes + int64(maxHeaders)*1024})
 		for {
 			h, err := tr.Next()
 			var le *ArchiveError
@@ -144,10 +146,6 @@ func ReadArchive(data []byte, format string, lim ArchiveLimits) ([]FileInput, er
 				return nil, badArchive("archive entry %q is not a regular file (links and special files are refused)", h.Name)
 			}
 			if err := add(h.Name, tr); err != nil {
-				var le *ArchiveError
-				if errors.As(err, &le) {
-					return nil, le
-				}
 				return nil, err
 			}
 		}

@@ -306,34 +306,25 @@ func (s *Service) CheckSlot(tx core.App, rec *core.Record) error {
 	return nil
 }
 
-// precheckCreate answers the slug and slot checks of a create from the
-// current state, before any content is written.
 // PrecheckCreate tells whether a deployment for owner (nil: anonymous)
 // with slug ("" generates one) would be refused for its slug or for the
-// owner's slots. Handlers call it before reading content, so a refused
-// deploy costs little; Create calls it again, and its transaction checks
-// for good.
+// owner's slots, from the current state. Handlers call it before reading
+// content, so a refused deploy costs little; Create calls it before it
+// writes any content, and its transaction checks for good.
 func (s *Service) PrecheckCreate(owner *core.Record, slug string) error {
-	if slug == "" {
-		return s.precheckCreate(CreateParams{Owner: owner})
-	}
-	if err := ValidateSlug(slug); err != nil {
-		return err
-	}
-	if s.IsReserved(slug) {
-		return ErrSlugReserved
-	}
-	return s.precheckCreate(CreateParams{Owner: owner, Slug: slug})
-}
-
-func (s *Service) precheckCreate(p CreateParams) error {
-	if p.Slug != "" {
-		if rec, err := s.app.FindFirstRecordByData(DeploymentsCollection, "slug", p.Slug); err == nil &&
+	if slug != "" {
+		if err := ValidateSlug(slug); err != nil {
+			return err
+		}
+		if s.IsReserved(slug) {
+			return ErrSlugReserved
+		}
+		if rec, err := s.app.FindFirstRecordByData(DeploymentsCollection, "slug", slug); err == nil &&
 			!(rec.GetString("owner") == "" && IsExpired(rec, time.Now())) {
 			return ErrSlugTaken
 		}
 	}
-	if p.Owner == nil {
+	if owner == nil {
 		return nil
 	}
 	col, err := s.app.FindCachedCollectionByNameOrId(DeploymentsCollection)
@@ -341,7 +332,7 @@ func (s *Service) precheckCreate(p CreateParams) error {
 		return fmt.Errorf("find deployments collection: %w", err)
 	}
 	probe := core.NewRecord(col)
-	probe.Set("owner", p.Owner.Id)
+	probe.Set("owner", owner.Id)
 	return s.CheckSlot(s.app, probe)
 }
 

@@ -152,16 +152,16 @@ func DecodeFiles(in []FileInput, load BlobLoader) ([]File, error) {
 			if f.Content != "" || f.Encoding != "" {
 				return nil, &PathError{Path: f.Path, Msg: "give content or sha256, not both"}
 			}
-			h := strings.ToLower(f.SHA256)
-			if !ValidHash(h) {
-				return nil, &PathError{Path: f.Path, Msg: fmt.Sprintf("invalid sha256 %q (64 hex digits)", f.SHA256)}
+			h, ok := ParseHash(f.SHA256)
+			if !ok {
+				return nil, &PathError{Path: f.Path, Msg: InvalidHashMsg(f.SHA256)}
 			}
 			if load == nil {
 				return nil, &PathError{Path: f.Path, Msg: "sha256 entries need an API key: anonymous deploys send their bytes (content)"}
 			}
 			data, err = load(h)
 			if errors.Is(err, ErrBlobNotFound) {
-				return nil, &PathError{Path: f.Path, Msg: fmt.Sprintf("content with sha256 %s is not on the server (upload it with PUT /blobs/%s)", h, h)}
+				return nil, &PathError{Path: f.Path, Msg: fmt.Sprintf("content with sha256 %s %s (upload it with PUT /blobs/%s)", h, ContentMissingPhrase, h)}
 			}
 			if err != nil {
 				return nil, err

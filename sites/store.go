@@ -10,6 +10,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 )
 
@@ -51,6 +52,23 @@ func HashBytes(b []byte) string {
 	sum := sha256.Sum256(b)
 	return hex.EncodeToString(sum[:])
 }
+
+// ParseHash reads a client's sha256: any case, answered in lower case;
+// ok tells whether it is 64 hex digits.
+func ParseHash(s string) (h string, ok bool) {
+	h = strings.ToLower(s)
+	return h, ValidHash(h)
+}
+
+// InvalidHashMsg says what is wrong with a sha256 that ParseHash refused.
+func InvalidHashMsg(s string) string {
+	return fmt.Sprintf("invalid sha256 %q (64 hex digits)", s)
+}
+
+// ContentMissingPhrase ends the refusal of a deploy that names content
+// by a sha256 the server does not have; clients (the CLI) look for it to
+// upload the content and retry.
+const ContentMissingPhrase = "is not on the server"
 
 // ValidHash reports whether h is a lowercase hex SHA-256.
 func ValidHash(h string) bool {
@@ -94,16 +112,9 @@ func (s *FSStore) path(hash string) (string, error) {
 
 // Has implements BlobStore.
 func (s *FSStore) Has(_ context.Context, hash string) (bool, error) {
-	p, err := s.path(hash)
-	if err != nil {
+	p, st, err := s.stat(hash)
+	if st == nil || err != nil {
 		return false, err
-	}
-	st, err := os.Stat(p)
-	if errors.Is(err, fs.ErrNotExist) {
-		return false, nil
-	}
-	if err != nil {
-		return false, fmt.Errorf("stat blob %s: %w", hash, err)
 	}
 	// Refresh the age, but never shorten a KeepUntil.
 	if now := time.Now(); st.ModTime().Before(now) {
@@ -120,18 +131,25 @@ func (s *FSStore) Has(_ context.Context, hash string) (bool, error) {
 // Exists reports whether the store has a blob, without refreshing its
 // age: asking must not keep unreferenced content alive.
 func (s *FSStore) Exists(_ context.Context, hash string) (bool, error) {
+	_, st, err := s.stat(hash)
+	return st != nil, err
+}
+
+// stat returns the path of a blob and its file info, nil when there is
+// no such blob.
+func (s *FSStore) stat(hash string) (string, fs.FileInfo, error) {
 	p, err := s.path(hash)
 	if err != nil {
-		return false, err
+		return "", nil, err
 	}
-	_, err = os.Stat(p)
+	st, err := os.Stat(p)
 	if errors.Is(err, fs.ErrNotExist) {
-		return false, nil
+		return p, nil, nil
 	}
 	if err != nil {
-		return false, fmt.Errorf("stat blob %s: %w", hash, err)
+		return p, nil, fmt.Errorf("stat blob %s: %w", hash, err)
 	}
-	return true, nil
+	return p, st, nil
 }
 
 // Put implements BlobStore.
