@@ -349,8 +349,11 @@ func TestCLILogin(t *testing.T) {
 	}
 	p := filepath.Join(config, "sitedrop", "credentials.json")
 	st, err := os.Stat(p)
-	if err != nil || st.Mode().Perm() != 0o600 {
-		t.Fatalf("credentials: %v, mode %v", err, st.Mode())
+	if err != nil {
+		t.Fatalf("credentials: %v", err)
+	}
+	if st.Mode().Perm() != 0o600 {
+		t.Fatalf("credentials mode %v", st.Mode())
 	}
 	if !strings.Contains(out.String(), "Signed in to "+server) {
 		t.Errorf("login printed %q", out.String())

@@ -88,6 +88,7 @@ func TestReadArchive(t *testing.T) {
 		{"zip bomb", ArchiveZip, makeZip(t, entry{name: "bomb.txt", body: strings.Repeat("0", 5000)}), nil, 413, "too large when unpacked"},
 		{"tar.gz bomb", ArchiveTarGz, makeTarGz(t, entry{name: "a", body: strings.Repeat("0", 600)}, entry{name: "b", body: strings.Repeat("0", 600)}), nil, 413, "too large when unpacked"},
 		{"tar of empty folders (a CPU bomb)", ArchiveTarGz, makeTarGz(t, dirs(50)...), nil, 413, "Too many archive entries"},
+		{"zip of empty folders", ArchiveZip, makeZip(t, dirs(50)...), nil, 413, "Too many archive entries"},
 		{"macOS junk skipped, folder stripped", ArchiveZip, makeZip(t, entry{name: "site/index.html", body: "i"}, entry{name: "__MACOSX/site/._index.html", body: "junk"}, entry{name: "site/.DS_Store", body: "junk"}),
 			map[string]string{"index.html": "i"}, 0, ""},
 		{"absolute after stripping", ArchiveTarGz, makeTarGz(t, entry{name: "site//etc/passwd", body: "x"}), nil, 400, "absolute path"},

@@ -75,7 +75,7 @@ func Compressible(contentType string) bool {
 	}
 	switch t {
 	case "application/javascript", "application/json", "application/xml", "application/wasm",
-		"application/x-javascript", "application/ld+json", "application/rss+xml", "application/atom+xml",
+		"application/x-javascript", // ld+json, rss+xml, atom+xml: the suffixes above
 		"font/ttf", "font/otf", "application/vnd.ms-fontobject", "image/x-icon", "image/vnd.microsoft.icon",
 		"image/bmp":
 		return true

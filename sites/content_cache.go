@@ -1,9 +1,9 @@
 package sites
 
 import (
+	"context"
 	"fmt"
 	"io"
-	"net/http"
 	"sync"
 )
 
@@ -24,14 +24,14 @@ func newContentCache(budget int64) *contentCache {
 
 // load returns the bytes of blob hash, from memory or else from store
 // (and keeps them, evicting arbitrary entries to make room).
-func (c *contentCache) load(r *http.Request, store BlobStore, hash string) ([]byte, error) {
+func (c *contentCache) load(ctx context.Context, store BlobStore, hash string) ([]byte, error) {
 	c.mu.RLock()
 	data, ok := c.items[hash]
 	c.mu.RUnlock()
 	if ok {
 		return data, nil
 	}
-	blob, err := store.Open(r.Context(), hash)
+	blob, err := store.Open(ctx, hash)
 	if err != nil {
 		return nil, err
 	}

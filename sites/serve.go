@@ -26,6 +26,8 @@ type Site struct {
 	Files Manifest
 	// served are the files prepared for serving (see prepare), by path.
 	served map[string]*servedFile
+	// bytes is the memory the prepared site holds (see cost).
+	bytes int64
 }
 
 // live reports whether the site may be served at now.

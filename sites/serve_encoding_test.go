@@ -72,7 +72,7 @@ var (
 	pageHTML = "<!doctype html><title>t</title>" + strings.Repeat("<p>Hello, compressible world.</p>\n", 200)
 	appJS    = strings.Repeat("function add(a, b) { return a + b; }\n", 300)
 	// logoPNG is incompressible: no variants.
-	logoPNG = string(bytes.Repeat([]byte{0x89, 'P', 'N', 'G', 0x13, 0x7f, 0xa2, 0x01}, 1)) + pseudoRandom(4000)
+	logoPNG = string([]byte{0x89, 'P', 'N', 'G', 0x13, 0x7f, 0xa2, 0x01}) + pseudoRandom(4000)
 )
 
 func pseudoRandom(n int) string {

@@ -77,11 +77,15 @@ func (s *Site) prepare() {
 		s.served[p] = f
 	}
 	s.Files = nil // served holds all that serving needs; halve the cached memory
+	s.bytes = s.estimateCost()
 }
 
-// cost estimates the memory a prepared site holds, for the site cache's
-// byte budget.
-func (s *Site) cost() int64 {
+// cost is the memory a prepared site holds, as prepare estimated it.
+func (s *Site) cost() int64 { return s.bytes }
+
+// estimateCost estimates the memory a prepared site holds, for the site
+// cache's byte budget; prepare keeps it in bytes.
+func (s *Site) estimateCost() int64 {
 	const perSite, perFile, perRep = 512, 256, 160
 	n := int64(perSite)
 	for p, f := range s.served {
@@ -138,7 +142,7 @@ func (s *Server) serveFile(w http.ResponseWriter, r *http.Request, f *servedFile
 	var data []byte
 	if rep.size <= maxCachedFile {
 		var err error
-		if data, err = s.content.load(r, s.store, rep.hash); err != nil {
+		if data, err = s.content.load(r.Context(), s.store, rep.hash); err != nil {
 			internalError(w)
 			return
 		}
@@ -187,7 +191,7 @@ func (s *Server) serveRange(w http.ResponseWriter, r *http.Request, rep *represe
 // unreadable blob.
 func internalError(w http.ResponseWriter) {
 	h := w.Header()
-	for _, k := range []string{"Content-Encoding", "Content-Length", "Etag", "Vary"} {
+	for _, k := range []string{"Content-Encoding", "Etag", "Vary"} { // http.Error drops Content-Length
 		delete(h, k)
 	}
 	h["Cache-Control"] = noStoreValue

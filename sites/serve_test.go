@@ -208,21 +208,32 @@ func TestSiteCacheIgnoresStaleLoad(t *testing.T) {
 	c := newSiteCache(1 << 20)
 	gen := c.generation()
 	c.forget("demo") // an invalidation while a load was running
-	c.put("demo", &Site{Slug: "demo"}, gen)
+	c.put("demo", preparedSite("demo"), gen)
 	if _, ok := c.get("demo"); ok {
 		t.Fatal("a load that started before forget was cached")
 	}
-	c.put("demo", &Site{Slug: "demo"}, c.generation())
+	c.put("demo", preparedSite("demo"), c.generation())
 	if _, ok := c.get("demo"); !ok {
 		t.Fatal("a fresh load was not cached")
 	}
 }
 
+// preparedSite is an empty site prepared for serving, as the server
+// caches them.
+func preparedSite(slug string) *Site {
+	s := &Site{Slug: slug}
+	s.prepare()
+	return s
+}
+
 func TestSiteCacheBounded(t *testing.T) {
-	one := (&Site{}).cost()
+	one := preparedSite("").cost()
+	if one <= 0 {
+		t.Fatalf("a prepared site costs %d", one)
+	}
 	c := newSiteCache(3 * one)
 	for _, s := range []string{"a", "b", "c", "d", "e"} {
-		c.put(s, &Site{Slug: s}, c.generation())
+		c.put(s, preparedSite(s), c.generation())
 	}
 	if len(c.sites) != 3 || c.used != 3*one {
 		t.Fatalf("%d entries of %d bytes, want 3 of %d", len(c.sites), c.used, 3*one)

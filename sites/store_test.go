@@ -131,11 +131,17 @@ func TestFSStorePutBatch(t *testing.T) {
 	if err := s.PutBatch(ctx, bad); err == nil {
 		t.Fatal("a blob with a wrong hash was accepted")
 	}
+	if ok, err := s.Exists(ctx, HashBytes([]byte("a"))); err != nil || ok {
+		t.Errorf("a refused batch stored its good blob too (%v)", err)
+	}
 	err = filepath.WalkDir(s.Root(), func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
 		if strings.HasPrefix(d.Name(), ".tmp-") {
 			t.Errorf("temporary file left: %s", p)
 		}
-		return err
+		return nil
 	})
 	if err != nil {
 		t.Fatal(err)
