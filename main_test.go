@@ -37,7 +37,7 @@ func TestErrorsGoToStderr(t *testing.T) {
 	if out != "" {
 		t.Errorf("stdout: %q", out)
 	}
-	if !strings.Contains(errOut, "Error:") {
+	if !strings.Contains(errOut, "Error:") || !strings.Contains(errOut, "127.0.0.1:1") {
 		t.Errorf("stderr: %q", errOut)
 	}
 }

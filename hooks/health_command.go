@@ -58,9 +58,6 @@ func NewHealthCommand() *cobra.Command {
 
 // probeHealth GETs url and wants a 200.
 func probeHealth(ctx context.Context, client *http.Client, url string) error {
-	if ctx == nil {
-		ctx = context.Background()
-	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 	if err != nil {
 		return fmt.Errorf("%s: %w", url, err)

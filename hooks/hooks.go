@@ -118,7 +118,7 @@ func register(app core.App, cfg *Config) (*sitedrop, error) {
 			sd.bindGracefulShutdown(se.Server)
 			return nil
 		}
-		if err := ts.start(sd, se.Server.Handler); err != nil {
+		if err := ts.start(sd, se.Server); err != nil {
 			ts.close()
 			return err
 		}

@@ -19,12 +19,12 @@ const healthPath = "/api/health"
 // 404: the listener is no open redirector.
 func (sd *sitedrop) httpRedirectHandler(app http.Handler, challenges func(http.Handler) http.Handler) http.Handler {
 	redirect := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		host, known := sd.redirectHost(r.Host)
 		if r.URL.Path == healthPath && (r.Method == http.MethodGet || r.Method == http.MethodHead) &&
 			(sd.hosts.IsWebHost(r.Host) || isAddressHost(r.Host)) {
 			app.ServeHTTP(w, r)
 			return
 		}
+		host, known := sd.redirectHost(r.Host)
 		if !known {
 			http.Error(w, "Unknown host", http.StatusNotFound)
 			return

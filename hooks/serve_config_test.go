@@ -244,6 +244,12 @@ func TestHTTPRedirectHandler(t *testing.T) {
 	if got := rec.Header().Get("Location"); got != "https://web.test:8443/x" {
 		t.Errorf("Location = %q on port 8443", got)
 	}
+	sd.cfg.PublicURL = "https://web.test:9443"
+	rec = httptest.NewRecorder()
+	h.ServeHTTP(rec, httptest.NewRequest("GET", "http://web.test/x", nil))
+	if got := rec.Header().Get("Location"); got != "https://web.test:9443/x" {
+		t.Errorf("Location = %q behind the public URL https://web.test:9443", got)
+	}
 }
 
 func TestHealthCommand(t *testing.T) {

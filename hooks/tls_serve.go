@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"log"
 	"net"
 	"net/http"
 	"time"
@@ -61,17 +60,19 @@ func (sd *sitedrop) prepareTLS(se *core.ServeEvent) (*tlsServing, error) {
 }
 
 // start serves the plain HTTP listener and starts obtaining and renewing
-// the managed certificates. app is the main handler (for /api/health).
-func (ts *tlsServing) start(sd *sitedrop, app http.Handler) error {
+// the managed certificates. main is the main server: its handler answers
+// /api/health, and its error log (PocketBase's, to the app's debug log)
+// takes the plain listener's errors too.
+func (ts *tlsServing) start(sd *sitedrop, main *http.Server) error {
 	if ts.httpListener != nil {
 		ts.http = &http.Server{
-			Handler:           sd.httpRedirectHandler(app, ts.certs.httpChallengeHandler),
+			Handler:           sd.httpRedirectHandler(main.Handler, ts.certs.httpChallengeHandler),
 			ReadHeaderTimeout: 10 * time.Second,
 			ReadTimeout:       30 * time.Second,
 			WriteTimeout:      30 * time.Second,
 			IdleTimeout:       2 * time.Minute,
 			MaxHeaderBytes:    64 << 10,
-			ErrorLog:          log.New(&serverLogWriter{app: sd.app}, "", 0),
+			ErrorLog:          main.ErrorLog,
 		}
 		go func() {
 			if err := ts.http.Serve(ts.httpListener); err != nil && !errors.Is(err, http.ErrServerClosed) {
@@ -110,14 +111,4 @@ func (sd *sitedrop) bindTLSCleanup(ts *tlsServing) {
 			return e.Next()
 		},
 	})
-}
-
-// serverLogWriter sends an http.Server's error log (TLS handshake
-// failures, mostly refused names) to the app's debug log, as PocketBase
-// does for its own server.
-type serverLogWriter struct{ app core.App }
-
-func (w *serverLogWriter) Write(p []byte) (int, error) {
-	w.app.Logger().Debug(string(p))
-	return len(p), nil
 }

@@ -172,6 +172,11 @@ func TestHTTPSWildcardDNS01(t *testing.T) {
 	RegisterDNSProvider("fake-test", func() (certmagic.DNSProvider, error) {
 		return &fakeDNSProvider{dns: dns}, nil
 	})
+	t.Cleanup(func() {
+		dnsProvidersMu.Lock()
+		delete(dnsProviders, "fake-test")
+		dnsProvidersMu.Unlock()
+	})
 	httpPort, httpsPort := freePort(t), freePort(t)
 	acme := startPebble(t, dns.addr, httpPort, httpsPort)
 	httpsAddr := loopback(httpsPort)
