@@ -176,5 +176,5 @@ func (sd *sitedrop) storedContent(e *core.RequestEvent) sites.BlobLoader {
 }
 
 // uploadBytesFactor bounds what one account may upload with PUT /blobs in
-// an hour: this many times --max-body (1 GiB with the defaults).
+// an hour: this many times --max-body (1000 MiB with the defaults).
 const uploadBytesFactor = 20
