@@ -548,6 +548,7 @@ func buildManifest(files []File, meta resolvedMeta, submitURL string, known map[
 	if err != nil {
 		return nil, nil, err
 	}
+	stored := make(map[string]map[string]EncodedEntry, len(variants)) // by source hash: each stored once
 	for p, e := range m {
 		v, ok := variants[e.Hash]
 		if !ok {
@@ -557,15 +558,25 @@ func buildManifest(files []File, meta resolvedMeta, submitURL string, known map[
 			}
 			continue
 		}
-		e.Encoded = make(map[string]EncodedEntry, len(v))
-		for coding, c := range v {
-			ch := HashBytes(c)
-			blobs[ch] = c
-			e.Encoded[coding] = EncodedEntry{Hash: ch, Size: int64(len(c))}
+		if stored[e.Hash] == nil {
+			stored[e.Hash] = storeVariants(v, blobs)
 		}
+		e.Encoded = stored[e.Hash]
 		m[p] = e
 	}
 	return m, blobs, nil
+}
+
+// storeVariants adds the variant bytes v (by coding) to blobs and returns
+// their manifest entries.
+func storeVariants(v map[string][]byte, blobs map[string][]byte) map[string]EncodedEntry {
+	enc := make(map[string]EncodedEntry, len(v))
+	for coding, c := range v {
+		ch := HashBytes(c)
+		blobs[ch] = c
+		enc[coding] = EncodedEntry{Hash: ch, Size: int64(len(c))}
+	}
+	return enc
 }
 
 // compressAll makes the variants of the blobs named by hashes, on every
@@ -652,12 +663,7 @@ func (s *Service) ensureVariants(ctx context.Context, m Manifest, blobs map[stri
 		if err != nil {
 			return fmt.Errorf("compress %s: %w", p, err)
 		}
-		enc := make(map[string]EncodedEntry, len(fresh))
-		for coding, c := range fresh {
-			ch := HashBytes(c)
-			blobs[ch] = c
-			enc[coding] = EncodedEntry{Hash: ch, Size: int64(len(c))}
-		}
+		enc := storeVariants(fresh, blobs)
 		for q, other := range m { // every path with these bytes
 			if other.Hash == e.Hash {
 				other.Encoded = enc
