@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"reflect"
 	"strings"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/pocketbase/pocketbase/core"
@@ -174,7 +175,8 @@ func kindName(t reflect.Type) string {
 }
 
 // metadata validates the descriptive fields and returns them for the
-// service.
+// service. Every way of setting them (a JSON body on POST and PUT, an
+// archive deploy's query) goes through it.
 func (r *deployRequest) metadata() (sites.Metadata, error) {
 	checks := []struct {
 		name string
@@ -195,11 +197,39 @@ func (r *deployRequest) metadata() (sites.Metadata, error) {
 		if n := utf8.RuneCountInString(*c.val); n > c.max {
 			return sites.Metadata{}, fail(http.StatusBadRequest, "%s is too long: at most %d characters", c.name, c.max)
 		}
+		if err := checkMetadataRunes(c.name, *c.val); err != nil {
+			return sites.Metadata{}, err
+		}
 	}
 	if r.Favicon != nil && strings.ContainsAny(*r.Favicon, "<>&\"' \t\r\n") {
 		return sites.Metadata{}, fail(http.StatusBadRequest, "favicon must be an emoji")
 	}
 	return sites.Metadata{Title: r.Title, Description: r.Description, Favicon: r.Favicon, IsSPA: r.IsSPA}, nil
+}
+
+// checkMetadataRunes refuses, naming the field and the character, what a
+// descriptive field must not carry into pages, mails, the dashboard or a
+// terminal: control characters (Unicode category Cc: C0 including tab, CR
+// and LF, DEL, C1) and the bidirectional embedding, override and isolate
+// controls (U+202A..U+202E, U+2066..U+2069), which can make a title read
+// differently from what it is. The marks U+200E, U+200F and U+061C stay
+// allowed: right-to-left text needs them and they reorder nothing.
+func checkMetadataRunes(field, v string) error {
+	for _, r := range v {
+		switch {
+		case unicode.IsControl(r):
+			return fail(http.StatusBadRequest, "%s contains a control character (U+%04X)", field, r)
+		case isBidiOverride(r):
+			return fail(http.StatusBadRequest, "%s contains a bidirectional override (U+%04X)", field, r)
+		}
+	}
+	return nil
+}
+
+// isBidiOverride tells the bidirectional embedding, override and isolate
+// controls (LRE, RLE, PDF, LRO, RLO, LRI, RLI, FSI, PDI).
+func isBidiOverride(r rune) bool {
+	return (r >= 0x202A && r <= 0x202E) || (r >= 0x2066 && r <= 0x2069)
 }
 
 // upload checks that exactly one of html and files is given and turns it

@@ -1,0 +1,117 @@
+package hooks
+
+import (
+	"net/http"
+	"net/url"
+	"strings"
+	"testing"
+
+	"github.com/pocketbase/pocketbase/tests"
+)
+
+// TestMetadataControlCharacters: title, description and favicon refuse
+// control characters (Unicode category Cc, line breaks and tabs included)
+// and the bidi embedding, override and isolate controls, naming the field
+// and the character; ordinary Unicode passes.
+func TestMetadataControlCharacters(t *testing.T) {
+	t.Parallel()
+	str := func(s string) *string { return &s }
+	refused := []struct {
+		name string
+		req  deployRequest
+		want string
+	}{
+		{"ESC in title", deployRequest{Title: str("hi\x1b[2J")}, "title contains a control character (U+001B)"},
+		{"LF in title", deployRequest{Title: str("a\nb")}, "title contains a control character (U+000A)"},
+		{"CR in description", deployRequest{Description: str("a\rb")}, "description contains a control character (U+000D)"},
+		{"tab in description", deployRequest{Description: str("a\tb")}, "description contains a control character (U+0009)"},
+		{"NUL in title", deployRequest{Title: str("a\x00")}, "title contains a control character (U+0000)"},
+		{"DEL in title", deployRequest{Title: str("a\x7f")}, "title contains a control character (U+007F)"},
+		{"C1 CSI in title", deployRequest{Title: str("a\u009b2J")}, "title contains a control character (U+009B)"},
+		{"ESC in favicon", deployRequest{Favicon: str("\x1b")}, "favicon contains a control character (U+001B)"},
+		{"RLO in title", deployRequest{Title: str("abc\u202etxt.exe")}, "title contains a bidirectional override (U+202E)"},
+		{"RLI in description", deployRequest{Description: str("x\u2067y")}, "description contains a bidirectional override (U+2067)"},
+	}
+	for _, tt := range refused {
+		_, err := tt.req.metadata()
+		ae, ok := err.(*apiError)
+		if !ok || ae.Status != http.StatusBadRequest || ae.Message != tt.want {
+			t.Errorf("%s: metadata() = %v, want 400 %q", tt.name, err, tt.want)
+		}
+	}
+	for _, ok := range []deployRequest{
+		{Title: str("Café 東京 — ✓ مرحبا"), Description: str("Ünïcödé, with an RLM\u200f mark"), Favicon: str("👩‍💻")},
+		{Title: str(""), Description: str("")},
+	} {
+		if _, err := ok.metadata(); err != nil {
+			t.Errorf("metadata(%q, %q) = %v, want accepted", deref(ok.Title), deref(ok.Description), err)
+		}
+	}
+}
+
+func deref(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
+}
+
+// TestDeployMetadataControlCharactersEndpoints: every way of setting the
+// metadata refuses control characters and changes nothing.
+func TestDeployMetadataControlCharactersEndpoints(t *testing.T) {
+	t.Parallel()
+	unchanged := func(t testing.TB, app *tests.TestApp, _ *http.Response) {
+		if n, _ := app.CountRecords("deployments"); n != 4 {
+			t.Fatalf("a refused deploy created a deployment (%d)", n)
+		}
+		rec, err := app.FindRecordById("deployments", idAliceSite)
+		if err != nil || rec.GetString("title") != "Alice" {
+			t.Fatalf("alice-site changed: %v %q", err, rec.GetString("title"))
+		}
+	}
+	runScenarios(t, []tests.ApiScenario{
+		{
+			Name:            "JSON create, ESC in title",
+			Method:          http.MethodPost,
+			URL:             "/deploy",
+			Body:            strings.NewReader(`{"html":"x","title":"\u001b]0;pwned\u0007"}`),
+			ExpectedStatus:  400,
+			ExpectedContent: []string{errBody("title contains a control character (U+001B)")},
+			TestAppFactory:  newTestApp,
+			AfterTestFunc:   unchanged,
+		},
+		{
+			Name:            "JSON update, CR LF in description",
+			Method:          http.MethodPut,
+			URL:             "/deploy/" + idAliceSite,
+			Headers:         bearer(keyAlice),
+			Body:            strings.NewReader(`{"html":"x","description":"a\r\nb"}`),
+			ExpectedStatus:  400,
+			ExpectedContent: []string{errBody("description contains a control character (U+000D)")},
+			TestAppFactory:  newTestApp,
+			AfterTestFunc:   unchanged,
+		},
+		{
+			Name:            "archive create, LF in the query's title",
+			Method:          http.MethodPost,
+			URL:             "/deploy?title=" + url.QueryEscape("a\nb"),
+			Headers:         withHeaders(bearer(keyPia), map[string]string{"Content-Type": "application/zip"}),
+			Body:            zipOf(t, "index.html", "<p>z</p>"),
+			ExpectedStatus:  400,
+			ExpectedContent: []string{errBody("title contains a control character (U+000A)")},
+			TestAppFactory:  newTestApp,
+			AfterTestFunc:   unchanged,
+		},
+		{
+			Name:            "archive update, ESC in the query's favicon",
+			Method:          http.MethodPut,
+			URL:             "/deploy/" + idAliceSite + "?favicon=" + url.QueryEscape("\x1b"),
+			Headers:         withHeaders(bearer(keyAlice), map[string]string{"Content-Type": "application/gzip"}),
+			Body:            tarGzOf(t, "index.html", "<p>t</p>"),
+			ExpectedStatus:  400,
+			ExpectedContent: []string{errBody("favicon contains a control character (U+001B)")},
+			TestAppFactory:  newTestApp,
+			AfterTestFunc:   unchanged,
+		},
+	})
+}
