@@ -115,3 +115,64 @@ func TestDeployMetadataControlCharactersEndpoints(t *testing.T) {
 		},
 	})
 }
+
+// TestDeployFileEntryWithoutContent: a file entry needs content or sha256;
+// an empty content is an empty file.
+func TestDeployFileEntryWithoutContent(t *testing.T) {
+	t.Parallel()
+	noNewDeployment := func(t testing.TB, app *tests.TestApp, _ *http.Response) {
+		if n, _ := app.CountRecords("deployments"); n != 4 {
+			t.Fatalf("a refused deploy created a deployment (%d)", n)
+		}
+	}
+	runScenarios(t, []tests.ApiScenario{
+		{
+			Name:            "path only",
+			Method:          http.MethodPost,
+			URL:             "/deploy",
+			Body:            strings.NewReader(`{"files":[{"path":"index.html","content":"<p>hi</p>"},{"path":"about.html"}]}`),
+			ExpectedStatus:  400,
+			ExpectedContent: []string{errBody(`invalid file path "about.html": files[1] has no content: content or sha256 is required`)},
+			TestAppFactory:  newTestApp,
+			AfterTestFunc:   noNewDeployment,
+		},
+		{
+			Name:            "content null counts as missing",
+			Method:          http.MethodPost,
+			URL:             "/deploy",
+			Body:            strings.NewReader(`{"files":[{"path":"a.txt","content":null}]}`),
+			ExpectedStatus:  400,
+			ExpectedContent: []string{errBody(`invalid file path "a.txt": files[0] has no content: content or sha256 is required`)},
+			TestAppFactory:  newTestApp,
+			AfterTestFunc:   noNewDeployment,
+		},
+		{
+			Name:            "encoding without content",
+			Method:          http.MethodPut,
+			URL:             "/deploy/" + idAliceSite,
+			Headers:         bearer(keyAlice),
+			Body:            strings.NewReader(`{"files":[{"path":"img/a.png","encoding":"base64"}]}`),
+			ExpectedStatus:  400,
+			ExpectedContent: []string{errBody(`invalid file path "img/a.png": files[0] has no content: content or sha256 is required`)},
+			TestAppFactory:  newTestApp,
+			AfterTestFunc:   expectSite("alice-site.sites.test", 200, "alice"),
+		},
+		{
+			Name:            "empty content is an empty file",
+			Method:          http.MethodPost,
+			URL:             "/deploy",
+			Headers:         bearer(keyPia),
+			Body:            strings.NewReader(`{"slug":"empty-file","files":[{"path":"index.html","content":"<p>x</p>"},{"path":"empty.txt","content":""},{"path":"e.bin","content":"","encoding":"base64"}]}`),
+			ExpectedStatus:  200,
+			ExpectedContent: []string{`"slug":"empty-file"`},
+			TestAppFactory:  newTestApp,
+			AfterTestFunc: func(t testing.TB, app *tests.TestApp, _ *http.Response) {
+				for _, p := range []string{"/empty.txt", "/e.bin"} {
+					if code, b := siteGet(t, app, "empty-file.sites.test", p); code != 200 || b != "" {
+						t.Fatalf("%s: %d %q, want an empty file", p, code, b)
+					}
+				}
+			},
+		},
+	})
+}

@@ -91,8 +91,10 @@ func NormalizePath(p string) (string, error) {
 type FileInput struct {
 	// Path is the file's path inside the site, e.g. "css/site.css".
 	Path string `json:"path"`
-	// Content is the file's content: text, or base64 when Encoding is "base64".
-	Content string `json:"content"`
+	// Content is the file's content: text, or base64 when Encoding is
+	// "base64". nil (absent or null in JSON) is no content, which an entry
+	// may only lack when it has SHA256 (or Data); "" is an empty file.
+	Content *string `json:"content"`
 	// ContentType is the optional MIME type; guessed from the path when empty.
 	ContentType string `json:"contentType"`
 	// Encoding is "" for text content or "base64".
@@ -133,10 +135,12 @@ type File struct {
 //
 // An entry with SHA256 takes its bytes from load (nil: such entries are
 // refused); a hash the server does not have is a PathError that names it.
+// An entry with neither Content, SHA256 nor Data is a PathError naming its
+// index ("files[3]"): an empty file is sent as an empty Content.
 func DecodeFiles(in []FileInput, load BlobLoader) ([]File, error) {
 	out := make([]File, 0, len(in))
 	seen := make(map[string]bool, len(in))
-	for _, f := range in {
+	for i, f := range in {
 		p, err := NormalizePath(f.Path)
 		if err != nil {
 			return nil, err
@@ -149,7 +153,7 @@ func DecodeFiles(in []FileInput, load BlobLoader) ([]File, error) {
 		var data []byte
 		switch {
 		case f.SHA256 != "":
-			if f.Content != "" || f.Encoding != "" {
+			if f.Content != nil || f.Encoding != "" {
 				return nil, &PathError{Path: f.Path, Msg: "give content or sha256, not both"}
 			}
 			h, ok := ParseHash(f.SHA256)
@@ -168,10 +172,12 @@ func DecodeFiles(in []FileInput, load BlobLoader) ([]File, error) {
 			}
 		case f.Data != nil:
 			data = f.Data
+		case f.Content == nil:
+			return nil, &PathError{Path: f.Path, Msg: fmt.Sprintf("files[%d] has no content: content or sha256 is required", i)}
 		case f.Encoding == "":
-			data = []byte(f.Content)
+			data = []byte(*f.Content)
 		case f.Encoding == "base64":
-			data, err = decodeBase64Content(f.Content)
+			data, err = decodeBase64Content(*f.Content)
 			if err != nil {
 				return nil, &PathError{Path: f.Path, Msg: "content is not valid base64"}
 			}

@@ -98,19 +98,20 @@ func TestPathErrorMessage(t *testing.T) {
 
 func TestDecodeFiles(t *testing.T) {
 	files, err := DecodeFiles([]FileInput{
-		{Path: "/index.html", Content: "<h1>hi</h1>"},
-		{Path: "./css/site.css", Content: "body{}"},
-		{Path: "img/dot.png", Content: "iVBORw0K\nGgoAAAAN\r\n SUhEUg==", Encoding: "base64"},
-		{Path: "raw.bin", Content: "AAEC", Encoding: "base64"},
-		{Path: "unpadded.txt", Content: "aGk", Encoding: "base64"},
-		{Path: "padded.txt", Content: "aGk=", Encoding: "base64"},
-		{Path: "empty.txt", Content: "", Encoding: "base64"},
-		{Path: "data", Content: `{"a":1}`, ContentType: "Application/JSON"},
-		{Path: "page", Content: "<p>x</p>", ContentType: "text/html; charset=ISO-8859-1"},
-		{Path: "font.woff2", Content: "d09GMg==", Encoding: "base64", ContentType: " font/woff2 "},
-		{Path: "README", Content: "plain words"},
-		{Path: "Upper.HTML", Content: "x"},
-		{Path: "café/ü.html", Content: "ü"},
+		{Path: "/index.html", Content: text("<h1>hi</h1>")},
+		{Path: "./css/site.css", Content: text("body{}")},
+		{Path: "img/dot.png", Content: text("iVBORw0K\nGgoAAAAN\r\n SUhEUg=="), Encoding: "base64"},
+		{Path: "raw.bin", Content: text("AAEC"), Encoding: "base64"},
+		{Path: "unpadded.txt", Content: text("aGk"), Encoding: "base64"},
+		{Path: "padded.txt", Content: text("aGk="), Encoding: "base64"},
+		{Path: "empty.txt", Content: text(""), Encoding: "base64"},
+		{Path: "empty.html", Content: text("")},
+		{Path: "data", Content: text(`{"a":1}`), ContentType: "Application/JSON"},
+		{Path: "page", Content: text("<p>x</p>"), ContentType: "text/html; charset=ISO-8859-1"},
+		{Path: "font.woff2", Content: text("d09GMg=="), Encoding: "base64", ContentType: " font/woff2 "},
+		{Path: "README", Content: text("plain words")},
+		{Path: "Upper.HTML", Content: text("x")},
+		{Path: "café/ü.html", Content: text("ü")},
 	}, nil)
 	if err != nil {
 		t.Fatalf("DecodeFiles: %v", err)
@@ -123,6 +124,7 @@ func TestDecodeFiles(t *testing.T) {
 		{"unpadded.txt", "text/plain; charset=utf-8", []byte("hi")},
 		{"padded.txt", "text/plain; charset=utf-8", []byte("hi")},
 		{"empty.txt", "text/plain; charset=utf-8", []byte{}},
+		{"empty.html", "text/html; charset=utf-8", []byte{}},
 		{"data", "application/json; charset=utf-8", []byte(`{"a":1}`)},
 		{"page", "text/html; charset=ISO-8859-1", []byte("<p>x</p>")},
 		{"font.woff2", "font/woff2", []byte("wOF2")},
@@ -142,6 +144,9 @@ func TestDecodeFiles(t *testing.T) {
 	}
 }
 
+// text is a FileInput's Content.
+func text(s string) *string { return &s }
+
 func TestDecodeFilesErrors(t *testing.T) {
 	tests := []struct {
 		name string
@@ -151,67 +156,85 @@ func TestDecodeFilesErrors(t *testing.T) {
 	}{
 		{
 			name: "duplicate after normalising",
-			in:   []FileInput{{Path: "/a.html", Content: "1"}, {Path: "a.html", Content: "2"}},
+			in:   []FileInput{{Path: "/a.html", Content: text("1")}, {Path: "a.html", Content: text("2")}},
 			path: "a.html",
 			msg:  "duplicate path",
 		},
 		{
 			name: "duplicate with ./",
-			in:   []FileInput{{Path: "x/a.css"}, {Path: "./x/a.css"}},
+			in:   []FileInput{{Path: "x/a.css", Content: text("")}, {Path: "./x/a.css", Content: text("")}},
 			path: "./x/a.css",
 			msg:  "duplicate path",
 		},
 		{
 			name: "unknown encoding",
-			in:   []FileInput{{Path: "a.bin", Content: "AAAA", Encoding: "hex"}},
+			in:   []FileInput{{Path: "a.bin", Content: text("AAAA"), Encoding: "hex"}},
 			path: "a.bin",
 			msg:  `unknown encoding "hex" (use "base64" or omit it)`,
 		},
 		{
 			name: "encoding is case-sensitive",
-			in:   []FileInput{{Path: "a.bin", Content: "AAAA", Encoding: "BASE64"}},
+			in:   []FileInput{{Path: "a.bin", Content: text("AAAA"), Encoding: "BASE64"}},
 			path: "a.bin",
 			msg:  `unknown encoding "BASE64" (use "base64" or omit it)`,
 		},
 		{
 			name: "invalid base64",
-			in:   []FileInput{{Path: "ok.txt"}, {Path: "a.png", Content: "not base64!", Encoding: "base64"}},
+			in:   []FileInput{{Path: "ok.txt", Content: text("")}, {Path: "a.png", Content: text("not base64!"), Encoding: "base64"}},
 			path: "a.png",
 			msg:  "content is not valid base64",
 		},
 		{
 			name: "url-safe base64 is not standard",
-			in:   []FileInput{{Path: "a.png", Content: "__8=", Encoding: "base64"}},
+			in:   []FileInput{{Path: "a.png", Content: text("__8="), Encoding: "base64"}},
 			path: "a.png",
 			msg:  "content is not valid base64",
 		},
 		{
 			name: "wrong padding",
-			in:   []FileInput{{Path: "a.png", Content: "aGk==", Encoding: "base64"}},
+			in:   []FileInput{{Path: "a.png", Content: text("aGk=="), Encoding: "base64"}},
 			path: "a.png",
 			msg:  "content is not valid base64",
 		},
 		{
 			name: "truncated base64",
-			in:   []FileInput{{Path: "a.png", Content: "a", Encoding: "base64"}},
+			in:   []FileInput{{Path: "a.png", Content: text("a"), Encoding: "base64"}},
 			path: "a.png",
 			msg:  "content is not valid base64",
 		},
 		{
 			name: "bad contentType",
-			in:   []FileInput{{Path: "a.html", ContentType: "text/html; charset"}},
+			in:   []FileInput{{Path: "a.html", Content: text(""), ContentType: "text/html; charset"}},
 			path: "a.html",
 			msg:  `invalid contentType "text/html; charset"`,
 		},
 		{
 			name: "contentType without subtype",
-			in:   []FileInput{{Path: "a.html", ContentType: "html"}},
+			in:   []FileInput{{Path: "a.html", Content: text(""), ContentType: "html"}},
 			path: "a.html",
 			msg:  `invalid contentType "html"`,
 		},
 		{
+			name: "no content",
+			in:   []FileInput{{Path: "a.html", Content: text("")}, {Path: "about.html"}},
+			path: "about.html",
+			msg:  "files[1] has no content: content or sha256 is required",
+		},
+		{
+			name: "encoding without content",
+			in:   []FileInput{{Path: "a.png", Encoding: "base64"}},
+			path: "a.png",
+			msg:  "files[0] has no content: content or sha256 is required",
+		},
+		{
+			name: "empty content and sha256",
+			in:   []FileInput{{Path: "a.png", Content: text(""), SHA256: strings.Repeat("a", 64)}},
+			path: "a.png",
+			msg:  "give content or sha256, not both",
+		},
+		{
 			name: "bad path",
-			in:   []FileInput{{Path: "a.html"}, {Path: "../b.html"}},
+			in:   []FileInput{{Path: "a.html", Content: text("")}, {Path: "../b.html"}},
 			path: "../b.html",
 			msg:  `path contains a "." or ".." segment`,
 		},
