@@ -3,6 +3,8 @@ package ui
 import (
 	"strconv"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 )
 
 // LoginCodeMailSubject is the subject line of the sign-in code e-mail.
@@ -29,7 +31,11 @@ func NoAccountText(p NoAccountMailProps) string {
 		"Sent by the sitedrop server at " + p.WebURL + "\n"
 }
 
-// SubmissionsText is the plain-text body of a notification mail.
+// SubmissionsText is the plain-text body of a notification mail. Each
+// submission starts with its time at the start of a line, each field is
+// "  name: value", and the further lines of a multi-line name or value are
+// indented by four: what a submitter sends cannot make a line that reads as
+// another field, another submission or anything else of the mail's own.
 func SubmissionsText(p SubmissionsMailProps) string {
 	var b strings.Builder
 	if p.Total == 1 {
@@ -40,7 +46,15 @@ func SubmissionsText(p SubmissionsMailProps) string {
 	for _, it := range p.Items {
 		b.WriteString(it.CreatedAt + "\n")
 		for _, f := range it.Fields {
-			b.WriteString("  " + f.Name + ": " + f.Value + "\n")
+			// a submitter's line breaks cannot start a line of their own:
+			// fields are indented by two, their continuation lines by four
+			for i, line := range mailLines(f.Name + ": " + f.Value) {
+				if i == 0 {
+					b.WriteString("  " + line + "\n")
+				} else {
+					b.WriteString("    " + line + "\n")
+				}
+			}
 		}
 		b.WriteString("\n")
 	}
@@ -49,4 +63,38 @@ func SubmissionsText(p SubmissionsMailProps) string {
 	}
 	b.WriteString("Site: " + p.SiteURL + "\nAll submissions: " + p.ListURL + "\n")
 	return b.String()
+}
+
+// mailLines splits submitted text into the lines a mail client shows: at
+// CR LF, CR, LF, VT, FF, NEL, U+2028 and U+2029. Other control characters
+// (tab excepted) and invalid UTF-8 become U+FFFD.
+func mailLines(s string) []string {
+	var lines []string
+	var b strings.Builder
+	prevCR := false
+	for _, r := range s {
+		if prevCR && r == '\n' {
+			prevCR = false
+			continue // the LF of a CR LF
+		}
+		prevCR = r == '\r'
+		switch {
+		case r == '\r', r == '\n', r == '\v', r == '\f', r == 0x85, r == 0x2028, r == 0x2029:
+			lines = append(lines, b.String())
+			b.Reset()
+		case r == '\t':
+			b.WriteRune(r)
+		case unicode.IsControl(r):
+			b.WriteRune(utf8.RuneError)
+		default:
+			b.WriteRune(r) // invalid UTF-8 is ranged over as utf8.RuneError
+		}
+	}
+	return append(lines, b.String())
+}
+
+// mailText is submitted text for the HTML part of a mail: mailLines joined
+// by LF, which HTML shows as white space inside the field's paragraph.
+func mailText(s string) string {
+	return strings.Join(mailLines(s), "\n")
 }
