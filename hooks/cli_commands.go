@@ -116,7 +116,7 @@ func newListCommand() *cobra.Command {
 			w := tabwriter.NewWriter(c.OutOrStdout(), 0, 4, 2, ' ', 0)
 			fmt.Fprintln(w, "ID\tSLUG\tURL\tUPDATED\tTITLE")
 			for _, d := range ans.Deployments {
-				fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\n", d.ID, d.Slug, d.URL, d.UpdatedAt, d.Title)
+				fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\n", termSafe(d.ID), termSafe(d.Slug), termSafe(d.URL), termSafe(d.UpdatedAt), termSafe(d.Title))
 			}
 			return w.Flush()
 		})
@@ -132,7 +132,7 @@ func newRemoveCommand() *cobra.Command {
 			if err := api.call("DELETE", "/deploy/"+url.PathEscape(args[0]), nil, "", &ans); err != nil {
 				return err
 			}
-			fmt.Fprintln(c.OutOrStdout(), ans.Message)
+			fmt.Fprintln(c.OutOrStdout(), termSafe(ans.Message))
 			return nil
 		})
 }
@@ -154,7 +154,7 @@ func newVersionsCommand() *cobra.Command {
 				if v.Live {
 					live = "live"
 				}
-				fmt.Fprintf(w, "%d\t%s\t%d\t%d\t%s\n", v.Version, v.CreatedAt, v.FileCount, v.TotalBytes, live)
+				fmt.Fprintf(w, "%d\t%s\t%d\t%d\t%s\n", v.Version, termSafe(v.CreatedAt), v.FileCount, v.TotalBytes, live)
 			}
 			return w.Flush()
 		})
@@ -172,7 +172,7 @@ func newRollbackCommand() *cobra.Command {
 			if err := api.call("POST", "/deploy/"+url.PathEscape(args[0])+"/rollback", map[string]int{"version": n}, "", &ans); err != nil {
 				return err
 			}
-			fmt.Fprintf(c.OutOrStdout(), "Version %d of %s is live: %s\n", ans.Version, ans.Slug, ans.URL)
+			fmt.Fprintf(c.OutOrStdout(), "Version %d of %s is live: %s\n", ans.Version, termSafe(ans.Slug), termSafe(ans.URL))
 			return nil
 		})
 }

@@ -106,7 +106,7 @@ func runDeploy(c *cobra.Command, api *apiClient, o deployOptions, target string)
 		}
 		if id != "" {
 			o.id = id
-			fmt.Fprintf(errOut, "Updating %s (deployment %s)\n", o.slug, id)
+			fmt.Fprintf(errOut, "Updating %s (deployment %s)\n", o.slug, termSafe(id))
 		}
 	}
 	method, path := "POST", "/deploy"
@@ -123,11 +123,11 @@ func runDeploy(c *cobra.Command, api *apiClient, o deployOptions, target string)
 	if err != nil {
 		return err
 	}
-	fmt.Fprintln(out, ans.URL)
+	fmt.Fprintln(out, termSafe(ans.URL))
 	if ans.ClaimURL != "" {
-		fmt.Fprintf(errOut, "Anonymous deployment %s: it expires at %s unless claimed at\n%s\n", ans.ID, ans.ExpiresAt, ans.ClaimURL)
+		fmt.Fprintf(errOut, "Anonymous deployment %s: it expires at %s unless claimed at\n%s\n", termSafe(ans.ID), termSafe(ans.ExpiresAt), termSafe(ans.ClaimURL))
 	} else {
-		fmt.Fprintf(errOut, "Deployment %s (%s)\n", ans.ID, ans.Slug)
+		fmt.Fprintf(errOut, "Deployment %s (%s)\n", termSafe(ans.ID), termSafe(ans.Slug))
 	}
 	return nil
 }
@@ -381,7 +381,7 @@ func uploadMissing(api *apiClient, files []localFile, errOut io.Writer) error {
 	for i, h := range ans.Missing {
 		f, ok := byHash[h]
 		if !ok {
-			return fmt.Errorf("the server asked for content %s that was not offered", h)
+			return fmt.Errorf("the server asked for content %s that was not offered", termSafe(h))
 		}
 		if err := uploadBlob(api, f); err != nil {
 			return err

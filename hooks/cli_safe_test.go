@@ -1,0 +1,115 @@
+package hooks
+
+import (
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"unicode"
+)
+
+// TestTermSafe: runes a terminal acts on are shown as escapes; ordinary
+// text, Unicode included, is unchanged.
+func TestTermSafe(t *testing.T) {
+	for in, want := range map[string]string{
+		"plain text": "plain text",
+		"Café 東京 ✓ مرحبا 👩‍💻":          "Café 東京 ✓ مرحبا 👩‍💻",
+		"\x1b[2J\x1b]0;title\x07":      `\x1b[2J\x1b]0;title\x07`,
+		"a\r\nb\tc\x00d\x7f":           `a\x0d\x0ab\x09c\x00d\x7f`,
+		"csi\u009b2J":                  `csi\u009b2J`,
+		"rlo\u202etxt.exe":             `rlo\u202etxt.exe`,
+		"bad \xff utf-8":               `bad \xff utf-8`,
+		"back\\slash stays":            "back\\slash stays",
+		"isolate\u2066x\u2069 and bom": `isolate\u2066x\u2069 and bom`,
+	} {
+		if got := termSafe(in); got != want {
+			t.Errorf("termSafe(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+// hostile is text a malicious server sends: terminal escape sequences
+// (clear the screen, set the window title, C1 CSI) and a bidi override.
+const hostile = "\x1b[2J\x1b]0;pwned\x07\u009b31m\u202e\r"
+
+// TestCLIPrintsServerTextSafely: whatever a server sends (answers and
+// error messages) reaches the terminal without control characters, from
+// every client command.
+func TestCLIPrintsServerTextSafely(t *testing.T) {
+	t.Setenv("XDG_CONFIG_HOME", t.TempDir())
+	t.Setenv("HOME", t.TempDir())
+	t.Setenv("SITEDROP_KEY", "")
+	t.Setenv("SITEDROP_SERVER", "")
+	h := strings.ReplaceAll(strings.ReplaceAll(hostile, "\x1b", `\u001b`), "\x07", `\u0007`)
+	h = strings.ReplaceAll(strings.ReplaceAll(h, "\u009b", `\u009b`), "\r", `\r`)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		switch {
+		case r.Method == "GET" && r.URL.Path == "/deploys":
+			w.Write([]byte(`{"deployments":[{"id":"id` + h + `","slug":"slug` + h + `","url":"http://x/` + h + `","title":"T\t` + h + `","updated_at":"now` + h + `"}]}`))
+		case r.Method == "DELETE" && r.URL.Path == "/deploy/good":
+			w.Write([]byte(`{"message":"deleted` + h + `"}`))
+		case r.Method == "GET" && r.URL.Path == "/deploy/good/versions":
+			w.Write([]byte(`{"versions":[{"version":1,"created_at":"` + h + `","file_count":1,"total_bytes":1,"live":true}]}`))
+		case r.Method == "POST" && r.URL.Path == "/deploy/good/rollback":
+			w.Write([]byte(`{"id":"good","slug":"s` + h + `","url":"u` + h + `","version":1}`))
+		case r.Method == "POST" && r.URL.Path == "/deploy":
+			w.Write([]byte(`{"id":"i` + h + `","slug":"s` + h + `","url":"u` + h + `","claim_url":"c` + h + `","claim_token":"t","expires_at":"e` + h + `"}`))
+		case r.Method == "POST" && r.URL.Path == "/auth/otp":
+			w.WriteHeader(400)
+			w.Write([]byte(`{"error":"no` + h + `"}`))
+		case r.URL.Path == "/deploy/text":
+			w.Header().Set("Content-Type", "text/plain")
+			w.WriteHeader(500)
+			w.Write([]byte("raw " + hostile))
+		default:
+			w.WriteHeader(404)
+			w.Write([]byte(`{"error":"not found` + h + `"}`))
+		}
+	}))
+	defer srv.Close()
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "index.html"), []byte("<p>x</p>"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	key := []string{"--server", srv.URL, "--key", keyAlice}
+	runs := []struct {
+		name    string
+		out     func() (string, string, error)
+		wantErr bool
+	}{
+		{"ls", func() (string, string, error) { return runCLI(t, newListCommand(), key...) }, false},
+		{"rm", func() (string, string, error) { return runCLI(t, newRemoveCommand(), append(key, "good")...) }, false},
+		{"versions", func() (string, string, error) { return runCLI(t, newVersionsCommand(), append(key, "good")...) }, false},
+		{"rollback", func() (string, string, error) { return runCLI(t, newRollbackCommand(), append(key, "good", "1")...) }, false},
+		{"deploy", func() (string, string, error) {
+			return runCLI(t, NewDeployCommand(), "--server", srv.URL, dir)
+		}, false},
+		{"error answer", func() (string, string, error) { return runCLI(t, newRemoveCommand(), append(key, "bad")...) }, true},
+		{"non-JSON error answer", func() (string, string, error) { return runCLI(t, newRemoveCommand(), append(key, "text")...) }, true},
+		{"login error", func() (string, string, error) {
+			return runCLI(t, newLoginCommand(), "--server", srv.URL, "a@example.com")
+		}, true},
+	}
+	for _, r := range runs {
+		out, errOut, err := r.out()
+		if (err != nil) != r.wantErr {
+			t.Errorf("%s: error %v, want one: %v", r.name, err, r.wantErr)
+		}
+		all := out + errOut
+		if err != nil {
+			all += "Error: " + err.Error() + "\n"
+		}
+		if !strings.Contains(all, `\x1b[2J`) {
+			t.Errorf("%s: the server's text is not shown escaped: %q", r.name, all)
+		}
+		for _, c := range all {
+			if c != '\n' && (unicode.IsControl(c) || isBidiOverride(c)) {
+				t.Errorf("%s: printed %U from the server: %q", r.name, c, all)
+				break
+			}
+		}
+	}
+}
