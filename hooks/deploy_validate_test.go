@@ -174,5 +174,20 @@ func TestDeployFileEntryWithoutContent(t *testing.T) {
 				}
 			},
 		},
+		{
+			Name:            "an archive's empty file is still an empty file",
+			Method:          http.MethodPost,
+			URL:             "/deploy?slug=empty-zip",
+			Headers:         withHeaders(bearer(keyPia), map[string]string{"Content-Type": "application/zip"}),
+			Body:            zipOf(t, "index.html", "<p>z</p>", "empty.txt", ""),
+			ExpectedStatus:  200,
+			ExpectedContent: []string{`"slug":"empty-zip"`},
+			TestAppFactory:  newTestApp,
+			AfterTestFunc: func(t testing.TB, app *tests.TestApp, _ *http.Response) {
+				if code, b := siteGet(t, app, "empty-zip.sites.test", "/empty.txt"); code != 200 || b != "" {
+					t.Fatalf("empty.txt: %d %q, want an empty file", code, b)
+				}
+			},
+		},
 	})
 }
