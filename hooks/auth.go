@@ -4,7 +4,9 @@ import (
 	"net/http"
 	"strings"
 
+	"github.com/pocketbase/pocketbase/apis"
 	"github.com/pocketbase/pocketbase/core"
+	"github.com/pocketbase/pocketbase/tools/hook"
 
 	"sitedrop/sites"
 )
@@ -43,4 +45,43 @@ func (sd *sitedrop) optionalUser(e *core.RequestEvent) (*core.Record, error) {
 		return nil, nil
 	}
 	return sd.requireUser(e)
+}
+
+// msgBuiltinAuthClosed refuses PocketBase's auth endpoints that sitedrop
+// does not use.
+const msgBuiltinAuthClosed = "Not available: sign in through sitedrop's own /auth endpoints"
+
+// closedBuiltinAuth are the route patterns of PocketBase's auth endpoints
+// that no collection option turns off and that sitedrop's accounts must
+// not reach: they mail (verification, e-mail change) or change the account
+// (its e-mail, its unused password). The users collection's password, OTP
+// and OAuth2 sign-in are off by its options (see migrations).
+var closedBuiltinAuth = map[string]bool{
+	"POST /api/collections/{collection}/request-verification":   true,
+	"POST /api/collections/{collection}/confirm-verification":   true,
+	"POST /api/collections/{collection}/request-email-change":   true,
+	"POST /api/collections/{collection}/confirm-email-change":   true,
+	"POST /api/collections/{collection}/confirm-password-reset": true,
+}
+
+// builtinAuthGuard refuses the closedBuiltinAuth endpoints for every auth
+// collection but the superusers' (whose password reset is the dashboard's
+// account recovery, rate limited). It runs before the handlers, so a known
+// and an unknown address get the same 403 (in PocketBase's error shape, as
+// all of /api/).
+func builtinAuthGuard() *hook.Handler[*core.RequestEvent] {
+	return &hook.Handler[*core.RequestEvent]{
+		Id:       "sitedropBuiltinAuthGuard",
+		Priority: apis.DefaultRateLimitMiddlewarePriority - 1,
+		Func: func(e *core.RequestEvent) error {
+			if !closedBuiltinAuth[e.Request.Pattern] {
+				return e.Next()
+			}
+			c, err := e.App.FindCachedCollectionByNameOrId(e.Request.PathValue("collection"))
+			if err != nil || c.Name == core.CollectionNameSuperusers {
+				return e.Next() // PocketBase answers these itself
+			}
+			return e.ForbiddenError(msgBuiltinAuthClosed, nil)
+		},
+	}
 }

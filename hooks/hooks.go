@@ -89,6 +89,7 @@ func register(app core.App, cfg *Config) (*sitedrop, error) {
 		bindSiteHost(sd, se)
 		bindWWWRedirect(sd, se)
 		se.Router.Bind(jsonErrorsMiddleware())
+		se.Router.Bind(builtinAuthGuard())
 		bindHSTS(sd, se)
 		bindDeployAPI(sd, se)
 		bindVersionsAPI(sd, se)
