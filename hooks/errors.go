@@ -164,3 +164,7 @@ func methodNotAllowed(allow string) func(e *core.RequestEvent) error {
 		return fail(http.StatusMethodNotAllowed, msgMethodNotAllowed)
 	}
 }
+
+// msgCrossOriginAnonDeploy refuses an anonymous deploy that a browser
+// sends from a page of another origin.
+const msgCrossOriginAnonDeploy = "Anonymous deploys are refused from pages of other origins: send an API key (Authorization: Bearer <key>)"

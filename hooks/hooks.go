@@ -90,6 +90,7 @@ func register(app core.App, cfg *Config) (*sitedrop, error) {
 		bindWWWRedirect(sd, se)
 		se.Router.Bind(jsonErrorsMiddleware())
 		se.Router.Bind(builtinAuthGuard())
+		bindWebGuards(sd, se)
 		bindHSTS(sd, se)
 		bindDeployAPI(sd, se)
 		bindVersionsAPI(sd, se)
