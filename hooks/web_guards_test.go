@@ -54,19 +54,19 @@ func TestCrossOriginDeploys(t *testing.T) {
 	}{
 		{
 			name: "a page on another origin cannot deploy anonymously (simple text/plain POST)", method: "POST", path: "/deploy",
-			slug: "cross-site-page",
+			slug:    "cross-site-page",
 			headers: map[string]string{"Origin": evil, "Sec-Fetch-Site": "cross-site", "Content-Type": "text/plain"},
 			status:  403, contains: errBody(msgCrossOriginAnonDeploy),
 		},
 		{
 			name: "nor without Sec-Fetch-Site (Origin against Host)", method: "POST", path: "/deploy",
-			slug: "cross-origin-page",
+			slug:    "cross-origin-page",
 			headers: map[string]string{"Origin": evil, "Content-Type": "text/plain"},
 			status:  403, contains: errBody(msgCrossOriginAnonDeploy),
 		},
 		{
 			name: "nor from a site host of the same site", method: "POST", path: "/deploy",
-			slug: "same-site-page",
+			slug:    "same-site-page",
 			headers: map[string]string{"Origin": "http://alice-site.sites.test", "Sec-Fetch-Site": "same-site"},
 			status:  403, contains: errBody(msgCrossOriginAnonDeploy),
 		},
@@ -76,19 +76,19 @@ func TestCrossOriginDeploys(t *testing.T) {
 		},
 		{
 			name: "the web host's own pages deploy anonymously", method: "POST", path: "/deploy",
-			slug: "own-page",
+			slug:    "own-page",
 			headers: map[string]string{"Origin": web, "Sec-Fetch-Site": "same-origin"},
 			status:  200, created: true,
 		},
 		{
 			name: "a typed-in request (Sec-Fetch-Site: none) deploys", method: "POST", path: "/deploy",
-			slug: "typed-page",
+			slug:    "typed-page",
 			headers: map[string]string{"Sec-Fetch-Site": "none"},
 			status:  200, created: true,
 		},
 		{
 			name: "a page on another origin deploys with a key, and reads the answer", method: "POST", path: "/deploy",
-			slug: "keyed-page",
+			slug:    "keyed-page",
 			headers: withHeaders(bearer(keyAlice), map[string]string{"Origin": evil, "Sec-Fetch-Site": "cross-site"}),
 			status:  200, acao: "*", created: true,
 		},
