@@ -2,6 +2,7 @@ package hooks
 
 import (
 	"net/http"
+	"net/url"
 	"strings"
 
 	"github.com/pocketbase/pocketbase/apis"
@@ -14,11 +15,13 @@ const corsMethods = "GET, HEAD, PUT, PATCH, POST, DELETE"
 
 // bindWebGuards replaces PocketBase's global CORS middleware (which
 // answers "Access-Control-Allow-Origin: *" on every route) with sitedrop's
-// policy, and refuses anonymous deploys from pages of other origins.
+// policy, refuses anonymous deploys from pages of other origins, and keeps
+// secrets out of the request log.
 func bindWebGuards(sd *sitedrop, se *core.ServeEvent) {
 	se.Router.Unbind(apis.DefaultCorsMiddlewareId)
 	se.Router.Bind(sd.corsMiddleware())
 	se.Router.Bind(anonCrossOriginGuard())
+	se.Router.Bind(logRedactMiddleware())
 }
 
 // corsMiddleware is the CORS policy of the web host:
@@ -119,4 +122,102 @@ func anonCrossOriginGuard() *hook.Handler[*core.RequestEvent] {
 			return e.Next()
 		},
 	}
+}
+
+// redactedValue replaces secret query values in logged URLs.
+const redactedValue = "REDACTED"
+
+// logRedactMiddleware keeps secrets out of the request log (_logs):
+// PocketBase's activity logger reads e.Request.URL.RequestURI() and the
+// Referer header after the handlers have run, so this middleware, inside
+// the logger, rewrites them (secret query values become REDACTED) once the
+// handlers are done with the request. Claim links (/claim/<slug>?token=)
+// and their Referer on the claim button's POST are the case in point.
+func logRedactMiddleware() *hook.Handler[*core.RequestEvent] {
+	return &hook.Handler[*core.RequestEvent]{
+		Id:       "sitedropLogRedact",
+		Priority: apis.DefaultActivityLoggerMiddlewarePriority + 1,
+		Func: func(e *core.RequestEvent) error {
+			defer func() { redactLoggedRequest(e.Request) }() // panics included
+			return e.Next()
+		},
+	}
+}
+
+// redactLoggedRequest replaces r's URL and Referer with redacted copies.
+func redactLoggedRequest(r *http.Request) {
+	if q := redactQuery(r.URL.RawQuery); q != r.URL.RawQuery {
+		u := *r.URL
+		u.RawQuery = q
+		r.URL = &u
+	}
+	if ref := r.Header.Get("Referer"); ref != "" {
+		if red := redactURL(ref); red != ref {
+			r.Header = r.Header.Clone()
+			r.Header.Set("Referer", red)
+		}
+	}
+}
+
+// redactURL redacts the query of a URL string.
+func redactURL(s string) string {
+	base, query, ok := strings.Cut(s, "?")
+	if !ok {
+		return s
+	}
+	query, frag, hasFrag := strings.Cut(query, "#")
+	out := base + "?" + redactQuery(query)
+	if hasFrag {
+		out += "#" + frag
+	}
+	return out
+}
+
+// redactQuery replaces the values of secret parameters in a raw query,
+// leaving everything else byte for byte.
+func redactQuery(raw string) string {
+	if raw == "" {
+		return raw
+	}
+	parts := strings.Split(raw, "&")
+	changed := false
+	for i, p := range parts {
+		name, _, _ := strings.Cut(p, "=")
+		key, err := url.QueryUnescape(name)
+		if err != nil {
+			key = name
+		}
+		if secretParam(key) {
+			parts[i] = name + "=" + redactedValue
+			changed = true
+		}
+	}
+	if !changed {
+		return raw
+	}
+	return strings.Join(parts, "&")
+}
+
+// Names of query parameters that carry secrets: exact names, and parts of
+// names.
+var (
+	secretParamNames = map[string]bool{
+		"code": true, "key": true, "otp": true, "pin": true, "auth": true, "sig": true,
+		"signature": true, "session": true, "pass": true, "pwd": true, "hash": true,
+	}
+	secretParamParts = []string{"token", "secret", "password", "passwd", "apikey", "api_key", "api-key"}
+)
+
+// secretParam reports whether a query parameter's value is a secret.
+func secretParam(name string) bool {
+	n := strings.ToLower(name)
+	if secretParamNames[n] {
+		return true
+	}
+	for _, p := range secretParamParts {
+		if strings.Contains(n, p) {
+			return true
+		}
+	}
+	return false
 }

@@ -1,13 +1,20 @@
 package hooks
 
 import (
+	"context"
+	"encoding/json"
+	"fmt"
 	"net/http"
+	"net/url"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/pocketbase/dbx"
 	"github.com/pocketbase/pocketbase/apis"
 	"github.com/pocketbase/pocketbase/core"
 	"github.com/pocketbase/pocketbase/tests"
+	"github.com/pocketbase/pocketbase/tools/logger"
 )
 
 // newServedMux is newMux with the global CORS middleware that apis.Serve
@@ -147,5 +154,111 @@ func TestCrossOriginDeploys(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// Secrets in URLs (claim tokens, codes, keys) never reach the request log
+// (_logs), neither in the URL nor in the Referer; the handlers still read
+// them.
+func TestRequestLogRedactsSecrets(t *testing.T) {
+	t.Parallel()
+	app, _ := newFixtureApp(t)
+	app.Settings().Logs.MaxDays = 7 // request logs are off in tests
+	mux := newServedMux(t, app)
+	claim := "/claim/anon-site?token=" + url.QueryEscape(anonToken)
+	secrets := []string{anonToken, "c0de5ecret", "sd_keysecret", "0tp5ecret", "pa55word", "5ig5ecret"}
+	requests := []struct {
+		method, target string
+		headers        map[string]string
+		status         int
+		// url and referer are what the log must hold
+		url, referer string
+	}{
+		{"GET", claim + "&lang=en", nil, 200, "/claim/anon-site?token=REDACTED&lang=en", ""},
+		{"GET", "/claim/anon-site?lang=en&TOKEN=c0de5ecret", nil, 400, "/claim/anon-site?lang=en&TOKEN=REDACTED", ""},
+		{"POST", "/claim/anon-site", withHeaders(cookie(sessionBob), sameOrigin, map[string]string{"Referer": "http://web.test" + claim}),
+			400, "/claim/anon-site", "http://web.test/claim/anon-site?token=REDACTED"},
+		{"GET", "/auth/login?next=%2Faccount&code=c0de5ecret&api_key=sd_keysecret&otp=0tp5ecret&claim_token=" + anonToken, nil, 200,
+			"/auth/login?next=%2Faccount&code=REDACTED&api_key=REDACTED&otp=REDACTED&claim_token=REDACTED", ""},
+		{"GET", "/api/health?password=pa55word&key=sd_keysecret&sig=5ig5ecret&x", nil, 200, "/api/health?password=REDACTED&key=REDACTED&sig=REDACTED&x", ""},
+	}
+	for _, r := range requests {
+		res, body := do(t, mux, r.method, "http://web.test"+r.target, "", r.headers)
+		if res.StatusCode != r.status {
+			t.Fatalf("%s %s: %d %q", r.method, r.target, res.StatusCode, body)
+		}
+	}
+	if res, body := do(t, mux, "GET", "http://web.test"+claim, "", cookie(sessionBob)); !strings.Contains(body, `value="`+anonToken+`"`) {
+		t.Fatalf("the claim page no longer reads its token: %d", res.StatusCode)
+	}
+	logs := waitForRequestLogs(t, app, len(requests)+1)
+	byURL := map[string]*core.Log{}
+	for _, l := range logs {
+		raw, _ := json.Marshal(l)
+		for _, s := range secrets {
+			if strings.Contains(string(raw), s) {
+				t.Errorf("log holds secret %q: %s", s, raw)
+			}
+		}
+		byURL[fmt.Sprint(l.Data["method"])+" "+fmt.Sprint(l.Data["url"])] = l
+	}
+	for _, r := range requests {
+		l := byURL[r.method+" "+r.url]
+		if l == nil {
+			t.Errorf("no log of %s %s", r.method, r.url)
+			continue
+		}
+		if got := fmt.Sprint(l.Data["referer"]); got != r.referer {
+			t.Errorf("%s referer %q, want %q", r.url, got, r.referer)
+		}
+	}
+}
+
+// waitForRequestLogs flushes the app's log writer until _logs holds n
+// request rows (the activity logger adds them from a goroutine).
+func waitForRequestLogs(t testing.TB, app *tests.TestApp, n int) []*core.Log {
+	t.Helper()
+	bh, ok := app.Logger().Handler().(*logger.BatchHandler)
+	if !ok {
+		t.Fatalf("log handler %T", app.Logger().Handler())
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		if err := bh.WriteAll(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		var logs []*core.Log
+		err := app.LogQuery().AndWhere(dbx.NewExp(`json_extract(data, '$.type') = 'request'`)).All(&logs)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(logs) >= n || time.Now().After(deadline) {
+			if len(logs) < n {
+				t.Fatalf("%d request logs, want %d", len(logs), n)
+			}
+			return logs
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+func TestRedactQuery(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct{ in, want string }{
+		{"", ""},
+		{"a=1&b=2", "a=1&b=2"},
+		{"token=x", "token=REDACTED"},
+		{"token", "token=REDACTED"},
+		{"%74oken=x&a=%20", "%74oken=REDACTED&a=%20"}, // an escaped name
+		{"a=1&&Claim_Token=x&next=%2F", "a=1&&Claim_Token=REDACTED&next=%2F"},
+		{"x-api-key=1&access_token=2&keyboard=3", "x-api-key=REDACTED&access_token=REDACTED&keyboard=3"},
+		{"bad%zz=1&code=2", "bad%zz=1&code=REDACTED"},
+	} {
+		if got := redactQuery(c.in); got != c.want {
+			t.Errorf("redactQuery(%q) = %q, want %q", c.in, got, c.want)
+		}
+	}
+	if got := redactURL("https://web.test/claim/x?token=1#top"); got != "https://web.test/claim/x?token=REDACTED#top" {
+		t.Errorf("redactURL: %q", got)
 	}
 }
