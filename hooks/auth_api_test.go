@@ -614,3 +614,31 @@ func TestSessionsFollowTheirKeys(t *testing.T) {
 		t.Fatal("signing out revoked another key")
 	}
 }
+
+// TestLoginPageRateLimitAnswer: over its limit, GET /auth/login answers
+// the JSON error to clients that do not ask for HTML, and the page to
+// browsers.
+func TestLoginPageRateLimitAnswer(t *testing.T) {
+	t.Parallel()
+	app, _ := newFixtureApp(t)
+	mux := newMux(t, app)
+	for i := range 30 {
+		if res, _ := do(t, mux, http.MethodGet, "/auth/login", "", nil); res.StatusCode != 200 {
+			t.Fatalf("request %d: %d", i+1, res.StatusCode)
+		}
+	}
+	for _, c := range []struct {
+		accept, contentType, body string
+	}{
+		{"", "application/json", errBody(msgRateLimited)},
+		{"application/json", "application/json", errBody(msgRateLimited)},
+		{"*/*", "application/json", errBody(msgRateLimited)},
+		{"text/html,application/xhtml+xml,*/*;q=0.8", "text/html", `data-testid="error-page"`},
+	} {
+		res, body := do(t, mux, http.MethodGet, "/auth/login", "", map[string]string{"Accept": c.accept})
+		if res.StatusCode != 429 || res.Header.Get("Retry-After") == "" ||
+			!strings.HasPrefix(res.Header.Get("Content-Type"), c.contentType) || !strings.Contains(body, c.body) {
+			t.Errorf("Accept %q: %d %s, Retry-After %q: %q", c.accept, res.StatusCode, res.Header.Get("Content-Type"), res.Header.Get("Retry-After"), body)
+		}
+	}
+}
