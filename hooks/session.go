@@ -2,6 +2,7 @@ package hooks
 
 import (
 	"net/http"
+	"net/url"
 	"strings"
 	"time"
 
@@ -11,10 +12,17 @@ import (
 	"sitedrop/ui"
 )
 
-// secure reports whether the web host is reached over https, so cookies
-// get Secure and the __Host- prefix.
+// secure reports whether the web host is reached over TLS, so cookies get
+// Secure and the __Host- prefix (and the web host sends HSTS): when
+// sitedrop serves TLS itself (--https; its plain listener only redirects)
+// or when the public URL is https (a proxy in front ends TLS). The scheme
+// is compared case-insensitively, as URLs have it.
 func (sd *sitedrop) secure() bool {
-	return strings.HasPrefix(sd.webURL(), "https://")
+	if sd.cfg.listenScheme == "https" {
+		return true
+	}
+	u, err := url.Parse(strings.TrimSpace(sd.cfg.PublicURL))
+	return err == nil && u.Scheme == "https" // url.Parse lowercases it
 }
 
 // sessionCookieName is the browser session cookie's name. Under TLS it
