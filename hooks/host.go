@@ -1,11 +1,14 @@
 package hooks
 
 import (
+	"io"
 	"net/http"
 
 	"github.com/pocketbase/pocketbase/apis"
 	"github.com/pocketbase/pocketbase/core"
 	"github.com/pocketbase/pocketbase/tools/hook"
+
+	"sitedrop/sites"
 )
 
 // siteHostPriority runs the site-host split before every PocketBase
@@ -14,7 +17,8 @@ import (
 const siteHostPriority = apis.DefaultWWWRedirectMiddlewarePriority - 1
 
 // bindSiteHost serves <slug>.<sites-domain> requests from the site server
-// and never lets them reach PocketBase's routes. It does so twice over:
+// and never lets them reach PocketBase's routes; a malformed Host (see
+// sites.ValidHost) is refused with 400 before either. It does so twice over:
 //
 //   - In production it wraps the HTTP server's handler, so site requests
 //     skip PocketBase's router entirely (no request event, no body copy).
@@ -26,11 +30,15 @@ func bindSiteHost(sd *sitedrop, se *core.ServeEvent) {
 		Priority: siteHostPriority,
 		Func: func(e *core.RequestEvent) error {
 			slug, isSite := sd.siteSlug(e.Request.Host)
-			if !isSite {
-				return e.Next()
+			if isSite {
+				sd.serveSite(e.Response, e.Request, slug)
+				return nil
 			}
-			sd.serveSite(e.Response, e.Request, slug)
-			return nil
+			if !validRequestHost(e.Request.Host) {
+				refuseHost(e.Response)
+				return nil
+			}
+			return e.Next()
 		},
 	})
 }
@@ -63,12 +71,32 @@ func wrapServerHandler(sd *sitedrop, se *core.ServeEvent) {
 			sd.serveSite(w, r, slug)
 			return
 		}
+		if !validRequestHost(r.Host) {
+			refuseHost(w)
+			return
+		}
 		next.ServeHTTP(w, r)
 	})
 }
 
+// validRequestHost reports whether a request's Host is well formed (see
+// sites.ValidHost), or absent: an HTTP/1.0 health check may send none.
+func validRequestHost(host string) bool {
+	return host == "" || sites.ValidHost(host)
+}
+
+// refuseHost answers a request whose Host is malformed, in plain text as
+// the site server answers its errors: it may have been meant for a site.
+func refuseHost(w http.ResponseWriter) {
+	h := w.Header()
+	h.Set("Content-Type", "text/plain; charset=utf-8")
+	h.Set("Cache-Control", "no-store")
+	w.WriteHeader(http.StatusBadRequest)
+	_, _ = io.WriteString(w, "Invalid Host header\n")
+}
+
 // siteSlug tells whether host is a site host and which slug it names. The
-// web host is never a site host.
+// web host and www.<web host> are never site hosts, nor is a malformed host.
 func (sd *sitedrop) siteSlug(host string) (string, bool) {
 	return sd.hosts.Site(host)
 }

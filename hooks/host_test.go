@@ -1,6 +1,7 @@
 package hooks
 
 import (
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -9,6 +10,7 @@ import (
 
 	"github.com/pocketbase/pocketbase/core"
 	"github.com/pocketbase/pocketbase/tests"
+	"github.com/pocketbase/pocketbase/tools/hook"
 )
 
 // TestServerHandlerWrapper checks the production split: site hosts are
@@ -36,9 +38,19 @@ func TestServerHandlerWrapper(t *testing.T) {
 		{"nope.sites.test", "/deploys", 404, "Site not found", false},
 		{"web.test", "/api/health", 200, "pocketbase", true},
 		{"127.0.0.1:8090", "/", 200, "pocketbase", true},
+		{"", "/api/health", 200, "pocketbase", true},   // HTTP/1.0 without Host
+		{"www.web.test", "/", 200, "pocketbase", true}, // PocketBase's router redirects it
+		// Malformed hosts: refused before both sides.
+		{"alice-site.sites.test:8090:80", "/api/health", 400, "Invalid Host header", false},
+		{"[alice-site.sites.test]", "/_/", 400, "Invalid Host header", false},
+		{"alice-site.sites.test.", "/", 400, "Invalid Host header", false},
+		{"web.test.", "/api/health", 400, "Invalid Host header", false},
+		{"alice-site..sites.test", "/deploys", 400, "Invalid Host header", false},
+		{"web.test:", "/api/health", 400, "Invalid Host header", false},
 	} {
 		before := reached
-		req := httptest.NewRequest(http.MethodGet, "http://"+c.host+c.path, nil)
+		req := httptest.NewRequest(http.MethodGet, "http://placeholder"+c.path, nil)
+		req.Host = c.host
 		rec := httptest.NewRecorder()
 		se.Server.Handler.ServeHTTP(rec, req)
 		if rec.Code != c.status || !strings.Contains(rec.Body.String(), c.body) || (reached > before) != c.reachesPB {
@@ -76,4 +88,102 @@ func TestWebHostUnderSitesDomain(t *testing.T) {
 			TestAppFactory:  factory,
 		},
 	})
+}
+
+// withHost makes a scenario's request carry host, which its URL cannot
+// (net/url refuses some malformed hosts): a middleware that runs before
+// all others sets it.
+func withHost(host string) func(testing.TB, *tests.TestApp, *core.ServeEvent) {
+	return func(_ testing.TB, _ *tests.TestApp, se *core.ServeEvent) {
+		se.Router.Bind(&hook.Handler[*core.RequestEvent]{
+			Id:       "testHost",
+			Priority: siteHostPriority - 1,
+			Func: func(e *core.RequestEvent) error {
+				e.Request.Host = host
+				return e.Next()
+			},
+		})
+	}
+}
+
+// TestMalformedHostRefused: a Host that is no DNS name, IP address or
+// bracketed IPv6 literal (with an optional port) gets a 400 before the API,
+// the admin UI or a site sees it.
+func TestMalformedHostRefused(t *testing.T) {
+	t.Parallel()
+	var scenarios []tests.ApiScenario
+	for _, c := range []struct{ host, url string }{
+		{"alice-site.sites.test:8090:80", "/api/health"},
+		{"[alice-site.sites.test]", "/_/"},
+		{"[alice-site.sites.test]:80", "/"},
+		{"alice-site.sites.test.", "/api/health"},
+		{"web.test.", "/_/"},
+		{"web.test..", "/deploy"},
+		{"alice-site..sites.test", "/api/health"},
+		{".sites.test", "/api/health"},
+		{"web.test:8090:80", "/api/collections/users/records"},
+		{"web.test:", "/api/health"},
+		{"web test", "/api/health"},
+	} {
+		scenarios = append(scenarios, tests.ApiScenario{
+			Name:               fmt.Sprintf("Host %q %s", c.host, c.url),
+			Method:             http.MethodGet,
+			URL:                "http://web.test" + c.url,
+			BeforeTestFunc:     withHost(c.host),
+			ExpectedStatus:     400,
+			ExpectedContent:    []string{"Invalid Host header"},
+			NotExpectedContent: []string{"alice", "PocketBase", `"code"`},
+			TestAppFactory:     newTestApp,
+		})
+	}
+	scenarios = append(scenarios,
+		tests.ApiScenario{
+			Name:            "a well-formed web host is served",
+			Method:          http.MethodGet,
+			URL:             "http://web.test:8090/api/health",
+			ExpectedStatus:  200,
+			ExpectedContent: []string{`"code":200`},
+			TestAppFactory:  newTestApp,
+		},
+		tests.ApiScenario{
+			Name:            "a well-formed site host is served",
+			Method:          http.MethodGet,
+			URL:             "http://ALICE-SITE.sites.test:8090/",
+			ExpectedStatus:  200,
+			ExpectedContent: []string{"alice"},
+			TestAppFactory:  func(t testing.TB) *tests.TestApp { app, _ := newFixtureApp(t); return app },
+		},
+	)
+	runScenarios(t, scenarios)
+}
+
+// TestWWWRedirectsWithSitesOnTheWebHost: with the sites domain equal to
+// the web host (the default) or above it, www.<web host> redirects to the
+// web URL; it is not taken as a slug.
+func TestWWWRedirectsWithSitesOnTheWebHost(t *testing.T) {
+	t.Parallel()
+	var scenarios []tests.ApiScenario
+	for _, c := range []struct{ domain, sitesDomain string }{
+		{"web.test", "web.test"},
+		{"web.sites.test", "sites.test"},
+		{"web.test", "sites.test"},
+	} {
+		factory := func(t testing.TB) *tests.TestApp {
+			app, _ := newBareApp(t, func(cfg *Config) { cfg.Domain, cfg.SitesDomain = c.domain, c.sitesDomain })
+			return app
+		}
+		scenarios = append(scenarios, tests.ApiScenario{
+			Name:           fmt.Sprintf("www.%s with sites under %s", c.domain, c.sitesDomain),
+			Method:         http.MethodGet,
+			URL:            "http://www." + c.domain + ":8090/auth/login?x=1",
+			ExpectedStatus: http.StatusPermanentRedirect,
+			TestAppFactory: factory,
+			AfterTestFunc: func(t testing.TB, _ *tests.TestApp, res *http.Response) {
+				if got, want := res.Header.Get("Location"), "http://"+c.domain+"/auth/login?x=1"; got != want {
+					t.Errorf("Location = %q, want %q", got, want)
+				}
+			},
+		})
+	}
+	runScenarios(t, scenarios)
 }

@@ -7,6 +7,7 @@ package sites
 import (
 	"crypto/rand"
 	"math/big"
+	"net/netip"
 	"strings"
 )
 
@@ -108,14 +109,16 @@ func randIndex(n int) int {
 
 // SlugFromHost maps a request's Host to the slug of the site it names.
 //
-// The host is taken without its port, ASCII-lowercased and with one trailing dot
-// removed; sitesDomain is compared the same way, so case does not matter.
-// When host is exactly <label>.<sitesDomain> and label is a valid slug, it
-// returns (label, true). When host ends in "."+sitesDomain but has more than
-// one label before it, or a label that is not a valid slug, it returns
-// ("", true): the request is for a site host and must never reach the API,
-// but names no site. Any other host, including sitesDomain itself and IP
-// literals, returns ("", false).
+// A host that ValidHost refuses is never a site host: ("", false); the
+// server refuses such requests before they reach a site or the API. A
+// valid host is taken without its port and ASCII-lowercased; sitesDomain
+// is compared the same way (and without a trailing dot), so case does not
+// matter. When host is exactly <label>.<sitesDomain> and label is a valid
+// slug, it returns (label, true). When host ends in "."+sitesDomain but
+// has more than one label before it, or a label that is not a valid slug,
+// it returns ("", true): the request is for a site host and must never
+// reach the API, but names no site. Any other host, including sitesDomain
+// itself and IP literals, returns ("", false).
 //
 // A reserved label (e.g. www) is returned like any other valid slug; no
 // deployment can have it, so looking it up finds nothing.
@@ -230,23 +233,31 @@ var slugNouns = [...]string{
 // normalises the request's host.
 type HostSplit struct {
 	web, sites string
+	// www is "www." + web ("" without a web host): it redirects to the
+	// web host, so it is never a site host either.
+	www string
 }
 
 // NewHostSplit returns the split for a server whose web host is webDomain
 // and whose sites live under sitesDomain.
 func NewHostSplit(webDomain, sitesDomain string) HostSplit {
-	return HostSplit{web: hostName(webDomain), sites: strings.TrimPrefix(hostName(sitesDomain), ".")}
+	s := HostSplit{web: hostName(webDomain), sites: strings.TrimPrefix(hostName(sitesDomain), ".")}
+	if s.web != "" {
+		s.www = "www." + s.web
+	}
+	return s
 }
 
-// Site is SlugFromHost for this server: the web host itself is never a
-// site host, even when it lies under the sites domain (--domain
-// web.example.com --sites-domain example.com).
+// Site is SlugFromHost for this server: the web host and www.<web host>
+// are never site hosts, even when they lie under the sites domain
+// (--domain web.example.com --sites-domain example.com, or the same
+// domain for both).
 func (s HostSplit) Site(host string) (slug string, isSiteHost bool) {
-	if s.sites == "" || strings.HasPrefix(host, "[") || strings.Count(host, ":") > 1 {
-		return "", false // no sites domain, or an IPv6 literal
+	if s.sites == "" || !ValidHost(host) || host[0] == '[' {
+		return "", false // no sites domain, a malformed host, or an IPv6 literal
 	}
 	h := normHost(host)
-	if h == s.web {
+	if h == s.web || h == s.www {
 		return "", false
 	}
 	label, ok := strings.CutSuffix(h, "."+s.sites)
@@ -283,6 +294,84 @@ func WebHostLabel(webDomain, sitesDomain string) string {
 		return ""
 	}
 	return label
+}
+
+// ValidHost reports whether host, a request's Host header, is well formed:
+// a DNS name, an IPv4 address or a bracketed IPv6 literal (no zone), each
+// with an optional numeric port (1 to 5 digits, at most 65535). A DNS name
+// is at most 253 bytes of dot-separated labels of 1 to 63 ASCII letters,
+// digits, hyphens and underscores (as container and service names have),
+// neither starting nor ending with a hyphen: no empty label, so no
+// trailing dot. An IPv4 address is such a name. It makes no copy: every
+// request passes it.
+func ValidHost(host string) bool {
+	if host == "" {
+		return false
+	}
+	if host[0] == '[' {
+		end := strings.IndexByte(host, ']')
+		if end < 0 || !validPort(host[end+1:]) {
+			return false
+		}
+		lit := host[1:end]
+		if strings.IndexByte(lit, '%') >= 0 {
+			return false // a zone names an interface of the client's machine
+		}
+		a, err := netip.ParseAddr(lit)
+		return err == nil && a.Is6()
+	}
+	name := host
+	if i := strings.IndexByte(host, ':'); i >= 0 {
+		if !validPort(host[i:]) {
+			return false
+		}
+		name = host[:i]
+	}
+	return validDNSName(name)
+}
+
+// validPort reports whether p is empty or a colon and a port number.
+func validPort(p string) bool {
+	if p == "" {
+		return true
+	}
+	if len(p) < 2 || len(p) > 6 || p[0] != ':' {
+		return false
+	}
+	n := 0
+	for i := 1; i < len(p); i++ {
+		c := p[i]
+		if c < '0' || c > '9' {
+			return false
+		}
+		n = n*10 + int(c-'0')
+	}
+	return n <= 65535
+}
+
+// validDNSName reports whether name is a DNS name of letter, digit,
+// hyphen and underscore labels (see ValidHost).
+func validDNSName(name string) bool {
+	if len(name) == 0 || len(name) > 253 {
+		return false
+	}
+	start := 0
+	for i := 0; i <= len(name); i++ {
+		if i < len(name) && name[i] != '.' {
+			switch c := name[i]; {
+			case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c >= '0' && c <= '9', c == '-', c == '_':
+			default:
+				return false
+			}
+			continue
+		}
+		label := name[start:i]
+		if len(label) == 0 || len(label) > 63 || label[0] == '-' || label[len(label)-1] == '-' {
+			return false
+		}
+		start = i + 1
+	}
+	return true
 }
 
 // hostName normalises a configured domain: trimmed, then as normHost.

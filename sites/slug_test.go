@@ -167,12 +167,9 @@ func TestSlugFromHost(t *testing.T) {
 		// Plain site hosts.
 		{"my-site.sites.test", "sites.test", "my-site", true},
 		{"my-site.sites.test:8080", "sites.test", "my-site", true},
-		{"my-site.sites.test:", "sites.test", "my-site", true},
 		{"MY-SITE.Sites.Test", "sites.test", "my-site", true},
 		{"my-site.sites.test", "SITES.TEST", "my-site", true},
-		{"my-site.sites.test.", "sites.test", "my-site", true},
-		{"my-site.sites.test.:443", "sites.test", "my-site", true},
-		{"my-site.sites.test", "sites.test.", "my-site", true},
+		{"my-site.sites.test", "sites.test.", "my-site", true}, // a configured domain may end in a dot
 		{"my-site.localhost:8090", "localhost", "my-site", true},
 		{"www.sites.test", "sites.test", "www", true}, // reserved, but syntactically a slug
 
@@ -184,14 +181,25 @@ func TestSlugFromHost(t *testing.T) {
 		{"xn--caf-dma.sites.test", "sites.test", "", true},
 		{"ab.sites.test", "sites.test", "", true},
 		{"my--site.sites.test", "sites.test", "", true},
-		{"-abc.sites.test", "sites.test", "", true},
 		{"my_site.sites.test", "sites.test", "", true},
-		{".sites.test", "sites.test", "", true},
-		{"..sites.test", "sites.test", "", true},
-		{"abc..sites.test", "sites.test", "", true},
-		{"café.sites.test", "sites.test", "", true},
-		{"\u212aite.sites.test", "sites.test", "", true}, // Kelvin sign is not k
-		{strings.Repeat("a", 64) + ".sites.test", "sites.test", "", true},
+		{"a1b.sites.test", "sites.test", "", true},
+
+		// Malformed hosts (see ValidHost) are never site hosts: the server
+		// refuses them before either side sees them.
+		{"my-site.sites.test:", "sites.test", "", false},
+		{"my-site.sites.test.", "sites.test", "", false},
+		{"my-site.sites.test.:443", "sites.test", "", false},
+		{"my-site.sites.test:8090:80", "sites.test", "", false},
+		{"my-site.sites.test:99999", "sites.test", "", false},
+		{"my-site.sites.test:8o", "sites.test", "", false},
+		{".sites.test", "sites.test", "", false},
+		{"..sites.test", "sites.test", "", false},
+		{"abc..sites.test", "sites.test", "", false},
+		{"-abc.sites.test", "sites.test", "", false},
+		{"café.sites.test", "sites.test", "", false},
+		{"\u212aite.sites.test", "sites.test", "", false}, // Kelvin sign is not k
+		{strings.Repeat("a", 64) + ".sites.test", "sites.test", "", false},
+		{" my-site.sites.test", "sites.test", "", false},
 
 		// Not site hosts.
 		{"", "sites.test", "", false},
@@ -213,7 +221,6 @@ func TestSlugFromHost(t *testing.T) {
 		{"[my-site.sites.test]:80", "sites.test", "", false},
 		{"my-site.sites.test", "", "", false},
 		{"my-site.sites.test", ".", "", false},
-		{" my-site.sites.test", "sites.test", "", true},
 		{"my-site.sites.test ", "sites.test", "", false},
 		{"my-site.k\u212aites.test", "kkites.test", "", false},
 	}
@@ -235,6 +242,12 @@ func TestSiteSlugNeverTakesTheWebHost(t *testing.T) {
 		{"web.example.com", "web.example.com", "example.com", "", false},
 		{"WEB.example.com:8090", "web.example.com", "example.com", "", false},
 		{"web.example.com.", "web.example.com", "example.com", "", false},
+		// www.<web host> redirects to the web host: never a site, whether
+		// the sites domain is the web host or lies above it.
+		{"www.localhost:8090", "localhost", "localhost", "", false},
+		{"WWW.example.com", "example.com", "example.com", "", false},
+		{"www.web.example.com", "web.example.com", "example.com", "", false},
+		{"www.example.com", "web.example.com", "example.com", "www", true}, // not the web host's www
 		{"blog.example.com", "web.example.com", "example.com", "blog", true},
 		{"localhost:8090", "localhost", "localhost", "", false},
 		{"blog.localhost:8090", "localhost", "localhost", "blog", true},
