@@ -1,9 +1,7 @@
 package hooks
 
 import (
-	"net"
 	"net/http"
-	"strings"
 )
 
 // healthPath is PocketBase's health endpoint; under TLS the plain HTTP
@@ -12,17 +10,24 @@ import (
 const healthPath = "/api/health"
 
 // httpRedirectHandler is the plain HTTP listener's handler when serving
-// TLS: ACME HTTP-01 challenges (challenges wraps the rest), GET
-// /api/health of the web host (or of an IP address, as probes send) from
-// app, and for the web host and hosts of valid slugs a 308 to the same host
-// and path over https (308 keeps the method and body). Other hosts get a
-// 404: the listener is no open redirector.
+// TLS: ACME HTTP-01 challenges (challenges wraps the rest), GET and HEAD
+// /api/health from app on any host but a site host (load balancers and
+// probes send the name or address they know), and for the web host and
+// hosts of valid slugs a 308 to the same host and path over https (308
+// keeps the method and body). A malformed Host gets a 400, as on the main
+// listener; other hosts get a 404: the listener is no open redirector.
 func (sd *sitedrop) httpRedirectHandler(app http.Handler, challenges func(http.Handler) http.Handler) http.Handler {
 	redirect := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Path == healthPath && (r.Method == http.MethodGet || r.Method == http.MethodHead) &&
-			(sd.hosts.IsWebHost(r.Host) || isAddressHost(r.Host)) {
-			app.ServeHTTP(w, r)
+		if !validRequestHost(r.Host) {
+			refuseHost(w)
 			return
+		}
+		if r.URL.Path == healthPath && (r.Method == http.MethodGet || r.Method == http.MethodHead) {
+			// a site's own paths are its own, over https
+			if _, isSite := sd.hosts.Site(r.Host); !isSite {
+				app.ServeHTTP(w, r)
+				return
+			}
 		}
 		host, known := sd.redirectHost(r.Host)
 		if !known {
@@ -34,15 +39,6 @@ func (sd *sitedrop) httpRedirectHandler(app http.Handler, challenges func(http.H
 		w.WriteHeader(http.StatusPermanentRedirect)
 	})
 	return challenges(redirect)
-}
-
-// isAddressHost reports whether a Host header is an IP address (with or
-// without a port), as probes and load balancers send.
-func isAddressHost(host string) bool {
-	if h, _, err := net.SplitHostPort(host); err == nil {
-		host = h
-	}
-	return net.ParseIP(strings.Trim(host, "[]")) != nil
 }
 
 // redirectHost is the host a plain HTTP request is sent to over https:
