@@ -38,9 +38,12 @@ const maxHeld = 8 << 10
 var heldBuffers = sync.Pool{New: func() any { b := make([]byte, 0, maxHeld); return &b }}
 
 // coalescingListener is the main server's listener: it wraps each TCP
-// connection in a coalescingConn.
+// connection in a coalescingConn, and closes at once a connection whose
+// client is over its cap of open connections.
 type coalescingListener struct {
 	net.Listener
+	// limit caps the open connections per client; nil: no cap.
+	limit *connLimit
 	// onSend, when set (by tests), is told of each write that reaches
 	// the socket: the connection and the bytes written.
 	onSend func(c net.Conn, n int)
@@ -52,7 +55,14 @@ type coalescingListener struct {
 // listener. It returns nil for a test harness
 // (no server) or a listener that was already set; Close accepts nil.
 func (sd *sitedrop) listenMain(se *core.ServeEvent) (*coalescingListener, error) {
-	if se.Server == nil || se.Listener != nil {
+	if se.Server == nil {
+		return nil, nil
+	}
+	sd.cfg.Serve.serverTimeouts(se.Server)
+	if sd.conns == nil {
+		sd.conns = newConnLimit(sd.cfg.Serve.MaxConnsPerIP, sd.proxies)
+	}
+	if se.Listener != nil {
 		return nil, nil
 	}
 	addr := se.Server.Addr
@@ -66,7 +76,7 @@ func (sd *sitedrop) listenMain(se *core.ServeEvent) (*coalescingListener, error)
 	if err != nil {
 		return nil, err
 	}
-	cl := &coalescingListener{Listener: ln, onSend: sd.cfg.Serve.onSend}
+	cl := &coalescingListener{Listener: ln, limit: sd.conns, onSend: sd.cfg.Serve.onSend}
 	se.Listener = cl
 	se.Server.ConnContext = coalescingConnContext
 	return cl, nil
@@ -80,17 +90,30 @@ func (l *coalescingListener) Close() error {
 	return l.Listener.Close()
 }
 
-// Accept wraps TCP connections; any other kind is returned as it is.
+// Accept wraps TCP connections; any other kind is returned as it is. A
+// connection over its client's cap is closed at once (see connLimit), and
+// the next one is accepted.
 func (l *coalescingListener) Accept() (net.Conn, error) {
-	c, err := l.Listener.Accept()
-	if err != nil {
-		return nil, err
+	for {
+		c, err := l.Listener.Accept()
+		if err != nil {
+			return nil, err
+		}
+		tc, ok := c.(*net.TCPConn)
+		if !ok {
+			return c, nil
+		}
+		key, ok := l.limit.acquire(tc.RemoteAddr())
+		if !ok {
+			refuse(tc)
+			continue
+		}
+		cc := &coalescingConn{tcp: tc, onSend: l.onSend}
+		if key.IsValid() {
+			cc.counted = countedConn{limit: l.limit, key: key}
+		}
+		return cc, nil
 	}
-	tc, ok := c.(*net.TCPConn)
-	if !ok {
-		return c, nil
-	}
-	return &coalescingConn{tcp: tc, onSend: l.onSend}, nil
 }
 
 // coalescingConn is a TCP connection whose writes can be corked. It
@@ -101,6 +124,8 @@ func (l *coalescingListener) Accept() (net.Conn, error) {
 type coalescingConn struct {
 	tcp    *net.TCPConn
 	onSend func(c net.Conn, n int)
+	// counted holds the connection's place under its client's cap.
+	counted countedConn
 
 	// mu guards the fields below: under TLS, closing the server writes
 	// an alert from another goroutine.
@@ -197,13 +222,19 @@ func (w connWriter) Write(p []byte) (int, error) { return w.c.Write(p) }
 // connection's.
 
 func (c *coalescingConn) Read(p []byte) (int, error)         { return c.tcp.Read(p) }
-func (c *coalescingConn) Close() error                       { return c.tcp.Close() }
 func (c *coalescingConn) CloseWrite() error                  { return c.tcp.CloseWrite() }
 func (c *coalescingConn) LocalAddr() net.Addr                { return c.tcp.LocalAddr() }
 func (c *coalescingConn) RemoteAddr() net.Addr               { return c.tcp.RemoteAddr() }
 func (c *coalescingConn) SetDeadline(t time.Time) error      { return c.tcp.SetDeadline(t) }
 func (c *coalescingConn) SetReadDeadline(t time.Time) error  { return c.tcp.SetReadDeadline(t) }
 func (c *coalescingConn) SetWriteDeadline(t time.Time) error { return c.tcp.SetWriteDeadline(t) }
+
+// Close closes the connection and frees its place under its client's cap.
+func (c *coalescingConn) Close() error {
+	err := c.tcp.Close()
+	c.counted.closed()
+	return err
+}
 
 // cork starts holding small writes back.
 func (c *coalescingConn) cork() {

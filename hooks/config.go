@@ -116,10 +116,18 @@ type ServeConfig struct {
 	// ShutdownTimeout bounds how long a SIGTERM waits for in-flight
 	// requests and uploads. Default 30s; 0: no wait.
 	ShutdownTimeout time.Duration
+	// MaxConnsPerIP caps the open connections of one client address (an
+	// IPv6 /64) on the listeners; a connection over it is closed at once.
+	// Connections from TrustedProxies are not counted. Default 256; 0 or
+	// negative: no cap.
+	MaxConnsPerIP int
 
 	// disableTLSALPN leaves only HTTP-01 (and DNS-01) to certmagic; tests
 	// use it to exercise the plain HTTP listener's challenges.
 	disableTLSALPN bool
+	// headerTimeout and idleTimeout, when set, replace the listeners'
+	// header and keep-alive timeouts (tests use short ones).
+	headerTimeout, idleTimeout time.Duration
 	// onSend, when set, is told of each write of the main listener's
 	// connections (tests count the writes of a response).
 	onSend func(c net.Conn, n int)
@@ -161,6 +169,7 @@ func DefaultConfig() Config {
 			Origins:         []string{"*"},
 			NewCertsPerHour: 20,
 			ShutdownTimeout: 30 * time.Second,
+			MaxConnsPerIP:   defaultMaxConnsPerIP,
 		},
 	}
 }

@@ -41,6 +41,8 @@ type sitedrop struct {
 	gcDue gcFlag
 	// uploads bounds the bytes each account uploads with PUT /blobs.
 	uploads *limiter
+	// conns caps the open connections per client on the listeners.
+	conns *connLimit
 }
 
 // Register binds sitedrop to app: routes, record hooks and jobs. cfg is

@@ -35,7 +35,8 @@ func (sd *sitedrop) prepareTLS(se *core.ServeEvent) (*tlsServing, error) {
 		if err != nil {
 			return nil, fmt.Errorf("listen on --http %s: %w", s.HTTPAddr, err)
 		}
-		ts.httpListener = ln
+		// counted with the main listener's connections: one cap per client
+		ts.httpListener = limitedListener{Listener: ln, limit: sd.conns}
 	}
 	httpPort := 0
 	if ts.httpListener != nil {
@@ -66,14 +67,13 @@ func (sd *sitedrop) prepareTLS(se *core.ServeEvent) (*tlsServing, error) {
 func (ts *tlsServing) start(sd *sitedrop, main *http.Server) error {
 	if ts.httpListener != nil {
 		ts.http = &http.Server{
-			Handler:           sd.httpRedirectHandler(main.Handler, ts.certs.httpChallengeHandler),
-			ReadHeaderTimeout: 10 * time.Second,
-			ReadTimeout:       30 * time.Second,
-			WriteTimeout:      30 * time.Second,
-			IdleTimeout:       2 * time.Minute,
-			MaxHeaderBytes:    64 << 10,
-			ErrorLog:          main.ErrorLog,
+			Handler:        sd.httpRedirectHandler(main.Handler, ts.certs.httpChallengeHandler),
+			ReadTimeout:    30 * time.Second,
+			WriteTimeout:   30 * time.Second,
+			MaxHeaderBytes: 64 << 10,
+			ErrorLog:       main.ErrorLog,
 		}
+		sd.cfg.Serve.serverTimeouts(ts.http)
 		go func() {
 			if err := ts.http.Serve(ts.httpListener); err != nil && !errors.Is(err, http.ErrServerClosed) {
 				sd.app.Logger().Error("plain HTTP listener stopped", "error", err)
