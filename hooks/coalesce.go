@@ -50,10 +50,12 @@ type coalescingListener struct {
 }
 
 // listenMain binds the main server's address itself, where PocketBase
-// would, with a coalescing listener. It binds before the OnServe hooks
-// bound after sitedrop's run; those must not change the address or the
-// listener. It returns nil for a test harness
-// (no server) or a listener that was already set; Close accepts nil.
+// would, with a coalescing listener that caps each client's connections
+// (--max-conns-per-ip), and sets the server's header and keep-alive
+// timeouts (see conns.go). It binds before the OnServe hooks bound after
+// sitedrop's run; those must not change the address or the listener. It
+// returns nil for a test harness (no server) or a listener that was
+// already set; Close accepts nil.
 func (sd *sitedrop) listenMain(se *core.ServeEvent) (*coalescingListener, error) {
 	if se.Server == nil {
 		return nil, nil
