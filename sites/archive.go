@@ -24,6 +24,10 @@ type ArchiveLimits struct {
 	// MaxBytes is the most uncompressed bytes in all, so that a small
 	// archive cannot unpack to gigabytes.
 	MaxBytes int64
+	// Reserve, when set, is told of each entry's size before its bytes
+	// are allocated (a memory budget); its error refuses the archive and
+	// is returned as it is.
+	Reserve func(n int64) error
 }
 
 // ArchiveError is a refused archive: Status is 400 (a malformed or unsafe
@@ -39,129 +43,229 @@ func badArchive(format string, args ...any) error {
 	return &ArchiveError{Status: 400, Msg: fmt.Sprintf(format, args...)}
 }
 
-// ReadArchive unpacks a zip or tar.gz archive into file entries, entirely
-// in memory and before anything is stored. Absolute paths, ".." (zip
-// slip), links, devices and other special entries are refused, as are
+// ReadArchive unpacks a zip or tar.gz archive held in memory; see
+// ReadArchiveFrom.
+func ReadArchive(data []byte, format string, lim ArchiveLimits) ([]FileInput, error) {
+	return ReadArchiveFrom(bytes.NewReader(data), format, lim)
+}
+
+// ReadArchiveFrom unpacks a zip or tar.gz archive read from r into file
+// entries, in memory and before anything is stored. Absolute paths, ".."
+// (zip slip), links, devices and other special entries are refused, as are
 // archives over the limits. When every entry lies in one top-level folder
 // (site/index.html, site/css/a.css), that folder is stripped. The entries
 // are then validated like JSON ones (DecodeFiles).
-func ReadArchive(data []byte, format string, lim ArchiveLimits) ([]FileInput, error) {
-	var entries []FileInput
-	var total int64
-	add := func(name string, r io.Reader) error {
-		if len(entries) >= lim.MaxFiles {
-			return &ArchiveError{Status: 413, Msg: fmt.Sprintf("Too many files: the limit is %d", lim.MaxFiles)}
-		}
-		if err := checkArchivePath(name); err != nil {
-			return err
-		}
-		// Read at most what is left of the budget, whatever the header
-		// claims: a bomb lies about sizes.
-		left := lim.MaxBytes - total
-		b, err := io.ReadAll(io.LimitReader(r, left+1))
-		if err != nil {
-			return badArchive("archive entry %q cannot be read: %v", name, err)
-		}
-		if int64(len(b)) > left {
-			return &ArchiveError{Status: 413, Msg: fmt.Sprintf("Archive too large when unpacked: the limit is %s", FormatBytes(lim.MaxBytes))}
-		}
-		total += int64(len(b))
-		entries = append(entries, FileInput{Path: name, Data: b})
-		return nil
-	}
-	// headers counts every entry, folders and metadata included, so that
-	// an archive of empty entries cannot keep a deploy busy.
-	maxHeaders := 2*lim.MaxFiles + 16
-	tooManyEntries := &ArchiveError{Status: 413, Msg: fmt.Sprintf("Too many archive entries: the limit is %d files", lim.MaxFiles)}
-	headers := 0
-	countHeader := func() error {
-		headers++
-		if headers > maxHeaders {
-			return tooManyEntries
-		}
-		return nil
-	}
-
+//
+// The limits are checked before bytes are inflated, so that a refused
+// bomb costs little: a zip's sizes in its central directory (archive/zip
+// refuses an entry's data past its declared size), a tar entry's size in
+// its header. A tar.gz is unpacked as r is read; a zip, which is read from
+// its end, is read whole first (r is bounded by the caller), unless r is
+// a *bytes.Reader. An error of r itself is returned as it is.
+func ReadArchiveFrom(r io.Reader, format string, lim ArchiveLimits) ([]FileInput, error) {
+	u := &unpacker{lim: lim, maxHeaders: 2*lim.MaxFiles + 16}
+	src := &sourceReader{r: r}
+	var err error
 	switch format {
 	case ArchiveZip:
-		zr, err := zip.NewReader(bytes.NewReader(data), int64(len(data)))
-		if err != nil {
-			return nil, badArchive("not a valid zip archive: %v", err)
-		}
-		if len(zr.File) > maxHeaders {
-			return nil, tooManyEntries
-		}
-		for _, f := range zr.File {
-			if archiveJunk(f.Name) {
-				continue
-			}
-			mode := f.Mode()
-			switch {
-			case mode.IsDir():
-				continue
-			case !mode.IsRegular():
-				return nil, badArchive("archive entry %q is not a regular file (links and special files are refused)", f.Name)
-			}
-			rc, err := f.Open()
-			if err != nil {
-				return nil, badArchive("archive entry %q cannot be read: %v", f.Name, err)
-			}
-			err = add(f.Name, rc)
-			rc.Close()
-			if err != nil {
-				return nil, err
-			}
-		}
+		err = u.zip(src)
 	case ArchiveTarGz:
-		gz, err := gzip.NewReader(bytes.NewReader(data))
-		if err != nil {
-			return nil, badArchive("not a valid gzip stream: %v", err)
-		}
-		// The tar stream itself is bounded: headers and padding of empty
-		// entries unpack too.
-		tr := tar.NewReader(&limitedStream{r: gz, left: lim.MaxBytes + int64(maxHeaders)*1024})
-		for {
-			h, err := tr.Next()
-			var le *ArchiveError
-			if errors.As(err, &le) {
-				return nil, le
-			}
-			if errors.Is(err, io.EOF) {
-				break
-			}
-			if err != nil {
-				return nil, badArchive("not a valid tar.gz archive: %v", err)
-			}
-			if err := countHeader(); err != nil {
-				return nil, err
-			}
-			if archiveJunk(h.Name) {
-				continue
-			}
-			switch h.Typeflag {
-			case tar.TypeDir, tar.TypeXGlobalHeader:
-				continue
-			case tar.TypeReg:
-			default:
-				return nil, badArchive("archive entry %q is not a regular file (links and special files are refused)", h.Name)
-			}
-			if err := add(h.Name, tr); err != nil {
-				return nil, err
-			}
-		}
+		err = u.tarGz(src)
 	default:
-		return nil, badArchive("unknown archive format %q", format)
+		err = badArchive("unknown archive format %q", format)
 	}
-	if len(entries) == 0 {
+	if src.err != nil {
+		return nil, src.err // the body failed (too slow, too large), not the archive
+	}
+	if err != nil {
+		return nil, err
+	}
+	if len(u.entries) == 0 {
 		return nil, badArchive("the archive has no files")
 	}
-	stripCommonFolder(entries)
-	for _, e := range entries { // what stripping left must still be safe
+	stripCommonFolder(u.entries)
+	for _, e := range u.entries { // what stripping left must still be safe
 		if err := checkArchivePath(e.Path); err != nil {
 			return nil, err
 		}
 	}
-	return entries, nil
+	return u.entries, nil
+}
+
+// unpacker gathers an archive's entries within its limits.
+type unpacker struct {
+	lim     ArchiveLimits
+	entries []FileInput
+	total   int64
+	// headers counts every entry, folders and metadata included, so that
+	// an archive of empty entries cannot keep a deploy busy.
+	headers, maxHeaders int
+}
+
+func (u *unpacker) tooManyEntries() error {
+	return &ArchiveError{Status: 413, Msg: fmt.Sprintf("Too many archive entries: the limit is %d files", u.lim.MaxFiles)}
+}
+
+func (u *unpacker) tooLarge() error {
+	return &ArchiveError{Status: 413, Msg: fmt.Sprintf("Archive too large when unpacked: the limit is %s", FormatBytes(u.lim.MaxBytes))}
+}
+
+// admit checks a regular file entry of the given (declared) size against
+// the limits and reserves its size, before any of its bytes is read.
+func (u *unpacker) admit(name string, size int64) error {
+	if len(u.entries) >= u.lim.MaxFiles {
+		return &ArchiveError{Status: 413, Msg: fmt.Sprintf("Too many files: the limit is %d", u.lim.MaxFiles)}
+	}
+	if err := checkArchivePath(name); err != nil {
+		return err
+	}
+	if size < 0 || size > u.lim.MaxBytes-u.total {
+		return u.tooLarge()
+	}
+	if u.lim.Reserve != nil {
+		if err := u.lim.Reserve(size); err != nil {
+			return err
+		}
+	}
+	u.total += size
+	return nil
+}
+
+// add reads an admitted entry of exactly size bytes from r.
+func (u *unpacker) add(name string, size int64, r io.Reader) error {
+	b := make([]byte, size)
+	if _, err := io.ReadFull(r, b); err != nil {
+		var le *ArchiveError
+		if errors.As(err, &le) {
+			return le // the tar stream's own bound
+		}
+		return badArchive("archive entry %q cannot be read: %v", name, err)
+	}
+	// nothing may follow the declared size (archive/zip checks it too)
+	var one [1]byte
+	if n, err := r.Read(one[:]); n > 0 || (err != nil && !errors.Is(err, io.EOF)) {
+		if err == nil {
+			err = zip.ErrFormat
+		}
+		return badArchive("archive entry %q cannot be read: %v", name, err)
+	}
+	u.entries = append(u.entries, FileInput{Path: name, Data: b})
+	return nil
+}
+
+func (u *unpacker) zip(src *sourceReader) error {
+	var ra io.ReaderAt
+	var size int64
+	if br, ok := src.r.(*bytes.Reader); ok {
+		ra, size = br, br.Size()
+	} else {
+		data, err := io.ReadAll(src)
+		if err != nil {
+			return badArchive("reading the archive: %v", err)
+		}
+		ra, size = bytes.NewReader(data), int64(len(data))
+	}
+	zr, err := zip.NewReader(ra, size)
+	if err != nil {
+		return badArchive("not a valid zip archive: %v", err)
+	}
+	if len(zr.File) > u.maxHeaders {
+		return u.tooManyEntries()
+	}
+	var files []*zip.File
+	var declared uint64
+	for _, f := range zr.File {
+		if archiveJunk(f.Name) {
+			continue
+		}
+		mode := f.Mode()
+		switch {
+		case mode.IsDir():
+			continue
+		case !mode.IsRegular():
+			return badArchive("archive entry %q is not a regular file (links and special files are refused)", f.Name)
+		}
+		// the whole directory is checked before anything is inflated
+		declared += f.UncompressedSize64
+		if f.UncompressedSize64 > uint64(u.lim.MaxBytes) || declared > uint64(u.lim.MaxBytes) {
+			return u.tooLarge()
+		}
+		files = append(files, f)
+	}
+	for _, f := range files {
+		if err := u.admit(f.Name, int64(f.UncompressedSize64)); err != nil {
+			return err
+		}
+		rc, err := f.Open()
+		if err != nil {
+			return badArchive("archive entry %q cannot be read: %v", f.Name, err)
+		}
+		err = u.add(f.Name, int64(f.UncompressedSize64), rc)
+		rc.Close()
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (u *unpacker) tarGz(src *sourceReader) error {
+	gz, err := gzip.NewReader(src)
+	if err != nil {
+		return badArchive("not a valid gzip stream: %v", err)
+	}
+	// The tar stream itself is bounded: headers and padding of empty
+	// entries unpack too.
+	tr := tar.NewReader(&limitedStream{r: gz, left: u.lim.MaxBytes + int64(u.maxHeaders)*1024})
+	for {
+		h, err := tr.Next()
+		var le *ArchiveError
+		if errors.As(err, &le) {
+			return le
+		}
+		if errors.Is(err, io.EOF) {
+			return nil
+		}
+		if err != nil {
+			return badArchive("not a valid tar.gz archive: %v", err)
+		}
+		u.headers++
+		if u.headers > u.maxHeaders {
+			return u.tooManyEntries()
+		}
+		if archiveJunk(h.Name) {
+			continue
+		}
+		switch h.Typeflag {
+		case tar.TypeDir, tar.TypeXGlobalHeader:
+			continue
+		case tar.TypeReg:
+		default:
+			return badArchive("archive entry %q is not a regular file (links and special files are refused)", h.Name)
+		}
+		if err := u.admit(h.Name, h.Size); err != nil {
+			return err
+		}
+		if err := u.add(h.Name, h.Size, tr); err != nil {
+			return err
+		}
+	}
+}
+
+// sourceReader remembers the first error of the archive's own source
+// (other than its end), which then wins over what the decompressor
+// made of it.
+type sourceReader struct {
+	r   io.Reader
+	err error
+}
+
+func (s *sourceReader) Read(p []byte) (int, error) {
+	n, err := s.r.Read(p)
+	if err != nil && !errors.Is(err, io.EOF) && s.err == nil {
+		s.err = err
+	}
+	return n, err
 }
 
 // archiveJunk tells entries that desktop archivers add and no site wants:
