@@ -105,15 +105,22 @@ func (sd *sitedrop) blobPut(e *core.RequestEvent) error {
 		"Upload limit reached: at most "+sites.FormatBytes(int64(sd.uploads.max))+" an hour per account"); err != nil {
 		return err
 	}
+	if e.Request.ContentLength > sd.cfg.MaxBody {
+		return tooLarge(sd.cfg.MaxBody)
+	}
+	// the body before the slot: a slow client holds no slot, only the
+	// memory it has sent (reserved from --deploy-memory)
+	lease := sd.memoryLease(e)
+	defer lease.release()
+	data, err := sd.guardBody(e, sd.cfg.MaxBody, lease).readAll()
+	if err != nil {
+		return err
+	}
 	release, err := sd.acquireDeploySlot(e)
 	if err != nil {
 		return err
 	}
 	defer release()
-	data, err := readRawBody(e, sd.cfg.MaxBody, "the body")
-	if err != nil {
-		return err
-	}
 	if got := sites.HashBytes(data); got != h {
 		return fail(http.StatusBadRequest, "content does not match its name: its sha256 is %s", got)
 	}
@@ -147,8 +154,8 @@ func exists(ctx context.Context, store sites.BlobStore, h string) (bool, error) 
 
 // storedContent loads the contents a deploy names by sha256, each once,
 // within what an archive may unpack to (archiveUnpackFactor x --max-body)
-// in all.
-func (sd *sitedrop) storedContent(e *core.RequestEvent) sites.BlobLoader {
+// in all, reserving them from lease.
+func (sd *sitedrop) storedContent(e *core.RequestEvent, lease *memLease) sites.BlobLoader {
 	limit := archiveUnpackFactor * sd.cfg.MaxBody
 	budget := limit
 	store := sd.svc.Store()
@@ -164,6 +171,9 @@ func (sd *sitedrop) storedContent(e *core.RequestEvent) sites.BlobLoader {
 		defer b.Close()
 		if b.Size() > budget {
 			return nil, fail(http.StatusRequestEntityTooLarge, "Site too large: the files a deploy names may total %s", sites.FormatBytes(limit))
+		}
+		if err := lease.reserve(b.Size()); err != nil {
+			return nil, err
 		}
 		budget -= b.Size()
 		data := make([]byte, b.Size())

@@ -48,6 +48,16 @@ type Config struct {
 	// at once; more wait their turn. It bounds the memory that large
 	// uploads take. Default 4.
 	ConcurrentDeploys int
+	// DeployMemory bounds the memory that every deploy and blob upload
+	// together hold: bodies as they arrive, unpacked and loaded files.
+	// Past it a request waits briefly, then is answered 503. It should be
+	// at least 6 x MaxBody, for one deploy of the largest size. Default
+	// 512 MiB.
+	DeployMemory int64
+	// AnonStoragePerIP bounds the bytes of files that anonymous deploys
+	// from one client IP (an IPv6 /64) store in an AnonTTL window.
+	// Default 100 MiB.
+	AnonStoragePerIP int64
 	// Signup lets a first sign-in by e-mail code create an account.
 	// Default true (set with --signup=false to close it).
 	Signup bool
@@ -160,6 +170,8 @@ func DefaultConfig() Config {
 		AnonDeploysPerHour: 10,
 		DeploysPerMinute:   60,
 		ConcurrentDeploys:  4,
+		DeployMemory:       512 << 20,
+		AnonStoragePerIP:   100 << 20,
 		Signup:             true,
 		GCGrace:            time.Minute,
 		ContentCache:       64 << 20,
@@ -206,6 +218,12 @@ func (c *Config) withDefaults() {
 	}
 	if c.ConcurrentDeploys <= 0 {
 		c.ConcurrentDeploys = d.ConcurrentDeploys
+	}
+	if c.DeployMemory <= 0 {
+		c.DeployMemory = d.DeployMemory
+	}
+	if c.AnonStoragePerIP <= 0 {
+		c.AnonStoragePerIP = d.AnonStoragePerIP
 	}
 	if c.GCGrace <= 0 {
 		c.GCGrace = d.GCGrace

@@ -1,6 +1,7 @@
 package hooks
 
 import (
+	"bufio"
 	"net/http"
 	"time"
 
@@ -41,48 +42,55 @@ func (sd *sitedrop) acquireDeploySlot(e *core.RequestEvent) (func(), error) {
 	case sd.deploySlots <- struct{}{}:
 		return func() { <-sd.deploySlots }, nil
 	case <-e.Request.Context().Done():
-		return nil, fail(http.StatusServiceUnavailable, "Server busy: try again")
+		return nil, fail(http.StatusServiceUnavailable, msgServerBusy)
 	}
 }
 
-// readDeploy waits for a deploy slot and decodes the body; release frees
-// the slot once the deploy is done. precheck sees the request's metadata
-// before its files are decoded; an archive's (in the query) before it
-// waits for a slot and before its body is read.
-func (sd *sitedrop) readDeploy(e *core.RequestEvent, precheck func(*deployRequest) error) (*deployRequest, func(), error) {
+// readDeploy reads and decodes the body, then waits for a deploy slot;
+// release frees the slot once the deploy is done. The body is read before
+// the slot is taken, within the --deploy-memory budget (lease) and at a
+// minimum rate, so that slow clients hold no slot. precheck sees the
+// request's metadata before its files are decoded; an archive's (in the
+// query) before its body is read.
+func (sd *sitedrop) readDeploy(e *core.RequestEvent, lease *memLease, precheck func(*deployRequest) error) (*deployRequest, func(), error) {
+	var req *deployRequest
 	if format := archiveFormat(e.Request.Header.Get("Content-Type")); format != "" {
-		req, err := sd.archiveMetadata(e, precheck)
-		if err != nil {
+		var err error
+		if req, err = sd.archiveMetadata(e, precheck); err != nil {
 			return nil, nil, err
 		}
-		release, err := sd.acquireDeploySlot(e)
-		if err != nil {
+		if err := sd.readArchiveDeploy(e, format, req, lease); err != nil {
 			return nil, nil, err
 		}
-		if err := sd.readArchiveDeploy(e, format, req); err != nil {
-			release()
+	} else {
+		req = &deployRequest{}
+		if err := sd.readJSONDeploy(e, req, lease, precheck); err != nil {
 			return nil, nil, err
 		}
-		return req, release, nil
 	}
 	release, err := sd.acquireDeploySlot(e)
 	if err != nil {
 		return nil, nil, err
 	}
-	req := &deployRequest{}
-	if err := sd.readJSONDeploy(e, req, precheck); err != nil {
-		release()
-		return nil, nil, err
-	}
 	return req, release, nil
 }
 
-// readJSONDeploy decodes a JSON deploy body into req and prechecks it.
-func (sd *sitedrop) readJSONDeploy(e *core.RequestEvent, req *deployRequest, precheck func(*deployRequest) error) error {
-	if err := archiveSentAsJSON(e, sd.cfg.MaxBody); err != nil {
+// readJSONDeploy decodes a JSON deploy body into req and prechecks it. The
+// decoded form is reserved from lease too: its strings copy the body.
+func (sd *sitedrop) readJSONDeploy(e *core.RequestEvent, req *deployRequest, lease *memLease, precheck func(*deployRequest) error) error {
+	limit := sd.cfg.MaxBody
+	if e.Request.ContentLength > limit {
+		return tooLarge(limit)
+	}
+	body := sd.guardBody(e, limit, lease)
+	br := bufio.NewReaderSize(body, 64)
+	if err := archiveSentAsJSON(br); err != nil {
 		return err
 	}
-	if err := readJSON(e, sd.cfg.MaxBody, req); err != nil {
+	if err := decodeJSON(br, limit, req); err != nil {
+		return err
+	}
+	if err := lease.reserve(body.got); err != nil {
 		return err
 	}
 	return precheck(req)
@@ -103,9 +111,11 @@ func (sd *sitedrop) deployCreate(e *core.RequestEvent) error {
 		return err
 	}
 	p := sites.CreateParams{Owner: user, AnonTTL: sd.cfg.AnonTTL}
+	lease := sd.memoryLease(e)
+	defer lease.release()
 	// the slug and the slots before the content: a refused deploy is
 	// refused before its files are decoded, looked up or unpacked
-	req, release, err := sd.readDeploy(e, func(req *deployRequest) error {
+	req, release, err := sd.readDeploy(e, lease, func(req *deployRequest) error {
 		if req.Slug != nil {
 			// a slug that is sent must be valid; "" does not mean "generate"
 			if err := sites.ValidateSlug(*req.Slug); err != nil {
@@ -121,13 +131,20 @@ func (sd *sitedrop) deployCreate(e *core.RequestEvent) error {
 	defer release()
 	var load sites.BlobLoader // anonymous deploys send their bytes
 	if user != nil {
-		load = sd.storedContent(e)
+		load = sd.storedContent(e, lease)
 	}
 	if p.Meta, p.Upload, err = req.content(sd.cfg.MaxFiles, load); err != nil {
 		return err
 	}
+	refund := func() {}
+	if user == nil {
+		if refund, err = sd.chargeAnonStorage(e, p.Upload); err != nil {
+			return err
+		}
+	}
 	created, err := sd.svc.Create(e.Request.Context(), p)
 	if err != nil {
+		refund()
 		sd.gcDue.set() // blobs may have been written before the failure
 		return err
 	}
@@ -179,7 +196,9 @@ func (sd *sitedrop) deployUpdate(e *core.RequestEvent) error {
 	if err := sd.keyedDeploys.check(e.Response, rec.GetString("owner")); err != nil {
 		return err
 	}
-	req, release, err := sd.readDeploy(e, func(req *deployRequest) error {
+	lease := sd.memoryLease(e)
+	defer lease.release()
+	req, release, err := sd.readDeploy(e, lease, func(req *deployRequest) error {
 		if req.Slug != nil {
 			return fail(http.StatusBadRequest, msgSlugImmutable)
 		}
@@ -189,7 +208,7 @@ func (sd *sitedrop) deployUpdate(e *core.RequestEvent) error {
 		return err
 	}
 	defer release()
-	meta, up, err := req.content(sd.cfg.MaxFiles, sd.storedContent(e))
+	meta, up, err := req.content(sd.cfg.MaxFiles, sd.storedContent(e, lease))
 	if err != nil {
 		return err
 	}
@@ -307,4 +326,25 @@ type deploySummary struct {
 // timestamp formats t as RFC 3339 in UTC with a Z.
 func timestamp(t time.Time) string {
 	return t.UTC().Format(time.RFC3339)
+}
+
+// chargeAnonStorage counts an anonymous deploy's bytes against its client's
+// --anon-storage-per-ip budget of the --anon-ttl window: 429 (with
+// Retry-After) when the budget is spent, 413 when the deploy alone is
+// larger. refund takes the bytes back when the deploy then fails.
+func (sd *sitedrop) chargeAnonStorage(e *core.RequestEvent, up sites.Upload) (refund func(), err error) {
+	var size int64
+	for _, f := range up.Files {
+		size += int64(len(f.Data))
+	}
+	limit := int64(sd.anonStorage.max)
+	if size > limit {
+		return nil, fail(http.StatusRequestEntityTooLarge, "Site too large for an anonymous deploy: the limit is %s; deploy with an API key", sites.FormatBytes(limit))
+	}
+	key := sd.rateKey(e.Request)
+	if err := sd.anonStorage.checkN(e.Response, key, int(size),
+		"Anonymous storage limit reached: at most "+sites.FormatBytes(limit)+" from one address until its earlier deploys expire; deploy with an API key"); err != nil {
+		return nil, err
+	}
+	return func() { sd.anonStorage.refund(key, int(size)) }, nil
 }

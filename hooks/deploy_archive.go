@@ -50,17 +50,27 @@ func (sd *sitedrop) archiveMetadata(e *core.RequestEvent, precheck func(*deployR
 
 // readArchiveDeploy reads the body of an archive deploy into req (its
 // metadata). Nothing is stored until the whole archive has been checked.
-func (sd *sitedrop) readArchiveDeploy(e *core.RequestEvent, format string, req *deployRequest) error {
-	data, err := readRawBody(e, sd.cfg.MaxBody, "the archive")
-	if err != nil {
-		return err
+// A tar.gz is unpacked as it arrives; a zip, read from its end, is read
+// whole first. Both the body and the unpacked files are reserved from
+// lease as they come.
+func (sd *sitedrop) readArchiveDeploy(e *core.RequestEvent, format string, req *deployRequest, lease *memLease) error {
+	limit := sd.cfg.MaxBody
+	if e.Request.ContentLength > limit {
+		return tooLarge(limit)
 	}
-	entries, err := sites.ReadArchive(data, format, sites.ArchiveLimits{
+	body := sd.guardBody(e, limit, lease)
+	entries, err := sites.ReadArchiveFrom(body, format, sites.ArchiveLimits{
 		MaxFiles: sd.cfg.MaxFiles,
-		MaxBytes: archiveUnpackFactor * sd.cfg.MaxBody,
+		MaxBytes: archiveUnpackFactor * limit,
+		Reserve:  lease.reserve,
 	})
 	if err != nil {
 		return err // an *ArchiveError says what the client sent wrong
+	}
+	// what follows the archive (a gzip trailer) is read too: the whole
+	// body is within the limits, and its end lifts the read deadline
+	if _, err := io.Copy(io.Discard, body); err != nil {
+		return err
 	}
 	req.Files = &entries
 	return nil

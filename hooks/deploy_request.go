@@ -50,13 +50,23 @@ func readJSON(e *core.RequestEvent, limit int64, dst any) error {
 	if e.Request.ContentLength > limit {
 		return tooLarge(limit)
 	}
-	dec := json.NewDecoder(http.MaxBytesReader(e.Response, unwrapBody(e.Request.Body), limit))
+	return decodeJSON(http.MaxBytesReader(e.Response, unwrapBody(e.Request.Body), limit), limit, dst)
+}
+
+// decodeJSON decodes one JSON value from r, a body bounded to limit bytes,
+// into dst; see readJSON. An *apiError of r is returned as it is.
+func decodeJSON(r io.Reader, limit int64, dst any) error {
+	dec := json.NewDecoder(r)
 	if err := dec.Decode(dst); err != nil {
 		return jsonError(err, limit)
 	}
 	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
 		var mbe *http.MaxBytesError
-		if errors.As(err, &mbe) {
+		var ae *apiError
+		switch {
+		case errors.As(err, &ae):
+			return ae
+		case errors.As(err, &mbe):
 			return tooLarge(limit)
 		}
 		return fail(http.StatusBadRequest, "Malformed JSON: unexpected data after the JSON object")
@@ -68,17 +78,12 @@ func readJSON(e *core.RequestEvent, limit int64, dst any) error {
 // without an archive Content-Type (curl's default, say) with a hint,
 // rather than a JSON syntax error; nil for any other body. It peeks at
 // the body's first bytes and leaves them to be read.
-func archiveSentAsJSON(e *core.RequestEvent, limit int64) error {
-	if e.Request.ContentLength > limit {
-		return nil // readJSON answers 413 before anything is read
+func archiveSentAsJSON(body *bufio.Reader) error {
+	head, err := body.Peek(4) // fewer at the end of a short body
+	var ae *apiError
+	if errors.As(err, &ae) {
+		return ae // too slow, or the memory budget
 	}
-	body := unwrapBody(e.Request.Body)
-	br := bufio.NewReaderSize(body, 64)
-	head, _ := br.Peek(4) // fewer at the end of a short body
-	e.Request.Body = struct {
-		io.Reader
-		io.Closer
-	}{br, body}
 	kind := archiveKindOf(head)
 	if kind == "" {
 		return nil
@@ -104,23 +109,6 @@ func archiveKindOf(head []byte) string {
 	return ""
 }
 
-// readRawBody reads a raw request body (what names it in errors) of at most
-// limit bytes: 413 past the limit, 400 when it cannot be read.
-func readRawBody(e *core.RequestEvent, limit int64, what string) ([]byte, error) {
-	if e.Request.ContentLength > limit {
-		return nil, tooLarge(limit)
-	}
-	data, err := io.ReadAll(http.MaxBytesReader(e.Response, unwrapBody(e.Request.Body), limit))
-	if err != nil {
-		var mbe *http.MaxBytesError
-		if errors.As(err, &mbe) {
-			return nil, tooLarge(limit)
-		}
-		return nil, fail(http.StatusBadRequest, "reading %s: %s", what, err.Error())
-	}
-	return data, nil
-}
-
 // unwrapBody returns the request's original body stream: the router keeps
 // a copy of every body for re-reads, which bodies read once do not need.
 func unwrapBody(body io.ReadCloser) io.ReadCloser {
@@ -139,7 +127,10 @@ func jsonError(err error, limit int64) error {
 	var mbe *http.MaxBytesError
 	var syn *json.SyntaxError
 	var typ *json.UnmarshalTypeError
+	var ae *apiError
 	switch {
+	case errors.As(err, &ae):
+		return ae // the body reader's: too slow, the memory budget
 	case errors.As(err, &mbe):
 		return tooLarge(limit)
 	case errors.Is(err, io.EOF):

@@ -43,6 +43,7 @@ type sitedrop struct {
 	uploads *limiter
 	// conns caps the open connections per client on the listeners.
 	conns *connLimit
+	bodyGuards
 }
 
 // Register binds sitedrop to app: routes, record hooks and jobs. cfg is
@@ -175,6 +176,7 @@ func (sd *sitedrop) init() error {
 	sd.deploySlots = make(chan struct{}, sd.cfg.ConcurrentDeploys)
 	sd.submitLimit = newLimiter(10, time.Minute)
 	sd.uploads = newLimiter(int(uploadBytesFactor*sd.cfg.MaxBody), time.Hour)
+	sd.bodyGuards = newBodyGuards(sd.cfg)
 	sd.deliverer = sites.NewDeliverer(sd.app, sd.webhookGuard())
 	sd.notifyWake = make(chan struct{}, 1)
 	return nil
