@@ -2,6 +2,7 @@ package hooks
 
 import (
 	"bufio"
+	"bytes"
 	"fmt"
 	"io"
 	"net"
@@ -11,6 +12,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/spf13/pflag"
 )
 
 // rawRequest opens a connection to srv and sends a request's head and the
@@ -159,6 +162,29 @@ func TestDeployMemoryBudget(t *testing.T) {
 		t.Fatalf("malformed: %d %s", res.StatusCode, body)
 	}
 	waitFor(t, "the budget after malformed JSON", free)
+	for _, c := range []struct {
+		contentType string
+		body        *bytes.Reader
+		status      int
+	}{
+		{"application/gzip", tarGzOf(t, "a.txt", strings.Repeat("0", 100<<10), "b.txt", strings.Repeat("1", 100<<10)), 503}, // unpacked bytes count: past the budget
+		{"application/zip", zipOf(t, "index.html", strings.Repeat("z", 40<<10)), 200},
+	} {
+		req, _ := http.NewRequest(http.MethodPost, srv.URL+"/deploy", c.body)
+		req.Host = "web.test"
+		req.Header.Set("Content-Type", c.contentType)
+		req.Header.Set("Authorization", "Bearer "+keyPia)
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(res.Body)
+		res.Body.Close()
+		if res.StatusCode != c.status {
+			t.Fatalf("%s deploy: %d %s", c.contentType, res.StatusCode, b)
+		}
+		waitFor(t, "the budget after an archive deploy", free)
+	}
 
 	// a client that goes away halfway
 	gone := rawRequest(t, srv, "POST", "/deploy", "application/json", keyPia, 60<<10, `{"html":"`+strings.Repeat("d", 30<<10))
@@ -195,5 +221,21 @@ func TestAnonStoragePerIP(t *testing.T) {
 	sd.anonStorage = newLimiter(10<<10, time.Hour)
 	if res, body := send("198.51.100.8", 20<<10); res.StatusCode != 413 || !strings.Contains(body, "Site too large for an anonymous deploy: the limit is 10 KiB") {
 		t.Fatalf("larger than the budget: %d %s", res.StatusCode, body)
+	}
+}
+
+// TestBodyFlags: the new sizes take the --max-body syntax.
+func TestBodyFlags(t *testing.T) {
+	cfg := DefaultConfig()
+	fs := pflag.NewFlagSet("t", pflag.ContinueOnError)
+	BindFlags(fs, &cfg)
+	if cfg.DeployMemory != 512<<20 || cfg.AnonStoragePerIP != 100<<20 {
+		t.Fatalf("defaults: %d %d", cfg.DeployMemory, cfg.AnonStoragePerIP)
+	}
+	if err := fs.Parse([]string{"--deploy-memory", "1GiB", "--anon-storage-per-ip", "10MB"}); err != nil {
+		t.Fatal(err)
+	}
+	if cfg.DeployMemory != 1<<30 || cfg.AnonStoragePerIP != 10_000_000 {
+		t.Fatalf("parsed: %d %d", cfg.DeployMemory, cfg.AnonStoragePerIP)
 	}
 }
