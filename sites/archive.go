@@ -5,6 +5,7 @@ import (
 	"archive/zip"
 	"bytes"
 	"compress/gzip"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -46,7 +47,7 @@ func badArchive(format string, args ...any) error {
 // ReadArchive unpacks a zip or tar.gz archive held in memory; see
 // ReadArchiveFrom.
 func ReadArchive(data []byte, format string, lim ArchiveLimits) ([]FileInput, error) {
-	return ReadArchiveFrom(bytes.NewReader(data), format, lim)
+	return readArchive(bytes.NewReader(data), data, format, lim)
 }
 
 // ReadArchiveFrom unpacks a zip or tar.gz archive read from r into file
@@ -63,12 +64,24 @@ func ReadArchive(data []byte, format string, lim ArchiveLimits) ([]FileInput, er
 // its end, is read whole first (r is bounded by the caller), unless r is
 // a *bytes.Reader. An error of r itself is returned as it is.
 func ReadArchiveFrom(r io.Reader, format string, lim ArchiveLimits) ([]FileInput, error) {
+	return readArchive(r, nil, format, lim)
+}
+
+// readArchive is ReadArchiveFrom; data, when not nil, is r's bytes.
+func readArchive(r io.Reader, data []byte, format string, lim ArchiveLimits) ([]FileInput, error) {
 	u := &unpacker{lim: lim, maxHeaders: 2*lim.MaxFiles + 16}
 	src := &sourceReader{r: r}
 	var err error
 	switch format {
 	case ArchiveZip:
-		err = u.zip(src)
+		if data == nil {
+			data, err = io.ReadAll(src)
+		}
+		if err == nil {
+			err = u.zip(data)
+		} else {
+			err = badArchive("reading the archive: %v", err)
+		}
 	case ArchiveTarGz:
 		err = u.tarGz(src)
 	default:
@@ -153,19 +166,13 @@ func (u *unpacker) add(name string, size int64, r io.Reader) error {
 	return nil
 }
 
-func (u *unpacker) zip(src *sourceReader) error {
-	var ra io.ReaderAt
-	var size int64
-	if br, ok := src.r.(*bytes.Reader); ok {
-		ra, size = br, br.Size()
-	} else {
-		data, err := io.ReadAll(src)
-		if err != nil {
-			return badArchive("reading the archive: %v", err)
-		}
-		ra, size = bytes.NewReader(data), int64(len(data))
+func (u *unpacker) zip(data []byte) error {
+	// archive/zip builds a File for every directory record it finds,
+	// whatever the count the end record gives: count them first.
+	if zipDirectoryRecords(data) > u.maxHeaders {
+		return u.tooManyEntries()
 	}
-	zr, err := zip.NewReader(ra, size)
+	zr, err := zip.NewReader(bytes.NewReader(data), int64(len(data)))
 	if err != nil {
 		return badArchive("not a valid zip archive: %v", err)
 	}
@@ -250,6 +257,32 @@ func (u *unpacker) tarGz(src *sourceReader) error {
 			return err
 		}
 	}
+}
+
+// zipDirectoryRecords bounds from above the central directory records
+// that archive/zip would read from data: the record signatures from where
+// the directory may start (as the end record places it; anywhere, for a
+// zip64 archive or none found) to the end.
+func zipDirectoryRecords(data []byte) int {
+	const endLen = 22 // end of central directory record, without comment
+	start := 0
+	for i := len(data) - endLen; i >= 0 && i >= len(data)-endLen-65535; i-- {
+		b := data[i:]
+		if string(b[:4]) != "PK\x05\x06" || i+endLen+int(binary.LittleEndian.Uint16(b[20:])) > len(data) {
+			continue
+		}
+		size := int64(binary.LittleEndian.Uint32(b[12:]))
+		offset := int64(binary.LittleEndian.Uint32(b[16:]))
+		if binary.LittleEndian.Uint16(b[10:]) == 0xffff || size == 0xffffffff || offset == 0xffffffff {
+			break // zip64: count everything
+		}
+		// the directory starts at offset, or size bytes before the end
+		// record when data is prefixed (a self-extracting archive)
+		start = int(min(offset, max(int64(i)-size, 0)))
+		start = min(start, len(data))
+		break
+	}
+	return bytes.Count(data[start:], []byte("PK\x01\x02"))
 }
 
 // sourceReader remembers the first error of the archive's own source

@@ -10,6 +10,7 @@ import (
 	"hash/crc32"
 	"io"
 	"runtime"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -97,5 +98,30 @@ func TestArchiveBombsCostLittle(t *testing.T) {
 				t.Errorf("refusing the bomb allocated %d MiB", got>>20)
 			}
 		})
+	}
+}
+
+// TestZipDirectoryBombCostsLittle: a zip of a great many empty entries is
+// refused from its end record, before archive/zip builds a File for each.
+func TestZipDirectoryBombCostsLittle(t *testing.T) {
+	var buf bytes.Buffer
+	zw := zip.NewWriter(&buf)
+	for i := range 200_000 {
+		if _, err := zw.CreateHeader(&zip.FileHeader{Name: strconv.Itoa(i), Method: zip.Store}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	zw.Close()
+	data := buf.Bytes()
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	_, err := ReadArchive(data, ArchiveZip, ArchiveLimits{MaxFiles: 1000, MaxBytes: 200 << 20})
+	runtime.ReadMemStats(&after)
+	var ae *ArchiveError
+	if !errors.As(err, &ae) || ae.Status != 413 || !strings.Contains(ae.Msg, "Too many archive entries") {
+		t.Fatalf("error %v, want 413 Too many archive entries", err)
+	}
+	if got := after.TotalAlloc - before.TotalAlloc; got > 4<<20 {
+		t.Errorf("refusing %d MiB of entries allocated %d MiB", len(data)>>20, got>>20)
 	}
 }
