@@ -116,9 +116,10 @@ func (sd *sitedrop) memoryLease(e *core.RequestEvent) *memLease {
 }
 
 // reserve adds n bytes to the lease, or answers 503 (with Retry-After)
-// when the budget stays exhausted.
+// when the budget stays exhausted. A nil lease reserves nothing (a body
+// read and dropped).
 func (l *memLease) reserve(n int64) error {
-	if n <= 0 {
+	if l == nil || n <= 0 {
 		return nil
 	}
 	if !l.budget.take(l.e.Request.Context(), n, l.wait) {
@@ -137,7 +138,7 @@ func (l *memLease) release() {
 
 // guardedBody reads a request body within a byte limit (413 past it) and a
 // minimum rate (408 below it), reserving each byte read from a memory
-// lease.
+// lease (none when lease is nil).
 //
 // The rate is kept with read deadlines on the connection. At the body's
 // end the deadline is lifted, so that the connection's later reads

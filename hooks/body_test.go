@@ -37,10 +37,10 @@ func rawRequest(t *testing.T, srv *httptest.Server, method, path, contentType, k
 	return c
 }
 
-// readRaw reads the response on c (within 15 s).
+// readRaw reads the response on c (within 5 s).
 func readRaw(t *testing.T, c net.Conn) (*http.Response, string) {
 	t.Helper()
-	c.SetReadDeadline(time.Now().Add(15 * time.Second))
+	c.SetReadDeadline(time.Now().Add(5 * time.Second))
 	res, err := http.ReadResponse(bufio.NewReader(c), nil)
 	if err != nil {
 		t.Fatalf("reading the response: %v", err)
@@ -101,6 +101,12 @@ func TestSlowBodies(t *testing.T) {
 		if res.StatusCode != http.StatusRequestTimeout || !strings.Contains(body, `{"error":"Request body too slow: after 300ms it must arrive at 1 KiB a second or more"}`) {
 			t.Errorf("%s: %d %s", c.path, res.StatusCode, body)
 		}
+	}
+	// a refused archive is read and dropped (see discardBody) at the
+	// same rate: a trickle gets its answer, not a connection held open
+	conn := rawRequest(t, srv, "POST", "/deploy?slug=alice-site", "application/zip", keyPia, 1000, "PK\x03\x04")
+	if res, body := readRaw(t, conn); res.StatusCode != 409 {
+		t.Errorf("slow archive to a taken slug: %d %s", res.StatusCode, body)
 	}
 	if n := sd.memory.inUse(); n != 0 {
 		t.Errorf("%d bytes of the memory budget still held", n)

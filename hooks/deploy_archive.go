@@ -42,7 +42,7 @@ func (sd *sitedrop) archiveMetadata(e *core.RequestEvent, precheck func(*deployR
 		err = precheck(req)
 	}
 	if err != nil {
-		discardBody(e, sd.cfg.MaxBody)
+		sd.discardBody(e, sd.cfg.MaxBody)
 		return nil, err
 	}
 	return req, nil
@@ -82,12 +82,13 @@ func (sd *sitedrop) readArchiveDeploy(e *core.RequestEvent, format string, req *
 // the rest, which then sees a reset instead of the answer: so it is read
 // and dropped. A client that asked to wait (Expect: 100-continue) has sent
 // nothing yet: the error answer closes the connection (see
-// jsonErrorsMiddleware), and it sends nothing.
-func discardBody(e *core.RequestEvent, limit int64) {
+// jsonErrorsMiddleware), and it sends nothing. It is read at the minimum
+// rate of bodies, and holds no memory.
+func (sd *sitedrop) discardBody(e *core.RequestEvent, limit int64) {
 	if waitsToSendBody(e.Request) || e.Request.ProtoMajor != 1 || e.Request.ContentLength > limit {
 		return // HTTP/2 resets the stream alone
 	}
-	_, _ = io.Copy(io.Discard, http.MaxBytesReader(e.Response, unwrapBody(e.Request.Body), limit))
+	_, _ = io.Copy(io.Discard, sd.guardBody(e, limit, nil))
 }
 
 // archiveDeployMetadata reads an archive deploy's metadata from the query.
