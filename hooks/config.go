@@ -44,9 +44,9 @@ type Config struct {
 	// DeploysPerMinute limits POST and PUT deploys per account. Default
 	// 60; negative disables the limit.
 	DeploysPerMinute int
-	// ConcurrentDeploys is how many deploy bodies are decoded and stored
-	// at once; more wait their turn. It bounds the memory that large
-	// uploads take. Default 4.
+	// ConcurrentDeploys is how many deploys are validated and stored at
+	// once, their bodies read; more wait their turn (bodies are read
+	// before, within DeployMemory). Default 4.
 	ConcurrentDeploys int
 	// DeployMemory bounds the memory that every deploy and blob upload
 	// together hold: bodies as they arrive, unpacked and loaded files.

@@ -25,7 +25,7 @@ func BindFlags(fs *pflag.FlagSet, cfg *Config) {
 	fs.IntVar(&cfg.ProSlots, "pro-slots", cfg.ProSlots, "deployments a pro account may have")
 	fs.StringSliceVar(&cfg.ReservedSlugs, "reserved-slugs", cfg.ReservedSlugs, "slugs to refuse on top of the built-in list (comma-separated)")
 	fs.IntVar(&cfg.DeploysPerMinute, "deploys-per-minute", cfg.DeploysPerMinute, "deploys (POST and PUT) allowed per account and minute (-1: no limit)")
-	fs.IntVar(&cfg.ConcurrentDeploys, "concurrent-deploys", cfg.ConcurrentDeploys, "deploys processed at once; more wait (bounds upload memory)")
+	fs.IntVar(&cfg.ConcurrentDeploys, "concurrent-deploys", cfg.ConcurrentDeploys, "deploys validated and stored at once, their bodies read; more wait")
 	fs.Var((*byteSize)(&cfg.DeployMemory), "deploy-memory", "memory all deploys and blob uploads may hold together; past it they wait briefly, then get 503, e.g. 512MiB")
 	fs.Var((*byteSize)(&cfg.AnonStoragePerIP), "anon-storage-per-ip", "bytes anonymous deploys from one client IP may store per --anon-ttl, e.g. 100MiB")
 	fs.BoolVar(&cfg.Signup, "signup", cfg.Signup, "let a first sign-in by e-mail code create an account")
