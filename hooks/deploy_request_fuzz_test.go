@@ -1,6 +1,7 @@
 package hooks
 
 import (
+	"bufio"
 	"bytes"
 	"fmt"
 	"net/http"
@@ -15,7 +16,7 @@ import (
 )
 
 // FuzzDeployRequest feeds raw bodies through the JSON deploy decoding and
-// validation (archiveSentAsJSON, readJSON, the slug rule, content) without
+// validation (archiveSentAsJSON, decodeJSON, the slug rule, content) without
 // an app, so each run is cheap. It never panics; every refusal is a client
 // error (4xx, as toAPIError maps it, never a 500); an accepted request has
 // one to maxFiles files with clean, distinct paths and metadata without
@@ -57,9 +58,11 @@ func FuzzDeployRequest(f *testing.F) {
 		e.Request = httptest.NewRequest(http.MethodPost, "/deploy", bytes.NewReader(body))
 		e.Response = httptest.NewRecorder()
 		req := &deployRequest{}
-		err := archiveSentAsJSON(e, limit)
+		// as readJSONDeploy reads a body (the rate guard aside)
+		br := bufio.NewReaderSize(http.MaxBytesReader(e.Response, e.Request.Body, limit), 64)
+		err := archiveSentAsJSON(br)
 		if err == nil {
-			err = readJSON(e, limit, req)
+			err = decodeJSON(br, limit, req)
 		}
 		if err == nil && req.Slug != nil {
 			err = sites.ValidateSlug(*req.Slug)
