@@ -16,7 +16,8 @@ import (
 // the document to </head>, <body>, or the first element or text that
 // cannot be in a head (which ends the head in a browser too). Comments and
 // the bodies of <script>, <style>, <title>, <noscript> and similar raw text
-// elements are skipped. A <meta> counts when its name attribute is
+// elements are skipped, following the tokenizer (a </script> inside
+// "<!--<script>" does not end a script, for one). A <meta> counts when its name attribute is
 // "description" (any case); a <link> counts when its rel contains "icon"
 // (so apple-touch-icon counts).
 //
@@ -25,6 +26,11 @@ import (
 // leading <!doctype ...>, else at the start of the document (after a UTF-8
 // byte order mark). When nothing needs adding, doc itself is returned;
 // otherwise a new slice is, and doc is not modified.
+//
+// The scan takes time linear in what it reads, and reads at most the
+// first maxHeadScan bytes (1 MiB): a document whose head region does not
+// end within them (a head full of inline scripts, say) is returned as it
+// is, with nothing added, since the tags that follow are unknown.
 func InjectHead(doc []byte, title, description, favicon string) []byte {
 	title = strings.TrimSpace(title)
 	description = strings.TrimSpace(description)
@@ -34,6 +40,9 @@ func InjectHead(doc []byte, title, description, favicon string) []byte {
 	}
 
 	sc := scanHead(doc)
+	if !sc.complete {
+		return doc
+	}
 	var add strings.Builder
 	if title != "" && !sc.hasTitle {
 		add.WriteString("<title>" + html.EscapeString(title) + "</title>")
@@ -69,6 +78,9 @@ func InjectHead(doc []byte, title, description, favicon string) []byte {
 	return out
 }
 
+// maxHeadScan is how much of a document the head scan reads.
+const maxHeadScan = 1 << 20
+
 // utf8BOM is the UTF-8 byte order mark.
 var utf8BOM = []byte("\xef\xbb\xbf")
 
@@ -98,6 +110,9 @@ func emojiIconURL(emoji string) string {
 
 // headScan is what scanHead learns about a document's head.
 type headScan struct {
+	// complete is false when the scan budget ran out before the end of
+	// the head region was known: then nothing is added.
+	complete       bool
 	headOpenEnd    int // offset just after <head ...>, or -1
 	htmlOpenEnd    int // offset just after <html ...>, or -1
 	doctypeEnd     int // offset just after a leading <!doctype ...>, or -1
@@ -114,15 +129,37 @@ var headElements = map[string]bool{
 	"script": true, "noscript": true, "noframes": true, "template": true,
 }
 
+// htmlScanner reads one document from start to end: every search starts
+// where the previous one stopped, so a scan costs time linear in the part
+// of the document it reads. work counts the bytes examined, so tests can
+// check that.
+type htmlScanner struct {
+	doc  []byte
+	work int
+}
+
 // scanHead walks doc's head region; see InjectHead for what it looks for.
 func scanHead(doc []byte) headScan {
+	sc, _ := scanHeadWork(doc)
+	return sc
+}
+
+// scanHeadWork is scanHead that also returns the work done. It reads at
+// most maxHeadScan bytes of doc.
+func scanHeadWork(doc []byte) (headScan, int) {
+	truncated := len(doc) > maxHeadScan
+	if truncated {
+		doc = doc[:maxHeadScan]
+	}
+	s := &htmlScanner{doc: doc}
 	sc := headScan{headOpenEnd: -1, htmlOpenEnd: -1, doctypeEnd: -1}
 	leading := true // only white space and comments seen so far
 	prev := 0
 	if bytes.HasPrefix(doc, utf8BOM) {
 		prev = len(utf8BOM)
 	}
-	scanHTMLTokens(doc, func(t htmlToken) bool {
+	stopped := s.scanHTMLTokens(func(t htmlToken) bool {
+		s.work += t.start - prev
 		if len(bytes.Trim(doc[prev:t.start], " \t\n\f\r")) > 0 {
 			return false // text starts the body
 		}
@@ -170,7 +207,11 @@ func scanHead(doc []byte) headScan {
 		}
 		return true
 	})
-	return sc
+	// Within the budget, the document's end (even inside an unterminated
+	// construct) ends the head. Past it, only the markup that ends the
+	// head does: what follows the budget is unknown.
+	sc.complete = stopped || !truncated
+	return sc, s.work
 }
 
 // htmlTokenKind says what an htmlToken is.
@@ -216,112 +257,217 @@ var htmlRawTextElements = map[string]bool{
 	"noframes": true, "plaintext": true,
 }
 
-// scanHTMLTokens calls fn for each tag, comment and declaration of doc in
-// order, following the HTML tokenizer closely enough to skip comments,
-// quoted attribute values and raw text element bodies. It stops when fn
-// returns false or at an unterminated construct.
-func scanHTMLTokens(doc []byte, fn func(htmlToken) bool) {
+// scanHTMLTokens calls fn for each tag, comment and declaration of the
+// document in order, following the HTML tokenizer closely enough to skip
+// comments, quoted attribute values and raw text element bodies (with the
+// script data escaped states). It stops when fn returns false, and then
+// reports true, or at the end of the document or at an unterminated
+// construct, and then reports false.
+func (s *htmlScanner) scanHTMLTokens(fn func(htmlToken) bool) bool {
+	doc := s.doc
 	i := 0
 	for i < len(doc) {
-		k := bytes.IndexByte(doc[i:], '<')
+		k := s.indexByte(i, '<')
 		if k < 0 {
-			return
+			return false
 		}
-		k += i
 		rest := doc[k:]
 		switch {
 		case bytes.HasPrefix(rest, []byte("<!--")):
-			end := htmlCommentEnd(doc, k+4)
-			if end < 0 || !fn(htmlToken{kind: htmlComment, start: k, end: end}) {
-				return
+			end := s.htmlCommentEnd(k + 4)
+			if end < 0 {
+				return false
+			}
+			if !fn(htmlToken{kind: htmlComment, start: k, end: end}) {
+				return true
 			}
 			i = end
 		case len(rest) > 1 && (rest[1] == '!' || rest[1] == '?' ||
 			rest[1] == '/' && (len(rest) < 3 || !isASCIILetter(rest[2]))):
 			// A declaration, processing instruction or bogus comment: up to '>'.
-			gt := bytes.IndexByte(rest, '>')
+			gt := s.indexByte(k, '>')
 			if gt < 0 {
-				return
+				return false
 			}
 			kind := htmlDecl
 			if rest[1] == '/' {
 				kind = htmlComment // "</>" or "</ ..."
 			}
-			if !fn(htmlToken{kind: kind, name: string(rest[:gt+1]), start: k, end: k + gt + 1}) {
-				return
+			if !fn(htmlToken{kind: kind, name: string(doc[k : gt+1]), start: k, end: gt + 1}) {
+				return true
 			}
-			i = k + gt + 1
+			i = gt + 1
 		case len(rest) > 2 && rest[1] == '/' || len(rest) > 1 && isASCIILetter(rest[1]):
-			t, ok := scanHTMLTag(doc, k)
+			t, ok := s.scanHTMLTag(k)
 			if !ok {
-				return
+				return false
 			}
 			t.contentEnd = t.end
 			if t.kind == htmlStartTag && htmlRawTextElements[t.name] {
-				t.contentEnd = htmlRawTextEnd(doc, t.end, t.name)
+				t.contentEnd = s.htmlRawTextEnd(t.end, t.name)
 			}
 			if !fn(t) {
-				return
+				return true
 			}
 			i = t.contentEnd
 		default:
 			i = k + 1 // a '<' that starts no tag is text
 		}
 	}
+	return false
 }
 
-// htmlCommentEnd returns the offset just after the comment whose body starts
-// at from (just after "<!--"), or -1 when it never ends.
-func htmlCommentEnd(doc []byte, from int) int {
-	body := doc[from:]
-	switch {
+// indexByte returns the offset of the first c at or after from, or -1.
+func (s *htmlScanner) indexByte(from int, c byte) int {
+	j := bytes.IndexByte(s.doc[from:], c)
+	if j < 0 {
+		s.work += len(s.doc) - from
+		return -1
+	}
+	s.work += j + 1
+	return from + j
+}
+
+// htmlCommentEnd returns the offset just after the comment whose body
+// starts at from (just after "<!--"), or -1 when it never ends. A comment
+// ends at the first "-->" or "--!>" (whose dashes are in the body), or at
+// once for "<!-->" and "<!--->"; it looks at each '>' once.
+func (s *htmlScanner) htmlCommentEnd(from int) int {
+	doc := s.doc
+	switch body := doc[from:]; {
 	case bytes.HasPrefix(body, []byte(">")):
 		return from + 1 // <!-->
 	case bytes.HasPrefix(body, []byte("->")):
 		return from + 2 // <!--->
 	}
-	end := -1
-	if j := bytes.Index(body, []byte("-->")); j >= 0 {
-		end = from + j + 3
+	for i := from; ; {
+		gt := s.indexByte(i, '>')
+		if gt < 0 {
+			return -1
+		}
+		if gt-2 >= from && doc[gt-1] == '-' && doc[gt-2] == '-' ||
+			gt-3 >= from && doc[gt-1] == '!' && doc[gt-2] == '-' && doc[gt-3] == '-' {
+			return gt + 1
+		}
+		i = gt + 1
 	}
-	if j := bytes.Index(body, []byte("--!>")); j >= 0 && (end < 0 || from+j+4 < end) {
-		end = from + j + 4
-	}
-	return end
 }
 
 // htmlRawTextEnd returns the offset of the end tag </name that closes a raw
 // text element whose content starts at from, or len(doc) when there is none.
-func htmlRawTextEnd(doc []byte, from int, name string) int {
-	if name == "plaintext" {
-		return len(doc)
+func (s *htmlScanner) htmlRawTextEnd(from int, name string) int {
+	switch name {
+	case "plaintext":
+		s.work += len(s.doc) - from
+		return len(s.doc)
+	case "script":
+		return s.scriptDataEnd(from)
 	}
 	for i := from; ; {
-		j := bytes.Index(doc[i:], []byte("</"))
+		j := s.indexByte(i, '<')
 		if j < 0 {
-			return len(doc)
+			return len(s.doc)
 		}
-		j += i
-		n := j + 2 + len(name)
-		if n <= len(doc) && bytes.EqualFold(doc[j+2:n], []byte(name)) &&
-			(n == len(doc) || isHTMLSpace(doc[n]) || doc[n] == '/' || doc[n] == '>') {
+		if s.isEndTag(j, name) {
 			return j
 		}
-		i = j + 2
+		i = j + 1
 	}
+}
+
+// isEndTag reports whether doc[j:] starts with "</name" (any case) followed
+// by white space, '/' or '>': the end tag that closes a raw text element.
+func (s *htmlScanner) isEndTag(j int, name string) bool {
+	doc := s.doc
+	n := j + 2 + len(name)
+	return n < len(doc) && doc[j+1] == '/' && asciiEqualFold(doc[j+2:n], name) && isTagNameEnd(doc[n])
+}
+
+// isStartTag is isEndTag for the start tag "<name".
+func (s *htmlScanner) isStartTag(j int, name string) bool {
+	doc := s.doc
+	n := j + 1 + len(name)
+	return n < len(doc) && asciiEqualFold(doc[j+1:n], name) && isTagNameEnd(doc[n])
+}
+
+// asciiEqualFold reports whether b is name (lowercase ASCII) in any ASCII
+// case, as the tokenizer compares tag names.
+func asciiEqualFold(b []byte, name string) bool {
+	if len(b) != len(name) {
+		return false
+	}
+	for i := range len(b) {
+		c := b[i]
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		if c != name[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// isTagNameEnd reports whether c ends a tag name.
+func isTagNameEnd(c byte) bool { return isHTMLSpace(c) || c == '/' || c == '>' }
+
+// scriptDataEnd returns the offset of the </script end tag that closes a
+// script whose content starts at from, or len(doc) when there is none. It
+// follows the HTML tokenizer's script data states in one pass: inside
+// "<!--" (escaped) a </script still ends the script, but after a further
+// <script (double escaped) it does not, up to the next </script or "-->".
+func (s *htmlScanner) scriptDataEnd(from int) int {
+	const (
+		data          = iota // script data
+		escaped              // after "<!--": script data escaped
+		doubleEscaped        // after "<!--" and "<script": double escaped
+	)
+	doc := s.doc
+	state, dashes := data, 0 // dashes: the '-' just read in an escaped state
+	i := from
+	defer func() { s.work += i - from }()
+	for i < len(doc) {
+		c := doc[i]
+		switch {
+		case c == '-' && state != data:
+			dashes++
+			i++
+			continue
+		case c == '>' && dashes >= 2:
+			state = data // "-->" ends either escaped state
+		case c != '<':
+		case state == data && bytes.HasPrefix(doc[i:], []byte("<!--")):
+			state, dashes = escaped, 2 // "<!-->" ends it at once
+			i += 4
+			continue
+		case state != doubleEscaped && s.isEndTag(i, "script"):
+			return i
+		case state == escaped && s.isStartTag(i, "script"):
+			state = doubleEscaped
+			i += len("<script") // the white space, '/' or '>' is read next
+		case state == doubleEscaped && s.isEndTag(i, "script"):
+			state = escaped
+			i += len("</script")
+		}
+		dashes = 0
+		i++
+	}
+	return len(doc)
 }
 
 // scanHTMLTag reads the start or end tag at doc[k] ('<'), with its
 // attributes. ok is false when the tag is not closed by '>'.
-func scanHTMLTag(doc []byte, k int) (t htmlToken, ok bool) {
+func (s *htmlScanner) scanHTMLTag(k int) (t htmlToken, ok bool) {
+	doc := s.doc
 	t = htmlToken{kind: htmlStartTag, start: k}
 	i := k + 1
+	defer func() { s.work += i - k }()
 	if doc[i] == '/' {
 		t.kind = htmlEndTag
 		i++
 	}
 	n := i
-	for n < len(doc) && !isHTMLSpace(doc[n]) && doc[n] != '/' && doc[n] != '>' {
+	for n < len(doc) && !isTagNameEnd(doc[n]) {
 		n++
 	}
 	t.name = strings.ToLower(string(doc[i:n]))
@@ -339,7 +485,7 @@ func scanHTMLTag(doc []byte, k int) (t htmlToken, ok bool) {
 		}
 		// Attribute name; a leading '=' is part of it.
 		n = i + 1
-		for n < len(doc) && !isHTMLSpace(doc[n]) && doc[n] != '/' && doc[n] != '>' && doc[n] != '=' {
+		for n < len(doc) && !isTagNameEnd(doc[n]) && doc[n] != '=' {
 			n++
 		}
 		name := strings.ToLower(string(doc[i:n]))
@@ -359,6 +505,7 @@ func scanHTMLTag(doc []byte, k int) (t htmlToken, ok bool) {
 			if q := doc[i]; q == '"' || q == '\'' {
 				j := bytes.IndexByte(doc[i+1:], q)
 				if j < 0 {
+					i = len(doc)
 					return t, false
 				}
 				value = string(doc[i+1 : i+1+j])

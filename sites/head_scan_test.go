@@ -1,0 +1,72 @@
+package sites
+
+import (
+	"strings"
+	"testing"
+)
+
+// TestScanHeadLinear counts the bytes the head scan's searches examine on
+// documents built to make a search re-read the rest of the document at
+// every token: the work must stay within a small multiple of the document
+// size, and within the scan budget for documents larger than it.
+func TestScanHeadLinear(t *testing.T) {
+	units := map[string]string{
+		"empty comments":   "<!---->",
+		"comments":         "<!-- a -- b --!- -->",
+		"bang comments":    "<!-- x --!>",
+		"declarations":     "<!x>",
+		"processing":       "<?x?>",
+		"bogus end tags":   "</ x>",
+		"meta tags":        `<meta name="x" content='y' a=b>`,
+		"scripts":          "<script>a<b</scrip</script>",
+		"escaped scripts":  "<script><!--<script>a</script>--></script>",
+		"styles":           "<style>a</b></style>",
+		"titles":           "<title>x</titl</title>",
+		"dashes in script": "<script><!-- - -- --- </script>",
+		"lone less-thans":  "<<<",
+		"white space":      " \n\t",
+	}
+	prefixes := map[string]string{
+		"":     "",
+		"head": "<!doctype html><html><head>",
+		"open": "<script><!--<script>",
+	}
+	for name, unit := range units {
+		for pname, prefix := range prefixes {
+			for _, size := range []int{64 << 10, 256 << 10, 3 * maxHeadScan} {
+				doc := []byte(prefix + strings.Repeat(unit, size/len(unit)))
+				// Unterminated variants: the last token never ends.
+				for _, d := range [][]byte{doc, append(doc[:len(doc):len(doc)], "<!--"...), append(doc[:len(doc):len(doc)], "<meta a='"...)} {
+					_, work := scanHeadWork(d)
+					limit := 4*min(len(d), maxHeadScan) + 64
+					if work > limit {
+						t.Errorf("%s after %q, %d bytes: work %d, want at most %d", name, pname, len(d), work, limit)
+					}
+				}
+			}
+		}
+	}
+}
+
+// TestInjectHeadBudget: a head region that does not end within the scan
+// budget gets nothing; a large document whose head ends early does.
+func TestInjectHeadBudget(t *testing.T) {
+	big := strings.Repeat("x", maxHeadScan)
+	for _, tt := range []struct {
+		name, doc string
+		changed   bool
+	}{
+		{"script longer than the budget", "<head><script>" + big + "</script><title>x</title></head>", false},
+		{"comments past the budget", "<head>" + strings.Repeat("<!---->", maxHeadScan/7+1) + "<title>x</title>", false},
+		{"unterminated comment past the budget", "<head><!--" + big, false},
+		{"body within the budget", "<head></head><body>" + big, true},
+		{"text within the budget", "<head><title>x</title></head>" + big, true},
+		{"whole document within the budget", "<head><script>" + big[:maxHeadScan-100] + "</script>", true},
+	} {
+		doc := []byte(tt.doc)
+		out := InjectHead(doc, "T", "D", "")
+		if changed := len(out) != len(doc); changed != tt.changed {
+			t.Errorf("%s: changed = %v, want %v", tt.name, changed, tt.changed)
+		}
+	}
+}
