@@ -13,13 +13,14 @@ import (
 // nothing; values are trimmed and HTML-escaped.
 //
 // Existing tags are looked for in the head region only: from the start of
-// the document to </head>, <body>, or the first element or text that
-// cannot be in a head (which ends the head in a browser too). Comments and
-// the bodies of <script>, <style>, <title>, <noscript> and similar raw text
-// elements are skipped, following the tokenizer (a </script> inside
-// "<!--<script>" does not end a script, for one). A <meta> counts when its name attribute is
-// "description" (any case); a <link> counts when its rel contains "icon"
-// (so apple-touch-icon counts).
+// the document to <body>, </body>, </html>, or the first other element or
+// text that cannot be in a head (which ends the head in a browser too; a
+// <title> after </head> still goes to the head). Comments and the bodies
+// of <script>, <style>, <title>, <noscript> and similar raw text elements
+// are skipped, following the HTML tokenizer (a </script> inside
+// "<!--<script>" does not end a script, for one). A <meta> counts when its
+// name attribute is "description" (any case); a <link> counts when its
+// rel contains "icon" (so apple-touch-icon counts).
 //
 // New tags go right after the opening <head> tag. Without one, they are
 // wrapped in <head>...</head> and put right after <html ...>, else after a
@@ -32,16 +33,23 @@ import (
 // end within them (a head full of inline scripts, say) is returned as it
 // is, with nothing added, since the tags that follow are unknown.
 func InjectHead(doc []byte, title, description, favicon string) []byte {
+	out, _ := injectHead(doc, title, description, favicon)
+	return out
+}
+
+// injectHead is InjectHead that also returns where the tags went: out is
+// doc[:at] + tags + doc[at:]; at is -1 when doc is returned unchanged.
+func injectHead(doc []byte, title, description, favicon string) (out []byte, at int) {
 	title = strings.TrimSpace(title)
 	description = strings.TrimSpace(description)
 	favicon = strings.TrimSpace(favicon)
 	if title == "" && description == "" && favicon == "" {
-		return doc
+		return doc, -1
 	}
 
 	sc := scanHead(doc)
 	if !sc.complete {
-		return doc
+		return doc, -1
 	}
 	var add strings.Builder
 	if title != "" && !sc.hasTitle {
@@ -54,7 +62,7 @@ func InjectHead(doc []byte, title, description, favicon string) []byte {
 		add.WriteString(`<link rel="icon" href="` + html.EscapeString(emojiIconURL(favicon)) + `">`)
 	}
 	if add.Len() == 0 {
-		return doc
+		return doc, -1
 	}
 
 	at, tags := sc.headOpenEnd, add.String()
@@ -71,11 +79,11 @@ func InjectHead(doc []byte, title, description, favicon string) []byte {
 			at = 0
 		}
 	}
-	out := make([]byte, 0, len(doc)+len(tags))
+	out = make([]byte, 0, len(doc)+len(tags))
 	out = append(out, doc[:at]...)
 	out = append(out, tags...)
 	out = append(out, doc[at:]...)
-	return out
+	return out, at
 }
 
 // maxHeadScan is how much of a document the head scan reads.
@@ -158,7 +166,7 @@ func scanHeadWork(doc []byte) (headScan, int) {
 	if bytes.HasPrefix(doc, utf8BOM) {
 		prev = len(utf8BOM)
 	}
-	stopped := s.scanHTMLTokens(func(t htmlToken) bool {
+	stopped, rest := s.scanHTMLTokens(func(t htmlToken) bool {
 		s.work += t.start - prev
 		if len(bytes.Trim(doc[prev:t.start], " \t\n\f\r")) > 0 {
 			return false // text starts the body
@@ -178,8 +186,11 @@ func scanHeadWork(doc []byte) (headScan, int) {
 			leading = leading && strings.HasPrefix(t.name, "<?")
 			return true
 		case htmlEndTag:
+			// After </head>, a browser still puts head elements (a
+			// <title>, say) in the head; </body>, </html> and </br> end
+			// it, as text and other elements do.
 			leading = false
-			return t.name != "head" && t.name != "body" && t.name != "html"
+			return t.name != "body" && t.name != "html" && t.name != "br"
 		}
 		leading = false
 		if !headElements[t.name] {
@@ -208,8 +219,13 @@ func scanHeadWork(doc []byte) (headScan, int) {
 		return true
 	})
 	// Within the budget, the document's end (even inside an unterminated
-	// construct) ends the head. Past it, only the markup that ends the
-	// head does: what follows the budget is unknown.
+	// construct) ends the head. Past it, only what ends the head does
+	// (text, here, before the markup that runs past the budget): what
+	// follows the budget is unknown.
+	if !stopped && prev <= rest {
+		s.work += rest - prev
+		stopped = len(bytes.Trim(doc[prev:rest], " \t\n\f\r")) > 0
+	}
 	sc.complete = stopped || !truncated
 	return sc, s.work
 }
@@ -261,25 +277,25 @@ var htmlRawTextElements = map[string]bool{
 // document in order, following the HTML tokenizer closely enough to skip
 // comments, quoted attribute values and raw text element bodies (with the
 // script data escaped states). It stops when fn returns false, and then
-// reports true, or at the end of the document or at an unterminated
-// construct, and then reports false.
-func (s *htmlScanner) scanHTMLTokens(fn func(htmlToken) bool) bool {
+// reports stopped, or at the end of the document or at an unterminated
+// construct, whose offset it returns as rest (len(doc) at the end).
+func (s *htmlScanner) scanHTMLTokens(fn func(htmlToken) bool) (stopped bool, rest int) {
 	doc := s.doc
 	i := 0
 	for i < len(doc) {
 		k := s.indexByte(i, '<')
 		if k < 0 {
-			return false
+			return false, len(doc)
 		}
 		rest := doc[k:]
 		switch {
 		case bytes.HasPrefix(rest, []byte("<!--")):
 			end := s.htmlCommentEnd(k + 4)
 			if end < 0 {
-				return false
+				return false, k
 			}
 			if !fn(htmlToken{kind: htmlComment, start: k, end: end}) {
-				return true
+				return true, k
 			}
 			i = end
 		case len(rest) > 1 && (rest[1] == '!' || rest[1] == '?' ||
@@ -287,34 +303,36 @@ func (s *htmlScanner) scanHTMLTokens(fn func(htmlToken) bool) bool {
 			// A declaration, processing instruction or bogus comment: up to '>'.
 			gt := s.indexByte(k, '>')
 			if gt < 0 {
-				return false
+				return false, k
 			}
 			kind := htmlDecl
 			if rest[1] == '/' {
 				kind = htmlComment // "</>" or "</ ..."
 			}
 			if !fn(htmlToken{kind: kind, name: string(doc[k : gt+1]), start: k, end: gt + 1}) {
-				return true
+				return true, k
 			}
 			i = gt + 1
 		case len(rest) > 2 && rest[1] == '/' || len(rest) > 1 && isASCIILetter(rest[1]):
 			t, ok := s.scanHTMLTag(k)
 			if !ok {
-				return false
+				return false, k
 			}
 			t.contentEnd = t.end
 			if t.kind == htmlStartTag && htmlRawTextElements[t.name] {
 				t.contentEnd = s.htmlRawTextEnd(t.end, t.name)
 			}
 			if !fn(t) {
-				return true
+				return true, k
 			}
 			i = t.contentEnd
+		case len(rest) == 1:
+			return false, k // what the last '<' starts is unknown
 		default:
 			i = k + 1 // a '<' that starts no tag is text
 		}
 	}
-	return false
+	return false, len(doc)
 }
 
 // indexByte returns the offset of the first c at or after from, or -1.

@@ -70,3 +70,16 @@ func TestInjectHeadBudget(t *testing.T) {
 		}
 	}
 }
+
+// TestInjectHeadBudgetEdge: markup cut by the budget is not taken for text.
+func TestInjectHeadBudgetEdge(t *testing.T) {
+	head := "<head><title>x</title>"
+	pad := strings.Repeat("<!---->", (maxHeadScan-len(head)-1)/7)
+	pad += strings.Repeat(" ", maxHeadScan-len(head)-1-len(pad))
+	for _, tail := range []string{"<title>y</title>", "<!-- -->", "<meta name=description>"} {
+		doc := []byte(head + pad + tail) // the budget ends just after tail's '<'
+		if out := InjectHead(doc, "T", "D", ""); len(out) != len(doc) {
+			t.Errorf("tail %q: tags added though the head runs past the budget", tail)
+		}
+	}
+}
