@@ -69,21 +69,37 @@ func bindRecordHooks(sd *sitedrop) {
 		return e.Next()
 	})
 
-	// Any change to a deployment is visible on the next request.
-	forget := func(e *core.RecordEvent) error {
-		sd.server.Forget(e.Record.GetString("slug"))
-		if orig := e.Record.Original(); orig != nil {
-			sd.server.Forget(orig.GetString("slug"))
+	// Any change to a deployment is visible on the next request, and a
+	// reader who saw it never sees the old site again: the site cache is
+	// told before the write and again once its transaction has ended
+	// (committed or rolled back), and caches no load in between.
+	changing := func(e *core.RecordEvent) error {
+		slugs := []string{e.Record.GetString("slug")}
+		if orig := e.Record.Original(); orig != nil && orig.GetString("slug") != slugs[0] {
+			slugs = append(slugs, orig.GetString("slug"))
 		}
+		done := sd.server.Changing(slugs...)
+		if tx := e.App.TxInfo(); tx != nil {
+			tx.OnComplete(func(error) error { done(); return nil })
+		} else {
+			defer done() // saved on its own: committed when Next returns
+		}
+		defer func() {
+			if r := recover(); r != nil {
+				done() // the transaction will not complete normally
+				panic(r)
+			}
+		}()
 		return e.Next()
 	}
-	app.OnRecordAfterCreateSuccess(sites.DeploymentsCollection).BindFunc(forget)
-	app.OnRecordAfterUpdateSuccess(sites.DeploymentsCollection).BindFunc(forget)
+	app.OnRecordCreateExecute(sites.DeploymentsCollection).BindFunc(changing)
+	app.OnRecordUpdateExecute(sites.DeploymentsCollection).BindFunc(changing)
+	app.OnRecordDeleteExecute(sites.DeploymentsCollection).BindFunc(changing)
 	// Deleting, from anywhere, takes the site offline at once and leaves
 	// its content to the collector (versions go by cascade).
 	app.OnRecordAfterDeleteSuccess(sites.DeploymentsCollection).BindFunc(func(e *core.RecordEvent) error {
 		sd.gcDue.set()
-		return forget(e)
+		return e.Next()
 	})
 	app.OnRecordAfterDeleteSuccess(sites.VersionsCollection).BindFunc(func(e *core.RecordEvent) error {
 		sd.gcDue.set()

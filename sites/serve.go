@@ -112,8 +112,22 @@ func NewServer(load SiteLoader, store BlobStore, opts ...ServerOptions) *Server 
 	}
 }
 
-// Forget drops slug from the cache so the next request reloads it.
+// Forget drops slug from the cache so the next request reloads it. To
+// invalidate for a change that commits later, use Changing, or a reader
+// may see the new site and then the old one.
 func (s *Server) Forget(slug string) { s.cache.forget(slug) }
+
+// Changing is called before a change to the sites slugs commits, and done
+// once it has committed or been abandoned (done may be called more than
+// once). In between, the sites are not cached: a load may read the state
+// before the commit or after it, and only a load that starts after done
+// is stored. So once a reader has seen the new site, no reader sees the
+// old one again.
+func (s *Server) Changing(slugs ...string) (done func()) {
+	s.cache.begin(slugs)
+	var once sync.Once
+	return func() { once.Do(func() { s.cache.end(slugs) }) }
+}
 
 // ServeSite answers r for the site slug (empty: a site host with no valid
 // slug, which is a 404).
@@ -264,19 +278,22 @@ func plainError(w http.ResponseWriter, status int, msg string) {
 }
 
 // siteCache maps slugs to loaded sites, within a byte budget (each site's
-// estimated memory, see Site.cost). A load that started before a forget
-// is not stored, so an invalidation is never overwritten by the stale
-// result of a load running concurrently with it.
+// estimated memory, see Site.cost). A load that started before a forget,
+// begin or end is not stored, so an invalidation is never overwritten by
+// the stale result of a load running concurrently with it; nor is a load
+// of a slug between begin and end (while its change commits), which may
+// have read either side of the commit.
 type siteCache struct {
-	mu     sync.RWMutex
-	budget int64
-	used   int64
-	gen    uint64
-	sites  map[string]*Site
+	mu      sync.RWMutex
+	budget  int64
+	used    int64
+	gen     uint64
+	pending map[string]int // slugs begun and not yet ended, with a count
+	sites   map[string]*Site
 }
 
 func newSiteCache(budget int64) *siteCache {
-	return &siteCache{budget: budget, sites: map[string]*Site{}}
+	return &siteCache{budget: budget, pending: map[string]int{}, sites: map[string]*Site{}}
 }
 
 func (c *siteCache) get(slug string) (*Site, bool) {
@@ -299,7 +316,7 @@ func (c *siteCache) put(slug string, s *Site, gen uint64) {
 	cost := s.cost()
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if gen != c.gen || cost > c.budget {
+	if gen != c.gen || c.pending[slug] > 0 || cost > c.budget {
 		return
 	}
 	if old, ok := c.sites[slug]; ok {
@@ -317,10 +334,42 @@ func (c *siteCache) put(slug string, s *Site, gen uint64) {
 	c.used += cost
 }
 
+// forget drops slug and makes loads in flight uncacheable.
 func (c *siteCache) forget(slug string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.gen++
+	c.drop(slug)
+}
+
+// begin drops slugs and stores none of them until the matching end.
+func (c *siteCache) begin(slugs []string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.gen++
+	for _, slug := range slugs {
+		c.pending[slug]++
+		c.drop(slug)
+	}
+}
+
+// end undoes one begin of slugs, dropping them again (nothing stored them
+// in between) and making the loads in flight, which may have read before
+// the commit, uncacheable.
+func (c *siteCache) end(slugs []string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.gen++
+	for _, slug := range slugs {
+		if c.pending[slug]--; c.pending[slug] <= 0 {
+			delete(c.pending, slug)
+		}
+		c.drop(slug)
+	}
+}
+
+// drop removes slug's entry; c.mu must be held.
+func (c *siteCache) drop(slug string) {
 	if old, ok := c.sites[slug]; ok {
 		c.used -= old.cost()
 		delete(c.sites, slug)
