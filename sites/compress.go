@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/andybalholm/brotli"
 	"github.com/klauspost/compress/gzip"
@@ -83,10 +84,15 @@ func Compressible(contentType string) bool {
 	return false
 }
 
+// compressions counts compressVariants calls, so tests can tell how much
+// work a deploy did.
+var compressions atomic.Int64
+
 // compressVariants returns the precompressed variants of data by coding,
 // keeping only those at least 5% smaller. Every coding is deterministic,
 // so unchanged content yields the same variant blobs on every deploy.
 func compressVariants(data []byte) (map[string][]byte, error) {
+	compressions.Add(1)
 	out := make(map[string][]byte, len(encodingPreference))
 	keep := func(coding string, c []byte) {
 		if len(c) < len(data)-len(data)/20 {

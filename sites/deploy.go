@@ -69,7 +69,9 @@ type Created struct {
 
 // Create validates the slug, stores the content and commits the deployment
 // with its first version in one transaction. Blob writes come first, so a
-// failure at any point leaves no deployment behind.
+// failure at any point leaves no deployment behind. When ctx is cancelled
+// (the client went away), the work stops between files and nothing is
+// committed; the error wraps ctx.Err().
 func (s *Service) Create(ctx context.Context, p CreateParams) (*Created, error) {
 	// Refuse what the transaction would refuse before any content is
 	// written, so refused deploys leave nothing to collect. The
@@ -81,7 +83,7 @@ func (s *Service) Create(ctx context.Context, p CreateParams) (*Created, error) 
 		p.ID = core.GenerateDefaultRandomId() // known before the content: {{SUBMIT_URL}}
 	}
 	meta := resolveMeta(nil, p.Meta)
-	manifest, blobs, err := buildManifest(p.Upload.Files, meta, s.submitURL(p.ID), nil)
+	manifest, blobs, err := buildManifest(ctx, p.Upload.Files, meta, s.submitURL(p.ID), nil)
 	if err != nil {
 		return nil, err
 	}
@@ -90,6 +92,9 @@ func (s *Service) Create(ctx context.Context, p CreateParams) (*Created, error) 
 	defer s.gcMu.RUnlock()
 	if err := s.writeBlobs(ctx, blobs); err != nil {
 		return nil, err
+	}
+	if err := cancelled(ctx); err != nil {
+		return nil, err // the blobs written are left to the collector
 	}
 
 	out := &Created{}
@@ -142,19 +147,23 @@ func (s *Service) Create(ctx context.Context, p CreateParams) (*Created, error) 
 // Replace stores the new content and, in one transaction, adds it as the
 // deployment's next version and points the deployment at it, with the
 // metadata that meta changes. Readers see the old site or the new one; an
-// error anywhere leaves the old one live.
+// error anywhere leaves the old one live. A cancelled ctx stops it as it
+// stops Create.
 func (s *Service) Replace(ctx context.Context, dep *core.Record, meta Metadata, up Upload) (*core.Record, error) {
 	// One replace at a time per deployment, merging the metadata over the
 	// current record, so two PUTs that each change one field keep both.
 	unlock := s.lockDeployment(dep.Id)
 	defer unlock()
+	if err := cancelled(ctx); err != nil {
+		return nil, err // gone while waiting for another replace
+	}
 	dep, err := s.app.FindRecordById(DeploymentsCollection, dep.Id)
 	if err != nil {
 		return nil, ErrNotFound
 	}
 	m := resolveMeta(dep, meta)
 	known := s.knownVariants(dep)
-	manifest, blobs, err := buildManifest(up.Files, m, s.submitURL(dep.Id), known)
+	manifest, blobs, err := buildManifest(ctx, up.Files, m, s.submitURL(dep.Id), known)
 	if err != nil {
 		return nil, err
 	}
@@ -166,6 +175,9 @@ func (s *Service) Replace(ctx context.Context, dep *core.Record, meta Metadata, 
 	}
 	if err := s.writeBlobs(ctx, blobs); err != nil {
 		return nil, err
+	}
+	if err := cancelled(ctx); err != nil {
+		return nil, err // the blobs written are left to the collector
 	}
 
 	var out *core.Record
@@ -426,6 +438,9 @@ type batchPutter interface {
 func (s *Service) writeBlobs(ctx context.Context, blobs map[string][]byte) error {
 	missing := make(map[string][]byte)
 	for h, data := range blobs {
+		if err := cancelled(ctx); err != nil {
+			return err
+		}
 		ok, err := s.store.Has(ctx, h)
 		if err != nil {
 			return fmt.Errorf("check blob: %w", err)
@@ -441,6 +456,9 @@ func (s *Service) writeBlobs(ctx context.Context, blobs map[string][]byte) error
 		return nil
 	}
 	for h, data := range missing {
+		if err := cancelled(ctx); err != nil {
+			return err
+		}
 		if err := s.store.Put(ctx, h, data); err != nil {
 			return fmt.Errorf("store blob: %w", err)
 		}
@@ -514,12 +532,18 @@ func (s *Service) submitURL(id string) string {
 // known maps file hashes to variants a live version already has (see
 // knownVariants): their files are not compressed again, and the caller
 // must make sure those blobs still exist (ensureVariants).
-func buildManifest(files []File, meta resolvedMeta, submitURL string, known map[string]map[string]EncodedEntry) (Manifest, map[string][]byte, error) {
+//
+// It stops between files, and its compression workers between blobs,
+// when ctx is cancelled.
+func buildManifest(ctx context.Context, files []File, meta resolvedMeta, submitURL string, known map[string]map[string]EncodedEntry) (Manifest, map[string][]byte, error) {
 	m := make(Manifest, len(files))
 	blobs := make(map[string][]byte, len(files))
 	placeholder := []byte(SubmitURLPlaceholder)
 	var todo []string // hashes to compress, once each
 	for _, f := range files {
+		if err := cancelled(ctx); err != nil {
+			return nil, nil, err
+		}
 		data := f.Data
 		if IsHTML(f.ContentType) {
 			if submitURL != "" && bytes.Contains(data, placeholder) {
@@ -544,7 +568,7 @@ func buildManifest(files []File, meta resolvedMeta, submitURL string, known map[
 		m[f.Path] = entry
 	}
 
-	variants, err := compressAll(todo, blobs)
+	variants, err := compressAll(ctx, todo, blobs)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -580,8 +604,9 @@ func storeVariants(v map[string][]byte, blobs map[string][]byte) map[string]Enco
 }
 
 // compressAll makes the variants of the blobs named by hashes, on every
-// core.
-func compressAll(hashes []string, blobs map[string][]byte) (map[string]map[string][]byte, error) {
+// core. When ctx is cancelled, no further blob is started, the workers
+// end after the blob they are on, and ctx's error is returned.
+func compressAll(ctx context.Context, hashes []string, blobs map[string][]byte) (map[string]map[string][]byte, error) {
 	out := make(map[string]map[string][]byte, len(hashes))
 	if len(hashes) == 0 {
 		return out, nil
@@ -595,6 +620,9 @@ func compressAll(hashes []string, blobs map[string][]byte) (map[string]map[strin
 	for range min(runtime.GOMAXPROCS(0), len(hashes)) {
 		wg.Go(func() {
 			for h := range next {
+				if ctx.Err() != nil {
+					continue // drain: the feeder stops too
+				}
 				v, err := compressVariants(blobs[h])
 				mu.Lock()
 				if err != nil && firstErr == nil {
@@ -605,12 +633,28 @@ func compressAll(hashes []string, blobs map[string][]byte) (map[string]map[strin
 			}
 		})
 	}
+feed:
 	for _, h := range hashes {
-		next <- h
+		select {
+		case next <- h:
+		case <-ctx.Done():
+			break feed
+		}
 	}
 	close(next)
 	wg.Wait()
+	if err := cancelled(ctx); err != nil {
+		return nil, err
+	}
 	return out, firstErr
+}
+
+// cancelled returns ctx's error, wrapped, when it is done.
+func cancelled(ctx context.Context) error {
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("deploy stopped: %w", err)
+	}
+	return nil
 }
 
 // knownVariants maps the file hashes of a deployment's live version to
@@ -643,6 +687,9 @@ func (s *Service) knownVariants(dep *core.Record) map[string]map[string]EncodedE
 func (s *Service) ensureVariants(ctx context.Context, m Manifest, blobs map[string][]byte, known map[string]map[string]EncodedEntry) error {
 	checked := map[string]bool{}
 	for p, e := range m {
+		if err := cancelled(ctx); err != nil {
+			return err
+		}
 		v, reused := known[e.Hash]
 		if !reused || len(e.Encoded) == 0 || checked[e.Hash] {
 			continue

@@ -8,3 +8,6 @@ func SetManifestBatch(n int) func() {
 	manifestBatch = n
 	return func() { manifestBatch = old }
 }
+
+// Compressions returns how many files have been compressed so far.
+func Compressions() int64 { return compressions.Load() }

@@ -22,7 +22,7 @@ func deployedServer(t testing.TB, files []File, opts ...ServerOptions) (*Server,
 	if err != nil {
 		t.Fatal(err)
 	}
-	m, blobs, err := buildManifest(files, resolvedMeta{}, "", nil)
+	m, blobs, err := buildManifest(context.Background(), files, resolvedMeta{}, "", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
