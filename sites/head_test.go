@@ -144,6 +144,8 @@ func TestInjectHeadDetection(t *testing.T) {
 		`<!doctype html><html><head><meta charset="utf-8"><script>if (a < b) {}</script><title>x</title>` +
 			`<meta name="description"><link rel="icon"></head><body></body></html>`,
 		`<head><meta data-x="a>b" name="description"><title>x</title><link rel=icon></head>`,
+		// A browser puts head elements after </head> in the head too.
+		`<head><meta name="description"></head><title>x</title><link rel=icon><body></body>`,
 	}
 	for i, doc := range has {
 		got := InjectHead([]byte(doc), "T", "D", "🚀")
