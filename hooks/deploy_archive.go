@@ -34,10 +34,13 @@ func archiveFormat(contentType string) string {
 }
 
 // archiveMetadata reads an archive deploy's metadata (query parameters:
-// slug, title, description, favicon, is_spa) and runs precheck on it. A
-// refused archive is not read; see discardBody.
+// slug, title, description, favicon, is_spa), validates it and runs
+// precheck on it. A refused archive is not read; see discardBody.
 func (sd *sitedrop) archiveMetadata(e *core.RequestEvent, precheck func(*deployRequest) error) (*deployRequest, error) {
 	req, err := archiveDeployMetadata(e)
+	if err == nil {
+		_, err = req.metadata()
+	}
 	if err == nil {
 		err = precheck(req)
 	}

@@ -103,6 +103,19 @@ func TestDeployMetadataControlCharactersEndpoints(t *testing.T) {
 			AfterTestFunc:   unchanged,
 		},
 		{
+			// the query is checked before the body is read: a broken
+			// archive is not what the answer is about
+			Name:            "archive create, bad title and a body that is no zip",
+			Method:          http.MethodPost,
+			URL:             "/deploy?title=" + url.QueryEscape("a\x1bb"),
+			Headers:         withHeaders(bearer(keyPia), map[string]string{"Content-Type": "application/zip"}),
+			Body:            strings.NewReader("not a zip at all"),
+			ExpectedStatus:  400,
+			ExpectedContent: []string{errBody("title contains a control character (U+001B)")},
+			TestAppFactory:  newTestApp,
+			AfterTestFunc:   unchanged,
+		},
+		{
 			Name:            "archive update, ESC in the query's favicon",
 			Method:          http.MethodPut,
 			URL:             "/deploy/" + idAliceSite + "?favicon=" + url.QueryEscape("\x1b"),
