@@ -1,6 +1,7 @@
 package hooks
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -32,7 +33,13 @@ const (
 	msgMethodNotAllowed  = "Method not allowed"
 	msgRouteNotFound     = "Not found"
 	msgInternal          = "Internal server error"
+	msgClientClosed      = "Client closed the request"
 )
+
+// statusClientClosed is the status logged for a request whose client went
+// away before it was answered (nginx's 499): no answer reaches anyone, and
+// the log should not count it as the server's failure.
+const statusClientClosed = 499
 
 // apiError is an error a handler returns to answer with a status and an
 // exact message: {"error": Message}.
@@ -80,6 +87,8 @@ func toAPIError(err error) (*apiError, bool) {
 		return fail(http.StatusNotFound, msgVersionNotFound), true
 	case errors.Is(err, sites.ErrInvalidClaimToken):
 		return fail(http.StatusBadRequest, msgInvalidClaimToken), true
+	case errors.Is(err, context.Canceled):
+		return fail(statusClientClosed, msgClientClosed), true
 	case errors.As(err, &re):
 		switch re.Status {
 		case http.StatusNotFound:
