@@ -245,3 +245,28 @@ func TestBodyFlags(t *testing.T) {
 		t.Fatalf("parsed: %d %d", cfg.DeployMemory, cfg.AnonStoragePerIP)
 	}
 }
+
+// TestDeployMemoryFitsTheLargestDeploy: --deploy-memory is raised to what
+// one deploy of the largest size may hold (deployMemoryFactor times
+// --max-body), so that no deploy within the limits is refused forever.
+func TestDeployMemoryFitsTheLargestDeploy(t *testing.T) {
+	scenarios := []struct {
+		name            string
+		maxBody, memory int64
+		want            int64
+	}{
+		{"defaults", 0, 0, 512 << 20},
+		{"set above", 10 << 20, 100 << 20, 100 << 20},
+		{"set below", 50 << 20, 64 << 20, deployMemoryFactor * 50 << 20},
+		{"a larger body, the default budget", 200 << 20, 0, deployMemoryFactor * 200 << 20},
+	}
+	for _, s := range scenarios {
+		t.Run(s.name, func(t *testing.T) {
+			cfg := Config{MaxBody: s.maxBody, DeployMemory: s.memory}
+			cfg.withDefaults()
+			if cfg.DeployMemory != s.want {
+				t.Errorf("DeployMemory = %d, want %d", cfg.DeployMemory, s.want)
+			}
+		})
+	}
+}

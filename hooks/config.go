@@ -50,9 +50,9 @@ type Config struct {
 	ConcurrentDeploys int
 	// DeployMemory bounds the memory that every deploy and blob upload
 	// together hold: bodies as they arrive, unpacked and loaded files.
-	// Past it a request waits briefly, then is answered 503. It should be
-	// at least 6 x MaxBody, for one deploy of the largest size. Default
-	// 512 MiB.
+	// Past it a request waits briefly, then is answered 503. Default
+	// 512 MiB, and never less than deployMemoryFactor x MaxBody, what one
+	// deploy of the largest size may hold.
 	DeployMemory int64
 	// AnonStoragePerIP bounds the bytes of files that anonymous deploys
 	// from one client IP (an IPv6 /64) store in an AnonTTL window.
@@ -158,6 +158,11 @@ func (s ServeConfig) logOutput() io.Writer {
 	return os.Stderr
 }
 
+// deployMemoryFactor times --max-body is the most memory one deploy may
+// hold: its body, the decoded JSON strings, and files unpacked from an
+// archive or loaded by sha256 (up to archiveUnpackFactor x --max-body).
+const deployMemoryFactor = archiveUnpackFactor + 2
+
 // DefaultConfig returns the documented defaults.
 func DefaultConfig() Config {
 	return Config{
@@ -222,6 +227,8 @@ func (c *Config) withDefaults() {
 	if c.DeployMemory <= 0 {
 		c.DeployMemory = d.DeployMemory
 	}
+	// one deploy of the largest size must fit, or it would get 503 forever
+	c.DeployMemory = max(c.DeployMemory, deployMemoryFactor*c.MaxBody)
 	if c.AnonStoragePerIP <= 0 {
 		c.AnonStoragePerIP = d.AnonStoragePerIP
 	}
