@@ -105,14 +105,15 @@ func (sd *sitedrop) blobPut(e *core.RequestEvent) error {
 		"Upload limit reached: at most "+sites.FormatBytes(int64(sd.uploads.max))+" an hour per account"); err != nil {
 		return err
 	}
-	if e.Request.ContentLength > sd.cfg.MaxBody {
-		return tooLarge(sd.cfg.MaxBody)
-	}
 	// the body before the slot: a slow client holds no slot, only the
 	// memory it has sent (reserved from --deploy-memory)
 	lease := sd.memoryLease(e)
 	defer lease.release()
-	data, err := sd.guardBody(e, sd.cfg.MaxBody, lease).readAll()
+	body, err := sd.guardBody(e, sd.cfg.MaxBody, lease)
+	if err != nil {
+		return err
+	}
+	data, err := body.readAll()
 	if err != nil {
 		return err
 	}

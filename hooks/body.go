@@ -23,6 +23,10 @@ import (
 const (
 	bodyGrace   = 10 * time.Second
 	bodyMinRate = 16 << 10 // bytes a second: 128 kbit/s
+	// answerWithin is how long the answer may take to write once the
+	// body has come, as PocketBase's own WriteTimeout (which counts from
+	// the request's start) would allow a quick body.
+	answerWithin = 5 * time.Minute
 )
 
 // Waiting for the --deploy-memory budget: how long a request waits for
@@ -122,7 +126,11 @@ func (l *memLease) reserve(n int64) error {
 	if l == nil || n <= 0 {
 		return nil
 	}
-	if !l.budget.take(l.e.Request.Context(), n, l.wait) {
+	ctx := l.e.Request.Context()
+	if !l.budget.take(ctx, n, l.wait) {
+		if ctx.Err() != nil {
+			return fail(statusClientClosed, msgClientClosed) // nobody to answer
+		}
 		l.e.Response.Header().Set("Retry-After", strconv.Itoa(memoryRetryAfter))
 		return fail(http.StatusServiceUnavailable, msgServerBusy)
 	}
@@ -144,7 +152,11 @@ func (l *memLease) release() {
 // end the deadline is lifted, so that the connection's later reads
 // (net/http watches for the client going away) are not cut. A body left
 // unread keeps its last deadline, which bounds how long net/http drains
-// it afterwards.
+// it afterwards. The write deadline moves along with the read deadline
+// (and is answerWithin past the body's end): the server's WriteTimeout
+// counts from the request's start, so a long upload at a fair rate would
+// otherwise be committed and then lose its answer (HTTP/1), or be cut
+// (HTTP/2).
 type guardedBody struct {
 	r       io.Reader
 	rc      *http.ResponseController
@@ -159,8 +171,12 @@ type guardedBody struct {
 	deadlines bool
 }
 
-// guardBody wraps e's body; see guardedBody.
-func (sd *sitedrop) guardBody(e *core.RequestEvent, limit int64, lease *memLease) *guardedBody {
+// guardBody wraps e's body; see guardedBody. A body whose Content-Length
+// is over limit is refused (413) before any of it is read.
+func (sd *sitedrop) guardBody(e *core.RequestEvent, limit int64, lease *memLease) (*guardedBody, error) {
+	if e.Request.ContentLength > limit {
+		return nil, tooLarge(limit)
+	}
 	return &guardedBody{
 		r:         http.MaxBytesReader(e.Response, unwrapBody(e.Request.Body), limit),
 		rc:        http.NewResponseController(e.Response),
@@ -170,7 +186,7 @@ func (sd *sitedrop) guardBody(e *core.RequestEvent, limit int64, lease *memLease
 		grace:     sd.bodyGrace,
 		minRate:   sd.bodyMinRate,
 		deadlines: true,
-	}
+	}, nil
 }
 
 // Read reads on, after setting the time by which the next bytes must
@@ -180,6 +196,8 @@ func (g *guardedBody) Read(p []byte) (int, error) {
 		due := g.start.Add(g.grace + time.Duration(float64(g.got)/float64(g.minRate)*float64(time.Second)))
 		if err := g.rc.SetReadDeadline(due); err != nil {
 			g.deadlines = false // not supported: no rate is enforced
+		} else {
+			_ = g.rc.SetWriteDeadline(due.Add(answerWithin))
 		}
 	}
 	n, err := g.r.Read(p)
@@ -194,6 +212,7 @@ func (g *guardedBody) Read(p []byte) (int, error) {
 	case errors.Is(err, io.EOF):
 		if g.deadlines {
 			_ = g.rc.SetReadDeadline(time.Time{})
+			_ = g.rc.SetWriteDeadline(time.Now().Add(answerWithin))
 		}
 	case errors.As(err, &mbe):
 		return n, tooLarge(g.limit)

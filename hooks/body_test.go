@@ -93,10 +93,11 @@ func TestSlowBodies(t *testing.T) {
 		{"/deploy?slug=slow-tgz", "application/gzip", "\x1f\x8b"},
 		{"/blobs/" + strings.Repeat("a", 64), "application/octet-stream", "abc"},
 	} {
-		conn := rawRequest(t, srv, "PUT", c.path, c.contentType, keyPia, 1000, c.first)
+		method := "PUT"
 		if strings.HasPrefix(c.path, "/deploy") {
-			conn = rawRequest(t, srv, "POST", c.path, c.contentType, keyPia, 1000, c.first)
+			method = "POST"
 		}
+		conn := rawRequest(t, srv, method, c.path, c.contentType, keyPia, 1000, c.first)
 		res, body := readRaw(t, conn)
 		if res.StatusCode != http.StatusRequestTimeout || !strings.Contains(body, `{"error":"Request body too slow: after 300ms it must arrive at 1 KiB a second or more"}`) {
 			t.Errorf("%s: %d %s", c.path, res.StatusCode, body)
@@ -268,5 +269,31 @@ func TestDeployMemoryFitsTheLargestDeploy(t *testing.T) {
 				t.Errorf("DeployMemory = %d, want %d", cfg.DeployMemory, s.want)
 			}
 		})
+	}
+}
+
+// TestLongUploadOutlivesWriteTimeout: a body that arrives within the
+// minimum rate may take longer than the server's WriteTimeout (PocketBase
+// sets 5 minutes); its answer must still be written, or the client sees
+// the connection drop after its deploy was committed.
+func TestLongUploadOutlivesWriteTimeout(t *testing.T) {
+	app, sd := newFixtureApp(t)
+	sd.bodyGrace, sd.bodyMinRate = time.Second, 1
+	srv := httptest.NewUnstartedServer(newMux(t, app))
+	srv.Config.WriteTimeout = 300 * time.Millisecond
+	srv.Start()
+	t.Cleanup(srv.Close)
+
+	body := `{"html":"<p>slow but steady</p>","slug":"steady-site"}`
+	conn := rawRequest(t, srv, "POST", "/deploy", "application/json", keyPia, len(body), body[:10])
+	for _, part := range []string{body[10:20], body[20:30], body[30:]} {
+		time.Sleep(250 * time.Millisecond) // 750 ms in all: past the WriteTimeout
+		if _, err := io.WriteString(conn, part); err != nil {
+			t.Fatal(err)
+		}
+	}
+	res, got := readRaw(t, conn)
+	if res.StatusCode != 200 || !strings.Contains(got, `"slug":"steady-site"`) {
+		t.Fatalf("deploy: %d %s", res.StatusCode, got)
 	}
 }

@@ -14,7 +14,7 @@ import (
 // nothing, or half a request, holds a file descriptor, a goroutine and
 // buffers: PocketBase's defaults (a minute for the header, five minutes
 // of keep-alive) let a few thousand such connections per address silence
-// every host. Request bodies have their own deadlines (see deploy_request.go).
+// every host. Request bodies have their own deadlines (see body.go).
 const (
 	// headerTimeout bounds the TLS handshake and the reading of each
 	// request's header, from the connection's first byte or the end of

@@ -17,7 +17,7 @@ const claimBodyLimit = 64 << 10
 // bindDeployAPI registers the deploy endpoints of the contract.
 func bindDeployAPI(sd *sitedrop, se *core.ServeEvent) {
 	r := se.Router
-	// deploy bodies are bounded by --max-body in readJSON, with a message
+	// deploy bodies are bounded by --max-body in guardBody, with a message
 	// that names the limit, instead of PocketBase's 32 MiB default.
 	r.POST("/deploy", sd.deployCreate).Unbind(apis.DefaultBodyLimitMiddlewareId)     // create, keyed or anonymous
 	r.POST("/deploy/claim", sd.deployClaim)                                          // claim an anonymous deployment
@@ -42,7 +42,7 @@ func (sd *sitedrop) acquireDeploySlot(e *core.RequestEvent) (func(), error) {
 	case sd.deploySlots <- struct{}{}:
 		return func() { <-sd.deploySlots }, nil
 	case <-e.Request.Context().Done():
-		return nil, fail(http.StatusServiceUnavailable, msgServerBusy)
+		return nil, fail(statusClientClosed, msgClientClosed) // nobody to answer
 	}
 }
 
@@ -79,10 +79,10 @@ func (sd *sitedrop) readDeploy(e *core.RequestEvent, lease *memLease, precheck f
 // decoded form is reserved from lease too: its strings copy the body.
 func (sd *sitedrop) readJSONDeploy(e *core.RequestEvent, req *deployRequest, lease *memLease, precheck func(*deployRequest) error) error {
 	limit := sd.cfg.MaxBody
-	if e.Request.ContentLength > limit {
-		return tooLarge(limit)
+	body, err := sd.guardBody(e, limit, lease)
+	if err != nil {
+		return err
 	}
-	body := sd.guardBody(e, limit, lease)
 	br := bufio.NewReaderSize(body, 64)
 	if err := archiveSentAsJSON(br); err != nil {
 		return err

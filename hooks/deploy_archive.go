@@ -58,10 +58,10 @@ func (sd *sitedrop) archiveMetadata(e *core.RequestEvent, precheck func(*deployR
 // lease as they come.
 func (sd *sitedrop) readArchiveDeploy(e *core.RequestEvent, format string, req *deployRequest, lease *memLease) error {
 	limit := sd.cfg.MaxBody
-	if e.Request.ContentLength > limit {
-		return tooLarge(limit)
+	body, err := sd.guardBody(e, limit, lease)
+	if err != nil {
+		return err
 	}
-	body := sd.guardBody(e, limit, lease)
 	entries, err := sites.ReadArchiveFrom(body, format, sites.ArchiveLimits{
 		MaxFiles: sd.cfg.MaxFiles,
 		MaxBytes: archiveUnpackFactor * limit,
@@ -88,10 +88,12 @@ func (sd *sitedrop) readArchiveDeploy(e *core.RequestEvent, format string, req *
 // jsonErrorsMiddleware), and it sends nothing. It is read at the minimum
 // rate of bodies, and holds no memory.
 func (sd *sitedrop) discardBody(e *core.RequestEvent, limit int64) {
-	if waitsToSendBody(e.Request) || e.Request.ProtoMajor != 1 || e.Request.ContentLength > limit {
+	if waitsToSendBody(e.Request) || e.Request.ProtoMajor != 1 {
 		return // HTTP/2 resets the stream alone
 	}
-	_, _ = io.Copy(io.Discard, sd.guardBody(e, limit, nil))
+	if body, err := sd.guardBody(e, limit, nil); err == nil { // nil: over the limit, not read
+		_, _ = io.Copy(io.Discard, body)
+	}
 }
 
 // archiveDeployMetadata reads an archive deploy's metadata from the query.

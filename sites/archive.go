@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 )
 
@@ -25,8 +26,9 @@ type ArchiveLimits struct {
 	// MaxBytes is the most uncompressed bytes in all, so that a small
 	// archive cannot unpack to gigabytes.
 	MaxBytes int64
-	// Reserve, when set, is told of each entry's size before its bytes
-	// are allocated (a memory budget); its error refuses the archive and
+	// Reserve, when set, is told of the memory the entries take (names
+	// and bytes) before it is allocated, a piece at a time as the bytes
+	// are inflated (a memory budget); its error refuses the archive and
 	// is returned as it is.
 	Reserve func(n int64) error
 }
@@ -61,8 +63,9 @@ func ReadArchive(data []byte, format string, lim ArchiveLimits) ([]FileInput, er
 // bomb costs little: a zip's sizes in its central directory (archive/zip
 // refuses an entry's data past its declared size), a tar entry's size in
 // its header. A tar.gz is unpacked as r is read; a zip, which is read from
-// its end, is read whole first (r is bounded by the caller), unless r is
-// a *bytes.Reader. An error of r itself is returned as it is.
+// its end, is read whole first (r is bounded by the caller). An entry's
+// memory grows with its bytes as they come, so one that declares much and
+// trickles holds little. An error of r itself is returned as it is.
 func ReadArchiveFrom(r io.Reader, format string, lim ArchiveLimits) ([]FileInput, error) {
 	return readArchive(r, nil, format, lim)
 }
@@ -123,11 +126,22 @@ func (u *unpacker) tooLarge() error {
 	return &ArchiveError{Status: 413, Msg: fmt.Sprintf("Archive too large when unpacked: the limit is %s", FormatBytes(u.lim.MaxBytes))}
 }
 
+// maxArchiveNameLen bounds an entry's name: a valid path once one top
+// folder is stripped fits in twice maxFilePathLen.
+const maxArchiveNameLen = 2 * maxFilePathLen
+
+// entryChunk is how much of an entry is reserved and allocated at a time
+// as its bytes are inflated.
+const entryChunk = 1 << 20
+
 // admit checks a regular file entry of the given (declared) size against
-// the limits and reserves its size, before any of its bytes is read.
+// the limits, and reserves its name, before any of its bytes is read.
 func (u *unpacker) admit(name string, size int64) error {
 	if len(u.entries) >= u.lim.MaxFiles {
 		return &ArchiveError{Status: 413, Msg: fmt.Sprintf("Too many files: the limit is %d", u.lim.MaxFiles)}
+	}
+	if len(name) > maxArchiveNameLen {
+		return badArchive("archive entry %q... has a name too long: at most %d bytes", name[:64], maxFilePathLen)
 	}
 	if err := checkArchivePath(name); err != nil {
 		return err
@@ -135,24 +149,37 @@ func (u *unpacker) admit(name string, size int64) error {
 	if size < 0 || size > u.lim.MaxBytes-u.total {
 		return u.tooLarge()
 	}
-	if u.lim.Reserve != nil {
-		if err := u.lim.Reserve(size); err != nil {
-			return err
-		}
-	}
 	u.total += size
-	return nil
+	return u.reserve(int64(len(name)))
 }
 
-// add reads an admitted entry of exactly size bytes from r.
+// reserve tells the limits' Reserve of n bytes about to be allocated.
+func (u *unpacker) reserve(n int64) error {
+	if u.lim.Reserve == nil {
+		return nil
+	}
+	return u.lim.Reserve(n)
+}
+
+// add reads an admitted entry of exactly size bytes from r. Its memory is
+// reserved and allocated a chunk at a time as the bytes come.
 func (u *unpacker) add(name string, size int64, r io.Reader) error {
-	b := make([]byte, size)
-	if _, err := io.ReadFull(r, b); err != nil {
-		var le *ArchiveError
-		if errors.As(err, &le) {
-			return le // the tar stream's own bound
+	b := make([]byte, 0, min(size, entryChunk))
+	for int64(len(b)) < size {
+		n := int(min(size-int64(len(b)), entryChunk))
+		if err := u.reserve(int64(n)); err != nil {
+			return err
 		}
-		return badArchive("archive entry %q cannot be read: %v", name, err)
+		b = slices.Grow(b, n)
+		m, err := io.ReadFull(r, b[len(b):len(b)+n])
+		b = b[:len(b)+m]
+		if err != nil {
+			var le *ArchiveError
+			if errors.As(err, &le) {
+				return le // the tar stream's own bound
+			}
+			return badArchive("archive entry %q cannot be read: %v", name, err)
+		}
 	}
 	// nothing may follow the declared size (archive/zip checks it too)
 	var one [1]byte

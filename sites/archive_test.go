@@ -5,6 +5,8 @@ import (
 	"archive/zip"
 	"bytes"
 	"compress/gzip"
+	"errors"
+	"fmt"
 	"io/fs"
 	"strings"
 	"testing"
@@ -134,4 +136,57 @@ func dirs(n int) []entry {
 		out[i] = entry{name: "d" + strings.Repeat("x", i) + "/", tarType: tar.TypeDir}
 	}
 	return out
+}
+
+// TestArchiveEntryMemoryGrowsWithItsBytes: an entry's memory is reserved as
+// its bytes are inflated, not when its header announces them, so a small
+// archive that declares a large entry and then trickles holds little of
+// the deploy memory budget.
+func TestArchiveEntryMemoryGrowsWithItsBytes(t *testing.T) {
+	var tarBuf bytes.Buffer
+	tw := tar.NewWriter(&tarBuf)
+	if err := tw.WriteHeader(&tar.Header{Name: "big.bin", Mode: 0o644, Size: 100 << 20, Typeflag: tar.TypeReg}); err != nil {
+		t.Fatal(err)
+	}
+	tw.Write(make([]byte, 10)) // the rest never comes
+	var gz bytes.Buffer
+	zw := gzip.NewWriter(&gz)
+	zw.Write(tarBuf.Bytes())
+	zw.Flush() // no trailer: the stream just stops, as a trickle would
+	var reserved int64
+	_, err := ReadArchiveFrom(bytes.NewReader(gz.Bytes()), ArchiveTarGz, ArchiveLimits{
+		MaxFiles: 10, MaxBytes: 200 << 20,
+		Reserve: func(n int64) error { reserved += n; return nil },
+	})
+	if err == nil {
+		t.Fatal("a truncated archive was accepted")
+	}
+	if reserved > 2<<20 {
+		t.Errorf("reserved %s for an entry of which 10 bytes came", FormatBytes(reserved))
+	}
+}
+
+// TestArchiveLongNamesRefused: a tar entry name far longer than any valid
+// path is refused when its header is read, not kept until the whole
+// archive is unpacked.
+func TestArchiveLongNamesRefused(t *testing.T) {
+	var tarBuf bytes.Buffer
+	tw := tar.NewWriter(&tarBuf)
+	for i := range 3 {
+		name := fmt.Sprintf("%d/%s", i, strings.Repeat("n", 64<<10))
+		if err := tw.WriteHeader(&tar.Header{Name: name, Mode: 0o644, Size: 1, Typeflag: tar.TypeReg, Format: tar.FormatPAX}); err != nil {
+			t.Fatal(err)
+		}
+		tw.Write([]byte("x"))
+	}
+	tw.Close()
+	var gz bytes.Buffer
+	zw := gzip.NewWriter(&gz)
+	zw.Write(tarBuf.Bytes())
+	zw.Close()
+	entries, err := ReadArchive(gz.Bytes(), ArchiveTarGz, ArchiveLimits{MaxFiles: 10, MaxBytes: 1 << 20})
+	var ae *ArchiveError
+	if !errors.As(err, &ae) || ae.Status != 400 || !strings.Contains(ae.Msg, "too long") || len(ae.Msg) > 300 {
+		t.Fatalf("got %d entries, error %v; want a short 400 naming the long entry", len(entries), err)
+	}
 }
