@@ -159,14 +159,24 @@ func redactLoggedRequest(r *http.Request) {
 	}
 }
 
-// redactURL redacts the query of a URL string.
+// redactURL redacts the query of a URL string (see redactQuery).
 func redactURL(s string) string {
+	return redactURLDepth(s, 3)
+}
+
+// redactURLDepth is redactURL, looking into URLs in query values down to
+// depth levels.
+func redactURLDepth(s string, depth int) string {
 	base, query, ok := strings.Cut(s, "?")
 	if !ok {
 		return s
 	}
 	query, frag, hasFrag := strings.Cut(query, "#")
-	out := base + "?" + redactQuery(query)
+	red := redactQueryDepth(query, depth)
+	if red == query {
+		return s
+	}
+	out := base + "?" + red
 	if hasFrag {
 		out += "#" + frag
 	}
@@ -174,8 +184,16 @@ func redactURL(s string) string {
 }
 
 // redactQuery replaces the values of secret parameters in a raw query,
-// leaving everything else byte for byte.
+// leaving everything else byte for byte. A value that is itself a URL with
+// a query (the sign-in page's next=/claim/<slug>?token=...) is redacted
+// the same way, a few levels deep.
 func redactQuery(raw string) string {
+	return redactQueryDepth(raw, 3)
+}
+
+// redactQueryDepth is redactQuery, looking into URLs in values down to
+// depth levels.
+func redactQueryDepth(raw string, depth int) string {
 	if raw == "" {
 		return raw
 	}
@@ -190,6 +208,17 @@ func redactQuery(raw string) string {
 		if secretParam(key) {
 			parts[i] = name + "=" + redactedValue
 			changed = true
+			continue
+		}
+		val, hasVal := strings.CutPrefix(p, name+"=")
+		if !hasVal || depth == 0 {
+			continue
+		}
+		if inner, err := url.QueryUnescape(val); err == nil {
+			if red := redactURLDepth(inner, depth-1); red != inner {
+				parts[i] = name + "=" + url.QueryEscape(red)
+				changed = true
+			}
 		}
 	}
 	if !changed {

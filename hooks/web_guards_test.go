@@ -253,6 +253,10 @@ func TestRedactQuery(t *testing.T) {
 		{"a=1&&Claim_Token=x&next=%2F", "a=1&&Claim_Token=REDACTED&next=%2F"},
 		{"x-api-key=1&access_token=2&keyboard=3", "x-api-key=REDACTED&access_token=REDACTED&keyboard=3"},
 		{"bad%zz=1&code=2", "bad%zz=1&code=REDACTED"},
+		// a URL in a value (the sign-in page's next= back to a claim page)
+		{"next=" + url.QueryEscape("/claim/anon-site?token=SECRET"), "next=" + url.QueryEscape("/claim/anon-site?token=REDACTED")},
+		{"next=" + url.QueryEscape("/auth/login?next="+url.QueryEscape("/claim/x?token=S")), "next=" + url.QueryEscape("/auth/login?next="+url.QueryEscape("/claim/x?token=REDACTED"))},
+		{"next=" + url.QueryEscape("/account?tab=keys"), "next=" + url.QueryEscape("/account?tab=keys")},
 	} {
 		if got := redactQuery(c.in); got != c.want {
 			t.Errorf("redactQuery(%q) = %q, want %q", c.in, got, c.want)
