@@ -93,6 +93,7 @@ func register(app core.App, cfg *Config) (*sitedrop, error) {
 		bindWWWRedirect(sd, se)
 		se.Router.Bind(jsonErrorsMiddleware())
 		se.Router.Bind(builtinAuthGuard())
+		se.Router.Bind(sd.superuserSignInLimit())
 		bindWebGuards(sd, se)
 		bindHSTS(sd, se)
 		bindDeployAPI(sd, se)
