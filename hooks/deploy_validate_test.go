@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"github.com/pocketbase/pocketbase/tests"
+
+	"sitedrop/sites"
 )
 
 // TestMetadataControlCharacters: title, description and favicon refuse
@@ -203,4 +205,30 @@ func TestDeployFileEntryWithoutContent(t *testing.T) {
 			},
 		},
 	})
+}
+
+// TestDashboardMetadataRules: title, description and favicon edited in the
+// dashboard (any record save) follow the API's rules on characters, and a
+// save that leaves them as they are is not checked again.
+func TestDashboardMetadataRules(t *testing.T) {
+	app, _ := newFixtureApp(t)
+	for _, c := range []struct{ field, value string }{
+		{"title", "a\x1bb"},
+		{"description", "line\nbreak"},
+		{"favicon", "\u202e"},
+	} {
+		rec, err := app.FindRecordById(sites.DeploymentsCollection, idAliceSite)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rec.Set(c.field, c.value)
+		if err := app.Save(rec); err == nil || !strings.Contains(err.Error(), c.field) {
+			t.Errorf("%s %q: saved (%v)", c.field, c.value, err)
+		}
+	}
+	rec, _ := app.FindRecordById(sites.DeploymentsCollection, idAliceSite)
+	rec.Set("title", "A fine title")
+	if err := app.Save(rec); err != nil {
+		t.Fatalf("a clean title: %v", err)
+	}
 }

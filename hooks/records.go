@@ -55,6 +55,22 @@ func bindRecordHooks(sd *sitedrop) {
 		return e.Next()
 	})
 
+	// Descriptive fields edited in the dashboard follow the API's rules
+	// on characters (see checkMetadataRunes); unchanged ones are not
+	// checked again.
+	app.OnRecordValidate(sites.DeploymentsCollection).BindFunc(func(e *core.RecordEvent) error {
+		for _, field := range []string{"title", "description", "favicon"} {
+			v := e.Record.GetString(field)
+			if !e.Record.IsNew() && e.Record.Original().GetString(field) == v {
+				continue
+			}
+			if err := checkMetadataRunes(field, v); err != nil {
+				return validation.Errors{field: validation.NewError("validation_invalid_characters", err.Error())}
+			}
+		}
+		return e.Next()
+	})
+
 	// The dashboard's rollback: live_version may be set to any kept
 	// version of the same deployment, and to nothing else.
 	app.OnRecordValidate(sites.DeploymentsCollection).BindFunc(func(e *core.RecordEvent) error {
@@ -75,7 +91,7 @@ func bindRecordHooks(sd *sitedrop) {
 	// (committed or rolled back), and caches no load in between.
 	changing := func(e *core.RecordEvent) error {
 		slugs := []string{e.Record.GetString("slug")}
-		if orig := e.Record.Original(); orig != nil && orig.GetString("slug") != slugs[0] {
+		if orig := e.Record.Original(); orig != nil && orig.GetString("slug") != "" && orig.GetString("slug") != slugs[0] {
 			slugs = append(slugs, orig.GetString("slug"))
 		}
 		done := sd.server.Changing(slugs...)

@@ -62,9 +62,10 @@ type SiteLoader func(slug string) (*Site, error)
 // The hot path reads memory only: sites are cached by slug (within a byte
 // budget) with their headers prepared, and small files' bytes are cached
 // by content hash (within another). Larger files are sent from disk with
-// sendfile. Forget drops a site and must be called whenever a deployment
-// changes, so the next request sees the change. A site that is disabled or
-// past its expiry answers 404 at once.
+// sendfile. Changing must bracket every change of a deployment (before the
+// write, and done once its transaction has ended), so the next request
+// sees the change and no reader goes back to the old site. A site that is
+// disabled or past its expiry answers 404 at once.
 type Server struct {
 	load    SiteLoader
 	store   BlobStore
@@ -112,11 +113,6 @@ func NewServer(load SiteLoader, store BlobStore, opts ...ServerOptions) *Server 
 	}
 }
 
-// Forget drops slug from the cache so the next request reloads it. To
-// invalidate for a change that commits later, use Changing, or a reader
-// may see the new site and then the old one.
-func (s *Server) Forget(slug string) { s.cache.forget(slug) }
-
 // Changing is called before a change to the sites slugs commits, and done
 // once it has committed or been abandoned (done may be called more than
 // once). In between, the sites are not cached: a load may read the state
@@ -124,7 +120,7 @@ func (s *Server) Forget(slug string) { s.cache.forget(slug) }
 // is stored. So once a reader has seen the new site, no reader sees the
 // old one again.
 func (s *Server) Changing(slugs ...string) (done func()) {
-	s.cache.begin(slugs)
+	s.cache.begin(slugs, s.now())
 	var once sync.Once
 	return func() { once.Do(func() { s.cache.end(slugs) }) }
 }
@@ -189,7 +185,7 @@ func (s *Server) site(slug string) (*Site, error) {
 		return nil, err
 	}
 	site.prepare()
-	s.cache.put(slug, site, gen)
+	s.cache.put(slug, site, gen, s.now())
 	return site, nil
 }
 
@@ -278,22 +274,34 @@ func plainError(w http.ResponseWriter, status int, msg string) {
 }
 
 // siteCache maps slugs to loaded sites, within a byte budget (each site's
-// estimated memory, see Site.cost). A load that started before a forget,
-// begin or end is not stored, so an invalidation is never overwritten by
-// the stale result of a load running concurrently with it; nor is a load
-// of a slug between begin and end (while its change commits), which may
-// have read either side of the commit.
+// estimated memory, see Site.cost). A load that started before a begin
+// or end is not stored, so an invalidation is never overwritten by the
+// stale result of a load running concurrently with it; nor is a load of a
+// slug between begin and end (while its change commits), which may have
+// read either side of the commit.
 type siteCache struct {
 	mu      sync.RWMutex
 	budget  int64
 	used    int64
 	gen     uint64
-	pending map[string]int // slugs begun and not yet ended, with a count
+	pending map[string]pendingChange // slugs begun and not yet ended
 	sites   map[string]*Site
 }
 
+// pendingChange counts the changes of a slug begun and not yet ended.
+type pendingChange struct {
+	n     int
+	since time.Time // the latest begin
+}
+
+// abandonedChangeAfter is how long a change may stay pending: one whose end
+// never came (its transaction panicked after the write) must not keep its
+// site out of the cache until a restart. A deploy's transaction takes
+// milliseconds; its blobs are written before it starts.
+const abandonedChangeAfter = time.Minute
+
 func newSiteCache(budget int64) *siteCache {
-	return &siteCache{budget: budget, pending: map[string]int{}, sites: map[string]*Site{}}
+	return &siteCache{budget: budget, pending: map[string]pendingChange{}, sites: map[string]*Site{}}
 }
 
 func (c *siteCache) get(slug string) (*Site, bool) {
@@ -309,14 +317,21 @@ func (c *siteCache) generation() uint64 {
 	return c.gen
 }
 
-// put stores s unless slug was forgotten since gen was read, evicting
-// arbitrary entries until it fits. A site larger than the whole budget is
-// not stored (it is served, and loaded again next time).
-func (c *siteCache) put(slug string, s *Site, gen uint64) {
+// put stores s unless slug was forgotten since gen was read or has a
+// change pending (at now), evicting arbitrary entries until it fits. A
+// site larger than the whole budget is not stored (it is served, and
+// loaded again next time).
+func (c *siteCache) put(slug string, s *Site, gen uint64, now time.Time) {
 	cost := s.cost()
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if gen != c.gen || c.pending[slug] > 0 || cost > c.budget {
+	if p, ok := c.pending[slug]; ok {
+		if now.Sub(p.since) < abandonedChangeAfter {
+			return
+		}
+		delete(c.pending, slug) // abandoned: its transaction is over
+	}
+	if gen != c.gen || cost > c.budget {
 		return
 	}
 	if old, ok := c.sites[slug]; ok {
@@ -334,21 +349,15 @@ func (c *siteCache) put(slug string, s *Site, gen uint64) {
 	c.used += cost
 }
 
-// forget drops slug and makes loads in flight uncacheable.
-func (c *siteCache) forget(slug string) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.gen++
-	c.drop(slug)
-}
-
-// begin drops slugs and stores none of them until the matching end.
-func (c *siteCache) begin(slugs []string) {
+// begin drops slugs and stores none of them until the matching end (or
+// for abandonedChangeAfter from now).
+func (c *siteCache) begin(slugs []string, now time.Time) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.gen++
 	for _, slug := range slugs {
-		c.pending[slug]++
+		p := c.pending[slug]
+		c.pending[slug] = pendingChange{n: p.n + 1, since: now}
 		c.drop(slug)
 	}
 }
@@ -361,8 +370,12 @@ func (c *siteCache) end(slugs []string) {
 	defer c.mu.Unlock()
 	c.gen++
 	for _, slug := range slugs {
-		if c.pending[slug]--; c.pending[slug] <= 0 {
-			delete(c.pending, slug)
+		if p, ok := c.pending[slug]; ok {
+			if p.n <= 1 {
+				delete(c.pending, slug)
+			} else {
+				c.pending[slug] = pendingChange{n: p.n - 1, since: p.since}
+			}
 		}
 		c.drop(slug)
 	}

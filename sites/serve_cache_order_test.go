@@ -5,6 +5,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 )
 
 // versionedLoader is a SiteLoader over one deployment whose live version a
@@ -70,6 +71,35 @@ func TestSiteCacheNeverGoesBack(t *testing.T) {
 	}
 	if _, ok := srv.cache.get("demo"); !ok {
 		t.Error("site not cached once the change has ended")
+	}
+	if len(srv.cache.pending) != 0 {
+		t.Errorf("pending changes left: %v", srv.cache.pending)
+	}
+}
+
+// TestSiteCacheAbandonedChange: a change whose done never runs (its
+// transaction panicked after the write) keeps its site uncached only for a
+// while, not until the next restart.
+func TestSiteCacheAbandonedChange(t *testing.T) {
+	l := &versionedLoader{pause: make(chan chan struct{}, 1)}
+	l.live.Store("v1")
+	srv := NewServer(l.load, nil)
+	now := time.Now()
+	srv.now = func() time.Time { return now }
+
+	srv.Changing("demo") // done is lost
+	if _, err := srv.site("demo"); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := srv.cache.get("demo"); ok {
+		t.Fatal("cached while its change is pending")
+	}
+	now = now.Add(abandonedChangeAfter + time.Second)
+	if _, err := srv.site("demo"); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := srv.cache.get("demo"); !ok {
+		t.Error("still not cached long after a change that never ended")
 	}
 	if len(srv.cache.pending) != 0 {
 		t.Errorf("pending changes left: %v", srv.cache.pending)

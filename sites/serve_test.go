@@ -188,7 +188,7 @@ func TestServeOfflineStates(t *testing.T) {
 	})
 }
 
-func TestServeCacheAndForget(t *testing.T) {
+func TestServeCacheAndChanging(t *testing.T) {
 	site := &Site{Slug: "demo", Status: StatusActive}
 	srv, loads := newTestServer(t, site, map[string][2]string{"index.html": {htmlType, "v1"}})
 	for range 3 {
@@ -198,21 +198,27 @@ func TestServeCacheAndForget(t *testing.T) {
 		t.Fatalf("loaded %d times, want 1 (cached)", *loads)
 	}
 	site.Status = "disabled"
-	srv.Forget("demo")
+	srv.Changing("demo")() // a change that has committed
 	if res := get(srv, http.MethodGet, "/", nil); res.StatusCode != 404 || *loads != 2 {
-		t.Fatalf("after Forget: %d, loads %d", res.StatusCode, *loads)
+		t.Fatalf("after the change: %d, loads %d", res.StatusCode, *loads)
 	}
+}
+
+// changed runs a whole change of slug on c: begun and ended.
+func changed(c *siteCache, slug string) {
+	c.begin([]string{slug}, time.Now())
+	c.end([]string{slug})
 }
 
 func TestSiteCacheIgnoresStaleLoad(t *testing.T) {
 	c := newSiteCache(1 << 20)
 	gen := c.generation()
-	c.forget("demo") // an invalidation while a load was running
-	c.put("demo", preparedSite("demo"), gen)
+	changed(c, "demo") // an invalidation while a load was running
+	c.put("demo", preparedSite("demo"), gen, time.Now())
 	if _, ok := c.get("demo"); ok {
-		t.Fatal("a load that started before forget was cached")
+		t.Fatal("a load that started before the change was cached")
 	}
-	c.put("demo", preparedSite("demo"), c.generation())
+	c.put("demo", preparedSite("demo"), c.generation(), time.Now())
 	if _, ok := c.get("demo"); !ok {
 		t.Fatal("a fresh load was not cached")
 	}
@@ -233,7 +239,7 @@ func TestSiteCacheBounded(t *testing.T) {
 	}
 	c := newSiteCache(3 * one)
 	for _, s := range []string{"a", "b", "c", "d", "e"} {
-		c.put(s, preparedSite(s), c.generation())
+		c.put(s, preparedSite(s), c.generation(), time.Now())
 	}
 	if len(c.sites) != 3 || c.used != 3*one {
 		t.Fatalf("%d entries of %d bytes, want 3 of %d", len(c.sites), c.used, 3*one)
@@ -243,12 +249,12 @@ func TestSiteCacheBounded(t *testing.T) {
 		big.Files[fmt.Sprintf("file-%d.html", i)] = ManifestEntry{Hash: "h", Size: 1, Type: "text/html"}
 	}
 	big.prepare()
-	c.put("big", big, c.generation())
+	c.put("big", big, c.generation(), time.Now())
 	if _, ok := c.get("big"); ok || c.used > 3*one {
 		t.Fatalf("a site over the whole budget was cached (%d bytes used)", c.used)
 	}
 	for s := range c.sites {
-		c.forget(s)
+		changed(c, s)
 	}
 	if c.used != 0 || len(c.sites) != 0 {
 		t.Fatalf("forgetting every site left %d bytes accounted", c.used)
