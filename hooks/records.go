@@ -89,11 +89,7 @@ func bindRecordHooks(sd *sitedrop) {
 	// reader who saw it never sees the old site again: the site cache is
 	// told before the write and again once its transaction has ended
 	// (committed or rolled back), and caches no load in between.
-	changing := func(e *core.RecordEvent) error {
-		slugs := []string{e.Record.GetString("slug")}
-		if orig := e.Record.Original(); orig != nil && orig.GetString("slug") != "" && orig.GetString("slug") != slugs[0] {
-			slugs = append(slugs, orig.GetString("slug"))
-		}
+	bracket := func(e *core.RecordEvent, slugs ...string) error {
 		done := sd.server.Changing(slugs...)
 		if tx := e.App.TxInfo(); tx != nil {
 			tx.OnComplete(func(error) error { done(); return nil })
@@ -108,9 +104,26 @@ func bindRecordHooks(sd *sitedrop) {
 		}()
 		return e.Next()
 	}
+	changing := func(e *core.RecordEvent) error {
+		slugs := []string{e.Record.GetString("slug")}
+		if orig := e.Record.Original(); orig != nil && orig.GetString("slug") != "" && orig.GetString("slug") != slugs[0] {
+			slugs = append(slugs, orig.GetString("slug"))
+		}
+		return bracket(e, slugs...)
+	}
 	app.OnRecordCreateExecute(sites.DeploymentsCollection).BindFunc(changing)
 	app.OnRecordUpdateExecute(sites.DeploymentsCollection).BindFunc(changing)
 	app.OnRecordDeleteExecute(sites.DeploymentsCollection).BindFunc(changing)
+	// A version edited in the dashboard (its manifest) changes what its
+	// deployment serves when it is the live one.
+	versionChanging := func(e *core.RecordEvent) error {
+		dep, err := e.App.FindFirstRecordByData(sites.DeploymentsCollection, "live_version", e.Record.Id)
+		if err != nil {
+			return e.Next() // not live anywhere
+		}
+		return bracket(e, dep.GetString("slug"))
+	}
+	app.OnRecordUpdateExecute(sites.VersionsCollection).BindFunc(versionChanging)
 	// Deleting, from anywhere, takes the site offline at once and leaves
 	// its content to the collector (versions go by cascade).
 	app.OnRecordAfterDeleteSuccess(sites.DeploymentsCollection).BindFunc(func(e *core.RecordEvent) error {

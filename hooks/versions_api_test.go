@@ -209,3 +209,28 @@ func TestDashboardRollback(t *testing.T) {
 		t.Fatalf("after the dashboard rollback: %q", b)
 	}
 }
+
+// TestDashboardVersionEdit: editing the live version itself in the
+// dashboard (its manifest) is seen by the next request, as any change of
+// its deployment is.
+func TestDashboardVersionEdit(t *testing.T) {
+	app, _ := newFixtureApp(t)
+	if code, _ := siteGet(t, app, "alice-site.sites.test", "/"); code != 200 { // cached now
+		t.Fatalf("fixture site: %d", code)
+	}
+	dep, err := app.FindRecordById(sites.DeploymentsCollection, idAliceSite)
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, err := app.FindRecordById(sites.VersionsCollection, dep.GetString("live_version"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	v.Set("manifest", map[string]any{}) // every file taken out
+	if err := app.Save(v); err != nil {
+		t.Fatal(err)
+	}
+	if code, _ := siteGet(t, app, "alice-site.sites.test", "/"); code != 404 {
+		t.Fatalf("after the live version was emptied: %d, want 404", code)
+	}
+}
