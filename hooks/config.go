@@ -159,8 +159,11 @@ func (s ServeConfig) logOutput() io.Writer {
 }
 
 // deployMemoryFactor times --max-body is the most memory one deploy may
-// hold: its body, the decoded JSON strings, and files unpacked from an
+// reserve: its body, the decoded JSON strings, and files unpacked from an
 // archive or loaded by sha256 (up to archiveUnpackFactor x --max-body).
+// What is reserved is the bytes read and decoded; the memory really held
+// can be more for a moment (a buffer growing by doubling), so the budget
+// bounds the memory of deploys within a small factor, not to the byte.
 const deployMemoryFactor = archiveUnpackFactor + 2
 
 // DefaultConfig returns the documented defaults.
