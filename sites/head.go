@@ -18,9 +18,10 @@ import (
 // <title> after </head> still goes to the head). Comments and the bodies
 // of <script>, <style>, <title>, <noscript> and similar raw text elements
 // are skipped, following the HTML tokenizer (a </script> inside
-// "<!--<script>" does not end a script, for one). A <meta> counts when its
-// name attribute is "description" (any case); a <link> counts when its
-// rel contains "icon" (so apple-touch-icon counts).
+// "<!--<script>" does not end a script, for one). A <meta> counts when its name attribute is "description" (in any ASCII
+// case); a <link> counts when its rel contains "icon" (in any ASCII case,
+// so apple-touch-icon counts). Tag and attribute names and these values
+// are compared in ASCII case only, as a browser does: "tİtle" is no title.
 //
 // New tags go right after the opening <head> tag. Without one, they are
 // wrapped in <head>...</head> and put right after <html ...>, else after a
@@ -179,11 +180,11 @@ func scanHeadWork(doc []byte) (headScan, int) {
 		case htmlComment:
 			return true
 		case htmlDecl:
-			if leading && len(t.name) >= 9 && strings.EqualFold(t.name[:9], "<!doctype") {
+			if leading && t.name == declDoctype {
 				sc.doctypeEnd = t.end
 			}
 			// An XML declaration (<?xml ...?>) may precede the doctype.
-			leading = leading && strings.HasPrefix(t.name, "<?")
+			leading = leading && t.name == declPI
 			return true
 		case htmlEndTag:
 			// After </head>, a browser still puts head elements (a
@@ -208,11 +209,11 @@ func scanHeadWork(doc []byte) (headScan, int) {
 		case "title":
 			sc.hasTitle = true
 		case "meta":
-			if name, ok := t.attr("name"); ok && strings.EqualFold(strings.TrimSpace(name), "description") {
+			if asciiEqualFold(bytes.Trim(attrValue(t.attr), " \t\n\f\r"), "description") {
 				sc.hasDescription = true
 			}
 		case "link":
-			if rel, ok := t.attr("rel"); ok && strings.Contains(strings.ToLower(rel), "icon") {
+			if asciiContainsFold(attrValue(t.attr), "icon") {
 				sc.hasIcon = true
 			}
 		}
@@ -241,28 +242,86 @@ const (
 	htmlDecl // <!doctype>, other <!...> and <?...>
 )
 
-// htmlToken is a tag, comment or declaration found by scanHTMLTokens.
+// htmlToken is a tag, comment or declaration found by scanHTMLTokens. It
+// holds no copy of the document's bytes, so a scan allocates little
+// whatever the document's tags and attributes.
 type htmlToken struct {
-	kind       htmlTokenKind
-	name       string // lowercase tag name; for htmlDecl, the raw text
-	start, end int    // doc[start:end] is the whole token
+	kind htmlTokenKind
+	// name is a tag's name in lowercase when it is one of knownTagNames,
+	// else "". For an htmlDecl, it is declDoctype, declPI or "".
+	name       string
+	start, end int // doc[start:end] is the whole token
 	// contentEnd is where the markup after the token resumes: the end tag
 	// of a raw text element (script, style, title...), else end.
 	contentEnd int
-	attrs      []htmlAttr
+	// attr is the raw value (not entity-decoded) of a <meta> start tag's
+	// first name attribute or of a <link>'s first rel attribute, a
+	// subslice of the document; nil for other tags or without one.
+	attr []byte
 }
 
-// htmlAttr is one attribute of a start tag, its value entity-decoded.
-type htmlAttr struct{ name, value string }
+// What an htmlDecl token's name says it is.
+const (
+	declDoctype = "!doctype" // <!doctype ...>, in any ASCII case
+	declPI      = "?"        // a processing instruction, <?xml ...?> say
+)
 
-// attr returns the value of the first attribute called name (lowercase).
-func (t htmlToken) attr(name string) (string, bool) {
-	for _, a := range t.attrs {
-		if a.name == name {
-			return a.value, true
+// knownTagNames maps each tag name the head scan tells apart to itself:
+// the head elements, the raw text elements, and what ends a head.
+var knownTagNames = func() map[string]string {
+	m := map[string]string{"body": "body", "br": "br"}
+	for name := range headElements {
+		m[name] = name
+	}
+	for name := range htmlRawTextElements {
+		m[name] = name
+	}
+	return m
+}()
+
+// maxKnownTagName is the length of the longest of knownTagNames.
+const maxKnownTagName = len("plaintext")
+
+// knownTagName returns the lowercase form of the tag name b, lowercasing
+// ASCII letters only as the HTML tokenizer does, when it is one of
+// knownTagNames, else "". It does not allocate.
+func knownTagName(b []byte) string {
+	if len(b) > maxKnownTagName {
+		return ""
+	}
+	var buf [maxKnownTagName]byte
+	for i, c := range b {
+		buf[i] = lowerASCIIByte(c)
+	}
+	return knownTagNames[string(buf[:len(b)])]
+}
+
+// attrValue returns the attribute value raw entity-decoded, allocating
+// only when it holds a character reference.
+func attrValue(raw []byte) []byte {
+	if bytes.IndexByte(raw, '&') < 0 {
+		return raw
+	}
+	return []byte(html.UnescapeString(string(raw)))
+}
+
+// lowerASCIIByte returns c lowercased if it is an ASCII capital letter.
+func lowerASCIIByte(c byte) byte {
+	if 'A' <= c && c <= 'Z' {
+		return c + 'a' - 'A'
+	}
+	return c
+}
+
+// asciiContainsFold reports whether b contains sub (lowercase ASCII) in
+// any ASCII case.
+func asciiContainsFold(b []byte, sub string) bool {
+	for i := 0; i+len(sub) <= len(b); i++ {
+		if asciiEqualFold(b[i:i+len(sub)], sub) {
+			return true
 		}
 	}
-	return "", false
+	return false
 }
 
 // htmlRawTextElements are the elements whose content is not markup: the
@@ -287,9 +346,9 @@ func (s *htmlScanner) scanHTMLTokens(fn func(htmlToken) bool) (stopped bool, res
 		if k < 0 {
 			return false, len(doc)
 		}
-		rest := doc[k:]
+		tail := doc[k:]
 		switch {
-		case bytes.HasPrefix(rest, []byte("<!--")):
+		case bytes.HasPrefix(tail, []byte("<!--")):
 			end := s.htmlCommentEnd(k + 4)
 			if end < 0 {
 				return false, k
@@ -298,22 +357,27 @@ func (s *htmlScanner) scanHTMLTokens(fn func(htmlToken) bool) (stopped bool, res
 				return true, k
 			}
 			i = end
-		case len(rest) > 1 && (rest[1] == '!' || rest[1] == '?' ||
-			rest[1] == '/' && (len(rest) < 3 || !isASCIILetter(rest[2]))):
+		case len(tail) > 1 && (tail[1] == '!' || tail[1] == '?' ||
+			tail[1] == '/' && (len(tail) < 3 || !isASCIILetter(tail[2]))):
 			// A declaration, processing instruction or bogus comment: up to '>'.
 			gt := s.indexByte(k, '>')
 			if gt < 0 {
 				return false, k
 			}
-			kind := htmlDecl
-			if rest[1] == '/' {
-				kind = htmlComment // "</>" or "</ ..."
+			t := htmlToken{kind: htmlDecl, start: k, end: gt + 1}
+			switch {
+			case tail[1] == '/':
+				t.kind = htmlComment // "</>" or "</ ..."
+			case tail[1] == '?':
+				t.name = declPI
+			case gt+1-k >= len("<!doctype") && asciiEqualFold(tail[2:len("<!doctype")], declDoctype[1:]):
+				t.name = declDoctype
 			}
-			if !fn(htmlToken{kind: kind, name: string(doc[k : gt+1]), start: k, end: gt + 1}) {
+			if !fn(t) {
 				return true, k
 			}
 			i = gt + 1
-		case len(rest) > 2 && rest[1] == '/' || len(rest) > 1 && isASCIILetter(rest[1]):
+		case len(tail) > 2 && tail[1] == '/' || len(tail) > 1 && isASCIILetter(tail[1]):
 			t, ok := s.scanHTMLTag(k)
 			if !ok {
 				return false, k
@@ -326,7 +390,7 @@ func (s *htmlScanner) scanHTMLTokens(fn func(htmlToken) bool) (stopped bool, res
 				return true, k
 			}
 			i = t.contentEnd
-		case len(rest) == 1:
+		case len(tail) == 1:
 			return false, k // what the last '<' starts is unknown
 		default:
 			i = k + 1 // a '<' that starts no tag is text
@@ -415,11 +479,7 @@ func asciiEqualFold(b []byte, name string) bool {
 		return false
 	}
 	for i := range len(b) {
-		c := b[i]
-		if 'A' <= c && c <= 'Z' {
-			c += 'a' - 'A'
-		}
-		if c != name[i] {
+		if lowerASCIIByte(b[i]) != name[i] {
 			return false
 		}
 	}
@@ -462,10 +522,13 @@ func (s *htmlScanner) scriptDataEnd(from int) int {
 			return i
 		case state == escaped && s.isStartTag(i, "script"):
 			state = doubleEscaped
-			i += len("<script") // the white space, '/' or '>' is read next
+			// The white space, '/' or '>' that ends the name is skipped
+			// by the i++ below, as the tokenizer consumes it: it is
+			// neither '-' nor '<', so no "-->" or tag starts there.
+			i += len("<script")
 		case state == doubleEscaped && s.isEndTag(i, "script"):
 			state = escaped
-			i += len("</script")
+			i += len("</script") // and the i++ below skips what ends the name
 		}
 		dashes = 0
 		i++
@@ -474,7 +537,9 @@ func (s *htmlScanner) scriptDataEnd(from int) int {
 }
 
 // scanHTMLTag reads the start or end tag at doc[k] ('<'), with its
-// attributes. ok is false when the tag is not closed by '>'.
+// attributes, of which it keeps only a <meta>'s first name and a <link>'s
+// first rel (see htmlToken.attr). ok is false when the tag is not closed
+// by '>'.
 func (s *htmlScanner) scanHTMLTag(k int) (t htmlToken, ok bool) {
 	doc := s.doc
 	t = htmlToken{kind: htmlStartTag, start: k}
@@ -488,7 +553,15 @@ func (s *htmlScanner) scanHTMLTag(k int) (t htmlToken, ok bool) {
 	for n < len(doc) && !isTagNameEnd(doc[n]) {
 		n++
 	}
-	t.name = strings.ToLower(string(doc[i:n]))
+	t.name = knownTagName(doc[i:n])
+	want := "" // the attribute to keep
+	switch {
+	case t.kind == htmlEndTag:
+	case t.name == "meta":
+		want = "name"
+	case t.name == "link":
+		want = "rel"
+	}
 	i = n
 	for {
 		for i < len(doc) && (isHTMLSpace(doc[i]) || doc[i] == '/') {
@@ -506,12 +579,12 @@ func (s *htmlScanner) scanHTMLTag(k int) (t htmlToken, ok bool) {
 		for n < len(doc) && !isTagNameEnd(doc[n]) && doc[n] != '=' {
 			n++
 		}
-		name := strings.ToLower(string(doc[i:n]))
+		keep := want != "" && t.attr == nil && asciiEqualFold(doc[i:n], want)
 		i = n
 		for i < len(doc) && isHTMLSpace(doc[i]) {
 			i++
 		}
-		value := ""
+		value := doc[i:i] // empty, not nil: the attribute is there
 		if i < len(doc) && doc[i] == '=' {
 			i++
 			for i < len(doc) && isHTMLSpace(doc[i]) {
@@ -526,18 +599,20 @@ func (s *htmlScanner) scanHTMLTag(k int) (t htmlToken, ok bool) {
 					i = len(doc)
 					return t, false
 				}
-				value = string(doc[i+1 : i+1+j])
+				value = doc[i+1 : i+1+j]
 				i += j + 2
 			} else {
 				n = i
 				for n < len(doc) && !isHTMLSpace(doc[n]) && doc[n] != '>' {
 					n++
 				}
-				value = string(doc[i:n])
+				value = doc[i:n]
 				i = n
 			}
 		}
-		t.attrs = append(t.attrs, htmlAttr{name: name, value: html.UnescapeString(value)})
+		if keep {
+			t.attr = value
+		}
 	}
 }
 

@@ -26,6 +26,9 @@ func FuzzInjectHead(f *testing.F) {
 		"\xef\xbb\xbf<p>x</p>", "\xef\xbb\xbf<!DOCTYPE html><html><head></head>",
 		"<!doctype html><html lang=en><head><meta charset=utf-8></head><body></body></html>",
 		`<?xml version="1.0"?><!DOCTYPE html><p>x</p>`, "</ x><head>", "<!x><head>",
+		// Tag names fold ASCII only: these are not title or script.
+		"<!doctype html><t\u0130tle><script>var a='</title><head>';</script>",
+		"<scr\u0130pt><!--</script><head>-->", "<lin\u212a rel=icon><head>",
 	} {
 		f.Add([]byte(seed), "T", "D", "🚀")
 	}

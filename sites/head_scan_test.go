@@ -1,6 +1,7 @@
 package sites
 
 import (
+	"runtime"
 	"strings"
 	"testing"
 )
@@ -80,6 +81,47 @@ func TestInjectHeadBudgetEdge(t *testing.T) {
 		doc := []byte(head + pad + tail) // the budget ends just after tail's '<'
 		if out := InjectHead(doc, "T", "D", ""); len(out) != len(doc) {
 			t.Errorf("tail %q: tags added though the head runs past the budget", tail)
+		}
+	}
+}
+
+// TestScanHeadMemory bounds the bytes the head scan allocates, an
+// independent check of the linearity the work counter measures: documents
+// of up to and beyond the scan budget made of long tags, many attributes,
+// entity-laden values and long declarations must not make it allocate
+// more than a small multiple of the budget.
+func TestScanHeadMemory(t *testing.T) {
+	n := maxHeadScan - 64 // room for the ends of tags: all but two fit in the budget
+	docs := map[string]string{
+		"meta attributes":       "<meta" + strings.Repeat(" a", n/2) + ">",
+		"link attributes":       "<link" + strings.Repeat(" a=b", n/4) + ">",
+		"quoted attributes":     "<head" + strings.Repeat(` a="&amp;"`, n/10) + ">",
+		"unknown tag":           "<div" + strings.Repeat(" a=&lt;", n/7) + ">",
+		"meta tags":             strings.Repeat(`<meta name="description" content="x">`, n/37),
+		"link tags":             strings.Repeat(`<link rel="shortcut icon" href="/i">`, n/36),
+		"long tag names":        strings.Repeat("<meta"+strings.Repeat("a", 1000)+">", n/1006),
+		"entity name":           `<meta name="` + strings.Repeat("&amp;", n/5) + `">`,
+		"entity rel":            `<link rel=` + strings.Repeat("&#105;", n/6) + `>`,
+		"long doctype":          "<!doctype" + strings.Repeat(" x", n/2) + ">",
+		"declarations":          strings.Repeat("<!doctype html>", n/15),
+		"templates":             strings.Repeat("<template>", n/10),
+		"end tags":              strings.Repeat("</template a=b>", n/15),
+		"title with attributes": "<title" + strings.Repeat(" a", n/2) + ">x</title>",
+		"unterminated":          "<meta" + strings.Repeat(" a=b", n/4),
+		"past the budget":       "<head" + strings.Repeat(" a=b", 3*n/4) + ">",
+	}
+	// A <meta>'s name or a <link>'s rel is entity-decoded: a copy or two
+	// of at most the budget's size.
+	const limit = 3 * maxHeadScan
+	for name, doc := range docs {
+		b := []byte(doc)
+		var before, after runtime.MemStats
+		runtime.GC()
+		runtime.ReadMemStats(&before)
+		scanHead(b)
+		runtime.ReadMemStats(&after)
+		if alloc := after.TotalAlloc - before.TotalAlloc; alloc > limit {
+			t.Errorf("%s (%d bytes): the scan allocated %d bytes, want at most %d", name, len(b), alloc, limit)
 		}
 	}
 }

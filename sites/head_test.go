@@ -300,3 +300,53 @@ func isSubsequence(in, out string) bool {
 	}
 	return strings.HasSuffix(out, in[i:])
 }
+
+// TestInjectHeadASCIIFolding: the HTML tokenizer lowercases tag and
+// attribute names in ASCII only, and name and rel values are compared
+// ASCII case-insensitively; Unicode case folding (U+0130 İ to "i", the
+// Kelvin sign U+212A to "k", U+017F ſ to "s") must not make a tag, a
+// description or an icon out of something a browser does not read as one.
+func TestInjectHeadASCIIFolding(t *testing.T) {
+	icon := `<link rel="icon" href="` + html.EscapeString(emojiIconURL("🚀")) + `">`
+	for _, tt := range []struct {
+		doc, title, desc, fav, want string
+	}{
+		{
+			// <tİtle> is an unknown element that starts the body, not a
+			// title whose text hides the <script>.
+			doc:   "<!doctype html><t\u0130tle><script>var a='</title><head>';</script>",
+			title: "T",
+			want:  "<!doctype html><head><title>T</title></head><t\u0130tle><script>var a='</title><head>';</script>",
+		},
+		{
+			doc:   "<scr\u0130pt><!--</script><head>-->",
+			title: "T",
+			want:  "<head><title>T</title></head><scr\u0130pt><!--</script><head>-->",
+		},
+		{
+			doc:  "<head><lin\u212a rel=icon></head>",
+			fav:  "🚀",
+			want: "<head>" + icon + "<lin\u212a rel=icon></head>",
+		},
+		{
+			doc:  `<head><meta name="de` + "\u017f" + `cription"></head>`,
+			desc: "D",
+			want: `<head><meta name="description" content="D"><meta name="de` + "\u017f" + `cription"></head>`,
+		},
+		{
+			doc:  `<head><meta name="DESCR` + "\u0130" + `PTION"></head>`,
+			desc: "D",
+			want: `<head><meta name="description" content="D"><meta name="DESCR` + "\u0130" + `PTION"></head>`,
+		},
+		{
+			doc:  "<head><link rel=\"\u0130con\"><link rel=\"shortcut \u0130CON\"></head>",
+			fav:  "🚀",
+			want: "<head>" + icon + "<link rel=\"\u0130con\"><link rel=\"shortcut \u0130CON\"></head>",
+		},
+	} {
+		got := string(InjectHead([]byte(tt.doc), tt.title, tt.desc, tt.fav))
+		if got != tt.want {
+			t.Errorf("InjectHead(%q)\n got %q\nwant %q", tt.doc, got, tt.want)
+		}
+	}
+}
