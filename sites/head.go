@@ -18,7 +18,9 @@ import (
 // <title> after </head> still goes to the head). Comments and the bodies
 // of <script>, <style>, <title>, <noscript> and similar raw text elements
 // are skipped, following the HTML tokenizer (a </script> inside
-// "<!--<script>" does not end a script, for one). A <meta> counts when its name attribute is "description" (in any ASCII
+// "<!--<script>" does not end a script, for one). The content of a
+// <template> is inert: what it holds neither counts nor ends the head.
+// A <meta> counts when its name attribute is "description" (in any ASCII
 // case); a <link> counts when its rel contains "icon" (in any ASCII case,
 // so apple-touch-icon counts). Tag and attribute names and these values
 // are compared in ASCII case only, as a browser does: "tİtle" is no title.
@@ -163,13 +165,14 @@ func scanHeadWork(doc []byte) (headScan, int) {
 	s := &htmlScanner{doc: doc}
 	sc := headScan{headOpenEnd: -1, htmlOpenEnd: -1, doctypeEnd: -1}
 	leading := true // only white space and comments seen so far
+	template := 0   // how many <template> elements are open: their content is inert
 	prev := 0
 	if bytes.HasPrefix(doc, utf8BOM) {
 		prev = len(utf8BOM)
 	}
 	stopped, rest := s.scanHTMLTokens(func(t htmlToken) bool {
 		s.work += t.start - prev
-		if len(bytes.Trim(doc[prev:t.start], " \t\n\f\r")) > 0 {
+		if template == 0 && len(bytes.Trim(doc[prev:t.start], " \t\n\f\r")) > 0 {
 			return false // text starts the body
 		}
 		prev = t.end
@@ -187,13 +190,26 @@ func scanHeadWork(doc []byte) (headScan, int) {
 			leading = leading && t.name == declPI
 			return true
 		case htmlEndTag:
+			leading = false
+			if t.name == "template" {
+				// A stray </template> is ignored, in a browser too.
+				template = max(template-1, 0)
+				return true
+			}
 			// After </head>, a browser still puts head elements (a
 			// <title>, say) in the head; </body>, </html> and </br> end
-			// it, as text and other elements do.
-			leading = false
-			return t.name != "body" && t.name != "html" && t.name != "br"
+			// it, as text and other elements do, but not inside a
+			// template, which ignores them.
+			return template > 0 || t.name != "body" && t.name != "html" && t.name != "br"
 		}
 		leading = false
+		if t.name == "template" {
+			template++
+			return true
+		}
+		if template > 0 {
+			return true // a template's content is inert: <head>, <title>... included
+		}
 		if !headElements[t.name] {
 			return false
 		}
@@ -225,7 +241,7 @@ func scanHeadWork(doc []byte) (headScan, int) {
 	// follows the budget is unknown.
 	if !stopped && prev <= rest {
 		s.work += rest - prev
-		stopped = len(bytes.Trim(doc[prev:rest], " \t\n\f\r")) > 0
+		stopped = template == 0 && len(bytes.Trim(doc[prev:rest], " \t\n\f\r")) > 0
 	}
 	sc.complete = stopped || !truncated
 	return sc, s.work

@@ -29,6 +29,7 @@ func FuzzInjectHead(f *testing.F) {
 		// Tag names fold ASCII only: these are not title or script.
 		"<!doctype html><t\u0130tle><script>var a='</title><head>';</script>",
 		"<scr\u0130pt><!--</script><head>-->", "<lin\u212a rel=icon><head>",
+		"<head><template><head></template><title>x</title>",
 	} {
 		f.Add([]byte(seed), "T", "D", "🚀")
 	}

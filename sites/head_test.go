@@ -350,3 +350,52 @@ func TestInjectHeadASCIIFolding(t *testing.T) {
 		}
 	}
 }
+
+// TestInjectHeadTemplate: a <template>'s content is inert. A <head> or
+// <html> in it is not where tags go, a <title>, <meta> or <link> in it
+// does not count, and what it holds (elements, text, </body>) does not
+// end the head.
+func TestInjectHeadTemplate(t *testing.T) {
+	icon := `<link rel="icon" href="` + html.EscapeString(emojiIconURL("🚀")) + `">`
+	for _, tt := range []struct {
+		doc, title, desc, fav, want string
+	}{
+		{
+			doc:   `<head><template><title>x</title><meta name="description"><link rel="icon"></template></head>`,
+			title: "T", desc: "D", fav: "🚀",
+			want: `<head><title>T</title><meta name="description" content="D">` + icon +
+				`<template><title>x</title><meta name="description"><link rel="icon"></template></head>`,
+		},
+		{
+			doc:   `<!doctype html><template><head><p>x</p></template><head><meta charset=utf-8></head>`,
+			title: "T",
+			want:  `<!doctype html><template><head><p>x</p></template><head><title>T</title><meta charset=utf-8></head>`,
+		},
+		{
+			doc:   `<template><html lang=x></template><p>y</p>`,
+			title: "T",
+			want:  `<head><title>T</title></head><template><html lang=x></template><p>y</p>`,
+		},
+		{
+			// Nested templates: the title is still inside the outer one.
+			doc:   `<head><template><template></template><title>x</title></template></head>`,
+			title: "T",
+			want:  `<head><title>T</title><template><template></template><title>x</title></template></head>`,
+		},
+	} {
+		got := string(InjectHead([]byte(tt.doc), tt.title, tt.desc, tt.fav))
+		if got != tt.want {
+			t.Errorf("InjectHead(%q)\n got %q\nwant %q", tt.doc, got, tt.want)
+		}
+	}
+	// The head goes on after a template, whatever it holds.
+	for _, doc := range []string{
+		`<head><template><div>x</div> text </template><title>x</title></head>`,
+		`<head><template></body></html></template><title>x</title></head>`,
+		`<head></template><template></template><title>x</title></head>`,
+	} {
+		if got := string(InjectHead([]byte(doc), "T", "", "")); got != doc {
+			t.Errorf("InjectHead(%q) = %q, want it unchanged (the title is in the head)", doc, got)
+		}
+	}
+}
