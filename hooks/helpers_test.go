@@ -16,6 +16,7 @@ import (
 	"github.com/pocketbase/pocketbase/apis"
 	"github.com/pocketbase/pocketbase/core"
 	"github.com/pocketbase/pocketbase/tests"
+	"github.com/pocketbase/pocketbase/tools/hook"
 
 	_ "sitedrop/migrations"
 	"sitedrop/sites"
@@ -281,12 +282,16 @@ func bearer(key string) map[string]string {
 }
 
 // newMux builds the app's HTTP handler once, for tests that send several
-// requests to the same app (ApiScenario builds one per request).
-func newMux(t testing.TB, app *tests.TestApp) http.Handler {
+// requests to the same app (ApiScenario builds one per request). The
+// middlewares are bound before OnServe, as apis.Serve binds its own.
+func newMux(t testing.TB, app *tests.TestApp, middlewares ...*hook.Handler[*core.RequestEvent]) http.Handler {
 	t.Helper()
 	r, err := apis.NewRouter(app)
 	if err != nil {
 		t.Fatal(err)
+	}
+	for _, m := range middlewares {
+		r.Bind(m)
 	}
 	se := new(core.ServeEvent)
 	se.App, se.Router = app, r

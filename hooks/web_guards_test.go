@@ -21,22 +21,7 @@ import (
 // binds before OnServe (PocketBase's default, "*"), as in production.
 func newServedMux(t testing.TB, app *tests.TestApp) http.Handler {
 	t.Helper()
-	r, err := apis.NewRouter(app)
-	if err != nil {
-		t.Fatal(err)
-	}
-	r.Bind(apis.CORS(apis.CORSConfig{AllowOrigins: []string{"*"}}))
-	se := new(core.ServeEvent)
-	se.App, se.Router = app, r
-	var mux http.Handler
-	err = app.OnServe().Trigger(se, func(e *core.ServeEvent) (err error) {
-		mux, err = e.Router.BuildMux()
-		return err
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return mux
+	return newMux(t, app, apis.CORS(apis.CORSConfig{AllowOrigins: []string{"*"}}))
 }
 
 func TestCrossOriginDeploys(t *testing.T) {
