@@ -424,7 +424,8 @@ func TestKeyedDeployRateLimit(t *testing.T) {
 }
 
 // TestDeploysWaitForASlot: past --concurrent-deploys a deploy waits, and a
-// client that gives up while waiting gets 503 with nothing stored.
+// client that gives up while waiting is logged as 499 (the client's doing)
+// with nothing stored.
 func TestDeploysWaitForASlot(t *testing.T) {
 	t.Parallel()
 	app, sd := newFixtureApp(t)
@@ -439,7 +440,7 @@ func TestDeploysWaitForASlot(t *testing.T) {
 	req.Header.Set("Authorization", "Bearer "+keyPia)
 	rec := httptest.NewRecorder()
 	mux.ServeHTTP(rec, req)
-	if rec.Code != 503 {
+	if rec.Code != statusClientClosed {
 		t.Fatalf("busy: %d %s", rec.Code, rec.Body)
 	}
 	<-sd.deploySlots // one slot frees up
