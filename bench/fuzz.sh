@@ -57,8 +57,10 @@ log "fuzzing $n targets, $FUZZTIME each, $PARALLEL at a time"
 run_one() {
 	local pkg=$1 target=$2 out="$tmp/$2.log" start=$SECONDS rc=0
 	go test -run '^$' -fuzz "^${target}\$" -fuzztime "$FUZZTIME" -parallel 1 "$pkg" >"$out" 2>&1 || rc=$?
+	# a short run may spend its time replaying the cached corpus, and
+	# print no execs line at all
 	local execs
-	execs=$(grep -o 'execs: [0-9]*' "$out" | tail -n 1 | awk '{print $2}')
+	execs=$({ grep -o 'execs: [0-9]*' "$out" || true; } | tail -n 1 | awk '{print $2}')
 	if [[ $rc == 0 ]]; then
 		echo "| \`$target\` | ${pkg#sitedrop/} | ok | ${execs:-?} | $((SECONDS - start)) s |" >"$tmp/$target.result"
 	else
