@@ -10,6 +10,7 @@ import (
 	"github.com/pocketbase/pocketbase/core"
 
 	"sitedrop/sites"
+	"sitedrop/sites/store"
 )
 
 // maxMissingHashes bounds one POST /blobs/missing.
@@ -65,17 +66,17 @@ func (sd *sitedrop) blobsMissing(e *core.RequestEvent) error {
 	}
 	missing := make([]string, 0)
 	seen := make(map[string]bool, len(req.Hashes))
-	store := sd.svc.Store()
+	blobs := sd.svc.Store()
 	for _, h := range req.Hashes {
-		h, ok := sites.ParseHash(h)
+		h, ok := store.ParseHash(h)
 		if !ok {
-			return fail(http.StatusBadRequest, "%s", sites.InvalidHashMsg(h))
+			return fail(http.StatusBadRequest, "%s", store.InvalidHashMsg(h))
 		}
 		if seen[h] {
 			continue
 		}
 		seen[h] = true
-		ok, err := exists(e.Request.Context(), store, h)
+		ok, err := exists(e.Request.Context(), blobs, h)
 		if err != nil {
 			return err
 		}
@@ -93,9 +94,9 @@ func (sd *sitedrop) blobPut(e *core.RequestEvent) error {
 	if err != nil {
 		return err
 	}
-	h, ok := sites.ParseHash(e.Request.PathValue("sha256"))
+	h, ok := store.ParseHash(e.Request.PathValue("sha256"))
 	if !ok {
-		return fail(http.StatusBadRequest, "%s", sites.InvalidHashMsg(e.Request.PathValue("sha256")))
+		return fail(http.StatusBadRequest, "%s", store.InvalidHashMsg(e.Request.PathValue("sha256")))
 	}
 	size := e.Request.ContentLength
 	if size < 0 || size > sd.cfg.MaxBody {
@@ -122,20 +123,20 @@ func (sd *sitedrop) blobPut(e *core.RequestEvent) error {
 		return err
 	}
 	defer release()
-	if got := sites.HashBytes(data); got != h {
+	if got := store.HashBytes(data); got != h {
 		return fail(http.StatusBadRequest, "content does not match its name: its sha256 is %s", got)
 	}
-	store := sd.svc.Store()
-	if ok, err := store.Has(e.Request.Context(), h); err != nil {
+	blobs := sd.svc.Store()
+	if ok, err := blobs.Has(e.Request.Context(), h); err != nil {
 		return err
 	} else if !ok {
-		if err := store.Put(e.Request.Context(), h, data); err != nil {
+		if err := blobs.Put(e.Request.Context(), h, data); err != nil {
 			return err
 		}
 	}
 	// Kept for the deploy that will name it, however long the rest of
 	// the upload takes.
-	if k, ok := store.(blobKeeper); ok {
+	if k, ok := blobs.(blobKeeper); ok {
 		if err := k.KeepUntil(e.Request.Context(), h, time.Now().Add(uploadKeep)); err != nil {
 			return err
 		}
@@ -144,13 +145,13 @@ func (sd *sitedrop) blobPut(e *core.RequestEvent) error {
 }
 
 // exists asks the store without refreshing the blob's age where it can.
-func exists(ctx context.Context, store sites.BlobStore, h string) (bool, error) {
-	if x, ok := store.(interface {
+func exists(ctx context.Context, blobs store.BlobStore, h string) (bool, error) {
+	if x, ok := blobs.(interface {
 		Exists(context.Context, string) (bool, error)
 	}); ok {
 		return x.Exists(ctx, h)
 	}
-	return store.Has(ctx, h)
+	return blobs.Has(ctx, h)
 }
 
 // storedContent loads the contents a deploy names by sha256, each once,
@@ -159,13 +160,13 @@ func exists(ctx context.Context, store sites.BlobStore, h string) (bool, error) 
 func (sd *sitedrop) storedContent(e *core.RequestEvent, lease *memLease) sites.BlobLoader {
 	limit := archiveUnpackFactor * sd.cfg.MaxBody
 	budget := limit
-	store := sd.svc.Store()
+	blobs := sd.svc.Store()
 	loaded := map[string][]byte{}
 	return func(hash string) ([]byte, error) {
 		if data, ok := loaded[hash]; ok {
 			return data, nil
 		}
-		b, err := store.Open(e.Request.Context(), hash)
+		b, err := blobs.Open(e.Request.Context(), hash)
 		if err != nil {
 			return nil, err
 		}

@@ -7,13 +7,13 @@ import (
 
 	"github.com/pocketbase/pocketbase/tests"
 
-	"sitedrop/sites"
+	"sitedrop/sites/store"
 )
 
 func TestBlobsAPI(t *testing.T) {
 	page := "<p>uploaded by digest</p>"
-	h := sites.HashBytes([]byte(page))
-	unknown := sites.HashBytes([]byte("nobody uploaded this"))
+	h := store.HashBytes([]byte(page))
+	unknown := store.HashBytes([]byte("nobody uploaded this"))
 	// withBlob has page uploaded already.
 	withBlob := func(t testing.TB) *tests.TestApp {
 		app, sd := newFixtureApp(t)
@@ -189,7 +189,7 @@ func TestBlobUploadBudget(t *testing.T) {
 	mux := newMux(t, app)
 	for i := range 21 {
 		body := strings.Repeat(string(rune('a'+i)), 64<<10) // --max-body in tests
-		res, b := do(t, mux, http.MethodPut, "/blobs/"+sites.HashBytes([]byte(body)), body, bearer(keyAlice))
+		res, b := do(t, mux, http.MethodPut, "/blobs/"+store.HashBytes([]byte(body)), body, bearer(keyAlice))
 		want := 200
 		if i == 20 {
 			want = 429
@@ -199,7 +199,7 @@ func TestBlobUploadBudget(t *testing.T) {
 		}
 	}
 	body := "another account"
-	if res, _ := do(t, mux, http.MethodPut, "/blobs/"+sites.HashBytes([]byte(body)), body, bearer(keyBob)); res.StatusCode != 200 {
+	if res, _ := do(t, mux, http.MethodPut, "/blobs/"+store.HashBytes([]byte(body)), body, bearer(keyBob)); res.StatusCode != 200 {
 		t.Fatalf("another account's upload: %d", res.StatusCode)
 	}
 }

@@ -19,6 +19,7 @@ import (
 	"golang.org/x/term"
 
 	"sitedrop/sites"
+	"sitedrop/sites/store"
 )
 
 // localFile is a file of the folder being deployed. Its bytes stay on
@@ -197,7 +198,7 @@ func deployFolder(api *apiClient, method, path, target string, o deployOptions, 
 		if err != nil {
 			return nil, fmt.Errorf("read %s: %w", f.src, err)
 		}
-		if sites.HashBytes(data) != f.hash {
+		if store.HashBytes(data) != f.hash {
 			return nil, fmt.Errorf("%s changed during the deploy: run it again", f.src)
 		}
 		entries = append(entries, map[string]string{"path": f.path, "content": base64.StdEncoding.EncodeToString(data), "encoding": "base64"})

@@ -13,6 +13,7 @@ import (
 	"github.com/pocketbase/pocketbase/core"
 
 	"sitedrop/sites"
+	"sitedrop/sites/store"
 )
 
 // FuzzDeployRequest feeds raw bodies through the JSON deploy decoding and
@@ -24,12 +25,12 @@ import (
 func FuzzDeployRequest(f *testing.F) {
 	const limit, maxFiles = 1 << 16, 8
 	stored := []byte("stored bytes")
-	storedHash := sites.HashBytes(stored)
+	storedHash := store.HashBytes(stored)
 	load := func(h string) ([]byte, error) {
 		if h == storedHash {
 			return stored, nil
 		}
-		return nil, fmt.Errorf("load %s: %w", h, sites.ErrBlobNotFound)
+		return nil, fmt.Errorf("load %s: %w", h, store.ErrBlobNotFound)
 	}
 	for _, s := range []string{
 		`{"html":"<h1>hi</h1>","slug":"fresh-page","title":"Hi","description":"d","favicon":"👋","is_spa":true}`,

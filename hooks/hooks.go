@@ -9,6 +9,7 @@ import (
 	"github.com/pocketbase/pocketbase/core"
 
 	"sitedrop/sites"
+	"sitedrop/sites/store"
 )
 
 // sitedrop is the state the hooks share: the config, the deployment service
@@ -149,7 +150,7 @@ func (sd *sitedrop) init() error {
 	if dir == "" {
 		dir = filepath.Join(sd.app.DataDir(), "site_blobs")
 	}
-	store, err := sites.NewFSStore(dir)
+	blobs, err := store.NewFSStore(dir)
 	if err != nil {
 		return fmt.Errorf("open blob store: %w", err)
 	}
@@ -158,14 +159,14 @@ func (sd *sitedrop) init() error {
 		// the web host lies under the sites domain: no site may take its name
 		reserved = append(reserved[:len(reserved):len(reserved)], label)
 	}
-	sd.svc = sites.NewService(sd.app, store, sites.ServiceConfig{
+	sd.svc = sites.NewService(sd.app, blobs, sites.ServiceConfig{
 		FreeSlots:     sd.cfg.FreeSlots,
 		KeepVersions:  sd.cfg.KeepVersions,
 		ProSlots:      sd.cfg.ProSlots,
 		ReservedSlugs: reserved,
 		SubmitURL:     func(id string) string { return sd.webURL() + "/submit/" + id },
 	})
-	sd.server = sites.NewServer(sd.svc.LoadSite, store, sites.ServerOptions{ContentCacheBytes: sd.cfg.ContentCache})
+	sd.server = sites.NewServer(sd.svc.LoadSite, blobs, sites.ServerOptions{ContentCacheBytes: sd.cfg.ContentCache})
 	proxies, err := parseProxies(sd.cfg.TrustedProxies)
 	if err != nil {
 		return err

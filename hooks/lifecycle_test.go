@@ -16,6 +16,7 @@ import (
 	"github.com/pocketbase/pocketbase/tests"
 
 	"sitedrop/sites"
+	"sitedrop/sites/store"
 )
 
 // TestSlotLimitUnderConcurrentCreates fires more creates than alice has
@@ -230,7 +231,7 @@ func TestRestartKeepsSites(t *testing.T) {
 
 // failingStore fails every Put after the first ok ones.
 type failingStore struct {
-	sites.BlobStore
+	store.BlobStore
 	mu sync.Mutex
 	ok int
 }

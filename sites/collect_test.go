@@ -20,10 +20,11 @@ import (
 	"github.com/pocketbase/pocketbase/tests"
 
 	"sitedrop/sites"
+	"sitedrop/sites/store"
 )
 
 type hookStore struct {
-	sites.BlobStore
+	store.BlobStore
 	afterWalk func()
 }
 
@@ -42,7 +43,7 @@ func TestCollectorNeverDeletesLiveContentWhileVersionsChange(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer app.Cleanup()
-	fs, _ := sites.NewFSStore(t.TempDir())
+	fs, _ := store.NewFSStore(t.TempDir())
 	hs := &hookStore{BlobStore: fs}
 	svc := sites.NewService(app, hs, sites.ServiceConfig{})
 	ctx := context.Background()

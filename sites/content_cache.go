@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"io"
 	"sync"
+
+	"sitedrop/sites/store"
 )
 
 // contentCache keeps the bytes of small blobs in memory, keyed by content
@@ -24,14 +26,14 @@ func newContentCache(budget int64) *contentCache {
 
 // load returns the bytes of blob hash, from memory or else from store
 // (and keeps them, evicting arbitrary entries to make room).
-func (c *contentCache) load(ctx context.Context, store BlobStore, hash string) ([]byte, error) {
+func (c *contentCache) load(ctx context.Context, blobStore store.BlobStore, hash string) ([]byte, error) {
 	c.mu.RLock()
 	data, ok := c.items[hash]
 	c.mu.RUnlock()
 	if ok {
 		return data, nil
 	}
-	blob, err := store.Open(ctx, hash)
+	blob, err := blobStore.Open(ctx, hash)
 	if err != nil {
 		return nil, err
 	}

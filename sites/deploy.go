@@ -16,6 +16,8 @@ import (
 	validation "github.com/pocketbase/ozzo-validation/v4"
 	"github.com/pocketbase/pocketbase/core"
 	"github.com/pocketbase/pocketbase/tools/security"
+
+	"sitedrop/sites/store"
 )
 
 // Storage types of a deployment.
@@ -68,7 +70,7 @@ type Created struct {
 }
 
 // Create validates the slug, stores the content and commits the deployment
-// with its first version in one transaction. Blob writes come first, so a
+// with its first version in one transaction. store.Blob writes come first, so a
 // failure at any point leaves no deployment behind. When ctx is cancelled
 // (the client went away), the work stops between files and nothing is
 // committed; the error wraps ctx.Err().
@@ -427,8 +429,8 @@ func (s *Service) pruneVersions(tx core.App, depID string, keepFrom int) error {
 	return nil
 }
 
-// batchPutter is a BlobStore that can store many blobs durably at once,
-// cheaper than one Put each (FSStore).
+// batchPutter is a store.BlobStore that can store many blobs durably at once,
+// cheaper than one Put each (store.FSStore).
 type batchPutter interface {
 	PutBatch(ctx context.Context, blobs map[string][]byte) error
 }
@@ -551,10 +553,10 @@ func buildManifest(ctx context.Context, files []File, meta resolvedMeta, submitU
 			}
 			data = InjectHead(data, meta.title, meta.description, meta.favicon)
 		}
-		h := HashBytes(data)
+		h := store.HashBytes(data)
 		entry := ManifestEntry{Hash: h, Size: int64(len(data)), Type: f.ContentType}
 		if !bytes.Equal(data, f.Data) {
-			entry.Source = HashBytes(f.Data)
+			entry.Source = store.HashBytes(f.Data)
 			blobs[entry.Source] = f.Data
 		}
 		if _, seen := blobs[h]; !seen && len(data) >= minCompressSize && Compressible(f.ContentType) {
@@ -596,7 +598,7 @@ func buildManifest(ctx context.Context, files []File, meta resolvedMeta, submitU
 func storeVariants(v map[string][]byte, blobs map[string][]byte) map[string]EncodedEntry {
 	enc := make(map[string]EncodedEntry, len(v))
 	for coding, c := range v {
-		ch := HashBytes(c)
+		ch := store.HashBytes(c)
 		blobs[ch] = c
 		enc[coding] = EncodedEntry{Hash: ch, Size: int64(len(c))}
 	}

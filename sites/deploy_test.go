@@ -14,6 +14,7 @@ import (
 
 	_ "sitedrop/migrations"
 	"sitedrop/sites"
+	"sitedrop/sites/store"
 )
 
 func newService(t *testing.T) (*tests.TestApp, *sites.Service) {
@@ -23,11 +24,11 @@ func newService(t *testing.T) (*tests.TestApp, *sites.Service) {
 		t.Fatal(err)
 	}
 	t.Cleanup(app.Cleanup)
-	store, err := sites.NewFSStore(t.TempDir())
+	blobStore, err := store.NewFSStore(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
-	return app, sites.NewService(app, store, sites.ServiceConfig{})
+	return app, sites.NewService(app, blobStore, sites.ServiceConfig{})
 }
 
 func mustOwner(t *testing.T, app core.App) *core.Record {
@@ -125,7 +126,7 @@ func TestGraceProtectsFreshBlobs(t *testing.T) {
 	_, svc := newService(t)
 	ctx := context.Background()
 	data := []byte("orphan")
-	if err := svc.Store().Put(ctx, sites.HashBytes(data), data); err != nil {
+	if err := svc.Store().Put(ctx, store.HashBytes(data), data); err != nil {
 		t.Fatal(err)
 	}
 	if res, _ := svc.CollectGarbage(ctx, time.Hour); res.Removed != 0 || res.Deferred != 1 {

@@ -6,7 +6,7 @@ import (
 )
 
 // ManifestEntry is one file of a deployment version: where its bytes are in
-// the BlobStore, how long it is and how it is served.
+// the store.BlobStore, how long it is and how it is served.
 type ManifestEntry struct {
 	Hash string `json:"hash"`
 	Size int64  `json:"size"`

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"sitedrop/sites/store"
 )
 
 // maxFilePathLen is the longest file path accepted, in bytes, after
@@ -87,6 +89,11 @@ func NormalizePath(p string) (string, error) {
 	return q, nil
 }
 
+// ContentMissingPhrase ends the refusal of a deploy that names content
+// by a sha256 the server does not have; clients (the CLI) look for it to
+// upload the content and retry.
+const ContentMissingPhrase = "is not on the server"
+
 // FileInput is one element of the "files" array of a deploy request.
 type FileInput struct {
 	// Path is the file's path inside the site, e.g. "css/site.css".
@@ -108,7 +115,7 @@ type FileInput struct {
 }
 
 // BlobLoader returns the bytes of a stored blob by hash, or an error
-// wrapping ErrBlobNotFound.
+// wrapping store.ErrBlobNotFound.
 type BlobLoader func(hash string) ([]byte, error)
 
 // File is a decoded, validated file of a site.
@@ -156,15 +163,15 @@ func DecodeFiles(in []FileInput, load BlobLoader) ([]File, error) {
 			if f.Content != nil || f.Encoding != "" {
 				return nil, &PathError{Path: f.Path, Msg: "give content or sha256, not both"}
 			}
-			h, ok := ParseHash(f.SHA256)
+			h, ok := store.ParseHash(f.SHA256)
 			if !ok {
-				return nil, &PathError{Path: f.Path, Msg: InvalidHashMsg(f.SHA256)}
+				return nil, &PathError{Path: f.Path, Msg: store.InvalidHashMsg(f.SHA256)}
 			}
 			if load == nil {
 				return nil, &PathError{Path: f.Path, Msg: "sha256 entries need an API key: anonymous deploys send their bytes (content)"}
 			}
 			data, err = load(h)
-			if errors.Is(err, ErrBlobNotFound) {
+			if errors.Is(err, store.ErrBlobNotFound) {
 				return nil, &PathError{Path: f.Path, Msg: fmt.Sprintf("content with sha256 %s %s (upload it with PUT /blobs/%s)", h, ContentMissingPhrase, h)}
 			}
 			if err != nil {

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"sitedrop/sites/store"
 )
 
 // Site is what the server needs to answer for one deployment: its live
@@ -68,7 +70,7 @@ type SiteLoader func(slug string) (*Site, error)
 // disabled or past its expiry answers 404 at once.
 type Server struct {
 	load    SiteLoader
-	store   BlobStore
+	store   store.BlobStore
 	cache   *siteCache
 	content *contentCache
 	// now is the clock; tests replace it.
@@ -92,8 +94,8 @@ const (
 )
 
 // NewServer returns a Server that loads sites with load and reads content
-// from store.
-func NewServer(load SiteLoader, store BlobStore, opts ...ServerOptions) *Server {
+// from blobStore.
+func NewServer(load SiteLoader, blobStore store.BlobStore, opts ...ServerOptions) *Server {
 	o := ServerOptions{}
 	if len(opts) > 0 {
 		o = opts[0]
@@ -106,7 +108,7 @@ func NewServer(load SiteLoader, store BlobStore, opts ...ServerOptions) *Server 
 	}
 	return &Server{
 		load:    load,
-		store:   store,
+		store:   blobStore,
 		cache:   newSiteCache(o.SiteCacheBytes),
 		content: newContentCache(o.ContentCacheBytes),
 		now:     time.Now,

@@ -12,13 +12,15 @@ import (
 	"github.com/andybalholm/brotli"
 	"github.com/klauspost/compress/gzip"
 	"github.com/klauspost/compress/zstd"
+
+	"sitedrop/sites/store"
 )
 
 // deployedServer serves files as the site "demo" the way a deploy stores
 // them: through buildManifest, with their precompressed variants.
 func deployedServer(t testing.TB, files []File, opts ...ServerOptions) (*Server, Manifest) {
 	t.Helper()
-	store, err := NewFSStore(t.TempDir())
+	blobStore, err := store.NewFSStore(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -27,12 +29,12 @@ func deployedServer(t testing.TB, files []File, opts ...ServerOptions) (*Server,
 		t.Fatal(err)
 	}
 	for h, data := range blobs {
-		if err := store.Put(context.Background(), h, data); err != nil {
+		if err := blobStore.Put(context.Background(), h, data); err != nil {
 			t.Fatal(err)
 		}
 	}
 	site := Site{Slug: "demo", Status: StatusActive, Files: m}
-	srv := NewServer(func(string) (*Site, error) { cp := site; return &cp, nil }, store, opts...)
+	srv := NewServer(func(string) (*Site, error) { cp := site; return &cp, nil }, blobStore, opts...)
 	return srv, m
 }
 

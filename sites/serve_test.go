@@ -9,20 +9,22 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"sitedrop/sites/store"
 )
 
 // newTestServer serves the given files (path → content type, body) as the
 // site "demo".
 func newTestServer(t *testing.T, site *Site, files map[string][2]string) (*Server, *int) {
 	t.Helper()
-	store, err := NewFSStore(t.TempDir())
+	blobStore, err := store.NewFSStore(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
 	site.Files = Manifest{}
 	for p, f := range files {
-		h := HashBytes([]byte(f[1]))
-		if err := store.Put(context.Background(), h, []byte(f[1])); err != nil {
+		h := store.HashBytes([]byte(f[1]))
+		if err := blobStore.Put(context.Background(), h, []byte(f[1])); err != nil {
 			t.Fatal(err)
 		}
 		site.Files[p] = ManifestEntry{Hash: h, Size: int64(len(f[1])), Type: f[0]}
@@ -35,7 +37,7 @@ func newTestServer(t *testing.T, site *Site, files map[string][2]string) (*Serve
 		}
 		cp := *site
 		return &cp, nil
-	}, store)
+	}, blobStore)
 	return srv, loads
 }
 
@@ -121,7 +123,7 @@ func TestServeCachingHeaders(t *testing.T) {
 	srv, _ := newTestServer(t, &Site{Slug: "demo", Status: StatusActive}, map[string][2]string{"index.html": {htmlType, content}})
 	res := get(srv, http.MethodGet, "/", nil)
 	etag := res.Header.Get("ETag")
-	if etag != `"`+HashBytes([]byte(content))+`"` {
+	if etag != `"`+store.HashBytes([]byte(content))+`"` {
 		t.Fatalf("ETag %q is not the content hash", etag)
 	}
 	if res.Header.Get("Cache-Control") != "no-cache" {

@@ -4,6 +4,8 @@ import (
 	"sync"
 
 	"github.com/pocketbase/pocketbase/core"
+
+	"sitedrop/sites/store"
 )
 
 // Collection names.
@@ -37,11 +39,11 @@ type ServiceConfig struct {
 }
 
 // Service is sitedrop's core: it creates, replaces, claims and deletes
-// deployments, keeps their content in a BlobStore and collects what no
+// deployments, keeps their content in a store.BlobStore and collects what no
 // version references any more. It holds no HTTP code.
 type Service struct {
 	app   core.App
-	store BlobStore
+	store store.BlobStore
 	cfg   ServiceConfig
 
 	// gcMu orders blob writes against the collector: a deploy holds it for
@@ -56,7 +58,7 @@ type Service struct {
 
 // NewService returns a Service over app's database and the given store.
 // Zero config fields take their defaults.
-func NewService(app core.App, store BlobStore, cfg ServiceConfig) *Service {
+func NewService(app core.App, blobStore store.BlobStore, cfg ServiceConfig) *Service {
 	if cfg.FreeSlots <= 0 {
 		cfg.FreeSlots = 5
 	}
@@ -66,11 +68,11 @@ func NewService(app core.App, store BlobStore, cfg ServiceConfig) *Service {
 	if cfg.KeepVersions <= 0 {
 		cfg.KeepVersions = 10
 	}
-	return &Service{app: app, store: store, cfg: cfg}
+	return &Service{app: app, store: blobStore, cfg: cfg}
 }
 
-// Store is the service's BlobStore.
-func (s *Service) Store() BlobStore { return s.store }
+// Store is the service's store.BlobStore.
+func (s *Service) Store() store.BlobStore { return s.store }
 
 // IsReserved reports whether slug is reserved, built-in or by configuration.
 func (s *Service) IsReserved(slug string) bool {

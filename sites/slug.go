@@ -1,7 +1,8 @@
-// Package sites holds sitedrop's deployed sites: creating, storing and
-// serving them. Its pure rules live in slug.go (slug syntax, generation and
-// the Host-to-slug mapping), paths.go (file paths, decoding and content
-// types) and head.go (the head tags added to served HTML).
+// Package sites holds sitedrop's deployed sites: creating and serving
+// them. Their content is kept in a sites/store BlobStore, the only package
+// of sitedrop's it imports. Its pure rules live in slug.go (slug syntax,
+// generation and the Host-to-slug mapping), paths.go (file paths, decoding
+// and content types) and head.go (the head tags added to served HTML).
 package sites
 
 import (

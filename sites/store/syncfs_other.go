@@ -1,6 +1,6 @@
 //go:build !linux
 
-package sites
+package store
 
 // syncFileSystem cannot flush a whole file system here: the caller fsyncs
 // file by file.

@@ -1,4 +1,9 @@
-package sites
+// Package store keeps site content addressed by the SHA-256 of its bytes:
+// the BlobStore interface and its local implementation, FSStore (files
+// written durably, batch writes flushed with one syncfs). It imports
+// nothing of sitedrop's; the deploy service and the site server use it
+// through BlobStore, so another backend (S3) can stand behind it.
+package store
 
 import (
 	"context"
@@ -64,11 +69,6 @@ func ParseHash(s string) (h string, ok bool) {
 func InvalidHashMsg(s string) string {
 	return fmt.Sprintf("invalid sha256 %q (64 hex digits)", s)
 }
-
-// ContentMissingPhrase ends the refusal of a deploy that names content
-// by a sha256 the server does not have; clients (the CLI) look for it to
-// upload the content and retry.
-const ContentMissingPhrase = "is not on the server"
 
 // ValidHash reports whether h is a lowercase hex SHA-256.
 func ValidHash(h string) bool {
