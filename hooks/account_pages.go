@@ -8,7 +8,7 @@ import (
 
 	"github.com/pocketbase/pocketbase/core"
 
-	"sitedrop/sites"
+	"sitedrop/sites/accounts"
 	"sitedrop/ui"
 )
 
@@ -38,7 +38,7 @@ func (sd *sitedrop) accountKeyCreate(e *core.RequestEvent) error {
 	if name == "" {
 		name = "Key"
 	}
-	plain, _, err := sites.CreateAPIKey(e.App, user, name)
+	plain, _, err := accounts.CreateAPIKey(e.App, user, name)
 	if err != nil {
 		return err
 	}
@@ -51,7 +51,7 @@ func (sd *sitedrop) accountKeyRevoke(e *core.RequestEvent) error {
 	if user == nil {
 		return err
 	}
-	key, err := e.App.FindRecordById(sites.APIKeysCollection, e.Request.PathValue("id"))
+	key, err := e.App.FindRecordById(accounts.APIKeysCollection, e.Request.PathValue("id"))
 	if err != nil || key.GetString("user") != user.Id {
 		return sd.errorPage(e, http.StatusNotFound, "Key not found", "There is no such key on your account.")
 	}
@@ -85,7 +85,7 @@ func (sd *sitedrop) renderAccount(e *core.RequestEvent, user *core.Record, newKe
 	if err != nil {
 		return err
 	}
-	keys, err := sites.ListAPIKeys(e.App, user)
+	keys, err := accounts.ListAPIKeys(e.App, user)
 	if err != nil {
 		return err
 	}

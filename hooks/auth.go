@@ -4,11 +4,11 @@ import (
 	"net/http"
 	"strings"
 
+	"sitedrop/sites/accounts"
+
 	"github.com/pocketbase/pocketbase/apis"
 	"github.com/pocketbase/pocketbase/core"
 	"github.com/pocketbase/pocketbase/tools/hook"
-
-	"sitedrop/sites"
 )
 
 // bearerToken returns the token of an "Authorization: Bearer <token>"
@@ -31,7 +31,7 @@ func (sd *sitedrop) requireUser(e *core.RequestEvent) (*core.Record, error) {
 	if !sent || tok == "" {
 		return nil, fail(http.StatusUnauthorized, msgUnauthorized)
 	}
-	user, err := sites.UserByAPIKey(e.App, tok)
+	user, err := accounts.UserByAPIKey(e.App, tok)
 	if err != nil {
 		return nil, fail(http.StatusUnauthorized, msgUnauthorized)
 	}

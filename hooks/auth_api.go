@@ -6,11 +6,11 @@ import (
 	"net/mail"
 	"time"
 
+	"sitedrop/sites/accounts"
+
 	"github.com/pocketbase/ozzo-validation/v4/is"
 	"github.com/pocketbase/pocketbase/core"
 	"github.com/pocketbase/pocketbase/tools/security"
-
-	"sitedrop/sites"
 )
 
 // authBodyLimit bounds the small JSON bodies of the sign-in endpoints.
@@ -68,23 +68,23 @@ func (sd *sitedrop) authOTP(e *core.RequestEvent) error {
 	if err := sd.limits.otpPerAddress.check(e.Response, email); err != nil {
 		return err
 	}
-	_, err := e.App.FindAuthRecordByEmail(sites.UsersCollection, email)
+	_, err := e.App.FindAuthRecordByEmail(accounts.UsersCollection, email)
 	known := err == nil
 	if !known && !sd.cfg.Signup {
-		sites.DummyLoginCodeWork()
+		accounts.DummyLoginCodeWork()
 		if err := sd.sendNoAccount(e.App, email); err != nil {
 			sd.limits.otpPerAddress.refund(email, 1)
 			return sd.mailFailed(err)
 		}
 		return e.JSON(http.StatusOK, map[string]string{"otp_id": security.RandomStringWithAlphabet(15, idAlphabet)})
 	}
-	id, code, err := sites.NewLoginCode(e.App, email)
+	id, code, err := accounts.NewLoginCode(e.App, email)
 	if err != nil {
 		return err
 	}
 	if err := sd.sendLoginCode(e.App, email, code); err != nil {
 		// no code was sent: none stays valid, and none is counted
-		if sites.DeleteLoginCode(e.App, id) == nil {
+		if accounts.DeleteLoginCode(e.App, id) == nil {
 			sd.limits.otpPerAddress.refund(email, 1)
 		}
 		return sd.mailFailed(err)
@@ -116,26 +116,26 @@ func (sd *sitedrop) authVerify(e *core.RequestEvent) error {
 	if body.Code == nil || *body.Code == "" {
 		return fail(http.StatusBadRequest, "code is required")
 	}
-	email, err := sites.VerifyLoginCode(e.App, *body.OTPID, *body.Code)
-	if errors.Is(err, sites.ErrInvalidCode) {
+	email, err := accounts.VerifyLoginCode(e.App, *body.OTPID, *body.Code)
+	if errors.Is(err, accounts.ErrInvalidCode) {
 		return fail(http.StatusBadRequest, msgInvalidCode)
 	}
 	if err != nil {
 		return err
 	}
-	user, err := e.App.FindAuthRecordByEmail(sites.UsersCollection, email)
+	user, err := e.App.FindAuthRecordByEmail(accounts.UsersCollection, email)
 	if err != nil {
 		if !sd.cfg.Signup {
 			return fail(http.StatusForbidden, msgSignupClosed)
 		}
 		if user, _, err = upsertUser(e.App, email, ""); err != nil {
 			// a concurrent first sign-in of the same address created it
-			if user, err = e.App.FindAuthRecordByEmail(sites.UsersCollection, email); err != nil {
+			if user, err = e.App.FindAuthRecordByEmail(accounts.UsersCollection, email); err != nil {
 				return err
 			}
 		}
 	}
-	plain, key, err := sites.CreateAPIKey(e.App, user, "Web sign-in "+time.Now().UTC().Format("2006-01-02 15:04"))
+	plain, key, err := accounts.CreateAPIKey(e.App, user, "Web sign-in "+time.Now().UTC().Format("2006-01-02 15:04"))
 	if err != nil {
 		return err
 	}
@@ -155,7 +155,7 @@ func (sd *sitedrop) authSessionCreate(e *core.RequestEvent) error {
 		return err
 	}
 	tok, _ := bearerToken(e.Request)
-	key, user, err := sites.APIKeyByPlain(e.App, tok)
+	key, user, err := accounts.APIKeyByPlain(e.App, tok)
 	if err != nil {
 		return fail(http.StatusUnauthorized, msgUnauthorized)
 	}
@@ -191,10 +191,10 @@ func (sd *sitedrop) authLogoutForm(e *core.RequestEvent) error {
 // startSession replaces the browser's session (if any) with a new one on
 // key.
 func (sd *sitedrop) startSession(e *core.RequestEvent, key *core.Record, ownsKey bool) error {
-	if err := sites.DeleteSession(e.App, sd.sessionToken(e)); err != nil {
+	if err := accounts.DeleteSession(e.App, sd.sessionToken(e)); err != nil {
 		return err
 	}
-	tok, err := sites.CreateSession(e.App, key, ownsKey)
+	tok, err := accounts.CreateSession(e.App, key, ownsKey)
 	if err != nil {
 		return err
 	}
@@ -203,7 +203,7 @@ func (sd *sitedrop) startSession(e *core.RequestEvent, key *core.Record, ownsKey
 }
 
 func (sd *sitedrop) endSession(e *core.RequestEvent) error {
-	if err := sites.DeleteSession(e.App, sd.sessionToken(e)); err != nil {
+	if err := accounts.DeleteSession(e.App, sd.sessionToken(e)); err != nil {
 		return err
 	}
 	sd.clearSessionCookie(e)

@@ -15,7 +15,7 @@ import (
 	"github.com/pocketbase/pocketbase/core"
 	"github.com/pocketbase/pocketbase/tests"
 
-	"sitedrop/sites"
+	"sitedrop/sites/accounts"
 	"sitedrop/ui"
 )
 
@@ -75,7 +75,7 @@ func TestAuthEndpoints(t *testing.T) {
 				if msg.To[0].Address != "alice@example.com" || !strings.Contains(msg.HTML, codeFromMail(t, app)) {
 					t.Fatalf("mail to %v", msg.To)
 				}
-				recs, _ := app.FindAllRecords(sites.LoginCodesCollection)
+				recs, _ := app.FindAllRecords(accounts.LoginCodesCollection)
 				if len(recs) != 1 || strings.Contains(recs[0].GetString("code_hash"), codeFromMail(t, app)) {
 					t.Fatal("the code must be stored, hashed")
 				}
@@ -112,7 +112,7 @@ func TestAuthEndpoints(t *testing.T) {
 				if !regexp.MustCompile(`^[a-z0-9]{15}$`).MatchString(body.ID) {
 					t.Fatalf("made-up id %q does not look like a real one", body.ID)
 				}
-				if n, _ := app.CountRecords(sites.LoginCodesCollection); n != 0 {
+				if n, _ := app.CountRecords(accounts.LoginCodesCollection); n != 0 {
 					t.Fatal("a code was stored for an address that cannot sign in")
 				}
 			},
@@ -191,7 +191,7 @@ func TestAuthEndpoints(t *testing.T) {
 					t.Errorf("cookie %q must be host-only and not Secure over plain HTTP", c)
 				}
 				tok := strings.TrimPrefix(strings.Split(c, ";")[0], "sitedrop_session=")
-				if u, err := sites.UserBySession(app, tok); err != nil || u.Email() != "alice@example.com" {
+				if u, err := accounts.UserBySession(app, tok); err != nil || u.Email() != "alice@example.com" {
 					t.Fatalf("session not stored: %v", err)
 				}
 			},
@@ -205,7 +205,7 @@ func TestAuthEndpoints(t *testing.T) {
 			ExpectedContent: []string{`{"message":"Signed out"}`},
 			TestAppFactory:  newTestApp,
 			AfterTestFunc: func(t testing.TB, app *tests.TestApp, res *http.Response) {
-				if _, err := sites.UserBySession(app, sessionAlice); err == nil {
+				if _, err := accounts.UserBySession(app, sessionAlice); err == nil {
 					t.Fatal("session still valid")
 				}
 				if c := res.Header.Get("Set-Cookie"); !strings.Contains(c, "Max-Age=0") {
@@ -222,7 +222,7 @@ func TestAuthEndpoints(t *testing.T) {
 			ExpectedContent: []string{errBody("Cross-origin request refused")},
 			TestAppFactory:  newTestApp,
 			AfterTestFunc: func(t testing.TB, app *tests.TestApp, _ *http.Response) {
-				if _, err := sites.UserBySession(app, sessionAlice); err != nil {
+				if _, err := accounts.UserBySession(app, sessionAlice); err != nil {
 					t.Fatal("a refused sign-out ended the session")
 				}
 			},
@@ -344,7 +344,7 @@ func TestLoginCodeRules(t *testing.T) {
 		defer app.Cleanup()
 		mux := newMux(t, app)
 		id, code := otpFor(t, app, mux, "alice@example.com")
-		for i := range sites.MaxCodeAttempts {
+		for i := range accounts.MaxCodeAttempts {
 			if got := verify(t, mux, id, wrong(code)); got != 400 {
 				t.Fatalf("wrong try %d: %d", i, got)
 			}
@@ -352,7 +352,7 @@ func TestLoginCodeRules(t *testing.T) {
 		if got := verify(t, mux, id, code); got != 400 {
 			t.Fatalf("right code after five wrong ones: %d, want 400", got)
 		}
-		if n, _ := app.CountRecords(sites.LoginCodesCollection); n != 0 {
+		if n, _ := app.CountRecords(accounts.LoginCodesCollection); n != 0 {
 			t.Fatal("dead code not deleted")
 		}
 	})
@@ -361,7 +361,7 @@ func TestLoginCodeRules(t *testing.T) {
 		defer app.Cleanup()
 		mux := newMux(t, app)
 		id, code := otpFor(t, app, mux, "alice@example.com")
-		for range sites.MaxCodeAttempts - 1 {
+		for range accounts.MaxCodeAttempts - 1 {
 			verify(t, mux, id, wrong(code))
 		}
 		if got := verify(t, mux, id, code); got != 200 {
@@ -373,7 +373,7 @@ func TestLoginCodeRules(t *testing.T) {
 		defer app.Cleanup()
 		mux := newMux(t, app)
 		id, code := otpFor(t, app, mux, "alice@example.com")
-		rec, _ := app.FindRecordById(sites.LoginCodesCollection, id)
+		rec, _ := app.FindRecordById(accounts.LoginCodesCollection, id)
 		rec.Set("expires_at", time.Now().Add(-time.Second).UTC())
 		if err := app.Save(rec); err != nil {
 			t.Fatal(err)
@@ -564,7 +564,7 @@ func TestSignInMailFailure(t *testing.T) {
 			t.Fatalf("unknown address, sign-up closed, attempt %d: %d", i+1, res.StatusCode)
 		}
 	}
-	if n, _ := app.CountRecords(sites.LoginCodesCollection); n != 0 {
+	if n, _ := app.CountRecords(accounts.LoginCodesCollection); n != 0 {
 		t.Fatalf("%d login codes kept though none was sent", n)
 	}
 	fail.Store(false)
@@ -588,13 +588,13 @@ func TestSessionsFollowTheirKeys(t *testing.T) {
 
 	res, _ := do(t, mux, http.MethodPost, "/auth/session", "", bearer(keyAlice))
 	tok := strings.TrimPrefix(strings.Split(res.Header.Get("Set-Cookie"), ";")[0], "sitedrop_session=")
-	if _, err := sites.UserBySession(app, tok); err != nil {
+	if _, err := accounts.UserBySession(app, tok); err != nil {
 		t.Fatal("no session")
 	}
-	if _, err := sites.RevokeAPIKey(app, keyAlice[:11]); err != nil {
+	if _, err := accounts.RevokeAPIKey(app, keyAlice[:11]); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := sites.UserBySession(app, tok); err == nil {
+	if _, err := accounts.UserBySession(app, tok); err == nil {
 		t.Fatal("a session outlived the key it was made with")
 	}
 
@@ -607,10 +607,10 @@ func TestSessionsFollowTheirKeys(t *testing.T) {
 	if res, _ := do(t, mux, http.MethodDelete, "/auth/session", "", cookie(tok)); res.StatusCode != 200 {
 		t.Fatalf("sign out: %d", res.StatusCode)
 	}
-	if _, err := sites.UserByAPIKey(app, out.APIKey); err == nil {
+	if _, err := accounts.UserByAPIKey(app, out.APIKey); err == nil {
 		t.Fatal("the key made for a browser sign-in survived its sign-out")
 	}
-	if _, err := sites.UserByAPIKey(app, keyBob); err != nil {
+	if _, err := accounts.UserByAPIKey(app, keyBob); err != nil {
 		t.Fatal("signing out revoked another key")
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"sitedrop/sites"
+	"sitedrop/sites/accounts"
 )
 
 // NewUserCommand is `sitedrop user create EMAIL [--plan free|pro]`.
@@ -50,13 +51,13 @@ func NewUserCommand(app core.App) *cobra.Command {
 // is set either way.
 func upsertUser(app core.App, email, plan string) (*core.Record, bool, error) {
 	email = normalizeEmail(email)
-	user, err := app.FindAuthRecordByEmail(sites.UsersCollection, email)
+	user, err := app.FindAuthRecordByEmail(accounts.UsersCollection, email)
 	created := false
 	if err != nil && !errors.Is(err, sql.ErrNoRows) {
 		return nil, false, fmt.Errorf("look up user %s: %w", email, err)
 	}
 	if err != nil {
-		col, err := app.FindCollectionByNameOrId(sites.UsersCollection)
+		col, err := app.FindCollectionByNameOrId(accounts.UsersCollection)
 		if err != nil {
 			return nil, false, fmt.Errorf("find users collection: %w", err)
 		}
@@ -89,7 +90,7 @@ func NewKeyCommand(app core.App) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			plain, rec, err := sites.CreateAPIKey(app, user, name)
+			plain, rec, err := accounts.CreateAPIKey(app, user, name)
 			if err != nil {
 				return err
 			}
@@ -111,7 +112,7 @@ func NewKeyCommand(app core.App) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			keys, err := sites.ListAPIKeys(app, user)
+			keys, err := accounts.ListAPIKeys(app, user)
 			if err != nil {
 				return err
 			}
@@ -138,8 +139,8 @@ func NewKeyCommand(app core.App) *cobra.Command {
 			if err := app.RunAllMigrations(); err != nil {
 				return fmt.Errorf("run migrations: %w", err)
 			}
-			rec, err := sites.RevokeAPIKey(app, args[0])
-			if errors.Is(err, sites.ErrKeyNotFound) {
+			rec, err := accounts.RevokeAPIKey(app, args[0])
+			if errors.Is(err, accounts.ErrKeyNotFound) {
 				return fmt.Errorf("no API key with prefix %q", args[0])
 			}
 			if err != nil {
@@ -163,7 +164,7 @@ func findUser(app core.App, email string) (*core.Record, error) {
 	if err := app.RunAllMigrations(); err != nil {
 		return nil, fmt.Errorf("run migrations: %w", err)
 	}
-	user, err := app.FindAuthRecordByEmail(sites.UsersCollection, normalizeEmail(email))
+	user, err := app.FindAuthRecordByEmail(accounts.UsersCollection, normalizeEmail(email))
 	if err != nil {
 		return nil, fmt.Errorf("no user %q (create one with: sitedrop user create %s)", email, email)
 	}

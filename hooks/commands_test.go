@@ -5,9 +5,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/spf13/cobra"
+	"sitedrop/sites/accounts"
 
-	"sitedrop/sites"
+	"github.com/spf13/cobra"
 )
 
 func run(t *testing.T, cmd *cobra.Command, args ...string) (string, error) {
@@ -47,14 +47,14 @@ func TestUserAndKeyCommands(t *testing.T) {
 	}
 	lines := strings.Split(strings.TrimSpace(out), "\n")
 	key := lines[len(lines)-1]
-	if !strings.HasPrefix(key, sites.APIKeyPrefix) || strings.Contains(key, " ") {
+	if !strings.HasPrefix(key, accounts.APIKeyPrefix) || strings.Contains(key, " ") {
 		t.Fatalf("last line is not the key alone: %q", key)
 	}
-	user, err := sites.UserByAPIKey(app, key)
+	user, err := accounts.UserByAPIKey(app, key)
 	if err != nil || user.Email() != "carol@example.com" {
 		t.Fatalf("key does not authenticate: %v", err)
 	}
-	rec, _ := app.FindFirstRecordByData("api_keys", "hash", sites.HashSecret(key))
+	rec, _ := app.FindFirstRecordByData("api_keys", "hash", accounts.HashSecret(key))
 	if rec == nil || strings.Contains(rec.GetString("prefix"), key[12:]) {
 		t.Fatal("key must be stored as a hash with a short display prefix")
 	}
@@ -73,7 +73,7 @@ func TestUserAndKeyCommands(t *testing.T) {
 	if out, err := run(t, NewKeyCommand(app), "revoke", key[:11]); err != nil || !strings.Contains(out, "Revoked") {
 		t.Fatalf("revoke: %v %q", err, out)
 	}
-	if _, err := sites.UserByAPIKey(app, key); err == nil {
+	if _, err := accounts.UserByAPIKey(app, key); err == nil {
 		t.Fatal("revoked key still works")
 	}
 }

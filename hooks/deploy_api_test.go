@@ -11,6 +11,7 @@ import (
 	"github.com/pocketbase/pocketbase/tests"
 
 	"sitedrop/sites"
+	"sitedrop/sites/accounts"
 )
 
 func errBody(msg string) string {
@@ -65,7 +66,7 @@ func TestDeployCreate(t *testing.T) {
 				if rec.GetString("owner") != "" || rec.GetDateTime("expires_at").IsZero() {
 					t.Fatalf("want anonymous with expiry, got owner %q expires %v", rec.GetString("owner"), rec.Get("expires_at"))
 				}
-				if got := rec.GetString("claim_token_hash"); got != sites.HashSecret(body["claim_token"].(string)) {
+				if got := rec.GetString("claim_token_hash"); got != accounts.HashSecret(body["claim_token"].(string)) {
 					t.Fatalf("claim token not stored as its hash")
 				}
 				if rec.GetString("storage_type") != "html" {

@@ -21,6 +21,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"sitedrop/sites"
+	"sitedrop/sites/accounts"
 )
 
 // e2eTimeout bounds the whole browser test.
@@ -288,7 +289,7 @@ func TestBrowserClaimE2E(t *testing.T) {
 	phase("site served")
 
 	// the server side: the new user owns the site, which no longer expires
-	user, err := app.FindAuthRecordByEmail(sites.UsersCollection, email)
+	user, err := app.FindAuthRecordByEmail(accounts.UsersCollection, email)
 	if err != nil {
 		t.Fatalf("the new user does not exist: %v", err)
 	}

@@ -20,6 +20,7 @@ import (
 
 	_ "sitedrop/migrations"
 	"sitedrop/sites"
+	"sitedrop/sites/accounts"
 )
 
 // Fixture keys: fixed so that scenario tables can name them.
@@ -33,7 +34,7 @@ var (
 
 // fixtureKey is a well-formed API key: the prefix and 40 characters.
 func fixtureKey(name string) string {
-	return sites.APIKeyPrefix + name + strings.Repeat("0", 40-len(name))
+	return accounts.APIKeyPrefix + name + strings.Repeat("0", 40-len(name))
 }
 
 // Fixture deployments (ids are PocketBase's 15 lowercase characters).
@@ -219,7 +220,7 @@ func mustUser(t testing.TB, app core.App, email, plan, key string) *core.Record 
 	if err != nil {
 		t.Fatal(err)
 	}
-	col, err := app.FindCollectionByNameOrId(sites.APIKeysCollection)
+	col, err := app.FindCollectionByNameOrId(accounts.APIKeysCollection)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -227,7 +228,7 @@ func mustUser(t testing.TB, app core.App, email, plan, key string) *core.Record 
 	rec.Set("user", user.Id)
 	rec.Set("name", "fixture")
 	rec.Set("prefix", key[:11])
-	rec.Set("hash", sites.HashSecret(key))
+	rec.Set("hash", accounts.HashSecret(key))
 	if err := app.Save(rec); err != nil {
 		t.Fatal(err)
 	}
@@ -262,7 +263,7 @@ func mustAnon(t testing.TB, sd *sitedrop, id, slug, token string, expires time.T
 		t.Fatalf("create %s: %v", slug, err)
 	}
 	rec := c.Record
-	rec.Set("claim_token_hash", sites.HashSecret(token))
+	rec.Set("claim_token_hash", accounts.HashSecret(token))
 	rec.Set("expires_at", expires.UTC())
 	if err := sd.app.Save(rec); err != nil {
 		t.Fatal(err)
@@ -349,18 +350,18 @@ var (
 // key, whose cookie value is token.
 func mustSession(t testing.TB, app core.App, user *core.Record, token string) {
 	t.Helper()
-	col, err := app.FindCollectionByNameOrId(sites.SessionsCollection)
+	col, err := app.FindCollectionByNameOrId(accounts.SessionsCollection)
 	if err != nil {
 		t.Fatal(err)
 	}
-	keys, err := sites.ListAPIKeys(app, user)
+	keys, err := accounts.ListAPIKeys(app, user)
 	if err != nil || len(keys) == 0 {
 		t.Fatalf("no key for %s's session", user.Email())
 	}
 	rec := core.NewRecord(col)
 	rec.Set("user", user.Id)
 	rec.Set("api_key", keys[0].Id)
-	rec.Set("token_hash", sites.HashSecret(token))
+	rec.Set("token_hash", accounts.HashSecret(token))
 	rec.Set("expires_at", time.Now().Add(time.Hour).UTC())
 	if err := app.Save(rec); err != nil {
 		t.Fatal(err)

@@ -5,7 +5,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"sitedrop/sites"
+	"sitedrop/sites/accounts"
 )
 
 // Job ids, as listed in the dashboard (Settings › Crons).
@@ -40,10 +40,10 @@ func (sd *sitedrop) runExpireJob() {
 	if n > 0 {
 		sd.app.Logger().Info("purged expired deployments", "count", n)
 	}
-	if err := sites.PurgeExpiredLoginCodes(sd.app, time.Now()); err != nil {
+	if err := accounts.PurgeExpiredLoginCodes(sd.app, time.Now()); err != nil {
 		sd.app.Logger().Error("purge expired login codes", "error", err)
 	}
-	if err := sites.PurgeExpiredSessions(sd.app, time.Now()); err != nil {
+	if err := accounts.PurgeExpiredSessions(sd.app, time.Now()); err != nil {
 		sd.app.Logger().Error("purge expired sessions", "error", err)
 	}
 	if sd.gcDue.take() {

@@ -16,6 +16,7 @@ import (
 	"github.com/pocketbase/pocketbase/tests"
 
 	"sitedrop/sites"
+	"sitedrop/sites/accounts"
 	"sitedrop/sites/store"
 )
 
@@ -328,7 +329,7 @@ func TestAccountDeletionTakesSitesDown(t *testing.T) {
 	if code, _ := siteGet(t, app, "bob-site.sites.test", "/"); code != 404 {
 		t.Fatalf("site of a deleted account served: %d", code)
 	}
-	if _, err := sites.UserByAPIKey(app, keyBob); err == nil {
+	if _, err := accounts.UserByAPIKey(app, keyBob); err == nil {
 		t.Fatal("key of a deleted account works")
 	}
 }

@@ -10,13 +10,13 @@ import (
 	"github.com/pocketbase/pocketbase/core"
 	"github.com/pocketbase/pocketbase/tools/mailer"
 
-	"sitedrop/sites"
+	"sitedrop/sites/accounts"
 	"sitedrop/ui"
 )
 
 // sendLoginCode mails a sign-in code.
 func (sd *sitedrop) sendLoginCode(app core.App, to, code string) error {
-	p := ui.LoginCodeMailProps{Code: code, Minutes: int(sites.LoginCodeTTL.Minutes()), WebURL: sd.webURL()}
+	p := ui.LoginCodeMailProps{Code: code, Minutes: int(accounts.LoginCodeTTL.Minutes()), WebURL: sd.webURL()}
 	return sendMail(app, to, ui.LoginCodeMailSubject, ui.LoginCodeMail(p), ui.LoginCodeText(p))
 }
 

@@ -9,6 +9,7 @@ import (
 	"github.com/pocketbase/pocketbase/core"
 
 	"sitedrop/sites"
+	"sitedrop/sites/accounts"
 	"sitedrop/ui"
 )
 
@@ -83,7 +84,7 @@ func (sd *sitedrop) notifyDeployment(id string, now time.Time) error {
 	if err != nil {
 		return nil // deleted meanwhile
 	}
-	owner, err := sd.app.FindRecordById(sites.UsersCollection, dep.GetString("owner"))
+	owner, err := sd.app.FindRecordById(accounts.UsersCollection, dep.GetString("owner"))
 	if err != nil {
 		return nil
 	}

@@ -7,9 +7,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/pocketbase/pocketbase/tests"
+	"sitedrop/sites/accounts"
 
-	"sitedrop/sites"
+	"github.com/pocketbase/pocketbase/tests"
 )
 
 // sameOrigin is what a browser sends with a form post from the web host.
@@ -173,11 +173,11 @@ func TestAccountPages(t *testing.T) {
 			Body:            formBody("name", "laptop"),
 			Headers:         withHeaders(sameOrigin, cookie(sessionAlice)),
 			ExpectedStatus:  200,
-			ExpectedContent: []string{`data-testid="new-key"`, sites.APIKeyPrefix},
+			ExpectedContent: []string{`data-testid="new-key"`, accounts.APIKeyPrefix},
 			TestAppFactory:  newTestApp,
 			AfterTestFunc: func(t testing.TB, app *tests.TestApp, _ *http.Response) {
 				alice, _ := app.FindAuthRecordByEmail("users", "alice@example.com")
-				keys, _ := sites.ListAPIKeys(app, alice)
+				keys, _ := accounts.ListAPIKeys(app, alice)
 				if len(keys) != 2 || keys[0].GetString("name") != "laptop" {
 					t.Fatalf("%d keys", len(keys))
 				}
@@ -210,7 +210,7 @@ func TestAccountPages(t *testing.T) {
 			ExpectedStatus: 303,
 			TestAppFactory: newTestApp,
 			AfterTestFunc: func(t testing.TB, app *tests.TestApp, _ *http.Response) {
-				if _, err := sites.UserBySession(app, sessionAlice); err == nil {
+				if _, err := accounts.UserBySession(app, sessionAlice); err == nil {
 					t.Fatal("still signed in")
 				}
 			},
@@ -224,7 +224,7 @@ func TestRevokeOwnKeyFromAccountPage(t *testing.T) {
 	defer app.Cleanup()
 	mux := newMux(t, app)
 	alice, _ := app.FindAuthRecordByEmail("users", "alice@example.com")
-	extra, extraKey, err := sites.CreateAPIKey(app, alice, "extra")
+	extra, extraKey, err := accounts.CreateAPIKey(app, alice, "extra")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -232,19 +232,19 @@ func TestRevokeOwnKeyFromAccountPage(t *testing.T) {
 	if res.StatusCode != 303 || res.Header.Get("Location") != "/account" {
 		t.Fatalf("revoke: %d %s", res.StatusCode, body)
 	}
-	if _, err := sites.UserByAPIKey(app, extra); err == nil {
+	if _, err := accounts.UserByAPIKey(app, extra); err == nil {
 		t.Fatal("revoked key still works")
 	}
 	bob, _ := app.FindAuthRecordByEmail("users", "bob@example.com")
-	bobKeys, _ := sites.ListAPIKeys(app, bob)
+	bobKeys, _ := accounts.ListAPIKeys(app, bob)
 	if res, _ := do(t, mux, http.MethodPost, "/account/keys/"+bobKeys[0].Id+"/revoke", "", withHeaders(sameOrigin, cookie(sessionAlice))); res.StatusCode != 404 {
 		t.Fatalf("revoking another account's key: %d", res.StatusCode)
 	}
-	if _, err := sites.UserByAPIKey(app, keyBob); err != nil {
+	if _, err := accounts.UserByAPIKey(app, keyBob); err != nil {
 		t.Fatal("another account's key was revoked")
 	}
 	// revoking the key this browser session stands on signs it out
-	keys, _ := sites.ListAPIKeys(app, alice)
+	keys, _ := accounts.ListAPIKeys(app, alice)
 	do(t, mux, http.MethodPost, "/account/keys/"+keys[0].Id+"/revoke", "", withHeaders(sameOrigin, cookie(sessionAlice)))
 	if res, _ := do(t, mux, http.MethodGet, "/account", "", cookie(sessionAlice)); res.StatusCode != 303 {
 		t.Fatalf("account after revoking the session's key: %d, want 303 to sign-in", res.StatusCode)

@@ -5,6 +5,7 @@ import (
 	"github.com/pocketbase/pocketbase/core"
 
 	"sitedrop/sites"
+	"sitedrop/sites/accounts"
 )
 
 // bindRecordHooks puts the lifecycle rules where every writer meets them:
@@ -171,6 +172,6 @@ func bindRecordHooks(sd *sitedrop) {
 		}
 		return e.Next()
 	}
-	app.OnRecordCreate(sites.UsersCollection).BindFunc(defaultPlan)
-	app.OnRecordUpdate(sites.UsersCollection).BindFunc(defaultPlan)
+	app.OnRecordCreate(accounts.UsersCollection).BindFunc(defaultPlan)
+	app.OnRecordUpdate(accounts.UsersCollection).BindFunc(defaultPlan)
 }

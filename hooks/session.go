@@ -8,7 +8,7 @@ import (
 
 	"github.com/pocketbase/pocketbase/core"
 
-	"sitedrop/sites"
+	"sitedrop/sites/accounts"
 	"sitedrop/ui"
 )
 
@@ -43,7 +43,7 @@ func (sd *sitedrop) setSessionCookie(e *core.RequestEvent, token string) {
 		Name:     sd.sessionCookieName(),
 		Value:    token,
 		Path:     "/",
-		MaxAge:   int(sites.SessionTTL / time.Second),
+		MaxAge:   int(accounts.SessionTTL / time.Second),
 		HttpOnly: true,
 		Secure:   sd.secure(),
 		SameSite: http.SameSiteLaxMode,
@@ -79,7 +79,7 @@ func (sd *sitedrop) sessionUser(e *core.RequestEvent) *core.Record {
 	if tok == "" {
 		return nil
 	}
-	user, err := sites.UserBySession(e.App, tok)
+	user, err := accounts.UserBySession(e.App, tok)
 	if err != nil {
 		return nil
 	}

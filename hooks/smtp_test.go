@@ -10,12 +10,12 @@ import (
 	"testing"
 	"time"
 
+	"sitedrop/sites/accounts"
+
 	"github.com/pocketbase/pocketbase/core"
 	"github.com/pocketbase/pocketbase/tests"
 	"github.com/pocketbase/pocketbase/tools/hook"
 	"github.com/pocketbase/pocketbase/tools/mailer"
-
-	"sitedrop/sites"
 )
 
 // mailWait is how long a test waits for a mail to reach the receiver.
@@ -89,7 +89,7 @@ func TestSignInOverRealSMTP(t *testing.T) {
 	mux := newMux(t, app)
 
 	const email = "smtp.newcomer@example.com"
-	if _, err := app.FindAuthRecordByEmail(sites.UsersCollection, email); err == nil {
+	if _, err := app.FindAuthRecordByEmail(accounts.UsersCollection, email); err == nil {
 		t.Fatal("the address must be new")
 	}
 	res, body := do(t, mux, http.MethodPost, "/auth/otp", fmt.Sprintf(`{"email":%q}`, email), nil)
@@ -144,13 +144,13 @@ func TestSignInOverRealSMTP(t *testing.T) {
 	if err := json.Unmarshal([]byte(body), &out); err != nil {
 		t.Fatalf("verify answer %q: %v", body, err)
 	}
-	if !strings.HasPrefix(out.APIKey, sites.APIKeyPrefix) || out.User["email"] != email {
+	if !strings.HasPrefix(out.APIKey, accounts.APIKeyPrefix) || out.User["email"] != email {
 		t.Fatalf("verify answer %s", body)
 	}
 	if !hasSessionCookie(res) {
 		t.Fatalf("verify set no session cookie: %v", res.Header.Values("Set-Cookie"))
 	}
-	user, err := app.FindAuthRecordByEmail(sites.UsersCollection, email)
+	user, err := app.FindAuthRecordByEmail(accounts.UsersCollection, email)
 	if err != nil {
 		t.Fatalf("the user was not created: %v", err)
 	}

@@ -17,6 +17,7 @@ import (
 	"github.com/pocketbase/pocketbase/core"
 	"github.com/pocketbase/pocketbase/tools/security"
 
+	"sitedrop/sites/accounts"
 	"sitedrop/sites/store"
 )
 
@@ -128,7 +129,7 @@ func (s *Service) Create(ctx context.Context, p CreateParams) (*Created, error) 
 			rec.Set("owner", p.Owner.Id)
 		} else {
 			out.ClaimToken = security.RandomString(40)
-			rec.Set("claim_token_hash", HashSecret(out.ClaimToken))
+			rec.Set("claim_token_hash", accounts.HashSecret(out.ClaimToken))
 			rec.Set("expires_at", now.Add(p.AnonTTL))
 		}
 		if err := tx.Save(rec); err != nil {
@@ -251,7 +252,7 @@ func Claimable(app core.App, slug, token string) (*core.Record, error) {
 		return nil, ErrNotFound
 	}
 	want := rec.GetString("claim_token_hash")
-	if want == "" || token == "" || subtle.ConstantTimeCompare([]byte(want), []byte(HashSecret(token))) != 1 {
+	if want == "" || token == "" || subtle.ConstantTimeCompare([]byte(want), []byte(accounts.HashSecret(token))) != 1 {
 		return nil, ErrInvalidClaimToken
 	}
 	return rec, nil
@@ -306,7 +307,7 @@ func (s *Service) CheckSlot(tx core.App, rec *core.Record) error {
 	if !rec.IsNew() && rec.Original().GetString("owner") == owner {
 		return nil
 	}
-	user, err := tx.FindRecordById(UsersCollection, owner)
+	user, err := tx.FindRecordById(accounts.UsersCollection, owner)
 	if err != nil {
 		return fmt.Errorf("find owner %s: %w", owner, err)
 	}

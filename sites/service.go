@@ -2,8 +2,10 @@ package sites
 
 import (
 	"sync"
+	"time"
 
 	"github.com/pocketbase/pocketbase/core"
+	"github.com/pocketbase/pocketbase/tools/types"
 
 	"sitedrop/sites/store"
 )
@@ -12,8 +14,6 @@ import (
 const (
 	DeploymentsCollection = "deployments"
 	VersionsCollection    = "versions"
-	APIKeysCollection     = "api_keys"
-	UsersCollection       = "users"
 )
 
 // Plans.
@@ -85,4 +85,13 @@ func (s *Service) SlotLimit(plan string) int {
 		return s.cfg.ProSlots
 	}
 	return s.cfg.FreeSlots
+}
+
+// DBTime formats t the way PocketBase stores dates ("" for the zero
+// time), for comparisons in SQL.
+func DBTime(t time.Time) string {
+	if t.IsZero() {
+		return ""
+	}
+	return t.UTC().Format(types.DefaultDateLayout)
 }

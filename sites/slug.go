@@ -1,6 +1,6 @@
 // Package sites holds sitedrop's deployed sites: creating and serving
-// them. Their content is kept in a sites/store BlobStore, the only package
-// of sitedrop's it imports. Its pure rules live in slug.go (slug syntax,
+// them. It imports sites/store (where their content is kept) and
+// sites/accounts (their owners, and how secrets are hashed). Its pure rules live in slug.go (slug syntax,
 // generation and the Host-to-slug mapping), paths.go (file paths, decoding
 // and content types) and head.go (the head tags added to served HTML).
 package sites

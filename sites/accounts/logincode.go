@@ -1,4 +1,4 @@
-package sites
+package accounts
 
 import (
 	"crypto/rand"
@@ -142,20 +142,11 @@ func DeleteLoginCode(app core.App, id string) error {
 // PurgeExpiredLoginCodes deletes codes past their expiry.
 func PurgeExpiredLoginCodes(app core.App, now time.Time) error {
 	_, err := app.NonconcurrentDB().Delete(LoginCodesCollection, dbx.NewExp("expires_at <= {:now}",
-		dbx.Params{"now": DBTime(now)})).Execute()
+		dbx.Params{"now": now.UTC().Format(types.DefaultDateLayout)})).Execute()
 	if err != nil {
 		return fmt.Errorf("purge login codes: %w", err)
 	}
 	return nil
-}
-
-// DBTime formats t the way PocketBase stores dates ("" for the zero
-// time), for comparisons in SQL.
-func DBTime(t time.Time) string {
-	if t.IsZero() {
-		return ""
-	}
-	return t.UTC().Format(types.DefaultDateLayout)
 }
 
 // randomDigits returns n random decimal digits from crypto/rand.

@@ -1,8 +1,10 @@
-package sites
+// Package accounts holds sitedrop's accounts: API keys (stored as SHA-256
+// hashes), sign-in codes (bcrypt, single use, limited tries) and web
+// sessions tied to a key. It imports PocketBase only; the routes and pages
+// that use it are in hooks.
+package accounts
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"strings"
@@ -11,6 +13,12 @@ import (
 	"github.com/pocketbase/dbx"
 	"github.com/pocketbase/pocketbase/core"
 	"github.com/pocketbase/pocketbase/tools/security"
+)
+
+// Collection names of accounts.
+const (
+	UsersCollection   = "users"
+	APIKeysCollection = "api_keys"
 )
 
 // APIKeyPrefix starts every sitedrop API key, so keys are easy to spot in
@@ -31,11 +39,11 @@ const lastUsedResolution = time.Minute
 // ErrKeyNotFound is returned when no API key matches.
 var ErrKeyNotFound = errors.New("api key not found")
 
-// HashSecret returns the lowercase hex SHA-256 of a secret (API key or
-// claim token): the only form in which secrets are stored.
+// HashSecret returns the lowercase hex SHA-256 of a secret (an API key, a
+// session token; sites hashes claim tokens the same way): the only form in
+// which secrets are stored.
 func HashSecret(secret string) string {
-	sum := sha256.Sum256([]byte(secret))
-	return hex.EncodeToString(sum[:])
+	return security.SHA256(secret)
 }
 
 // CreateAPIKey makes a new key for user and returns its plaintext, which is

@@ -1,4 +1,4 @@
-package sites
+package accounts
 
 import (
 	"errors"
@@ -8,6 +8,7 @@ import (
 	"github.com/pocketbase/dbx"
 	"github.com/pocketbase/pocketbase/core"
 	"github.com/pocketbase/pocketbase/tools/security"
+	"github.com/pocketbase/pocketbase/tools/types"
 )
 
 // Browser sessions.
@@ -87,7 +88,7 @@ func DeleteSession(app core.App, token string) error {
 // PurgeExpiredSessions deletes sessions past their expiry.
 func PurgeExpiredSessions(app core.App, now time.Time) error {
 	_, err := app.NonconcurrentDB().Delete(SessionsCollection, dbx.NewExp("expires_at <= {:now}",
-		dbx.Params{"now": DBTime(now)})).Execute()
+		dbx.Params{"now": now.UTC().Format(types.DefaultDateLayout)})).Execute()
 	if err != nil {
 		return fmt.Errorf("purge sessions: %w", err)
 	}
