@@ -10,6 +10,7 @@ import (
 	"github.com/pocketbase/pocketbase/core"
 
 	"sitedrop/sites"
+	"sitedrop/sites/forms"
 	"sitedrop/ui"
 )
 
@@ -59,16 +60,16 @@ func (sd *sitedrop) accountSitePage(e *core.RequestEvent) error {
 	}
 	page, _ := strconv.Atoi(e.Request.URL.Query().Get("page"))
 	page = min(max(page, 1), maxPage)
-	total, err := e.App.CountRecords(sites.SubmissionsCollection, dbx.HashExp{"deployment": dep.Id})
+	total, err := e.App.CountRecords(forms.SubmissionsCollection, dbx.HashExp{"deployment": dep.Id})
 	if err != nil {
 		return err
 	}
-	subs, err := e.App.FindRecordsByFilter(sites.SubmissionsCollection, "deployment = {:d}", "-created,-id",
+	subs, err := e.App.FindRecordsByFilter(forms.SubmissionsCollection, "deployment = {:d}", "-created,-id",
 		accountSitePageSize, (page-1)*accountSitePageSize, dbx.Params{"d": dep.Id})
 	if err != nil {
 		return err
 	}
-	hooks, err := e.App.FindRecordsByFilter(sites.WebhooksCollection, "deployment = {:d}", "created", 0, 0, dbx.Params{"d": dep.Id})
+	hooks, err := e.App.FindRecordsByFilter(forms.WebhooksCollection, "deployment = {:d}", "created", 0, 0, dbx.Params{"d": dep.Id})
 	if err != nil {
 		return err
 	}
@@ -162,7 +163,7 @@ func (sd *sitedrop) accountSiteWebhookDelete(e *core.RequestEvent) error {
 	if dep == nil {
 		return err
 	}
-	hook, err := e.App.FindRecordById(sites.WebhooksCollection, e.Request.PathValue("webhookId"))
+	hook, err := e.App.FindRecordById(forms.WebhooksCollection, e.Request.PathValue("webhookId"))
 	if err != nil || hook.GetString("deployment") != dep.Id {
 		return sd.errorPage(e, http.StatusNotFound, "Webhook not found", "There is no such webhook on this site.")
 	}

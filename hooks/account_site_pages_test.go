@@ -8,6 +8,7 @@ import (
 	"github.com/pocketbase/pocketbase/tests"
 
 	"sitedrop/sites"
+	"sitedrop/sites/forms"
 )
 
 func newAppForSitePage(t testing.TB) *tests.TestApp {
@@ -65,7 +66,7 @@ func TestAccountSiteWebhookDelete(t *testing.T) {
 	app := newAppForSitePage(t)
 	defer app.Cleanup()
 	mux := newMux(t, app)
-	hooks, _ := app.FindAllRecords(sites.WebhooksCollection)
+	hooks, _ := app.FindAllRecords(forms.WebhooksCollection)
 	url := "/account/sites/" + idAliceSite + "/webhooks/" + hooks[0].Id + "/delete"
 	if res, _ := do(t, mux, http.MethodPost, "/account/sites/"+idBobSite+"/webhooks/"+hooks[0].Id+"/delete", "", withHeaders(sameOrigin, cookie(sessionAlice))); res.StatusCode != 404 {
 		t.Fatalf("through someone else's site: %d", res.StatusCode)
@@ -74,7 +75,7 @@ func TestAccountSiteWebhookDelete(t *testing.T) {
 	if res.StatusCode != 303 {
 		t.Fatalf("delete: %d %s", res.StatusCode, body)
 	}
-	if n, _ := app.CountRecords(sites.WebhooksCollection); n != 0 {
+	if n, _ := app.CountRecords(forms.WebhooksCollection); n != 0 {
 		t.Fatal("webhook not deleted")
 	}
 	if _, body := do(t, mux, http.MethodGet, "/account", "", cookie(sessionAlice)); !strings.Contains(body, `data-testid="site-details"`) {

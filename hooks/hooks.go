@@ -9,6 +9,7 @@ import (
 	"github.com/pocketbase/pocketbase/core"
 
 	"sitedrop/sites"
+	"sitedrop/sites/forms"
 	"sitedrop/sites/store"
 )
 
@@ -35,7 +36,7 @@ type sitedrop struct {
 	// submitLimit limits form submissions per deployment.
 	submitLimit *limiter
 	// deliverer sends queued webhook deliveries.
-	deliverer *sites.Deliverer
+	deliverer *forms.Deliverer
 	// notifyWake nudges the notification mailer.
 	notifyWake chan struct{}
 	// gcDue is set when content may have become unreferenced.
@@ -179,7 +180,7 @@ func (sd *sitedrop) init() error {
 	sd.submitLimit = newLimiter(10, time.Minute)
 	sd.uploads = newLimiter(int(uploadBytesFactor*sd.cfg.MaxBody), time.Hour)
 	sd.bodyGuards = newBodyGuards(sd.cfg)
-	sd.deliverer = sites.NewDeliverer(sd.app, sd.webhookGuard())
+	sd.deliverer = forms.NewDeliverer(sd.app, sd.webhookGuard())
 	sd.notifyWake = make(chan struct{}, 1)
 	return nil
 }

@@ -10,6 +10,7 @@ import (
 
 	"sitedrop/sites"
 	"sitedrop/sites/accounts"
+	"sitedrop/sites/forms"
 	"sitedrop/ui"
 )
 
@@ -90,11 +91,11 @@ func (sd *sitedrop) notifyDeployment(id string, now time.Time) error {
 	}
 	since := sites.DBTime(dep.GetDateTime("notified_until").Time())
 	filter, params := "deployment = {:d} && created > {:since}", dbx.Params{"d": dep.Id, "since": since}
-	total, err := sd.app.CountRecords(sites.SubmissionsCollection, dbx.NewExp("deployment = {:d} AND created > {:since}", params))
+	total, err := sd.app.CountRecords(forms.SubmissionsCollection, dbx.NewExp("deployment = {:d} AND created > {:since}", params))
 	if err != nil || total == 0 {
 		return err
 	}
-	subs, err := sd.app.FindRecordsByFilter(sites.SubmissionsCollection, filter, "-created", notifyMaxListed, 0, params)
+	subs, err := sd.app.FindRecordsByFilter(forms.SubmissionsCollection, filter, "-created", notifyMaxListed, 0, params)
 	if err != nil || len(subs) == 0 {
 		return err
 	}

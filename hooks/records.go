@@ -6,6 +6,7 @@ import (
 
 	"sitedrop/sites"
 	"sitedrop/sites/accounts"
+	"sitedrop/sites/forms"
 )
 
 // bindRecordHooks puts the lifecycle rules where every writer meets them:
@@ -142,7 +143,7 @@ func bindRecordHooks(sd *sitedrop) {
 	// the cascade removes the webhooks, and its deliveries outlive it.
 	app.OnRecordAfterUpdateSuccess(sites.DeploymentsCollection).BindFunc(func(e *core.RecordEvent) error {
 		if orig := e.Record.Original(); orig != nil && orig.GetString("live_version") != e.Record.GetString("live_version") {
-			if _, err := sites.EnqueueWebhooks(e.App, e.Record.Id, sites.EventDeploymentUpdated, sd.deploymentRef(e.Record), nil); err != nil {
+			if _, err := forms.EnqueueWebhooks(e.App, e.Record.Id, forms.EventDeploymentUpdated, sd.deploymentRef(e.Record), nil); err != nil {
 				e.App.Logger().Error("queue deployment.updated webhooks", "deployment", e.Record.Id, "error", err)
 			}
 			sd.wakeWorkers()
@@ -153,7 +154,7 @@ func bindRecordHooks(sd *sitedrop) {
 		orig := e.App
 		err := e.App.RunInTransaction(func(tx core.App) error {
 			e.App = tx
-			if _, err := sites.EnqueueWebhooks(tx, e.Record.Id, sites.EventDeploymentDeleted, sd.deploymentRef(e.Record), nil); err != nil {
+			if _, err := forms.EnqueueWebhooks(tx, e.Record.Id, forms.EventDeploymentDeleted, sd.deploymentRef(e.Record), nil); err != nil {
 				return err
 			}
 			return e.Next()

@@ -5,10 +5,10 @@ import (
 	"net/http"
 	"strconv"
 
+	"sitedrop/sites/forms"
+
 	"github.com/pocketbase/dbx"
 	"github.com/pocketbase/pocketbase/core"
-
-	"sitedrop/sites"
 )
 
 // Paging and export limits of GET /submissions.
@@ -57,16 +57,16 @@ func (sd *sitedrop) submissionsList(e *core.RequestEvent) error {
 	if err != nil {
 		return err
 	}
-	total, err := e.App.CountRecords(sites.SubmissionsCollection, dbx.HashExp{"deployment": dep.Id})
+	total, err := e.App.CountRecords(forms.SubmissionsCollection, dbx.HashExp{"deployment": dep.Id})
 	if err != nil {
 		return err
 	}
-	recs, err := e.App.FindRecordsByFilter(sites.SubmissionsCollection, "deployment = {:d}", "-created,-id",
+	recs, err := e.App.FindRecordsByFilter(forms.SubmissionsCollection, "deployment = {:d}", "-created,-id",
 		limit, (page-1)*limit, dbx.Params{"d": dep.Id})
 	if err != nil {
 		return err
 	}
-	out := make([]*sites.SubmissionJSON, 0, len(recs))
+	out := make([]*forms.SubmissionJSON, 0, len(recs))
 	for _, r := range recs {
 		out = append(out, submissionJSON(r))
 	}
@@ -93,7 +93,7 @@ func (sd *sitedrop) submissionDelete(e *core.RequestEvent) error {
 	if err != nil {
 		return err
 	}
-	sub, err := e.App.FindRecordById(sites.SubmissionsCollection, e.Request.PathValue("submissionId"))
+	sub, err := e.App.FindRecordById(forms.SubmissionsCollection, e.Request.PathValue("submissionId"))
 	if err != nil || sub.GetString("deployment") != dep.Id {
 		return fail(http.StatusNotFound, "Submission not found")
 	}

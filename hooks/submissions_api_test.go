@@ -9,17 +9,17 @@ import (
 	"testing"
 	"time"
 
+	"sitedrop/sites/forms"
+
 	"github.com/pocketbase/dbx"
 	"github.com/pocketbase/pocketbase/core"
 	"github.com/pocketbase/pocketbase/tests"
-
-	"sitedrop/sites"
 )
 
 // mustSubmission stores a submission for a deployment.
 func mustSubmission(t testing.TB, app core.App, depID string, data map[string]any) *core.Record {
 	t.Helper()
-	col, _ := app.FindCollectionByNameOrId(sites.SubmissionsCollection)
+	col, _ := app.FindCollectionByNameOrId(forms.SubmissionsCollection)
 	rec := core.NewRecord(col)
 	rec.Set("deployment", depID)
 	rec.Set("data", data)
@@ -175,8 +175,8 @@ func TestSubmissionsCSVAndDelete(t *testing.T) {
 		t.Fatalf("rows %q", rows)
 	}
 
-	subs, _ := app.FindRecordsByFilter(sites.SubmissionsCollection, "deployment = {:d}", "created", 0, 0, dbx.Params{"d": idAliceSite})
-	bobSubs, _ := app.FindRecordsByFilter(sites.SubmissionsCollection, "deployment = {:d}", "", 0, 0, dbx.Params{"d": idBobSite})
+	subs, _ := app.FindRecordsByFilter(forms.SubmissionsCollection, "deployment = {:d}", "created", 0, 0, dbx.Params{"d": idAliceSite})
+	bobSubs, _ := app.FindRecordsByFilter(forms.SubmissionsCollection, "deployment = {:d}", "", 0, 0, dbx.Params{"d": idBobSite})
 	if res, _ := do(t, mux, http.MethodDelete, fmt.Sprintf("/submissions/%s/%s", idAliceSite, bobSubs[0].Id), "", bearer(keyAlice)); res.StatusCode != 404 {
 		t.Fatalf("deleting a submission through another deployment: %d", res.StatusCode)
 	}

@@ -9,10 +9,10 @@ import (
 	"strings"
 	"time"
 
+	"sitedrop/sites/forms"
+
 	"github.com/pocketbase/dbx"
 	"github.com/pocketbase/pocketbase/core"
-
-	"sitedrop/sites"
 )
 
 // CSV export limits. The export streams: it holds one page of rows at a
@@ -100,7 +100,7 @@ func submissionFieldColumns(app core.App, depID string) (cols []string, more boo
 	var names []struct {
 		Key string `db:"key"`
 	}
-	err = app.DB().NewQuery(`SELECT j.key AS key FROM ` + sites.SubmissionsCollection + ` s, json_each(s.data) j
+	err = app.DB().NewQuery(`SELECT j.key AS key FROM ` + forms.SubmissionsCollection + ` s, json_each(s.data) j
 		WHERE s.deployment = {:d} AND json_type(s.data) = 'object'
 		GROUP BY j.key ORDER BY COUNT(*) DESC, j.key LIMIT {:n}`).
 		Bind(dbx.Params{"d": depID, "n": maxCSVFieldColumns + 1}).All(&names)
@@ -126,7 +126,7 @@ func submissionFieldColumns(app core.App, depID string) (cols []string, more boo
 func eachSubmissionPage(app core.App, depID string, fn func([]*core.Record) error) error {
 	filter, params := "deployment = {:d}", dbx.Params{"d": depID}
 	for {
-		recs, err := app.FindRecordsByFilter(sites.SubmissionsCollection, filter, "-created,-id", csvPageRows, 0, params)
+		recs, err := app.FindRecordsByFilter(forms.SubmissionsCollection, filter, "-created,-id", csvPageRows, 0, params)
 		if err != nil {
 			return fmt.Errorf("read submissions: %w", err)
 		}

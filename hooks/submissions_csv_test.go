@@ -10,10 +10,10 @@ import (
 	"testing"
 	"time"
 
+	"sitedrop/sites/forms"
+
 	"github.com/pocketbase/dbx"
 	"github.com/pocketbase/pocketbase/core"
-
-	"sitedrop/sites"
 )
 
 // insertSubmissions stores submissions with the given creation times
@@ -25,7 +25,7 @@ func insertSubmissions(t *testing.T, app core.App, depID string, created []time.
 		for i, c := range created {
 			b, _ := json.Marshal(data(i))
 			ids[i] = core.GenerateDefaultRandomId()
-			_, err := tx.DB().NewQuery(`INSERT INTO ` + sites.SubmissionsCollection + ` (id, deployment, data, created) VALUES ({:id}, {:d}, {:data}, {:c})`).
+			_, err := tx.DB().NewQuery(`INSERT INTO ` + forms.SubmissionsCollection + ` (id, deployment, data, created) VALUES ({:id}, {:d}, {:data}, {:c})`).
 				Bind(dbx.Params{"id": ids[i], "d": depID, "data": string(b), "c": c.UTC().Format("2006-01-02 15:04:05.000Z")}).Execute()
 			if err != nil {
 				return err

@@ -16,6 +16,7 @@ import (
 	"github.com/pocketbase/pocketbase/tools/security"
 
 	"sitedrop/sites"
+	"sitedrop/sites/forms"
 	"sitedrop/ui"
 )
 
@@ -87,7 +88,7 @@ func (sd *sitedrop) submitCreate(e *core.RequestEvent) error {
 // storeSubmission saves the submission and queues what follows from it:
 // webhook deliveries and the owner's notification mail.
 func (sd *sitedrop) storeSubmission(app core.App, dep *core.Record, data map[string]any) (*core.Record, error) {
-	col, err := app.FindCachedCollectionByNameOrId(sites.SubmissionsCollection)
+	col, err := app.FindCachedCollectionByNameOrId(forms.SubmissionsCollection)
 	if err != nil {
 		return nil, err
 	}
@@ -98,7 +99,7 @@ func (sd *sitedrop) storeSubmission(app core.App, dep *core.Record, data map[str
 		if err := tx.Save(sub); err != nil {
 			return err
 		}
-		_, err := sites.EnqueueWebhooks(tx, dep.Id, sites.EventSubmission, sd.deploymentRef(dep), submissionJSON(sub))
+		_, err := forms.EnqueueWebhooks(tx, dep.Id, forms.EventSubmission, sd.deploymentRef(dep), submissionJSON(sub))
 		return err
 	})
 	if err != nil {
@@ -243,14 +244,14 @@ func stringField(data map[string]any, key string) string {
 }
 
 // submissionJSON is a submission as the API and webhooks show it.
-func submissionJSON(sub *core.Record) *sites.SubmissionJSON {
+func submissionJSON(sub *core.Record) *forms.SubmissionJSON {
 	var data map[string]any
 	_ = json.Unmarshal([]byte(sub.GetString("data")), &data)
-	return &sites.SubmissionJSON{ID: sub.Id, Data: data, CreatedAt: timestamp(sub.GetDateTime("created").Time())}
+	return &forms.SubmissionJSON{ID: sub.Id, Data: data, CreatedAt: timestamp(sub.GetDateTime("created").Time())}
 }
 
 // deploymentRef is a deployment as webhooks name it.
-func (sd *sitedrop) deploymentRef(dep *core.Record) sites.DeploymentRef {
+func (sd *sitedrop) deploymentRef(dep *core.Record) forms.DeploymentRef {
 	slug := dep.GetString("slug")
-	return sites.DeploymentRef{ID: dep.Id, Slug: slug, URL: sd.siteURL(slug)}
+	return forms.DeploymentRef{ID: dep.Id, Slug: slug, URL: sd.siteURL(slug)}
 }

@@ -14,12 +14,13 @@ import (
 	"github.com/pocketbase/pocketbase/tests"
 
 	"sitedrop/sites"
+	"sitedrop/sites/forms"
 )
 
 // countSubs counts the stored submissions of a deployment.
 func countSubs(t testing.TB, app core.App, depID string) int64 {
 	t.Helper()
-	n, err := app.CountRecords(sites.SubmissionsCollection, dbx.HashExp{"deployment": depID})
+	n, err := app.CountRecords(forms.SubmissionsCollection, dbx.HashExp{"deployment": depID})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -79,7 +80,7 @@ func TestSubmit(t *testing.T) {
 			ExpectedContent: []string{`"message":"Submission received"`},
 			TestAppFactory:  newTestApp,
 			AfterTestFunc: func(t testing.TB, app *tests.TestApp, _ *http.Response) {
-				recs, _ := app.FindAllRecords(sites.SubmissionsCollection)
+				recs, _ := app.FindAllRecords(forms.SubmissionsCollection)
 				if len(recs) != 1 || recs[0].GetString("data") != `{"name":"Ann","topic":["a","b"]}` {
 					t.Fatalf("stored %v", recs)
 				}
@@ -208,7 +209,7 @@ func TestSubmit(t *testing.T) {
 				if loc := res.Header.Get("Location"); loc != "http://alice-site.sites.test/thanks" {
 					t.Fatalf("Location %q", loc)
 				}
-				recs, _ := app.FindAllRecords(sites.SubmissionsCollection)
+				recs, _ := app.FindAllRecords(forms.SubmissionsCollection)
 				if strings.Contains(recs[0].GetString("data"), "_redirect") {
 					t.Fatal("control fields must not be stored")
 				}

@@ -6,12 +6,12 @@ import (
 	"slices"
 	"strings"
 
+	"sitedrop/sites/forms"
+
 	"github.com/pocketbase/dbx"
 	validation "github.com/pocketbase/ozzo-validation/v4"
 	"github.com/pocketbase/pocketbase/core"
 	"github.com/pocketbase/pocketbase/tools/security"
-
-	"sitedrop/sites"
 )
 
 // maxWebhooksPerDeployment bounds the webhooks of one deployment.
@@ -50,33 +50,33 @@ func (sd *sitedrop) webhookCreate(e *core.RequestEvent) error {
 		return fail(http.StatusBadRequest, "url is required")
 	}
 	url := strings.TrimSpace(*body.URL)
-	typ := sites.WebhookGeneric
+	typ := forms.WebhookGeneric
 	if body.Type != nil {
 		typ = *body.Type
 	}
-	if typ != sites.WebhookGeneric && typ != sites.WebhookSlack {
+	if typ != forms.WebhookGeneric && typ != forms.WebhookSlack {
 		return fail(http.StatusBadRequest, `type must be "generic" or "slack"`)
 	}
-	events := sites.WebhookEvents
+	events := forms.WebhookEvents
 	if body.Events != nil {
 		if len(*body.Events) == 0 {
 			return fail(http.StatusBadRequest, "events must name at least one event")
 		}
 		for _, ev := range *body.Events {
-			if !slices.Contains(sites.WebhookEvents, ev) {
-				return fail(http.StatusBadRequest, "unknown event %q (use %s)", ev, strings.Join(sites.WebhookEvents, ", "))
+			if !slices.Contains(forms.WebhookEvents, ev) {
+				return fail(http.StatusBadRequest, "unknown event %q (use %s)", ev, strings.Join(forms.WebhookEvents, ", "))
 			}
 		}
 		events = slices.Compact(slices.Sorted(slices.Values(*body.Events)))
 	}
 	if err := sd.webhookGuard().CheckURL(e.Request.Context(), url); err != nil {
-		var ue *sites.WebhookURLError
+		var ue *forms.WebhookURLError
 		if errors.As(err, &ue) {
 			return fail(http.StatusBadRequest, ue.Msg)
 		}
 		return err
 	}
-	col, err := e.App.FindCachedCollectionByNameOrId(sites.WebhooksCollection)
+	col, err := e.App.FindCachedCollectionByNameOrId(forms.WebhooksCollection)
 	if err != nil {
 		return err
 	}
@@ -89,7 +89,7 @@ func (sd *sitedrop) webhookCreate(e *core.RequestEvent) error {
 	hook.Set("secret", secret)
 	hook.Set("active", true)
 	err = e.App.RunInTransaction(func(tx core.App) error {
-		n, err := tx.CountRecords(sites.WebhooksCollection, dbx.HashExp{"deployment": dep.Id})
+		n, err := tx.CountRecords(forms.WebhooksCollection, dbx.HashExp{"deployment": dep.Id})
 		if err != nil {
 			return err
 		}
@@ -119,7 +119,7 @@ func (sd *sitedrop) webhooksList(e *core.RequestEvent) error {
 	if err != nil {
 		return err
 	}
-	recs, err := e.App.FindRecordsByFilter(sites.WebhooksCollection, "deployment = {:d}", "created", 0, 0, dbx.Params{"d": dep.Id})
+	recs, err := e.App.FindRecordsByFilter(forms.WebhooksCollection, "deployment = {:d}", "created", 0, 0, dbx.Params{"d": dep.Id})
 	if err != nil {
 		return err
 	}
@@ -141,7 +141,7 @@ func (sd *sitedrop) webhookDelete(e *core.RequestEvent) error {
 	if err != nil {
 		return err
 	}
-	hook, err := e.App.FindRecordById(sites.WebhooksCollection, e.Request.PathValue("webhookId"))
+	hook, err := e.App.FindRecordById(forms.WebhooksCollection, e.Request.PathValue("webhookId"))
 	if err != nil || hook.GetString("deployment") != dep.Id {
 		return fail(http.StatusNotFound, "Webhook not found")
 	}
@@ -155,8 +155,8 @@ func (sd *sitedrop) webhookDelete(e *core.RequestEvent) error {
 // ones stay as history.
 func (sd *sitedrop) deleteWebhook(app core.App, hook *core.Record) error {
 	return app.RunInTransaction(func(tx core.App) error {
-		if _, err := tx.NonconcurrentDB().Delete(sites.DeliveriesCollection,
-			dbx.HashExp{"webhook": hook.Id, "status": sites.DeliveryPending}).Execute(); err != nil {
+		if _, err := tx.NonconcurrentDB().Delete(forms.DeliveriesCollection,
+			dbx.HashExp{"webhook": hook.Id, "status": forms.DeliveryPending}).Execute(); err != nil {
 			return err
 		}
 		return tx.Delete(hook)
@@ -195,6 +195,6 @@ func (sd *sitedrop) notificationsView(e *core.RequestEvent) error {
 }
 
 // webhookGuard is the SSRF guard of webhook URLs.
-func (sd *sitedrop) webhookGuard() sites.WebhookGuard {
-	return sites.WebhookGuard{AllowPrivate: sd.cfg.WebhooksAllowPrivate}
+func (sd *sitedrop) webhookGuard() forms.WebhookGuard {
+	return forms.WebhookGuard{AllowPrivate: sd.cfg.WebhooksAllowPrivate}
 }

@@ -5,20 +5,20 @@ import (
 	"strings"
 	"testing"
 
+	"sitedrop/sites/forms"
+
 	"github.com/pocketbase/dbx"
 	"github.com/pocketbase/pocketbase/core"
 	"github.com/pocketbase/pocketbase/tests"
-
-	"sitedrop/sites"
 )
 
 // mustWebhook adds an active webhook to a deployment.
 func mustWebhook(t testing.TB, app core.App, depID, url string, events ...string) *core.Record {
 	t.Helper()
 	if len(events) == 0 {
-		events = sites.WebhookEvents
+		events = forms.WebhookEvents
 	}
-	col, _ := app.FindCollectionByNameOrId(sites.WebhooksCollection)
+	col, _ := app.FindCollectionByNameOrId(forms.WebhooksCollection)
 	rec := core.NewRecord(col)
 	rec.Set("deployment", depID)
 	rec.Set("url", url)
@@ -34,7 +34,7 @@ func mustWebhook(t testing.TB, app core.App, depID, url string, events ...string
 
 func deliveries(t testing.TB, app core.App, event string) []*core.Record {
 	t.Helper()
-	recs, err := app.FindRecordsByFilter(sites.DeliveriesCollection, "event = {:e}", "created", 0, 0, dbx.Params{"e": event})
+	recs, err := app.FindRecordsByFilter(forms.DeliveriesCollection, "event = {:e}", "created", 0, 0, dbx.Params{"e": event})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -163,7 +163,7 @@ func TestWebhookLimitAndDelete(t *testing.T) {
 	if res, body := do(t, mux, http.MethodDelete, "/webhooks/"+idAliceSite+"/"+first, "", bearer(keyAlice)); res.StatusCode != 200 {
 		t.Fatalf("delete: %d %s", res.StatusCode, body)
 	}
-	if _, err := app.FindRecordById(sites.WebhooksCollection, first); err == nil {
+	if _, err := app.FindRecordById(forms.WebhooksCollection, first); err == nil {
 		t.Fatal("webhook not deleted")
 	}
 }
@@ -175,19 +175,19 @@ func TestEventsAreQueued(t *testing.T) {
 	app, _ := newFixtureApp(t)
 	defer app.Cleanup()
 	mustWebhook(t, app, idAliceSite, "https://93.184.216.34/all")
-	mustWebhook(t, app, idAliceSite, "https://93.184.216.34/subs", sites.EventSubmission)
+	mustWebhook(t, app, idAliceSite, "https://93.184.216.34/subs", forms.EventSubmission)
 	mux := newMux(t, app)
 
 	do(t, mux, http.MethodPost, "/submit/"+idAliceSite, `{"name":"Ann"}`, nil)
-	if got := deliveries(t, app, sites.EventSubmission); len(got) != 2 || !strings.Contains(got[0].GetString("payload"), `"name":"Ann"`) {
+	if got := deliveries(t, app, forms.EventSubmission); len(got) != 2 || !strings.Contains(got[0].GetString("payload"), `"name":"Ann"`) {
 		t.Fatalf("submission deliveries: %d", len(got))
 	}
 	do(t, mux, http.MethodPut, "/deploy/"+idAliceSite, `{"html":"v2"}`, bearer(keyAlice))
-	if got := deliveries(t, app, sites.EventDeploymentUpdated); len(got) != 1 {
+	if got := deliveries(t, app, forms.EventDeploymentUpdated); len(got) != 1 {
 		t.Fatalf("deployment.updated deliveries: %d", len(got))
 	}
 	do(t, mux, http.MethodPut, "/notifications/"+idAliceSite, `{"email":true}`, bearer(keyAlice))
-	if got := deliveries(t, app, sites.EventDeploymentUpdated); len(got) != 1 {
+	if got := deliveries(t, app, forms.EventDeploymentUpdated); len(got) != 1 {
 		t.Fatal("a settings change is not a content update")
 	}
 }
@@ -211,13 +211,13 @@ func TestDeploymentDeletionCascades(t *testing.T) {
 	if countSubs(t, app, idAliceSite) != 0 || countSubs(t, app, idBobSite) != 1 {
 		t.Fatal("submissions not cascaded")
 	}
-	if n, _ := app.CountRecords(sites.WebhooksCollection, dbx.HashExp{"deployment": idAliceSite}); n != 0 {
+	if n, _ := app.CountRecords(forms.WebhooksCollection, dbx.HashExp{"deployment": idAliceSite}); n != 0 {
 		t.Fatal("webhooks not cascaded")
 	}
-	if got := deliveries(t, app, sites.EventSubmission); len(got) != 1 || got[0].GetString("deployment") != idBobSite {
+	if got := deliveries(t, app, forms.EventSubmission); len(got) != 1 || got[0].GetString("deployment") != idBobSite {
 		t.Fatalf("pending deliveries of the deleted deployment remain: %d", len(got))
 	}
-	del := deliveries(t, app, sites.EventDeploymentDeleted)
+	del := deliveries(t, app, forms.EventDeploymentDeleted)
 	if len(del) != 1 || del[0].GetString("deployment") != "" || !strings.Contains(del[0].GetString("payload"), "alice-site") {
 		t.Fatalf("deployment.deleted deliveries: %d", len(del))
 	}

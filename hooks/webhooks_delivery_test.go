@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"sitedrop/sites"
+	"sitedrop/sites/forms"
 )
 
 // TestWebhookDeliveryEndToEnd: a form submission reaches a real receiver
@@ -59,7 +59,7 @@ func TestWebhookDeliveryEndToEnd(t *testing.T) {
 		t.Fatalf("%d requests, want a failed one and its retry", calls)
 	}
 	for i, b := range bodies {
-		if sigs[i] != sites.SignWebhook(hook.Secret, b) {
+		if sigs[i] != forms.SignWebhook(hook.Secret, b) {
 			t.Fatalf("request %d: bad signature", i)
 		}
 	}
@@ -79,7 +79,7 @@ func TestWebhookDeliveryEndToEnd(t *testing.T) {
 		got.Submission.Data["name"] != "Ann" || !strings.HasSuffix(got.SentAt, "Z") {
 		t.Fatalf("payload %s", bodies[1])
 	}
-	dels := deliveries(t, app, sites.EventSubmission)
+	dels := deliveries(t, app, forms.EventSubmission)
 	if len(dels) != 1 || dels[0].GetString("status") != "delivered" || dels[0].GetInt("attempts") != 2 {
 		t.Fatalf("delivery row: %v", dels)
 	}

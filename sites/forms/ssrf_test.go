@@ -1,4 +1,4 @@
-package sites_test
+package forms_test
 
 import (
 	"context"
@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"sitedrop/sites"
+	"sitedrop/sites/forms"
 )
 
 func TestIsPublicIP(t *testing.T) {
@@ -94,11 +94,11 @@ func TestIsPublicIP(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", tc.addr, err)
 		}
-		if got := sites.IsPublicIP(a); got != tc.public {
+		if got := forms.IsPublicIP(a); got != tc.public {
 			t.Errorf("IsPublicIP(%s) = %v, want %v", tc.addr, got, tc.public)
 		}
 	}
-	if sites.IsPublicIP(netip.Addr{}) {
+	if forms.IsPublicIP(netip.Addr{}) {
 		t.Error("the zero Addr is public")
 	}
 }
@@ -113,11 +113,11 @@ func offlineResolver() *net.Resolver {
 
 func TestCheckURL(t *testing.T) {
 	t.Parallel()
-	strict := sites.WebhookGuard{Resolver: offlineResolver()}
-	lax := sites.WebhookGuard{AllowPrivate: true, Resolver: offlineResolver()}
+	strict := forms.WebhookGuard{Resolver: offlineResolver()}
+	lax := forms.WebhookGuard{AllowPrivate: true, Resolver: offlineResolver()}
 	for _, tc := range []struct {
 		name  string
-		guard sites.WebhookGuard
+		guard forms.WebhookGuard
 		url   string
 		want  string // substring of the message; "" = accepted
 	}{
@@ -158,7 +158,7 @@ func TestCheckURL(t *testing.T) {
 				}
 				return
 			}
-			var ue *sites.WebhookURLError
+			var ue *forms.WebhookURLError
 			if !errors.As(err, &ue) {
 				t.Fatalf("got %v (%T), want a *WebhookURLError", err, err)
 			}
@@ -173,8 +173,8 @@ func TestCheckURLCancelled(t *testing.T) {
 	t.Parallel()
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	err := sites.WebhookGuard{Resolver: offlineResolver()}.CheckURL(ctx, "https://example.com/")
-	var ue *sites.WebhookURLError
+	err := forms.WebhookGuard{Resolver: offlineResolver()}.CheckURL(ctx, "https://example.com/")
+	var ue *forms.WebhookURLError
 	if err == nil || errors.As(err, &ue) || !errors.Is(err, context.Canceled) {
 		t.Fatalf("got %v, want the context's error", err)
 	}
@@ -191,9 +191,9 @@ func TestHTTPClientRefusesPrivateAtConnect(t *testing.T) {
 	// By IP, and by a name that resolves to it (as after a DNS change).
 	byName := strings.Replace(srv.URL, "127.0.0.1", "localhost", 1)
 	for _, u := range []string{srv.URL, byName} {
-		c := sites.WebhookGuard{Resolver: offlineResolver()}.HTTPClient(2 * time.Second)
+		c := forms.WebhookGuard{Resolver: offlineResolver()}.HTTPClient(2 * time.Second)
 		_, err := c.Post(u, "application/json", strings.NewReader("{}"))
-		var ue *sites.WebhookURLError
+		var ue *forms.WebhookURLError
 		if err == nil || !errors.As(err, &ue) || !strings.Contains(err.Error(), "127.0.0.1") {
 			t.Fatalf("%s: got %v, want a refusal naming 127.0.0.1", u, err)
 		}
@@ -203,7 +203,7 @@ func TestHTTPClientRefusesPrivateAtConnect(t *testing.T) {
 	}
 
 	t.Setenv("HTTP_PROXY", "http://203.0.113.1:3128")
-	c := sites.WebhookGuard{AllowPrivate: true, Resolver: offlineResolver()}.HTTPClient(2 * time.Second)
+	c := forms.WebhookGuard{AllowPrivate: true, Resolver: offlineResolver()}.HTTPClient(2 * time.Second)
 	if c.Timeout != 2*time.Second {
 		t.Fatalf("timeout %v", c.Timeout)
 	}

@@ -1,4 +1,4 @@
-package sites_test
+package forms_test
 
 import (
 	"bytes"
@@ -21,6 +21,7 @@ import (
 
 	_ "sitedrop/migrations"
 	"sitedrop/sites"
+	"sitedrop/sites/forms"
 )
 
 const hookSecret = "whsec_test_secret"
@@ -35,7 +36,7 @@ func newHookApp(t *testing.T) *tests.TestApp {
 	return app
 }
 
-func mustDeployment(t *testing.T, app core.App, slug string) (*core.Record, sites.DeploymentRef) {
+func mustDeployment(t *testing.T, app core.App, slug string) (*core.Record, forms.DeploymentRef) {
 	t.Helper()
 	col, err := app.FindCollectionByNameOrId(sites.DeploymentsCollection)
 	if err != nil {
@@ -48,17 +49,17 @@ func mustDeployment(t *testing.T, app core.App, slug string) (*core.Record, site
 	if err := app.Save(rec); err != nil {
 		t.Fatal(err)
 	}
-	return rec, sites.DeploymentRef{ID: rec.Id, Slug: slug, URL: "https://" + slug + ".sites.test/"}
+	return rec, forms.DeploymentRef{ID: rec.Id, Slug: slug, URL: "https://" + slug + ".sites.test/"}
 }
 
 func mustWebhook(t *testing.T, app core.App, depID, url, typ string, active bool, events ...string) *core.Record {
 	t.Helper()
-	col, err := app.FindCollectionByNameOrId(sites.WebhooksCollection)
+	col, err := app.FindCollectionByNameOrId(forms.WebhooksCollection)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(events) == 0 {
-		events = sites.WebhookEvents
+		events = forms.WebhookEvents
 	}
 	rec := core.NewRecord(col)
 	rec.Set("deployment", depID)
@@ -75,23 +76,23 @@ func mustWebhook(t *testing.T, app core.App, depID, url, typ string, active bool
 
 func deliveries(t *testing.T, app core.App, filter string, params dbx.Params) []*core.Record {
 	t.Helper()
-	recs, err := app.FindRecordsByFilter(sites.DeliveriesCollection, filter, "created,id", 0, 0, params)
+	recs, err := app.FindRecordsByFilter(forms.DeliveriesCollection, filter, "created,id", 0, 0, params)
 	if err != nil {
 		t.Fatal(err)
 	}
 	return recs
 }
 
-func mustEnqueue(t *testing.T, app core.App, dep sites.DeploymentRef, event string, sub *sites.SubmissionJSON, want int) {
+func mustEnqueue(t *testing.T, app core.App, dep forms.DeploymentRef, event string, sub *forms.SubmissionJSON, want int) {
 	t.Helper()
-	n, err := sites.EnqueueWebhooks(app, dep.ID, event, dep, sub)
+	n, err := forms.EnqueueWebhooks(app, dep.ID, event, dep, sub)
 	if err != nil || n != want {
 		t.Fatalf("EnqueueWebhooks(%s) = %d, %v; want %d", event, n, err, want)
 	}
 }
 
-func testSubmission() *sites.SubmissionJSON {
-	return &sites.SubmissionJSON{ID: "sub123", CreatedAt: "2026-01-02T03:04:05Z",
+func testSubmission() *forms.SubmissionJSON {
+	return &forms.SubmissionJSON{ID: "sub123", CreatedAt: "2026-01-02T03:04:05Z",
 		Data: map[string]any{"name": "Ann", "email": "ann@example.com", "message": "a <b> & c\nsecond line", "n": 3}}
 }
 
@@ -137,14 +138,14 @@ func failAnswer(_ int, w http.ResponseWriter, _ *http.Request) {
 }
 
 // loopbackDeliverer may reach the loopback receivers and retries fast.
-func loopbackDeliverer(app core.App) *sites.Deliverer {
-	d := sites.NewDeliverer(app, sites.WebhookGuard{AllowPrivate: true})
+func loopbackDeliverer(app core.App) *forms.Deliverer {
+	d := forms.NewDeliverer(app, forms.WebhookGuard{AllowPrivate: true})
 	d.Timeout = 2 * time.Second
 	d.Backoff = func(int) time.Duration { return 50 * time.Millisecond }
 	return d
 }
 
-func mustRunOnce(t *testing.T, d *sites.Deliverer, want int) {
+func mustRunOnce(t *testing.T, d *forms.Deliverer, want int) {
 	t.Helper()
 	n, err := d.RunOnce(context.Background())
 	if err != nil || n != want {
@@ -167,7 +168,7 @@ var sentAtLast = regexp.MustCompile(`,"sent_at":"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ
 // returns its decoded body.
 func checkSigned(t *testing.T, r received, event string) map[string]any {
 	t.Helper()
-	if got := r.header.Get("X-Sitedrop-Signature"); got != sites.SignWebhook(hookSecret, r.body) {
+	if got := r.header.Get("X-Sitedrop-Signature"); got != forms.SignWebhook(hookSecret, r.body) {
 		t.Fatalf("signature %q does not verify the body %s", got, r.body)
 	}
 	if r.header.Get("Content-Type") != "application/json" || r.header.Get("User-Agent") != "sitedrop-webhooks" ||
@@ -186,7 +187,7 @@ func checkSigned(t *testing.T, r received, event string) map[string]any {
 
 func TestSignWebhook(t *testing.T) {
 	t.Parallel()
-	got := sites.SignWebhook("key", []byte("The quick brown fox jumps over the lazy dog"))
+	got := forms.SignWebhook("key", []byte("The quick brown fox jumps over the lazy dog"))
 	if got != "sha256=f7bc83f430538424b13298e6aa6fb143ef4d59a14946175997479dbc2d1a3cd8" {
 		t.Fatal(got)
 	}
@@ -197,14 +198,14 @@ func TestEnqueueWebhooks(t *testing.T) {
 	app := newHookApp(t)
 	depRec, dep := mustDeployment(t, app, "hooked-site")
 	_, other := mustDeployment(t, app, "other-site")
-	all := mustWebhook(t, app, dep.ID, "https://hooks.example.com/all", sites.WebhookGeneric, true)
-	slack := mustWebhook(t, app, dep.ID, "https://hooks.slack.com/services/T/B/X", sites.WebhookSlack, true)
-	mustWebhook(t, app, dep.ID, "https://hooks.example.com/off", sites.WebhookGeneric, false)
-	updates := mustWebhook(t, app, dep.ID, "https://hooks.example.com/updates", sites.WebhookGeneric, true, sites.EventDeploymentUpdated)
-	mustWebhook(t, app, other.ID, "https://hooks.example.com/other", sites.WebhookGeneric, true)
+	all := mustWebhook(t, app, dep.ID, "https://hooks.example.com/all", forms.WebhookGeneric, true)
+	slack := mustWebhook(t, app, dep.ID, "https://hooks.slack.com/services/T/B/X", forms.WebhookSlack, true)
+	mustWebhook(t, app, dep.ID, "https://hooks.example.com/off", forms.WebhookGeneric, false)
+	updates := mustWebhook(t, app, dep.ID, "https://hooks.example.com/updates", forms.WebhookGeneric, true, forms.EventDeploymentUpdated)
+	mustWebhook(t, app, other.ID, "https://hooks.example.com/other", forms.WebhookGeneric, true)
 
 	before := time.Now().Add(-time.Second)
-	mustEnqueue(t, app, dep, sites.EventSubmission, testSubmission(), 2)
+	mustEnqueue(t, app, dep, forms.EventSubmission, testSubmission(), 2)
 	rows := deliveries(t, app, "event = 'submission'", nil)
 	if len(rows) != 2 {
 		t.Fatalf("%d submission rows", len(rows))
@@ -234,7 +235,7 @@ func TestEnqueueWebhooks(t *testing.T) {
 	}
 
 	// deployment.updated: no submission even if one is passed.
-	mustEnqueue(t, app, dep, sites.EventDeploymentUpdated, testSubmission(), 3)
+	mustEnqueue(t, app, dep, forms.EventDeploymentUpdated, testSubmission(), 3)
 	for _, r := range deliveries(t, app, "event = 'deployment.updated'", nil) {
 		switch r.GetString("webhook") {
 		case all.Id, updates.Id:
@@ -252,7 +253,7 @@ func TestEnqueueWebhooks(t *testing.T) {
 	}
 
 	// deployment.deleted: no deployment relation, so the rows outlive it.
-	mustEnqueue(t, app, dep, sites.EventDeploymentDeleted, nil, 2)
+	mustEnqueue(t, app, dep, forms.EventDeploymentDeleted, nil, 2)
 	del := deliveries(t, app, "event = 'deployment.deleted'", nil)
 	for _, r := range del {
 		if r.GetString("deployment") != "" || r.GetString("webhook") == "" {
@@ -270,20 +271,20 @@ func TestEnqueueWebhooks(t *testing.T) {
 		t.Fatalf("after deleting the deployment: %d rows left", len(left))
 	}
 
-	if _, err := sites.EnqueueWebhooks(app, other.ID, "deployment.created", other, nil); err == nil {
+	if _, err := forms.EnqueueWebhooks(app, other.ID, "deployment.created", other, nil); err == nil {
 		t.Fatal("unknown event accepted")
 	}
-	mustEnqueue(t, app, sites.DeploymentRef{ID: "nosuchdeploy123"}, sites.EventSubmission, nil, 0)
+	mustEnqueue(t, app, forms.DeploymentRef{ID: "nosuchdeploy123"}, forms.EventSubmission, nil, 0)
 }
 
 func TestEnqueueWebhooksInTransaction(t *testing.T) {
 	t.Parallel()
 	app := newHookApp(t)
 	_, dep := mustDeployment(t, app, "tx-site")
-	mustWebhook(t, app, dep.ID, "https://hooks.example.com/x", sites.WebhookGeneric, true)
+	mustWebhook(t, app, dep.ID, "https://hooks.example.com/x", forms.WebhookGeneric, true)
 	rollback := errors.New("rollback")
 	err := app.RunInTransaction(func(tx core.App) error {
-		mustEnqueue(t, tx, dep, sites.EventSubmission, testSubmission(), 1)
+		mustEnqueue(t, tx, dep, forms.EventSubmission, testSubmission(), 1)
 		return rollback
 	})
 	if !errors.Is(err, rollback) {
@@ -293,7 +294,7 @@ func TestEnqueueWebhooksInTransaction(t *testing.T) {
 		t.Fatalf("%d rows survived the rollback", n)
 	}
 	if err := app.RunInTransaction(func(tx core.App) error {
-		mustEnqueue(t, tx, dep, sites.EventSubmission, testSubmission(), 1)
+		mustEnqueue(t, tx, dep, forms.EventSubmission, testSubmission(), 1)
 		return nil
 	}); err != nil {
 		t.Fatal(err)
@@ -307,12 +308,12 @@ func TestSlackTextLimits(t *testing.T) {
 	t.Parallel()
 	app := newHookApp(t)
 	_, dep := mustDeployment(t, app, "slack-site")
-	mustWebhook(t, app, dep.ID, "https://hooks.slack.com/services/T/B/X", sites.WebhookSlack, true)
+	mustWebhook(t, app, dep.ID, "https://hooks.slack.com/services/T/B/X", forms.WebhookSlack, true)
 	data := map[string]any{"long": strings.Repeat("é", 500)}
 	for _, k := range []string{"a", "b", "c", "d", "e", "f", "g", "h", "i", "j", "k", "l", "m", "n", "o", "p", "q", "r"} {
 		data[k] = strings.Repeat("x", 300)
 	}
-	mustEnqueue(t, app, dep, sites.EventSubmission, &sites.SubmissionJSON{ID: "s", Data: data}, 1)
+	mustEnqueue(t, app, dep, forms.EventSubmission, &forms.SubmissionJSON{ID: "s", Data: data}, 1)
 	var p struct{ Text string }
 	if err := json.Unmarshal([]byte(deliveries(t, app, "id != ''", nil)[0].GetString("payload")), &p); err != nil {
 		t.Fatal(err)
@@ -339,7 +340,7 @@ func TestDeliveryRetriesUntilDelivered(t *testing.T) {
 		}
 		okAnswer(n, w, r)
 	})
-	mustWebhook(t, app, dep.ID, rc.URL+"/hook", sites.WebhookGeneric, true)
+	mustWebhook(t, app, dep.ID, rc.URL+"/hook", forms.WebhookGeneric, true)
 
 	d := loopbackDeliverer(app)
 	ctx, cancel := context.WithCancel(context.Background())
@@ -355,7 +356,7 @@ func TestDeliveryRetriesUntilDelivered(t *testing.T) {
 	}()
 	time.Sleep(50 * time.Millisecond) // Run is now idle, waiting up to 5s
 
-	mustEnqueue(t, app, dep, sites.EventSubmission, testSubmission(), 1)
+	mustEnqueue(t, app, dep, forms.EventSubmission, testSubmission(), 1)
 	d.Wake()
 	row := deliveries(t, app, "id != ''", nil)[0]
 	// Run idles up to 5 s: delivery within 3 s proves Wake (and the short
@@ -370,7 +371,7 @@ func TestDeliveryRetriesUntilDelivered(t *testing.T) {
 		t.Fatalf("%d requests, want 2", len(got))
 	}
 	for _, r := range got {
-		m := checkSigned(t, r, sites.EventSubmission)
+		m := checkSigned(t, r, forms.EventSubmission)
 		sub, _ := m["submission"].(map[string]any)
 		if m["event"] != "submission" || sub["id"] != "sub123" || r.header.Get("X-Sitedrop-Delivery") != row.Id {
 			t.Fatalf("body %s", r.body)
@@ -397,10 +398,10 @@ func TestDeliveryFailsAfterMaxAttempts(t *testing.T) {
 	app := newHookApp(t)
 	_, dep := mustDeployment(t, app, "failing-site")
 	rc := newReceiver(t, failAnswer)
-	mustWebhook(t, app, dep.ID, rc.URL, sites.WebhookGeneric, true)
-	mustEnqueue(t, app, dep, sites.EventDeploymentUpdated, nil, 1)
+	mustWebhook(t, app, dep.ID, rc.URL, forms.WebhookGeneric, true)
+	mustEnqueue(t, app, dep, forms.EventDeploymentUpdated, nil, 1)
 
-	d := &sites.Deliverer{App: app, Guard: sites.WebhookGuard{AllowPrivate: true}, MaxAttempts: 3,
+	d := &forms.Deliverer{App: app, Guard: forms.WebhookGuard{AllowPrivate: true}, MaxAttempts: 3,
 		Backoff: func(int) time.Duration { return 0 }}
 	row := deliveries(t, app, "id != ''", nil)[0]
 	for i := 1; i <= 3; i++ {
@@ -419,7 +420,7 @@ func TestDeliveryFailsAfterMaxAttempts(t *testing.T) {
 		t.Fatalf("%d requests, want 3", n)
 	}
 	for _, r := range rc.got() {
-		checkSigned(t, r, sites.EventDeploymentUpdated)
+		checkSigned(t, r, forms.EventDeploymentUpdated)
 	}
 }
 
@@ -434,8 +435,8 @@ func TestDeliveryTimeoutIsAFailure(t *testing.T) {
 		}
 		okAnswer(n, w, r)
 	})
-	mustWebhook(t, app, dep.ID, rc.URL, sites.WebhookGeneric, true)
-	mustEnqueue(t, app, dep, sites.EventDeploymentUpdated, nil, 1)
+	mustWebhook(t, app, dep.ID, rc.URL, forms.WebhookGeneric, true)
+	mustEnqueue(t, app, dep, forms.EventDeploymentUpdated, nil, 1)
 
 	d := loopbackDeliverer(app)
 	d.Timeout = 200 * time.Millisecond
@@ -459,9 +460,9 @@ func TestDeliveryQueueSurvivesRestart(t *testing.T) {
 	app := newHookApp(t)
 	_, dep := mustDeployment(t, app, "restart-site")
 	rc := newReceiver(t, okAnswer)
-	mustWebhook(t, app, dep.ID, rc.URL, sites.WebhookGeneric, true)
+	mustWebhook(t, app, dep.ID, rc.URL, forms.WebhookGeneric, true)
 	for range 3 {
-		mustEnqueue(t, app, dep, sites.EventSubmission, testSubmission(), 1)
+		mustEnqueue(t, app, dep, forms.EventSubmission, testSubmission(), 1)
 	}
 	rows := deliveries(t, app, "id != ''", nil)
 	// Only the first is due before the restart.
@@ -486,7 +487,7 @@ func TestDeliveryQueueSurvivesRestart(t *testing.T) {
 
 	counts := map[string]int{}
 	for _, r := range rc.got() {
-		checkSigned(t, r, sites.EventSubmission)
+		checkSigned(t, r, forms.EventSubmission)
 		counts[r.header.Get("X-Sitedrop-Delivery")]++
 	}
 	for _, r := range rows {
@@ -506,8 +507,8 @@ func TestDeliveryOfDeletedDeployment(t *testing.T) {
 
 	// A submission delivery goes with its deployment.
 	gone, goneRef := mustDeployment(t, app, "gone-site")
-	mustWebhook(t, app, gone.Id, rc.URL, sites.WebhookGeneric, true)
-	mustEnqueue(t, app, goneRef, sites.EventSubmission, testSubmission(), 1)
+	mustWebhook(t, app, gone.Id, rc.URL, forms.WebhookGeneric, true)
+	mustEnqueue(t, app, goneRef, forms.EventSubmission, testSubmission(), 1)
 	if err := app.Delete(gone); err != nil {
 		t.Fatal(err)
 	}
@@ -520,14 +521,14 @@ func TestDeliveryOfDeletedDeployment(t *testing.T) {
 	// A deployment.deleted delivery, queued in the delete's transaction,
 	// is sent afterwards.
 	dep, ref := mustDeployment(t, app, "deleted-site")
-	mustWebhook(t, app, dep.Id, rc.URL, sites.WebhookGeneric, true, sites.EventDeploymentDeleted)
+	mustWebhook(t, app, dep.Id, rc.URL, forms.WebhookGeneric, true, forms.EventDeploymentDeleted)
 	if err := app.RunInTransaction(func(tx core.App) error {
-		mustEnqueue(t, tx, ref, sites.EventDeploymentDeleted, nil, 1)
+		mustEnqueue(t, tx, ref, forms.EventDeploymentDeleted, nil, 1)
 		return tx.Delete(dep)
 	}); err != nil {
 		t.Fatal(err)
 	}
-	if n, _ := app.CountRecords(sites.WebhooksCollection); n != 0 {
+	if n, _ := app.CountRecords(forms.WebhooksCollection); n != 0 {
 		t.Fatalf("%d webhooks left", n)
 	}
 	mustRunOnce(t, d, 1)
@@ -535,7 +536,7 @@ func TestDeliveryOfDeletedDeployment(t *testing.T) {
 	if len(got) != 1 {
 		t.Fatalf("%d requests", len(got))
 	}
-	m := checkSigned(t, got[0], sites.EventDeploymentDeleted)
+	m := checkSigned(t, got[0], forms.EventDeploymentDeleted)
 	d2, _ := m["deployment"].(map[string]any)
 	if m["event"] != "deployment.deleted" || d2["id"] != dep.Id || d2["slug"] != "deleted-site" || m["submission"] != nil {
 		t.Fatalf("body %s", got[0].body)
@@ -551,9 +552,9 @@ func TestDeliveryOfDeletedOrInactiveWebhook(t *testing.T) {
 	app := newHookApp(t)
 	rc := newReceiver(t, okAnswer)
 	_, ref := mustDeployment(t, app, "hook-gone-site")
-	deleted := mustWebhook(t, app, ref.ID, rc.URL+"/deleted", sites.WebhookGeneric, true)
-	paused := mustWebhook(t, app, ref.ID, rc.URL+"/paused", sites.WebhookGeneric, true)
-	mustEnqueue(t, app, ref, sites.EventSubmission, testSubmission(), 2)
+	deleted := mustWebhook(t, app, ref.ID, rc.URL+"/deleted", forms.WebhookGeneric, true)
+	paused := mustWebhook(t, app, ref.ID, rc.URL+"/paused", forms.WebhookGeneric, true)
+	mustEnqueue(t, app, ref, forms.EventSubmission, testSubmission(), 2)
 	if err := app.Delete(deleted); err != nil {
 		t.Fatal(err)
 	}
@@ -579,10 +580,10 @@ func TestDeliveryRefusesPrivateTarget(t *testing.T) {
 	_, dep := mustDeployment(t, app, "private-site")
 	rc := newReceiver(t, okAnswer)
 	// The webhook passed its check once; now it points at loopback.
-	mustWebhook(t, app, dep.ID, rc.URL, sites.WebhookGeneric, true)
-	mustEnqueue(t, app, dep, sites.EventSubmission, testSubmission(), 1)
+	mustWebhook(t, app, dep.ID, rc.URL, forms.WebhookGeneric, true)
+	mustEnqueue(t, app, dep, forms.EventSubmission, testSubmission(), 1)
 
-	d := sites.NewDeliverer(app, sites.WebhookGuard{})
+	d := forms.NewDeliverer(app, forms.WebhookGuard{})
 	before := time.Now()
 	mustRunOnce(t, d, 1)
 	if n := len(rc.got()); n != 0 {
