@@ -409,8 +409,8 @@ func newRequest(method, url, body string, headers map[string]string) *http.Reque
 	return req
 }
 
-// serve sends req to mux and returns the response.
-func serve(mux http.Handler, req *http.Request) *http.Response {
+// roundTrip sends req to mux and returns the response.
+func roundTrip(mux http.Handler, req *http.Request) *http.Response {
 	rec := httptest.NewRecorder()
 	mux.ServeHTTP(rec, req)
 	return rec.Result()

@@ -10,6 +10,7 @@ import (
 
 	"sitedrop/sites"
 	"sitedrop/sites/forms"
+	"sitedrop/sites/serve"
 	"sitedrop/sites/store"
 )
 
@@ -20,7 +21,7 @@ type sitedrop struct {
 	app    core.App
 	cfg    *Config
 	svc    *sites.Service
-	server *sites.Server
+	server *serve.Server
 	// anonDeploys limits anonymous deploys per client IP.
 	anonDeploys *limiter
 	// keyedDeploys limits deploys per account.
@@ -167,7 +168,7 @@ func (sd *sitedrop) init() error {
 		ReservedSlugs: reserved,
 		SubmitURL:     func(id string) string { return sd.webURL() + "/submit/" + id },
 	})
-	sd.server = sites.NewServer(sd.svc.LoadSite, blobs, sites.ServerOptions{ContentCacheBytes: sd.cfg.ContentCache})
+	sd.server = serve.NewServer(sd.svc.LoadSite, blobs, serve.ServerOptions{ContentCacheBytes: sd.cfg.ContentCache})
 	proxies, err := parseProxies(sd.cfg.TrustedProxies)
 	if err != nil {
 		return err

@@ -20,8 +20,9 @@ const (
 	EncodingGzip   = "gzip"
 )
 
-// encodingPreference lists the codings from best to worst.
-var encodingPreference = [...]string{EncodingBrotli, EncodingZstd, EncodingGzip}
+// EncodingPreference lists the codings from best to worst (the order the
+// site server prefers them in). Read only.
+var EncodingPreference = [...]string{EncodingBrotli, EncodingZstd, EncodingGzip}
 
 // minCompressSize is the smallest file worth a precompressed variant:
 // below it the saving does not pay for the extra blobs.
@@ -93,7 +94,7 @@ var compressions atomic.Int64
 // so unchanged content yields the same variant blobs on every deploy.
 func compressVariants(data []byte) (map[string][]byte, error) {
 	compressions.Add(1)
-	out := make(map[string][]byte, len(encodingPreference))
+	out := make(map[string][]byte, len(EncodingPreference))
 	keep := func(coding string, c []byte) {
 		if len(c) < len(data)-len(data)/20 {
 			out[coding] = c

@@ -143,3 +143,14 @@ func TestHostSplitAllocs(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkHostSplit is the per-request host check.
+func BenchmarkHostSplit(b *testing.B) {
+	hs := NewHostSplit("web.test", "sites.test")
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, ok := hs.Site("bench.sites.test:8090"); !ok {
+			b.Fatal("not a site host")
+		}
+	}
+}

@@ -1,9 +1,11 @@
-package sites
+package serve
 
 import (
 	"net/http"
 	"net/http/httptest"
 	"testing"
+
+	"sitedrop/sites"
 )
 
 // discardWriter is a ResponseWriter that keeps only the status, so the
@@ -21,12 +23,12 @@ func (d *discardWriter) WriteHeader(status int)      { d.status = status }
 // aside, from slug to written body, for a cached 7 KB page sent as its
 // brotli variant.
 func BenchmarkServeSite(b *testing.B) {
-	srv, _ := deployedServer(b, []File{{Path: "index.html", ContentType: htmlType, Data: []byte(pageHTML)}})
+	srv, _ := deployedServer(b, []sites.File{{Path: "index.html", ContentType: htmlType, Data: []byte(pageHTML)}})
 	req := httptest.NewRequest(http.MethodGet, "http://demo.sites.test/", nil)
 	req.Header.Set("Accept-Encoding", "gzip, deflate, br")
 	w := &discardWriter{h: http.Header{}}
 	srv.ServeSite(w, req, "demo") // warm the caches
-	if w.status != http.StatusOK || w.h.Get("Content-Encoding") != EncodingBrotli {
+	if w.status != http.StatusOK || w.h.Get("Content-Encoding") != sites.EncodingBrotli {
 		b.Fatalf("answered %d %q, want 200 br", w.status, w.h.Get("Content-Encoding"))
 	}
 	b.ReportAllocs()
@@ -34,16 +36,5 @@ func BenchmarkServeSite(b *testing.B) {
 	for b.Loop() {
 		clear(w.h)
 		srv.ServeSite(w, req, "demo")
-	}
-}
-
-// BenchmarkHostSplit is the per-request host check.
-func BenchmarkHostSplit(b *testing.B) {
-	hs := NewHostSplit("web.test", "sites.test")
-	b.ReportAllocs()
-	for b.Loop() {
-		if _, ok := hs.Site("bench.sites.test:8090"); !ok {
-			b.Fatal("not a site host")
-		}
 	}
 }

@@ -1,4 +1,4 @@
-package sites
+package serve
 
 import (
 	"runtime"
@@ -6,6 +6,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"sitedrop/sites"
 )
 
 // versionedLoader is a SiteLoader over one deployment whose live version a
@@ -15,11 +17,11 @@ type versionedLoader struct {
 	pause chan chan struct{}
 }
 
-func (l *versionedLoader) load(slug string) (*Site, error) {
+func (l *versionedLoader) load(slug string) (*sites.Site, error) {
 	if slug != "demo" {
-		return nil, ErrNotFound
+		return nil, sites.ErrNotFound
 	}
-	site := &Site{ID: "d1", Slug: slug, Status: StatusActive, VersionID: l.live.Load().(string), Files: Manifest{}}
+	site := &sites.Site{ID: "d1", Slug: slug, Status: sites.StatusActive, VersionID: l.live.Load().(string), Files: sites.Manifest{}}
 	select {
 	case release := <-l.pause: // a test asked this load to stop after its read
 		<-release
@@ -41,7 +43,7 @@ func TestSiteCacheNeverGoesBack(t *testing.T) {
 	l.pause <- release
 	var wg sync.WaitGroup
 	wg.Go(func() { // reader A: reads v1, stalls
-		if s, err := srv.site("demo"); err != nil || s.VersionID != "v1" {
+		if s, err := srv.site("demo"); err != nil || s.versionID != "v1" {
 			t.Errorf("reader A: %v, %v", s, err)
 		}
 	})
@@ -53,19 +55,19 @@ func TestSiteCacheNeverGoesBack(t *testing.T) {
 	done := srv.Changing("demo")
 	l.live.Store("v2")         // commit
 	s, err := srv.site("demo") // reader B, after the commit
-	if err != nil || s.VersionID != "v2" {
+	if err != nil || s.versionID != "v2" {
 		t.Fatalf("reader B: %v, %v; want v2", s, err)
 	}
 	close(release) // A finishes and offers v1 to the cache
 	wg.Wait()
 	s, err = srv.site("demo") // reader C, before the invalidation that follows the commit
-	if err != nil || s.VersionID != "v2" {
-		t.Fatalf("reader C after B saw v2: got %v, %v", s.VersionID, err)
+	if err != nil || s.versionID != "v2" {
+		t.Fatalf("reader C after B saw v2: got %v, %v", s.versionID, err)
 	}
 	done()
 	done()        // twice is once
 	for range 2 { // reader D loads and caches v2; reader E hits it
-		if s, err := srv.site("demo"); err != nil || s.VersionID != "v2" {
+		if s, err := srv.site("demo"); err != nil || s.versionID != "v2" {
 			t.Fatalf("reader after the change: %v, %v", s, err)
 		}
 	}

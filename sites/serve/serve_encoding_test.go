@@ -1,4 +1,4 @@
-package sites
+package serve
 
 import (
 	"bytes"
@@ -13,18 +13,19 @@ import (
 	"github.com/klauspost/compress/gzip"
 	"github.com/klauspost/compress/zstd"
 
+	"sitedrop/sites"
 	"sitedrop/sites/store"
 )
 
 // deployedServer serves files as the site "demo" the way a deploy stores
-// them: through buildManifest, with their precompressed variants.
-func deployedServer(t testing.TB, files []File, opts ...ServerOptions) (*Server, Manifest) {
+// them: through sites.DeployedFiles, with their precompressed variants.
+func deployedServer(t testing.TB, files []sites.File, opts ...ServerOptions) (*Server, sites.Manifest) {
 	t.Helper()
 	blobStore, err := store.NewFSStore(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
-	m, blobs, err := buildManifest(context.Background(), files, resolvedMeta{}, "", nil)
+	m, blobs, err := sites.DeployedFiles(context.Background(), files)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -33,8 +34,8 @@ func deployedServer(t testing.TB, files []File, opts ...ServerOptions) (*Server,
 			t.Fatal(err)
 		}
 	}
-	site := Site{Slug: "demo", Status: StatusActive, Files: m}
-	srv := NewServer(func(string) (*Site, error) { cp := site; return &cp, nil }, blobStore, opts...)
+	site := sites.Site{Slug: "demo", Status: sites.StatusActive, Files: m}
+	srv := NewServer(func(string) (*sites.Site, error) { cp := site; return &cp, nil }, blobStore, opts...)
 	return srv, m
 }
 
@@ -90,7 +91,7 @@ func pseudoRandom(n int) string {
 }
 
 func TestServeEncodings(t *testing.T) {
-	srv, m := deployedServer(t, []File{
+	srv, m := deployedServer(t, []sites.File{
 		{Path: "index.html", ContentType: htmlType, Data: []byte(pageHTML)},
 		{Path: "assets/app.js", ContentType: "text/javascript; charset=utf-8", Data: []byte(appJS)},
 		{Path: "logo.png", ContentType: "image/png", Data: []byte(logoPNG)},
@@ -147,7 +148,7 @@ func TestServeEncodings(t *testing.T) {
 // TestServeRepresentationValidators: each representation has its own
 // strong ETag; 304, HEAD and Range work on the representation sent.
 func TestServeRepresentationValidators(t *testing.T) {
-	srv, m := deployedServer(t, []File{{Path: "index.html", ContentType: htmlType, Data: []byte(pageHTML)}})
+	srv, m := deployedServer(t, []sites.File{{Path: "index.html", ContentType: htmlType, Data: []byte(pageHTML)}})
 	e := m["index.html"]
 	gz := get(srv, http.MethodGet, "/", map[string]string{"Accept-Encoding": "gzip"})
 	plain := get(srv, http.MethodGet, "/", nil)
@@ -185,7 +186,7 @@ func TestServeRepresentationValidators(t *testing.T) {
 }
 
 func TestServeCacheControl(t *testing.T) {
-	files := []File{
+	files := []sites.File{
 		{Path: "index.html", ContentType: htmlType, Data: []byte("<p>home</p>")},
 		{Path: "assets/index-DiwrgTda.js", ContentType: "text/javascript; charset=utf-8", Data: []byte("1")},
 		{Path: "static/js/main.3f2a1b4c.js", ContentType: "text/javascript; charset=utf-8", Data: []byte("2")},
@@ -210,7 +211,7 @@ func TestServeCacheControl(t *testing.T) {
 // from its blob, and still answers HEAD and Range.
 func TestServeLargeFileFromDisk(t *testing.T) {
 	big := pseudoRandom(maxCachedFile + 4096)
-	srv, _ := deployedServer(t, []File{{Path: "video.bin", ContentType: "application/octet-stream", Data: []byte(big)}})
+	srv, _ := deployedServer(t, []sites.File{{Path: "video.bin", ContentType: "application/octet-stream", Data: []byte(big)}})
 	res := get(srv, http.MethodGet, "/video.bin", nil)
 	if got := body(res); res.StatusCode != 200 || got != big {
 		t.Fatalf("large file: %d, %d bytes", res.StatusCode, len(got))
@@ -230,9 +231,9 @@ func TestServeLargeFileFromDisk(t *testing.T) {
 
 // TestContentCacheBudget: cached bytes stay within the budget.
 func TestContentCacheBudget(t *testing.T) {
-	var files []File
+	var files []sites.File
 	for i := range 10 {
-		files = append(files, File{Path: "f" + strconv.Itoa(i) + ".bin", ContentType: "application/octet-stream", Data: []byte(pseudoRandom(1000 + i))})
+		files = append(files, sites.File{Path: "f" + strconv.Itoa(i) + ".bin", ContentType: "application/octet-stream", Data: []byte(pseudoRandom(1000 + i))})
 	}
 	srv, _ := deployedServer(t, files, ServerOptions{ContentCacheBytes: 3500})
 	for i := range 10 {

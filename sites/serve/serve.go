@@ -1,4 +1,11 @@
-package sites
+// Package serve is the site server's hot path: from a site host's slug to
+// the bytes of a file. It caches prepared sites (header values built once,
+// precompressed variants picked by Accept-Encoding) and small files'
+// bytes, each within a byte budget; resolves clean URLs, single-page apps
+// and 404 pages; answers ETag, Range and HEAD. It imports sites (the Site
+// a loader gives it, manifests) and sites/store (the bytes); the routing
+// of hosts and the listener that coalesces writes are in hooks.
+package serve
 
 import (
 	"errors"
@@ -10,35 +17,32 @@ import (
 	"sync"
 	"time"
 
+	"sitedrop/sites"
 	"sitedrop/sites/store"
 )
 
-// Site is what the server needs to answer for one deployment: its live
-// manifest and the rules that decide whether and how it is served.
-type Site struct {
-	ID        string
-	Slug      string
-	Status    string
-	IsSPA     bool
-	VersionID string
-	// ExpiresAt is zero for a deployment that does not expire.
-	ExpiresAt time.Time
-	// Files is the live manifest as loaded; prepare turns it into served
-	// and drops it.
-	Files Manifest
-	// served are the files prepared for serving (see prepare), by path.
+// SiteLoader returns the site for slug, or an error wrapping
+// sites.ErrNotFound.
+type SiteLoader func(slug string) (*sites.Site, error)
+
+// site is a loaded site prepared for serving (see prepare): what the hot
+// path reads, and nothing else (the manifest is dropped once prepared).
+type site struct {
+	id, slug, versionID string
+	isSPA               bool
+	status              string
+	expiresAt           time.Time
+	// served are the files prepared for serving, by path.
 	served map[string]*servedFile
 	// bytes is the memory the prepared site holds (see cost).
 	bytes int64
 }
 
-// live reports whether the site may be served at now.
-func (s *Site) live(now time.Time) bool {
-	return s.Status == StatusActive && (s.ExpiresAt.IsZero() || now.Before(s.ExpiresAt))
+// live reports whether the site may be served at now: active, and not
+// past its expiry.
+func (s *site) live(now time.Time) bool {
+	return s.status == sites.StatusActive && (s.expiresAt.IsZero() || now.Before(s.expiresAt))
 }
-
-// SiteLoader returns the site for slug, or an error wrapping ErrNotFound.
-type SiteLoader func(slug string) (*Site, error)
 
 // Server serves deployed sites. It is an http handler for site hosts only:
 // the caller decides that a request's host is <slug>.<sites-domain> and hands
@@ -139,7 +143,7 @@ func (s *Server) ServeSite(w http.ResponseWriter, r *http.Request, slug string) 
 	}
 	site, err := s.site(slug)
 	if err != nil {
-		if !errors.Is(err, ErrNotFound) {
+		if !errors.Is(err, sites.ErrNotFound) {
 			http.Error(w, "Internal error", http.StatusInternalServerError)
 			return
 		}
@@ -174,21 +178,23 @@ func (s *Server) Live(slug string) bool {
 	return err == nil && site.live(s.now())
 }
 
-func (s *Server) site(slug string) (*Site, error) {
+// site returns slug's prepared site, from the cache or loaded (and then
+// cached when no change raced the load).
+func (s *Server) site(slug string) (*site, error) {
 	if slug == "" {
-		return nil, ErrNotFound
+		return nil, sites.ErrNotFound
 	}
-	if site, ok := s.cache.get(slug); ok {
-		return site, nil
+	if st, ok := s.cache.get(slug); ok {
+		return st, nil
 	}
 	gen := s.cache.generation()
-	site, err := s.load(slug)
+	loaded, err := s.load(slug)
 	if err != nil {
 		return nil, err
 	}
-	site.prepare()
-	s.cache.put(slug, site, gen, s.now())
-	return site, nil
+	st := prepare(loaded)
+	s.cache.put(slug, st, gen, s.now())
+	return st, nil
 }
 
 // resolved is what a request path maps to: a file served with a status,
@@ -200,9 +206,9 @@ type resolved struct {
 }
 
 // resolvePath maps a request path to what to answer.
-func resolvePath(site *Site, reqPath string) resolved {
+func resolvePath(st *site, reqPath string) resolved {
 	p := cleanRequestPath(reqPath)
-	get := func(name string) *servedFile { return site.served[name] }
+	get := func(name string) *servedFile { return st.served[name] }
 	switch {
 	case p == "":
 		if f := get("index.html"); f != nil {
@@ -227,7 +233,7 @@ func resolvePath(site *Site, reqPath string) resolved {
 			return resolved{redirect: "/" + p + "/"}
 		}
 	}
-	if f := get("index.html"); site.IsSPA && f != nil {
+	if f := get("index.html"); st.isSPA && f != nil {
 		return resolved{file: f, status: http.StatusOK}
 	}
 	if f := get("404.html"); f != nil {
@@ -276,7 +282,7 @@ func plainError(w http.ResponseWriter, status int, msg string) {
 }
 
 // siteCache maps slugs to loaded sites, within a byte budget (each site's
-// estimated memory, see Site.cost). A load that started before a begin
+// estimated memory, see site.cost). A load that started before a begin
 // or end is not stored, so an invalidation is never overwritten by the
 // stale result of a load running concurrently with it; nor is a load of a
 // slug between begin and end (while its change commits), which may have
@@ -287,7 +293,7 @@ type siteCache struct {
 	used    int64
 	gen     uint64
 	pending map[string]pendingChange // slugs begun and not yet ended
-	sites   map[string]*Site
+	sites   map[string]*site
 }
 
 // pendingChange counts the changes of a slug begun and not yet ended.
@@ -303,10 +309,10 @@ type pendingChange struct {
 const abandonedChangeAfter = time.Minute
 
 func newSiteCache(budget int64) *siteCache {
-	return &siteCache{budget: budget, pending: map[string]pendingChange{}, sites: map[string]*Site{}}
+	return &siteCache{budget: budget, pending: map[string]pendingChange{}, sites: map[string]*site{}}
 }
 
-func (c *siteCache) get(slug string) (*Site, bool) {
+func (c *siteCache) get(slug string) (*site, bool) {
 	c.mu.RLock()
 	s, ok := c.sites[slug]
 	c.mu.RUnlock()
@@ -323,7 +329,7 @@ func (c *siteCache) generation() uint64 {
 // change pending (at now), evicting arbitrary entries until it fits. A
 // site larger than the whole budget is not stored (it is served, and
 // loaded again next time).
-func (c *siteCache) put(slug string, s *Site, gen uint64, now time.Time) {
+func (c *siteCache) put(slug string, s *site, gen uint64, now time.Time) {
 	cost := s.cost()
 	c.mu.Lock()
 	defer c.mu.Unlock()

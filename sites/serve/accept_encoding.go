@@ -1,9 +1,13 @@
-package sites
+package serve
 
-import "strings"
+import (
+	"strings"
+
+	"sitedrop/sites"
+)
 
 // acceptedCodings reads Accept-Encoding header lines into a bit set over
-// encodingPreference (bit i: encodingPreference[i] is acceptable). A
+// EncodingPreference (bit i: EncodingPreference[i] is acceptable). A
 // coding is acceptable when listed with a q-value above zero, or covered
 // by "*" with one and not listed with q=0. It allocates nothing.
 func acceptedCodings(lines []string) uint8 {
@@ -20,7 +24,7 @@ func acceptedCodings(lines []string) uint8 {
 				wildcard = ok
 				continue
 			}
-			for i, coding := range encodingPreference {
+			for i, coding := range sites.EncodingPreference {
 				if strings.EqualFold(name, coding) {
 					listed |= 1 << i
 					if ok {
@@ -31,7 +35,7 @@ func acceptedCodings(lines []string) uint8 {
 		}
 	}
 	if wildcard {
-		accepted |= ^listed & (1<<len(encodingPreference) - 1)
+		accepted |= ^listed & (1<<len(sites.EncodingPreference) - 1)
 	}
 	return accepted
 }

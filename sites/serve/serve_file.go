@@ -1,4 +1,4 @@
-package sites
+package serve
 
 import (
 	"bytes"
@@ -6,6 +6,8 @@ import (
 	"net/http"
 	"strconv"
 	"time"
+
+	"sitedrop/sites"
 )
 
 // Header values shared by every answer. net/http never modifies a header
@@ -19,9 +21,9 @@ var (
 	plainTextValue      = []string{"text/plain; charset=utf-8"}
 	varyEncodingValue   = []string{"Accept-Encoding"}
 	encodingHeaderValue = map[string][]string{
-		EncodingBrotli: {EncodingBrotli},
-		EncodingZstd:   {EncodingZstd},
-		EncodingGzip:   {EncodingGzip},
+		sites.EncodingBrotli: {sites.EncodingBrotli},
+		sites.EncodingZstd:   {sites.EncodingZstd},
+		sites.EncodingGzip:   {sites.EncodingGzip},
 	}
 )
 
@@ -30,9 +32,9 @@ var (
 type servedFile struct {
 	contentType  []string
 	cacheControl []string
-	// reps[0] is the identity; reps[1+i] is encodingPreference[i], when
+	// reps[0] is the identity; reps[1+i] is EncodingPreference[i], when
 	// present.
-	reps [1 + len(encodingPreference)]representation
+	reps [1 + len(sites.EncodingPreference)]representation
 	// encoded tells whether any variant exists (then answers Vary).
 	encoded bool
 }
@@ -58,17 +60,23 @@ func newRepresentation(hash string, size int64, coding string) representation {
 	}
 }
 
-// prepare builds the served files of a loaded site, and drops its
-// manifest.
-func (s *Site) prepare() {
-	s.served = make(map[string]*servedFile, len(s.Files))
-	for p, e := range s.Files {
+// prepare builds the served form of a loaded site: its files' header
+// values and representations, and its serving rules. The manifest is not
+// kept: served holds all that serving needs, which halves the cached
+// memory.
+func prepare(l *sites.Site) *site {
+	s := &site{
+		id: l.ID, slug: l.Slug, versionID: l.VersionID, isSPA: l.IsSPA,
+		status: l.Status, expiresAt: l.ExpiresAt,
+		served: make(map[string]*servedFile, len(l.Files)),
+	}
+	for p, e := range l.Files {
 		f := &servedFile{contentType: []string{e.Type}, cacheControl: noCacheValue}
 		if Fingerprinted(p) {
 			f.cacheControl = immutableValue
 		}
 		f.reps[0] = newRepresentation(e.Hash, e.Size, "")
-		for i, coding := range encodingPreference {
+		for i, coding := range sites.EncodingPreference {
 			if v, ok := e.Encoded[coding]; ok {
 				f.reps[1+i] = newRepresentation(v.Hash, v.Size, coding)
 				f.encoded = true
@@ -76,16 +84,16 @@ func (s *Site) prepare() {
 		}
 		s.served[p] = f
 	}
-	s.Files = nil // served holds all that serving needs; halve the cached memory
 	s.bytes = s.estimateCost()
+	return s
 }
 
 // cost is the memory a prepared site holds, as prepare estimated it.
-func (s *Site) cost() int64 { return s.bytes }
+func (s *site) cost() int64 { return s.bytes }
 
 // estimateCost estimates the memory a prepared site holds, for the site
 // cache's byte budget; prepare keeps it in bytes.
-func (s *Site) estimateCost() int64 {
+func (s *site) estimateCost() int64 {
 	const perSite, perFile, perRep = 512, 256, 160
 	n := int64(perSite)
 	for p, f := range s.served {
@@ -103,7 +111,7 @@ func (s *Site) estimateCost() int64 {
 func (f *servedFile) pick(acceptEncoding []string) *representation {
 	if f.encoded && len(acceptEncoding) > 0 {
 		accepted := acceptedCodings(acceptEncoding)
-		for i := range encodingPreference {
+		for i := range sites.EncodingPreference {
 			if accepted&(1<<i) != 0 && f.reps[1+i].present {
 				return &f.reps[1+i]
 			}

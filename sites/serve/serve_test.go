@@ -1,4 +1,4 @@
-package sites
+package serve
 
 import (
 	"context"
@@ -10,30 +10,31 @@ import (
 	"testing"
 	"time"
 
+	"sitedrop/sites"
 	"sitedrop/sites/store"
 )
 
 // newTestServer serves the given files (path → content type, body) as the
 // site "demo".
-func newTestServer(t *testing.T, site *Site, files map[string][2]string) (*Server, *int) {
+func newTestServer(t *testing.T, site *sites.Site, files map[string][2]string) (*Server, *int) {
 	t.Helper()
 	blobStore, err := store.NewFSStore(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
-	site.Files = Manifest{}
+	site.Files = sites.Manifest{}
 	for p, f := range files {
 		h := store.HashBytes([]byte(f[1]))
 		if err := blobStore.Put(context.Background(), h, []byte(f[1])); err != nil {
 			t.Fatal(err)
 		}
-		site.Files[p] = ManifestEntry{Hash: h, Size: int64(len(f[1])), Type: f[0]}
+		site.Files[p] = sites.ManifestEntry{Hash: h, Size: int64(len(f[1])), Type: f[0]}
 	}
 	loads := new(int)
-	srv := NewServer(func(slug string) (*Site, error) {
+	srv := NewServer(func(slug string) (*sites.Site, error) {
 		*loads++
 		if slug != site.Slug {
-			return nil, ErrNotFound
+			return nil, sites.ErrNotFound
 		}
 		cp := *site
 		return &cp, nil
@@ -92,7 +93,7 @@ func TestServeResolution(t *testing.T) {
 	}
 	for _, s := range scenarios {
 		t.Run(s.name, func(t *testing.T) {
-			srv, _ := newTestServer(t, &Site{Slug: "demo", Status: StatusActive, IsSPA: s.spa}, files)
+			srv, _ := newTestServer(t, &sites.Site{Slug: "demo", Status: sites.StatusActive, IsSPA: s.spa}, files)
 			res := get(srv, http.MethodGet, s.path, nil)
 			if res.StatusCode != s.status || body(res) != s.body {
 				t.Fatalf("got %d, want %d %q", res.StatusCode, s.status, s.body)
@@ -111,7 +112,7 @@ func TestServeResolution(t *testing.T) {
 }
 
 func TestServePlain404WithoutCustomPage(t *testing.T) {
-	srv, _ := newTestServer(t, &Site{Slug: "demo", Status: StatusActive}, map[string][2]string{"index.html": {htmlType, "x"}})
+	srv, _ := newTestServer(t, &sites.Site{Slug: "demo", Status: sites.StatusActive}, map[string][2]string{"index.html": {htmlType, "x"}})
 	res := get(srv, http.MethodGet, "/missing", nil)
 	if res.StatusCode != 404 || !strings.Contains(body(res), "Not found") {
 		t.Fatalf("got %d", res.StatusCode)
@@ -120,7 +121,7 @@ func TestServePlain404WithoutCustomPage(t *testing.T) {
 
 func TestServeCachingHeaders(t *testing.T) {
 	content := "<h1>hello</h1>"
-	srv, _ := newTestServer(t, &Site{Slug: "demo", Status: StatusActive}, map[string][2]string{"index.html": {htmlType, content}})
+	srv, _ := newTestServer(t, &sites.Site{Slug: "demo", Status: sites.StatusActive}, map[string][2]string{"index.html": {htmlType, content}})
 	res := get(srv, http.MethodGet, "/", nil)
 	etag := res.Header.Get("ETag")
 	if etag != `"`+store.HashBytes([]byte(content))+`"` {
@@ -155,13 +156,13 @@ func TestServeOfflineStates(t *testing.T) {
 	files := map[string][2]string{"index.html": {htmlType, "x"}}
 	for _, s := range []struct {
 		name string
-		site Site
+		site sites.Site
 		want int
 	}{
-		{"active", Site{Slug: "demo", Status: StatusActive}, 200},
-		{"not yet expired", Site{Slug: "demo", Status: StatusActive, ExpiresAt: time.Now().Add(time.Minute)}, 200},
-		{"expired", Site{Slug: "demo", Status: StatusActive, ExpiresAt: time.Now().Add(-time.Second)}, 404},
-		{"disabled", Site{Slug: "demo", Status: "disabled"}, 404},
+		{"active", sites.Site{Slug: "demo", Status: sites.StatusActive}, 200},
+		{"not yet expired", sites.Site{Slug: "demo", Status: sites.StatusActive, ExpiresAt: time.Now().Add(time.Minute)}, 200},
+		{"expired", sites.Site{Slug: "demo", Status: sites.StatusActive, ExpiresAt: time.Now().Add(-time.Second)}, 404},
+		{"disabled", sites.Site{Slug: "demo", Status: "disabled"}, 404},
 	} {
 		t.Run(s.name, func(t *testing.T) {
 			site := s.site
@@ -172,13 +173,13 @@ func TestServeOfflineStates(t *testing.T) {
 		})
 	}
 	t.Run("unknown slug", func(t *testing.T) {
-		srv, _ := newTestServer(t, &Site{Slug: "other", Status: StatusActive}, files)
+		srv, _ := newTestServer(t, &sites.Site{Slug: "other", Status: sites.StatusActive}, files)
 		if res := get(srv, http.MethodGet, "/", nil); res.StatusCode != 404 {
 			t.Fatalf("got %d", res.StatusCode)
 		}
 	})
 	t.Run("expiry takes effect while cached", func(t *testing.T) {
-		site := Site{Slug: "demo", Status: StatusActive, ExpiresAt: time.Now().Add(time.Hour)}
+		site := sites.Site{Slug: "demo", Status: sites.StatusActive, ExpiresAt: time.Now().Add(time.Hour)}
 		srv, _ := newTestServer(t, &site, files)
 		if res := get(srv, http.MethodGet, "/", nil); res.StatusCode != 200 {
 			t.Fatal("not served before expiry")
@@ -191,7 +192,7 @@ func TestServeOfflineStates(t *testing.T) {
 }
 
 func TestServeCacheAndChanging(t *testing.T) {
-	site := &Site{Slug: "demo", Status: StatusActive}
+	site := &sites.Site{Slug: "demo", Status: sites.StatusActive}
 	srv, loads := newTestServer(t, site, map[string][2]string{"index.html": {htmlType, "v1"}})
 	for range 3 {
 		get(srv, http.MethodGet, "/", nil)
@@ -228,10 +229,8 @@ func TestSiteCacheIgnoresStaleLoad(t *testing.T) {
 
 // preparedSite is an empty site prepared for serving, as the server
 // caches them.
-func preparedSite(slug string) *Site {
-	s := &Site{Slug: slug}
-	s.prepare()
-	return s
+func preparedSite(slug string) *site {
+	return prepare(&sites.Site{Slug: slug})
 }
 
 func TestSiteCacheBounded(t *testing.T) {
@@ -246,11 +245,11 @@ func TestSiteCacheBounded(t *testing.T) {
 	if len(c.sites) != 3 || c.used != 3*one {
 		t.Fatalf("%d entries of %d bytes, want 3 of %d", len(c.sites), c.used, 3*one)
 	}
-	big := &Site{Slug: "big", Files: Manifest{}}
+	loaded := &sites.Site{Slug: "big", Files: sites.Manifest{}}
 	for i := range 100 {
-		big.Files[fmt.Sprintf("file-%d.html", i)] = ManifestEntry{Hash: "h", Size: 1, Type: "text/html"}
+		loaded.Files[fmt.Sprintf("file-%d.html", i)] = sites.ManifestEntry{Hash: "h", Size: 1, Type: "text/html"}
 	}
-	big.prepare()
+	big := prepare(loaded)
 	c.put("big", big, c.generation(), time.Now())
 	if _, ok := c.get("big"); ok || c.used > 3*one {
 		t.Fatalf("a site over the whole budget was cached (%d bytes used)", c.used)
@@ -270,7 +269,7 @@ func TestServeRedirectsToCanonicalPaths(t *testing.T) {
 		"about.html":      {htmlType, "about"},
 		"café/index.html": {htmlType, "café"},
 	}
-	srv, _ := newTestServer(t, &Site{Slug: "demo", Status: StatusActive}, files)
+	srv, _ := newTestServer(t, &sites.Site{Slug: "demo", Status: sites.StatusActive}, files)
 	for _, c := range []struct{ path, location string }{
 		{"/docs", "/docs/"},
 		{"/docs?x=1", "/docs/?x=1"},
