@@ -527,6 +527,13 @@ func (s *Service) submitURL(id string) string {
 	return s.cfg.SubmitURL(id)
 }
 
+// DeployedFiles returns the manifest and the blobs (with their
+// precompressed variants) that a deploy of files stores, with no metadata
+// applied: what a test or a tool needs to serve files as a deploy would.
+func DeployedFiles(ctx context.Context, files []File) (Manifest, map[string][]byte, error) {
+	return buildManifest(ctx, files, resolvedMeta{}, "", nil)
+}
+
 // buildManifest prepares HTML files (the {{SUBMIT_URL}} placeholder
 // replaced; a missing title, description or icon added to the head),
 // makes the precompressed variants of compressible files (in parallel),

@@ -1,9 +1,6 @@
 package sites
 
-import (
-	"context"
-	"time"
-)
+import "time"
 
 // Site is what serving one deployment takes: its live manifest and the
 // rules that decide whether and how it is served. The deploy service loads
@@ -18,11 +15,4 @@ type Site struct {
 	ExpiresAt time.Time
 	// Files is the live manifest.
 	Files Manifest
-}
-
-// DeployedFiles returns the manifest and the blobs (with their
-// precompressed variants) that a deploy of files stores, with no metadata
-// applied: what a test or a tool needs to serve files as a deploy would.
-func DeployedFiles(ctx context.Context, files []File) (Manifest, map[string][]byte, error) {
-	return buildManifest(ctx, files, resolvedMeta{}, "", nil)
 }
