@@ -1,0 +1,256 @@
+package sites
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"runtime"
+	"sync"
+
+	"github.com/pocketbase/pocketbase/core"
+
+	"sitedrop/sites/store"
+)
+
+// batchPutter is a store.BlobStore that can store many blobs durably at once,
+// cheaper than one Put each (store.FSStore).
+type batchPutter interface {
+	PutBatch(ctx context.Context, blobs map[string][]byte) error
+}
+
+// writeBlobs stores every blob the store does not have yet (Has also
+// refreshes the age of those it has, so the collector spares them).
+func (s *Service) writeBlobs(ctx context.Context, blobs map[string][]byte) error {
+	missing := make(map[string][]byte)
+	for h, data := range blobs {
+		if err := cancelled(ctx); err != nil {
+			return err
+		}
+		ok, err := s.store.Has(ctx, h)
+		if err != nil {
+			return fmt.Errorf("check blob: %w", err)
+		}
+		if !ok {
+			missing[h] = data
+		}
+	}
+	if bp, ok := s.store.(batchPutter); ok {
+		if err := bp.PutBatch(ctx, missing); err != nil {
+			return fmt.Errorf("store blobs: %w", err)
+		}
+		return nil
+	}
+	for h, data := range missing {
+		if err := cancelled(ctx); err != nil {
+			return err
+		}
+		if err := s.store.Put(ctx, h, data); err != nil {
+			return fmt.Errorf("store blob: %w", err)
+		}
+	}
+	return nil
+}
+
+// DeployedFiles returns the manifest and the blobs (with their
+// precompressed variants) that a deploy of files stores, with no metadata
+// applied: what a test or a tool needs to serve files as a deploy would.
+func DeployedFiles(ctx context.Context, files []File) (Manifest, map[string][]byte, error) {
+	return buildManifest(ctx, files, resolvedMeta{}, "", nil)
+}
+
+// buildManifest prepares HTML files (the {{SUBMIT_URL}} placeholder
+// replaced; a missing title, description or icon added to the head),
+// makes the precompressed variants of compressible files (in parallel),
+// and returns the manifest with the bytes of every distinct blob.
+//
+// known maps file hashes to variants a live version already has (see
+// knownVariants): their files are not compressed again, and the caller
+// must make sure those blobs still exist (ensureVariants).
+//
+// It stops between files, and its compression workers between blobs,
+// when ctx is cancelled.
+func buildManifest(ctx context.Context, files []File, meta resolvedMeta, submitURL string, known map[string]map[string]EncodedEntry) (Manifest, map[string][]byte, error) {
+	m := make(Manifest, len(files))
+	blobs := make(map[string][]byte, len(files))
+	placeholder := []byte(SubmitURLPlaceholder)
+	var todo []string // hashes to compress, once each
+	for _, f := range files {
+		if err := cancelled(ctx); err != nil {
+			return nil, nil, err
+		}
+		data := f.Data
+		if IsHTML(f.ContentType) {
+			if submitURL != "" && bytes.Contains(data, placeholder) {
+				data = bytes.ReplaceAll(data, placeholder, []byte(submitURL))
+			}
+			data = InjectHead(data, meta.title, meta.description, meta.favicon)
+		}
+		h := store.HashBytes(data)
+		entry := ManifestEntry{Hash: h, Size: int64(len(data)), Type: f.ContentType}
+		if !bytes.Equal(data, f.Data) {
+			entry.Source = store.HashBytes(f.Data)
+			blobs[entry.Source] = f.Data
+		}
+		if _, seen := blobs[h]; !seen && len(data) >= minCompressSize && Compressible(f.ContentType) {
+			if v, ok := known[h]; ok {
+				entry.Encoded = v
+			} else {
+				todo = append(todo, h)
+			}
+		}
+		blobs[h] = data
+		m[f.Path] = entry
+	}
+
+	variants, err := compressAll(ctx, todo, blobs)
+	if err != nil {
+		return nil, nil, err
+	}
+	stored := make(map[string]map[string]EncodedEntry, len(variants)) // by source hash: each stored once
+	for p, e := range m {
+		v, ok := variants[e.Hash]
+		if !ok {
+			if e.Encoded == nil && known[e.Hash] != nil {
+				e.Encoded = known[e.Hash] // a duplicate of a reused file
+				m[p] = e
+			}
+			continue
+		}
+		if stored[e.Hash] == nil {
+			stored[e.Hash] = storeVariants(v, blobs)
+		}
+		e.Encoded = stored[e.Hash]
+		m[p] = e
+	}
+	return m, blobs, nil
+}
+
+// storeVariants adds the variant bytes v (by coding) to blobs and returns
+// their manifest entries.
+func storeVariants(v map[string][]byte, blobs map[string][]byte) map[string]EncodedEntry {
+	enc := make(map[string]EncodedEntry, len(v))
+	for coding, c := range v {
+		ch := store.HashBytes(c)
+		blobs[ch] = c
+		enc[coding] = EncodedEntry{Hash: ch, Size: int64(len(c))}
+	}
+	return enc
+}
+
+// compressAll makes the variants of the blobs named by hashes, on every
+// core. When ctx is cancelled, no further blob is started, the workers
+// end after the blob they are on, and ctx's error is returned.
+func compressAll(ctx context.Context, hashes []string, blobs map[string][]byte) (map[string]map[string][]byte, error) {
+	out := make(map[string]map[string][]byte, len(hashes))
+	if len(hashes) == 0 {
+		return out, nil
+	}
+	var (
+		mu       sync.Mutex
+		firstErr error
+		wg       sync.WaitGroup
+		next     = make(chan string)
+	)
+	for range min(runtime.GOMAXPROCS(0), len(hashes)) {
+		wg.Go(func() {
+			for h := range next {
+				if ctx.Err() != nil {
+					continue // drain: the feeder stops too
+				}
+				v, err := compressVariants(blobs[h])
+				mu.Lock()
+				if err != nil && firstErr == nil {
+					firstErr = fmt.Errorf("compress: %w", err)
+				}
+				out[h] = v
+				mu.Unlock()
+			}
+		})
+	}
+feed:
+	for _, h := range hashes {
+		select {
+		case next <- h:
+		case <-ctx.Done():
+			break feed
+		}
+	}
+	close(next)
+	wg.Wait()
+	if err := cancelled(ctx); err != nil {
+		return nil, err
+	}
+	return out, firstErr
+}
+
+// cancelled returns ctx's error, wrapped, when it is done.
+func cancelled(ctx context.Context) error {
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("deploy stopped: %w", err)
+	}
+	return nil
+}
+
+// knownVariants maps the file hashes of a deployment's live version to
+// their variants, so a redeploy does not compress unchanged files again.
+func (s *Service) knownVariants(dep *core.Record) map[string]map[string]EncodedEntry {
+	id := dep.GetString("live_version")
+	if id == "" {
+		return nil
+	}
+	ver, err := s.app.FindRecordById(VersionsCollection, id)
+	if err != nil {
+		return nil
+	}
+	m, err := ParseManifest([]byte(ver.GetString("manifest")))
+	if err != nil {
+		return nil
+	}
+	known := make(map[string]map[string]EncodedEntry, len(m))
+	for _, e := range m {
+		if len(e.Encoded) > 0 {
+			known[e.Hash] = e.Encoded
+		}
+	}
+	return known
+}
+
+// ensureVariants checks that the variant blobs reused from the live
+// version still exist (touching them, so the collector spares them), and
+// compresses again the files whose variants are gone.
+func (s *Service) ensureVariants(ctx context.Context, m Manifest, blobs map[string][]byte, known map[string]map[string]EncodedEntry) error {
+	checked := map[string]bool{}
+	for p, e := range m {
+		if err := cancelled(ctx); err != nil {
+			return err
+		}
+		v, reused := known[e.Hash]
+		if !reused || len(e.Encoded) == 0 || checked[e.Hash] {
+			continue
+		}
+		checked[e.Hash] = true
+		whole := true
+		for _, enc := range v {
+			ok, err := s.store.Has(ctx, enc.Hash)
+			if err != nil {
+				return fmt.Errorf("check blob: %w", err)
+			}
+			whole = whole && ok
+		}
+		if whole {
+			continue
+		}
+		fresh, err := compressVariants(blobs[e.Hash])
+		if err != nil {
+			return fmt.Errorf("compress %s: %w", p, err)
+		}
+		enc := storeVariants(fresh, blobs)
+		for q, other := range m { // every path with these bytes
+			if other.Hash == e.Hash {
+				other.Encoded = enc
+				m[q] = other
+			}
+		}
+	}
+	return nil
+}

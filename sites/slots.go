@@ -1,0 +1,112 @@
+package sites
+
+import (
+	"database/sql"
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"time"
+
+	"github.com/pocketbase/dbx"
+	"github.com/pocketbase/pocketbase/core"
+
+	"sitedrop/sites/accounts"
+)
+
+// CheckSlot returns ErrSlotLimit when saving rec would give its owner more
+// deployments than the owner's plan allows. It must run inside the
+// transaction that saves rec, so that concurrent creates and claims are
+// counted one after the other.
+func (s *Service) CheckSlot(tx core.App, rec *core.Record) error {
+	owner := rec.GetString("owner")
+	if owner == "" {
+		return nil
+	}
+	if !rec.IsNew() && rec.Original().GetString("owner") == owner {
+		return nil
+	}
+	user, err := tx.FindRecordById(accounts.UsersCollection, owner)
+	if err != nil {
+		return fmt.Errorf("find owner %s: %w", owner, err)
+	}
+	n, err := tx.CountRecords(DeploymentsCollection, dbx.HashExp{"owner": owner}, dbx.Not(dbx.HashExp{"id": rec.Id}))
+	if err != nil {
+		return fmt.Errorf("count deployments: %w", err)
+	}
+	if n >= int64(s.SlotLimit(user.GetString("plan"))) {
+		return ErrSlotLimit
+	}
+	return nil
+}
+
+// PrecheckCreate tells whether a deployment for owner (nil: anonymous)
+// with slug ("" generates one) would be refused for its slug or for the
+// owner's slots, from the current state. Handlers call it before reading
+// content, so a refused deploy costs little; Create calls it before it
+// writes any content, and its transaction checks for good.
+func (s *Service) PrecheckCreate(owner *core.Record, slug string) error {
+	if slug != "" {
+		if err := ValidateSlug(slug); err != nil {
+			return err
+		}
+		if s.IsReserved(slug) {
+			return ErrSlugReserved
+		}
+		if rec, err := s.app.FindFirstRecordByData(DeploymentsCollection, "slug", slug); err == nil &&
+			!(rec.GetString("owner") == "" && IsExpired(rec, time.Now())) {
+			return ErrSlugTaken
+		}
+	}
+	if owner == nil {
+		return nil
+	}
+	col, err := s.app.FindCachedCollectionByNameOrId(DeploymentsCollection)
+	if err != nil {
+		return fmt.Errorf("find deployments collection: %w", err)
+	}
+	probe := core.NewRecord(col)
+	probe.Set("owner", owner.Id)
+	return s.CheckSlot(s.app, probe)
+}
+
+// lockDeployment serialises replaces of one deployment and returns the
+// unlock function. Locks are striped: unrelated deployments rarely share one.
+func (s *Service) lockDeployment(id string) func() {
+	h := fnv.New32a()
+	h.Write([]byte(id))
+	mu := &s.deployLocks[h.Sum32()%uint32(len(s.deployLocks))]
+	mu.Lock()
+	return mu.Unlock
+}
+
+// takeSlug makes sure slug is free inside tx. An anonymous deployment that
+// has expired but is not yet purged gives its slug up at once.
+func (s *Service) takeSlug(tx core.App, slug string, now time.Time) error {
+	rec, err := tx.FindFirstRecordByData(DeploymentsCollection, "slug", slug)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("look up slug %s: %w", slug, err)
+	}
+	if rec.GetString("owner") == "" && IsExpired(rec, now) {
+		if err := tx.Delete(rec); err != nil {
+			return fmt.Errorf("purge expired %s: %w", slug, err)
+		}
+		return nil
+	}
+	return ErrSlugTaken
+}
+
+func (s *Service) generateFreeSlug(tx core.App) (string, error) {
+	for range 20 {
+		slug := GenerateSlug()
+		if s.IsReserved(slug) {
+			continue
+		}
+		if _, err := tx.FindFirstRecordByData(DeploymentsCollection, "slug", slug); err != nil {
+			return slug, nil
+		}
+	}
+	return "", errors.New("no free slug found after 20 tries")
+}
