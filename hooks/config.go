@@ -12,6 +12,8 @@ import (
 	"net"
 	"os"
 	"time"
+
+	"sitedrop/hooks/certs"
 )
 
 // Config holds sitedrop's settings. Fields are read when the app
@@ -185,7 +187,7 @@ func DefaultConfig() Config {
 		ContentCache:       64 << 20,
 		KeepVersions:       10,
 		Serve: ServeConfig{
-			ACMECA:          certmagicProductionCA,
+			ACMECA:          certs.ProductionCA,
 			Origins:         []string{"*"},
 			NewCertsPerHour: 20,
 			ShutdownTimeout: 30 * time.Second,

@@ -16,6 +16,10 @@ import (
 // the server it checks.
 const HealthCommandName = "health"
 
+// healthPath is PocketBase's health endpoint; under TLS the plain HTTP
+// listener answers it too (see certs.RedirectHandler).
+const healthPath = "/api/health"
+
 // defaultHealthURLs are probed in order: the default plain listener, then
 // the plain HTTP listener of a TLS server, which answers /api/health too.
 var defaultHealthURLs = []string{

@@ -15,6 +15,8 @@ import (
 	"github.com/pocketbase/pocketbase/tools/hook"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
+
+	"sitedrop/hooks/certs"
 )
 
 // defaultHTTPAddr is where sitedrop listens without --https.
@@ -130,7 +132,7 @@ func checkServeConfig(cfg *Config) error {
 		}
 	}
 	if s.DNSProvider != "" {
-		if _, err := newDNSProvider(s.DNSProvider); err != nil {
+		if _, err := certs.NewDNSProvider(s.DNSProvider); err != nil {
 			return err
 		}
 	}

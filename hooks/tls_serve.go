@@ -6,16 +6,32 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"path/filepath"
+	"strconv"
 	"time"
 
 	"github.com/pocketbase/pocketbase/core"
 	"github.com/pocketbase/pocketbase/tools/hook"
+
+	"sitedrop/hooks/certs"
 )
+
+// DNSProviderFactory builds a DNS provider for DNS-01 challenges (see
+// certs.DNSProviderFactory).
+type DNSProviderFactory = certs.DNSProviderFactory
+
+// RegisterDNSProvider makes a DNS provider available to --dns-provider
+// under name. A self-hoster whose DNS is elsewhere registers any libdns
+// provider (github.com/libdns/...) from their own main package. It is
+// certs.RegisterDNSProvider.
+func RegisterDNSProvider(name string, factory DNSProviderFactory) {
+	certs.RegisterDNSProvider(name, factory)
+}
 
 // tlsServing is what --https adds to a serving app: the certificate
 // manager and the plain HTTP listener for challenges and redirects.
 type tlsServing struct {
-	certs *certManager
+	certs *certs.Manager
 	// http is the plain HTTP server; nil with --http "".
 	http         *http.Server
 	httpListener net.Listener
@@ -47,17 +63,59 @@ func (sd *sitedrop) prepareTLS(se *core.ServeEvent) (*tlsServing, error) {
 		ts.close()
 		return nil, fmt.Errorf("--https %s: %w", se.Server.Addr, err)
 	}
-	certs, err := newCertManager(sd, s, httpPort, httpsPort)
+	webHost, sitesDomain := sd.hosts.Domains()
+	m, err := certs.New(certs.Config{
+		WebHost:     webHost,
+		SitesDomain: sitesDomain,
+		Allow: func(_ context.Context, name string) error {
+			return sd.allowCertificate(name)
+		},
+		StorageDir:      certStorageDir(sd.app),
+		Logger:          sd.app.Logger(),
+		LogOutput:       s.logOutput(),
+		CA:              s.ACMECA,
+		CARoot:          s.ACMECARoot,
+		Email:           s.ACMEEmail,
+		DNSProvider:     s.DNSProvider,
+		DNSResolvers:    s.DNSResolvers,
+		NewCertsPerHour: s.NewCertsPerHour,
+		HTTPPort:        httpPort,
+		HTTPSPort:       httpsPort,
+		DisableTLSALPN:  s.disableTLSALPN,
+	})
 	if err != nil {
 		ts.close()
 		return nil, err
 	}
-	ts.certs = certs
+	ts.certs = m
 	// PocketBase's autocert is left unused: its HTTP handler is not
 	// started (the serve command passes no HttpAddr) and its certificates
 	// are no longer asked for.
-	se.Server.TLSConfig = certs.tlsConfig()
+	se.Server.TLSConfig = m.TLSConfig()
 	return ts, nil
+}
+
+// certStorageDir is where certificates and ACME accounts are stored:
+// inside PocketBase's autocert cache dir, which its backups leave out (no
+// private keys in backup archives) and its restores leave in place.
+func certStorageDir(app core.App) string {
+	return filepath.Join(app.DataDir(), core.LocalAutocertCacheDirName, "certmagic")
+}
+
+// allowCertificate tells whether name may have an on-demand certificate:
+// www.<web host>, and hosts of sites that are live right now.
+func (sd *sitedrop) allowCertificate(name string) error {
+	if sd.hosts.IsWWWWebHost(name) {
+		return nil
+	}
+	slug, isSite := sd.hosts.Site(name)
+	if !isSite || slug == "" {
+		return fmt.Errorf("no certificate for %q: not a sitedrop host", name)
+	}
+	if !sd.server.Live(slug) {
+		return fmt.Errorf("no certificate for %q: no live site %q", name, slug)
+	}
+	return nil
 }
 
 // start serves the plain HTTP listener and starts obtaining and renewing
@@ -67,7 +125,7 @@ func (sd *sitedrop) prepareTLS(se *core.ServeEvent) (*tlsServing, error) {
 func (ts *tlsServing) start(sd *sitedrop, main *http.Server) error {
 	if ts.httpListener != nil {
 		ts.http = &http.Server{
-			Handler:        sd.httpRedirectHandler(main.Handler, ts.certs.httpChallengeHandler),
+			Handler:        sd.httpRedirectHandler(main.Handler, ts.certs.HTTPChallengeHandler),
 			ReadTimeout:    30 * time.Second,
 			WriteTimeout:   30 * time.Second,
 			MaxHeaderBytes: 64 << 10,
@@ -82,7 +140,7 @@ func (ts *tlsServing) start(sd *sitedrop, main *http.Server) error {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	ts.stopCerts = cancel
-	return ts.certs.start(ctx)
+	return ts.certs.Start(ctx)
 }
 
 // close stops certificate management and closes the plain HTTP listener
@@ -92,7 +150,7 @@ func (ts *tlsServing) close() {
 		ts.stopCerts()
 	}
 	if ts.certs != nil {
-		ts.certs.stop()
+		ts.certs.Stop()
 	}
 	if ts.http != nil {
 		ts.http.Close()
@@ -111,4 +169,38 @@ func (sd *sitedrop) bindTLSCleanup(ts *tlsServing) {
 			return e.Next()
 		},
 	})
+}
+
+// httpRedirectHandler is the plain HTTP listener's handler when serving
+// TLS (see certs.RedirectHandler): app answers /api/health, challenges
+// the ACME HTTP-01 challenges, and the rest goes to https on httpsPort.
+func (sd *sitedrop) httpRedirectHandler(app http.Handler, challenges func(http.Handler) http.Handler) http.Handler {
+	return certs.RedirectHandler(sd.hosts, sd.httpsPort(), app, challenges)
+}
+
+// httpsPort is the port of https URLs: the public URL's when one is set,
+// else the HTTPS listener's ("" for 443).
+func (sd *sitedrop) httpsPort() string {
+	if port, ok := publicHTTPSPort(sd.cfg.PublicURL); ok {
+		return port
+	}
+	return sd.cfg.listenPort
+}
+
+// splitListenAddr splits a listen address into host and numeric port
+// (":https" is 443).
+func splitListenAddr(addr string) (string, int, error) {
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return "", 0, err
+	}
+	n, err := strconv.Atoi(port)
+	if err != nil {
+		p, lerr := net.LookupPort("tcp", port)
+		if lerr != nil {
+			return "", 0, errors.Join(err, lerr)
+		}
+		n = p
+	}
+	return host, n, nil
 }

@@ -13,6 +13,8 @@ import (
 
 	"github.com/andybalholm/brotli"
 	"github.com/caddyserver/certmagic"
+
+	"sitedrop/hooks/certs"
 )
 
 // TestHTTPSOnDemand runs `sitedrop serve --https` against an in-process
@@ -172,11 +174,7 @@ func TestHTTPSWildcardDNS01(t *testing.T) {
 	RegisterDNSProvider("fake-test", func() (certmagic.DNSProvider, error) {
 		return &fakeDNSProvider{dns: dns}, nil
 	})
-	t.Cleanup(func() {
-		dnsProvidersMu.Lock()
-		delete(dnsProviders, "fake-test")
-		dnsProvidersMu.Unlock()
-	})
+	t.Cleanup(func() { certs.UnregisterDNSProvider("fake-test") })
 	httpPort, httpsPort := freePort(t), freePort(t)
 	acme := startPebble(t, dns.addr, httpPort, httpsPort)
 	httpsAddr := loopback(httpsPort)

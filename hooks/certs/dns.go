@@ -1,4 +1,4 @@
-package hooks
+package certs
 
 import (
 	"errors"
@@ -32,6 +32,14 @@ func RegisterDNSProvider(name string, factory DNSProviderFactory) {
 	dnsProviders[name] = factory
 }
 
+// UnregisterDNSProvider removes the provider registered under name
+// (tests use it to undo their registrations).
+func UnregisterDNSProvider(name string) {
+	dnsProvidersMu.Lock()
+	defer dnsProvidersMu.Unlock()
+	delete(dnsProviders, name)
+}
+
 // dnsProviderNames lists the registered providers, sorted.
 func dnsProviderNames() []string {
 	dnsProvidersMu.RLock()
@@ -44,8 +52,9 @@ func dnsProviderNames() []string {
 	return names
 }
 
-// newDNSProvider builds the provider registered under name.
-func newDNSProvider(name string) (certmagic.DNSProvider, error) {
+// NewDNSProvider builds the provider registered under name (the value of
+// --dns-provider), reading its credentials.
+func NewDNSProvider(name string) (certmagic.DNSProvider, error) {
 	dnsProvidersMu.RLock()
 	factory, ok := dnsProviders[name]
 	dnsProvidersMu.RUnlock()

@@ -1,0 +1,259 @@
+// Package certs is sitedrop's TLS stack: the certificate manager (two
+// certmagic configs, for the web host and for the sites, over one cache
+// and one storage), on-demand certificates within an hourly order budget,
+// the wildcard through DNS-01 and its registry of DNS providers, the
+// bridge from certmagic's zap logs to slog, and the plain HTTP (:80)
+// handler that answers ACME HTTP-01 challenges and health checks and
+// redirects the rest to https. What a server decides (which names may
+// have a certificate, where certificates are stored, the listen ports) is
+// given in a Config; binding to PocketBase's serve and terminate events
+// is the caller's. Of ours it imports sites (for HostSplit), nothing else.
+package certs
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"os"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/caddyserver/certmagic"
+)
+
+// ProductionCA is the default ACME directory: Let's Encrypt.
+const ProductionCA = certmagic.LetsEncryptProductionCA
+
+// maxCachedCerts bounds the certificates held in memory; more are loaded
+// from storage on their next handshake.
+const maxCachedCerts = 10000
+
+// Config is what a Manager needs of the server it obtains certificates
+// for.
+type Config struct {
+	// WebHost is the web host's name and SitesDomain the domain the sites
+	// live under, both normalised (sites.HostSplit.Domains).
+	WebHost, SitesDomain string
+	// Allow is the server's part of the on-demand decision: whether name
+	// (lower case, no final dot) may have a certificate at all. The
+	// Manager adds the order budget.
+	Allow func(ctx context.Context, name string) error
+	// StorageDir is where certificates and ACME accounts are kept.
+	StorageDir string
+	// Logger is the app's logger: certificate events go to it (with
+	// component=tls), and so does the warning of a used-up budget.
+	Logger *slog.Logger
+	// LogOutput also receives certificate events, Info and above;
+	// nil is os.Stderr.
+	LogOutput io.Writer
+
+	// CA is the ACME directory URL (ProductionCA by default).
+	CA string
+	// CARoot is a PEM file of roots trusted for the CA's own TLS (""
+	// for the system roots).
+	CARoot string
+	// Email is the ACME account's contact address.
+	Email string
+	// DNSProvider, when set, names the registered DNS provider (see
+	// RegisterDNSProvider) of the wildcard mode; "" is on-demand mode.
+	DNSProvider string
+	// DNSResolvers are the DNS servers asked for DNS-01 (host:port).
+	DNSResolvers []string
+	// NewCertsPerHour is the on-demand order budget: 0 none, negative no
+	// limit.
+	NewCertsPerHour int
+	// HTTPPort and HTTPSPort are the ports really listened on (HTTPPort
+	// 0: no plain HTTP listener): ACME challenges are answered there.
+	HTTPPort, HTTPSPort int
+	// DisableTLSALPN leaves only HTTP-01 (and DNS-01) (tests).
+	DisableTLSALPN bool
+}
+
+// Manager obtains and renews the TLS certificates of a serving app
+// through ACME. It holds two certmagic configs over one cache and one
+// storage:
+//
+//   - web: the web host's certificate, obtained at start (HTTP-01 or
+//     TLS-ALPN-01) and renewed in the background.
+//   - sites: in on-demand mode (the default), a site's certificate is
+//     obtained during the first TLS handshake that names it, but only for
+//     a name the server allows at that moment (Config.Allow), and within
+//     the hourly budget of new certificates (Config.NewCertsPerHour); any
+//     other name gets no certificate and the handshake is refused. It is
+//     renewed during a handshake once due. In wildcard mode
+//     (Config.DNSProvider), one *.<sites-domain> certificate is obtained
+//     at start through DNS-01 and renewed in the background; handshakes
+//     never wait for an order.
+//
+// Certificates and the ACME account are kept in Config.StorageDir, so a
+// restart reuses them without a new order.
+type Manager struct {
+	web, sites            *certmagic.Config
+	webIssuer, siteIssuer *certmagic.ACMEIssuer
+	cache                 *certmagic.Cache
+	storage               certmagic.Storage
+	webHost               string
+	// wildcard is "*.<sites-domain>" in wildcard mode, "" on demand.
+	wildcard string
+}
+
+// New builds the certificate manager for cfg.
+func New(cfg Config) (*Manager, error) {
+	out := cfg.LogOutput
+	if out == nil {
+		out = os.Stderr
+	}
+	logger := newZapLogger(cfg.Logger.With("component", "tls"), out)
+	roots, err := loadRoots(cfg.CARoot)
+	if err != nil {
+		return nil, err
+	}
+	m := &Manager{
+		storage: &certmagic.FileStorage{Path: cfg.StorageDir},
+		webHost: cfg.WebHost,
+	}
+	m.cache = certmagic.NewCache(certmagic.CacheOptions{
+		GetConfigForCert: func(c certmagic.Certificate) (*certmagic.Config, error) {
+			if slices.Contains(c.Names, m.webHost) {
+				return m.web, nil
+			}
+			return m.sites, nil
+		},
+		Capacity: maxCachedCerts,
+		Logger:   logger,
+	})
+	m.web = certmagic.New(m.cache, certmagic.Config{Storage: m.storage, Logger: logger})
+	m.sites = certmagic.New(m.cache, certmagic.Config{Storage: m.storage, Logger: logger})
+
+	tmpl := certmagic.ACMEIssuer{
+		CA:           cfg.CA,
+		TestCA:       cfg.CA, // a retry goes to the same CA...
+		Email:        cfg.Email,
+		Agreed:       true,
+		TrustedRoots: roots,
+		Logger:       logger,
+		// Challenges are answered by our own listeners. certmagic still
+		// tries to bind the port first; with no host, that bind conflicts
+		// with ours whatever address we listen on, and certmagic then
+		// relies on us.
+		ListenHost:              "",
+		AltHTTPPort:             cfg.HTTPPort,
+		AltTLSALPNPort:          cfg.HTTPSPort,
+		DisableHTTPChallenge:    cfg.HTTPPort == 0,
+		DisableTLSALPNChallenge: cfg.DisableTLSALPN,
+	}
+	if cfg.CA == certmagic.LetsEncryptProductionCA {
+		// ...except with Let's Encrypt, whose staging CA takes retries so
+		// that failures do not use up production rate limits.
+		tmpl.TestCA = certmagic.LetsEncryptStagingCA
+	}
+	m.webIssuer = certmagic.NewACMEIssuer(m.web, tmpl)
+	m.web.Issuers = []certmagic.Issuer{m.webIssuer}
+
+	if cfg.DNSProvider != "" {
+		provider, err := NewDNSProvider(cfg.DNSProvider)
+		if err != nil {
+			return nil, err
+		}
+		tmpl.DNS01Solver = &certmagic.DNS01Solver{DNSManager: certmagic.DNSManager{
+			DNSProvider: provider,
+			Resolvers:   cfg.DNSResolvers,
+			Logger:      logger,
+		}}
+		m.wildcard = "*." + cfg.SitesDomain
+	} else {
+		budget := newOrderBudget(cfg.NewCertsPerHour, time.Hour)
+		m.sites.OnDemand = &certmagic.OnDemandConfig{DecisionFunc: func(ctx context.Context, name string) error {
+			return m.allowOnDemand(ctx, cfg.Allow, cfg.Logger, budget, name)
+		}}
+	}
+	m.siteIssuer = certmagic.NewACMEIssuer(m.sites, tmpl)
+	m.sites.Issuers = []certmagic.Issuer{m.siteIssuer}
+	return m, nil
+}
+
+// TLSConfig is the HTTPS server's TLS configuration: the web host's
+// certificate from the web config, every other name's from the sites
+// config; HTTP/2; and the ACME TLS-ALPN-01 protocol.
+func (m *Manager) TLSConfig() *tls.Config {
+	tc := m.web.TLSConfig()
+	tc.GetCertificate = func(hello *tls.ClientHelloInfo) (*tls.Certificate, error) {
+		// the same normalisation as certmagic's cache lookup, so no odd
+		// spelling of the web host reaches the on-demand config
+		if strings.ToLower(strings.TrimSpace(hello.ServerName)) == m.webHost {
+			return m.web.GetCertificate(hello)
+		}
+		return m.sites.GetCertificate(hello)
+	}
+	tc.NextProtos = append([]string{"h2", "http/1.1"}, tc.NextProtos...)
+	tc.MinVersion = tls.VersionTLS12
+	return tc
+}
+
+// HTTPChallengeHandler answers ACME HTTP-01 challenges (of either
+// config: challenges in progress are shared) and passes other requests
+// to next.
+func (m *Manager) HTTPChallengeHandler(next http.Handler) http.Handler {
+	return m.webIssuer.HTTPChallengeHandler(next)
+}
+
+// Start obtains (or loads from storage) the web host's certificate, and
+// the wildcard in wildcard mode, and keeps them renewed, in the
+// background until ctx ends: a CA that is down does not stop the server
+// from starting.
+//
+// Certificates already in storage are loaded first, synchronously, so a
+// restarted server answers handshakes at once.
+func (m *Manager) Start(ctx context.Context) error {
+	managed := []struct {
+		cfg  *certmagic.Config
+		name string
+	}{{m.web, m.webHost}}
+	if m.wildcard != "" {
+		managed = append(managed, struct {
+			cfg  *certmagic.Config
+			name string
+		}{m.sites, m.wildcard})
+	}
+	for _, c := range managed {
+		_, _ = c.cfg.CacheManagedCertificate(ctx, c.name) // none stored yet: obtained below
+		if err := c.cfg.ManageAsync(ctx, []string{c.name}); err != nil {
+			return fmt.Errorf("manage the certificate of %s: %w", c.name, err)
+		}
+	}
+	// ManageAsync skips its first check (expiry, revocation, renewal
+	// window) for certificates already cached: run it now.
+	go func() {
+		if err := m.cache.RenewManagedCertificates(ctx); err != nil && ctx.Err() == nil {
+			m.web.Logger.Error("certificate check at start: " + err.Error())
+		}
+	}()
+	return nil
+}
+
+// Stop ends the background renewals.
+func (m *Manager) Stop() {
+	m.cache.Stop()
+}
+
+// loadRoots reads a PEM file of root certificates (--acme-ca-root). An
+// empty path means the system roots.
+func loadRoots(path string) (*x509.CertPool, error) {
+	if path == "" {
+		return nil, nil
+	}
+	pem, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("read --acme-ca-root: %w", err)
+	}
+	pool := x509.NewCertPool()
+	if !pool.AppendCertsFromPEM(pem) {
+		return nil, fmt.Errorf("--acme-ca-root %s: no PEM certificate in the file", path)
+	}
+	return pool, nil
+}

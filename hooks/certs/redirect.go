@@ -1,0 +1,74 @@
+package certs
+
+import (
+	"io"
+	"net"
+	"net/http"
+
+	"sitedrop/sites"
+)
+
+// healthPath is PocketBase's health endpoint; under TLS the plain HTTP
+// listener answers it too, for load balancers and container health checks
+// that probe over plain HTTP.
+const healthPath = "/api/health"
+
+// RedirectHandler is the plain HTTP listener's handler when serving TLS:
+// ACME HTTP-01 challenges (challenges wraps the rest), GET and HEAD
+// /api/health from health on any host but a site host (load balancers and
+// probes send the name or address they know), and for the web host and
+// hosts of valid slugs a 308 to the same host and path over https (308
+// keeps the method and body), on httpsPort ("" or "443" for the default
+// port). A malformed Host gets a 400, as on the main listener; other hosts
+// get a 404: the listener is no open redirector.
+func RedirectHandler(hosts sites.HostSplit, httpsPort string, health http.Handler, challenges func(http.Handler) http.Handler) http.Handler {
+	redirect := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Host != "" && !sites.ValidHost(r.Host) { // none: an HTTP/1.0 health check
+			refuseHost(w)
+			return
+		}
+		if r.URL.Path == healthPath && (r.Method == http.MethodGet || r.Method == http.MethodHead) {
+			// a site's own paths are its own, over https
+			if _, isSite := hosts.Site(r.Host); !isSite {
+				health.ServeHTTP(w, r)
+				return
+			}
+		}
+		host, known := redirectHost(hosts, r.Host)
+		if !known {
+			http.Error(w, "Unknown host", http.StatusNotFound)
+			return
+		}
+		if httpsPort != "" && httpsPort != "443" {
+			host = net.JoinHostPort(host, httpsPort)
+		}
+		w.Header().Set("Location", "https://"+host+r.URL.RequestURI())
+		w.WriteHeader(http.StatusPermanentRedirect)
+	})
+	return challenges(redirect)
+}
+
+// redirectHost is the host a plain HTTP request is sent to over https:
+// the web host (also for www.<web host>) or <slug>.<sites-domain>, rebuilt
+// from its parts; ok is false for hosts sitedrop does not serve, nested
+// labels and invalid slugs included.
+func redirectHost(hosts sites.HostSplit, host string) (string, bool) {
+	web, sitesDomain := hosts.Domains()
+	if hosts.IsWebHost(host) || hosts.IsWWWWebHost(host) {
+		return web, true
+	}
+	if slug, isSite := hosts.Site(host); isSite && slug != "" {
+		return slug + "." + sitesDomain, true
+	}
+	return "", false
+}
+
+// refuseHost answers a request whose Host is malformed, in plain text, as
+// the main listener does.
+func refuseHost(w http.ResponseWriter) {
+	h := w.Header()
+	h.Set("Content-Type", "text/plain; charset=utf-8")
+	h.Set("Cache-Control", "no-store")
+	w.WriteHeader(http.StatusBadRequest)
+	_, _ = io.WriteString(w, "Invalid Host header\n")
+}
