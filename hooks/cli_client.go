@@ -1,18 +1,16 @@
 package hooks
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
-	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
-	"time"
 	"unicode"
 	"unicode/utf8"
+
+	"sitedrop/sites/client"
 )
 
 // NoBootstrapAnnotation marks commands that must run without PocketBase
@@ -23,13 +21,6 @@ const NoBootstrapAnnotation = "sitedrop:no-bootstrap"
 // defaultServer is the server the client commands talk to when neither
 // --server, SITEDROP_SERVER nor a saved login names one.
 const defaultServer = "http://localhost:8090"
-
-// apiClient calls a sitedrop server's API.
-type apiClient struct {
-	server string // base URL, no trailing slash
-	key    string // "" for anonymous calls
-	http   *http.Client
-}
 
 // credentials are what `sitedrop login` saves.
 type credentials struct {
@@ -97,7 +88,7 @@ func saveCredentials(c credentials) (string, error) {
 
 // newAPIClient resolves the server and key: flags first, then the
 // environment (SITEDROP_SERVER, SITEDROP_KEY), then the saved login.
-func newAPIClient(server, key string) (*apiClient, error) {
+func newAPIClient(server, key string) (*client.Client, error) {
 	saved, err := loadCredentials()
 	if err != nil {
 		return nil, err
@@ -117,76 +108,31 @@ func newAPIClient(server, key string) (*apiClient, error) {
 	if key == "" && strings.TrimSuffix(saved.Server, "/") == strings.TrimSuffix(server, "/") {
 		key = saved.Key
 	}
-	return &apiClient{server: strings.TrimSuffix(server, "/"), key: key, http: &http.Client{Timeout: 10 * time.Minute}}, nil
+	return client.New(server, key), nil
 }
 
-// apiCallError is a 4xx or 5xx answer: the server's error text.
-type apiCallError struct {
-	Status int
-	Msg    string
-}
+// serverError is an error answer of the server as the CLI shows it: its
+// text made safe for a terminal, and the status.
+type serverError struct{ err *client.Error }
 
 // Error is the server's text, made safe for a terminal, and the status.
-func (e *apiCallError) Error() string {
-	return fmt.Sprintf("%s (HTTP %d)", termSafe(e.Msg), e.Status)
+func (e serverError) Error() string {
+	return fmt.Sprintf("%s (HTTP %d)", termSafe(e.err.Msg), e.err.Status)
 }
 
-// call sends a request and decodes a JSON answer into out (when not nil).
-// body is JSON-encoded unless it is an io.Reader (sent with contentType).
-func (c *apiClient) call(method, path string, body any, contentType string, out any) error {
-	var rd io.Reader
-	switch b := body.(type) {
-	case nil:
-	case io.Reader:
-		rd = b
-	default:
-		buf, err := json.Marshal(b)
-		if err != nil {
-			return fmt.Errorf("encode request: %w", err)
-		}
-		rd, contentType = bytes.NewReader(buf), "application/json"
+// Unwrap is the *client.Error.
+func (e serverError) Unwrap() error { return e.err }
+
+// shown is err as a client command returns it: an error answer of the
+// server (a *client.Error) with its text made safe for a terminal. The
+// commands pass their errors through it as the client returned them: a
+// *client.Error wrapped before (fmt.Errorf's %w) would be printed as it
+// came.
+func shown(err error) error {
+	if ce, ok := err.(*client.Error); ok {
+		return serverError{ce}
 	}
-	req, err := http.NewRequest(method, c.server+path, rd)
-	if err != nil {
-		return fmt.Errorf("request %s: %w", path, err)
-	}
-	if f, ok := body.(*sizedFile); ok {
-		f.prepare(req)
-	}
-	if contentType != "" {
-		req.Header.Set("Content-Type", contentType)
-	}
-	if c.key != "" {
-		req.Header.Set("Authorization", "Bearer "+c.key)
-	}
-	res, err := c.http.Do(req)
-	if err != nil {
-		return fmt.Errorf("%s %s: %w", method, c.server+path, err)
-	}
-	defer res.Body.Close()
-	raw, err := io.ReadAll(io.LimitReader(res.Body, 64<<20))
-	if err != nil {
-		return fmt.Errorf("read the answer of %s: %w", path, err)
-	}
-	if res.StatusCode >= 300 && res.StatusCode < 400 {
-		// a redirect the client did not follow: nothing was done
-		return &apiCallError{Status: res.StatusCode, Msg: "redirected to " + res.Header.Get("Location") + "; is --server right?"}
-	}
-	if res.StatusCode >= 400 {
-		var e struct {
-			Error string `json:"error"`
-		}
-		if json.Unmarshal(raw, &e) != nil || e.Error == "" {
-			e.Error = strings.TrimSpace(string(raw))
-		}
-		return &apiCallError{Status: res.StatusCode, Msg: e.Error}
-	}
-	if out != nil {
-		if err := json.Unmarshal(raw, out); err != nil {
-			return fmt.Errorf("decode the answer of %s: %w", path, err)
-		}
-	}
-	return nil
+	return err
 }
 
 // termSafe is text from a server as the CLI prints it: a malicious or

@@ -4,10 +4,11 @@ import (
 	"bufio"
 	"errors"
 	"fmt"
-	"net/url"
 	"strconv"
 	"strings"
 	"text/tabwriter"
+
+	"sitedrop/sites/client"
 
 	"github.com/spf13/cobra"
 )
@@ -28,7 +29,7 @@ func NewClientCommands() []*cobra.Command {
 
 // clientCommand builds a client command with --server and --key, whose
 // run gets the resolved API client.
-func clientCommand(use, short string, args cobra.PositionalArgs, run func(c *cobra.Command, api *apiClient, args []string) error) *cobra.Command {
+func clientCommand(use, short string, args cobra.PositionalArgs, run func(c *cobra.Command, api *client.Client, args []string) error) *cobra.Command {
 	var server, key string
 	c := &cobra.Command{
 		Use:          use,
@@ -41,7 +42,7 @@ func clientCommand(use, short string, args cobra.PositionalArgs, run func(c *cob
 			if err != nil {
 				return err
 			}
-			return run(c, api, a)
+			return shown(run(c, api, a))
 		},
 	}
 	clientFlags(c, &server, &key)
@@ -50,9 +51,9 @@ func clientCommand(use, short string, args cobra.PositionalArgs, run func(c *cob
 
 // keyedCommand is a clientCommand that needs an API key: without one it
 // says how to get one instead of answering with the server's 401.
-func keyedCommand(use, short string, args cobra.PositionalArgs, run func(c *cobra.Command, api *apiClient, args []string) error) *cobra.Command {
-	return clientCommand(use, short, args, func(c *cobra.Command, api *apiClient, a []string) error {
-		if api.key == "" {
+func keyedCommand(use, short string, args cobra.PositionalArgs, run func(c *cobra.Command, api *client.Client, args []string) error) *cobra.Command {
+	return clientCommand(use, short, args, func(c *cobra.Command, api *client.Client, a []string) error {
+		if api.Key == "" {
 			return errNoKey
 		}
 		return run(c, api, a)
@@ -66,7 +67,7 @@ var errNoKey = errors.New("this needs an API key: run sitedrop login, or give --
 // code and saves the key it gets.
 func newLoginCommand() *cobra.Command {
 	return clientCommand("login [EMAIL]", "Sign in with a code sent by e-mail and save the API key (mode 0600)", cobra.MaximumNArgs(1),
-		func(c *cobra.Command, api *apiClient, args []string) error {
+		func(c *cobra.Command, api *client.Client, args []string) error {
 			in := bufio.NewReader(c.InOrStdin())
 			email := ""
 			if len(args) == 1 {
@@ -76,26 +77,22 @@ func newLoginCommand() *cobra.Command {
 				line, _ := in.ReadString('\n')
 				email = strings.TrimSpace(line)
 			}
-			var otp struct {
-				OTPID string `json:"otp_id"`
-			}
-			api.key = "" // a login starts from nothing
-			if err := api.call("POST", "/auth/otp", map[string]string{"email": email}, "", &otp); err != nil {
+			api.Key = "" // a login starts from nothing
+			otpID, err := api.RequestCode(email)
+			if err != nil {
 				return err
 			}
 			fmt.Fprintf(c.ErrOrStderr(), "A code was sent to %s. Code: ", email)
 			line, _ := in.ReadString('\n')
-			var ver struct {
-				APIKey string `json:"api_key"`
-			}
-			if err := api.call("POST", "/auth/verify", map[string]string{"otp_id": otp.OTPID, "code": strings.TrimSpace(line)}, "", &ver); err != nil {
-				return err
-			}
-			p, err := saveCredentials(credentials{Server: api.server, Key: ver.APIKey})
+			key, err := api.Verify(otpID, strings.TrimSpace(line))
 			if err != nil {
 				return err
 			}
-			fmt.Fprintf(c.OutOrStdout(), "Signed in to %s; the key is saved in %s\n", api.server, p)
+			p, err := saveCredentials(credentials{Server: api.Server, Key: key})
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(c.OutOrStdout(), "Signed in to %s; the key is saved in %s\n", api.Server, p)
 			return nil
 		})
 }
@@ -103,19 +100,14 @@ func newLoginCommand() *cobra.Command {
 // newListCommand is `sitedrop ls`.
 func newListCommand() *cobra.Command {
 	return keyedCommand("ls", "List your deployments", cobra.NoArgs,
-		func(c *cobra.Command, api *apiClient, _ []string) error {
-			var ans struct {
-				Deployments []struct {
-					ID, Slug, URL, Title string
-					UpdatedAt            string `json:"updated_at"`
-				} `json:"deployments"`
-			}
-			if err := api.call("GET", "/deploys", nil, "", &ans); err != nil {
+		func(c *cobra.Command, api *client.Client, _ []string) error {
+			deployments, err := api.List()
+			if err != nil {
 				return err
 			}
 			w := tabwriter.NewWriter(c.OutOrStdout(), 0, 4, 2, ' ', 0)
 			fmt.Fprintln(w, "ID\tSLUG\tURL\tUPDATED\tTITLE")
-			for _, d := range ans.Deployments {
+			for _, d := range deployments {
 				fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\n", termSafe(d.ID), termSafe(d.Slug), termSafe(d.URL), termSafe(d.UpdatedAt), termSafe(d.Title))
 			}
 			return w.Flush()
@@ -125,14 +117,12 @@ func newListCommand() *cobra.Command {
 // newRemoveCommand is `sitedrop rm ID`.
 func newRemoveCommand() *cobra.Command {
 	return keyedCommand("rm ID", "Delete a deployment (its site goes offline at once)", cobra.ExactArgs(1),
-		func(c *cobra.Command, api *apiClient, args []string) error {
-			var ans struct {
-				Message string `json:"message"`
-			}
-			if err := api.call("DELETE", "/deploy/"+url.PathEscape(args[0]), nil, "", &ans); err != nil {
+		func(c *cobra.Command, api *client.Client, args []string) error {
+			msg, err := api.Delete(args[0])
+			if err != nil {
 				return err
 			}
-			fmt.Fprintln(c.OutOrStdout(), termSafe(ans.Message))
+			fmt.Fprintln(c.OutOrStdout(), termSafe(msg))
 			return nil
 		})
 }
@@ -140,16 +130,14 @@ func newRemoveCommand() *cobra.Command {
 // newVersionsCommand is `sitedrop versions ID`.
 func newVersionsCommand() *cobra.Command {
 	return keyedCommand("versions ID", "List a deployment's kept versions, newest first", cobra.ExactArgs(1),
-		func(c *cobra.Command, api *apiClient, args []string) error {
-			var ans struct {
-				Versions []versionOut `json:"versions"`
-			}
-			if err := api.call("GET", "/deploy/"+url.PathEscape(args[0])+"/versions", nil, "", &ans); err != nil {
+		func(c *cobra.Command, api *client.Client, args []string) error {
+			versions, err := api.Versions(args[0])
+			if err != nil {
 				return err
 			}
 			w := tabwriter.NewWriter(c.OutOrStdout(), 0, 4, 2, ' ', 0)
 			fmt.Fprintln(w, "VERSION\tCREATED\tFILES\tBYTES\tLIVE")
-			for _, v := range ans.Versions {
+			for _, v := range versions {
 				live := ""
 				if v.Live {
 					live = "live"
@@ -163,13 +151,13 @@ func newVersionsCommand() *cobra.Command {
 // newRollbackCommand is `sitedrop rollback ID N`.
 func newRollbackCommand() *cobra.Command {
 	return keyedCommand("rollback ID VERSION", "Make a kept version of a deployment live again", cobra.ExactArgs(2),
-		func(c *cobra.Command, api *apiClient, args []string) error {
+		func(c *cobra.Command, api *client.Client, args []string) error {
 			n, err := strconv.Atoi(args[1])
 			if err != nil || n < 1 {
 				return fmt.Errorf("VERSION must be a positive number, not %q", args[1])
 			}
-			var ans rollbackOut
-			if err := api.call("POST", "/deploy/"+url.PathEscape(args[0])+"/rollback", map[string]int{"version": n}, "", &ans); err != nil {
+			ans, err := api.Rollback(args[0], n)
+			if err != nil {
 				return err
 			}
 			fmt.Fprintf(c.OutOrStdout(), "Version %d of %s is live: %s\n", ans.Version, termSafe(ans.Slug), termSafe(ans.URL))

@@ -1,17 +1,11 @@
 package hooks
 
 import (
-	"crypto/sha256"
 	"encoding/base64"
-	"encoding/hex"
 	"fmt"
 	"io"
-	"io/fs"
 	"net/http"
-	"net/url"
 	"os"
-	"path/filepath"
-	"sort"
 	"strings"
 
 	"github.com/schollz/progressbar/v3"
@@ -19,18 +13,9 @@ import (
 	"golang.org/x/term"
 
 	"sitedrop/sites"
+	"sitedrop/sites/client"
 	"sitedrop/sites/store"
 )
-
-// localFile is a file of the folder being deployed. Its bytes stay on
-// disk: they are hashed as a stream and read again only to be uploaded,
-// so a large site does not have to fit in memory.
-type localFile struct {
-	path string // site path, slash-separated
-	src  string // the file on disk
-	size int64
-	hash string
-}
 
 // deployOptions are the flags of `sitedrop deploy`.
 type deployOptions struct {
@@ -64,7 +49,7 @@ links are skipped, with a warning.`,
 			if err != nil {
 				return err
 			}
-			return runDeploy(c, api, o, args[0])
+			return shown(runDeploy(c, api, o, args[0]))
 		},
 	}
 	clientFlags(c, &o.server, &o.key)
@@ -81,24 +66,15 @@ func clientFlags(c *cobra.Command, server, key *string) {
 	c.Flags().StringVar(key, "key", "", "API key (default: $SITEDROP_KEY or the saved login's)")
 }
 
-// deployAnswer is what create, update and anonymous create return.
-type deployAnswer struct {
-	ID        string `json:"id"`
-	Slug      string `json:"slug"`
-	URL       string `json:"url"`
-	ClaimURL  string `json:"claim_url"`
-	ExpiresAt string `json:"expires_at"`
-}
-
 // runDeploy deploys target: it picks the deployment to update (--id, or
 // the caller's own --slug) and prints the URL on stdout, the rest on
 // stderr.
-func runDeploy(c *cobra.Command, api *apiClient, o deployOptions, target string) error {
+func runDeploy(c *cobra.Command, api *client.Client, o deployOptions, target string) error {
 	out, errOut := c.OutOrStdout(), c.ErrOrStderr()
-	if o.id != "" && api.key == "" {
+	if o.id != "" && api.Key == "" {
 		return fmt.Errorf("--id: %w", errNoKey)
 	}
-	if o.id == "" && o.slug != "" && api.key != "" {
+	if o.id == "" && o.slug != "" && api.Key != "" {
 		// deploying to one's own slug again updates that site, as
 		// surge.sh does: scripts need not keep its id
 		id, err := ownDeploymentID(api, o.slug)
@@ -110,16 +86,12 @@ func runDeploy(c *cobra.Command, api *apiClient, o deployOptions, target string)
 			fmt.Fprintf(errOut, "Updating %s (deployment %s)\n", o.slug, termSafe(id))
 		}
 	}
-	method, path := "POST", "/deploy"
-	if o.id != "" {
-		method, path = "PUT", "/deploy/"+url.PathEscape(o.id)
-	}
-	var ans *deployAnswer
+	var ans *client.Deployment
 	var err error
 	if format := archiveOfPath(target); format != "" {
-		ans, err = deployArchive(api, method, path, format, target, o, c.Flags().Changed("spa"))
+		ans, err = deployArchive(api, format, target, o, c.Flags().Changed("spa"))
 	} else {
-		ans, err = deployFolder(api, method, path, target, o, c.Flags().Changed("spa"), errOut)
+		ans, err = deployFolder(api, target, o, c.Flags().Changed("spa"), errOut)
 	}
 	if err != nil {
 		return err
@@ -135,34 +107,23 @@ func runDeploy(c *cobra.Command, api *apiClient, o deployOptions, target string)
 
 // deployArchive sends a zip or tar.gz archive as it is, streamed from
 // disk, with the metadata in the query. spaSet tells that --spa was given.
-func deployArchive(api *apiClient, method, path, format, target string, o deployOptions, spaSet bool) (*deployAnswer, error) {
+func deployArchive(api *client.Client, format, target string, o deployOptions, spaSet bool) (*client.Deployment, error) {
 	archive, err := openSized(target)
 	if err != nil {
 		return nil, err
 	}
 	defer archive.Close()
-	q := url.Values{}
-	if o.slug != "" && o.id == "" {
-		q.Set("slug", o.slug)
+	a := client.Archive{Body: archive.body(), ContentType: "application/zip", Title: o.title}
+	if format == sites.ArchiveTarGz {
+		a.ContentType = "application/gzip"
 	}
-	if o.title != "" {
-		q.Set("title", o.title)
+	if o.id == "" {
+		a.Slug = o.slug
 	}
 	if spaSet {
-		q.Set("is_spa", fmt.Sprint(o.spa))
+		a.IsSPA = &o.spa
 	}
-	ct := "application/zip"
-	if format == sites.ArchiveTarGz {
-		ct = "application/gzip"
-	}
-	if len(q) > 0 {
-		path += "?" + q.Encode()
-	}
-	var ans deployAnswer
-	if err := api.call(method, path, archive, ct, &ans); err != nil {
-		return nil, err
-	}
-	return &ans, nil
+	return api.DeployArchive(o.id, a)
 }
 
 // deployFolder deploys a folder or an HTML file. With a key the deploy
@@ -172,25 +133,22 @@ func deployArchive(api *apiClient, method, path, format, target string, o deploy
 // and the deploy sent again; twice, in case the collector took content
 // the server had when asked (nothing referenced it). Without a key the
 // bytes go inline.
-func deployFolder(api *apiClient, method, path, target string, o deployOptions, spaSet bool, errOut io.Writer) (*deployAnswer, error) {
+func deployFolder(api *client.Client, target string, o deployOptions, spaSet bool, errOut io.Writer) (*client.Deployment, error) {
 	files, err := collectFiles(target, errOut)
 	if err != nil {
 		return nil, err
 	}
-	body := map[string]any{}
-	if o.slug != "" && o.id == "" {
-		body["slug"] = o.slug
-	}
-	if o.title != "" {
-		body["title"] = o.title
+	body := &client.DeployRequest{Title: o.title}
+	if o.id == "" {
+		body.Slug = o.slug
 	}
 	if spaSet {
-		body["is_spa"] = o.spa // --spa=false turns it off on an update
+		body.IsSPA = &o.spa // --spa=false turns it off on an update
 	}
-	entries := make([]map[string]string, 0, len(files))
+	entries := make([]client.File, 0, len(files))
 	for _, f := range files {
-		if api.key != "" {
-			entries = append(entries, map[string]string{"path": f.path, "sha256": f.hash})
+		if api.Key != "" {
+			entries = append(entries, client.File{Path: f.path, SHA256: f.hash})
 			continue
 		}
 		// inline: the whole site goes in one request body anyway
@@ -201,45 +159,44 @@ func deployFolder(api *apiClient, method, path, target string, o deployOptions, 
 		if store.HashBytes(data) != f.hash {
 			return nil, fmt.Errorf("%s changed during the deploy: run it again", f.src)
 		}
-		entries = append(entries, map[string]string{"path": f.path, "content": base64.StdEncoding.EncodeToString(data), "encoding": "base64"})
+		content := base64.StdEncoding.EncodeToString(data)
+		entries = append(entries, client.File{Path: f.path, Content: &content, Encoding: "base64"})
 	}
-	body["files"] = entries
-	var ans deployAnswer
-	err = api.call(method, path, body, "", &ans)
+	body.Files = entries
+	ans, err := api.Deploy(o.id, body)
 	uploaded := false
-	for try := 0; try < 2 && api.key != "" && isMissingContent(err); try++ {
+	for try := 0; try < 2 && api.Key != "" && isMissingContent(err); try++ {
 		if err := uploadMissing(api, files, errOut); err != nil {
 			return nil, err
 		}
 		uploaded = true
-		err = api.call(method, path, body, "", &ans)
+		ans, err = api.Deploy(o.id, body)
 	}
 	if err != nil {
 		return nil, err
 	}
-	if api.key != "" && !uploaded {
+	if api.Key != "" && !uploaded {
 		fmt.Fprintf(errOut, "%d files, 0 to upload\n", len(files))
 	}
-	return &ans, nil
+	return ans, nil
 }
 
 // isMissingContent tells a deploy refused because contents it names by
-// hash are not on the server.
+// hash are not on the server: its message is built around
+// sites.ContentMissingPhrase.
 func isMissingContent(err error) bool {
-	ae, ok := err.(*apiCallError)
-	return ok && ae.Status == http.StatusBadRequest && strings.Contains(ae.Msg, sites.ContentMissingPhrase)
+	ce, ok := err.(*client.Error)
+	return ok && ce.Status == http.StatusBadRequest && strings.Contains(ce.Msg, sites.ContentMissingPhrase)
 }
 
 // ownDeploymentID returns the id of the caller's deployment with slug, or
 // "" when the caller has none by that name.
-func ownDeploymentID(api *apiClient, slug string) (string, error) {
-	var ans struct {
-		Deployments []struct{ ID, Slug string } `json:"deployments"`
-	}
-	if err := api.call("GET", "/deploys", nil, "", &ans); err != nil {
+func ownDeploymentID(api *client.Client, slug string) (string, error) {
+	deployments, err := api.List()
+	if err != nil {
 		return "", err
 	}
-	for _, d := range ans.Deployments {
+	for _, d := range deployments {
 		if d.Slug == slug {
 			return d.ID, nil
 		}
@@ -247,112 +204,9 @@ func ownDeploymentID(api *apiClient, slug string) (string, error) {
 	return "", nil
 }
 
-// archiveOfPath tells an archive to upload as is by its name.
-func archiveOfPath(p string) string {
-	l := strings.ToLower(p)
-	switch {
-	case strings.HasSuffix(l, ".zip"):
-		return sites.ArchiveZip
-	case strings.HasSuffix(l, ".tar.gz"), strings.HasSuffix(l, ".tgz"):
-		return sites.ArchiveTarGz
-	}
-	return ""
-}
-
-// collectFiles reads a folder's files (or one HTML file, as index.html),
-// hashed, in path order. A link to a file inside the folder is deployed
-// as that file; other links (to folders, or out of the folder, which
-// could publish what was never meant to be) are skipped with a warning
-// on warn.
-func collectFiles(target string, warn io.Writer) ([]localFile, error) {
-	st, err := os.Stat(target)
-	if err != nil {
-		return nil, err
-	}
-	if !st.IsDir() {
-		ext := strings.ToLower(filepath.Ext(target))
-		if !st.Mode().IsRegular() || (ext != ".html" && ext != ".htm") {
-			return nil, fmt.Errorf("%s: deploy a folder, an .html file, or a .zip or .tar.gz archive", target)
-		}
-		f, err := hashLocalFile("index.html", target)
-		if err != nil {
-			return nil, err
-		}
-		return []localFile{f}, nil
-	}
-	// the folder itself may be a link: walk what it points to
-	root, err := filepath.EvalSymlinks(target)
-	if err != nil {
-		return nil, fmt.Errorf("read %s: %w", target, err)
-	}
-	var files []localFile
-	err = filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(root, p)
-		if rel != "." && strings.HasPrefix(d.Name(), ".") && d.Name() != ".well-known" {
-			if d.IsDir() {
-				return filepath.SkipDir
-			}
-			return nil
-		}
-		src := p
-		switch {
-		case d.Type().IsRegular():
-		case d.Type()&fs.ModeSymlink != 0:
-			dest, why := resolveLink(root, p)
-			if why != "" {
-				fmt.Fprintf(warn, "skipped %s: a link %s\n", filepath.ToSlash(rel), why)
-				return nil
-			}
-			src = dest // read from where it was checked, not through the link
-		default:
-			return nil // folders, devices, sockets
-		}
-		f, err := hashLocalFile(filepath.ToSlash(rel), src)
-		if err != nil {
-			return err
-		}
-		files = append(files, f)
-		return nil
-	})
-	if err != nil {
-		return nil, fmt.Errorf("read %s: %w", target, err)
-	}
-	if len(files) == 0 {
-		return nil, fmt.Errorf("%s has no files to deploy", target)
-	}
-	sort.Slice(files, func(i, j int) bool { return files[i].path < files[j].path })
-	return files, nil
-}
-
-// resolveLink returns where the link at p (inside root, itself resolved)
-// leads, or why it is not deployed: it must lead to a regular file inside
-// root that is not hidden.
-func resolveLink(root, p string) (dest, refused string) {
-	dest, err := filepath.EvalSymlinks(p)
-	if err != nil {
-		return "", "that leads nowhere"
-	}
-	rel, err := filepath.Rel(root, dest)
-	if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
-		return "", "out of the folder"
-	}
-	for _, seg := range strings.Split(filepath.ToSlash(rel), "/") {
-		if strings.HasPrefix(seg, ".") && seg != ".well-known" {
-			return "", "into a hidden file or folder"
-		}
-	}
-	if st, err := os.Lstat(dest); err != nil || !st.Mode().IsRegular() {
-		return "", "to a folder or a special file"
-	}
-	return dest, ""
-}
-
 // uploadMissing asks the server which contents it lacks and uploads
 // them, with a progress bar on a terminal and plain lines otherwise.
-func uploadMissing(api *apiClient, files []localFile, errOut io.Writer) error {
+func uploadMissing(api *client.Client, files []localFile, errOut io.Writer) error {
 	byHash := map[string]localFile{}
 	hashes := make([]string, 0, len(files))
 	for _, f := range files {
@@ -361,25 +215,23 @@ func uploadMissing(api *apiClient, files []localFile, errOut io.Writer) error {
 			hashes = append(hashes, f.hash)
 		}
 	}
-	var ans struct {
-		Missing []string `json:"missing"`
-	}
-	if err := api.call("POST", "/blobs/missing", map[string]any{"hashes": hashes}, "", &ans); err != nil {
+	missing, err := api.Missing(hashes)
+	if err != nil {
 		return err
 	}
 	var total int64
-	for _, h := range ans.Missing {
+	for _, h := range missing {
 		total += byHash[h].size
 	}
-	fmt.Fprintf(errOut, "%d files, %d to upload (%s)\n", len(files), len(ans.Missing), sites.FormatBytes(total))
-	if len(ans.Missing) == 0 {
+	fmt.Fprintf(errOut, "%d files, %d to upload (%s)\n", len(files), len(missing), sites.FormatBytes(total))
+	if len(missing) == 0 {
 		return nil
 	}
 	var bar *progressbar.ProgressBar
 	if f, ok := errOut.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
 		bar = progressbar.DefaultBytes(total, "uploading")
 	}
-	for i, h := range ans.Missing {
+	for i, h := range missing {
 		f, ok := byHash[h]
 		if !ok {
 			return fmt.Errorf("the server asked for content %s that was not offered", termSafe(h))
@@ -390,7 +242,7 @@ func uploadMissing(api *apiClient, files []localFile, errOut io.Writer) error {
 		if bar != nil {
 			_ = bar.Add64(f.size)
 		} else {
-			fmt.Fprintf(errOut, "uploaded %d/%d %s\n", i+1, len(ans.Missing), f.path)
+			fmt.Fprintf(errOut, "uploaded %d/%d %s\n", i+1, len(missing), f.path)
 		}
 	}
 	if bar != nil {
@@ -399,25 +251,10 @@ func uploadMissing(api *apiClient, files []localFile, errOut io.Writer) error {
 	return nil
 }
 
-// hashLocalFile hashes the file at src, read as a stream.
-func hashLocalFile(sitePath, src string) (localFile, error) {
-	fh, err := os.Open(src)
-	if err != nil {
-		return localFile{}, err
-	}
-	defer fh.Close()
-	h := sha256.New()
-	n, err := io.Copy(h, fh)
-	if err != nil {
-		return localFile{}, fmt.Errorf("read %s: %w", src, err)
-	}
-	return localFile{path: sitePath, src: src, size: n, hash: hex.EncodeToString(h.Sum(nil))}, nil
-}
-
 // uploadBlob sends f's bytes, streamed from disk, as the content of its
 // hash. The server checks the hash: a file changed since it was hashed
 // is refused.
-func uploadBlob(api *apiClient, f localFile) error {
+func uploadBlob(api *client.Client, f localFile) error {
 	body, err := openSized(f.src)
 	if err != nil {
 		return err
@@ -426,52 +263,12 @@ func uploadBlob(api *apiClient, f localFile) error {
 	if body.size != f.size {
 		return fmt.Errorf("%s changed during the deploy: run it again", f.src)
 	}
-	if err := api.call("PUT", "/blobs/"+f.hash, body, "application/octet-stream", nil); err != nil {
-		if ae, ok := err.(*apiCallError); ok && ae.Status == 400 {
-			return fmt.Errorf("upload %s (did it change during the deploy?): %w", f.path, err)
+	if err := api.UploadBlob(f.hash, body.body()); err != nil {
+		// escaped now: a wrapped error is past shown
+		if ce, ok := err.(*client.Error); ok && ce.Status == 400 {
+			return fmt.Errorf("upload %s (did it change during the deploy?): %w", f.path, shown(err))
 		}
-		return fmt.Errorf("upload %s: %w", f.path, err)
+		return fmt.Errorf("upload %s: %w", f.path, shown(err))
 	}
 	return nil
-}
-
-// sizedFile is an open file that a request sends with its
-// Content-Length (net/http sends other readers chunked).
-type sizedFile struct {
-	*os.File
-	size int64
-}
-
-// prepare makes req send the file with its Content-Length, and lets the
-// client send it again (a redirect, a retry on a closed connection). An
-// empty file is sent as no body: net/http would send it chunked.
-func (f *sizedFile) prepare(req *http.Request) {
-	if f.size == 0 {
-		req.Body, req.GetBody, req.ContentLength = http.NoBody, nil, 0
-		return
-	}
-	// sections of the file, which the client may close: the file stays
-	// open for the next send, and its opener closes it
-	req.ContentLength = f.size
-	// the server may refuse before reading (a taken slug, a full upload
-	// budget): then nothing is sent
-	req.Header.Set("Expect", "100-continue")
-	req.GetBody = func() (io.ReadCloser, error) {
-		return io.NopCloser(io.NewSectionReader(f.File, 0, f.size)), nil
-	}
-	req.Body, _ = req.GetBody()
-}
-
-// openSized opens the file at p for upload.
-func openSized(p string) (*sizedFile, error) {
-	fh, err := os.Open(p)
-	if err != nil {
-		return nil, err
-	}
-	st, err := fh.Stat()
-	if err != nil {
-		fh.Close()
-		return nil, fmt.Errorf("read %s: %w", p, err)
-	}
-	return &sizedFile{File: fh, size: st.Size()}, nil
 }

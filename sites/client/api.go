@@ -1,0 +1,200 @@
+package client
+
+import (
+	"fmt"
+	"net/url"
+)
+
+// DeployRequest is the JSON body of a deploy (POST /deploy) or an update
+// (PUT /deploy/{id}). Empty fields are left out: an update keeps what
+// they would set. (The fields are in the order encoding/json gives a
+// map's keys.)
+type DeployRequest struct {
+	Files []File `json:"files"`
+	// IsSPA, when not nil, turns single-page-app serving on or off.
+	IsSPA *bool  `json:"is_spa,omitempty"`
+	Slug  string `json:"slug,omitempty"`
+	Title string `json:"title,omitempty"`
+}
+
+// File is one file of a DeployRequest: its site path and either SHA256,
+// naming content on the server (see Missing and UploadBlob), or Content
+// inline.
+type File struct {
+	// Content is the bytes, as text or in Encoding; a pointer to "" is an
+	// empty file, nil is no inline content.
+	Content  *string `json:"content,omitempty"`
+	Encoding string  `json:"encoding,omitempty"` // "base64" or "" (text)
+	Path     string  `json:"path"`
+	SHA256   string  `json:"sha256,omitempty"`
+}
+
+// Archive is a zip or tar.gz archive deployed as it is, its metadata in
+// the query.
+type Archive struct {
+	Body        Sized
+	ContentType string // "application/zip" or "application/gzip"
+	Slug, Title string // "" to leave out
+	IsSPA       *bool  // nil to leave out
+}
+
+// Deployment is a deployment as the API describes it: in the answer of a
+// deploy (ClaimURL and ExpiresAt are set for an anonymous one) or in the
+// list of the caller's deployments (Title, UpdatedAt).
+type Deployment struct {
+	ID        string `json:"id"`
+	Slug      string `json:"slug"`
+	URL       string `json:"url"`
+	Title     string `json:"title"`
+	UpdatedAt string `json:"updated_at"`
+	ClaimURL  string `json:"claim_url"`
+	ExpiresAt string `json:"expires_at"`
+}
+
+// Version is one kept version of a deployment.
+type Version struct {
+	Version    int    `json:"version"`
+	CreatedAt  string `json:"created_at"`
+	FileCount  int    `json:"file_count"`
+	TotalBytes int64  `json:"total_bytes"`
+	Live       bool   `json:"live"`
+}
+
+// Rollback is the answer of a rollback: the deployment and the version
+// now live.
+type Rollback struct {
+	ID      string `json:"id"`
+	Slug    string `json:"slug"`
+	URL     string `json:"url"`
+	Version int    `json:"version"`
+}
+
+// deployTarget is the method and path that create a deployment (id "")
+// or update the deployment id.
+func deployTarget(id string) (method, path string) {
+	if id == "" {
+		return "POST", "/deploy"
+	}
+	return "PUT", "/deploy/" + url.PathEscape(id)
+}
+
+// Deploy creates a deployment (id "") or updates the deployment id with
+// req. Without a key the deployment is anonymous and its files must be
+// inline. A deploy naming content the server lacks is refused with a 400
+// *Error: upload it and deploy again.
+func (c *Client) Deploy(id string, req *DeployRequest) (*Deployment, error) {
+	method, path := deployTarget(id)
+	var ans Deployment
+	if err := c.Do(method, path, req, "", &ans); err != nil {
+		return nil, err
+	}
+	return &ans, nil
+}
+
+// DeployArchive creates a deployment (id "") or updates the deployment id
+// with the files of an archive, streamed.
+func (c *Client) DeployArchive(id string, a Archive) (*Deployment, error) {
+	method, path := deployTarget(id)
+	q := url.Values{}
+	if a.Slug != "" {
+		q.Set("slug", a.Slug)
+	}
+	if a.Title != "" {
+		q.Set("title", a.Title)
+	}
+	if a.IsSPA != nil {
+		q.Set("is_spa", fmt.Sprint(*a.IsSPA))
+	}
+	if len(q) > 0 {
+		path += "?" + q.Encode()
+	}
+	var ans Deployment
+	if err := c.Do(method, path, a.Body, a.ContentType, &ans); err != nil {
+		return nil, err
+	}
+	return &ans, nil
+}
+
+// Missing returns which of the contents named by their SHA-256 (hex) the
+// server lacks.
+func (c *Client) Missing(hashes []string) ([]string, error) {
+	var ans struct {
+		Missing []string `json:"missing"`
+	}
+	if err := c.Do("POST", "/blobs/missing", map[string]any{"hashes": hashes}, "", &ans); err != nil {
+		return nil, err
+	}
+	return ans.Missing, nil
+}
+
+// UploadBlob sends body as the content whose SHA-256 is hash (hex). The
+// server checks the hash: other bytes are refused with a 400 *Error.
+func (c *Client) UploadBlob(hash string, body Sized) error {
+	return c.Do("PUT", "/blobs/"+hash, body, "application/octet-stream", nil)
+}
+
+// List returns the caller's deployments.
+func (c *Client) List() ([]Deployment, error) {
+	var ans struct {
+		Deployments []Deployment `json:"deployments"`
+	}
+	if err := c.Do("GET", "/deploys", nil, "", &ans); err != nil {
+		return nil, err
+	}
+	return ans.Deployments, nil
+}
+
+// Delete deletes the deployment id and returns the server's message.
+func (c *Client) Delete(id string) (string, error) {
+	var ans struct {
+		Message string `json:"message"`
+	}
+	if err := c.Do("DELETE", "/deploy/"+url.PathEscape(id), nil, "", &ans); err != nil {
+		return "", err
+	}
+	return ans.Message, nil
+}
+
+// Versions returns the kept versions of the deployment id, newest first.
+func (c *Client) Versions(id string) ([]Version, error) {
+	var ans struct {
+		Versions []Version `json:"versions"`
+	}
+	if err := c.Do("GET", "/deploy/"+url.PathEscape(id)+"/versions", nil, "", &ans); err != nil {
+		return nil, err
+	}
+	return ans.Versions, nil
+}
+
+// Rollback makes the kept version of the deployment id live again.
+func (c *Client) Rollback(id string, version int) (*Rollback, error) {
+	var ans Rollback
+	if err := c.Do("POST", "/deploy/"+url.PathEscape(id)+"/rollback", map[string]int{"version": version}, "", &ans); err != nil {
+		return nil, err
+	}
+	return &ans, nil
+}
+
+// RequestCode asks the server to send a sign-in code to email and
+// returns the id of that code, which Verify takes.
+func (c *Client) RequestCode(email string) (string, error) {
+	var ans struct {
+		OTPID string `json:"otp_id"`
+	}
+	if err := c.Do("POST", "/auth/otp", map[string]string{"email": email}, "", &ans); err != nil {
+		return "", err
+	}
+	return ans.OTPID, nil
+}
+
+// Verify signs in with the code sent for otpID and returns the API key
+// the server made.
+func (c *Client) Verify(otpID, code string) (string, error) {
+	var ans struct {
+		APIKey string `json:"api_key"`
+	}
+	if err := c.Do("POST", "/auth/verify", map[string]string{"otp_id": otpID, "code": code}, "", &ans); err != nil {
+		return "", err
+	}
+	return ans.APIKey, nil
+}

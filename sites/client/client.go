@@ -1,0 +1,139 @@
+// Package client is a Go client of sitedrop's HTTP API: deploys (JSON or
+// an archive), the digest protocol's missing-content check and blob
+// uploads, listing, deleting, versions, rollback and sign-in by e-mail
+// code. The CLI uses it; so may the MCP bridge and tests.
+//
+// It only speaks HTTP: reading files from disk, saved logins and how
+// server text is shown to a user are its callers' concern. The texts of
+// the server's answers and errors are returned as the server sent them,
+// not escaped for a terminal. It imports nothing of sitedrop's.
+package client
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"time"
+)
+
+// Client calls a sitedrop server's API.
+type Client struct {
+	// Server is the base URL, without a trailing slash.
+	Server string
+	// Key is the API key sent as a bearer token; "" for anonymous calls.
+	Key string
+	// HTTP sends the requests. It follows redirects as net/http does; a
+	// 3xx answer it does not follow is an *Error.
+	HTTP *http.Client
+}
+
+// New returns a client of the server at the base URL server (a trailing
+// slash is dropped) that sends key, if not "". Its requests time out
+// after 10 minutes.
+func New(server, key string) *Client {
+	return &Client{Server: strings.TrimSuffix(server, "/"), Key: key, HTTP: &http.Client{Timeout: 10 * time.Minute}}
+}
+
+// Error is a 3xx, 4xx or 5xx answer: its status and the server's error
+// text, as sent (not escaped for a terminal).
+type Error struct {
+	Status int
+	Msg    string
+}
+
+// Error is the server's text and the status.
+func (e *Error) Error() string {
+	return fmt.Sprintf("%s (HTTP %d)", e.Msg, e.Status)
+}
+
+// Sized is a request body of Size bytes read from R from offset 0. It is
+// sent with its Content-Length (net/http sends other readers chunked) and
+// "Expect: 100-continue", so nothing is sent when the server refuses
+// before reading (a taken slug, a full upload budget); and it can be sent
+// again (a redirect, a retry on a closed connection) by reading R again.
+// An empty one is sent as no body. R is never closed.
+type Sized struct {
+	R    io.ReaderAt
+	Size int64
+}
+
+// prepare makes req send b.
+func (b Sized) prepare(req *http.Request) {
+	if b.Size == 0 {
+		// net/http would send an empty reader chunked
+		req.Body, req.GetBody, req.ContentLength = http.NoBody, nil, 0
+		return
+	}
+	// sections of R, which the transport may close: R stays open for the
+	// next send, and its opener closes it
+	req.ContentLength = b.Size
+	req.Header.Set("Expect", "100-continue")
+	req.GetBody = func() (io.ReadCloser, error) {
+		return io.NopCloser(io.NewSectionReader(b.R, 0, b.Size)), nil
+	}
+	req.Body, _ = req.GetBody()
+}
+
+// Do sends a request to the API path (with its query, if any) and decodes
+// a JSON answer into out (when not nil). body is nil (no body), a Sized,
+// an io.Reader (sent as it is), each sent with contentType, or else a
+// value sent JSON-encoded. An answer other than 1xx or 2xx is an *Error
+// with the server's "error" text (or the whole answer when it has none).
+func (c *Client) Do(method, path string, body any, contentType string, out any) error {
+	var rd io.Reader
+	switch b := body.(type) {
+	case nil, Sized:
+	case io.Reader:
+		rd = b
+	default:
+		buf, err := json.Marshal(b)
+		if err != nil {
+			return fmt.Errorf("encode request: %w", err)
+		}
+		rd, contentType = bytes.NewReader(buf), "application/json"
+	}
+	req, err := http.NewRequest(method, c.Server+path, rd)
+	if err != nil {
+		return fmt.Errorf("request %s: %w", path, err)
+	}
+	if b, ok := body.(Sized); ok {
+		b.prepare(req)
+	}
+	if contentType != "" {
+		req.Header.Set("Content-Type", contentType)
+	}
+	if c.Key != "" {
+		req.Header.Set("Authorization", "Bearer "+c.Key)
+	}
+	res, err := c.HTTP.Do(req)
+	if err != nil {
+		return fmt.Errorf("%s %s: %w", method, c.Server+path, err)
+	}
+	defer res.Body.Close()
+	raw, err := io.ReadAll(io.LimitReader(res.Body, 64<<20))
+	if err != nil {
+		return fmt.Errorf("read the answer of %s: %w", path, err)
+	}
+	if res.StatusCode >= 300 && res.StatusCode < 400 {
+		// a redirect the client did not follow: nothing was done
+		return &Error{Status: res.StatusCode, Msg: "redirected to " + res.Header.Get("Location") + "; is --server right?"}
+	}
+	if res.StatusCode >= 400 {
+		var e struct {
+			Error string `json:"error"`
+		}
+		if json.Unmarshal(raw, &e) != nil || e.Error == "" {
+			e.Error = strings.TrimSpace(string(raw))
+		}
+		return &Error{Status: res.StatusCode, Msg: e.Error}
+	}
+	if out != nil {
+		if err := json.Unmarshal(raw, out); err != nil {
+			return fmt.Errorf("decode the answer of %s: %w", path, err)
+		}
+	}
+	return nil
+}
