@@ -1,7 +1,6 @@
 package hooks
 
 import (
-	"io"
 	"net/http"
 
 	"github.com/pocketbase/pocketbase/apis"
@@ -9,6 +8,7 @@ import (
 	"github.com/pocketbase/pocketbase/tools/hook"
 
 	"sitedrop/sites"
+	"sitedrop/sites/serve"
 )
 
 // siteHostPriority runs the site-host split before every PocketBase
@@ -35,7 +35,7 @@ func bindSiteHost(sd *sitedrop, se *core.ServeEvent) {
 				return nil
 			}
 			if !validRequestHost(e.Request.Host) {
-				refuseHost(e.Response)
+				serve.RefuseHost(e.Response)
 				return nil
 			}
 			return e.Next()
@@ -72,7 +72,7 @@ func wrapServerHandler(sd *sitedrop, se *core.ServeEvent) {
 			return
 		}
 		if !validRequestHost(r.Host) {
-			refuseHost(w)
+			serve.RefuseHost(w)
 			return
 		}
 		next.ServeHTTP(w, r)
@@ -83,16 +83,6 @@ func wrapServerHandler(sd *sitedrop, se *core.ServeEvent) {
 // sites.ValidHost), or absent: an HTTP/1.0 health check may send none.
 func validRequestHost(host string) bool {
 	return host == "" || sites.ValidHost(host)
-}
-
-// refuseHost answers a request whose Host is malformed, in plain text as
-// the site server answers its errors: it may have been meant for a site.
-func refuseHost(w http.ResponseWriter) {
-	h := w.Header()
-	h.Set("Content-Type", "text/plain; charset=utf-8")
-	h.Set("Cache-Control", "no-store")
-	w.WriteHeader(http.StatusBadRequest)
-	_, _ = io.WriteString(w, "Invalid Host header\n")
 }
 
 // siteSlug tells whether host is a site host and which slug it names. The

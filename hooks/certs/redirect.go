@@ -1,11 +1,11 @@
 package certs
 
 import (
-	"io"
 	"net"
 	"net/http"
 
 	"sitedrop/sites"
+	"sitedrop/sites/serve"
 )
 
 // healthPath is PocketBase's health endpoint; under TLS the plain HTTP
@@ -24,7 +24,7 @@ const healthPath = "/api/health"
 func RedirectHandler(hosts sites.HostSplit, httpsPort string, health http.Handler, challenges func(http.Handler) http.Handler) http.Handler {
 	redirect := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Host != "" && !sites.ValidHost(r.Host) { // none: an HTTP/1.0 health check
-			refuseHost(w)
+			serve.RefuseHost(w)
 			return
 		}
 		if r.URL.Path == healthPath && (r.Method == http.MethodGet || r.Method == http.MethodHead) {
@@ -61,14 +61,4 @@ func redirectHost(hosts sites.HostSplit, host string) (string, bool) {
 		return slug + "." + sitesDomain, true
 	}
 	return "", false
-}
-
-// refuseHost answers a request whose Host is malformed, in plain text, as
-// the main listener does.
-func refuseHost(w http.ResponseWriter) {
-	h := w.Header()
-	h.Set("Content-Type", "text/plain; charset=utf-8")
-	h.Set("Cache-Control", "no-store")
-	w.WriteHeader(http.StatusBadRequest)
-	_, _ = io.WriteString(w, "Invalid Host header\n")
 }
