@@ -7,8 +7,8 @@
 // redirects the rest to https. What a server decides (which names may
 // have a certificate, where certificates are stored, the listen ports) is
 // given in a Config; binding to PocketBase's serve and terminate events
-// is the caller's. Of ours it imports sites (for HostSplit) and sites/serve (for the answer
-// to a malformed Host), nothing else.
+// is the caller's. Of ours it imports sites (for HostSplit) and
+// sites/serve (for the answer to a malformed Host), nothing else.
 package certs
 
 import (
