@@ -111,26 +111,24 @@ func newAPIClient(server, key string) (*client.Client, error) {
 	return client.New(server, key), nil
 }
 
-// serverError is an error answer of the server as the CLI shows it: its
-// text made safe for a terminal, and the status.
-type serverError struct{ err *client.Error }
+// serverError is an error that carries a server's answer (a
+// *client.Error, however wrapped), printed with its whole text made safe
+// for a terminal.
+type serverError struct{ err error }
 
-// Error is the server's text, made safe for a terminal, and the status.
-func (e serverError) Error() string {
-	return fmt.Sprintf("%s (HTTP %d)", termSafe(e.err.Msg), e.err.Status)
-}
+// Error is the error's text made safe for a terminal.
+func (e serverError) Error() string { return termSafe(e.err.Error()) }
 
-// Unwrap is the *client.Error.
+// Unwrap is the error it stands for.
 func (e serverError) Unwrap() error { return e.err }
 
-// shown is err as a client command returns it: an error answer of the
-// server (a *client.Error) with its text made safe for a terminal. The
-// commands pass their errors through it as the client returned them: a
-// *client.Error wrapped before (fmt.Errorf's %w) would be printed as it
-// came.
+// shown is err as a client command returns it: when it carries a server's
+// answer (a *client.Error, wrapped or not), its text is made safe for a
+// terminal. The commands pass every error through it once, at their end.
 func shown(err error) error {
-	if ce, ok := err.(*client.Error); ok {
-		return serverError{ce}
+	var ce *client.Error
+	if errors.As(err, &ce) {
+		return serverError{err}
 	}
 	return err
 }

@@ -264,11 +264,10 @@ func uploadBlob(api *client.Client, f localFile) error {
 		return fmt.Errorf("%s changed during the deploy: run it again", f.src)
 	}
 	if err := api.UploadBlob(f.hash, body.body()); err != nil {
-		// escaped now: a wrapped error is past shown
 		if ce, ok := err.(*client.Error); ok && ce.Status == 400 {
-			return fmt.Errorf("upload %s (did it change during the deploy?): %w", f.path, shown(err))
+			return fmt.Errorf("upload %s (did it change during the deploy?): %w", f.path, err)
 		}
-		return fmt.Errorf("upload %s: %w", f.path, shown(err))
+		return fmt.Errorf("upload %s: %w", f.path, err)
 	}
 	return nil
 }

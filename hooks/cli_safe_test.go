@@ -1,6 +1,7 @@
 package hooks
 
 import (
+	"encoding/json"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -8,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"unicode"
+
+	"sitedrop/sites"
 )
 
 // TestTermSafe: runes a terminal acts on are shown as escapes; ordinary
@@ -55,6 +58,19 @@ func TestCLIPrintsServerTextSafely(t *testing.T) {
 			w.Write([]byte(`{"versions":[{"version":1,"created_at":"` + h + `","file_count":1,"total_bytes":1,"live":true}]}`))
 		case r.Method == "POST" && r.URL.Path == "/deploy/good/rollback":
 			w.Write([]byte(`{"id":"good","slug":"s` + h + `","url":"u` + h + `","version":1}`))
+		case r.Method == "POST" && r.URL.Path == "/deploy" && r.Header.Get("Authorization") != "":
+			// a keyed deploy names its content: the server lacks it, and
+			// then refuses the upload with a hostile error (the upload's
+			// error is wrapped by the CLI before it is printed)
+			w.WriteHeader(400)
+			w.Write([]byte(`{"error":"content ` + sites.ContentMissingPhrase + `"}`))
+		case r.Method == "POST" && r.URL.Path == "/blobs/missing":
+			var req struct{ Hashes []string }
+			json.NewDecoder(r.Body).Decode(&req)
+			json.NewEncoder(w).Encode(map[string]any{"missing": req.Hashes})
+		case r.Method == "PUT" && strings.HasPrefix(r.URL.Path, "/blobs/"):
+			w.WriteHeader(400)
+			w.Write([]byte(`{"error":"refused` + h + `"}`))
 		case r.Method == "POST" && r.URL.Path == "/deploy":
 			w.Write([]byte(`{"id":"i` + h + `","slug":"s` + h + `","url":"u` + h + `","claim_url":"c` + h + `","claim_token":"t","expires_at":"e` + h + `"}`))
 		case r.Method == "POST" && r.URL.Path == "/auth/otp":
@@ -87,6 +103,9 @@ func TestCLIPrintsServerTextSafely(t *testing.T) {
 		{"deploy", func() (string, string, error) {
 			return runCLI(t, NewDeployCommand(), "--server", srv.URL, dir)
 		}, false},
+		{"keyed deploy, upload refused", func() (string, string, error) {
+			return runCLI(t, NewDeployCommand(), append(key, dir)...)
+		}, true},
 		{"error answer", func() (string, string, error) { return runCLI(t, newRemoveCommand(), append(key, "bad")...) }, true},
 		{"non-JSON error answer", func() (string, string, error) { return runCLI(t, newRemoveCommand(), append(key, "text")...) }, true},
 		{"login error", func() (string, string, error) {
