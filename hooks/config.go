@@ -10,7 +10,6 @@ package hooks
 import (
 	"io"
 	"net"
-	"os"
 	"time"
 
 	"sitedrop/hooks/certs"
@@ -148,16 +147,8 @@ type ServeConfig struct {
 	// output).
 	banner io.Writer
 	// logs, when set, receives certificate events (the serve command's
-	// error output); default os.Stderr.
+	// error output); nil: os.Stderr (certs.Config.LogOutput).
 	logs io.Writer
-}
-
-// logOutput is where certificate events are printed.
-func (s ServeConfig) logOutput() io.Writer {
-	if s.logs != nil {
-		return s.logs
-	}
-	return os.Stderr
 }
 
 // deployMemoryFactor times --max-body is the most memory one deploy may

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"time"
 
+	"sitedrop/hooks/certs"
+
 	"github.com/spf13/cobra"
 )
 
@@ -16,15 +18,11 @@ import (
 // the server it checks.
 const HealthCommandName = "health"
 
-// healthPath is PocketBase's health endpoint; under TLS the plain HTTP
-// listener answers it too (see certs.RedirectHandler).
-const healthPath = "/api/health"
-
 // defaultHealthURLs are probed in order: the default plain listener, then
 // the plain HTTP listener of a TLS server, which answers /api/health too.
 var defaultHealthURLs = []string{
-	"http://127.0.0.1:8090" + healthPath,
-	"http://127.0.0.1:80" + healthPath,
+	"http://127.0.0.1:8090" + certs.HealthPath,
+	"http://127.0.0.1:80" + certs.HealthPath,
 }
 
 // NewHealthCommand is `sitedrop health [--url URL]...`: it exits 0 when a

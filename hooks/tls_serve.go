@@ -72,7 +72,7 @@ func (sd *sitedrop) prepareTLS(se *core.ServeEvent) (*tlsServing, error) {
 		},
 		StorageDir:      certStorageDir(sd.app),
 		Logger:          sd.app.Logger(),
-		LogOutput:       s.logOutput(),
+		LogOutput:       s.logs,
 		CA:              s.ACMECA,
 		CARoot:          s.ACMECARoot,
 		Email:           s.ACMEEmail,
@@ -179,7 +179,7 @@ func (sd *sitedrop) httpRedirectHandler(app http.Handler, challenges func(http.H
 }
 
 // httpsPort is the port of https URLs: the public URL's when one is set,
-// else the HTTPS listener's ("" for 443).
+// else the HTTPS listener's ("" when neither names one: 443).
 func (sd *sitedrop) httpsPort() string {
 	if port, ok := publicHTTPSPort(sd.cfg.PublicURL); ok {
 		return port

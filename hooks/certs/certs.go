@@ -7,7 +7,7 @@
 // redirects the rest to https. What a server decides (which names may
 // have a certificate, where certificates are stored, the listen ports) is
 // given in a Config; binding to PocketBase's serve and terminate events
-// is the caller's. Of ours it imports sites (for HostSplit) and
+// is the caller's. Of ours it imports sites (its host rules) and
 // sites/serve (for the answer to a malformed Host), nothing else.
 package certs
 

@@ -8,10 +8,10 @@ import (
 	"sitedrop/sites/serve"
 )
 
-// healthPath is PocketBase's health endpoint; under TLS the plain HTTP
+// HealthPath is PocketBase's health endpoint; under TLS the plain HTTP
 // listener answers it too, for load balancers and container health checks
 // that probe over plain HTTP.
-const healthPath = "/api/health"
+const HealthPath = "/api/health"
 
 // RedirectHandler is the plain HTTP listener's handler when serving TLS:
 // ACME HTTP-01 challenges (challenges wraps the rest), GET and HEAD
@@ -27,7 +27,7 @@ func RedirectHandler(hosts sites.HostSplit, httpsPort string, health http.Handle
 			serve.RefuseHost(w)
 			return
 		}
-		if r.URL.Path == healthPath && (r.Method == http.MethodGet || r.Method == http.MethodHead) {
+		if r.URL.Path == HealthPath && (r.Method == http.MethodGet || r.Method == http.MethodHead) {
 			// a site's own paths are its own, over https
 			if _, isSite := hosts.Site(r.Host); !isSite {
 				health.ServeHTTP(w, r)

@@ -1,7 +1,7 @@
 // Package client is a Go client of sitedrop's HTTP API: deploys (JSON or
 // an archive), the digest protocol's missing-content check and blob
 // uploads, listing, deleting, versions, rollback and sign-in by e-mail
-// code. The CLI uses it; so may the MCP bridge and tests.
+// code. The CLI uses it.
 //
 // It only speaks HTTP: reading files from disk, saved logins and how
 // server text is shown to a user are its callers' concern. The texts of
@@ -78,16 +78,14 @@ func (b Sized) prepare(req *http.Request) {
 }
 
 // Do sends a request to the API path (with its query, if any) and decodes
-// a JSON answer into out (when not nil). body is nil (no body), a Sized,
-// an io.Reader (sent as it is), each sent with contentType, or else a
-// value sent JSON-encoded. An answer other than 1xx or 2xx is an *Error
-// with the server's "error" text (or the whole answer when it has none).
+// a JSON answer into out (when not nil). body is nil (no body), a Sized
+// (sent with contentType), or else a value sent JSON-encoded. An answer
+// other than 1xx or 2xx is an *Error with the server's "error" text (or
+// the whole answer when it has none).
 func (c *Client) Do(method, path string, body any, contentType string, out any) error {
 	var rd io.Reader
 	switch b := body.(type) {
 	case nil, Sized:
-	case io.Reader:
-		rd = b
 	default:
 		buf, err := json.Marshal(b)
 		if err != nil {

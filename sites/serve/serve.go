@@ -272,7 +272,6 @@ func isCleanPath(p string) bool {
 	return true
 }
 
-// plainError answers a short plain-text error that is not cached.
 // RefuseHost answers a request whose Host header is malformed: 400 in
 // plain text, as the site server answers its errors (the request may have
 // been meant for a site). Every listener answers such hosts this way.
@@ -280,6 +279,7 @@ func RefuseHost(w http.ResponseWriter) {
 	plainError(w, http.StatusBadRequest, "Invalid Host header")
 }
 
+// plainError answers a short plain-text error that is not cached.
 func plainError(w http.ResponseWriter, status int, msg string) {
 	h := w.Header()
 	h["Content-Type"] = plainTextValue
