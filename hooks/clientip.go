@@ -83,13 +83,3 @@ func (sd *sitedrop) rateKey(r *http.Request) string {
 	p, _ := a.Prefix(64)
 	return p.String()
 }
-
-// clientNet is the client that per-IP connection caps count for address
-// a: a itself for IPv4, its /64 network for IPv6 (as rateKey).
-func clientNet(a netip.Addr) netip.Addr {
-	if a.Is4() {
-		return a
-	}
-	p, _ := a.Prefix(64)
-	return p.Addr()
-}

@@ -3,10 +3,11 @@ package hooks
 import (
 	"net"
 	"net/http"
-	"net/netip"
-	"sync"
-	"sync/atomic"
 	"time"
+
+	"github.com/pocketbase/pocketbase/core"
+
+	"sitedrop/sites/serve"
 )
 
 // Connection limits of sitedrop's listeners (the main one and, under
@@ -44,135 +45,37 @@ func (s ServeConfig) serverTimeouts(srv *http.Server) {
 	}
 }
 
-// connLimit counts the open connections of each client (an IPv4 address
-// or an IPv6 /64, as rate limits count) and refuses a client's connection
-// over its cap. Connections from trusted proxies are not counted: all
-// traffic comes from them. A nil *connLimit counts nothing.
-type connLimit struct {
-	max     int
-	proxies []netip.Prefix
-	mu      sync.Mutex
-	open    map[netip.Addr]int
-}
-
-// newConnLimit returns a limit of max connections per client; nil (no
-// limit) when max is not positive.
-func newConnLimit(max int, proxies []netip.Prefix) *connLimit {
-	if max <= 0 {
-		return nil
+// listenMain binds the main server's address itself, where PocketBase
+// would, with a listener that coalesces site responses' writes and caps each client's connections
+// (--max-conns-per-ip), and sets the server's header and keep-alive
+// timeouts (above). It binds before the OnServe hooks bound after
+// sitedrop's run; those must not change the address or the listener. It
+// returns nil for a test harness (no server) or a listener that was
+// already set; Close accepts nil.
+func (sd *sitedrop) listenMain(se *core.ServeEvent) (*serve.Listener, error) {
+	if se.Server == nil {
+		return nil, nil
 	}
-	return &connLimit{max: max, proxies: proxies, open: make(map[netip.Addr]int)}
-}
-
-// acquire counts a new connection from remote. It returns the client's key
-// (invalid when the connection is not counted) and false when the client
-// already holds its cap of connections: the caller closes it.
-func (l *connLimit) acquire(remote net.Addr) (netip.Addr, bool) {
-	ta, ok := remote.(*net.TCPAddr)
-	if l == nil || !ok {
-		return netip.Addr{}, true
+	sd.cfg.Serve.serverTimeouts(se.Server)
+	if sd.conns == nil {
+		sd.conns = serve.NewConnLimit(sd.cfg.Serve.MaxConnsPerIP, sd.proxies)
 	}
-	a := ta.AddrPort().Addr().Unmap()
-	for _, p := range l.proxies {
-		if p.Contains(a) {
-			return netip.Addr{}, true
+	if se.Listener != nil {
+		return nil, nil
+	}
+	addr := se.Server.Addr
+	if addr == "" { // PocketBase's default, as net/http's
+		addr = ":http"
+		if sd.cfg.Serve.HTTPSAddr != "" {
+			addr = ":https"
 		}
 	}
-	key := clientNet(a)
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if l.open[key] >= l.max {
-		return netip.Addr{}, false
+	ln, err := net.Listen("tcp", addr) // its error names the address
+	if err != nil {
+		return nil, err
 	}
-	l.open[key]++
-	return key, true
-}
-
-// release uncounts a connection of the client key (from acquire).
-func (l *connLimit) release(key netip.Addr) {
-	if l == nil || !key.IsValid() {
-		return
-	}
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if n := l.open[key] - 1; n > 0 {
-		l.open[key] = n
-	} else {
-		delete(l.open, key)
-	}
-}
-
-// countedConn is what a connection under a limit remembers: its client
-// and whether it has been released. Close releases it once, whoever
-// closes it: net/http, a handler that hijacked it, TLS or HTTP/2.
-type countedConn struct {
-	limit    *connLimit
-	key      netip.Addr
-	released atomic.Bool
-}
-
-// closed releases the connection's place.
-func (cc *countedConn) closed() {
-	if cc.limit != nil && cc.released.CompareAndSwap(false, true) {
-		cc.limit.release(cc.key)
-	}
-}
-
-// refuse closes a connection over its client's cap at once, with a reset:
-// it leaves no TIME_WAIT behind.
-func refuse(c net.Conn) {
-	if tc, ok := c.(*net.TCPConn); ok {
-		_ = tc.SetLinger(0)
-	}
-	_ = c.Close()
-}
-
-// limitedListener applies a connLimit to a listener's connections (the
-// plain HTTP listener under --https; the main listener does the same in
-// coalescingListener).
-type limitedListener struct {
-	net.Listener
-	limit *connLimit
-}
-
-// Accept returns the next connection whose client is under its cap;
-// others are closed at once.
-func (l limitedListener) Accept() (net.Conn, error) {
-	for {
-		c, err := l.Listener.Accept()
-		if err != nil {
-			return nil, err
-		}
-		key, ok := l.limit.acquire(c.RemoteAddr())
-		if !ok {
-			refuse(c)
-			continue
-		}
-		if !key.IsValid() {
-			return c, nil
-		}
-		return &limitedConn{Conn: c, counted: countedConn{limit: l.limit, key: key}}, nil
-	}
-}
-
-// limitedConn is a connection counted by a connLimit until it closes.
-type limitedConn struct {
-	net.Conn
-	counted countedConn
-}
-
-// Close closes the connection and frees its place.
-func (c *limitedConn) Close() error {
-	err := c.Conn.Close()
-	c.counted.closed()
-	return err
-}
-
-// CloseWrite half-closes a TCP connection, as net/http does before
-// closing one it refused.
-func (c *limitedConn) CloseWrite() error {
-	if cw, ok := c.Conn.(interface{ CloseWrite() error }); ok {
-		return cw.CloseWrite()
-	}
-	return nil
+	cl := serve.NewListener(ln, sd.conns, sd.cfg.Serve.onSend)
+	se.Listener = cl
+	se.Server.ConnContext = serve.ConnContext
+	return cl, nil
 }

@@ -10,11 +10,12 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
-	"net/netip"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"sitedrop/sites/serve"
 )
 
 // dialFrom connects to addr from the loopback address src (any of
@@ -141,7 +142,7 @@ func TestConnLimitPerIP(t *testing.T) {
 		t.Fatal(err)
 	}
 	srv := &http.Server{Handler: h, ErrorLog: log.New(io.Discard, "", 0)}
-	go srv.Serve(&coalescingListener{Listener: ln, limit: newConnLimit(2, nil)})
+	go srv.Serve(serve.NewListener(ln, serve.NewConnLimit(2, nil), nil))
 	t.Cleanup(func() { srv.Close() })
 	addr := ln.Addr().String()
 
@@ -173,8 +174,8 @@ func TestConnLimitTLS(t *testing.T) {
 	ts := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		io.WriteString(w, r.Proto)
 	}))
-	ts.Listener = &coalescingListener{Listener: ts.Listener, limit: newConnLimit(1, nil)}
-	ts.Config.ConnContext = coalescingConnContext
+	ts.Listener = serve.NewListener(ts.Listener, serve.NewConnLimit(1, nil), nil)
+	ts.Config.ConnContext = serve.ConnContext
 	ts.Config.ErrorLog = log.New(io.Discard, "", 0)
 	ts.EnableHTTP2 = true
 	ts.StartTLS()
@@ -239,7 +240,7 @@ func TestConnLimitPlainListener(t *testing.T) {
 		t.Fatal(err)
 	}
 	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}), ErrorLog: log.New(io.Discard, "", 0)}
-	go srv.Serve(limitedListener{Listener: ln, limit: newConnLimit(1, nil)})
+	go srv.Serve(serve.LimitListener(ln, serve.NewConnLimit(1, nil)))
 	t.Cleanup(func() { srv.Close() })
 	addr := ln.Addr().String()
 	c := dialFrom(t, "127.0.0.1", addr)
@@ -248,52 +249,6 @@ func TestConnLimitPlainListener(t *testing.T) {
 	mustServe(t, dialFrom(t, "127.0.0.2", addr), "web.test", "another address")
 	c.Close()
 	eventuallyServed(t, "127.0.0.1", addr, "web.test", "after the first closed")
-}
-
-// TestConnLimitClients: IPv6 clients are counted by /64, IPv4-mapped
-// addresses as IPv4, and trusted proxies not at all.
-func TestConnLimitClients(t *testing.T) {
-	proxies, err := parseProxies([]string{"10.0.0.0/8", "fd00::1"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	l := newConnLimit(1, proxies)
-	tcp := func(s string) net.Addr { return net.TCPAddrFromAddrPort(netip.MustParseAddrPort(s)) }
-	for _, c := range []struct {
-		addr string
-		ok   bool
-	}{
-		{"[2001:db8:1:2::1]:1000", true},
-		{"[2001:db8:1:2:ffff::9]:1001", false}, // same /64
-		{"[2001:db8:1:3::1]:1000", true},
-		{"192.0.2.1:1000", true},
-		{"[::ffff:192.0.2.1]:1001", false}, // the same IPv4 client
-		{"192.0.2.2:1000", true},
-		{"10.1.2.3:1000", true}, // a trusted proxy: not counted
-		{"10.1.2.3:1001", true},
-		{"[fd00::1]:1000", true},
-		{"[fd00::1]:1001", true},
-		{"[fd00::2]:1000", true},
-		{"[fd00::3]:1000", false},
-	} {
-		if _, ok := l.acquire(tcp(c.addr)); ok != c.ok {
-			t.Errorf("acquire(%s) = %v, want %v", c.addr, ok, c.ok)
-		}
-	}
-	key, _ := l.acquire(tcp("198.51.100.1:1"))
-	l.release(key)
-	if _, ok := l.acquire(tcp("198.51.100.1:2")); !ok {
-		t.Error("a released place was not free")
-	}
-	if n := len(l.open); n != 6 {
-		t.Errorf("%d clients counted, want 6", n)
-	}
-	if _, ok := (*connLimit)(nil).acquire(tcp("192.0.2.1:1")); !ok {
-		t.Error("no limit refused a connection")
-	}
-	if newConnLimit(0, nil) != nil || newConnLimit(-1, nil) != nil {
-		t.Error("a cap of 0 or less is a limit")
-	}
 }
 
 // TestServeConnectionTimeouts: through the serve command, a client that

@@ -45,7 +45,7 @@ type sitedrop struct {
 	// uploads bounds the bytes each account uploads with PUT /blobs.
 	uploads *limiter
 	// conns caps the open connections per client on the listeners.
-	conns *connLimit
+	conns *serve.ConnLimit
 	bodyGuards
 }
 

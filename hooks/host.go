@@ -94,9 +94,9 @@ func (sd *sitedrop) siteSlug(host string) (string, bool) {
 // serveSite answers a site-host request. It runs outside PocketBase's panic
 // recovery, so it turns a panic into a logged 500 itself (if the response
 // had already started, the client sees a cut answer). The response is
-// corked (see coalesce.go): it leaves in as few writes as possible.
+// corked (see serve.Cork): it leaves in as few writes as possible.
 func (sd *sitedrop) serveSite(w http.ResponseWriter, r *http.Request, slug string) {
-	defer corkResponse(r).uncork(w) // registered first: runs after the recovery
+	defer serve.Cork(r).Uncork(w) // registered first: runs after the recovery
 	defer func() {
 		if rec := recover(); rec != nil {
 			sd.app.Logger().Error("site handler panic", "host", r.Host, "path", r.URL.Path, "panic", rec)

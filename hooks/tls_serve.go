@@ -14,6 +14,7 @@ import (
 	"github.com/pocketbase/pocketbase/tools/hook"
 
 	"sitedrop/hooks/certs"
+	"sitedrop/sites/serve"
 )
 
 // DNSProviderFactory builds a DNS provider for DNS-01 challenges (see
@@ -52,7 +53,7 @@ func (sd *sitedrop) prepareTLS(se *core.ServeEvent) (*tlsServing, error) {
 			return nil, fmt.Errorf("listen on --http %s: %w", s.HTTPAddr, err)
 		}
 		// counted with the main listener's connections: one cap per client
-		ts.httpListener = limitedListener{Listener: ln, limit: sd.conns}
+		ts.httpListener = serve.LimitListener(ln, sd.conns)
 	}
 	httpPort := 0
 	if ts.httpListener != nil {

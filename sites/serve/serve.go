@@ -2,9 +2,11 @@
 // the bytes of a file. It caches prepared sites (header values built once,
 // precompressed variants picked by Accept-Encoding) and small files'
 // bytes, each within a byte budget; resolves clean URLs, single-page apps
-// and 404 pages; answers ETag, Range and HEAD. It imports sites (the Site
-// a loader gives it, manifests) and sites/store (the bytes); the routing
-// of hosts and the listener that coalesces writes are in hooks.
+// and 404 pages; answers ETag, Range and HEAD. Its listener sends each
+// site response in one write (Listener, Cork) and caps each client's open
+// connections (ConnLimit). It imports sites (the Site a loader gives it,
+// manifests) and sites/store (the bytes); the routing of hosts is in
+// hooks.
 package serve
 
 import (

@@ -1,4 +1,4 @@
-package hooks
+package serve
 
 import (
 	"context"
@@ -9,8 +9,6 @@ import (
 	"os"
 	"sync"
 	"time"
-
-	"github.com/pocketbase/pocketbase/core"
 )
 
 // Site responses in one write.
@@ -37,55 +35,30 @@ const maxHeld = 8 << 10
 // holds one only while it answers, not while it idles.
 var heldBuffers = sync.Pool{New: func() any { b := make([]byte, 0, maxHeld); return &b }}
 
-// coalescingListener is the main server's listener: it wraps each TCP
-// connection in a coalescingConn, and closes at once a connection whose
-// client is over its cap of open connections.
-type coalescingListener struct {
+// Listener is the main server's listener (see NewListener): it wraps each
+// TCP connection in a Conn, and closes at once a connection whose client
+// is over its cap of open connections.
+type Listener struct {
 	net.Listener
 	// limit caps the open connections per client; nil: no cap.
-	limit *connLimit
+	limit *ConnLimit
 	// onSend, when set (by tests), is told of each write that reaches
 	// the socket: the connection and the bytes written.
 	onSend func(c net.Conn, n int)
 }
 
-// listenMain binds the main server's address itself, where PocketBase
-// would, with a coalescing listener that caps each client's connections
-// (--max-conns-per-ip), and sets the server's header and keep-alive
-// timeouts (see conns.go). It binds before the OnServe hooks bound after
-// sitedrop's run; those must not change the address or the listener. It
-// returns nil for a test harness (no server) or a listener that was
-// already set; Close accepts nil.
-func (sd *sitedrop) listenMain(se *core.ServeEvent) (*coalescingListener, error) {
-	if se.Server == nil {
-		return nil, nil
-	}
-	sd.cfg.Serve.serverTimeouts(se.Server)
-	if sd.conns == nil {
-		sd.conns = newConnLimit(sd.cfg.Serve.MaxConnsPerIP, sd.proxies)
-	}
-	if se.Listener != nil {
-		return nil, nil
-	}
-	addr := se.Server.Addr
-	if addr == "" { // PocketBase's default, as net/http's
-		addr = ":http"
-		if sd.cfg.Serve.HTTPSAddr != "" {
-			addr = ":https"
-		}
-	}
-	ln, err := net.Listen("tcp", addr) // its error names the address
-	if err != nil {
-		return nil, err
-	}
-	cl := &coalescingListener{Listener: ln, limit: sd.conns, onSend: sd.cfg.Serve.onSend}
-	se.Listener = cl
-	se.Server.ConnContext = coalescingConnContext
-	return cl, nil
+// NewListener wraps ln: each TCP connection it accepts is a Conn whose
+// writes can be corked (see Cork), and a connection over its client's cap
+// under limit (nil: no cap) is closed at once. onSend, when not nil (for
+// tests), is told of each write that reaches the socket: the connection
+// and the bytes written. A server on it sets ConnContext as its
+// ConnContext, so that its requests find their Conn.
+func NewListener(ln net.Listener, limit *ConnLimit, onSend func(c net.Conn, n int)) *Listener {
+	return &Listener{Listener: ln, limit: limit, onSend: onSend}
 }
 
 // Close closes the listener; it accepts nil.
-func (l *coalescingListener) Close() error {
+func (l *Listener) Close() error {
 	if l == nil {
 		return nil
 	}
@@ -93,9 +66,9 @@ func (l *coalescingListener) Close() error {
 }
 
 // Accept wraps TCP connections; any other kind is returned as it is. A
-// connection over its client's cap is closed at once (see connLimit), and
+// connection over its client's cap is closed at once (see ConnLimit), and
 // the next one is accepted.
-func (l *coalescingListener) Accept() (net.Conn, error) {
+func (l *Listener) Accept() (net.Conn, error) {
 	for {
 		c, err := l.Listener.Accept()
 		if err != nil {
@@ -110,7 +83,7 @@ func (l *coalescingListener) Accept() (net.Conn, error) {
 			refuse(tc)
 			continue
 		}
-		cc := &coalescingConn{tcp: tc, onSend: l.onSend}
+		cc := &Conn{tcp: tc, onSend: l.onSend}
 		if key.IsValid() {
 			cc.counted = countedConn{limit: l.limit, key: key}
 		}
@@ -118,12 +91,12 @@ func (l *coalescingListener) Accept() (net.Conn, error) {
 	}
 }
 
-// coalescingConn is a TCP connection whose writes can be corked. It
+// Conn is a TCP connection whose writes can be corked. It
 // keeps the *net.TCPConn in a field rather than embedding it, so that no
 // way of writing around what is held (SyscallConn, net's writev) is
 // promoted; it forwards what net/http uses: the net.Conn methods,
 // CloseWrite, and ReadFrom (sendfile), which sends what is held first.
-type coalescingConn struct {
+type Conn struct {
 	tcp    *net.TCPConn
 	onSend func(c net.Conn, n int)
 	// counted holds the connection's place under its client's cap.
@@ -140,7 +113,7 @@ type coalescingConn struct {
 }
 
 // Write sends p, or holds it while corked when it fits.
-func (c *coalescingConn) Write(p []byte) (int, error) {
+func (c *Conn) Write(p []byte) (int, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.err != nil {
@@ -179,7 +152,7 @@ func (c *coalescingConn) Write(p []byte) (int, error) {
 // otherwise what is held is sent first and the copy goes to the socket
 // (sendfile for a file). The lock is not held during the copy: while a
 // handler answers, only its goroutine writes.
-func (c *coalescingConn) ReadFrom(r io.Reader) (int64, error) {
+func (c *Conn) ReadFrom(r io.Reader) (int64, error) {
 	c.mu.Lock()
 	through := c.corked && !isFile(r)
 	err := c.err
@@ -216,40 +189,40 @@ func isFile(r io.Reader) bool {
 }
 
 // connWriter hides ReadFrom, so that io.Copy writes through Write.
-type connWriter struct{ c *coalescingConn }
+type connWriter struct{ c *Conn }
 
 func (w connWriter) Write(p []byte) (int, error) { return w.c.Write(p) }
 
 // Read, Close, CloseWrite, the addresses and the deadlines are the TCP
 // connection's.
 
-func (c *coalescingConn) Read(p []byte) (int, error)         { return c.tcp.Read(p) }
-func (c *coalescingConn) CloseWrite() error                  { return c.tcp.CloseWrite() }
-func (c *coalescingConn) LocalAddr() net.Addr                { return c.tcp.LocalAddr() }
-func (c *coalescingConn) RemoteAddr() net.Addr               { return c.tcp.RemoteAddr() }
-func (c *coalescingConn) SetDeadline(t time.Time) error      { return c.tcp.SetDeadline(t) }
-func (c *coalescingConn) SetReadDeadline(t time.Time) error  { return c.tcp.SetReadDeadline(t) }
-func (c *coalescingConn) SetWriteDeadline(t time.Time) error { return c.tcp.SetWriteDeadline(t) }
+func (c *Conn) Read(p []byte) (int, error)         { return c.tcp.Read(p) }
+func (c *Conn) CloseWrite() error                  { return c.tcp.CloseWrite() }
+func (c *Conn) LocalAddr() net.Addr                { return c.tcp.LocalAddr() }
+func (c *Conn) RemoteAddr() net.Addr               { return c.tcp.RemoteAddr() }
+func (c *Conn) SetDeadline(t time.Time) error      { return c.tcp.SetDeadline(t) }
+func (c *Conn) SetReadDeadline(t time.Time) error  { return c.tcp.SetReadDeadline(t) }
+func (c *Conn) SetWriteDeadline(t time.Time) error { return c.tcp.SetWriteDeadline(t) }
 
 // Close closes the connection and frees its place under its client's cap.
-func (c *coalescingConn) Close() error {
+func (c *Conn) Close() error {
 	err := c.tcp.Close()
 	c.counted.closed()
 	return err
 }
 
 // cork starts holding small writes back.
-func (c *coalescingConn) cork() {
+func (c *Conn) cork() {
 	c.mu.Lock()
 	c.corked = true
 	c.mu.Unlock()
 }
 
-// uncork ends a corked response: it has w flush net/http's buffer, so
+// Uncork ends a corked response: it has w flush net/http's buffer, so
 // that the end of the response joins what is held, and sends it all.
 // net/http would otherwise send the end in a write of its own after the
 // handler returns.
-func (c *coalescingConn) uncork(w http.ResponseWriter) {
+func (c *Conn) Uncork(w http.ResponseWriter) {
 	if c == nil {
 		return
 	}
@@ -272,7 +245,7 @@ func (c *coalescingConn) uncork(w http.ResponseWriter) {
 }
 
 // flushLocked sends what is held.
-func (c *coalescingConn) flushLocked() error {
+func (c *Conn) flushLocked() error {
 	if c.err != nil || c.held == nil {
 		return c.err
 	}
@@ -282,7 +255,7 @@ func (c *coalescingConn) flushLocked() error {
 }
 
 // send writes p to the socket.
-func (c *coalescingConn) send(p []byte) (int, error) {
+func (c *Conn) send(p []byte) (int, error) {
 	n, err := c.tcp.Write(p)
 	c.sent(n)
 	if err != nil {
@@ -291,13 +264,13 @@ func (c *coalescingConn) send(p []byte) (int, error) {
 	return n, err
 }
 
-func (c *coalescingConn) sent(n int) {
+func (c *Conn) sent(n int) {
 	if c.onSend != nil {
 		c.onSend(c, n)
 	}
 }
 
-func (c *coalescingConn) heldLen() int {
+func (c *Conn) heldLen() int {
 	if c.held == nil {
 		return 0
 	}
@@ -305,36 +278,36 @@ func (c *coalescingConn) heldLen() int {
 }
 
 // release returns the held buffer to the pool.
-func (c *coalescingConn) release() {
+func (c *Conn) release() {
 	*c.held = (*c.held)[:0]
 	heldBuffers.Put(c.held)
 	c.held = nil
 }
 
-// coalescingConnKey is the request context key of the connection.
-type coalescingConnKey struct{}
+// connKey is the request context key of the connection.
+type connKey struct{}
 
-// coalescingConnContext is the main server's ConnContext: it makes the
-// coalescingConn under a connection (TLS or not) known to its requests.
-func coalescingConnContext(ctx context.Context, c net.Conn) context.Context {
+// ConnContext is the main server's ConnContext: it makes the
+// Conn under a connection (TLS or not) known to its requests.
+func ConnContext(ctx context.Context, c net.Conn) context.Context {
 	if tc, ok := c.(*tls.Conn); ok {
 		c = tc.NetConn()
 	}
-	if cc, ok := c.(*coalescingConn); ok {
-		return context.WithValue(ctx, coalescingConnKey{}, cc)
+	if cc, ok := c.(*Conn); ok {
+		return context.WithValue(ctx, connKey{}, cc)
 	}
 	return ctx
 }
 
-// corkResponse corks r's connection for the response to r, when it is an
+// Cork corks r's connection for the response to r, when it is an
 // HTTP/1 request on a coalescing connection, and returns it (nil
-// otherwise). Call its uncork, which accepts nil, when the handler has
+// otherwise). Call its Uncork, which accepts nil, when the handler has
 // written the response.
-func corkResponse(r *http.Request) *coalescingConn {
+func Cork(r *http.Request) *Conn {
 	if r.ProtoMajor != 1 {
 		return nil
 	}
-	c, ok := r.Context().Value(coalescingConnKey{}).(*coalescingConn)
+	c, ok := r.Context().Value(connKey{}).(*Conn)
 	if !ok {
 		return nil
 	}

@@ -1,0 +1,285 @@
+package serve
+
+import (
+	"bufio"
+	"bytes"
+	"crypto/rand"
+	"fmt"
+	"io"
+	"log"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// coalescingServer is an httptest server on a coalescing listener whose
+// handler writes a body of the size in the path ("/16000"), corked or
+// not; its listener counts the writes that reach the socket.
+type coalescingServer struct {
+	*httptest.Server
+	sends atomic.Int64
+}
+
+func newCoalescingServer(t *testing.T, cork, useTLS, http2 bool) *coalescingServer {
+	t.Helper()
+	cs := &coalescingServer{}
+	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		n, err := strconv.Atoi(strings.TrimPrefix(r.URL.Path, "/"))
+		if err != nil {
+			http.NotFound(w, r)
+			return
+		}
+		if cork {
+			c := Cork(r)
+			defer c.Uncork(w)
+			w.Header().Set("X-Corked", strconv.FormatBool(c != nil))
+		}
+		w.Header().Set("Content-Length", strconv.Itoa(n))
+		w.Header().Set("X-Proto", r.Proto)
+		_, _ = w.Write(testBody(n))
+	})
+	ts := httptest.NewUnstartedServer(h)
+	ts.Listener = NewListener(ts.Listener, nil, func(net.Conn, int) { cs.sends.Add(1) })
+	ts.Config.ConnContext = ConnContext
+	ts.EnableHTTP2 = http2
+	ts.Config.ErrorLog = log.New(io.Discard, "", 0) // handshakes cut by Close
+	if useTLS {
+		ts.StartTLS()
+	} else {
+		ts.Start()
+	}
+	t.Cleanup(ts.Close)
+	ts.Client().Timeout = 10 * time.Second // a response left held fails, not hangs
+	cs.Server = ts
+	return cs
+}
+
+// getBody GETs url through client and returns the response and its body.
+func getBody(t *testing.T, client *http.Client, url string) (*http.Response, string) {
+	t.Helper()
+	res, err := client.Get(url)
+	if err != nil {
+		t.Fatalf("GET %s: %v", url, err)
+	}
+	defer res.Body.Close()
+	b, _ := io.ReadAll(res.Body)
+	return res, string(b)
+}
+
+// testBody is n bytes that repeat with a period no response size shares.
+func testBody(n int) []byte {
+	b := make([]byte, n)
+	for i := range b {
+		b[i] = byte('a' + i%23)
+	}
+	return b
+}
+
+// TestCoalescedResponseWrites counts the socket writes of HTTP/1
+// responses: corked, every response of an in-memory body leaves in one
+// write, where net/http alone makes two past its 4 KiB buffer.
+func TestCoalescedResponseWrites(t *testing.T) {
+	for _, tc := range []struct {
+		size             int
+		corked, uncorked int // writes per response
+	}{
+		{0, 1, 1},
+		{100, 1, 1},
+		{3900, 1, 1}, // headers and body fit net/http's 4 KiB buffer
+		{4096, 1, 2},
+		{5000, 1, 2},
+		{8000, 1, 2},
+		{16118, 1, 2}, // the benchmark's gzipped script
+		{31016, 1, 2}, // the benchmark's PNG
+		{100_000, 1, 2},
+		{1 << 20, 1, 2},
+	} {
+		for _, corked := range []bool{true, false} {
+			want := tc.uncorked
+			if corked {
+				want = tc.corked
+			}
+			t.Run(fmt.Sprintf("%d bytes corked=%v", tc.size, corked), func(t *testing.T) {
+				cs := newCoalescingServer(t, corked, false, false)
+				client := cs.Client()
+				const requests = 3
+				for range requests {
+					res, body := getBody(t, client, cs.URL+"/"+strconv.Itoa(tc.size))
+					if res.StatusCode != 200 || !bytes.Equal([]byte(body), testBody(tc.size)) {
+						t.Fatalf("status %d, body of %d bytes differs", res.StatusCode, len(body))
+					}
+				}
+				// the server's writes are over once its connections are
+				// closed (Close waits for the handlers)
+				cs.Close()
+				if got := cs.sends.Load(); got != int64(requests*want) {
+					t.Errorf("%d writes for %d responses, want %d each", got, requests, want)
+				}
+			})
+		}
+	}
+}
+
+// TestCoalescedPipelining sends requests back to back on one connection:
+// what a corked response holds never passes the next response.
+func TestCoalescedPipelining(t *testing.T) {
+	cs := newCoalescingServer(t, true, false, false)
+	c, err := net.Dial("tcp", cs.Listener.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	sizes := []int{5000, 100, 70_000, 4096, 8191, 0, 16118, 5000} // the last leaves bytes held
+	var reqs strings.Builder
+	for _, n := range sizes {
+		fmt.Fprintf(&reqs, "GET /%d HTTP/1.1\r\nHost: x\r\n\r\n", n)
+	}
+	if _, err := io.WriteString(c, reqs.String()); err != nil {
+		t.Fatal(err)
+	}
+	c.SetReadDeadline(time.Now().Add(10 * time.Second))
+	br := bufio.NewReader(c)
+	for _, n := range sizes {
+		res, err := http.ReadResponse(br, nil)
+		if err != nil {
+			t.Fatalf("response for /%d: %v", n, err)
+		}
+		body, err := io.ReadAll(res.Body)
+		if err != nil || !bytes.Equal(body, testBody(n)) {
+			t.Fatalf("/%d: %v, body of %d bytes differs", n, err, len(body))
+		}
+	}
+}
+
+// TestCoalescedTLS serves corked responses over TLS (the coalescing
+// connection is under the TLS one): HTTP/1.1 responses are corked and
+// take fewer writes; HTTP/2 ones, written by the connection's frame
+// writer rather than the handler, are never corked.
+func TestCoalescedTLS(t *testing.T) {
+	const size = 16118
+	sends := map[bool]int64{}
+	for _, corked := range []bool{true, false} {
+		cs := newCoalescingServer(t, corked, true, false)
+		for range 3 {
+			res, body := getBody(t, cs.Client(), cs.URL+"/"+strconv.Itoa(size))
+			if !bytes.Equal([]byte(body), testBody(size)) {
+				t.Fatalf("body of %d bytes differs", len(body))
+			}
+			if corked && res.Header.Get("X-Corked") != "true" {
+				t.Fatalf("an HTTP/1.1 response over TLS was not corked")
+			}
+		}
+		cs.Close()
+		sends[corked] = cs.sends.Load()
+	}
+	if sends[true] >= sends[false] {
+		t.Errorf("corked: %d writes, not corked: %d", sends[true], sends[false])
+	}
+
+	cs := newCoalescingServer(t, true, true, true)
+	client := cs.Client()
+	var wg sync.WaitGroup
+	for i := range 8 {
+		wg.Go(func() {
+			n := 1000 + i*9000
+			res, err := client.Get(cs.URL + "/" + strconv.Itoa(n))
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			defer res.Body.Close()
+			body, _ := io.ReadAll(res.Body)
+			if !bytes.Equal(body, testBody(n)) {
+				t.Errorf("/%d over %s: body of %d bytes differs", n, res.Proto, len(body))
+			}
+			if res.ProtoMajor != 2 || res.Header.Get("X-Corked") != "false" {
+				t.Errorf("over %s, X-Corked: %q", res.Proto, res.Header.Get("X-Corked"))
+			}
+		})
+	}
+	wg.Wait()
+}
+
+// TestCoalescedSendfile streams a file through a corked response: what
+// is held goes out before sendfile's bytes.
+func TestCoalescedSendfile(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "big")
+	data := make([]byte, 3<<20)
+	rand.Read(data)
+	if err := os.WriteFile(path, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	ts := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		defer Cork(r).Uncork(w)
+		f, err := os.Open(path)
+		if err != nil {
+			t.Error(err)
+			return
+		}
+		defer f.Close()
+		w.Header().Set("Content-Length", strconv.Itoa(len(data)))
+		w.Header().Set("X-Filler", strings.Repeat("x", 3000)) // headers near the 4 KiB flush
+		w.WriteHeader(http.StatusOK)
+		_, _ = io.Copy(w, f)
+	}))
+	ts.Listener = NewListener(ts.Listener, nil, nil)
+	ts.Config.ConnContext = ConnContext
+	ts.Start()
+	defer ts.Close()
+	for range 2 { // the second on the kept-alive connection
+		res, body := getBody(t, ts.Client(), ts.URL)
+		if res.StatusCode != 200 || !bytes.Equal([]byte(body), data) {
+			t.Fatalf("status %d, body of %d bytes differs", res.StatusCode, len(body))
+		}
+	}
+}
+
+// TestCoalescingConnWriteError keeps a failed write's error: later writes
+// fail at once instead of sending a response's tail alone.
+func TestCoalescingConnWriteError(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	cl := NewListener(ln, nil, nil)
+	accepted := make(chan net.Conn, 1)
+	go func() {
+		c, _ := cl.Accept()
+		accepted <- c
+	}()
+	peer, err := net.Dial("tcp", ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := (<-accepted).(*Conn)
+	defer c.Close()
+	peer.Close()
+	c.cork()
+	if _, err := c.Write(make([]byte, 100)); err != nil {
+		t.Fatalf("a held write failed: %v", err)
+	}
+	c.SetWriteDeadline(time.Now().Add(5 * time.Second))
+	var werr error
+	for i := 0; i < 100 && werr == nil; i++ { // the reset arrives after a write or two
+		_, werr = c.Write(make([]byte, 64<<10))
+	}
+	if werr == nil {
+		t.Fatal("writes to a closed peer kept succeeding")
+	}
+	if _, err := c.Write([]byte("x")); err == nil {
+		t.Error("a write after a failure succeeded")
+	}
+	c.Uncork(httptest.NewRecorder())
+	if _, err := c.ReadFrom(strings.NewReader("x")); err == nil {
+		t.Error("ReadFrom after a failure succeeded")
+	}
+}
