@@ -2,7 +2,7 @@
 // they use, embedded in the binary (no external CDN).
 package ui
 
-//go:generate go tool templ generate -path .. -include-version=false
+//go:generate go tool templ generate
 
 import (
 	"context"
