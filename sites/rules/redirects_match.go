@@ -1,0 +1,243 @@
+package rules
+
+import (
+	"net/url"
+	"strings"
+)
+
+// Redirects is a compiled rule set; safe for concurrent use; nil or empty
+// matches nothing.
+//
+// Rules are indexed, so a request looks only at the rules that could
+// match it: the literal rules of exactly its path (a map), the pattern
+// rules whose first segment is its first segment, and the pattern rules
+// that start with a placeholder or a splat; these three lists are merged
+// in file order. Forced rules have an index of their own, used when a
+// file answers the path (shadowing).
+type Redirects struct {
+	rules  []compiledRedirect
+	all    redirectIndex
+	forced redirectIndex
+}
+
+// compiledRedirect is a Redirect ready to match.
+type compiledRedirect struct {
+	Redirect
+	from fromPattern
+}
+
+// redirectIndex finds the rules that may match a path, by rule number.
+type redirectIndex struct {
+	literal map[string][]int32 // normalized path → its literal rules
+	byFirst map[string][]int32 // first segment → pattern rules starting with it
+	wild    []int32            // pattern rules starting with :placeholder or *
+}
+
+// add indexes rule i.
+func (ix *redirectIndex) add(i int32, fp *fromPattern) {
+	switch {
+	case fp.literal:
+		if ix.literal == nil {
+			ix.literal = map[string][]int32{}
+		}
+		ix.literal[fp.norm] = append(ix.literal[fp.norm], i)
+	case len(fp.segs) == 0 || fp.segs[0][0] == ':':
+		ix.wild = append(ix.wild, i)
+	default:
+		if ix.byFirst == nil {
+			ix.byFirst = map[string][]int32{}
+		}
+		ix.byFirst[fp.segs[0]] = append(ix.byFirst[fp.segs[0]], i)
+	}
+}
+
+// CompileRedirects compiles rules (as ParseRedirects returns them) for
+// Match. A rule that is not valid (as ParseRedirects would have warned) is
+// left out.
+func CompileRedirects(rs []Redirect) *Redirects {
+	r := &Redirects{rules: make([]compiledRedirect, 0, len(rs))}
+	for _, rule := range rs {
+		if checkRedirect(&rule) != "" {
+			continue
+		}
+		fp, _ := compileFrom(rule.From)
+		i := int32(len(r.rules))
+		r.rules = append(r.rules, compiledRedirect{Redirect: rule, from: fp})
+		c := &r.rules[i]
+		r.all.add(i, &c.from)
+		if rule.Force {
+			r.forced.add(i, &c.from)
+		}
+	}
+	return r
+}
+
+// Match is what the first applicable rule says to do with a request.
+type Match struct {
+	Status int    // as the rule says
+	To     string // the target with placeholders expanded and the query kept per Netlify's
+	// rules (the request's query passes through when `to` has none);
+	// percent-encoded, ready for a Location header
+	Rewrite bool // Status 200 with a same-site path: serve that path's content
+	// Path is the target's path, unescaped, for a rule that serves this
+	// site's content (200, 404, 410): the file to answer with.
+	Path string
+	Line int
+}
+
+// Len tells how many rules the set holds.
+func (r *Redirects) Len() int {
+	if r == nil {
+		return 0
+	}
+	return len(r.rules)
+}
+
+// Match returns the first rule (in file order) that applies to the request
+// path (as received, unescaped URL path) and raw query. exists tells
+// whether a file answers the path (clean-URL variants included): then only
+// forced rules apply (shadowing). A miss allocates nothing.
+func (r *Redirects) Match(path, rawQuery string, exists bool) (Match, bool) {
+	if r == nil || len(r.rules) == 0 {
+		return Match{}, false
+	}
+	ix := &r.all
+	if exists {
+		ix = &r.forced
+	}
+	p := trimSlash(path)
+	if p == "" {
+		p = "/"
+	}
+	if p[0] != '/' {
+		return Match{}, false
+	}
+	lists := [3][]int32{ix.literal[p], ix.byFirst[firstSegment(p)], ix.wild}
+	var b bindings
+	for {
+		best, from := int32(-1), -1
+		for k := range lists {
+			if len(lists[k]) > 0 && (best < 0 || lists[k][0] < best) {
+				best, from = lists[k][0], k
+			}
+		}
+		if from < 0 {
+			return Match{}, false
+		}
+		lists[from] = lists[from][1:]
+		c := &r.rules[best]
+		b = bindings{}
+		if c.from.match(p, &b) && matchQuery(c.Query, rawQuery, &b) {
+			return c.result(&b, rawQuery), true
+		}
+	}
+}
+
+// matchQuery tells whether rawQuery has every condition, binding the
+// ":name" ones.
+func matchQuery(conds []QueryMatch, rawQuery string, b *bindings) bool {
+	for _, q := range conds {
+		raw, ok := queryValue(rawQuery, q.Name)
+		if !ok {
+			return false
+		}
+		if len(q.Value) > 1 && q.Value[0] == ':' && validName(q.Value[1:]) {
+			b.bind(q.Value[1:], raw, true)
+			continue
+		}
+		if raw != q.Value && unescapeQuery(raw) != q.Value {
+			return false
+		}
+	}
+	return true
+}
+
+// queryValue returns the raw (still escaped) value of the first parameter
+// called name in rawQuery; a parameter without "=" has the empty value.
+func queryValue(rawQuery, name string) (string, bool) {
+	for rawQuery != "" {
+		var kv string
+		kv, rawQuery, _ = strings.Cut(rawQuery, "&")
+		key, value, _ := strings.Cut(kv, "=")
+		if key == name || strings.ContainsAny(key, "%+") && unescapeQuery(key) == name {
+			return value, true
+		}
+	}
+	return "", false
+}
+
+// unescapeQuery decodes a query component, or returns it as is when it is
+// not valid escaping.
+func unescapeQuery(s string) string {
+	if !strings.ContainsAny(s, "%+") {
+		return s
+	}
+	if u, err := url.QueryUnescape(s); err == nil {
+		return u
+	}
+	return s
+}
+
+// result expands the rule's target for the bindings of a match.
+func (c *compiledRedirect) result(b *bindings, rawQuery string) Match {
+	to, fragment, hasFragment := strings.Cut(c.To, "#")
+	path, query, hasQuery := strings.Cut(to, "?")
+	var sb strings.Builder
+	expand(&sb, path, b, false)
+	m := Match{Status: c.Status, Line: c.Line, Rewrite: c.Status == 200}
+	if c.Status == 200 || c.Status == 404 || c.Status == 410 {
+		m.Path = sb.String()
+		if u, err := url.PathUnescape(m.Path); err == nil {
+			m.Path = u
+		}
+	}
+	switch {
+	case hasQuery:
+		sb.WriteByte('?')
+		expand(&sb, query, b, true)
+	case rawQuery != "":
+		sb.WriteByte('?')
+		sb.WriteString(rawQuery)
+	}
+	if hasFragment {
+		sb.WriteByte('#')
+		expand(&sb, fragment, b, false)
+	}
+	m.To = sb.String()
+	return m
+}
+
+// expand writes s with each bound ":name" replaced by its value, escaped
+// for a query (inQuery) or a path; unbound names stay as written.
+func expand(sb *strings.Builder, s string, b *bindings, inQuery bool) {
+	for {
+		i := strings.IndexByte(s, ':')
+		if i < 0 {
+			sb.WriteString(s)
+			return
+		}
+		sb.WriteString(s[:i])
+		j := i + 1
+		for j < len(s) && isNameByte(s[j]) {
+			j++
+		}
+		value, fromQuery, ok := b.lookup(s[i+1 : j])
+		if j == i+1 || !ok {
+			sb.WriteString(s[i:j])
+			s = s[j:]
+			continue
+		}
+		if fromQuery {
+			value = unescapeQuery(value)
+		}
+		switch {
+		case inQuery:
+			sb.WriteString(url.QueryEscape(value))
+		case fromQuery:
+			sb.WriteString(url.PathEscape(value))
+		default:
+			sb.WriteString((&url.URL{Path: value}).EscapedPath())
+		}
+		s = s[j:]
+	}
+}
