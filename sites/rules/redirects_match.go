@@ -31,17 +31,19 @@ type redirectIndex struct {
 	literal map[string][]int32 // normalized path → its literal rules
 	byFirst map[string][]int32 // first segment → pattern rules starting with it
 	wild    []int32            // pattern rules starting with :placeholder or *
+	n       int                // how many rules the index holds
 }
 
 // add indexes rule i.
 func (ix *redirectIndex) add(i int32, fp *fromPattern) {
+	ix.n++
 	switch {
 	case fp.literal:
 		if ix.literal == nil {
 			ix.literal = map[string][]int32{}
 		}
 		ix.literal[fp.norm] = append(ix.literal[fp.norm], i)
-	case len(fp.segs) == 0 || fp.segs[0][0] == ':':
+	case len(fp.segs) == 0 || strings.HasPrefix(fp.segs[0], ":"):
 		ix.wild = append(ix.wild, i)
 	default:
 		if ix.byFirst == nil {
@@ -104,6 +106,9 @@ func (r *Redirects) Match(path, rawQuery string, exists bool) (Match, bool) {
 	ix := &r.all
 	if exists {
 		ix = &r.forced
+	}
+	if ix.n == 0 {
+		return Match{}, false
 	}
 	p := trimSlash(path)
 	if p == "" {

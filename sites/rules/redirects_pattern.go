@@ -134,7 +134,7 @@ func (fp *fromPattern) match(p string, b *bindings) bool {
 			return false
 		}
 		seg, after, found := strings.Cut(rest, "/")
-		if s[0] == ':' {
+		if strings.HasPrefix(s, ":") {
 			if seg == "" {
 				return false
 			}
