@@ -63,7 +63,8 @@ func (s *site) live(now time.Time) bool {
 // Vary: Accept-Encoding. Each representation has a strong ETag (its
 // content's SHA-256), answered 304 on If-None-Match; Range and HEAD are
 // supported. Cache-Control is "public, max-age=31536000, immutable" for
-// fingerprinted asset names (see Fingerprinted) and "no-cache" otherwise
+// fingerprinted asset names (see Fingerprinted; never a page) and
+// "no-cache" otherwise
 // (browsers revalidate, which the ETag makes cheap). Only GET and HEAD are
 // allowed. No cookie is ever set or read.
 //

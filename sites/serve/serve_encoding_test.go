@@ -188,7 +188,10 @@ func TestServeRepresentationValidators(t *testing.T) {
 func TestServeCacheControl(t *testing.T) {
 	files := []sites.File{
 		{Path: "index.html", ContentType: htmlType, Data: []byte("<p>home</p>")},
-		{Path: "assets/index-DiwrgTda.js", ContentType: "text/javascript; charset=utf-8", Data: []byte("1")},
+		{Path: "assets/index-BT0GIVA5.js", ContentType: "text/javascript; charset=utf-8", Data: []byte("1")},
+		{Path: "assets/app.DZopBupu.js", ContentType: "text/javascript; charset=utf-8", Data: []byte("1b")},
+		{Path: "about.3f2a1b4c.html", ContentType: htmlType, Data: []byte("<p>a page</p>")},
+		{Path: "frame.3f2a1b4c.php", ContentType: htmlType, Data: []byte("<p>a page by its type</p>")},
 		{Path: "static/js/main.3f2a1b4c.js", ContentType: "text/javascript; charset=utf-8", Data: []byte("2")},
 		{Path: "app-settings.js", ContentType: "text/javascript; charset=utf-8", Data: []byte("3")},
 		{Path: "logo.png", ContentType: "image/png", Data: []byte("4")},
@@ -196,7 +199,10 @@ func TestServeCacheControl(t *testing.T) {
 	srv, _ := deployedServer(t, files)
 	for path, want := range map[string]string{
 		"/":                           "no-cache",
-		"/assets/index-DiwrgTda.js":   "public, max-age=31536000, immutable",
+		"/assets/index-BT0GIVA5.js":   "public, max-age=31536000, immutable",
+		"/assets/app.DZopBupu.js":     "public, max-age=31536000, immutable",
+		"/about.3f2a1b4c":             "no-cache",
+		"/frame.3f2a1b4c.php":         "no-cache",
 		"/static/js/main.3f2a1b4c.js": "public, max-age=31536000, immutable",
 		"/app-settings.js":            "no-cache",
 		"/logo.png":                   "no-cache",
@@ -271,30 +277,6 @@ func TestAcceptedCodings(t *testing.T) {
 	}
 	if got := acceptedCodings([]string{"gzip", "br"}); got != br|gz {
 		t.Errorf("two header lines: %03b", got)
-	}
-}
-
-func TestFingerprinted(t *testing.T) {
-	for name, want := range map[string]bool{
-		"assets/index-DiwrgTda.js":            true,
-		"assets/vendor-B7x_k2Qa.css":          true,
-		"static/js/main.3f2a1b4c.js":          true,
-		"static/js/787.a1b2c3d4.chunk.js":     true,
-		"main.4f5e2a1b3c9d8e7f.js":            true,
-		"chunk-4f5e2a1b3c9d8e7f.css":          true,
-		"app-settings.js":                     false,
-		"data-Overview.css":                   false,
-		"index.html":                          false,
-		"about.deadbeef.html":                 false, // letters only
-		"12345678.js":                         false, // no separator
-		"img/photo-20240101.jpg":              false, // digits only
-		"jquery-3.7.1.min.js":                 false,
-		"assets/index-DiwrgTda":               false, // no extension
-		"fonts/inter-var-latin-abcdefgh.woff": false,
-	} {
-		if got := Fingerprinted(name); got != want {
-			t.Errorf("Fingerprinted(%q) = %v, want %v", name, got, want)
-		}
 	}
 }
 

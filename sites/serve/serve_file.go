@@ -5,6 +5,7 @@ import (
 	"io"
 	"net/http"
 	"strconv"
+	"strings"
 	"time"
 
 	"sitedrop/sites"
@@ -72,8 +73,8 @@ func prepare(l *sites.Site) *site {
 	}
 	for p, e := range l.Files {
 		f := &servedFile{contentType: []string{e.Type}, cacheControl: noCacheValue}
-		if Fingerprinted(p) {
-			f.cacheControl = immutableValue
+		if Fingerprinted(p) && !isHTMLType(e.Type) {
+			f.cacheControl = immutableValue // a page is always revalidated
 		}
 		f.reps[0] = newRepresentation(e.Hash, e.Size, "")
 		for i, coding := range sites.EncodingPreference {
@@ -86,6 +87,13 @@ func prepare(l *sites.Site) *site {
 	}
 	s.bytes = s.estimateCost()
 	return s
+}
+
+// isHTMLType reports whether a Content-Type is an HTML page's.
+func isHTMLType(contentType string) bool {
+	mt, _, _ := strings.Cut(contentType, ";")
+	mt = strings.TrimSpace(mt)
+	return strings.EqualFold(mt, "text/html") || strings.EqualFold(mt, "application/xhtml+xml")
 }
 
 // cost is the memory a prepared site holds, as prepare estimated it.
