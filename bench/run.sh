@@ -249,7 +249,8 @@ url_of() {
 	case $1 in
 	nginx) echo "http://127.0.0.1:$NGINX_PORT$2" ;;
 	caddy) echo "http://127.0.0.1:$CADDY_PORT$2" ;;
-	sitedrop) echo "http://127.0.0.1:$SD_PORT$2" ;;
+	# sitedrop redirects /index.html to its canonical URL /: ask for that.
+	sitedrop) echo "http://127.0.0.1:$SD_PORT${2/#\/index.html//}" ;;
 	esac
 }
 host_of() { [[ $1 == sitedrop ]] && echo "$SD_HOST" || true; }

@@ -50,12 +50,14 @@ func (s *site) live(now time.Time) bool {
 // the caller decides that a request's host is <slug>.<sites-domain> and hands
 // it the slug.
 //
-// For a request path it serves, in order: the file at that path; for
-// clean URLs, path.html, or a 308 redirect from /dir to /dir/ when
-// dir/index.html exists ("/dir/" serves dir/index.html, and redirects to
-// /dir when only dir.html exists; "/" is index.html); when the site is a
-// single-page app, index.html with status 200; the site's own 404.html with
-// status 404; a plain 404. Redirects keep the query string.
+// For a request path it serves the file the path names, with one URL per
+// page: /a is a.html, /a/ is a/index.html, / is index.html, and the other
+// spellings (/a.html, /a/index.html, /a/index, /index.html, /index; /a/
+// when only a.html exists, /a when only a/index.html does) answer 308 to
+// it, query kept (see site.lookup). Failing that, a single-page app
+// serves index.html with status 200; then the site's own 404.html with
+// status 404; then the default 404 page. _redirects and _headers at the
+// root are never served.
 //
 // Every file answer carries the manifest's Content-Type and
 // X-Content-Type-Options: nosniff. A file with precompressed variants is
@@ -208,41 +210,89 @@ type resolved struct {
 	redirect string // canonical path to redirect to, when set
 }
 
-// resolvePath maps a request path to what to answer.
+// resolvePath maps a request path to what to answer, in three steps:
+// the file the path names, or a redirect to its page's canonical URL
+// (see lookup); then (not yet) the site's rules; then the fallbacks:
+// index.html with status 200 for a single-page app, the site's 404.html
+// with status 404, or nothing (the default 404 page).
 func resolvePath(st *site, reqPath string) resolved {
 	p := cleanRequestPath(reqPath)
+	if res, ok := st.lookup(p, p != "" && strings.HasSuffix(reqPath, "/")); ok {
+		return res
+	}
+	if f := st.served["index.html"]; st.isSPA && f != nil {
+		return resolved{file: f, status: http.StatusOK}
+	}
+	if f := st.served["404.html"]; f != nil {
+		return resolved{file: f, status: http.StatusNotFound}
+	}
+	return resolved{status: http.StatusNotFound}
+}
+
+// lookup finds the file for the clean path p (dir: the request ended in
+// "/"), or the redirect to its canonical URL; ok is false when no file
+// answers p. Each page has one URL, and the first rule that names a file
+// decides:
+//
+//	/            index.html
+//	/a/          a/index.html; else 308 to /a when a.html exists
+//	/a           the file a; else a.html; else 308 to /a/ when a/index.html exists
+//
+// and the other spellings of a page redirect to that URL: /a.html to /a
+// (unless a file named a takes /a), /a/index.html and /a/index to /a/,
+// /index.html and /index to /. When both a.html and a/index.html exist,
+// /a is a.html and /a/ is a/index.html. A file that is not a page (its
+// name does not end in .html) is served at its own path only.
+func (st *site) lookup(p string, dir bool) (resolved, bool) {
 	get := func(name string) *servedFile { return st.served[name] }
 	switch {
 	case p == "":
 		if f := get("index.html"); f != nil {
-			return resolved{file: f, status: http.StatusOK}
+			return resolved{file: f, status: http.StatusOK}, true
 		}
-	case strings.HasSuffix(reqPath, "/"):
+	case dir:
 		if f := get(p + "/index.html"); f != nil {
-			return resolved{file: f, status: http.StatusOK}
+			return resolved{file: f, status: http.StatusOK}, true
 		}
-		if get(p+".html") != nil {
-			return resolved{redirect: "/" + p} // /about/ → /about
+		if get(p+".html") != nil && get(p) == nil {
+			return resolved{redirect: "/" + p}, true // /about/ → /about
 		}
 	default:
 		if f := get(p); f != nil {
-			return resolved{file: f, status: http.StatusOK}
+			if to, ok := st.pageURL(p); ok {
+				return resolved{redirect: to}, true // /about.html → /about
+			}
+			return resolved{file: f, status: http.StatusOK}, true
 		}
 		if f := get(p + ".html"); f != nil {
-			return resolved{file: f, status: http.StatusOK}
+			if p == "index" || strings.HasSuffix(p, "/index") {
+				return resolved{redirect: "/" + strings.TrimSuffix(p, "index")}, true // /a/index → /a/
+			}
+			return resolved{file: f, status: http.StatusOK}, true
 		}
 		if get(p+"/index.html") != nil {
 			// /docs → /docs/, so the page's relative links resolve
-			return resolved{redirect: "/" + p + "/"}
+			return resolved{redirect: "/" + p + "/"}, true
 		}
 	}
-	if f := get("index.html"); st.isSPA && f != nil {
-		return resolved{file: f, status: http.StatusOK}
+	return resolved{}, false
+}
+
+// pageURL returns the canonical URL path of the page file p when it is
+// not /p: "/a/" for a/index.html, "/a" for a.html unless a file named a
+// takes that URL. ok is false for any other file.
+func (st *site) pageURL(p string) (string, bool) {
+	stem, isPage := strings.CutSuffix(p, ".html")
+	if !isPage {
+		return "", false
 	}
-	if f := get("404.html"); f != nil {
-		return resolved{file: f, status: http.StatusNotFound}
+	if stem == "index" || strings.HasSuffix(stem, "/index") {
+		return "/" + strings.TrimSuffix(stem, "index"), true
 	}
-	return resolved{status: http.StatusNotFound}
+	if stem == "" || strings.HasSuffix(stem, "/") || st.served[stem] != nil {
+		return "", false // ".html", "a/.html", or a file takes /stem
+	}
+	return "/" + stem, true
 }
 
 // cleanRequestPath is the manifest path a request path names: cleaned,

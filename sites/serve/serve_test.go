@@ -16,7 +16,7 @@ import (
 
 // newTestServer serves the given files (path → content type, body) as the
 // site "demo".
-func newTestServer(t *testing.T, site *sites.Site, files map[string][2]string) (*Server, *int) {
+func newTestServer(t testing.TB, site *sites.Site, files map[string][2]string) (*Server, *int) {
 	t.Helper()
 	blobStore, err := store.NewFSStore(t.TempDir())
 	if err != nil {
@@ -79,7 +79,8 @@ func TestServeResolution(t *testing.T) {
 		ctype  string
 	}{
 		{"root is index.html", false, "/", 200, "home", htmlType},
-		{"exact file", false, "/about.html", 200, "about", htmlType},
+		{"page file redirects to its clean URL", false, "/about.html", 308, "", ""},
+		{"exact file", false, "/data/report.json", 200, "{}", "application/json"},
 		{"clean URL to .html", false, "/about", 200, "about", htmlType},
 		{"dir without slash redirects", false, "/docs", 308, "", ""},
 		{"dir with slash", false, "/docs/", 200, "docs", htmlType},
