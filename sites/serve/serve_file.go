@@ -62,9 +62,9 @@ func newRepresentation(hash string, size int64, coding string) representation {
 }
 
 // prepare builds the served form of a loaded site: its files' header
-// values and representations, and its serving rules. The manifest is not
-// kept: served holds all that serving needs, which halves the cached
-// memory.
+// values and representations (the rule files left out, see ruleFile).
+// The manifest is not kept: served holds all that serving needs, which
+// halves the cached memory.
 func prepare(l *sites.Site) *site {
 	s := &site{
 		id: l.ID, slug: l.Slug, versionID: l.VersionID, isSPA: l.IsSPA,
@@ -72,6 +72,9 @@ func prepare(l *sites.Site) *site {
 		served: make(map[string]*servedFile, len(l.Files)),
 	}
 	for p, e := range l.Files {
+		if ruleFile(p) {
+			continue // kept in the manifest, never served
+		}
 		f := &servedFile{contentType: []string{e.Type}, cacheControl: noCacheValue}
 		if Fingerprinted(p) && !isHTMLType(e.Type) {
 			f.cacheControl = immutableValue // a page is always revalidated
@@ -87,6 +90,13 @@ func prepare(l *sites.Site) *site {
 	}
 	s.bytes = s.estimateCost()
 	return s
+}
+
+// ruleFile reports whether the manifest path p is one of the site's rule
+// files at its root (_redirects, _headers). They configure the site and
+// are never served: a request for one answers as if it were absent.
+func ruleFile(p string) bool {
+	return p == "_redirects" || p == "_headers"
 }
 
 // isHTMLType reports whether a Content-Type is an HTML page's.
