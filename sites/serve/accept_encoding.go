@@ -7,12 +7,15 @@ import (
 )
 
 // acceptedCodings reads Accept-Encoding header lines into a bit set over
-// EncodingPreference (bit i: EncodingPreference[i] is acceptable). A
-// coding is acceptable when listed with a q-value above zero, or covered
-// by "*" with one and not listed with q=0. It allocates nothing.
+// a file's representations: bit 0 is the identity, bit 1+i is
+// EncodingPreference[i]. A coding is acceptable when listed with a
+// q-value above zero, or covered by "*" with one and not listed with q=0;
+// the identity is acceptable unless refused by "identity;q=0", or by
+// "*;q=0" without being listed. It allocates nothing.
 func acceptedCodings(lines []string) uint8 {
+	const identity = 1
 	var listed, accepted uint8
-	wildcard := false
+	wildcard, wildcardSeen := false, false
 	for _, line := range lines {
 		for line != "" {
 			var item string
@@ -21,21 +24,31 @@ func acceptedCodings(lines []string) uint8 {
 			name = strings.TrimSpace(name)
 			ok := qAboveZero(params)
 			if name == "*" {
-				wildcard = ok
+				wildcard, wildcardSeen = ok, true
+				continue
+			}
+			if strings.EqualFold(name, "identity") {
+				listed |= identity
+				if ok {
+					accepted |= identity
+				}
 				continue
 			}
 			for i, coding := range sites.EncodingPreference {
 				if strings.EqualFold(name, coding) {
-					listed |= 1 << i
+					listed |= 2 << i
 					if ok {
-						accepted |= 1 << i
+						accepted |= 2 << i
 					}
 				}
 			}
 		}
 	}
+	if wildcard || !wildcardSeen {
+		accepted |= ^listed & identity // the identity, unless refused
+	}
 	if wildcard {
-		accepted |= ^listed & (1<<len(sites.EncodingPreference) - 1)
+		accepted |= ^listed & (2<<len(sites.EncodingPreference) - 2)
 	}
 	return accepted
 }

@@ -61,8 +61,9 @@ func (s *site) live(now time.Time) bool {
 //
 // Every file answer carries the manifest's Content-Type and
 // X-Content-Type-Options: nosniff. A file with precompressed variants is
-// sent as the best one the client accepts (br, then zstd, then gzip), with
-// Vary: Accept-Encoding. Each representation has a strong ETag (its
+// sent as the smallest stored representation the client accepts (the
+// identity included; ties go to br, then zstd, then gzip), with Vary:
+// Accept-Encoding. Each representation has a strong ETag (its
 // content's SHA-256), answered 304 on If-None-Match; Range and HEAD are
 // supported. Cache-Control is "public, max-age=31536000, immutable" for
 // fingerprinted asset names (see Fingerprinted; never a page) and

@@ -253,30 +253,34 @@ func TestContentCacheBudget(t *testing.T) {
 }
 
 func TestAcceptedCodings(t *testing.T) {
-	const br, zs, gz = 1, 2, 4
+	const id, br, zs, gz = 1, 2, 4, 8
 	for header, want := range map[string]uint8{
-		"":                           0,
-		"gzip":                       gz,
-		"br, gzip":                   br | gz,
-		"gzip;q=0":                   0,
-		"gzip; q=0.5, br;q=1.0":      br | gz,
-		"*":                          br | zs | gz,
+		"":                           id,
+		"gzip":                       id | gz,
+		"br, gzip":                   id | br | gz,
+		"gzip;q=0":                   id,
+		"gzip; q=0.5, br;q=1.0":      id | br | gz,
+		"*":                          id | br | zs | gz,
 		"*;q=0":                      0,
-		"*, gzip;q=0":                br | zs,
-		"identity, *;q=0":            0,
-		"ZSTD":                       zs,
-		"gzip;q=garbage":             0,
-		"deflate, compress, x-gzip":  0,
-		"br;level=5":                 br,
-		",,gzip,,":                   gz,
-		"gzip;q=0., zstd ; q = 0.2 ": zs,
+		"*, gzip;q=0":                id | br | zs,
+		"identity, *;q=0":            id,
+		"identity;q=0":               0,
+		"identity;q=0, *":            br | zs | gz,
+		"gzip, *;q=0":                gz,
+		"IDENTITY;q=0.5":             id,
+		"ZSTD":                       id | zs,
+		"gzip;q=garbage":             id,
+		"deflate, compress, x-gzip":  id,
+		"br;level=5":                 id | br,
+		",,gzip,,":                   id | gz,
+		"gzip;q=0., zstd ; q = 0.2 ": id | zs,
 	} {
 		if got := acceptedCodings([]string{header}); got != want {
-			t.Errorf("acceptedCodings(%q) = %03b, want %03b", header, got, want)
+			t.Errorf("acceptedCodings(%q) = %04b, want %04b", header, got, want)
 		}
 	}
-	if got := acceptedCodings([]string{"gzip", "br"}); got != br|gz {
-		t.Errorf("two header lines: %03b", got)
+	if got := acceptedCodings([]string{"gzip", "br"}); got != id|br|gz {
+		t.Errorf("two header lines: %04b", got)
 	}
 }
 

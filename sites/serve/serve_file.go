@@ -36,6 +36,11 @@ type servedFile struct {
 	// reps[0] is the identity; reps[1+i] is EncodingPreference[i], when
 	// present.
 	reps [1 + len(sites.EncodingPreference)]representation
+	// order lists the indexes in reps of the present representations,
+	// smallest first (ties in reps order: the identity, then the
+	// preferred coding); n is how many there are.
+	order [1 + len(sites.EncodingPreference)]uint8
+	n     uint8
 	// encoded tells whether any variant exists (then answers Vary).
 	encoded bool
 }
@@ -86,6 +91,7 @@ func prepare(l *sites.Site) *site {
 				f.encoded = true
 			}
 		}
+		f.sortBySize()
 		s.served[p] = f
 	}
 	s.bytes = s.estimateCost()
@@ -125,13 +131,31 @@ func (s *site) estimateCost() int64 {
 	return n
 }
 
-// pick returns the representation to send for an Accept-Encoding header.
+// sortBySize fills order: the present representations, smallest first.
+func (f *servedFile) sortBySize() {
+	f.n = 0
+	for i := range f.reps {
+		if !f.reps[i].present {
+			continue
+		}
+		j := f.n
+		for ; j > 0 && f.reps[f.order[j-1]].size > f.reps[i].size; j-- {
+			f.order[j] = f.order[j-1] // insertion sort: stable, at most 4
+		}
+		f.order[j] = uint8(i)
+		f.n++
+	}
+}
+
+// pick returns the representation to send for an Accept-Encoding header:
+// the smallest the client accepts (see acceptedCodings), or the identity
+// when it accepts none.
 func (f *servedFile) pick(acceptEncoding []string) *representation {
 	if f.encoded && len(acceptEncoding) > 0 {
 		accepted := acceptedCodings(acceptEncoding)
-		for i := range sites.EncodingPreference {
-			if accepted&(1<<i) != 0 && f.reps[1+i].present {
-				return &f.reps[1+i]
+		for _, i := range f.order[:f.n] {
+			if accepted&(1<<i) != 0 {
+				return &f.reps[i]
 			}
 		}
 	}
