@@ -486,7 +486,7 @@ func TestSessionCookieNeverOnSiteHosts(t *testing.T) {
 		URL:                "http://alice-site.sites.test/account",
 		Headers:            cookie(sessionAlice),
 		ExpectedStatus:     404,
-		ExpectedContent:    []string{"Not found"},
+		ExpectedContent:    []string{"Page not found"},
 		NotExpectedContent: []string{"alice@example.com"},
 		TestAppFactory:     newTestApp,
 	}})

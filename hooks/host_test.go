@@ -33,7 +33,7 @@ func TestServerHandlerWrapper(t *testing.T) {
 		reachesPB  bool
 	}{
 		{"alice-site.sites.test", "/", 200, "<h1>alice</h1>", false},
-		{"alice-site.sites.test:8090", "/_/", 404, "Not found", false},
+		{"alice-site.sites.test:8090", "/_/", 404, "Page not found", false},
 		{"x.alice-site.sites.test", "/api/health", 404, "Site not found", false},
 		{"nope.sites.test", "/deploys", 404, "Site not found", false},
 		{"web.test", "/api/health", 200, "pocketbase", true},
@@ -55,6 +55,9 @@ func TestServerHandlerWrapper(t *testing.T) {
 		se.Server.Handler.ServeHTTP(rec, req)
 		if rec.Code != c.status || !strings.Contains(rec.Body.String(), c.body) || (reached > before) != c.reachesPB {
 			t.Errorf("%s%s: %d %q, reached PocketBase: %v", c.host, c.path, rec.Code, rec.Body.String(), reached > before)
+		}
+		if c.status == 404 && rec.Header().Get("Content-Type") != "text/html; charset=utf-8" {
+			t.Errorf("%s%s: a 404 for a browser is %q, not an HTML page", c.host, c.path, rec.Header().Get("Content-Type"))
 		}
 	}
 }

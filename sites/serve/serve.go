@@ -56,7 +56,8 @@ func (s *site) live(now time.Time) bool {
 // when only a.html exists, /a when only a/index.html does) answer 308 to
 // it, query kept (see site.lookup). Failing that, a single-page app
 // serves index.html with status 200; then the site's own 404.html with
-// status 404; then the default 404 page. _redirects and _headers at the
+// status 404; then the default 404 page (an HTML page, as for a site that
+// is unknown or offline; see notFound). _redirects and _headers at the
 // root are never served.
 //
 // Every file answer carries the manifest's Content-Type and
@@ -153,11 +154,11 @@ func (s *Server) ServeSite(w http.ResponseWriter, r *http.Request, slug string) 
 			http.Error(w, "Internal error", http.StatusInternalServerError)
 			return
 		}
-		plainError(w, http.StatusNotFound, "Site not found")
+		notFound(w, r, siteNotFound, siteNotFoundLength)
 		return
 	}
 	if !site.live(s.now()) {
-		plainError(w, http.StatusNotFound, "Site not found")
+		notFound(w, r, siteNotFound, siteNotFoundLength)
 		return
 	}
 	res := resolvePath(site, r.URL.Path)
@@ -171,7 +172,7 @@ func (s *Server) ServeSite(w http.ResponseWriter, r *http.Request, slug string) 
 		h["Cache-Control"] = noCacheValue
 		w.WriteHeader(http.StatusPermanentRedirect)
 	case res.file == nil:
-		plainError(w, http.StatusNotFound, "Not found")
+		notFound(w, r, defaultNotFound, defaultNotFoundLength)
 	default:
 		s.serveFile(w, r, res.file, res.status)
 	}

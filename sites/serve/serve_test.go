@@ -6,7 +6,6 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"strings"
 	"testing"
 	"time"
 
@@ -109,14 +108,6 @@ func TestServeResolution(t *testing.T) {
 				t.Fatal("site answers must not set cookies")
 			}
 		})
-	}
-}
-
-func TestServePlain404WithoutCustomPage(t *testing.T) {
-	srv, _ := newTestServer(t, &sites.Site{Slug: "demo", Status: sites.StatusActive}, map[string][2]string{"index.html": {htmlType, "x"}})
-	res := get(srv, http.MethodGet, "/missing", nil)
-	if res.StatusCode != 404 || !strings.Contains(body(res), "Not found") {
-		t.Fatalf("got %d", res.StatusCode)
 	}
 }
 
