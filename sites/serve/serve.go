@@ -14,8 +14,6 @@ import (
 	"io"
 	"net/http"
 	"net/url"
-	"path"
-	"strings"
 	"sync"
 	"time"
 
@@ -202,129 +200,6 @@ func (s *Server) site(slug string) (*site, error) {
 	st := prepare(loaded)
 	s.cache.put(slug, st, gen, s.now())
 	return st, nil
-}
-
-// resolved is what a request path maps to: a file served with a status,
-// or a redirect to a canonical URL path.
-type resolved struct {
-	file     *servedFile // nil when nothing matches
-	status   int
-	redirect string // canonical path to redirect to, when set
-}
-
-// resolvePath maps a request path to what to answer, in three steps:
-// the file the path names, or a redirect to its page's canonical URL
-// (see lookup); then (not yet) the site's rules; then the fallbacks:
-// index.html with status 200 for a single-page app, the site's 404.html
-// with status 404, or nothing (the default 404 page).
-func resolvePath(st *site, reqPath string) resolved {
-	p := cleanRequestPath(reqPath)
-	if res, ok := st.lookup(p, p != "" && strings.HasSuffix(reqPath, "/")); ok {
-		return res
-	}
-	if f := st.served["index.html"]; st.isSPA && f != nil {
-		return resolved{file: f, status: http.StatusOK}
-	}
-	if f := st.served["404.html"]; f != nil {
-		return resolved{file: f, status: http.StatusNotFound}
-	}
-	return resolved{status: http.StatusNotFound}
-}
-
-// lookup finds the file for the clean path p (dir: the request ended in
-// "/"), or the redirect to its canonical URL; ok is false when no file
-// answers p. Each page has one URL, and the first rule that names a file
-// decides:
-//
-//	/            index.html
-//	/a/          a/index.html; else 308 to /a when a.html exists
-//	/a           the file a; else a.html; else 308 to /a/ when a/index.html exists
-//
-// and the other spellings of a page redirect to that URL: /a.html to /a
-// (unless a file named a takes /a), /a/index.html and /a/index to /a/,
-// /index.html and /index to /. When both a.html and a/index.html exist,
-// /a is a.html and /a/ is a/index.html. A file that is not a page (its
-// name does not end in .html) is served at its own path only.
-func (st *site) lookup(p string, dir bool) (resolved, bool) {
-	get := func(name string) *servedFile { return st.served[name] }
-	switch {
-	case p == "":
-		if f := get("index.html"); f != nil {
-			return resolved{file: f, status: http.StatusOK}, true
-		}
-	case dir:
-		if f := get(p + "/index.html"); f != nil {
-			return resolved{file: f, status: http.StatusOK}, true
-		}
-		if get(p+".html") != nil && get(p) == nil {
-			return resolved{redirect: "/" + p}, true // /about/ → /about
-		}
-	default:
-		if f := get(p); f != nil {
-			if to, ok := st.pageURL(p); ok {
-				return resolved{redirect: to}, true // /about.html → /about
-			}
-			return resolved{file: f, status: http.StatusOK}, true
-		}
-		if f := get(p + ".html"); f != nil {
-			if p == "index" || strings.HasSuffix(p, "/index") {
-				return resolved{redirect: "/" + strings.TrimSuffix(p, "index")}, true // /a/index → /a/
-			}
-			return resolved{file: f, status: http.StatusOK}, true
-		}
-		if get(p+"/index.html") != nil {
-			// /docs → /docs/, so the page's relative links resolve
-			return resolved{redirect: "/" + p + "/"}, true
-		}
-	}
-	return resolved{}, false
-}
-
-// pageURL returns the canonical URL path of the page file p when it is
-// not /p: "/a/" for a/index.html, "/a" for a.html unless a file named a
-// takes that URL. ok is false for any other file.
-func (st *site) pageURL(p string) (string, bool) {
-	stem, isPage := strings.CutSuffix(p, ".html")
-	if !isPage {
-		return "", false
-	}
-	if stem == "index" || strings.HasSuffix(stem, "/index") {
-		return "/" + strings.TrimSuffix(stem, "index"), true
-	}
-	if stem == "" || strings.HasSuffix(stem, "/") || st.served[stem] != nil {
-		return "", false // ".html", "a/.html", or a file takes /stem
-	}
-	return "/" + stem, true
-}
-
-// cleanRequestPath is the manifest path a request path names: cleaned,
-// without the leading slash. A path that is already clean (the usual
-// case) is sliced, not copied.
-func cleanRequestPath(reqPath string) string {
-	if isCleanPath(reqPath) {
-		return strings.TrimSuffix(reqPath[1:], "/")
-	}
-	return strings.TrimPrefix(path.Clean("/"+reqPath), "/")
-}
-
-// isCleanPath reports whether p starts with "/" and has no empty, "." or
-// ".." segment (a trailing slash is allowed).
-func isCleanPath(p string) bool {
-	if p == "" || p[0] != '/' {
-		return false
-	}
-	start := 1
-	for i := 1; i <= len(p); i++ {
-		if i < len(p) && p[i] != '/' {
-			continue
-		}
-		seg := p[start:i]
-		if (seg == "" && i < len(p)) || seg == "." || seg == ".." {
-			return false
-		}
-		start = i + 1
-	}
-	return true
 }
 
 // RefuseHost answers a request whose Host header is malformed: 400 in
