@@ -21,14 +21,27 @@ type Header struct{ Name, Value string }
 // HTTP Basic auth ("Basic-Auth: user:pass user2:pass2"); it is never sent.
 const BasicAuthHeader = "Basic-Auth"
 
-// reservedHeaders are the headers the server sets itself (Netlify ignores
-// them too, see its "Custom headers" limitations); a _headers line that
-// sets one is a Warning.
-var reservedHeaders = map[string]bool{
-	"accept-ranges": true, "age": true, "allow": true, "alt-svc": true,
-	"connection": true, "content-encoding": true, "content-length": true,
-	"content-range": true, "date": true, "keep-alive": true, "location": true,
-	"server": true, "trailer": true, "transfer-encoding": true, "upgrade": true,
+// reservedHeaders are the headers a site's _headers may not set, with why
+// (by lower-case name); a line that sets one is a Warning. Most are
+// framing and connection headers the server sets itself (Netlify ignores
+// them too, see its "Custom headers" limitations). sitedrop adds its own:
+// the strong ETag and the Vary of each file, the nosniff every answer
+// keeps, and Set-Cookie, because a site host shares its parent domain
+// with every other site and the dashboard: a cookie set for the parent
+// would reach them all.
+var reservedHeaders = map[string]string{
+	"accept-ranges": "set by the server", "age": "set by the server",
+	"allow": "set by the server", "alt-svc": "set by the server",
+	"connection": "set by the server", "content-encoding": "set by the server",
+	"content-length": "set by the server", "content-range": "set by the server",
+	"date": "set by the server", "keep-alive": "set by the server",
+	"location": "set by the server (use _redirects)", "server": "set by the server",
+	"trailer": "set by the server", "transfer-encoding": "set by the server",
+	"upgrade":                "set by the server",
+	"etag":                   "set by the server (a strong ETag of each file's content)",
+	"vary":                   "set by the server (Vary: Accept-Encoding where a file has encoded variants)",
+	"x-content-type-options": "set by the server: every answer keeps nosniff",
+	"set-cookie":             "not allowed: a site host shares its parent domain with other sites, so sites set no cookies from _headers",
 }
 
 // ParseHeaders reads a _headers file: a line starting with "/" opens a
@@ -119,8 +132,8 @@ func (h *HeaderRule) addLine(line string) string {
 	if strings.ContainsAny(value, "\x00\r\n") {
 		return "the value contains a control character (CR, LF or NUL)"
 	}
-	if reservedHeaders[strings.ToLower(name)] {
-		return fmt.Sprintf("%s is set by the server and cannot be changed", name)
+	if why, ok := reservedHeaders[strings.ToLower(name)]; ok {
+		return fmt.Sprintf("%s cannot be changed: %s", name, why)
 	}
 	if strings.EqualFold(name, BasicAuthHeader) {
 		if _, reason := parseCredentials(value); reason != "" {
