@@ -9,6 +9,7 @@ import (
 	"github.com/pocketbase/pocketbase/core"
 
 	"sitedrop/sites"
+	"sitedrop/sites/rules"
 )
 
 // claimBodyLimit bounds the small JSON body of a claim.
@@ -150,14 +151,17 @@ func (sd *sitedrop) deployCreate(e *core.RequestEvent) error {
 	}
 	rec := created.Record
 	slug := rec.GetString("slug")
+	ref := deployRef{ID: rec.Id, Slug: slug, URL: sd.siteURL(slug)}
+	warnings := sites.RuleWarnings(p.Upload.Files)
 	if user != nil {
-		return e.JSON(http.StatusOK, deployRef{ID: rec.Id, Slug: slug, URL: sd.siteURL(slug)})
+		return e.JSON(http.StatusOK, deployAnswer{deployRef: ref, Warnings: warnings})
 	}
-	return e.JSON(http.StatusOK, anonDeployRef{
-		deployRef:  deployRef{ID: rec.Id, Slug: slug, URL: sd.siteURL(slug)},
+	return e.JSON(http.StatusOK, anonDeployAnswer{
+		deployRef:  ref,
 		ClaimToken: created.ClaimToken,
 		ClaimURL:   sd.claimURL(slug, created.ClaimToken),
 		ExpiresAt:  timestamp(rec.GetDateTime("expires_at").Time()),
+		Warnings:   warnings,
 	})
 }
 
@@ -218,7 +222,10 @@ func (sd *sitedrop) deployUpdate(e *core.RequestEvent) error {
 		return err
 	}
 	slug := rec.GetString("slug")
-	return e.JSON(http.StatusOK, deployRef{ID: rec.Id, Slug: slug, URL: sd.siteURL(slug)})
+	return e.JSON(http.StatusOK, deployAnswer{
+		deployRef: deployRef{ID: rec.Id, Slug: slug, URL: sd.siteURL(slug)},
+		Warnings:  sites.RuleWarnings(up.Files),
+	})
 }
 
 // deployDelete is DELETE /deploy/:id.
@@ -284,19 +291,28 @@ func (sd *sitedrop) deployClaim(e *core.RequestEvent) error {
 	return e.JSON(http.StatusOK, deployRef{ID: rec.Id, Slug: slug, URL: sd.siteURL(slug)})
 }
 
-// deployRef is the short answer of create, update and claim.
+// deployRef is the short answer of claim, and the start of the others.
 type deployRef struct {
 	ID   string `json:"id"`
 	Slug string `json:"slug"`
 	URL  string `json:"url"`
 }
 
-// anonDeployRef is the answer of an anonymous create.
-type anonDeployRef struct {
+// deployAnswer is the answer of a create or an update with a key: the
+// deployment, and the lines of its _redirects and _headers that are not
+// applied (always a list, empty when all apply).
+type deployAnswer struct {
 	deployRef
-	ClaimToken string `json:"claim_token"`
-	ClaimURL   string `json:"claim_url"`
-	ExpiresAt  string `json:"expires_at"`
+	Warnings []rules.Warning `json:"warnings"`
+}
+
+// anonDeployAnswer is the answer of an anonymous create.
+type anonDeployAnswer struct {
+	deployRef
+	ClaimToken string          `json:"claim_token"`
+	ClaimURL   string          `json:"claim_url"`
+	ExpiresAt  string          `json:"expires_at"`
+	Warnings   []rules.Warning `json:"warnings"`
 }
 
 // deployStatus is the answer of GET /deploy/:id.

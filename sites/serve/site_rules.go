@@ -1,0 +1,130 @@
+package serve
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+
+	"sitedrop/sites"
+	"sitedrop/sites/rules"
+	"sitedrop/sites/store"
+)
+
+// siteRules are a site's _redirects and _headers, compiled when the site
+// is loaded (nil: the site has none). They are read from the version's
+// own files, so a rollback brings back the rules of its time.
+type siteRules struct {
+	redirects *rules.Redirects
+	headers   *rules.Headers
+	// bytes is the memory they hold, estimated for the site cache.
+	bytes int64
+}
+
+// Estimated memory of compiled rules: per redirect rule, and per byte of
+// a _headers file (its blocks are kept about as written).
+const (
+	perRedirectRule = 256
+	perHeadersByte  = 3
+)
+
+// loadRules reads and compiles the rule files of manifest m. The lines
+// that do not parse were reported at deploy (see sites.RuleWarnings);
+// here they are skipped.
+func loadRules(ctx context.Context, blobs store.BlobStore, m sites.Manifest) (siteRules, error) {
+	var out siteRules
+	if e, ok := m[rules.RedirectsFile]; ok {
+		data, err := readBlob(ctx, blobs, e.Hash)
+		if err != nil {
+			return out, fmt.Errorf("read %s: %w", rules.RedirectsFile, err)
+		}
+		rs, _ := rules.ParseRedirects(data)
+		if len(rs) > 0 {
+			out.redirects = rules.CompileRedirects(rs)
+			out.bytes += int64(len(rs)) * perRedirectRule
+		}
+	}
+	if e, ok := m[rules.HeadersFile]; ok {
+		data, err := readBlob(ctx, blobs, e.Hash)
+		if err != nil {
+			return out, fmt.Errorf("read %s: %w", rules.HeadersFile, err)
+		}
+		hs, _ := rules.ParseHeaders(data)
+		if len(hs) > 0 {
+			out.headers = rules.CompileHeaders(hs)
+			out.bytes += int64(len(data)) * perHeadersByte
+		}
+	}
+	return out, nil
+}
+
+// readBlob reads a whole blob; rule files are bounded by the deploy's
+// body and unpack limits.
+func readBlob(ctx context.Context, blobs store.BlobStore, hash string) ([]byte, error) {
+	b, err := blobs.Open(ctx, hash)
+	if err != nil {
+		return nil, err
+	}
+	defer b.Close()
+	data := make([]byte, b.Size())
+	if _, err := io.ReadFull(b, data); err != nil {
+		return nil, err
+	}
+	return data, nil
+}
+
+// isRuleFile reports whether a site path is one of the rule files, which
+// are configuration, never content: they are not served.
+func isRuleFile(p string) bool {
+	return p == rules.RedirectsFile || p == rules.HeadersFile
+}
+
+// pathHeaders are the _headers that apply to one request path.
+type pathHeaders struct {
+	rules.Matched
+}
+
+// protected reports whether the path asks for HTTP Basic auth.
+func (ph pathHeaders) protected() bool { return len(ph.BasicAuth) > 0 }
+
+// authorized reports whether r carries credentials the path accepts.
+func (ph pathHeaders) authorized(r *http.Request) bool {
+	user, password, ok := r.BasicAuth()
+	return ok && ph.Authorized(user, password)
+}
+
+// apply sets the site's headers on h, over sitedrop's defaults (the
+// headers a site may not set were refused when the file was parsed).
+// Under Basic auth a shared cache must not keep the answer: a "public"
+// Cache-Control becomes "private".
+func (ph pathHeaders) apply(h http.Header) {
+	if ph.protected() {
+		if cc := h["Cache-Control"]; len(cc) == 1 && strings.HasPrefix(cc[0], "public") {
+			h["Cache-Control"] = []string{"private" + strings.TrimPrefix(cc[0], "public")}
+		}
+	}
+	for _, x := range ph.Headers {
+		h.Set(x.Name, x.Value)
+	}
+}
+
+// basicAuthRealmValue is the challenge of a path under Basic auth.
+var basicAuthRealmValue = []string{`Basic realm="site", charset="UTF-8"`}
+
+// askForCredentials answers 401 with a Basic challenge.
+func askForCredentials(w http.ResponseWriter) {
+	w.Header()["Www-Authenticate"] = basicAuthRealmValue
+	plainError(w, http.StatusUnauthorized, "Authentication required")
+}
+
+// safeLocation keeps a rule's target on the site when it is a path: a
+// target that starts with two slashes (or a slash and a backslash), which
+// a splat can produce from a request such as /go//evil.example, would be
+// read by browsers as another host.
+func safeLocation(to string) string {
+	if len(to) > 1 && to[0] == '/' && (to[1] == '/' || to[1] == '\\') {
+		return "/" + strings.TrimLeft(to, `/\`)
+	}
+	return to
+}
