@@ -32,14 +32,14 @@ func notFoundPage(title, message string) []byte {
 	return []byte(strings.NewReplacer("{{title}}", title, "{{message}}", message).Replace(notFoundTemplate))
 }
 
-// notFound answers 404 with one of the default pages (page and length),
-// not cached; HEAD gets the headers only.
-func notFound(w http.ResponseWriter, r *http.Request, page []byte, length []string) {
+// notFound answers status (404, or a rule's 410) with one of the default
+// pages (page and length), not cached; HEAD gets the headers only.
+func notFound(w http.ResponseWriter, r *http.Request, status int, page []byte, length []string) {
 	h := w.Header()
 	h["Content-Type"] = htmlTypeValue
 	h["Cache-Control"] = noStoreValue
 	h["Content-Length"] = length
-	w.WriteHeader(http.StatusNotFound)
+	w.WriteHeader(status)
 	if r.Method != http.MethodHead {
 		_, _ = w.Write(page)
 	}

@@ -7,28 +7,41 @@ import (
 )
 
 // resolved is what a request path maps to: a file served with a status,
-// or a redirect to a canonical URL path.
+// a redirect to a canonical URL path, or a redirect rule's target.
 type resolved struct {
 	file     *servedFile // nil when nothing matches
 	status   int
 	redirect string // canonical path to redirect to, when set
+	location string // a redirect rule's Location (status is the rule's)
 }
 
-// resolvePath maps a request path to what to answer, in three steps:
-// the file the path names, or a redirect to its page's canonical URL
-// (see lookup); then, when they come, the site's rules; then the fallbacks:
-// index.html with status 200 for a single-page app, the site's 404.html
-// with status 404, or nothing (the default 404 page).
-func resolvePath(st *site, reqPath string) resolved {
+// resolvePath maps a request path (and its raw query, for the rules) to
+// what to answer, in three steps: the file the path names, or a redirect
+// to its page's canonical URL (see lookup); then the site's _redirects,
+// of which only forced rules apply where a file answers the path
+// (shadowing); then the fallbacks: index.html with status 200 for a
+// single-page app, the site's 404.html with status 404, or nothing (the
+// default 404 page).
+func resolvePath(st *site, reqPath, rawQuery string) resolved {
 	p := cleanRequestPath(reqPath)
-	if res, ok := st.lookup(p, p != "" && strings.HasSuffix(reqPath, "/")); ok {
+	res, found := st.lookup(p, p != "" && strings.HasSuffix(reqPath, "/"))
+	if st.rules.redirects != nil {
+		if m, ok := st.rules.redirects.Match(reqPath, rawQuery, found); ok {
+			return ruleAnswer(st, m)
+		}
+	}
+	if found {
 		return res
 	}
-	// The site's rules (_redirects) go here: after the files, before the
-	// fallbacks.
 	if f := st.served["index.html"]; st.isSPA && f != nil {
 		return resolved{file: f, status: http.StatusOK}
 	}
+	return st.missing()
+}
+
+// missing is the answer to a path nothing answers: the site's own
+// 404.html, or the default 404 page.
+func (st *site) missing() resolved {
 	if f := st.served["404.html"]; f != nil {
 		return resolved{file: f, status: http.StatusNotFound}
 	}

@@ -10,7 +10,9 @@
 package serve
 
 import (
+	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"net/url"
@@ -34,6 +36,8 @@ type site struct {
 	expiresAt           time.Time
 	// served are the files prepared for serving, by path.
 	served map[string]*servedFile
+	// rules are the site's _redirects and _headers, compiled.
+	rules siteRules
 	// bytes is the memory the prepared site holds (see cost).
 	bytes int64
 }
@@ -146,20 +150,31 @@ func (s *Server) ServeSite(w http.ResponseWriter, r *http.Request, slug string) 
 		plainError(w, http.StatusMethodNotAllowed, "Method not allowed")
 		return
 	}
-	site, err := s.site(slug)
+	site, err := s.site(r.Context(), slug)
 	if err != nil {
 		if !errors.Is(err, sites.ErrNotFound) {
 			http.Error(w, "Internal error", http.StatusInternalServerError)
 			return
 		}
-		notFound(w, r, siteNotFound, siteNotFoundLength)
+		notFound(w, r, http.StatusNotFound, siteNotFound, siteNotFoundLength)
 		return
 	}
 	if !site.live(s.now()) {
-		notFound(w, r, siteNotFound, siteNotFoundLength)
+		notFound(w, r, http.StatusNotFound, siteNotFound, siteNotFoundLength)
 		return
 	}
-	res := resolvePath(site, r.URL.Path)
+	if site.rules.headers != nil {
+		ph := pathHeaders{site.rules.headers.Match(r.URL.Path)}
+		if ph.protected() && !ph.authorized(r) {
+			askForCredentials(w)
+			return
+		}
+		if len(ph.Headers) > 0 || ph.protected() {
+			w = &headerWriter{ResponseWriter: w, ph: ph}
+			h = w.Header()
+		}
+	}
+	res := resolvePath(site, r.URL.Path, r.URL.RawQuery)
 	switch {
 	case res.redirect != "":
 		target := (&url.URL{Path: res.redirect}).EscapedPath()
@@ -169,8 +184,12 @@ func (s *Server) ServeSite(w http.ResponseWriter, r *http.Request, slug string) 
 		h.Set("Location", target)
 		h["Cache-Control"] = noCacheValue
 		w.WriteHeader(http.StatusPermanentRedirect)
+	case res.location != "":
+		h.Set("Location", res.location)
+		h["Cache-Control"] = noCacheValue
+		w.WriteHeader(res.status)
 	case res.file == nil:
-		notFound(w, r, defaultNotFound, defaultNotFoundLength)
+		notFound(w, r, res.status, defaultNotFound, defaultNotFoundLength)
 	default:
 		s.serveFile(w, r, res.file, res.status)
 	}
@@ -179,13 +198,13 @@ func (s *Server) ServeSite(w http.ResponseWriter, r *http.Request, slug string) 
 // Live reports whether slug names a site that is served right now. It
 // reads through the same cache as ServeSite.
 func (s *Server) Live(slug string) bool {
-	site, err := s.site(slug)
+	site, err := s.site(context.Background(), slug)
 	return err == nil && site.live(s.now())
 }
 
 // site returns slug's prepared site, from the cache or loaded (and then
 // cached when no change raced the load).
-func (s *Server) site(slug string) (*site, error) {
+func (s *Server) site(ctx context.Context, slug string) (*site, error) {
 	if slug == "" {
 		return nil, sites.ErrNotFound
 	}
@@ -198,6 +217,10 @@ func (s *Server) site(slug string) (*site, error) {
 		return nil, err
 	}
 	st := prepare(loaded)
+	if st.rules, err = loadRules(ctx, s.store, loaded.Files); err != nil {
+		return nil, fmt.Errorf("load the rules of %s: %w", slug, err)
+	}
+	st.bytes += st.rules.bytes
 	s.cache.put(slug, st, gen, s.now())
 	return st, nil
 }

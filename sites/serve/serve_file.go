@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"sitedrop/sites"
+	"sitedrop/sites/rules"
 )
 
 // Header values shared by every answer. net/http never modifies a header
@@ -102,7 +103,7 @@ func prepare(l *sites.Site) *site {
 // files at its root (_redirects, _headers). They configure the site and
 // are never served: a request for one answers as if it were absent.
 func ruleFile(p string) bool {
-	return p == "_redirects" || p == "_headers"
+	return p == rules.RedirectsFile || p == rules.HeadersFile
 }
 
 // isHTMLType reports whether a Content-Type is an HTML page's.

@@ -74,12 +74,6 @@ func readBlob(ctx context.Context, blobs store.BlobStore, hash string) ([]byte, 
 	return data, nil
 }
 
-// isRuleFile reports whether a site path is one of the rule files, which
-// are configuration, never content: they are not served.
-func isRuleFile(p string) bool {
-	return p == rules.RedirectsFile || p == rules.HeadersFile
-}
-
 // pathHeaders are the _headers that apply to one request path.
 type pathHeaders struct {
 	rules.Matched
@@ -128,3 +122,73 @@ func safeLocation(to string) string {
 	}
 	return to
 }
+
+// ruleAnswer is what a matched redirect rule answers: a redirect to
+// m.To, or (200, 404, 410) the file at m.Path with the rule's status.
+// A rule that serves a missing file answers like a missing path: the
+// site's 404.html, or the default page, with the rule's status when it
+// is an error.
+func ruleAnswer(st *site, m rules.Match) resolved {
+	if m.Path == "" {
+		return resolved{location: safeLocation(m.To), status: m.Status}
+	}
+	if f := lookupFile(st, m.Path); f != nil {
+		return resolved{file: f, status: m.Status}
+	}
+	res := st.missing()
+	if m.Status != http.StatusOK {
+		res.status = m.Status
+	}
+	return res
+}
+
+// lookupFile finds the file a site path names, with no redirect: the
+// exact file, then path.html, then path/index.html ("/" is index.html).
+// It is how a rewrite reaches its target.
+func lookupFile(st *site, reqPath string) *servedFile {
+	p := cleanRequestPath(reqPath)
+	if p == "" {
+		return st.served["index.html"]
+	}
+	for _, name := range [...]string{p, p + ".html", p + "/index.html"} {
+		if f := st.served[name]; f != nil {
+			return f
+		}
+	}
+	return nil
+}
+
+// headerWriter sets a path's _headers on the response just before its
+// header is written, so that they come after (and win over) sitedrop's
+// defaults. It forwards ReadFrom, so files are still sent with sendfile.
+type headerWriter struct {
+	http.ResponseWriter
+	ph      pathHeaders
+	written bool
+}
+
+func (w *headerWriter) WriteHeader(status int) {
+	if !w.written {
+		w.written = true
+		w.ph.apply(w.Header())
+	}
+	w.ResponseWriter.WriteHeader(status)
+}
+
+func (w *headerWriter) Write(p []byte) (int, error) {
+	if !w.written {
+		w.WriteHeader(http.StatusOK)
+	}
+	return w.ResponseWriter.Write(p)
+}
+
+// ReadFrom sends r through the underlying writer's ReadFrom (sendfile).
+func (w *headerWriter) ReadFrom(r io.Reader) (int64, error) {
+	if !w.written {
+		w.WriteHeader(http.StatusOK)
+	}
+	return io.Copy(w.ResponseWriter, r)
+}
+
+// Unwrap gives http.ResponseController the underlying writer.
+func (w *headerWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }

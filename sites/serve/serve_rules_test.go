@@ -1,0 +1,77 @@
+package serve
+
+import (
+	"net/http"
+	"strings"
+	"testing"
+
+	"sitedrop/sites"
+)
+
+// TestServeRules covers what the site server adds to the rules package:
+// targets kept on the site, rule statuses with and without their page,
+// rewrites that cannot reach the rule files, SPA after the rules, and the
+// site's headers winning over the defaults on every kind of answer.
+func TestServeRules(t *testing.T) {
+	big := strings.Repeat("x", maxCachedFile+1) // sent from the blob, not the cache
+	srv, _ := newTestServer(t, &sites.Site{Slug: "demo", Status: sites.StatusActive, IsSPA: true}, map[string][2]string{
+		"index.html": {htmlType, "<p>spa shell"},
+		"page.html":  {htmlType, "<p>a page"},
+		"big.bin":    {"application/octet-stream", big},
+		"_redirects": {"text/plain", "/go/* /:splat 302\n/gone /missing.html 410\n/nothing /missing.html 404\n" +
+			"/conf /_redirects 200\n/kept/* /page 200\n"},
+		"_headers": {"text/plain", "/*\n  Cache-Control: max-age=5\n  X-Extra: yes\n/private/*\n  Basic-Auth: u:p\n"},
+	})
+	cases := []struct {
+		path, headers  string
+		status         int
+		location, body string
+	}{
+		{"/go//evil.example/x", "", 302, "/evil.example/x", ""},
+		{`/go/\evil.example`, "", 302, "/%5Cevil.example", ""}, // escaped: not a second slash
+		{"/gone", "", 410, "", "Not found"},
+		{"/nothing", "", 404, "", "Not found"},
+		{"/conf", "", 404, "", "Not found"}, // a rewrite cannot reach the rule files
+		{"/_redirects", "", 200, "", "spa shell"},
+		{"/kept/a", "", 200, "", "a page"},
+		{"/client/route", "", 200, "", "spa shell"}, // SPA after the rules
+		{"/page", "", 200, "", "a page"},
+		{"/big.bin", "", 200, "", big},
+		{"/big.bin", "bytes=0-3", 206, "", "xxxx"},
+	}
+	for _, tc := range cases {
+		var h map[string]string
+		if tc.headers != "" {
+			h = map[string]string{"Range": tc.headers}
+		}
+		res := get(srv, http.MethodGet, tc.path, h)
+		got := body(res)
+		if res.StatusCode != tc.status || res.Header.Get("Location") != tc.location || !strings.Contains(got, tc.body) {
+			t.Errorf("GET %s: %d %q %.40q, want %d %q %.40q", tc.path, res.StatusCode, res.Header.Get("Location"), got, tc.status, tc.location, tc.body)
+		}
+		if res.Header.Get("X-Extra") != "yes" || res.Header.Get("Cache-Control") != "max-age=5" || res.Header.Get("X-Content-Type-Options") != "nosniff" {
+			t.Errorf("GET %s: headers %v", tc.path, res.Header)
+		}
+	}
+	// Basic auth: the challenge carries none of the site's headers
+	res := get(srv, http.MethodGet, "/private/x", nil)
+	if res.StatusCode != 401 || res.Header.Get("X-Extra") != "" || res.Header.Get("Www-Authenticate") == "" {
+		t.Errorf("private: %d %v", res.StatusCode, res.Header)
+	}
+}
+
+// TestSafeLocation: a path target never becomes another host.
+func TestSafeLocation(t *testing.T) {
+	for in, want := range map[string]string{
+		"/a":                 "/a",
+		"//evil.example":     "/evil.example",
+		`/\evil.example`:     "/evil.example",
+		`///\/evil`:          "/evil",
+		"https://ok.example": "https://ok.example",
+		"/":                  "/",
+	} {
+		if got := safeLocation(in); got != want {
+			t.Errorf("safeLocation(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
