@@ -29,9 +29,9 @@ func TestServeRules(t *testing.T) {
 	}{
 		{"/go//evil.example/x", "", 302, "/evil.example/x", ""},
 		{`/go/\evil.example`, "", 302, "/%5Cevil.example", ""}, // escaped: not a second slash
-		{"/gone", "", 410, "", "Not found"},
-		{"/nothing", "", 404, "", "Not found"},
-		{"/conf", "", 404, "", "Not found"}, // a rewrite cannot reach the rule files
+		{"/gone", "", 410, "", "Page not found"},
+		{"/nothing", "", 404, "", "Page not found"},
+		{"/conf", "", 404, "", "Page not found"}, // a rewrite cannot reach the rule files
 		{"/_redirects", "", 200, "", "spa shell"},
 		{"/kept/a", "", 200, "", "a page"},
 		{"/client/route", "", 200, "", "spa shell"}, // SPA after the rules
