@@ -33,6 +33,9 @@ func bindJobs(sd *sitedrop) {
 // runExpireJob purges expired anonymous deployments, sign-in codes and
 // sessions, then collects content when anything became unreferenced.
 func (sd *sitedrop) runExpireJob() {
+	if !sd.app.IsBootstrapped() {
+		return // the app is shutting down: its databases are closed or closing
+	}
 	n, err := sd.svc.PurgeExpired(time.Now())
 	if err != nil {
 		sd.app.Logger().Error("purge expired deployments", "error", err)
@@ -53,6 +56,9 @@ func (sd *sitedrop) runExpireJob() {
 
 // runCollectJob deletes blobs that no version references.
 func (sd *sitedrop) runCollectJob() {
+	if !sd.app.IsBootstrapped() {
+		return // the app is shutting down
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
 	res, err := sd.svc.CollectGarbage(ctx, sd.cfg.GCGrace)
