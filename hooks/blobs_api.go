@@ -13,7 +13,8 @@ import (
 	"sitedrop/sites/store"
 )
 
-// maxMissingHashes bounds one POST /blobs/missing.
+// maxMissingHashes bounds one POST /blobs/missing, or --max-files when
+// that is more: a client asks about every file of a deploy at once.
 const maxMissingHashes = 20000
 
 // uploadKeep is how long an uploaded blob is spared by the collector
@@ -54,15 +55,16 @@ func (sd *sitedrop) blobsMissing(e *core.RequestEvent) error {
 	if _, err := sd.requireUser(e); err != nil {
 		return err
 	}
+	limit := max(maxMissingHashes, sd.cfg.MaxFiles)
 	var req missingRequest
-	if err := readJSON(e, maxMissingHashes*70+1024, &req); err != nil {
+	if err := readJSON(e, int64(limit)*70+1024, &req); err != nil {
 		return err
 	}
 	if req.Hashes == nil {
 		return fail(http.StatusBadRequest, "hashes is required")
 	}
-	if len(req.Hashes) > maxMissingHashes {
-		return fail(http.StatusRequestEntityTooLarge, "Too many hashes: the limit is %d", maxMissingHashes)
+	if len(req.Hashes) > limit {
+		return fail(http.StatusRequestEntityTooLarge, "Too many hashes: the limit is %d", limit)
 	}
 	missing := make([]string, 0)
 	seen := make(map[string]bool, len(req.Hashes))

@@ -31,7 +31,8 @@ type Config struct {
 	AnonTTL time.Duration
 	// MaxBody is the largest deploy request body in bytes. Default 50 MiB.
 	MaxBody int64
-	// MaxFiles is the most files one deployment may have. Default 1000.
+	// MaxFiles is the most files one deployment may have. Default 20,000
+	// (Cloudflare Pages' limit; issue 14 raised it from 1000).
 	MaxFiles int
 	// FreeSlots and ProSlots are the deployments each plan allows.
 	// Defaults 5 and 50.
@@ -165,7 +166,7 @@ func DefaultConfig() Config {
 		Domain:             "localhost",
 		AnonTTL:            24 * time.Hour,
 		MaxBody:            50 << 20,
-		MaxFiles:           1000,
+		MaxFiles:           20000,
 		FreeSlots:          5,
 		ProSlots:           50,
 		AnonDeploysPerHour: 10,
