@@ -8,9 +8,7 @@ import (
 	"os"
 	"strings"
 
-	"github.com/schollz/progressbar/v3"
 	"github.com/spf13/cobra"
-	"golang.org/x/term"
 
 	"sitedrop/sites"
 	"sitedrop/sites/client"
@@ -21,6 +19,7 @@ import (
 type deployOptions struct {
 	server, key, slug, title, id string
 	spa                          bool
+	parallel                     int // uploads at once
 }
 
 // NewDeployCommand is `sitedrop deploy PATH`: a folder, an HTML file or a
@@ -45,6 +44,9 @@ links are skipped, with a warning.`,
 		SilenceUsage: true,
 		Annotations:  map[string]string{NoBootstrapAnnotation: "true"},
 		RunE: func(c *cobra.Command, args []string) error {
+			if o.parallel < 1 || o.parallel > maxUploadParallel {
+				return fmt.Errorf("--parallel must be between 1 and %d", maxUploadParallel)
+			}
 			api, err := newAPIClient(o.server, o.key)
 			if err != nil {
 				return err
@@ -57,6 +59,7 @@ links are skipped, with a warning.`,
 	c.Flags().StringVar(&o.title, "title", "", "the site's title")
 	c.Flags().BoolVar(&o.spa, "spa", false, "serve index.html for unknown paths (single-page app)")
 	c.Flags().StringVar(&o.id, "id", "", "update this deployment instead of creating one")
+	c.Flags().IntVar(&o.parallel, "parallel", defaultUploadParallel, "contents uploaded at once")
 	return c
 }
 
@@ -166,7 +169,7 @@ func deployFolder(api *client.Client, target string, o deployOptions, spaSet boo
 	ans, err := api.Deploy(o.id, body)
 	uploaded := false
 	for try := 0; try < 2 && api.Key != "" && isMissingContent(err); try++ {
-		if err := uploadMissing(api, files, errOut); err != nil {
+		if err := uploadMissing(api, files, errOut, o.parallel); err != nil {
 			return nil, err
 		}
 		uploaded = true
@@ -202,72 +205,4 @@ func ownDeploymentID(api *client.Client, slug string) (string, error) {
 		}
 	}
 	return "", nil
-}
-
-// uploadMissing asks the server which contents it lacks and uploads
-// them, with a progress bar on a terminal and plain lines otherwise.
-func uploadMissing(api *client.Client, files []localFile, errOut io.Writer) error {
-	byHash := map[string]localFile{}
-	hashes := make([]string, 0, len(files))
-	for _, f := range files {
-		if _, ok := byHash[f.hash]; !ok {
-			byHash[f.hash] = f
-			hashes = append(hashes, f.hash)
-		}
-	}
-	missing, err := api.Missing(hashes)
-	if err != nil {
-		return err
-	}
-	var total int64
-	for _, h := range missing {
-		total += byHash[h].size
-	}
-	fmt.Fprintf(errOut, "%d files, %d to upload (%s)\n", len(files), len(missing), sites.FormatBytes(total))
-	if len(missing) == 0 {
-		return nil
-	}
-	var bar *progressbar.ProgressBar
-	if f, ok := errOut.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
-		bar = progressbar.DefaultBytes(total, "uploading")
-	}
-	for i, h := range missing {
-		f, ok := byHash[h]
-		if !ok {
-			return fmt.Errorf("the server asked for content %s that was not offered", termSafe(h))
-		}
-		if err := uploadBlob(api, f); err != nil {
-			return err
-		}
-		if bar != nil {
-			_ = bar.Add64(f.size)
-		} else {
-			fmt.Fprintf(errOut, "uploaded %d/%d %s\n", i+1, len(missing), f.path)
-		}
-	}
-	if bar != nil {
-		_ = bar.Finish()
-	}
-	return nil
-}
-
-// uploadBlob sends f's bytes, streamed from disk, as the content of its
-// hash. The server checks the hash: a file changed since it was hashed
-// is refused.
-func uploadBlob(api *client.Client, f localFile) error {
-	body, err := openSized(f.src)
-	if err != nil {
-		return err
-	}
-	defer body.Close()
-	if body.size != f.size {
-		return fmt.Errorf("%s changed during the deploy: run it again", f.src)
-	}
-	if err := api.UploadBlob(f.hash, body.body()); err != nil {
-		if ce, ok := err.(*client.Error); ok && ce.Status == 400 {
-			return fmt.Errorf("upload %s (did it change during the deploy?): %w", f.path, err)
-		}
-		return fmt.Errorf("upload %s: %w", f.path, err)
-	}
-	return nil
 }

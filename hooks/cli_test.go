@@ -281,11 +281,11 @@ func TestCLIAgainstRealServer(t *testing.T) {
 		t.Fatal(err)
 	}
 	os.WriteFile(changing, []byte("<p>after!</p>"), 0o644) // same size
-	if err := uploadBlob(api, lf); err == nil || !strings.Contains(err.Error(), "did it change during the deploy") {
+	if err := uploadBlob(t.Context(), api, lf); err == nil || !strings.Contains(err.Error(), "did it change during the deploy") {
 		t.Errorf("same size, other bytes: %v", err)
 	}
 	os.WriteFile(changing, []byte("<p>longer now</p>"), 0o644)
-	if err := uploadBlob(api, lf); err == nil || !strings.Contains(err.Error(), "changed during the deploy") {
+	if err := uploadBlob(t.Context(), api, lf); err == nil || !strings.Contains(err.Error(), "changed during the deploy") {
 		t.Errorf("other size: %v", err)
 	}
 

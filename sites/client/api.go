@@ -1,6 +1,7 @@
 package client
 
 import (
+	"context"
 	"fmt"
 	"net/url"
 )
@@ -129,8 +130,9 @@ func (c *Client) Missing(hashes []string) ([]string, error) {
 
 // UploadBlob sends body as the content whose SHA-256 is hash (hex). The
 // server checks the hash: other bytes are refused with a 400 *Error.
-func (c *Client) UploadBlob(hash string, body Sized) error {
-	return c.Do("PUT", "/blobs/"+hash, body, "application/octet-stream", nil)
+// Cancelling ctx abandons the upload. It is safe to call concurrently.
+func (c *Client) UploadBlob(ctx context.Context, hash string, body Sized) error {
+	return c.DoContext(ctx, "PUT", "/blobs/"+hash, body, "application/octet-stream", nil)
 }
 
 // List returns the caller's deployments.

@@ -11,6 +11,7 @@ package client
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -30,11 +31,20 @@ type Client struct {
 	HTTP *http.Client
 }
 
+// maxIdlePerHost is how many idle connections to the server the client
+// keeps: enough for concurrent uploads (net/http's default, 2, would
+// close and reopen the others' connections after every request).
+const maxIdlePerHost = 32
+
 // New returns a client of the server at the base URL server (a trailing
 // slash is dropped) that sends key, if not "". Its requests time out
-// after 10 minutes.
+// after 10 minutes; it keeps up to 32 idle connections for concurrent
+// requests.
 func New(server, key string) *Client {
-	return &Client{Server: strings.TrimSuffix(server, "/"), Key: key, HTTP: &http.Client{Timeout: 10 * time.Minute}}
+	tr := http.DefaultTransport.(*http.Transport).Clone()
+	tr.MaxIdleConnsPerHost = maxIdlePerHost
+	tr.MaxIdleConns = max(tr.MaxIdleConns, maxIdlePerHost)
+	return &Client{Server: strings.TrimSuffix(server, "/"), Key: key, HTTP: &http.Client{Timeout: 10 * time.Minute, Transport: tr}}
 }
 
 // Error is a 3xx, 4xx or 5xx answer: its status and the server's error
@@ -83,6 +93,11 @@ func (b Sized) prepare(req *http.Request) {
 // other than 1xx or 2xx is an *Error with the server's "error" text (or
 // the whole answer when it has none).
 func (c *Client) Do(method, path string, body any, contentType string, out any) error {
+	return c.DoContext(context.Background(), method, path, body, contentType, out)
+}
+
+// DoContext is Do with a context: cancelling ctx abandons the request.
+func (c *Client) DoContext(ctx context.Context, method, path string, body any, contentType string, out any) error {
 	var rd io.Reader
 	switch b := body.(type) {
 	case nil, Sized:
@@ -93,7 +108,7 @@ func (c *Client) Do(method, path string, body any, contentType string, out any) 
 		}
 		rd, contentType = bytes.NewReader(buf), "application/json"
 	}
-	req, err := http.NewRequest(method, c.Server+path, rd)
+	req, err := http.NewRequestWithContext(ctx, method, c.Server+path, rd)
 	if err != nil {
 		return fmt.Errorf("request %s: %w", path, err)
 	}

@@ -61,10 +61,10 @@ func TestClientRequests(t *testing.T) {
 	if m, err := c.Missing([]string{"aa", "bb"}); err != nil || len(m) != 1 || m[0] != "aa" {
 		t.Fatalf("Missing: %v %v", m, err)
 	}
-	if err := c.UploadBlob("aa", Sized{R: strings.NewReader("hello"), Size: 5}); err != nil {
+	if err := c.UploadBlob(t.Context(), "aa", Sized{R: strings.NewReader("hello"), Size: 5}); err != nil {
 		t.Fatal(err)
 	}
-	if err := c.UploadBlob("bb", Sized{R: strings.NewReader(""), Size: 0}); err != nil {
+	if err := c.UploadBlob(t.Context(), "bb", Sized{R: strings.NewReader(""), Size: 0}); err != nil {
 		t.Fatal(err)
 	}
 	if l, err := c.List(); err != nil || len(l) != 1 || l[0].Title != "T" || l[0].UpdatedAt != "now" {
@@ -134,7 +134,7 @@ func TestClientSizedBody(t *testing.T) {
 		http.Redirect(w, r, target.URL+r.URL.RequestURI(), http.StatusPermanentRedirect)
 	}))
 	defer front.Close()
-	if err := New(front.URL, "k").UploadBlob("aa", Sized{R: strings.NewReader("hello"), Size: 5}); err != nil {
+	if err := New(front.URL, "k").UploadBlob(t.Context(), "aa", Sized{R: strings.NewReader("hello"), Size: 5}); err != nil {
 		t.Fatalf("through a 308: %v", err)
 	}
 	if len(expects) != 1 || expects[0] != "100-continue" {

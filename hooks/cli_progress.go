@@ -1,0 +1,107 @@
+package hooks
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"sync"
+	"time"
+
+	"golang.org/x/term"
+)
+
+// How often progress is shown: a terminal's line is redrawn at most every
+// ttyRedraw; elsewhere (a CI log) a line is printed at each tenth of the
+// files and at least every plainEvery while the upload goes on.
+const (
+	ttyRedraw  = 100 * time.Millisecond
+	plainEvery = 5 * time.Second
+)
+
+// uploadProgress shows how far an upload is, as
+// "uploading 1,234/3,411 files, 12.3/40.1 MB": on a terminal, one line
+// redrawn in place; elsewhere, plain lines now and then, the last when
+// every file is uploaded. It is safe for concurrent use.
+type uploadProgress struct {
+	w         io.Writer
+	tty       bool
+	files     int
+	bytes     int64
+	mu        sync.Mutex
+	doneFiles int
+	doneBytes int64
+	tenths    int       // tenths of the files shown (plain lines)
+	last      time.Time // when a line was last shown
+	drawn     bool      // a terminal line is on screen
+}
+
+// newUploadProgress shows the progress of uploading files files of bytes
+// bytes in all on w, a terminal when tty.
+func newUploadProgress(w io.Writer, tty bool, files int, bytes int64) *uploadProgress {
+	now := time.Now()
+	return &uploadProgress{w: w, tty: tty, files: files, bytes: bytes, last: now}
+}
+
+// add counts one uploaded file of size bytes.
+func (p *uploadProgress) add(size int64) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.doneFiles++
+	p.doneBytes += size
+	now := time.Now()
+	complete := p.doneFiles == p.files
+	if p.tty {
+		if complete || now.Sub(p.last) >= ttyRedraw || !p.drawn {
+			fmt.Fprintf(p.w, "\r%s\x1b[K", p.line())
+			p.drawn, p.last = true, now
+		}
+		return
+	}
+	tenths := p.doneFiles * 10 / max(p.files, 1)
+	if tenths > p.tenths || now.Sub(p.last) >= plainEvery {
+		fmt.Fprintln(p.w, p.line())
+		p.tenths, p.last = tenths, now
+	}
+}
+
+// finish ends the terminal's line, so that what follows (an error, the
+// URL) starts on a line of its own.
+func (p *uploadProgress) finish() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.tty && p.drawn {
+		fmt.Fprintln(p.w)
+		p.drawn = false
+	}
+}
+
+// line is the progress as shown.
+func (p *uploadProgress) line() string {
+	return fmt.Sprintf("uploading %s/%s files, %.1f/%s", groupDigits(p.doneFiles), groupDigits(p.files),
+		float64(p.doneBytes)/1e6, formatMB(p.bytes))
+}
+
+// formatMB is n bytes in decimal megabytes, one decimal: "40.1 MB".
+func formatMB(n int64) string {
+	return fmt.Sprintf("%.1f MB", float64(n)/1e6)
+}
+
+// groupDigits writes n with a comma between groups of three digits.
+func groupDigits(n int) string {
+	s := strconv.Itoa(n)
+	neg := ""
+	if n < 0 {
+		neg, s = "-", s[1:]
+	}
+	for i := len(s) - 3; i > 0; i -= 3 {
+		s = s[:i] + "," + s[i:]
+	}
+	return neg + s
+}
+
+// isTerminal tells whether w is a terminal.
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	return ok && term.IsTerminal(int(f.Fd()))
+}

@@ -1,0 +1,223 @@
+package hooks
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"sitedrop/sites"
+	"sitedrop/sites/store"
+)
+
+// fakeBlobServer is a sitedrop API that has some contents already: a
+// deploy is refused until every content it names was uploaded. It counts
+// the uploads in flight, and fails the upload of failHash.
+type fakeBlobServer struct {
+	*httptest.Server
+	failHash string
+
+	mu          sync.Mutex
+	have        map[string]bool
+	uploads     []string // hashes, in the order they arrived
+	inFlight    int
+	maxInFlight int
+	// twoInFlight closes once two uploads were in flight together: the
+	// first upload waits for it (a second second at most), so that an
+	// uploader that does send them at once is seen doing it.
+	twoInFlight chan struct{}
+	closed      bool
+}
+
+func newFakeBlobServer(t *testing.T, have ...string) *fakeBlobServer {
+	f := &fakeBlobServer{have: map[string]bool{}, twoInFlight: make(chan struct{})}
+	for _, h := range have {
+		f.have[h] = true
+	}
+	f.Server = httptest.NewServer(http.HandlerFunc(f.serve))
+	t.Cleanup(f.Close)
+	return f
+}
+
+func (f *fakeBlobServer) serve(w http.ResponseWriter, r *http.Request) {
+	body, _ := io.ReadAll(r.Body)
+	switch {
+	case r.Method == http.MethodPost && r.URL.Path == "/blobs/missing":
+		var req missingRequest
+		json.Unmarshal(body, &req)
+		missing := []string{}
+		f.mu.Lock()
+		for _, h := range req.Hashes {
+			if !f.have[h] {
+				missing = append(missing, h)
+			}
+		}
+		f.mu.Unlock()
+		json.NewEncoder(w).Encode(map[string]any{"missing": missing})
+	case r.Method == http.MethodPut && strings.HasPrefix(r.URL.Path, "/blobs/"):
+		h := strings.TrimPrefix(r.URL.Path, "/blobs/")
+		f.mu.Lock()
+		f.inFlight++
+		f.maxInFlight = max(f.maxInFlight, f.inFlight)
+		f.uploads = append(f.uploads, h)
+		first := len(f.uploads) == 1
+		if f.inFlight >= 2 && !f.closed {
+			close(f.twoInFlight)
+			f.closed = true
+		}
+		f.mu.Unlock()
+		if first {
+			select {
+			case <-f.twoInFlight:
+			case <-time.After(time.Second):
+			}
+		}
+		f.mu.Lock()
+		f.inFlight--
+		ok := h != f.failHash && store.HashBytes(body) == h
+		if ok {
+			f.have[h] = true
+		}
+		f.mu.Unlock()
+		if !ok {
+			w.WriteHeader(http.StatusInsufficientStorage)
+			w.Write([]byte(`{"error":"disk full"}`))
+			return
+		}
+		w.Write([]byte(`{}`))
+	case r.URL.Path == "/deploy":
+		var req struct {
+			Files []struct{ Path, SHA256 string }
+		}
+		json.Unmarshal(body, &req)
+		f.mu.Lock()
+		defer f.mu.Unlock()
+		for _, e := range req.Files {
+			if !f.have[e.SHA256] {
+				w.WriteHeader(http.StatusBadRequest)
+				fmt.Fprintf(w, `{"error":"%s: content with sha256 %s %s"}`, e.Path, e.SHA256, sites.ContentMissingPhrase)
+				return
+			}
+		}
+		w.Write([]byte(`{"id":"dep000000000001","slug":"big","url":"http://big.sites.test/"}`))
+	default:
+		http.NotFound(w, r)
+	}
+}
+
+// writeSite writes n files of distinct content into a new folder and
+// returns it and the files' hashes by name.
+func writeSite(t *testing.T, n int) (string, map[string]string) {
+	t.Helper()
+	dir := t.TempDir()
+	hashes := map[string]string{}
+	for i := range n {
+		name := fmt.Sprintf("page-%03d.html", i)
+		data := []byte(fmt.Sprintf("<p>page %d</p>", i))
+		if err := os.WriteFile(filepath.Join(dir, name), data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		hashes[name] = store.HashBytes(data)
+	}
+	return dir, hashes
+}
+
+// TestCLIUploadsMissingInParallel: the CLI uploads only the contents the
+// server lacks, several at once, and shows its progress in plain lines
+// when its error output is not a terminal.
+func TestCLIUploadsMissingInParallel(t *testing.T) {
+	t.Setenv("XDG_CONFIG_HOME", t.TempDir())
+	t.Setenv("HOME", t.TempDir())
+	dir, hashes := writeSite(t, 40)
+	srv := newFakeBlobServer(t, hashes["page-000.html"], hashes["page-001.html"])
+
+	out, errOut, err := runCLI(t, NewDeployCommand(), "--server", srv.URL, "--key", keyPia, dir)
+	if err != nil {
+		t.Fatalf("deploy: %v\n%s", err, errOut)
+	}
+	if strings.TrimSpace(out) != "http://big.sites.test/" {
+		t.Errorf("printed %q", out)
+	}
+	srv.mu.Lock()
+	uploads, maxInFlight := append([]string(nil), srv.uploads...), srv.maxInFlight
+	srv.mu.Unlock()
+	if len(uploads) != 38 {
+		t.Errorf("%d uploads, want the 38 missing", len(uploads))
+	}
+	for _, h := range uploads {
+		if h == hashes["page-000.html"] || h == hashes["page-001.html"] {
+			t.Errorf("uploaded %s, which the server had", h)
+		}
+	}
+	if maxInFlight < 2 {
+		t.Errorf("at most %d upload in flight: not parallel", maxInFlight)
+	}
+	if !strings.Contains(errOut, "40 files, 38 to upload") {
+		t.Errorf("no summary: %q", errOut)
+	}
+	if !strings.Contains(errOut, "uploading 38/38 files, 0.0/0.0 MB\n") {
+		t.Errorf("no final progress line: %q", errOut)
+	}
+	if n := strings.Count(errOut, "uploading "); n < 2 || n > 11 {
+		t.Errorf("%d progress lines, want a few (one a tenth): %q", n, errOut)
+	}
+	if strings.Contains(errOut, "\r") || strings.Contains(errOut, "\x1b") {
+		t.Errorf("terminal codes in plain output: %q", errOut)
+	}
+}
+
+// TestCLIUploadStopsAtFirstError: a failed upload stops the others, no
+// deploy is sent again, and the error names the file.
+func TestCLIUploadStopsAtFirstError(t *testing.T) {
+	t.Setenv("XDG_CONFIG_HOME", t.TempDir())
+	t.Setenv("HOME", t.TempDir())
+	dir, hashes := writeSite(t, 200)
+	srv := newFakeBlobServer(t)
+	srv.failHash = hashes["page-000.html"]
+
+	_, errOut, err := runCLI(t, NewDeployCommand(), "--server", srv.URL, "--key", keyPia, dir)
+	if err == nil || !strings.Contains(err.Error(), "upload page-000.html: disk full") {
+		t.Fatalf("deploy: %v, want the failed upload named\n%s", err, errOut)
+	}
+	srv.mu.Lock()
+	n := len(srv.uploads)
+	srv.mu.Unlock()
+	if n > 100 {
+		t.Errorf("%d of 200 uploads sent after the first failed", n)
+	}
+}
+
+// TestUploadProgressLines: the progress line's format, plain and on a
+// terminal.
+func TestUploadProgressLines(t *testing.T) {
+	var plain strings.Builder
+	p := newUploadProgress(&plain, false, 3411, 40_100_000)
+	for range 3411 {
+		p.add(40_100_000 / 3411)
+	}
+	p.finish()
+	lines := strings.Split(strings.TrimSpace(plain.String()), "\n")
+	if len(lines) != 10 || lines[9] != "uploading 3,411/3,411 files, 40.1/40.1 MB" || lines[0] != "uploading 342/3,411 files, 4.0/40.1 MB" {
+		t.Errorf("plain lines: %q", lines)
+	}
+	var tty strings.Builder
+	p = newUploadProgress(&tty, true, 2, 2_000_000)
+	p.add(1_000_000)
+	p.add(1_000_000)
+	p.finish()
+	if got := tty.String(); !strings.HasPrefix(got, "\ruploading 1/2 files, 1.0/2.0 MB\x1b[K") || !strings.HasSuffix(got, "\ruploading 2/2 files, 2.0/2.0 MB\x1b[K\n") {
+		t.Errorf("terminal: %q", got)
+	}
+	for n, want := range map[int]string{0: "0", 999: "999", 1000: "1,000", 1234567: "1,234,567", -1234: "-1,234"} {
+		if got := groupDigits(n); got != want {
+			t.Errorf("groupDigits(%d) = %q, want %q", n, got, want)
+		}
+	}
+}
