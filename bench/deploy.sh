@@ -10,7 +10,11 @@
 # Options, all environment variables:
 #
 #   REPS=20          timed deploys per size (1, 100, 1000 files), and
-#                    timed unchanged redeploys of the 1000 files
+#                    timed unchanged redeploys of the 1000 files; also the
+#                    reps of the CLI / curl zip comparison
+#   CLI_FILES=4000   files of the site deployed first with the CLI, then
+#                    as one zip by curl, timed (0: skip the comparison)
+#   ONLY=            cli: run only the CLI / curl zip comparison
 #   SITES=10000      deployments created for the memory, cold-start and
 #                    serving figures
 #   PARALLEL=8       parallel clients while creating them
@@ -48,7 +52,8 @@ cleanup() {
 trap cleanup EXIT
 
 need=()
-command -v wrk >/dev/null || need+=(wrk)
+[[ "${ONLY:-}" == cli ]] || command -v wrk >/dev/null || need+=(wrk)
+command -v curl >/dev/null || need+=(curl)
 command -v taskset >/dev/null || need+=(util-linux)
 if ((${#need[@]})); then
 	[[ $(id -u) == 0 ]] || die "missing ${need[*]}: run as root or install them"
@@ -89,4 +94,6 @@ TMPDIR=$TMP "$TMP/deploybench" \
 	-cold-runs "${COLD_RUNS:-3}" \
 	-server-cpu "${SERVER_CPU:-0}" \
 	-client-cpu "${CLIENT_CPU:-1}" \
+	-cli-files "${CLI_FILES:-4000}" \
+	-only "${ONLY:-}" \
 	$([[ $KEEP_TMP == 1 ]] && echo -keep)

@@ -74,6 +74,8 @@ type options struct {
 	clientCPU int
 	keep      bool
 	commit    string
+	cliFiles  int
+	only      string
 }
 
 func main() {
@@ -93,6 +95,8 @@ func main() {
 	flag.IntVar(&o.clientCPU, "client-cpu", 1, "CPU this program and wrk are pinned to")
 	flag.BoolVar(&o.keep, "keep", false, "keep the temporary directory (data, logs)")
 	flag.StringVar(&o.commit, "commit", "", "what -bin was built from, for the report (default: this module's git commit)")
+	flag.IntVar(&o.cliFiles, "cli-files", 4000, "files of the site deployed with the CLI and as a zip by curl (0: skip that comparison)")
+	flag.StringVar(&o.only, "only", "", `"cli": run only the CLI / curl zip comparison`)
 	flag.Parse()
 
 	pinSelf(o.clientCPU)
@@ -641,7 +645,13 @@ func run(o *options) error {
 	if o.sites < 1 || o.reps < 1 || o.rounds < 1 || o.coldRuns < 1 {
 		return errors.New("-sites, -reps, -rounds and -cold-runs must be at least 1")
 	}
-	if _, err := exec.LookPath("wrk"); err != nil {
+	if o.only != "" && o.only != "cli" {
+		return fmt.Errorf("-only %q: the only section that runs alone is cli", o.only)
+	}
+	if o.only == "cli" && o.cliFiles < 1 {
+		return errors.New("-only cli needs -cli-files")
+	}
+	if _, err := exec.LookPath("wrk"); err != nil && o.only == "" {
 		return errors.New("wrk not found: install it (apt-get install wrk), or run bash bench/deploy.sh")
 	}
 	root, err := os.MkdirTemp("", "sitedrop-deploybench-")
@@ -678,6 +688,16 @@ func run(o *options) error {
 	slots := o.sites + 4*(o.reps+1) + 10
 	var rows []row
 	add := func(what, value, target string) { rows = append(rows, row{what, value, target}) }
+	if o.only == "cli" {
+		logf("CLI / curl zip: %d files, %d reps", o.cliFiles, o.reps)
+		if err := cliVsZip(o, root, add); err != nil {
+			return err
+		}
+		printHeader(o, loadBefore)
+		printRows(rows)
+		fmt.Printf("\nTotal run time: %s.\n", time.Since(started).Round(time.Second))
+		return nil
+	}
 
 	// 1. Server A, empty.
 	a, err := newServer("a", o.bin, root, o.serverCPU)
@@ -764,6 +784,15 @@ func run(o *options) error {
 		return err
 	}
 	add("RSS right after those deploys and redeploys", mb(peak), "")
+
+	// 2b. A big site's first deploy: the CLI against one zip by curl, on
+	// servers of their own.
+	if o.cliFiles > 0 {
+		logf("CLI / curl zip: %d files, %d reps", o.cliFiles, o.reps)
+		if err := cliVsZip(o, root, add); err != nil {
+			return err
+		}
+	}
 
 	// 3. Many deployments, on a restarted server, so that the RSS shows what
 	// they take rather than what the large deploys above left behind.
@@ -872,27 +901,10 @@ func run(o *options) error {
 	b.stop()
 
 	// 7. Report.
-	fmt.Println()
-	fmt.Println("## sitedrop deploy, memory and cold-start benchmark")
-	fmt.Println()
-	fmt.Printf("- date: %s\n", time.Now().UTC().Format("2006-01-02 15:04:05 UTC"))
-	if o.commit == "" {
-		o.commit = "unknown (a given -bin)"
-	}
-	fmt.Printf("- sitedrop commit: %s\n", o.commit)
-	ncpu, model := cpuInfo()
-	fmt.Printf("- machine: nproc %d, %s; servers pinned to CPU %d, this client and wrk to CPU %d\n", ncpu, model, o.serverCPU, o.clientCPU)
-	fmt.Printf("- versions: %s, client %s\n", wrkVersion(), runtime.Version())
-	fmt.Printf("- load average (1, 5, 15 min) before: %s; after: %s (other work on the machine skews the figures)\n", loadBefore, loadAvg())
-	fmt.Println("- latencies are client-side over loopback (request written → answer read), one request at a time")
+	printHeader(o, loadBefore)
 	fmt.Printf("- wrk: -t 1 -c %d -d %s --latency -H 'Accept-Encoding: gzip'; %d interleaved rounds after a %s warm-up; medians over rounds\n",
 		o.conns, o.duration, o.rounds, o.warmup)
-	fmt.Println()
-	fmt.Println("| measure | value | target |")
-	fmt.Println("|---|---:|---|")
-	for _, r := range rows {
-		fmt.Printf("| %s | %s | %s |\n", r.what, r.value, r.target)
-	}
+	printRows(rows)
 	fmt.Println()
 	fmt.Println("| serving (GET /, Accept-Encoding: gzip) | req/s (median) | req/s per round | p99 (median) | errors | vs 1 deployment |")
 	fmt.Println("|---|---:|---|---:|---:|---:|")
@@ -929,6 +941,33 @@ func run(o *options) error {
 	el := time.Since(started).Round(time.Second)
 	fmt.Printf("\nTotal run time: %s.\n", el)
 	return nil
+}
+
+// printHeader prints the report's title and what it ran on.
+func printHeader(o *options, loadBefore string) {
+	fmt.Println()
+	fmt.Println("## sitedrop deploy, memory and cold-start benchmark")
+	fmt.Println()
+	fmt.Printf("- date: %s\n", time.Now().UTC().Format("2006-01-02 15:04:05 UTC"))
+	if o.commit == "" {
+		o.commit = "unknown (a given -bin)"
+	}
+	fmt.Printf("- sitedrop commit: %s\n", o.commit)
+	ncpu, model := cpuInfo()
+	fmt.Printf("- machine: nproc %d, %s; servers pinned to CPU %d, this client, the CLI, curl and wrk to CPU %d\n", ncpu, model, o.serverCPU, o.clientCPU)
+	fmt.Printf("- versions: %s, client %s\n", wrkVersion(), runtime.Version())
+	fmt.Printf("- load average (1, 5, 15 min) before: %s; after: %s (other work on the machine skews the figures)\n", loadBefore, loadAvg())
+	fmt.Println("- latencies are client-side over loopback (request written → answer read), one request at a time; the CLI and curl are timed from exec to exit")
+}
+
+// printRows prints the measures as a Markdown table.
+func printRows(rows []row) {
+	fmt.Println()
+	fmt.Println("| measure | value | target |")
+	fmt.Println("|---|---:|---|")
+	for _, r := range rows {
+		fmt.Printf("| %s | %s | %s |\n", r.what, r.value, r.target)
+	}
 }
 
 func probeBody() deployBody {

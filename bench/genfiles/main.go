@@ -5,14 +5,18 @@
 //	logo.png    a valid ~30 KB PNG of pseudo-random pixels, stored without
 //	            compression, so its bytes are incompressible
 //
+// With -site N it writes instead a site of N files of 1–30 KB (HTML pages,
+// CSS, JavaScript, images; see writeSite), different for each -seed.
+//
 // The output is the same on every run and every machine: the content comes
 // from a fixed-seed xorshift generator, not from math/rand.
 //
-// Usage: go run ./bench/genfiles DIR
+// Usage: go run ./bench/genfiles [-site N [-seed S]] DIR
 package main
 
 import (
 	"bytes"
+	"flag"
 	"fmt"
 	"image"
 	"image/color"
@@ -30,13 +34,24 @@ const (
 )
 
 func main() {
-	if len(os.Args) != 2 {
-		fmt.Fprintln(os.Stderr, "usage: genfiles DIR")
+	site := flag.Int("site", 0, "write a site of this many files of 1-30 KB instead of the three files")
+	seed := flag.Uint64("seed", 1, "with -site: the seed of the site's content")
+	flag.Parse()
+	if flag.NArg() != 1 {
+		fmt.Fprintln(os.Stderr, "usage: genfiles [-site N [-seed S]] DIR")
 		os.Exit(2)
 	}
-	dir := os.Args[1]
+	dir := flag.Arg(0)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		fail(err)
+	}
+	if *site > 0 {
+		n, err := writeSite(dir, *site, *seed)
+		if err != nil {
+			fail(err)
+		}
+		fmt.Printf("%d files, %d bytes\n", *site, n)
+		return
 	}
 	files := map[string][]byte{
 		"index.html": genHTML(),
