@@ -284,7 +284,10 @@ func (s *server) start(slots int) (time.Time, error) {
 	c := exec.Command("taskset", "-c", strconv.Itoa(s.cpu), s.bin, "serve",
 		"--http", fmt.Sprintf("127.0.0.1:%d", s.port), "--dir", s.dir,
 		"--pro-slots", strconv.Itoa(slots),
-		"--anon-deploys-per-hour", "-1", "--deploys-per-minute", "-1")
+		"--anon-deploys-per-hour", "-1", "--deploys-per-minute", "-1",
+		// today's default, given so that a binary from before it (1000)
+		// takes the CLI / curl zip comparison's site too
+		"--max-files", "20000")
 	c.Stdout, c.Stderr = s.log, s.log
 	t0 := time.Now()
 	p, err := procs.start(c)
