@@ -10,10 +10,10 @@
 # Options, all environment variables:
 #
 #   REPS=20          timed deploys per size (1, 100, 1000 files), and
-#                    timed unchanged redeploys of the 1000 files; also the
-#                    reps of the CLI / curl zip comparison
+#                    timed unchanged redeploys of the 1000 files
 #   CLI_FILES=4000   files of the site deployed first with the CLI, then
 #                    as one zip by curl, timed (0: skip the comparison)
+#   CLI_REPS=3       timed deploys of that comparison (a new site each)
 #   ONLY=            cli: run only the CLI / curl zip comparison
 #   SITES=10000      deployments created for the memory, cold-start and
 #                    serving figures
@@ -95,5 +95,6 @@ TMPDIR=$TMP "$TMP/deploybench" \
 	-server-cpu "${SERVER_CPU:-0}" \
 	-client-cpu "${CLIENT_CPU:-1}" \
 	-cli-files "${CLI_FILES:-4000}" \
+	-cli-reps "${CLI_REPS:-3}" \
 	-only "${ONLY:-}" \
 	$([[ $KEEP_TMP == 1 ]] && echo -keep)

@@ -75,6 +75,7 @@ type options struct {
 	keep      bool
 	commit    string
 	cliFiles  int
+	cliReps   int
 	only      string
 }
 
@@ -96,6 +97,7 @@ func main() {
 	flag.BoolVar(&o.keep, "keep", false, "keep the temporary directory (data, logs)")
 	flag.StringVar(&o.commit, "commit", "", "what -bin was built from, for the report (default: this module's git commit)")
 	flag.IntVar(&o.cliFiles, "cli-files", 4000, "files of the site deployed with the CLI and as a zip by curl (0: skip that comparison)")
+	flag.IntVar(&o.cliReps, "cli-reps", 3, "timed deploys of the CLI / curl zip comparison (a new site each)")
 	flag.StringVar(&o.only, "only", "", `"cli": run only the CLI / curl zip comparison`)
 	flag.Parse()
 
@@ -654,6 +656,9 @@ func run(o *options) error {
 	if o.only == "cli" && o.cliFiles < 1 {
 		return errors.New("-only cli needs -cli-files")
 	}
+	if o.cliFiles > 0 && o.cliReps < 1 {
+		return errors.New("-cli-reps must be at least 1")
+	}
 	if _, err := exec.LookPath("wrk"); err != nil && o.only == "" {
 		return errors.New("wrk not found: install it (apt-get install wrk), or run bash bench/deploy.sh")
 	}
@@ -692,7 +697,7 @@ func run(o *options) error {
 	var rows []row
 	add := func(what, value, target string) { rows = append(rows, row{what, value, target}) }
 	if o.only == "cli" {
-		logf("CLI / curl zip: %d files, %d reps", o.cliFiles, o.reps)
+		logf("CLI / curl zip: %d files, %d reps", o.cliFiles, o.cliReps)
 		if err := cliVsZip(o, root, add); err != nil {
 			return err
 		}
@@ -791,7 +796,7 @@ func run(o *options) error {
 	// 2b. A big site's first deploy: the CLI against one zip by curl, on
 	// servers of their own.
 	if o.cliFiles > 0 {
-		logf("CLI / curl zip: %d files, %d reps", o.cliFiles, o.reps)
+		logf("CLI / curl zip: %d files, %d reps", o.cliFiles, o.cliReps)
 		if err := cliVsZip(o, root, add); err != nil {
 			return err
 		}
