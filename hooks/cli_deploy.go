@@ -100,6 +100,16 @@ func runDeploy(c *cobra.Command, api *client.Client, o deployOptions, target str
 		return err
 	}
 	fmt.Fprintln(out, termSafe(ans.URL))
+	for _, w := range ans.Warnings {
+		where := termSafe(w.File)
+		if w.Line > 0 {
+			where += fmt.Sprintf(" line %d", w.Line)
+		}
+		if w.Text != "" {
+			where += ": " + termSafe(w.Text)
+		}
+		fmt.Fprintf(errOut, "warning: %s: %s\n", where, termSafe(w.Reason))
+	}
 	if ans.ClaimURL != "" {
 		fmt.Fprintf(errOut, "Anonymous deployment %s: it expires at %s unless claimed at\n%s\n", termSafe(ans.ID), termSafe(ans.ExpiresAt), termSafe(ans.ClaimURL))
 	} else {

@@ -89,15 +89,19 @@ func TestCLIAgainstRealServer(t *testing.T) {
 
 	before := blobs()
 	write("index.html", "<p>version two</p>")
+	write("_redirects", "/old /\n/api/* https://api.example/:splat 200\n")
 	_, errOut, err = runCLI(t, NewDeployCommand(), "--server", server, "--key", keyPia, "--id", id, dir)
 	if err != nil {
 		t.Fatalf("redeploy: %v\n%s", err, errOut)
 	}
-	if !strings.Contains(errOut, "200 files, 1 to upload") {
+	if !strings.Contains(errOut, "201 files, 2 to upload") {
 		t.Errorf("redeploy progress: %q", errOut)
 	}
-	if got := blobs(); got != before+1 {
-		t.Errorf("blobs %d after changing one file, want %d (one upload)", got, before+1)
+	if want := "warning: _redirects line 2: /api/* https://api.example/:splat 200: proxying to another origin is not supported\n"; !strings.Contains(errOut, want) {
+		t.Errorf("redeploy did not print the rule warning %q: %q", want, errOut)
+	}
+	if got := blobs(); got != before+2 {
+		t.Errorf("blobs %d after changing one file and adding one, want %d (two uploads)", got, before+2)
 	}
 	if _, b := siteGetLive(t, server, "cli-site.sites.test", "/"); !strings.Contains(b, "version two") {
 		t.Fatalf("after redeploy: %q", b)

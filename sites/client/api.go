@@ -50,6 +50,18 @@ type Deployment struct {
 	UpdatedAt string `json:"updated_at"`
 	ClaimURL  string `json:"claim_url"`
 	ExpiresAt string `json:"expires_at"`
+	// Warnings are the lines of the site's _redirects and _headers that
+	// the server will not apply (a deploy's answer only).
+	Warnings []Warning `json:"warnings"`
+}
+
+// Warning is a line of a site's _redirects or _headers that is not
+// applied, and why.
+type Warning struct {
+	File   string `json:"file"`
+	Line   int    `json:"line"`
+	Text   string `json:"text"`
+	Reason string `json:"reason"`
 }
 
 // Version is one kept version of a deployment.
