@@ -18,7 +18,7 @@ const rulesSiteFiles = `[
  {"path": "404.html", "content": "<p>custom not found"},
  {"path": "assets/app.js", "content": "console.log(1)"},
  {"path": "secret/page.html", "content": "<p>secret page"},
- {"path": "_redirects", "content": "# rules\n/home / 301\n/blog/* /news/:splat 302\n/users/:id /profile?id=:id 307\n/app/* /app/index.html 200\n/gone /404.html 410\n/about /elsewhere 301\n/docs /forced-docs 302!\n/proxy/* https://example.com/:splat 200\n/ext https://example.com/x 308\n/go/* /:splat 302\n/_redirects /index.html 200\n"},
+ {"path": "_redirects", "content": "# rules\n/home / 301\n/blog/* /news/:splat 302\n/users/:id /profile?id=:id 307\n/app/* /app/index.html 200\n/gone /404.html 410\n/about /elsewhere 301\n/docs /forced-docs 302!\n/proxy/* https://example.com/:splat 200\n/ext https://example.com/x 308\n/go/* /:splat 302\n/_redirects /index.html 200\n/form-sent /thanks 303\n/old /404.html 404\n"},
  {"path": "_headers", "content": "/*\n  X-Frame-Options: DENY\n/assets/*\n  Cache-Control: public, max-age=60\n/secret/*\n  Basic-Auth: ann:pw1\n  Set-Cookie: x=y\n"}
 ]`
 
@@ -75,6 +75,8 @@ func TestSiteRules(t *testing.T) {
 		{"a forced rule applies over a file", "/docs", nil, 302, "/forced-docs", ""},
 		{"a proxy rule is not applied", "/proxy/x", nil, 404, "", "custom not found"},
 		{"absolute target", "/ext", nil, 308, "https://example.com/x", ""},
+		{"303", "/form-sent", nil, 303, "/thanks", ""},
+		{"404 with a page", "/old", nil, 404, "", "custom not found"},
 		{"_redirects is not served", "/_redirects", nil, 200, "", "home"}, // its own rewrite to /index.html
 		{"_headers is not served", "/_headers", nil, 404, "", "custom not found"},
 		{"no rule: the site's 404", "/missing", nil, 404, "", "custom not found"},
