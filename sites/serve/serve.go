@@ -287,8 +287,10 @@ func (c *siteCache) generation() uint64 {
 
 // put stores s unless slug was forgotten since gen was read or has a
 // change pending (at now), evicting arbitrary entries until it fits. A
-// site larger than the whole budget is not stored (it is served, and
-// loaded again next time).
+// site larger than the whole budget is kept alone, every other entry
+// evicted: the limits allow such sites (20,000 files with long paths,
+// 100,000 redirect rules), and loading one again for every request would
+// cost far more than its memory. The next site stored evicts it.
 func (c *siteCache) put(slug string, s *site, gen uint64, now time.Time) {
 	cost := s.cost()
 	c.mu.Lock()
@@ -299,7 +301,7 @@ func (c *siteCache) put(slug string, s *site, gen uint64, now time.Time) {
 		}
 		delete(c.pending, slug) // abandoned: its transaction is over
 	}
-	if gen != c.gen || cost > c.budget {
+	if gen != c.gen {
 		return
 	}
 	if old, ok := c.sites[slug]; ok {

@@ -243,8 +243,12 @@ func TestSiteCacheBounded(t *testing.T) {
 	}
 	big := prepare(loaded)
 	c.put("big", big, c.generation(), time.Now())
-	if _, ok := c.get("big"); ok || c.used > 3*one {
-		t.Fatalf("a site over the whole budget was cached (%d bytes used)", c.used)
+	if _, ok := c.get("big"); !ok || len(c.sites) != 1 || c.used != big.cost() {
+		t.Fatalf("a site over the whole budget is not kept alone: %d entries, %d bytes used", len(c.sites), c.used)
+	}
+	c.put("a", preparedSite("a"), c.generation(), time.Now())
+	if _, ok := c.get("big"); ok || len(c.sites) != 1 || c.used != one {
+		t.Fatalf("the next site did not evict the one over the budget: %d entries, %d bytes", len(c.sites), c.used)
 	}
 	for s := range c.sites {
 		changed(c, s)
