@@ -30,10 +30,13 @@ const (
 	MaxPlaceholders = 16
 	// MaxHeaderBlocks is the most path blocks of _headers kept; the lines
 	// after it are ignored (one Warning).
-	MaxHeaderBlocks = 10_000
+	MaxHeaderBlocks = 1_000
 	// MaxHeadersPerBlock is the most header names one block may set; the
 	// further lines of the block are ignored (one Warning).
 	MaxHeadersPerBlock = 64
+	// MaxHeadersPerAnswer is the most header names the matching blocks
+	// together set on one answer; further names are not sent.
+	MaxHeadersPerAnswer = 128
 	// MaxHeaderValueBytes is the longest header value, repeated lines of
 	// one name joined; a line that would make it longer is a Warning.
 	MaxHeaderValueBytes = 8192

@@ -9,7 +9,7 @@ import (
 // headerToken is one piece of a compiled _headers path pattern.
 type headerToken struct {
 	kind byte   // tokLit, tokSeg, tokStar or tokRest
-	lit  string // tokLit: the text, matched case-insensitively
+	lit  string // tokLit: the text, lower-cased (paths are compared lower-cased)
 }
 
 const (
@@ -37,7 +37,7 @@ func compileHeaderPattern(p string) ([]headerToken, string) {
 	lit.WriteByte('/')
 	flushLit := func() {
 		if lit.Len() > 0 {
-			toks = append(toks, headerToken{kind: tokLit, lit: lit.String()})
+			toks = append(toks, headerToken{kind: tokLit, lit: strings.ToLower(lit.String())})
 			lit.Reset()
 		}
 	}
@@ -72,9 +72,11 @@ func compileHeaderPattern(p string) ([]headerToken, string) {
 	return toks, ""
 }
 
-// matchHeaderPattern tells whether path (its trailing slash dropped)
-// matches the tokens, case-insensitively. Only a "*" backtracks, to the
-// last one seen, so the work is at most len(path) × len(toks).
+// matchHeaderPattern tells whether path (lower-cased, its trailing slash
+// dropped) matches the tokens. Only a "*" backtracks, to the last one
+// seen; a "*" followed by text jumps to the next place that text occurs
+// (strings.Index, linear), so a pattern such as "/*aaaa…b" costs one scan
+// of the path, not one comparison of the text at every position.
 func matchHeaderPattern(toks []headerToken, p string) bool {
 	i, j := 0, 0
 	starTok, starPos := -1, 0
@@ -87,7 +89,7 @@ func matchHeaderPattern(toks []headerToken, p string) bool {
 		} else {
 			switch t := &toks[i]; t.kind {
 			case tokLit:
-				if len(p)-j >= len(t.lit) && strings.EqualFold(p[j:j+len(t.lit)], t.lit) {
+				if len(p)-j >= len(t.lit) && p[j:j+len(t.lit)] == t.lit {
 					i, j, ok = i+1, j+len(t.lit), true
 				}
 			case tokSeg:
@@ -100,7 +102,10 @@ func matchHeaderPattern(toks []headerToken, p string) bool {
 				}
 			case tokStar:
 				starTok, starPos = i, j
-				i, ok = i+1, true
+				if !skipToLiteral(toks, starTok, p, &starPos) {
+					return false
+				}
+				i, j, ok = i+1, starPos, true
 			case tokRest:
 				if j == len(p) || p[j] == '/' {
 					return true
@@ -114,8 +119,28 @@ func matchHeaderPattern(toks []headerToken, p string) bool {
 			return false
 		}
 		starPos++
+		if !skipToLiteral(toks, starTok, p, &starPos) {
+			return false
+		}
 		i, j = starTok+1, starPos
 	}
+}
+
+// skipToLiteral moves *pos, where the "*" at toks[star] stops, to the
+// next place the text after it occurs; false when it occurs no more (no
+// later stop of this "*" can match). A "*" followed by anything else
+// stays where it is.
+func skipToLiteral(toks []headerToken, star int, p string, pos *int) bool {
+	next := star + 1
+	if next >= len(toks) || toks[next].kind != tokLit {
+		return true
+	}
+	k := strings.Index(p[*pos:], toks[next].lit)
+	if k < 0 {
+		return false
+	}
+	*pos += k
+	return true
 }
 
 // Headers is a compiled _headers; safe for concurrent use; nil or empty
@@ -181,10 +206,11 @@ func (h *Headers) Match(path string) Matched {
 	if h == nil {
 		return m
 	}
-	p := path
+	p := strings.ToLower(path) // no copy when it has no capital
 	if len(p) > 1 && p[len(p)-1] == '/' {
 		p = p[:len(p)-1]
 	}
+	var index map[string]int // lower-cased name → place in m.Headers, once it is long
 	for i := range h.rules {
 		r := &h.rules[i]
 		if !matchHeaderPattern(r.toks, p) {
@@ -193,18 +219,45 @@ func (h *Headers) Match(path string) Matched {
 		if r.hasAuth {
 			m.BasicAuth = r.auth
 		}
-	next:
 		for _, hd := range r.headers {
-			for k := range m.Headers {
-				if strings.EqualFold(m.Headers[k].Name, hd.Name) {
-					m.Headers[k].Value = hd.Value
-					continue next
-				}
-			}
-			m.Headers = append(m.Headers, hd)
+			m.Headers, index = mergeHeader(m.Headers, index, hd)
 		}
 	}
 	return m
+}
+
+// mergeHeader sets hd in headers: it replaces the value of a header of
+// the same name (case-insensitive), or is added when there are fewer than
+// MaxHeadersPerAnswer. Past a few headers the names are looked up in
+// index (made then), so merging stays linear in what the blocks set.
+func mergeHeader(headers []Header, index map[string]int, hd Header) ([]Header, map[string]int) {
+	const scanUpTo = 16
+	if index == nil && len(headers) < scanUpTo {
+		for k := range headers {
+			if strings.EqualFold(headers[k].Name, hd.Name) {
+				headers[k].Value = hd.Value
+				return headers, nil
+			}
+		}
+	} else {
+		if index == nil {
+			index = make(map[string]int, 2*scanUpTo)
+			for k, x := range headers {
+				index[strings.ToLower(x.Name)] = k
+			}
+		}
+		if k, ok := index[strings.ToLower(hd.Name)]; ok {
+			headers[k].Value = hd.Value
+			return headers, index
+		}
+	}
+	if len(headers) >= MaxHeadersPerAnswer {
+		return headers, index
+	}
+	if index != nil {
+		index[strings.ToLower(hd.Name)] = len(headers)
+	}
+	return append(headers, hd), index
 }
 
 // Authorized tells whether user and password are one of the Basic-Auth

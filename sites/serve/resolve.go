@@ -114,6 +114,16 @@ func (st *site) pageURL(p string) (string, bool) {
 	return "/" + stem, true
 }
 
+// cleanPath is the clean spelling of a request path: "." and ".."
+// resolved, repeated slashes folded, one trailing slash kept.
+func cleanPath(reqPath string) string {
+	p := "/" + cleanRequestPath(reqPath)
+	if p != "/" && strings.HasSuffix(reqPath, "/") {
+		p += "/"
+	}
+	return p
+}
+
 // cleanRequestPath is the manifest path a request path names: cleaned,
 // without the leading slash. A path that is already clean (the usual
 // case) is sliced, not copied.

@@ -16,6 +16,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"strings"
 	"sync"
 	"time"
 
@@ -163,6 +164,21 @@ func (s *Server) ServeSite(w http.ResponseWriter, r *http.Request, slug string) 
 		notFound(w, r, http.StatusNotFound, siteNotFound, siteNotFoundLength)
 		return
 	}
+	if len(r.URL.Path) > maxRequestPath {
+		plainError(w, http.StatusRequestURITooLong, "URI too long")
+		return
+	}
+	if !isCleanPath(r.URL.Path) {
+		// One spelling per path, so that the rules, the _headers
+		// (Basic-Auth among them) and the files all see the clean one:
+		// the others redirect to it, or straight to its page's URL.
+		p := cleanPath(r.URL.Path)
+		if res, _ := site.lookup(cleanRequestPath(p), p != "/" && strings.HasSuffix(p, "/")); res.redirect != "" {
+			p = res.redirect
+		}
+		redirect(w, r, p)
+		return
+	}
 	if site.rules.headers != nil {
 		ph := pathHeaders{site.rules.headers.Match(r.URL.Path)}
 		if ph.protected() && !ph.authorized(r) {
@@ -177,13 +193,7 @@ func (s *Server) ServeSite(w http.ResponseWriter, r *http.Request, slug string) 
 	res := resolvePath(site, r.URL.Path, r.URL.RawQuery)
 	switch {
 	case res.redirect != "":
-		target := (&url.URL{Path: res.redirect}).EscapedPath()
-		if r.URL.RawQuery != "" {
-			target += "?" + r.URL.RawQuery
-		}
-		h.Set("Location", target)
-		h["Cache-Control"] = noCacheValue
-		w.WriteHeader(http.StatusPermanentRedirect)
+		redirect(w, r, res.redirect)
 	case res.location != "":
 		h.Set("Location", res.location)
 		h["Cache-Control"] = noCacheValue
@@ -193,6 +203,23 @@ func (s *Server) ServeSite(w http.ResponseWriter, r *http.Request, slug string) 
 	default:
 		s.serveFile(w, r, res.file, res.status)
 	}
+}
+
+// maxRequestPath is the longest request path a site answers (414 past
+// it): a file's path is at most 1024 bytes, and this bounds the work of
+// matching rules against a path.
+const maxRequestPath = 4096
+
+// redirect answers 308 to the site path p, with r's query kept.
+func redirect(w http.ResponseWriter, r *http.Request, p string) {
+	target := (&url.URL{Path: p}).EscapedPath()
+	if r.URL.RawQuery != "" {
+		target += "?" + r.URL.RawQuery
+	}
+	h := w.Header()
+	h.Set("Location", target)
+	h["Cache-Control"] = noCacheValue
+	w.WriteHeader(http.StatusPermanentRedirect)
 }
 
 // Live reports whether slug names a site that is served right now. It

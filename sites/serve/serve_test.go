@@ -85,11 +85,11 @@ func TestServeResolution(t *testing.T) {
 		{"dir with slash", false, "/docs/", 200, "docs", htmlType},
 		{"nested clean URL", false, "/docs/intro", 200, "intro", htmlType},
 		{"asset type from manifest", false, "/img/logo.png", 200, "png", "image/png"},
-		{"dot segments are cleaned", false, "/docs/../about", 200, "about", htmlType},
+		{"dot segments redirect to the clean path", false, "/docs/../about", 308, "", ""},
 		{"missing path gets the site's 404.html", false, "/nope", 404, "custom 404", htmlType},
 		{"missing path in an SPA gets index.html", true, "/app/route/1", 200, "home", htmlType},
 		{"SPA still serves real files", true, "/app.js", 200, "js", "text/javascript; charset=utf-8"},
-		{"escape above the root stays inside", false, "/../../etc/passwd", 404, "custom 404", htmlType},
+		{"escape above the root stays inside", false, "/../../etc/passwd", 308, "", ""},
 	}
 	for _, s := range scenarios {
 		t.Run(s.name, func(t *testing.T) {

@@ -90,17 +90,35 @@ func (ph pathHeaders) authorized(r *http.Request) bool {
 
 // apply sets the site's headers on h, over sitedrop's defaults (the
 // headers a site may not set were refused when the file was parsed).
-// Under Basic auth a shared cache must not keep the answer: a "public"
-// Cache-Control becomes "private".
+// Under Basic auth a shared cache must not keep the answer, whoever set
+// its Cache-Control: see privateCacheControl.
 func (ph pathHeaders) apply(h http.Header) {
-	if ph.protected() {
-		if cc := h["Cache-Control"]; len(cc) == 1 && strings.HasPrefix(cc[0], "public") {
-			h["Cache-Control"] = []string{"private" + strings.TrimPrefix(cc[0], "public")}
-		}
-	}
 	for _, x := range ph.Headers {
 		h.Set(x.Name, x.Value)
 	}
+	if ph.protected() {
+		if cc := h["Cache-Control"]; len(cc) > 0 {
+			h["Cache-Control"] = []string{privateCacheControl(strings.Join(cc, ", "))}
+		}
+	}
+}
+
+// privateCacheControl makes a Cache-Control value safe for an answer to
+// a request with credentials: the directives that let a shared cache
+// store it (RFC 9111 section 3.5: public, s-maxage, must-revalidate,
+// proxy-revalidate) are dropped and "private" leads.
+func privateCacheControl(cc string) string {
+	out := []string{"private"}
+	for _, d := range strings.Split(cc, ",") {
+		d = strings.TrimSpace(d)
+		name, _, _ := strings.Cut(strings.ToLower(d), "=")
+		switch name {
+		case "", "public", "private", "s-maxage", "must-revalidate", "proxy-revalidate":
+			continue
+		}
+		out = append(out, d)
+	}
+	return strings.Join(out, ", ")
 }
 
 // basicAuthRealmValue is the challenge of a path under Basic auth.
@@ -149,6 +167,11 @@ func lookupFile(st *site, reqPath string) *servedFile {
 	p := cleanRequestPath(reqPath)
 	if p == "" {
 		return st.served["index.html"]
+	}
+	if strings.HasSuffix(reqPath, "/") { // /about/ is about/index.html first, as served
+		if f := st.served[p+"/index.html"]; f != nil {
+			return f
+		}
 	}
 	for _, name := range [...]string{p, p + ".html", p + "/index.html"} {
 		if f := st.served[name]; f != nil {
