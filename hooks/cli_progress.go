@@ -76,15 +76,15 @@ func (p *uploadProgress) finish() {
 	}
 }
 
-// line is the progress as shown.
+// line is the progress as shown: bytes in MB, or in kB for an upload
+// under 1 MB (which would otherwise read "0.0/0.0 MB").
 func (p *uploadProgress) line() string {
-	return fmt.Sprintf("uploading %s/%s files, %.1f/%s", groupDigits(p.doneFiles), groupDigits(p.files),
-		float64(p.doneBytes)/1e6, formatMB(p.bytes))
-}
-
-// formatMB is n bytes in decimal megabytes, one decimal: "40.1 MB".
-func formatMB(n int64) string {
-	return fmt.Sprintf("%.1f MB", float64(n)/1e6)
+	unit, div := "MB", 1e6
+	if p.bytes < 1e6 {
+		unit, div = "kB", 1e3
+	}
+	return fmt.Sprintf("uploading %s/%s files, %.1f/%.1f %s", groupDigits(p.doneFiles), groupDigits(p.files),
+		float64(p.doneBytes)/div, float64(p.bytes)/div, unit)
 }
 
 // groupDigits writes n with a comma between groups of three digits.

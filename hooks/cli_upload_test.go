@@ -162,7 +162,7 @@ func TestCLIUploadsMissingInParallel(t *testing.T) {
 	if !strings.Contains(errOut, "40 files, 38 to upload") {
 		t.Errorf("no summary: %q", errOut)
 	}
-	if !strings.Contains(errOut, "uploading 38/38 files, 0.0/0.0 MB\n") {
+	if !strings.Contains(errOut, "uploading 38/38 files, 0.5/0.5 kB\n") {
 		t.Errorf("no final progress line: %q", errOut)
 	}
 	if n := strings.Count(errOut, "uploading "); n < 2 || n > 11 {
