@@ -75,6 +75,9 @@ func register(app core.App, cfg *Config) (*sitedrop, error) {
 	bindJobs(sd)
 	app.OnServe().BindFunc(func(se *core.ServeEvent) error {
 		sd.learnListenPort(se)
+		if err := bindOpenAPI(sd, se); err != nil { // needs the web URL
+			return err
+		}
 		ln, err := sd.listenMain(se)
 		if err != nil {
 			return err
