@@ -322,6 +322,7 @@ func do(t testing.TB, mux http.Handler, method, url, body string, headers map[st
 	mux.ServeHTTP(rec, req)
 	res := rec.Result()
 	b, _ := io.ReadAll(res.Body)
+	checkAnswer(t, req, res, b)
 	return res, string(b)
 }
 
@@ -329,10 +330,12 @@ func dbxOwner(id string) dbx.Expression      { return dbx.HashExp{"owner": id} }
 func dbxDeployment(id string) dbx.Expression { return dbx.HashExp{"deployment": id} }
 
 // runScenarios runs each scenario as a parallel subtest: every one builds
-// its own app, so they share nothing.
+// its own app, so they share nothing. Each answer of a described route is
+// validated against openapi.json.
 func runScenarios(t *testing.T, scenarios []tests.ApiScenario) {
 	t.Helper()
 	for _, s := range scenarios {
+		s := validatedScenario(s)
 		t.Run(s.Name, func(t *testing.T) {
 			t.Parallel()
 			s.Test(t)

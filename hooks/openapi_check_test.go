@@ -63,11 +63,11 @@ func checkAnswer(t testing.TB, req *http.Request, res *http.Response, body []byt
 	if h, _, err := net.SplitHostPort(host); err == nil {
 		host = h
 	}
-	if strings.HasSuffix(host, ".sites.test") || strings.HasPrefix(host, "www.") {
-		return // a site host or the www. redirect: not the API
+	if strings.HasSuffix(host, ".sites.test") || strings.HasPrefix(host, "www.") || !validRequestHost(req.Host) {
+		return // a site host, the www. redirect or a malformed Host: not the API
 	}
 	route, params, err := router.FindRoute(req)
-	if err != nil {
+	if err != nil || expandPath(route.Path, params) != req.URL.Path {
 		return // not a described route (pages, PocketBase, a 405)
 	}
 	in := &openapi3filter.ResponseValidationInput{
@@ -105,4 +105,17 @@ func validatedScenario(s tests.ApiScenario) tests.ApiScenario {
 		}
 	}
 	return s
+}
+
+// expandPath fills a described path's {parameters} with their values; it
+// differs from the request's path when kin-openapi's router matched a
+// parameter to an empty segment (it takes /deploy for /deploy/{id}).
+func expandPath(path string, params map[string]string) string {
+	for k, v := range params {
+		if v == "" {
+			return ""
+		}
+		path = strings.Replace(path, "{"+k+"}", v, 1)
+	}
+	return path
 }

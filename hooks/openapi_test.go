@@ -2,6 +2,7 @@ package hooks
 
 import (
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"strings"
 	"testing"
@@ -59,5 +60,45 @@ func TestOpenAPIDescriptionValid(t *testing.T) {
 	doc, _ := loadOpenAPI(t)
 	if !doc.IsOpenAPI31OrLater() {
 		t.Errorf("openapi %q, want 3.1", doc.OpenAPI)
+	}
+}
+
+// failures records what checkAnswer reports instead of failing the test.
+type failures struct {
+	testing.TB
+	msgs []string
+}
+
+func (f *failures) Helper() {}
+func (f *failures) Errorf(format string, args ...any) {
+	f.msgs = append(f.msgs, fmt.Sprintf(format, args...))
+}
+
+// TestCheckAnswer: the response validation the API tests run catches a
+// body, a status and a content type the description does not allow, and
+// leaves pages and site hosts alone.
+func TestCheckAnswer(t *testing.T) {
+	for _, c := range []struct {
+		name, method, url string
+		status            int
+		ctype, body       string
+		bad               bool
+	}{
+		{"described answer", "GET", "http://web.test/deploy/abc", 404, "application/json", `{"error":"Deployment not found"}`, false},
+		{"wrong field type", "GET", "http://web.test/deploys", 200, "application/json", `{"deployments":[{"id":1}]}`, true},
+		{"field not described", "POST", "http://web.test/deploy/claim", 200, "application/json", `{"id":"a","slug":"b","url":"http://b.sites.test/","extra":1}`, true},
+		{"status not described", "GET", "http://web.test/deploy/abc", 418, "application/json", `{"error":"teapot"}`, true},
+		{"content type not described", "GET", "http://web.test/deploy/abc", 404, "text/html", `<h1>no</h1>`, true},
+		{"a page", "GET", "http://web.test/account", 200, "text/html", `<h1>account</h1>`, false},
+		{"a site host", "GET", "http://my-site.sites.test/deploys", 200, "text/html", `<h1>site</h1>`, false},
+		{"an empty path value", "GET", "http://web.test/deploy", 405, "application/json", `{"error":"Method not allowed"}`, false},
+	} {
+		f := &failures{TB: t}
+		req := newRequest(c.method, c.url, "", nil)
+		res := &http.Response{StatusCode: c.status, Header: http.Header{"Content-Type": {c.ctype}}}
+		checkAnswer(f, req, res, []byte(c.body))
+		if (len(f.msgs) > 0) != c.bad {
+			t.Errorf("%s: reported %q, want a report: %v", c.name, f.msgs, c.bad)
+		}
 	}
 }
