@@ -444,7 +444,7 @@ func TestAuthRateLimits(t *testing.T) {
 				}
 				req := newRequest(c.method, c.path, body, c.headers)
 				req.RemoteAddr = ip + ":1234"
-				return roundTrip(mux, req)
+				return roundTrip(t, mux, req)
 			}
 			for i := range c.limit {
 				if res := send("2001:db8:1:2::1"); res.StatusCode == 429 {
@@ -502,7 +502,7 @@ func TestCodesPerAddress(t *testing.T) {
 	otp := func(ip string) (*http.Response, string) {
 		req := newRequest(http.MethodPost, "/auth/otp", `{"email":"alice@example.com"}`, nil)
 		req.RemoteAddr = ip + ":1234"
-		res := roundTrip(mux, req)
+		res := roundTrip(t, mux, req)
 		var body struct {
 			ID string `json:"otp_id"`
 		}
@@ -544,7 +544,7 @@ func TestSignInMailFailure(t *testing.T) {
 	otp := func(ip, email string) *http.Response {
 		req := newRequest(http.MethodPost, "/auth/otp", fmt.Sprintf(`{"email":%q}`, email), nil)
 		req.RemoteAddr = ip + ":1234"
-		return roundTrip(mux, req)
+		return roundTrip(t, mux, req)
 	}
 	for i := range 4 {
 		res := otp(fmt.Sprintf("198.51.100.%d", i+1), "alice@example.com")
@@ -560,7 +560,7 @@ func TestSignInMailFailure(t *testing.T) {
 	for i := range 4 { // the no-account mail fails: nothing is counted either
 		req := newRequest(http.MethodPost, "/auth/otp", `{"email":"nobody@example.com"}`, nil)
 		req.RemoteAddr = fmt.Sprintf("198.51.100.%d:1234", 40+i)
-		if res := roundTrip(closedMux, req); res.StatusCode != 503 {
+		if res := roundTrip(t, closedMux, req); res.StatusCode != 503 {
 			t.Fatalf("unknown address, sign-up closed, attempt %d: %d", i+1, res.StatusCode)
 		}
 	}

@@ -209,7 +209,7 @@ func TestAnonStoragePerIP(t *testing.T) {
 	send := func(ip string, size int) (*http.Response, string) {
 		req := newRequest("POST", "http://web.test/deploy", `{"html":"`+strings.Repeat("x", size)+`"}`, map[string]string{"Content-Type": "application/json"})
 		req.RemoteAddr = ip + ":1234"
-		res := roundTrip(mux, req)
+		res := roundTrip(t, mux, req)
 		b, _ := io.ReadAll(res.Body)
 		return res, string(b)
 	}

@@ -412,9 +412,14 @@ func newRequest(method, url, body string, headers map[string]string) *http.Reque
 	return req
 }
 
-// roundTrip sends req to mux and returns the response.
-func roundTrip(mux http.Handler, req *http.Request) *http.Response {
+// roundTrip sends req to mux and returns the response, its answer
+// validated against openapi.json (see checkAnswer).
+func roundTrip(t testing.TB, mux http.Handler, req *http.Request) *http.Response {
+	t.Helper()
 	rec := httptest.NewRecorder()
 	mux.ServeHTTP(rec, req)
-	return rec.Result()
+	res := rec.Result()
+	body, _ := io.ReadAll(res.Body)
+	checkAnswer(t, req, res, body)
+	return res
 }

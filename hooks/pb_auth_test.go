@@ -94,7 +94,7 @@ func TestSuperuserLoginRateLimited(t *testing.T) {
 			send := func(ip string) *http.Response {
 				req := newRequest(http.MethodPost, api+c.path, c.body, map[string]string{"Content-Type": "application/json"})
 				req.RemoteAddr = ip + ":1234"
-				return roundTrip(mux, req)
+				return roundTrip(t, mux, req)
 			}
 			for i := range c.allowed {
 				if res := send("192.0.2.7"); res.StatusCode != c.status {
@@ -121,7 +121,7 @@ func TestSuperuserLoginRateLimited(t *testing.T) {
 	// the dashboard's own calls (as a superuser) are not limited
 	req := newRequest(http.MethodPost, api+"auth-with-password", `{"identity":"admin@example.com","password":"right-password-123"}`, map[string]string{"Content-Type": "application/json"})
 	req.RemoteAddr = "192.0.2.9:1234"
-	if res := roundTrip(mux, req); res.StatusCode != 200 {
+	if res := roundTrip(t, mux, req); res.StatusCode != 200 {
 		t.Fatalf("right password: %d", res.StatusCode)
 	}
 	tok, err := su.NewAuthToken()
@@ -131,7 +131,7 @@ func TestSuperuserLoginRateLimited(t *testing.T) {
 	for i := range 3 * superuserAuthTries {
 		req := newRequest(http.MethodPost, api+"auth-refresh", "", map[string]string{"Authorization": tok})
 		req.RemoteAddr = "192.0.2.7:1234"
-		if res := roundTrip(mux, req); res.StatusCode != 200 {
+		if res := roundTrip(t, mux, req); res.StatusCode != 200 {
 			t.Fatalf("dashboard call %d: %d", i+1, res.StatusCode)
 		}
 	}

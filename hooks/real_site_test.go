@@ -41,7 +41,7 @@ func TestGeneratedSite(t *testing.T) {
 	req := httptest.NewRequest(http.MethodPost, "http://web.test/deploy?slug=generated", zipOf(t, generatedSite...))
 	req.Header.Set("Authorization", "Bearer "+keyAlice)
 	req.Header.Set("Content-Type", "application/zip")
-	res := roundTrip(mux, req)
+	res := roundTrip(t, mux, req)
 	if b, _ := io.ReadAll(res.Body); res.StatusCode != 200 || !strings.Contains(string(b), `"warnings":[]`) {
 		t.Fatalf("deploy: %d %s", res.StatusCode, b)
 	}

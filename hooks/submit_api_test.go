@@ -343,7 +343,7 @@ func TestSubmitRateLimit(t *testing.T) {
 	for i := range 10 {
 		req := newRequest(http.MethodPost, "/submit/"+idAliceSite, fmt.Sprintf(`{"n":%d}`, i), nil)
 		req.RemoteAddr = fmt.Sprintf("198.51.100.%d:1000", i+1)
-		if res := roundTrip(mux, req); res.StatusCode != 200 {
+		if res := roundTrip(t, mux, req); res.StatusCode != 200 {
 			t.Fatalf("submission %d: %d", i, res.StatusCode)
 		}
 	}
