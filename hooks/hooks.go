@@ -42,6 +42,8 @@ type sitedrop struct {
 	notifyWake chan struct{}
 	// gcDue is set when content may have become unreferenced.
 	gcDue gcFlag
+	// jobs keeps the background jobs and the shutdown apart.
+	jobs jobGate
 	// uploads bounds the bytes each account uploads with PUT /blobs.
 	uploads *limiter
 	// conns caps the open connections per client on the listeners.

@@ -2,8 +2,11 @@ package hooks
 
 import (
 	"context"
+	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/pocketbase/pocketbase/core"
 
 	"sitedrop/sites/accounts"
 )
@@ -21,6 +24,38 @@ type gcFlag struct{ due atomic.Bool }
 func (f *gcFlag) set()       { f.due.Store(true) }
 func (f *gcFlag) take() bool { return f.due.Swap(false) }
 
+// jobGate keeps the background jobs and the app's shutdown apart.
+// PocketBase stops its cron and then closes the databases, but a job the
+// cron already started keeps running: it would use a closed (nil)
+// database. The app's terminate hook closes the gate, which waits for the
+// running jobs; a job that finds the gate closed does nothing.
+type jobGate struct {
+	mu      sync.Mutex
+	closed  bool
+	running sync.WaitGroup
+}
+
+// enter reports whether a job may run; if so, it must call leave.
+func (g *jobGate) enter() bool {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.closed {
+		return false
+	}
+	g.running.Add(1)
+	return true
+}
+
+func (g *jobGate) leave() { g.running.Done() }
+
+// close lets no job start and waits for the running ones.
+func (g *jobGate) close() {
+	g.mu.Lock()
+	g.closed = true
+	g.mu.Unlock()
+	g.running.Wait()
+}
+
 // bindJobs registers the background jobs: every minute, anonymous
 // deployments past their expiry are deleted and, when something was
 // deleted, unreferenced content is collected; every hour the collector
@@ -28,14 +63,19 @@ func (f *gcFlag) take() bool { return f.due.Swap(false) }
 func bindJobs(sd *sitedrop) {
 	sd.app.Cron().MustAdd(jobExpire, "* * * * *", func() { sd.runExpireJob() })
 	sd.app.Cron().MustAdd(jobCollect, "17 * * * *", func() { sd.runCollectJob() })
+	sd.app.OnTerminate().BindFunc(func(e *core.TerminateEvent) error {
+		sd.jobs.close() // before the databases close, further down the chain
+		return e.Next()
+	})
 }
 
 // runExpireJob purges expired anonymous deployments, sign-in codes and
 // sessions, then collects content when anything became unreferenced.
 func (sd *sitedrop) runExpireJob() {
-	if !sd.app.IsBootstrapped() {
-		return // the app is shutting down: its databases are closed or closing
+	if !sd.jobs.enter() {
+		return // the app is shutting down
 	}
+	defer sd.jobs.leave()
 	n, err := sd.svc.PurgeExpired(time.Now())
 	if err != nil {
 		sd.app.Logger().Error("purge expired deployments", "error", err)
@@ -56,9 +96,10 @@ func (sd *sitedrop) runExpireJob() {
 
 // runCollectJob deletes blobs that no version references.
 func (sd *sitedrop) runCollectJob() {
-	if !sd.app.IsBootstrapped() {
+	if !sd.jobs.enter() {
 		return // the app is shutting down
 	}
+	defer sd.jobs.leave()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
 	res, err := sd.svc.CollectGarbage(ctx, sd.cfg.GCGrace)
