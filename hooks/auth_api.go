@@ -32,10 +32,22 @@ func bindAuthAPI(sd *sitedrop, se *core.ServeEvent) {
 	r.POST("/auth/session", sd.authSessionCreate) // API key → session
 	r.DELETE("/auth/session", sd.authSessionDelete)
 	r.POST("/auth/logout", sd.authLogoutForm) // sign-out button of the pages
+	r.GET("/auth/whoami", sd.authWhoami)      // API key → its user
 	r.GET("/auth/login", sd.loginPage)
 	r.Any("/auth/otp", methodNotAllowed("POST"))
 	r.Any("/auth/verify", methodNotAllowed("POST"))
 	r.Any("/auth/session", methodNotAllowed("POST, DELETE"))
+	r.Any("/auth/whoami", methodNotAllowed("GET"))
+}
+
+// authWhoami is GET /auth/whoami with an API key: the key's user, as
+// POST /auth/verify gives it, and nothing else (no session, no cookie).
+func (sd *sitedrop) authWhoami(e *core.RequestEvent) error {
+	user, err := sd.requireUser(e)
+	if err != nil {
+		return err
+	}
+	return e.JSON(http.StatusOK, map[string]any{"user": userJSON(user)})
 }
 
 // authOTP is POST /auth/otp {email}: it mails a code and answers
