@@ -112,6 +112,7 @@ func register(app core.App, cfg *Config) (*sitedrop, error) {
 		bindSubmissionsAPI(sd, se)
 		bindWebhooksAPI(sd, se)
 		bindAccountSitePages(sd, se)
+		api := bindMCP(sd, se)
 		bindPages(sd, se)
 		if err := se.Next(); err != nil {
 			if ts != nil {
@@ -119,6 +120,9 @@ func register(app core.App, cfg *Config) (*sitedrop, error) {
 			}
 			ln.Close()
 			return err
+		}
+		if se.Server != nil {
+			api.use(se.Server.Handler) // the mux, before the site split wraps it
 		}
 		wrapServerHandler(sd, se)
 		if se.Server == nil { // a test harness, not a real server

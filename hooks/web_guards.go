@@ -96,6 +96,7 @@ func headerListHas(list, name string) bool {
 // a page on another origin could make its visitors use them.
 var anonymousRoutes = map[string]bool{
 	"POST /deploy": true,
+	"/mcp":         true, // an anonymous deploy through MCP
 }
 
 // anonCrossOriginGuard refuses, with 403, a request to an anonymousRoutes

@@ -1,0 +1,310 @@
+package hooks
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"strings"
+	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/pocketbase/pocketbase/tests"
+)
+
+// mcpEnv is a fixture app served over real HTTP, for the SDK's client.
+type mcpEnv struct {
+	app *tests.TestApp
+	sd  *sitedrop
+	srv *httptest.Server
+}
+
+func newMCPEnv(t *testing.T) *mcpEnv {
+	t.Helper()
+	app, sd := newFixtureApp(t)
+	srv := httptest.NewServer(newMux(t, app))
+	t.Cleanup(srv.Close)
+	return &mcpEnv{app: app, sd: sd, srv: srv}
+}
+
+// withKey adds an Authorization header to each request.
+type withKey struct{ key string }
+
+func (k withKey) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	if k.key != "" {
+		r.Header.Set("Authorization", "Bearer "+k.key)
+	}
+	return http.DefaultTransport.RoundTrip(r)
+}
+
+// connect opens an MCP session to /mcp with key ("" for none), at the
+// protocol revision version ("" for the SDK's latest).
+func (env *mcpEnv) connect(t *testing.T, key, version string) *mcp.ClientSession {
+	t.Helper()
+	c := mcp.NewClient(&mcp.Implementation{Name: "sitedrop-test", Version: "1"}, nil)
+	tr := &mcp.StreamableClientTransport{
+		Endpoint:             env.srv.URL + "/mcp",
+		HTTPClient:           &http.Client{Transport: withKey{key}},
+		DisableStandaloneSSE: true,
+		MaxRetries:           -1,
+	}
+	cs, err := c.Connect(context.Background(), tr, &mcp.ClientSessionOptions{ProtocolVersion: version})
+	if err != nil {
+		t.Fatalf("connect (protocol %q): %v", version, err)
+	}
+	t.Cleanup(func() { cs.Close() })
+	return cs
+}
+
+// callTool calls a tool and returns its result, its text and its
+// structured content; a protocol error fails the test.
+func callTool(t *testing.T, cs *mcp.ClientSession, name string, args any) (*mcp.CallToolResult, string, map[string]any) {
+	t.Helper()
+	res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: name, Arguments: args})
+	if err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	var text []string
+	for _, c := range res.Content {
+		if tc, ok := c.(*mcp.TextContent); ok {
+			text = append(text, tc.Text)
+		}
+	}
+	sc, _ := res.StructuredContent.(map[string]any)
+	return res, strings.Join(text, "\n"), sc
+}
+
+// mustTool is callTool that fails the test on an error result.
+func mustTool(t *testing.T, cs *mcp.ClientSession, name string, args any) (string, map[string]any) {
+	t.Helper()
+	res, text, sc := callTool(t, cs, name, args)
+	if res.IsError {
+		t.Fatalf("%s: error result %q", name, text)
+	}
+	if sc == nil {
+		t.Fatalf("%s: no structured content (text %q)", name, text)
+	}
+	return text, sc
+}
+
+// mustToolError is callTool that wants an error result containing want.
+func mustToolError(t *testing.T, cs *mcp.ClientSession, name string, args any, want string) {
+	t.Helper()
+	res, text, _ := callTool(t, cs, name, args)
+	if !res.IsError || !strings.Contains(text, want) {
+		t.Fatalf("%s: isError %v, text %q; want an error result with %q", name, res.IsError, text, want)
+	}
+}
+
+// fetch gets a site URL through the test server (the site host split).
+func (env *mcpEnv) fetch(t *testing.T, siteURL string) (int, string) {
+	t.Helper()
+	u, err := url.Parse(siteURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req, _ := http.NewRequest(http.MethodGet, env.srv.URL+u.Path, nil)
+	req.Host = u.Host
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	b, _ := io.ReadAll(res.Body)
+	return res.StatusCode, string(b)
+}
+
+func TestMCPKeyedLifecycle(t *testing.T) {
+	t.Parallel()
+	env := newMCPEnv(t)
+	cs := env.connect(t, keyAlice, "")
+
+	text, dep := mustTool(t, cs, "deploy", map[string]any{
+		"files": []map[string]any{
+			{"path": "index.html", "content": "<!doctype html><h1>From an agent</h1>"},
+			{"path": "a.txt", "content": "aGVsbG8=", "encoding": "base64"},
+		},
+		"slug": "agent-site", "title": "Agent",
+	})
+	id, siteURL := dep["id"].(string), dep["url"].(string)
+	if id == "" || !strings.Contains(siteURL, "agent-site.") || !strings.Contains(text, siteURL) || dep["claim_url"] != nil {
+		t.Fatalf("deploy: %q %v", text, dep)
+	}
+	if code, body := env.fetch(t, siteURL); code != 200 || !strings.Contains(body, "From an agent") || !strings.Contains(body, "<title>Agent</title>") {
+		t.Fatalf("site: %d %q", code, body)
+	}
+	if code, body := env.fetch(t, siteURL+"a.txt"); code != 200 || body != "hello" {
+		t.Fatalf("a.txt: %d %q", code, body)
+	}
+
+	// the API's errors are error results with its message
+	mustToolError(t, cs, "deploy", map[string]any{"html": "<p>again</p>", "slug": "agent-site"}, "taken")
+
+	text, up := mustTool(t, cs, "update", map[string]any{"id": id, "html": "<!doctype html><h1>Second</h1>"})
+	if up["id"] != id || !strings.Contains(text, "Updated") {
+		t.Fatalf("update: %q %v", text, up)
+	}
+	if _, body := env.fetch(t, siteURL); !strings.Contains(body, "Second") {
+		t.Fatalf("after update: %q", body)
+	}
+
+	text, list := mustTool(t, cs, "list_deploys", map[string]any{})
+	if ds, _ := list["deployments"].([]any); len(ds) != 2 || !strings.Contains(text, "agent-site") {
+		t.Fatalf("list: %q %v", text, list)
+	}
+	text, st := mustTool(t, cs, "get_status", map[string]any{"id": id})
+	if st["status"] != "active" || st["title"] != "Agent" || !strings.Contains(text, "agent-site") {
+		t.Fatalf("status: %q %v", text, st)
+	}
+	_, who := mustTool(t, cs, "whoami", map[string]any{})
+	if u, _ := who["user"].(map[string]any); u["email"] != "alice@example.com" {
+		t.Fatalf("whoami: %v", who)
+	}
+
+	// another user's site: the API's 404
+	mustToolError(t, cs, "get_status", map[string]any{"id": idBobSite}, "HTTP 404")
+
+	mustToolError(t, cs, "teardown", map[string]any{"id": id}, "confirm: true")
+	if code, _ := env.fetch(t, siteURL); code != 200 {
+		t.Fatalf("teardown without confirm deleted the site: %d", code)
+	}
+	text, del := mustTool(t, cs, "teardown", map[string]any{"id": id, "confirm": true})
+	if del["id"] != id {
+		t.Fatalf("teardown: %q %v", text, del)
+	}
+	if code, _ := env.fetch(t, siteURL); code != 404 {
+		t.Fatalf("after teardown: %d", code)
+	}
+}
+
+func TestMCPAnonymous(t *testing.T) {
+	t.Parallel()
+	env := newMCPEnv(t)
+	cs := env.connect(t, "", "")
+
+	text, dep := mustTool(t, cs, "deploy", map[string]any{"html": "<!doctype html><h1>Anon agent</h1>"})
+	claim, _ := dep["claim_url"].(string)
+	if claim == "" || dep["claim_token"] == "" || !strings.Contains(text, claim) {
+		t.Fatalf("anonymous deploy: %q %v", text, dep)
+	}
+	if code, body := env.fetch(t, dep["url"].(string)); code != 200 || !strings.Contains(body, "Anon agent") {
+		t.Fatalf("site: %d %q", code, body)
+	}
+	id := map[string]any{"id": idAliceSite}
+	for tool, args := range map[string]map[string]any{
+		"update": {"id": idAliceSite, "html": "<p>x</p>"}, "get_status": id, "list_deploys": {},
+		"teardown": {"id": idAliceSite, "confirm": true}, "whoami": {},
+		"claim":           {"slug": "anon-site", "claim_token": anonToken},
+		"get_submissions": id, "delete_submission": {"id": idAliceSite, "submission_id": "x"},
+		"list_versions": id, "rollback": {"id": idAliceSite, "version": 1},
+	} {
+		mustToolError(t, cs, tool, args, "this tool needs an API key")
+	}
+
+	// a wrong key is the API's 401, not an anonymous deploy
+	bad := env.connect(t, keyUnknown, "")
+	mustToolError(t, bad, "deploy", map[string]any{"html": "<p>x</p>"}, "HTTP 401")
+
+	// the tools and their annotations
+	tools := map[string]*mcp.Tool{}
+	for tool, err := range cs.Tools(context.Background(), nil) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		tools[tool.Name] = tool
+	}
+	if len(tools) != 11 {
+		t.Fatalf("%d tools", len(tools))
+	}
+	if a := tools["teardown"].Annotations; a == nil || a.DestructiveHint == nil || !*a.DestructiveHint {
+		t.Fatalf("teardown annotations: %+v", a)
+	}
+	if a := tools["list_deploys"].Annotations; a == nil || !a.ReadOnlyHint {
+		t.Fatalf("list_deploys annotations: %+v", a)
+	}
+	schema, _ := json.Marshal(tools["deploy"].InputSchema)
+	for _, want := range []string{`"html"`, `"files"`, `"is_spa"`, `"encoding"`, `"description":"`} {
+		if !strings.Contains(string(schema), want) {
+			t.Fatalf("deploy schema lacks %s: %s", want, schema)
+		}
+	}
+}
+
+// Clients of the previous protocol revisions connect and call tools.
+func TestMCPProtocolRevisions(t *testing.T) {
+	t.Parallel()
+	env := newMCPEnv(t)
+	for _, v := range []string{"2026-07-28", "2025-11-25", "2025-06-18", "2025-03-26"} {
+		cs := env.connect(t, keyAlice, v)
+		if got := cs.InitializeResult(); got != nil && got.ProtocolVersion != v {
+			t.Fatalf("asked for %s, got %s", v, got.ProtocolVersion)
+		}
+		if text, _ := mustTool(t, cs, "whoami", map[string]any{}); !strings.Contains(text, "alice@example.com") {
+			t.Fatalf("%s: whoami %q", v, text)
+		}
+	}
+}
+
+// /mcp belongs to the web host: a site host serves the site's own /mcp.
+func TestMCPNotOnSiteHosts(t *testing.T) {
+	t.Parallel()
+	env := newMCPEnv(t)
+	req, _ := http.NewRequest(http.MethodPost, env.srv.URL+"/mcp", strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`))
+	req.Host = "alice-site.sites.test"
+	req.Header.Set("Content-Type", "application/json")
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(res.Body)
+	res.Body.Close()
+	if strings.Contains(string(b), "jsonrpc") {
+		t.Fatalf("a site host answered MCP: %d %s", res.StatusCode, b)
+	}
+}
+
+// The tools meet the API's limits: anonymous deploys count against the
+// MCP caller's IP, as POST /deploy counts them.
+func TestMCPAnonymousLimit(t *testing.T) {
+	t.Parallel()
+	env := newMCPEnv(t)
+	cs := env.connect(t, "", "")
+	for i := range env.sd.cfg.AnonDeploysPerHour {
+		if _, dep := mustTool(t, cs, "deploy", map[string]any{"html": "<p>x</p>"}); dep["claim_url"] == nil {
+			t.Fatalf("deploy %d: %v", i, dep)
+		}
+	}
+	mustToolError(t, cs, "deploy", map[string]any{"html": "<p>x</p>"}, "HTTP 429")
+	// the same IP, straight to the API: the same budget
+	res, err := http.Post(env.srv.URL+"/deploy", "application/json", strings.NewReader(`{"html":"<p>x</p>"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
+	if res.StatusCode != http.StatusTooManyRequests {
+		t.Fatalf("POST /deploy after the MCP deploys: %d", res.StatusCode)
+	}
+}
+
+// A page of another origin cannot deploy anonymously through /mcp, as it
+// cannot through POST /deploy.
+func TestMCPAnonymousCrossOrigin(t *testing.T) {
+	t.Parallel()
+	env := newMCPEnv(t)
+	req, _ := http.NewRequest(http.MethodPost, env.srv.URL+"/mcp", strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("Sec-Fetch-Site", "cross-site")
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(res.Body)
+	res.Body.Close()
+	if res.StatusCode != 403 || !strings.Contains(string(b), "Anonymous deploys are refused") {
+		t.Fatalf("cross-origin anonymous /mcp: %d %s", res.StatusCode, b)
+	}
+}

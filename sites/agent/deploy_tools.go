@@ -1,0 +1,242 @@
+package agent
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// File is one file of a deploy or an update.
+type File struct {
+	Path        string `json:"path" jsonschema:"the file's path in the site, e.g. index.html or assets/app.js"`
+	Content     string `json:"content" jsonschema:"the file's content: text, or base64 when encoding is base64"`
+	Encoding    string `json:"encoding,omitempty" jsonschema:"base64 for binary content (images, fonts); leave out for text"`
+	ContentType string `json:"contentType,omitempty" jsonschema:"the Content-Type to serve; guessed from the path's extension when left out"`
+}
+
+// Content is the site content and settings of a deploy or an update.
+type Content struct {
+	HTML        *string `json:"html,omitempty" jsonschema:"a one-page site: the HTML of index.html (give html or files, not both)"`
+	Files       []File  `json:"files,omitempty" jsonschema:"a whole site: its files (give html or files, not both); index.html is the home page"`
+	Title       *string `json:"title,omitempty" jsonschema:"the site's title, added to pages without a <title>"`
+	Description *string `json:"description,omitempty" jsonschema:"the site's description, added as a meta description"`
+	Favicon     *string `json:"favicon,omitempty" jsonschema:"one emoji shown as the site's icon"`
+	IsSPA       *bool   `json:"is_spa,omitempty" jsonschema:"true for a single-page app: every missing path serves index.html"`
+}
+
+// DeployInput is the input of deploy.
+type DeployInput struct {
+	Content
+	Slug *string `json:"slug,omitempty" jsonschema:"the site's name in its URL (lowercase letters, digits, hyphens); random when left out"`
+}
+
+// UpdateInput is the input of update.
+type UpdateInput struct {
+	ID string `json:"id" jsonschema:"the deployment's id"`
+	Content
+}
+
+// IDInput is the input of the tools that take a deployment's id.
+type IDInput struct {
+	ID string `json:"id" jsonschema:"the deployment's id, as deploy and list_deploys give it"`
+}
+
+// TeardownInput is the input of teardown.
+type TeardownInput struct {
+	ID      string `json:"id" jsonschema:"the deployment's id"`
+	Confirm bool   `json:"confirm,omitempty" jsonschema:"must be true: the site, its versions and its form submissions are deleted for good"`
+}
+
+// ClaimInput is the input of claim.
+type ClaimInput struct {
+	Slug       string `json:"slug" jsonschema:"the anonymous site's slug"`
+	ClaimToken string `json:"claim_token" jsonschema:"the claim_token its deploy answered"`
+}
+
+// NoInput is the input of the tools that take none.
+type NoInput struct{}
+
+// body is the API body of c (and slug, on a deploy).
+func (c Content) body(slug *string) map[string]any {
+	b := map[string]any{}
+	set := func(k string, v any, ok bool) {
+		if ok {
+			b[k] = v
+		}
+	}
+	set("html", c.HTML, c.HTML != nil)
+	set("files", c.Files, c.Files != nil)
+	set("slug", slug, slug != nil)
+	set("title", c.Title, c.Title != nil)
+	set("description", c.Description, c.Description != nil)
+	set("favicon", c.Favicon, c.Favicon != nil)
+	set("is_spa", c.IsSPA, c.IsSPA != nil)
+	return b
+}
+
+// addDeployTools adds the tools of a deployment's life: deploy, update,
+// get_status, list_deploys, teardown, claim, whoami.
+func (t *tools) addDeployTools(s *mcp.Server) {
+	mcp.AddTool(s, &mcp.Tool{
+		Name:  "deploy",
+		Title: "Publish a site",
+		Description: "Publish a new static site and get its live URL. Give html (one page) or files. " +
+			"With an API key the site is yours; without one it is anonymous, expires, and the answer's claim_url lets a person keep it.",
+		Annotations: &mcp.ToolAnnotations{DestructiveHint: ptr(false), OpenWorldHint: ptr(true)},
+	}, t.deploy)
+	mcp.AddTool(s, &mcp.Tool{
+		Name:        "update",
+		Title:       "Replace a site's files",
+		Description: "Replace the whole file set of one of your sites (same URL); settings left out keep their values. The previous version is kept (see list_versions, rollback). Needs an API key.",
+		Annotations: &mcp.ToolAnnotations{DestructiveHint: ptr(true), IdempotentHint: true, OpenWorldHint: ptr(true)},
+	}, t.update)
+	mcp.AddTool(s, &mcp.Tool{
+		Name:        "get_status",
+		Title:       "Describe a site",
+		Description: "A site's URL, status, settings and dates. Needs an API key.",
+		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true, OpenWorldHint: ptr(false)},
+	}, t.getStatus)
+	mcp.AddTool(s, &mcp.Tool{
+		Name:        "list_deploys",
+		Title:       "List your sites",
+		Description: "Your sites, most recently updated first: id, slug, url, title. Needs an API key.",
+		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true, OpenWorldHint: ptr(false)},
+	}, t.listDeploys)
+	mcp.AddTool(s, &mcp.Tool{
+		Name:        "teardown",
+		Title:       "Delete a site",
+		Description: "Delete one of your sites for good: its URL stops answering, its versions and form submissions are deleted. Needs confirm: true and an API key.",
+		Annotations: &mcp.ToolAnnotations{DestructiveHint: ptr(true), IdempotentHint: true, OpenWorldHint: ptr(false)},
+	}, t.teardown)
+	mcp.AddTool(s, &mcp.Tool{
+		Name:        "claim",
+		Title:       "Keep an anonymous site",
+		Description: "Make an anonymous site yours, so that it no longer expires. Needs the slug and claim_token of its deploy, and an API key.",
+		Annotations: &mcp.ToolAnnotations{DestructiveHint: ptr(false), IdempotentHint: true, OpenWorldHint: ptr(false)},
+	}, t.claim)
+	mcp.AddTool(s, &mcp.Tool{
+		Name:        "whoami",
+		Title:       "Who is the key's user",
+		Description: "The account of the API key in use: id, email, plan. Needs an API key.",
+		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true, OpenWorldHint: ptr(false)},
+	}, t.whoami)
+}
+
+// deploy is POST /deploy.
+func (t *tools) deploy(ctx context.Context, _ *mcp.CallToolRequest, in DeployInput) (*mcp.CallToolResult, Answer, error) {
+	ans, err := t.call(ctx, "POST", "/deploy", in.body(in.Slug))
+	if err != nil {
+		return nil, nil, err
+	}
+	lines := []string{fmt.Sprintf("Published %s (id %s).", str(ans, "url"), str(ans, "id"))}
+	if claim := str(ans, "claim_url"); claim != "" {
+		lines = append(lines, fmt.Sprintf("Anonymous: it expires at %s unless claimed at %s", str(ans, "expires_at"), claim))
+	}
+	return text(append(lines, warnings(ans)...)...), ans, nil
+}
+
+// update is PUT /deploy/{id}.
+func (t *tools) update(ctx context.Context, _ *mcp.CallToolRequest, in UpdateInput) (*mcp.CallToolResult, Answer, error) {
+	if err := t.keyed("update"); err != nil {
+		return nil, nil, err
+	}
+	path, err := idPath("/deploy/", in.ID)
+	if err != nil {
+		return nil, nil, err
+	}
+	ans, err := t.call(ctx, "PUT", path, in.body(nil))
+	if err != nil {
+		return nil, nil, err
+	}
+	return text(append([]string{fmt.Sprintf("Updated %s (id %s).", str(ans, "url"), str(ans, "id"))}, warnings(ans)...)...), ans, nil
+}
+
+// warnings are the lines of a deploy's warnings: rules not applied.
+func warnings(ans Answer) []string {
+	ws, _ := ans["warnings"].([]any)
+	if len(ws) == 0 {
+		return nil
+	}
+	return []string{fmt.Sprintf("%d line(s) of _redirects or _headers not applied: see warnings.", len(ws))}
+}
+
+// getStatus is GET /deploy/{id}.
+func (t *tools) getStatus(ctx context.Context, _ *mcp.CallToolRequest, in IDInput) (*mcp.CallToolResult, Answer, error) {
+	if err := t.keyed("get_status"); err != nil {
+		return nil, nil, err
+	}
+	path, err := idPath("/deploy/", in.ID)
+	if err != nil {
+		return nil, nil, err
+	}
+	ans, err := t.call(ctx, "GET", path, nil)
+	if err != nil {
+		return nil, nil, err
+	}
+	return text(fmt.Sprintf("%s is %s at %s (id %s), updated %s.", str(ans, "slug"), str(ans, "status"), str(ans, "url"), str(ans, "id"), str(ans, "updated_at"))), ans, nil
+}
+
+// listDeploys is GET /deploys.
+func (t *tools) listDeploys(ctx context.Context, _ *mcp.CallToolRequest, _ NoInput) (*mcp.CallToolResult, Answer, error) {
+	if err := t.keyed("list_deploys"); err != nil {
+		return nil, nil, err
+	}
+	ans, err := t.call(ctx, "GET", "/deploys", nil)
+	if err != nil {
+		return nil, nil, err
+	}
+	ds, _ := ans["deployments"].([]any)
+	lines := []string{fmt.Sprintf("%d site(s).", len(ds))}
+	for _, d := range ds {
+		if m, ok := d.(map[string]any); ok {
+			lines = append(lines, fmt.Sprintf("%s %s (id %s)", str(m, "slug"), str(m, "url"), str(m, "id")))
+		}
+	}
+	return text(lines...), ans, nil
+}
+
+// teardown is DELETE /deploy/{id}, once confirmed.
+func (t *tools) teardown(ctx context.Context, _ *mcp.CallToolRequest, in TeardownInput) (*mcp.CallToolResult, Answer, error) {
+	if err := t.keyed("teardown"); err != nil {
+		return nil, nil, err
+	}
+	path, err := idPath("/deploy/", in.ID)
+	if err != nil {
+		return nil, nil, err
+	}
+	if !in.Confirm {
+		return nil, nil, errors.New("teardown deletes the site for good: call it again with confirm: true to go ahead; nothing was deleted")
+	}
+	ans, err := t.call(ctx, "DELETE", path, nil)
+	if err != nil {
+		return nil, nil, err
+	}
+	return text(fmt.Sprintf("%s (id %s).", str(ans, "message"), str(ans, "id"))), ans, nil
+}
+
+// claim is POST /deploy/claim.
+func (t *tools) claim(ctx context.Context, _ *mcp.CallToolRequest, in ClaimInput) (*mcp.CallToolResult, Answer, error) {
+	if err := t.keyed("claim"); err != nil {
+		return nil, nil, err
+	}
+	ans, err := t.call(ctx, "POST", "/deploy/claim", map[string]string{"slug": in.Slug, "claim_token": in.ClaimToken})
+	if err != nil {
+		return nil, nil, err
+	}
+	return text(fmt.Sprintf("Claimed %s (id %s): it is yours and no longer expires.", str(ans, "url"), str(ans, "id"))), ans, nil
+}
+
+// whoami is GET /auth/whoami.
+func (t *tools) whoami(ctx context.Context, _ *mcp.CallToolRequest, _ NoInput) (*mcp.CallToolResult, Answer, error) {
+	if err := t.keyed("whoami"); err != nil {
+		return nil, nil, err
+	}
+	ans, err := t.call(ctx, "GET", "/auth/whoami", nil)
+	if err != nil {
+		return nil, nil, err
+	}
+	u, _ := ans["user"].(map[string]any)
+	return text(fmt.Sprintf("%s, plan %s (user id %s).", str(u, "email"), str(u, "plan"), str(u, "id"))), ans, nil
+}
