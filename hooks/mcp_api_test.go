@@ -308,3 +308,60 @@ func TestMCPAnonymousCrossOrigin(t *testing.T) {
 		t.Fatalf("cross-origin anonymous /mcp: %d %s", res.StatusCode, b)
 	}
 }
+
+func TestMCPSiteTools(t *testing.T) {
+	t.Parallel()
+	env := newMCPEnv(t)
+	cs := env.connect(t, keyAlice, "")
+
+	// claim an anonymous site
+	text, cl := mustTool(t, cs, "claim", map[string]any{"slug": "anon-site", "claim_token": anonToken})
+	if cl["id"] != idAnonSite || !strings.Contains(text, "Claimed") {
+		t.Fatalf("claim: %q %v", text, cl)
+	}
+	mustToolError(t, cs, "claim", map[string]any{"slug": "old-anon", "claim_token": "wrong"}, "HTTP 4")
+
+	// versions and rollback
+	mustTool(t, cs, "update", map[string]any{"id": idAliceSite, "html": "<!doctype html><h1>v2</h1>"})
+	text, vs := mustTool(t, cs, "list_versions", map[string]any{"id": idAliceSite})
+	versions, _ := vs["versions"].([]any)
+	if len(versions) != 2 || !strings.Contains(text, "(live)") {
+		t.Fatalf("versions: %q %v", text, vs)
+	}
+	oldest := versions[1].(map[string]any)["version"]
+	text, rb := mustTool(t, cs, "rollback", map[string]any{"id": idAliceSite, "version": oldest})
+	if rb["version"] != oldest || !strings.Contains(text, "live again") {
+		t.Fatalf("rollback: %q %v", text, rb)
+	}
+	if _, body := env.fetch(t, "http://alice-site.sites.test/"); !strings.Contains(body, "alice") {
+		t.Fatalf("after rollback: %q", body)
+	}
+	mustToolError(t, cs, "rollback", map[string]any{"id": idAliceSite, "version": 99}, "HTTP 404")
+
+	// submissions
+	for _, msg := range []string{"first", "second"} {
+		res, err := http.Post(env.srv.URL+"/submit/"+idAliceSite, "application/json", strings.NewReader(`{"message":"`+msg+`"}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		res.Body.Close()
+		if res.StatusCode != 200 {
+			t.Fatalf("submit: %d", res.StatusCode)
+		}
+	}
+	text, subs := mustTool(t, cs, "get_submissions", map[string]any{"id": idAliceSite, "limit": 1})
+	page, _ := subs["submissions"].([]any)
+	if len(page) != 1 || subs["total"] != float64(2) || !strings.Contains(text, "2 in all") {
+		t.Fatalf("submissions: %q %v", text, subs)
+	}
+	subID, _ := page[0].(map[string]any)["id"].(string)
+	text, del := mustTool(t, cs, "delete_submission", map[string]any{"id": idAliceSite, "submission_id": subID})
+	if del["id"] != subID {
+		t.Fatalf("delete_submission: %q %v", text, del)
+	}
+	if _, subs = mustTool(t, cs, "get_submissions", map[string]any{"id": idAliceSite}); subs["total"] != float64(1) {
+		t.Fatalf("after delete: %v", subs)
+	}
+	mustToolError(t, cs, "delete_submission", map[string]any{"id": idAliceSite, "submission_id": subID}, "HTTP 404")
+	mustToolError(t, cs, "get_submissions", map[string]any{"id": idBobSite}, "HTTP 404")
+}
