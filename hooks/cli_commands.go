@@ -14,7 +14,7 @@ import (
 )
 
 // NewClientCommands are the commands that talk to a sitedrop server over
-// HTTP: deploy, login, ls, rm, versions and rollback. None of them opens a
+// HTTP: deploy, login, ls, rm, versions, rollback and mcp. None of them opens a
 // local data dir.
 func NewClientCommands() []*cobra.Command {
 	return []*cobra.Command{
@@ -24,6 +24,7 @@ func NewClientCommands() []*cobra.Command {
 		newRemoveCommand(),
 		newVersionsCommand(),
 		newRollbackCommand(),
+		newMCPCommand(),
 	}
 }
 

@@ -237,7 +237,7 @@ func TestMCPAnonymous(t *testing.T) {
 func TestMCPProtocolRevisions(t *testing.T) {
 	t.Parallel()
 	env := newMCPEnv(t)
-	for _, v := range []string{"2026-07-28", "2025-11-25", "2025-06-18", "2025-03-26"} {
+	for _, v := range []string{"2026-07-28", "2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"} {
 		cs := env.connect(t, keyAlice, v)
 		if got := cs.InitializeResult(); got != nil && got.ProtocolVersion != v {
 			t.Fatalf("asked for %s, got %s", v, got.ProtocolVersion)
