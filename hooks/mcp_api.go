@@ -19,7 +19,8 @@ import (
 // HTTP at /mcp, on the web host (site hosts never reach the routes). The
 // tools call the API in process, with the caller's key and client IP, so
 // they meet the API's own limits and errors. The SDK bounds the body to
-// --max-body, as a JSON deploy is bounded. It returns the API handler the
+// --max-body, as a JSON deploy is bounded, and the body is held against
+// the deploy memory budget (see mcpServe). It returns the API handler the
 // tools call, for register to complete once the server's handler is built.
 func bindMCP(sd *sitedrop, se *core.ServeEvent) *apiMux {
 	api := &apiMux{router: se.Router}
@@ -35,11 +36,32 @@ func bindMCP(sd *sitedrop, se *core.ServeEvent) *apiMux {
 		// deploy, which POST /deploy allows anyone anyway.
 		DisableLocalhostProtection: true,
 	})
-	se.Router.Any("/mcp", func(e *core.RequestEvent) error {
+	se.Router.Any("/mcp", sd.mcpServe(h)).Unbind(apis.DefaultBodyLimitMiddlewareId)
+	return api
+}
+
+// mcpMemoryFactor times its body is what an MCP request holds of the
+// deploy memory budget: the body the SDK reads whole, and the tool's
+// decoded arguments. (The API request a tool makes reserves its own.)
+const mcpMemoryFactor = 2
+
+// mcpServe answers an MCP request with h once its memory is reserved
+// (503 with Retry-After when the budget stays spent), and gives the
+// memory back when done. A body of unknown length counts as --max-body.
+func (sd *sitedrop) mcpServe(h http.Handler) func(e *core.RequestEvent) error {
+	return func(e *core.RequestEvent) error {
+		lease := sd.memoryLease(e)
+		defer lease.release()
+		n := e.Request.ContentLength
+		if n < 0 || n > sd.cfg.MaxBody {
+			n = sd.cfg.MaxBody // more is refused by the SDK, unread
+		}
+		if err := lease.reserve(mcpMemoryFactor * n); err != nil {
+			return err
+		}
 		h.ServeHTTP(e.Response, e.Request)
 		return nil
-	}).Unbind(apis.DefaultBodyLimitMiddlewareId)
-	return api
+	}
 }
 
 // inProcessClient is an API client that sends r's key and serves its
