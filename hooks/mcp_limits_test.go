@@ -1,0 +1,104 @@
+package hooks
+
+import (
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+)
+
+// The tools meet the API's limits: anonymous deploys count against the
+// MCP caller's IP, as POST /deploy counts them.
+func TestMCPAnonymousLimit(t *testing.T) {
+	t.Parallel()
+	env := newMCPEnv(t)
+	cs := env.connect(t, "", "")
+	for i := range env.sd.cfg.AnonDeploysPerHour {
+		if _, dep := mustTool(t, cs, "deploy", map[string]any{"html": "<p>x</p>"}); dep["claim_url"] == nil {
+			t.Fatalf("deploy %d: %v", i, dep)
+		}
+	}
+	mustToolError(t, cs, "deploy", map[string]any{"html": "<p>x</p>"}, "HTTP 429")
+	// the same IP, straight to the API: the same budget
+	res, err := http.Post(env.srv.URL+"/deploy", "application/json", strings.NewReader(`{"html":"<p>x</p>"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
+	if res.StatusCode != http.StatusTooManyRequests {
+		t.Fatalf("POST /deploy after the MCP deploys: %d", res.StatusCode)
+	}
+}
+
+// A page of another origin cannot deploy anonymously through /mcp, as it
+// cannot through POST /deploy.
+func TestMCPAnonymousCrossOrigin(t *testing.T) {
+	t.Parallel()
+	env := newMCPEnv(t)
+	req, _ := http.NewRequest(http.MethodPost, env.srv.URL+"/mcp", strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("Sec-Fetch-Site", "cross-site")
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(res.Body)
+	res.Body.Close()
+	if res.StatusCode != 403 || !strings.Contains(string(b), "Anonymous deploys are refused") {
+		t.Fatalf("cross-origin anonymous /mcp: %d %s", res.StatusCode, b)
+	}
+}
+
+// An MCP request holds its body, twice once decoded, against the deploy
+// memory budget: with the budget spent it is answered 503, and the budget
+// is given back after each request.
+func TestMCPMemoryBudget(t *testing.T) {
+	env := newMCPEnv(t)
+	env.sd.memory = newMemBudget(64 << 10)
+	env.sd.memoryWait = 0
+	cs := env.connect(t, keyAlice, "")
+	mustTool(t, cs, "deploy", map[string]any{"html": "<p>" + strings.Repeat("a", 10<<10) + "</p>"})
+	if n := env.sd.memory.inUse(); n != 0 {
+		t.Fatalf("%d bytes still reserved after a deploy", n)
+	}
+
+	if !env.sd.memory.take(t.Context(), 60<<10, 0) {
+		t.Fatal("could not fill the budget")
+	}
+	body := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"deploy","arguments":{"slug":"busy","html":"` + strings.Repeat("b", 10<<10) + `"}}}`
+	req, _ := http.NewRequest(http.MethodPost, env.srv.URL+"/mcp", strings.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("Authorization", "Bearer "+keyAlice)
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(res.Body)
+	res.Body.Close()
+	if res.StatusCode != 503 || res.Header.Get("Retry-After") == "" || !strings.Contains(string(b), msgServerBusy) {
+		t.Fatalf("past the budget: %d %s", res.StatusCode, b)
+	}
+	if _, err := env.app.FindFirstRecordByData("deployments", "slug", "busy"); err == nil {
+		t.Fatal("the refused deploy was made")
+	}
+}
+
+// An MCP body is bounded by --max-body, as a JSON deploy is.
+func TestMCPBodyLimit(t *testing.T) {
+	t.Parallel()
+	env := newMCPEnv(t)
+	body := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"deploy","arguments":{"html":"` + strings.Repeat("b", int(env.sd.cfg.MaxBody)) + `"}}}`
+	req, _ := http.NewRequest(http.MethodPost, env.srv.URL+"/mcp", strings.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
+	if res.StatusCode != http.StatusRequestEntityTooLarge {
+		t.Fatalf("a body over --max-body: %d", res.StatusCode)
+	}
+}
