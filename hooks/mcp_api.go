@@ -67,14 +67,19 @@ func (sd *sitedrop) mcpServe(h http.Handler) func(e *core.RequestEvent) error {
 // inProcessClient is an API client that sends r's key and serves its
 // requests with the app's own handler, as if they came from r's client.
 func (sd *sitedrop) inProcessClient(r *http.Request, api *apiMux) *client.Client {
-	key, _ := bearerToken(r)
+	key, sent := bearerToken(r)
+	if sent && key == "" {
+		// not a bearer key: the API's 401, never an anonymous deploy
+		key = "-"
+	}
 	return &client.Client{
 		Server: "http://" + r.Host,
 		Key:    key,
 		HTTP: &http.Client{Transport: &inProcess{
-			api:        api,
-			host:       r.Host,
-			remoteAddr: net.JoinHostPort(sd.clientIP(r), "0"),
+			api:           api,
+			host:          r.Host,
+			remoteAddr:    net.JoinHostPort(sd.clientIP(r), "0"),
+			authorization: r.Header.Get("Authorization"),
 		}},
 	}
 }
@@ -107,11 +112,13 @@ func (m *apiMux) handler() (http.Handler, error) {
 // inProcess is an http.RoundTripper that answers a request with the app's
 // handler in this process: no socket, no TLS. The request arrives from
 // remoteAddr (the MCP caller's address, so per-IP limits count the caller)
-// at host (the web host the MCP request came to).
+// at host (the web host the MCP request came to), with the MCP request's
+// Authorization header as it was sent.
 type inProcess struct {
-	api        *apiMux
-	host       string
-	remoteAddr string
+	api           *apiMux
+	host          string
+	remoteAddr    string
+	authorization string
 }
 
 // RoundTrip serves req and returns the recorded answer.
@@ -125,6 +132,9 @@ func (t *inProcess) RoundTrip(req *http.Request) (*http.Response, error) {
 	in.RequestURI = in.URL.RequestURI()
 	in.Host = t.host
 	in.RemoteAddr = t.remoteAddr
+	if t.authorization != "" {
+		in.Header.Set("Authorization", t.authorization)
+	}
 	if in.Body == nil {
 		in.Body = http.NoBody
 	}

@@ -29,12 +29,16 @@ func newMCPEnv(t *testing.T) *mcpEnv {
 	return &mcpEnv{app: app, sd: sd, srv: srv}
 }
 
-// withKey adds an Authorization header to each request.
+// withKey adds an Authorization header to each request: Bearer key, or
+// key itself when it names another scheme ("Basic ...").
 type withKey struct{ key string }
 
 func (k withKey) RoundTrip(r *http.Request) (*http.Response, error) {
 	r = r.Clone(r.Context())
-	if k.key != "" {
+	switch {
+	case strings.HasPrefix(k.key, "Basic "):
+		r.Header.Set("Authorization", k.key)
+	case k.key != "":
 		r.Header.Set("Authorization", "Bearer "+k.key)
 	}
 	return http.DefaultTransport.RoundTrip(r)
@@ -207,6 +211,9 @@ func TestMCPAnonymous(t *testing.T) {
 	// a wrong key is the API's 401, not an anonymous deploy
 	bad := env.connect(t, keyUnknown, "")
 	mustToolError(t, bad, "deploy", map[string]any{"html": "<p>x</p>"}, "HTTP 401")
+	// a header that is not a bearer key: the API's 401 too
+	basic := env.connect(t, "Basic Zm9vOmJhcg==", "")
+	mustToolError(t, basic, "deploy", map[string]any{"html": "<p>x</p>"}, "HTTP 401")
 
 	// the tools and their annotations
 	tools := map[string]*mcp.Tool{}
