@@ -30,6 +30,7 @@ var notInOpenAPI = map[string]bool{
 	"POST /account/sites/{id}/notifications":  true,
 	"POST /account/sites/{id}/webhooks/{webhookId}/delete": true,
 	"POST /account/sites/{id}/rollback":                    true,
+	"GET /llms.txt":                                        true, // the agents' guide, Markdown (links to openapi.json)
 	// MCP (issue 15's other half): one endpoint speaking JSON-RPC.
 	"POST /mcp":   true,
 	"GET /mcp":    true,

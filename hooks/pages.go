@@ -18,6 +18,7 @@ func bindPages(sd *sitedrop, se *core.ServeEvent) {
 	assets, _ := fs.Sub(ui.Assets, "assets")
 	se.Router.GET("/static/{path...}", apis.Static(assets, false)) // embedded CSS and scripts
 	se.Router.GET("/{$}", sd.homePage)                             // landing page
+	se.Router.GET("/llms.txt", sd.llmsTxt)                         // how an agent publishes here
 	se.Router.GET("/claim/{slug}", sd.claimPage)                   // claim link of an anonymous deploy
 	se.Router.POST("/claim/{slug}", sd.claimSubmit)                // its "claim" button
 	se.Router.GET("/account", sd.accountPage)                      // the signed-in user's sites and keys
