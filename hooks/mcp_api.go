@@ -59,7 +59,9 @@ func (sd *sitedrop) mcpServe(h http.Handler) func(e *core.RequestEvent) error {
 		if err := lease.reserve(mcpMemoryFactor * n); err != nil {
 			return err
 		}
-		h.ServeHTTP(e.Response, e.Request)
+		w := &mcpErrorWriter{ResponseWriter: e.Response}
+		h.ServeHTTP(w, e.Request)
+		w.finish()
 		return nil
 	}
 }

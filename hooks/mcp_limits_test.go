@@ -1,6 +1,7 @@
 package hooks
 
 import (
+	"encoding/json"
 	"io"
 	"net/http"
 	"strings"
@@ -100,5 +101,36 @@ func TestMCPBodyLimit(t *testing.T) {
 	res.Body.Close()
 	if res.StatusCode != http.StatusRequestEntityTooLarge {
 		t.Fatalf("a body over --max-body: %d", res.StatusCode)
+	}
+}
+
+// The SDK's own refusals (before any tool runs) answer the API's
+// {"error"} shape, as every error a client can cause does.
+func TestMCPTransportErrorsAreJSON(t *testing.T) {
+	t.Parallel()
+	env := newMCPEnv(t)
+	big := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"deploy","arguments":{"html":"` + strings.Repeat("b", int(env.sd.cfg.MaxBody)) + `"}}}`
+	for _, tc := range []struct {
+		name, method, body, accept string
+		status                     int
+	}{
+		{"GET", http.MethodGet, "", "application/json, text/event-stream", http.StatusMethodNotAllowed},
+		{"DELETE", http.MethodDelete, "", "application/json, text/event-stream", http.StatusMethodNotAllowed},
+		{"malformed JSON", http.MethodPost, "{not json", "application/json, text/event-stream", http.StatusBadRequest},
+		{"a body over --max-body", http.MethodPost, big, "application/json, text/event-stream", http.StatusRequestEntityTooLarge},
+	} {
+		req, _ := http.NewRequest(tc.method, env.srv.URL+"/mcp", strings.NewReader(tc.body))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", tc.accept)
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out map[string]string
+		err = json.NewDecoder(res.Body).Decode(&out)
+		res.Body.Close()
+		if res.StatusCode != tc.status || err != nil || out["error"] == "" || !strings.HasPrefix(res.Header.Get("Content-Type"), "application/json") {
+			t.Errorf("%s: %d %q %v %v, want %d with {\"error\"}", tc.name, res.StatusCode, res.Header.Get("Content-Type"), out, err, tc.status)
+		}
 	}
 }
