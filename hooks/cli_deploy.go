@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"os"
+	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -165,25 +166,43 @@ func deployFolder(api *client.Client, target string, o deployOptions, spaSet boo
 			continue
 		}
 		// inline: the whole site goes in one request body anyway
-		data, err := os.ReadFile(f.src)
+		e, err := inlineFile(f)
 		if err != nil {
-			return nil, fmt.Errorf("read %s: %w", f.src, err)
+			return nil, err
 		}
-		if store.HashBytes(data) != f.hash {
-			return nil, fmt.Errorf("%s changed during the deploy: run it again", f.src)
-		}
-		content := base64.StdEncoding.EncodeToString(data)
-		entries = append(entries, client.File{Path: f.path, Content: &content, Encoding: "base64"})
+		entries = append(entries, e)
 	}
 	body.Files = entries
 	ans, err := api.Deploy(o.id, body)
 	uploaded := false
 	for try := 0; try < 2 && api.Key != "" && isMissingContent(err); try++ {
-		if err := uploadMissing(api, files, errOut, o.parallel); err != nil {
-			return nil, err
+		inlined, upErr := uploadMissing(api, files, errOut, o.parallel, try == 0)
+		if upErr != nil {
+			return nil, upErr
 		}
 		uploaded = true
-		ans, err = api.Deploy(o.id, body)
+		if len(inlined) == 0 {
+			ans, err = api.Deploy(o.id, body)
+			continue
+		}
+		withInline := slices.Clone(entries)
+		for i, f := range files {
+			if inlined[f.hash] {
+				if withInline[i], err = inlineFile(f); err != nil {
+					return nil, err
+				}
+			}
+		}
+		inlineBody := *body
+		inlineBody.Files = withInline
+		ans, err = api.Deploy(o.id, &inlineBody)
+		if ce, ok := err.(*client.Error); ok && ce.Status == http.StatusRequestEntityTooLarge {
+			// the server's --max-body is smaller than the inline budget
+			if _, upErr := uploadMissing(api, files, errOut, o.parallel, false); upErr != nil {
+				return nil, upErr
+			}
+			ans, err = api.Deploy(o.id, body)
+		}
 	}
 	if err != nil {
 		return nil, err
@@ -192,6 +211,20 @@ func deployFolder(api *client.Client, target string, o deployOptions, spaSet boo
 		fmt.Fprintf(errOut, "%d files, 0 to upload\n", len(files))
 	}
 	return ans, nil
+}
+
+// inlineFile is f's entry with its bytes inline (base64), checked
+// against the hash it was listed with.
+func inlineFile(f localFile) (client.File, error) {
+	data, err := os.ReadFile(f.src)
+	if err != nil {
+		return client.File{}, fmt.Errorf("read %s: %w", f.src, err)
+	}
+	if store.HashBytes(data) != f.hash {
+		return client.File{}, fmt.Errorf("%s changed during the deploy: run it again", f.src)
+	}
+	content := base64.StdEncoding.EncodeToString(data)
+	return client.File{Path: f.path, Content: &content, Encoding: "base64"}, nil
 }
 
 // isMissingContent tells a deploy refused because contents it names by

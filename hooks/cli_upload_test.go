@@ -23,6 +23,10 @@ import (
 type fakeBlobServer struct {
 	*httptest.Server
 	failHash string
+	// refuseInline answers 413 to a deploy with inline contents, as a
+	// server whose --max-body is below the CLI's inline budget would.
+	refuseInline bool
+	deploys      int // deploy requests received
 
 	mu          sync.Mutex
 	have        map[string]bool
@@ -94,13 +98,26 @@ func (f *fakeBlobServer) serve(w http.ResponseWriter, r *http.Request) {
 		w.Write([]byte(`{}`))
 	case r.URL.Path == "/deploy":
 		var req struct {
-			Files []struct{ Path, SHA256 string }
+			Files []struct {
+				Path, SHA256 string
+				Content      *string
+			}
 		}
 		json.Unmarshal(body, &req)
 		f.mu.Lock()
 		defer f.mu.Unlock()
+		f.deploys++
+		inline := false
 		for _, e := range req.Files {
-			if !f.have[e.SHA256] {
+			inline = inline || e.Content != nil
+		}
+		if f.refuseInline && inline {
+			w.WriteHeader(http.StatusRequestEntityTooLarge)
+			w.Write([]byte(`{"error":"Request body too large"}`))
+			return
+		}
+		for _, e := range req.Files {
+			if e.Content == nil && !f.have[e.SHA256] {
 				w.WriteHeader(http.StatusBadRequest)
 				fmt.Fprintf(w, `{"error":"%s: content with sha256 %s %s"}`, e.Path, e.SHA256, sites.ContentMissingPhrase)
 				return
@@ -181,6 +198,7 @@ func TestCLIUploadStopsAtFirstError(t *testing.T) {
 	dir, hashes := writeSite(t, 200)
 	srv := newFakeBlobServer(t)
 	srv.failHash = hashes["page-000.html"]
+	srv.refuseInline = true // so that every content is uploaded
 
 	_, errOut, err := runCLI(t, NewDeployCommand(), "--server", srv.URL, "--key", keyPia, dir)
 	if err == nil || !strings.Contains(err.Error(), "upload page-000.html: disk full") {
@@ -219,5 +237,49 @@ func TestUploadProgressLines(t *testing.T) {
 		if got := groupDigits(n); got != want {
 			t.Errorf("groupDigits(%d) = %q, want %q", n, got, want)
 		}
+	}
+}
+
+// TestCLIInlinesManyMissing: when many contents are missing (a big
+// site's first deploy), they go inline in the deploy request instead of
+// one upload each; a server whose body limit refuses that request gets
+// them uploaded after all.
+func TestCLIInlinesManyMissing(t *testing.T) {
+	t.Setenv("XDG_CONFIG_HOME", t.TempDir())
+	t.Setenv("HOME", t.TempDir())
+	dir, _ := writeSite(t, inlineMinFiles+20)
+
+	srv := newFakeBlobServer(t)
+	_, errOut, err := runCLI(t, NewDeployCommand(), "--server", srv.URL, "--key", keyPia, dir)
+	if err != nil {
+		t.Fatalf("deploy: %v\n%s", err, errOut)
+	}
+	srv.mu.Lock()
+	uploads, deploys := len(srv.uploads), srv.deploys
+	srv.mu.Unlock()
+	if uploads != 0 || deploys != 2 || !strings.Contains(errOut, "120 of them in the deploy request, 0 uploaded first") {
+		t.Errorf("%d uploads, %d deploys: %q; want every content inline in the second deploy", uploads, deploys, errOut)
+	}
+
+	small := newFakeBlobServer(t)
+	small.refuseInline = true
+	_, errOut, err = runCLI(t, NewDeployCommand(), "--server", small.URL, "--key", keyPia, dir)
+	if err != nil {
+		t.Fatalf("deploy to a server with a small body limit: %v\n%s", err, errOut)
+	}
+	small.mu.Lock()
+	uploads = len(small.uploads)
+	small.mu.Unlock()
+	if uploads != inlineMinFiles+20 {
+		t.Errorf("%d uploads after the 413, want all %d", uploads, inlineMinFiles+20)
+	}
+}
+
+// TestPlanInline: the smallest contents go inline within the budget.
+func TestPlanInline(t *testing.T) {
+	todo := []localFile{{hash: "a", size: 50}, {hash: "b", size: 10}, {hash: "c", size: 30}, {hash: "d", size: 20}}
+	inlined, rest := planInline(todo, 60)
+	if len(inlined) != 3 || !inlined["b"] || !inlined["d"] || !inlined["c"] || len(rest) != 1 || rest[0].hash != "a" {
+		t.Errorf("inlined %v, rest %v", inlined, rest)
 	}
 }
