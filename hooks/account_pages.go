@@ -114,5 +114,5 @@ func (sd *sitedrop) renderAccount(e *core.RequestEvent, user *core.Record, newKe
 			CreatedAt: timestamp(k.GetDateTime("created").Time()), LastUsed: last,
 		})
 	}
-	return render(e, http.StatusOK, ui.Account(layout(user), p))
+	return render(e, http.StatusOK, ui.Account(sd.pageLayout(e, user), p))
 }

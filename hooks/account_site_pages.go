@@ -104,7 +104,7 @@ func (sd *sitedrop) accountSitePage(e *core.RequestEvent) error {
 			TotalBytes: formatSizeShort(v.TotalBytes), Live: v.Live,
 		})
 	}
-	return render(e, http.StatusOK, ui.AccountSite(layout(user), p))
+	return render(e, http.StatusOK, ui.AccountSite(sd.pageLayout(e, user), p))
 }
 
 // accountSiteRollback is a version's "Make live" button on the site page.

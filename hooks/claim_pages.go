@@ -22,7 +22,7 @@ func (sd *sitedrop) claimPage(e *core.RequestEvent) error {
 	if err != nil {
 		return sd.claimError(e, status)
 	}
-	return render(e, http.StatusOK, ui.Claim(layout(sd.sessionUser(e)), sd.claimProps(e, rec, "")))
+	return render(e, http.StatusOK, ui.Claim(sd.pageLayout(e, sd.sessionUser(e)), sd.claimProps(e, rec, "")))
 }
 
 // claimSubmit is the claim button: POST /claim/{slug} with the token, for
@@ -52,11 +52,11 @@ func (sd *sitedrop) claimSubmit(e *core.RequestEvent) error {
 		if cerr != nil {
 			return sd.claimError(e, status)
 		}
-		return render(e, http.StatusForbidden, ui.Claim(layout(user), sd.claimProps(e, rec, msgSlotLimit)))
+		return render(e, http.StatusForbidden, ui.Claim(sd.pageLayout(e, user), sd.claimProps(e, rec, msgSlotLimit)))
 	case err != nil:
 		return err
 	}
-	return render(e, http.StatusOK, ui.ClaimDone(layout(user), ui.ClaimDoneProps{
+	return render(e, http.StatusOK, ui.ClaimDone(sd.pageLayout(e, user), ui.ClaimDoneProps{
 		Slug: rec.GetString("slug"), Title: rec.GetString("title"), SiteURL: sd.siteURL(rec.GetString("slug")),
 	}))
 }

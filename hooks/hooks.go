@@ -48,6 +48,8 @@ type sitedrop struct {
 	uploads *limiter
 	// conns caps the open connections per client on the listeners.
 	conns *serve.ConnLimit
+	// flashes are the pages' one-shot messages (POST → redirect → GET).
+	flashes flashStore
 	bodyGuards
 }
 

@@ -46,14 +46,14 @@ func render(e *core.RequestEvent, status int, c templ.Component) error {
 
 // errorPage answers a browser with an HTML error page.
 func (sd *sitedrop) errorPage(e *core.RequestEvent, status int, title, msg string) error {
-	return render(e, status, ui.ErrorPage(layout(sd.sessionUser(e)), ui.ErrorProps{
+	return render(e, status, ui.ErrorPage(sd.pageLayout(e, sd.sessionUser(e)), ui.ErrorProps{
 		Status: status, Title: title, Message: msg, LinkURL: "/", LinkText: "Back to the start",
 	}))
 }
 
 // homePage is GET /: what this server is, with a curl example.
 func (sd *sitedrop) homePage(e *core.RequestEvent) error {
-	return render(e, http.StatusOK, ui.Home(layout(sd.sessionUser(e)), ui.HomeProps{
+	return render(e, http.StatusOK, ui.Home(sd.pageLayout(e, sd.sessionUser(e)), ui.HomeProps{
 		WebURL:         sd.webURL(),
 		SiteURLExample: sd.siteURL("your-site"),
 	}))
@@ -69,7 +69,7 @@ func (sd *sitedrop) loginPage(e *core.RequestEvent) error {
 		}
 		return sd.errorPage(e, http.StatusTooManyRequests, msgRateLimited, "Too many requests from your address. Wait a minute and try again.")
 	}
-	return render(e, http.StatusOK, ui.Login(layout(sd.sessionUser(e)), ui.LoginProps{
+	return render(e, http.StatusOK, ui.Login(sd.pageLayout(e, sd.sessionUser(e)), ui.LoginProps{
 		Next:       safeNext(e.Request.URL.Query().Get("next")),
 		SignupOpen: sd.cfg.Signup,
 	}))
