@@ -1,0 +1,226 @@
+package hooks
+
+import (
+	"context"
+	"net"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/chromedp/cdproto/network"
+	"github.com/chromedp/cdproto/runtime"
+	"github.com/chromedp/chromedp"
+	"github.com/pocketbase/pocketbase/core"
+	"github.com/pocketbase/pocketbase/tests"
+)
+
+// browserEnv is the app served on a loopback port (web host
+// localhost:PORT, sites <slug>.localhost:PORT, which Chromium resolves to
+// loopback by itself) and one headless Chromium tab driving it. Build one
+// with newBrowserEnv; every page test of the dashboard shares it.
+type browserEnv struct {
+	t   *testing.T
+	App *tests.TestApp
+	SD  *sitedrop
+	// WebURL is http://localhost:PORT.
+	WebURL string
+	Port   int
+	// Ctx is the browser tab's chromedp context.
+	Ctx context.Context
+
+	jsMu     sync.Mutex
+	jsErrors []string
+}
+
+// browserTimeout bounds one browser test as a whole.
+const browserTimeout = 90 * time.Second
+
+// newBrowserEnv starts the fixture app (see newFixtureApp; tune adjusts its
+// config) on loopback and a headless Chromium, skipping without Chromium
+// outside CI. Uncaught exceptions and console errors of the pages are
+// collected; Close (run by t.Cleanup) fails the test when there are any.
+func newBrowserEnv(t *testing.T, tune ...func(*Config)) *browserEnv {
+	t.Helper()
+	chromium := findChromium(t)
+	tune = append([]func(*Config){func(c *Config) { c.Domain, c.SitesDomain = "localhost", "localhost" }}, tune...)
+	app, sd := newFixtureApp(t, tune...)
+	t.Cleanup(app.Cleanup) // runs after the server has closed (cleanups are LIFO)
+
+	srv := httptest.NewUnstartedServer(newMux(t, app))
+	port := srv.Listener.Addr().(*net.TCPAddr).Port
+	b := &browserEnv{t: t, App: app, SD: sd, Port: port, WebURL: "http://localhost:" + strconv.Itoa(port)}
+	sd.cfg.PublicURL = b.WebURL // URLs are derived per request: set before the first
+	srv.Start()
+	t.Cleanup(srv.Close)
+
+	ctx, cancel := context.WithTimeout(t.Context(), browserTimeout)
+	t.Cleanup(cancel)
+	opts := append(chromedp.DefaultExecAllocatorOptions[:],
+		chromedp.ExecPath(chromium),
+		chromedp.Headless,
+		chromedp.NoSandbox,
+		chromedp.DisableGPU,
+		chromedp.NoFirstRun,
+		chromedp.Flag("disable-quic", true),
+		chromedp.Flag("disable-background-networking", true),
+		chromedp.Flag("disable-component-update", true),
+		chromedp.Flag("disable-sync", true),
+		chromedp.UserDataDir(t.TempDir()),
+		chromedp.Env("TMPDIR="+t.TempDir()), // its singleton socket and shared memory files
+		chromedp.WindowSize(1280, 1000),
+	)
+	actx, cancelAlloc := chromedp.NewExecAllocator(ctx, opts...)
+	t.Cleanup(cancelAlloc)
+	var logMu sync.Mutex
+	logOpen := true
+	t.Cleanup(func() { logMu.Lock(); logOpen = false; logMu.Unlock() })
+	logf := func(format string, args ...any) {
+		logMu.Lock()
+		defer logMu.Unlock()
+		if logOpen { // chromedp may log from its goroutines: never after the test
+			t.Logf("chromedp: "+format, args...)
+		}
+	}
+	bctx, cancelBrowser := chromedp.NewContext(actx, chromedp.WithErrorf(logf))
+	t.Cleanup(cancelBrowser)
+	b.Ctx = bctx
+	if err := chromedp.Listen(bctx, b.collectJSError); err != nil {
+		t.Fatalf("start the browser: %v", err)
+	}
+	t.Cleanup(b.checkJSErrors)
+	return b
+}
+
+// collectJSError keeps uncaught exceptions and console.error calls.
+func (b *browserEnv) collectJSError(ev any) {
+	var msg string
+	switch ev := ev.(type) {
+	case *runtime.EventExceptionThrown:
+		msg = strings.TrimPrefix(ev.ExceptionDetails.URL+": ", ": ") + ev.ExceptionDetails.Text
+		if ex := ev.ExceptionDetails.Exception; ex != nil && ex.Description != "" {
+			msg += " " + ex.Description
+		}
+	case *runtime.EventConsoleAPICalled:
+		if ev.Type != runtime.ConsoleAPICalledTypeError {
+			return
+		}
+		msg = "console.error:"
+		for _, a := range ev.Args {
+			if a.Description != "" {
+				msg += " " + a.Description
+			} else {
+				msg += " " + string(a.Value)
+			}
+		}
+	default:
+		return
+	}
+	b.jsMu.Lock()
+	b.jsErrors = append(b.jsErrors, msg)
+	b.jsMu.Unlock()
+}
+
+// checkJSErrors fails the test on any JavaScript error seen in the pages.
+func (b *browserEnv) checkJSErrors() {
+	b.jsMu.Lock()
+	defer b.jsMu.Unlock()
+	if len(b.jsErrors) != 0 {
+		b.t.Errorf("JavaScript errors in the pages:\n%s", strings.Join(b.jsErrors, "\n"))
+	}
+}
+
+// SiteURL is the live URL of slug on the loopback server.
+func (b *browserEnv) SiteURL(slug string) string {
+	return "http://" + slug + ".localhost:" + strconv.Itoa(b.Port) + "/"
+}
+
+// SignIn gives the browser a session of user (who needs an API key, as
+// mustUser makes), as signing in by e-mail code would.
+func (b *browserEnv) SignIn(user *core.Record) {
+	b.t.Helper()
+	token := "browser-session-" + user.Id
+	mustSession(b.t, b.App, user, token)
+	httpOnly := true
+	if _, err := chromedp.Call(b.Ctx, network.SetCookie, network.SetCookieParams{
+		Name: "sitedrop_session", Value: token, URL: b.WebURL + "/",
+		Path: "/", HTTPOnly: &httpOnly, SameSite: network.CookieSameSiteLax,
+	}); err != nil {
+		b.Fail("set the session cookie", err)
+	}
+}
+
+// Fail stops the test after a browser step went wrong, with where the
+// browser is, what it shows and a screenshot (kept with go test -artifacts
+// -outputdir DIR).
+func (b *browserEnv) Fail(what string, err error) {
+	b.t.Helper()
+	loc, _ := chromedp.Run(b.Ctx, chromedp.Location())
+	if png, serr := chromedp.Run(b.Ctx, chromedp.FullScreenshot(100)); serr == nil {
+		p := filepath.Join(b.t.ArtifactDir(), "failure.png")
+		if os.WriteFile(p, png, 0o644) == nil {
+			b.t.Logf("screenshot of the failure: %s", p)
+		}
+	}
+	body, _ := chromedp.Run(b.Ctx, chromedp.Text(chromedp.CSS("body")))
+	b.t.Fatalf("%s: %v\nbrowser at %s showing:\n%s", what, err, loc, body)
+}
+
+// Step runs actions in the tab, failing the test (see Fail) on an error.
+func (b *browserEnv) Step(name string, actions ...chromedp.Action[chromedp.Void]) {
+	b.t.Helper()
+	if err := chromedp.Do(b.Ctx, actions...); err != nil {
+		b.Fail(name, err)
+	}
+}
+
+// Text is the visible text of the first element sel matches.
+func (b *browserEnv) Text(sel chromedp.CSS) string {
+	b.t.Helper()
+	s, err := chromedp.Run(b.Ctx, chromedp.Text(sel))
+	if err != nil {
+		b.Fail("read "+string(sel), err)
+	}
+	return s
+}
+
+// Count is how many elements sel matches now (0 is fine).
+func (b *browserEnv) Count(sel string) int {
+	b.t.Helper()
+	n, err := chromedp.Run(b.Ctx, chromedp.Evaluate[int](`document.querySelectorAll(`+strconv.Quote(sel)+`).length`))
+	if err != nil {
+		b.Fail("count "+sel, err)
+	}
+	return n
+}
+
+// Location is the tab's URL.
+func (b *browserEnv) Location() string {
+	b.t.Helper()
+	loc, err := chromedp.Run(b.Ctx, chromedp.Location())
+	if err != nil {
+		b.Fail("location", err)
+	}
+	return loc
+}
+
+// Loaded waits until the page and its deferred scripts have run, after a
+// navigation that a click started (Navigate waits by itself).
+var Loaded = chromedp.Poll[chromedp.Void](`document.readyState === "complete"`,
+	chromedp.WithPollingInterval(20*time.Millisecond))
+
+// TestBrowserEnvSignIn checks the harness itself: a signed-in browser sees
+// its account page with its address.
+func TestBrowserEnvSignIn(t *testing.T) {
+	b := newBrowserEnv(t)
+	user := mustUser(t, b.App, "harness@example.com", "free", fixtureKey("harness"))
+	b.SignIn(user)
+	b.Step("open the account page", chromedp.Navigate(b.WebURL+"/account"), chromedp.WaitVisible(testid("slots")))
+	if s := b.Text(chromedp.CSS("main")); !strings.Contains(s, "harness@example.com") {
+		t.Fatalf("account page does not show the address:\n%s", s)
+	}
+}
