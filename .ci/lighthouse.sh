@@ -1,0 +1,79 @@
+#!/usr/bin/env bash
+# Lighthouse audit of every sitedrop page: accessibility and best practices
+# must score 100 (mobile emulation, Lighthouse's default, so 390-px layouts
+# are checked too). Run from anywhere inside a clone: bash .ci/lighthouse.sh
+#
+# It builds sitedrop, serves it on a loopback port from an empty data
+# directory, makes what the pages show (an account, a key, a claimed and an
+# anonymous site, a submission, a webhook, a version to roll back to), and
+# audits each page, signed in where the page needs it. Lighthouse comes from
+# the npm registry (pinned below) into a cache directory, Chromium from the
+# system (CHROME_PATH, default /usr/bin/chromium).
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+
+LIGHTHOUSE_VERSION=12.8.2
+LH_DIR=${LH_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/sitedrop-lighthouse}
+PORT=${LH_PORT:-18790}
+WEB="http://localhost:$PORT"
+
+command -v node >/dev/null || { echo "node is needed for Lighthouse" >&2; exit 1; }
+if [[ ! -x "$LH_DIR/node_modules/.bin/lighthouse" ]] ||
+	[[ "$("$LH_DIR/node_modules/.bin/lighthouse" --version)" != "$LIGHTHOUSE_VERSION" ]]; then
+	mkdir -p "$LH_DIR"
+	(cd "$LH_DIR" && [[ -f package.json ]] || echo '{"private":true}' >"$LH_DIR/package.json")
+	npm install --prefix "$LH_DIR" --no-audit --no-fund --loglevel=error "lighthouse@$LIGHTHOUSE_VERSION" >/dev/null
+fi
+cp .ci/lighthouse.mjs "$LH_DIR/lighthouse.mjs"
+
+work=$(mktemp -d)
+server=""
+cleanup() {
+	[[ -n "$server" ]] && kill "$server" 2>/dev/null && wait "$server" 2>/dev/null
+	rm -rf "$work"
+}
+trap cleanup EXIT
+
+go build -o "$work/sitedrop" .
+sd() { "$work/sitedrop" "$@" --dir "$work/data"; }
+email="a.rather.long.address.for.testing.overflow@example-company.com"
+sd user create "$email" >/dev/null
+key=$(sd key create "$email" --name laptop | tail -n 1)
+sd key create "$email" --name "CI" >/dev/null
+"$work/sitedrop" serve --http "127.0.0.1:$PORT" --dir "$work/data" --webhooks-allow-private >"$work/serve.log" 2>&1 &
+server=$!
+for _ in $(seq 50); do curl -fs "$WEB/api/health" >/dev/null && break; sleep 0.1; done
+
+json() { python3 -c "import json,sys; print(json.load(sys.stdin)$1)"; }
+auth=(-H "Authorization: Bearer $key")
+site=$(curl -fs "$WEB/deploy" "${auth[@]}" -d '{"html":"<h1>One</h1><form method=post action=\"{{SUBMIT_URL}}\"><input name=email></form>","title":"A site with a fairly long title to see how it wraps on a phone"}')
+id=$(json "['id']" <<<"$site")
+curl -fs -X PUT "$WEB/deploy/$id" "${auth[@]}" -d '{"html":"<h1>Two</h1>"}' >/dev/null
+curl -fs "$WEB/submit/$id" -d 'email=someone@example.com&message=Hello%0Asecond+line' >/dev/null
+curl -fs "$WEB/webhooks/$id" "${auth[@]}" -d '{"url":"http://127.0.0.1:9/hook"}' >/dev/null
+anon=$(curl -fs "$WEB/deploy" -d '{"html":"<h1>Anon</h1>","title":"Anonymous"}')
+claim=$(json "['claim_url']" <<<"$anon")
+cookie=$(curl -fs -D - -o /dev/null -X POST "$WEB/auth/session" "${auth[@]}" |
+	sed -n 's/^[Ss]et-[Cc]ookie: \([^;]*\).*/\1/p' | head -n 1)
+[[ -n "$cookie" ]] || { echo "no session cookie from POST /auth/session" >&2; exit 1; }
+
+# The pages: name, URL, signed in or not. Add new pages here.
+LH_PAGES=$(python3 - "$WEB" "$cookie" "$id" "$claim" <<'PY'
+import json, sys
+web, cookie, site, claim = sys.argv[1:]
+pages = [
+    ("home", web + "/", False),
+    ("home, signed in", web + "/", True),
+    ("sign-in", web + "/auth/login", False),
+    ("claim (signed out)", claim, False),
+    ("claim (signed in)", claim, True),
+    ("account", web + "/account", True),
+    ("site page", web + "/account/sites/" + site, True),
+]
+# Error pages (404 and the like) share the layout; Lighthouse audits only
+# pages that answer 200, so they are covered by ui/render_test.go.
+print(json.dumps([{"name": n, "url": u, **({"cookie": cookie} if c else {})} for n, u, c in pages]))
+PY
+)
+export LH_PAGES
+node "$LH_DIR/lighthouse.mjs"
