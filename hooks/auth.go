@@ -26,9 +26,17 @@ func bearerToken(r *http.Request) (token string, sent bool) {
 }
 
 // requireUser returns the user of the request's API key, or a 401.
+// Without an Authorization header the browser session counts instead, when
+// the request comes from the web host's own pages (see cookieUser).
 func (sd *sitedrop) requireUser(e *core.RequestEvent) (*core.Record, error) {
 	tok, sent := bearerToken(e.Request)
-	if !sent || tok == "" {
+	if !sent {
+		if user := sd.cookieUser(e); user != nil {
+			return user, nil
+		}
+		return nil, fail(http.StatusUnauthorized, msgUnauthorized)
+	}
+	if tok == "" {
 		return nil, fail(http.StatusUnauthorized, msgUnauthorized)
 	}
 	user, err := accounts.UserByAPIKey(e.App, tok)
@@ -39,12 +47,46 @@ func (sd *sitedrop) requireUser(e *core.RequestEvent) (*core.Record, error) {
 }
 
 // optionalUser returns the key's user, nil when no Authorization header was
-// sent, and a 401 when one was sent but is not a valid key.
+// sent, and a 401 when one was sent but is not a valid key. Without the
+// header a same-origin session counts (see cookieUser): the dashboard's
+// deploys belong to the signed-in account.
 func (sd *sitedrop) optionalUser(e *core.RequestEvent) (*core.Record, error) {
 	if _, sent := bearerToken(e.Request); !sent {
-		return nil, nil
+		return sd.cookieUser(e), nil
 	}
 	return sd.requireUser(e)
+}
+
+// cookieUser is the session user of an API request that proves it comes
+// from the web host's own pages (see fromOwnPages), nil otherwise: the
+// dashboard's scripts call the API with the browser's cookie, while a page
+// of another origin, a site host's included (same site, so its requests
+// carry the SameSite=Lax cookie), is as anonymous as curl.
+func (sd *sitedrop) cookieUser(e *core.RequestEvent) *core.Record {
+	if !fromOwnPages(e.Request, sd.secure()) {
+		return nil
+	}
+	return sd.sessionUser(e)
+}
+
+// fromOwnPages reports whether a browser says the request comes from the
+// request's own origin: Sec-Fetch-Site: same-origin, or, from a browser
+// that sends no Sec-Fetch-Site (plain http away from localhost), an Origin
+// equal to the scheme and host the request was sent to. secure tells the
+// scheme when TLS ends in front of sitedrop. No proof is no.
+func fromOwnPages(r *http.Request, secure bool) bool {
+	if site := r.Header.Get("Sec-Fetch-Site"); site != "" {
+		return site == "same-origin"
+	}
+	origin := r.Header.Get("Origin")
+	if origin == "" || r.Host == "" {
+		return false
+	}
+	scheme := "http"
+	if secure || r.TLS != nil {
+		scheme = "https"
+	}
+	return strings.EqualFold(origin, scheme+"://"+r.Host)
 }
 
 // msgBuiltinAuthClosed refuses PocketBase's auth endpoints that sitedrop
