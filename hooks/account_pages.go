@@ -96,6 +96,7 @@ func (sd *sitedrop) renderAccount(e *core.RequestEvent, user *core.Record, newKe
 		SlotLimit:  sd.svc.SlotLimit(user.GetString("plan")),
 		NewKey:     newKey,
 		NewKeyName: newKeyName,
+		Drop:       sd.dropProps("Deploy a new site", user, ""),
 	}
 	for _, d := range deps {
 		slug := d.GetString("slug")

@@ -77,6 +77,7 @@ func (sd *sitedrop) accountSitePage(e *core.RequestEvent) error {
 	p := ui.AccountSiteProps{
 		ID: dep.Id, Slug: slug, Title: dep.GetString("title"), URL: sd.siteURL(slug),
 		NotifyEmail: dep.GetBool("notify_email"), Total: int(total), Page: page,
+		Drop: sd.dropProps("Deploy again", user, dep.Id),
 	}
 	if page > 1 {
 		p.PrevPage = page - 1

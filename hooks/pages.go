@@ -53,9 +53,11 @@ func (sd *sitedrop) errorPage(e *core.RequestEvent, status int, title, msg strin
 
 // homePage is GET /: what this server is, with a curl example.
 func (sd *sitedrop) homePage(e *core.RequestEvent) error {
-	return render(e, http.StatusOK, ui.Home(sd.pageLayout(e, sd.sessionUser(e)), ui.HomeProps{
+	user := sd.sessionUser(e)
+	return render(e, http.StatusOK, ui.Home(sd.pageLayout(e, user), ui.HomeProps{
 		WebURL:         sd.webURL(),
 		SiteURLExample: sd.siteURL("your-site"),
+		Drop:           sd.dropProps("Drop a folder to publish it", user, ""),
 	}))
 }
 

@@ -47,15 +47,22 @@ func pages() []page {
 			c: Home(signedOut, HomeProps{
 				WebURL:         "https://sitedrop.example.com",
 				SiteURLExample: "https://your-site.sites.example.com",
+				Drop:           DropProps{Heading: "Drop a folder to publish it", MaxFiles: 20000, MaxBody: 50 << 20, MaxBodyText: "50 MiB"},
 			}),
-			testIDs: []string{"curl-example", "nav-signin"},
+			testIDs: []string{"curl-example", "nav-signin", "drop-deploy", "drop-target", "drop-folder", "drop-zip", "drop-status", "drop-error", "drop-result"},
 			absent:  []string{"nav-account"},
 		},
 		{
 			name:    "home_signed_in",
-			c:       Home(signedIn, HomeProps{WebURL: "https://sitedrop.example.com", SiteURLExample: "https://your-site.sites.example.com"}),
-			testIDs: []string{"curl-example", "nav-account"},
+			c: Home(signedIn, HomeProps{WebURL: "https://sitedrop.example.com", SiteURLExample: "https://your-site.sites.example.com",
+				Drop: DropProps{Heading: "Drop a folder to publish it", Owner: true, MaxFiles: 20000, MaxBody: 50 << 20, MaxBodyText: "50 MiB"}}),
+			testIDs: []string{"curl-example", "nav-account", "drop-deploy"},
 			absent:  []string{"nav-signin"},
+		},
+		{
+			name:    "drop_redeploy",
+			c:       DropDeploy(DropProps{Heading: "Deploy again", DeployID: "d1", Owner: true, MaxFiles: 10, MaxBody: 1 << 20, MaxBodyText: "1 MiB"}),
+			testIDs: []string{"drop-deploy", "drop-folder", "drop-zip", "drop-open"},
 		},
 		{
 			name:    "login",
