@@ -3,6 +3,7 @@ package hooks
 import (
 	"context"
 	"net"
+	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
@@ -35,6 +36,39 @@ type browserEnv struct {
 
 	jsMu     sync.Mutex
 	jsErrors []string
+
+	// Received logs the requests the server received.
+	Received *requestLog
+}
+
+// requestLog counts the requests a handler received, by method and path.
+type requestLog struct {
+	mu   sync.Mutex
+	seen []string // "METHOD /path"
+}
+
+// wrap is h, logging each request first.
+func (l *requestLog) wrap(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		l.mu.Lock()
+		l.seen = append(l.seen, r.Method+" "+r.URL.Path)
+		l.mu.Unlock()
+		h.ServeHTTP(w, r)
+	})
+}
+
+// Count is how many requests were received whose "METHOD /path" starts
+// with prefix.
+func (l *requestLog) Count(prefix string) int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	n := 0
+	for _, s := range l.seen {
+		if strings.HasPrefix(s, prefix) {
+			n++
+		}
+	}
+	return n
 }
 
 // browserTimeout bounds one browser test as a whole.
@@ -51,9 +85,10 @@ func newBrowserEnv(t *testing.T, tune ...func(*Config)) *browserEnv {
 	app, sd := newFixtureApp(t, tune...)
 	t.Cleanup(app.Cleanup) // runs after the server has closed (cleanups are LIFO)
 
-	srv := httptest.NewUnstartedServer(newMux(t, app))
+	received := new(requestLog)
+	srv := httptest.NewUnstartedServer(received.wrap(newMux(t, app)))
 	port := srv.Listener.Addr().(*net.TCPAddr).Port
-	b := &browserEnv{t: t, App: app, SD: sd, Port: port, WebURL: "http://localhost:" + strconv.Itoa(port)}
+	b := &browserEnv{t: t, App: app, SD: sd, Port: port, WebURL: "http://localhost:" + strconv.Itoa(port), Received: received}
 	sd.cfg.PublicURL = b.WebURL // URLs are derived per request: set before the first
 	srv.Start()
 	t.Cleanup(srv.Close)
