@@ -124,6 +124,10 @@ func TestBrowserDropDeployFolder(t *testing.T) {
 	if s := b.Text(testid("drop-status")); !strings.Contains(s, "1 of 1 uploaded, 4 already on the server") {
 		t.Fatalf("status after the re-deploy: %q", s)
 	}
+	b.Step("narrow the window", chromedp.EmulateViewport(390, 844))
+	if w, err := chromedp.Run(b.Ctx, chromedp.Evaluate[int](`document.documentElement.scrollWidth`)); err != nil || w > 390 {
+		t.Fatalf("the site page with a deploy result is %d px wide at 390 (%v)", w, err)
+	}
 	if code, body := b.liveFile(live, "/css/site.css"); code != 200 || body != "body { color: navy; }" {
 		t.Fatalf("changed file: %d %q", code, body)
 	}
@@ -150,6 +154,11 @@ func TestBrowserDropDeployAnonymous(t *testing.T) {
 	claim := b.Text(testid("drop-claim-link"))
 	if !strings.Contains(claim, "/claim/") || !strings.Contains(claim, "token=") {
 		t.Fatalf("claim link %q", claim)
+	}
+	// long URLs wrap on a phone
+	b.Step("narrow the window", chromedp.EmulateViewport(390, 844))
+	if w, err := chromedp.Run(b.Ctx, chromedp.Evaluate[int](`document.documentElement.scrollWidth`)); err != nil || w > 390 {
+		t.Fatalf("the home page with a deploy result is %d px wide at 390 (%v)", w, err)
 	}
 	b.Step("follow the claim link", chromedp.Navigate(claim), chromedp.WaitVisible(testid("site-link")))
 	if s := b.Text(testid("site-link")); !strings.Contains(live, strings.TrimSuffix(strings.TrimPrefix(s, "http://"), "/")) {

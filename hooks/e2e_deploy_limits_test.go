@@ -1,0 +1,82 @@
+package hooks
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/chromedp/cdproto/page"
+	"github.com/chromedp/chromedp"
+)
+
+// dropError waits for the drop zone's alert and returns it.
+func (b *browserEnv) dropError() string {
+	b.t.Helper()
+	b.Step("wait for the refusal", chromedp.Poll[chromedp.Void](
+		`!document.querySelector('[data-testid=drop-error]').hidden || !document.querySelector('[data-testid=drop-result]').hidden`))
+	if b.Count(`[data-testid=drop-error]:not([hidden])`) == 0 {
+		b.t.Fatalf("deployed, want a refusal: %s", b.Text(testid("drop-status")))
+	}
+	return b.Text(testid("drop-error"))
+}
+
+// TestBrowserDropDeployRefusals: the page refuses more files than
+// --max-files before sending anything, and shows the API's own error (a
+// full plan) in its alert.
+func TestBrowserDropDeployRefusals(t *testing.T) {
+	b := newBrowserEnv(t, func(c *Config) { c.FreeSlots = 1 })
+	user := mustUser(t, b.App, "full@example.com", "free", fixtureKey("full"))
+	b.SignIn(user)
+
+	many := map[string]string{}
+	for i := range 11 { // the fixture's --max-files is 10
+		many[fmt.Sprintf("p%02d.html", i)] = "x"
+	}
+	b.Step("choose a folder of 11 files", chromedp.Navigate(b.WebURL+"/account"), chromedp.WaitVisible(testid("drop-folder")),
+		chromedp.SetUploadFiles(testid("drop-folder"), []string{writeTree(t, many)}))
+	if msg := b.dropError(); !strings.Contains(msg, "Too many files: 11, this server takes at most 10") {
+		t.Fatalf("alert %q", msg)
+	}
+	if n := b.Received.Count("POST /blobs/") + b.Received.Count("PUT /blobs/") + b.Received.Count("POST /deploy"); n != 0 {
+		t.Fatalf("%d API requests for a refused folder, want none", n)
+	}
+
+	mustDeploy(t, b.SD, user, "fullsite0000001", "full-site", "<h1>one</h1>", "")
+	b.Step("choose a folder with the plan full", chromedp.Navigate(b.WebURL+"/account"), chromedp.WaitVisible(testid("drop-folder")),
+		chromedp.SetUploadFiles(testid("drop-folder"), []string{writeTree(t, map[string]string{"index.html": "<h1>two</h1>"})}))
+	if msg := b.dropError(); msg != msgSlotLimit {
+		t.Fatalf("alert %q, want %q", msg, msgSlotLimit)
+	}
+	if n := b.Count(`[role=alert][data-testid=drop-error]`); n != 1 {
+		t.Fatal("the error is not in a role=alert area")
+	}
+}
+
+// TestBrowserDropDeployInsecureContext: without crypto.subtle (plain http
+// away from localhost) a signed-in drop sends the bytes inline and still
+// deploys to the account.
+func TestBrowserDropDeployInsecureContext(t *testing.T) {
+	b := newBrowserEnv(t)
+	user := mustUser(t, b.App, "plain@example.com", "free", fixtureKey("plain"))
+	b.SignIn(user)
+	if _, err := chromedp.Call(b.Ctx, page.AddScriptToEvaluateOnNewDocument, page.AddScriptToEvaluateOnNewDocumentParams{
+		Source: `Object.defineProperty(window.crypto, "subtle", {value: undefined});`,
+	}); err != nil {
+		b.Fail("hide crypto.subtle", err)
+	}
+	b.Step("choose a folder", chromedp.Navigate(b.WebURL+"/account"), chromedp.WaitVisible(testid("drop-folder")),
+		chromedp.SetUploadFiles(testid("drop-folder"), []string{writeTree(t, map[string]string{"index.html": "<h1>inline</h1>", "img/x.png": "\x89PNG\x00\xff"})}))
+	live := b.dropWait()
+	if n := b.Received.Count("PUT /blobs/") + b.Received.Count("POST /blobs/"); n != 0 {
+		t.Fatalf("%d blob requests, want the bytes inline", n)
+	}
+	if code, body := b.liveFile(live, "/img/x.png"); code != 200 || body != "\x89PNG\x00\xff" {
+		t.Fatalf("binary file sent inline: %d %q", code, body)
+	}
+	if _, err := b.App.FindFirstRecordByData("deployments", "owner", user.Id); err != nil {
+		t.Fatalf("the inline deploy does not belong to the account: %v", err)
+	}
+	if s := b.Text(testid("drop-status")); !strings.Contains(s, "not a secure context") {
+		t.Fatalf("status %q does not say why every file was sent", s)
+	}
+}
