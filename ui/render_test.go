@@ -53,7 +53,7 @@ func pages() []page {
 			absent:  []string{"nav-account"},
 		},
 		{
-			name:    "home_signed_in",
+			name: "home_signed_in",
 			c: Home(signedIn, HomeProps{WebURL: "https://sitedrop.example.com", SiteURLExample: "https://your-site.sites.example.com",
 				Drop: DropProps{Heading: "Drop a folder to publish it", Owner: true, MaxFiles: 20000, MaxBody: 50 << 20, MaxBodyText: "50 MiB"}}),
 			testIDs: []string{"curl-example", "nav-account", "drop-deploy"},
