@@ -13,10 +13,11 @@ import (
 	"github.com/chromedp/chromedp"
 )
 
-// The drop zone's tests choose folders with the webkitdirectory input
-// (DOM.setFileInputFiles with a directory path, as a person picking a
-// folder) and drop a zip with a real drag and drop (Input.dispatchDragEvent
-// with DragData.Files).
+// The drop zone's tests drive real drags and drops (Input.dispatchDragEvent
+// with DragData.Files: a folder's path, read by the page through
+// webkitGetAsEntry, or a zip's) and choose folders with the webkitdirectory
+// input (DOM.setFileInputFiles with a directory path, as a person picking a
+// folder does).
 
 // writeTree writes files (site path → content) under a new temporary
 // folder and returns it.
@@ -70,16 +71,16 @@ func (b *browserEnv) liveFile(siteURL, path string) (int, string) {
 
 // TestBrowserDropDeployFolder: a signed-in drop of a folder deploys every
 // file but the hidden ones to the account; re-deploying it from the site
-// page with one file changed uploads only that file.
+// page (chosen with "Choose a folder") with one file changed uploads only
+// that file.
 func TestBrowserDropDeployFolder(t *testing.T) {
 	b := newBrowserEnv(t)
 	user := mustUser(t, b.App, "dropper@example.com", "free", fixtureKey("dropper"))
 	b.SignIn(user)
 	dir := writeTree(t, nestedSite)
 
-	b.Step("choose the folder on the account page",
-		chromedp.Navigate(b.WebURL+"/account"), chromedp.WaitVisible(testid("drop-folder")),
-		chromedp.SetUploadFiles(testid("drop-folder"), []string{dir}))
+	b.Step("open the account page", chromedp.Navigate(b.WebURL+"/account"), chromedp.WaitVisible(testid("drop-target")))
+	b.dropFiles(testid("drop-target"), dir) // read with webkitGetAsEntry
 	live := b.dropWait()
 	status := b.Text(testid("drop-status"))
 	if !strings.Contains(status, "5 of 5 uploaded, 0 already on the server") || !strings.Contains(status, "2 hidden files or folders skipped") {
