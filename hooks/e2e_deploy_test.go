@@ -168,7 +168,8 @@ func TestBrowserDropDeployAnonymous(t *testing.T) {
 }
 
 // TestBrowserDropDeployZip: a zip dropped on the account page (a real
-// drag and drop) is deployed as it is.
+// drag and drop) is deployed as it is; chosen with "Choose a zip" on the
+// site page, it replaces that site.
 func TestBrowserDropDeployZip(t *testing.T) {
 	b := newBrowserEnv(t)
 	user := mustUser(t, b.App, "zipper@example.com", "free", fixtureKey("zipper"))
@@ -200,8 +201,20 @@ func TestBrowserDropDeployZip(t *testing.T) {
 	if n := b.Received.Count("POST /deploy"); n != 1 {
 		t.Fatalf("%d deploy requests, want the zip in one", n)
 	}
-	if _, err := b.App.FindFirstRecordByData("deployments", "owner", user.Id); err != nil {
+	dep, err := b.App.FindFirstRecordByData("deployments", "owner", user.Id)
+	if err != nil {
 		t.Fatalf("the zip's site does not belong to the account: %v", err)
+	}
+
+	// the same zip chosen on the site page replaces that site's content
+	b.Step("choose the zip on the site page",
+		chromedp.Navigate(b.WebURL+"/account/sites/"+dep.Id), chromedp.WaitVisible(testid("drop-zip")),
+		chromedp.SetUploadFiles(testid("drop-zip"), []string{zipPath}))
+	if again := b.dropWait(); again != live {
+		t.Fatalf("re-deploy answered %s, want %s", again, live)
+	}
+	if n := b.Received.Count("PUT /deploy/" + dep.Id); n != 1 {
+		t.Fatalf("%d PUT /deploy/{id} requests, want 1", n)
 	}
 }
 
