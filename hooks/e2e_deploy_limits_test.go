@@ -7,6 +7,9 @@ import (
 
 	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
+
+	"sitedrop/sites"
+	"sitedrop/ui"
 )
 
 // dropError waits for the drop zone's alert and returns it.
@@ -78,5 +81,17 @@ func TestBrowserDropDeployInsecureContext(t *testing.T) {
 	}
 	if s := b.Text(testid("drop-status")); !strings.Contains(s, "not a secure context") {
 		t.Fatalf("status %q does not say why every file was sent", s)
+	}
+}
+
+// TestDeployJSMissingPhrase: the drop zone recognises the server's
+// "content missing" refusal by the phrase the server builds it around.
+func TestDeployJSMissingPhrase(t *testing.T) {
+	src, err := ui.Assets.ReadFile("assets/deploy.js")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(src), `var MISSING_PHRASE = "`+sites.ContentMissingPhrase+`"`) {
+		t.Fatalf("deploy.js does not look for %q", sites.ContentMissingPhrase)
 	}
 }

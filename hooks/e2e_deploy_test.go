@@ -156,6 +156,9 @@ func TestBrowserDropDeployAnonymous(t *testing.T) {
 	if !strings.Contains(claim, "/claim/") || !strings.Contains(claim, "token=") {
 		t.Fatalf("claim link %q", claim)
 	}
+	if s := b.Text(chromedp.CSS(`[data-drop-claim]`)); !strings.Contains(s, "expires in 24 hours unless claimed") {
+		t.Fatalf("claim note %q", s)
+	}
 	// long URLs wrap on a phone
 	b.Step("narrow the window", chromedp.EmulateViewport(390, 844))
 	if w, err := chromedp.Run(b.Ctx, chromedp.Evaluate[int](`document.documentElement.scrollWidth`)); err != nil || w > 390 {

@@ -143,6 +143,13 @@
     return (i === 0 ? n : n.toFixed(1)) + " " + units[i];
   }
 
+  // timeLeft is ms ahead for people: "in 24 hours", "in 5 minutes".
+  function timeLeft(ms) {
+    var min = Math.max(1, Math.round(ms / 60000));
+    if (min < 90) return "in " + plural(min, "minute", "minutes");
+    return "in " + plural(Math.round(min / 60), "hour", "hours");
+  }
+
   function plural(n, one, many) { return n + " " + (n === 1 ? one : many); }
 
   function showResult(ans) {
@@ -161,8 +168,8 @@
       c.nextElementSibling.setAttribute("data-copy", ans.claim_url);
       var t = result.querySelector("[data-drop-expires]");
       t.setAttribute("datetime", ans.expires_at);
-      t.title = ans.expires_at;
-      t.textContent = "at " + ans.expires_at.replace("T", " ").replace(/\.\d+/, "").replace("Z", " UTC");
+      t.title = ans.expires_at.replace("T", " ").replace(/\.\d+/, "").replace("Z", " UTC");
+      t.textContent = timeLeft(Date.parse(ans.expires_at) - Date.now());
     }
     result.hidden = false;
   }
