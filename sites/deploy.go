@@ -153,6 +153,11 @@ func (s *Service) Replace(ctx context.Context, dep *core.Record, meta Metadata, 
 	if err := cancelled(ctx); err != nil {
 		return nil, err // gone while waiting for another replace
 	}
+	return s.replaceLocked(ctx, dep, meta, up)
+}
+
+// replaceLocked is Replace with the deployment's lock held.
+func (s *Service) replaceLocked(ctx context.Context, dep *core.Record, meta Metadata, up Upload) (*core.Record, error) {
 	dep, err := s.app.FindRecordById(DeploymentsCollection, dep.Id)
 	if err != nil {
 		return nil, ErrNotFound
