@@ -210,6 +210,8 @@ func slackText(event string, dep DeploymentRef, sub *SubmissionJSON) string {
 		return "Deployment " + name + " was updated: " + slackEscape(dep.URL)
 	case EventDeploymentDeleted:
 		return "Deployment " + name + " was deleted"
+	case EventTest:
+		return "Test message from sitedrop for " + name
 	}
 	var b strings.Builder
 	b.WriteString("New submission on ")
