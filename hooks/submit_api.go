@@ -1,8 +1,10 @@
 package hooks
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"mime"
 	"mime/multipart"
@@ -14,6 +16,7 @@ import (
 	"github.com/pocketbase/pocketbase/apis"
 	"github.com/pocketbase/pocketbase/core"
 	"github.com/pocketbase/pocketbase/tools/security"
+	"github.com/pocketbase/pocketbase/tools/types"
 
 	"sitedrop/sites"
 	"sitedrop/sites/forms"
@@ -60,7 +63,7 @@ func (sd *sitedrop) submitCreate(e *core.RequestEvent) error {
 	if err := sd.submitLimit.check(e.Response, dep.Id); err != nil {
 		return err
 	}
-	data, err := readSubmission(e)
+	data, order, err := readSubmission(e)
 	if err != nil {
 		return err
 	}
@@ -73,7 +76,7 @@ func (sd *sitedrop) submitCreate(e *core.RequestEvent) error {
 	}
 	id := security.RandomStringWithAlphabet(15, idAlphabet) // what a bot sees
 	if honeypot == "" {
-		sub, err := sd.storeSubmission(e.App, dep, data)
+		sub, err := sd.storeSubmission(e.App, dep, data, order)
 		if err != nil {
 			return err
 		}
@@ -86,16 +89,21 @@ func (sd *sitedrop) submitCreate(e *core.RequestEvent) error {
 }
 
 // storeSubmission saves the submission and queues what follows from it:
-// webhook deliveries and the owner's notification mail.
-func (sd *sitedrop) storeSubmission(app core.App, dep *core.Record, data map[string]any) (*core.Record, error) {
+// webhook deliveries and the owner's notification mail. Its data is stored
+// with the keys in the form's order (see orderedJSON).
+func (sd *sitedrop) storeSubmission(app core.App, dep *core.Record, data map[string]any, order []string) (*core.Record, error) {
 	col, err := app.FindCachedCollectionByNameOrId(forms.SubmissionsCollection)
 	if err != nil {
 		return nil, err
 	}
+	raw, err := orderedJSON(data, order)
+	if err != nil {
+		return nil, fmt.Errorf("encode submission: %w", err)
+	}
 	sub := core.NewRecord(col)
 	err = app.RunInTransaction(func(tx core.App) error {
 		sub.Set("deployment", dep.Id)
-		sub.Set("data", data)
+		sub.Set("data", types.JSONRaw(raw))
 		if err := tx.Save(sub); err != nil {
 			return err
 		}
@@ -145,27 +153,30 @@ func wantsHTML(r *http.Request) bool {
 }
 
 // readSubmission decodes a JSON object, a url-encoded form or a multipart
-// form (fields only) of at most submitBodyLimit bytes.
-func readSubmission(e *core.RequestEvent) (map[string]any, error) {
+// form (fields only) of at most submitBodyLimit bytes, and returns its
+// field names in the order they came too.
+func readSubmission(e *core.RequestEvent) (map[string]any, []string, error) {
 	if e.Request.ContentLength > submitBodyLimit {
-		return nil, tooLarge(submitBodyLimit)
+		return nil, nil, tooLarge(submitBodyLimit)
 	}
 	body := http.MaxBytesReader(e.Response, unwrapBody(e.Request.Body), submitBodyLimit)
 	mt, params, _ := mime.ParseMediaType(e.Request.Header.Get("Content-Type"))
 	data := map[string]any{}
+	var order []string
 	switch mt {
 	case "application/x-www-form-urlencoded":
 		raw, err := io.ReadAll(body)
 		if err != nil {
-			return nil, bodyError(err)
+			return nil, nil, bodyError(err)
 		}
 		vals, err := url.ParseQuery(string(raw))
 		if err != nil {
-			return nil, fail(http.StatusBadRequest, "Malformed form body")
+			return nil, nil, fail(http.StatusBadRequest, "Malformed form body")
 		}
 		for k, v := range vals {
 			data[k] = formValue(v)
 		}
+		order = queryKeyOrder(string(raw))
 	case "multipart/form-data":
 		mr := multipart.NewReader(body, params["boundary"])
 		for {
@@ -174,16 +185,17 @@ func readSubmission(e *core.RequestEvent) (map[string]any, error) {
 				break
 			}
 			if err != nil {
-				return nil, bodyError(err)
+				return nil, nil, bodyError(err)
 			}
 			if part.FileName() != "" {
-				return nil, fail(http.StatusBadRequest, "File uploads are not accepted: send form fields only")
+				return nil, nil, fail(http.StatusBadRequest, "File uploads are not accepted: send form fields only")
 			}
 			v, err := io.ReadAll(part)
 			if err != nil {
-				return nil, bodyError(err)
+				return nil, nil, bodyError(err)
 			}
 			name := part.FormName()
+			order = append(order, name)
 			if prev, ok := data[name]; ok {
 				data[name] = appendValue(prev, string(v))
 			} else {
@@ -191,22 +203,24 @@ func readSubmission(e *core.RequestEvent) (map[string]any, error) {
 			}
 		}
 	default: // JSON, whatever the label says
-		dec := json.NewDecoder(body)
+		var seen bytes.Buffer
+		dec := json.NewDecoder(io.TeeReader(body, &seen))
 		dec.UseNumber()
 		if err := dec.Decode(&data); err != nil {
-			return nil, jsonError(err, submitBodyLimit)
+			return nil, nil, jsonError(err, submitBodyLimit)
 		}
 		if data == nil {
-			return nil, fail(http.StatusBadRequest, "Request body must be a JSON object")
+			return nil, nil, fail(http.StatusBadRequest, "Request body must be a JSON object")
 		}
 		if dec.More() {
-			return nil, fail(http.StatusBadRequest, "Malformed JSON: unexpected data after the JSON object")
+			return nil, nil, fail(http.StatusBadRequest, "Malformed JSON: unexpected data after the JSON object")
 		}
+		order = jsonKeyOrder(seen.Bytes())
 	}
 	if len(data) > submitMaxFields {
-		return nil, fail(http.StatusBadRequest, "Too many fields: at most %d", submitMaxFields)
+		return nil, nil, fail(http.StatusBadRequest, "Too many fields: at most %d", submitMaxFields)
 	}
-	return data, nil
+	return data, order, nil
 }
 
 // bodyError maps a body read error: 413 past the limit, else 400.
