@@ -46,39 +46,57 @@ func (sd *sitedrop) webhookCreate(e *core.RequestEvent) error {
 	if err := readJSON(e, authBodyLimit, &body); err != nil {
 		return err
 	}
-	if body.URL == nil || strings.TrimSpace(*body.URL) == "" {
+	if body.URL == nil {
 		return fail(http.StatusBadRequest, "url is required")
 	}
-	url := strings.TrimSpace(*body.URL)
 	typ := forms.WebhookGeneric
 	if body.Type != nil {
 		typ = *body.Type
 	}
+	hook, secret, err := sd.createWebhook(e, dep, *body.URL, typ, body.Events)
+	if err != nil {
+		return err
+	}
+	url, events := hook.GetString("url"), hook.GetStringSlice("events")
+	return e.JSON(http.StatusOK, map[string]any{
+		"id": hook.Id, "deployment_id": dep.Id, "url": url, "type": typ, "events": events, "secret": secret,
+	})
+}
+
+// createWebhook validates a new webhook of dep as the API does (url
+// required and public, type generic or slack, events known and not empty;
+// nil events subscribes to all) and saves it with a new signing secret,
+// which it returns. Refusals are *apiError with the API's messages.
+func (sd *sitedrop) createWebhook(e *core.RequestEvent, dep *core.Record, rawURL, typ string, evs *[]string) (*core.Record, string, error) {
+	url := strings.TrimSpace(rawURL)
+	if url == "" {
+		return nil, "", fail(http.StatusBadRequest, "url is required")
+	}
 	if typ != forms.WebhookGeneric && typ != forms.WebhookSlack {
-		return fail(http.StatusBadRequest, `type must be "generic" or "slack"`)
+		return nil, "", fail(http.StatusBadRequest, `type must be "generic" or "slack"`)
 	}
 	events := forms.WebhookEvents
-	if body.Events != nil {
-		if len(*body.Events) == 0 {
-			return fail(http.StatusBadRequest, "events must name at least one event")
+	if evs != nil {
+		if len(*evs) == 0 {
+			return nil, "", fail(http.StatusBadRequest, "events must name at least one event")
 		}
-		for _, ev := range *body.Events {
+		for _, ev := range *evs {
 			if !slices.Contains(forms.WebhookEvents, ev) {
-				return fail(http.StatusBadRequest, "unknown event %q (use %s)", ev, strings.Join(forms.WebhookEvents, ", "))
+				return nil, "", fail(http.StatusBadRequest, "unknown event %q (use %s)", ev, strings.Join(forms.WebhookEvents, ", "))
 			}
 		}
-		events = slices.Compact(slices.Sorted(slices.Values(*body.Events)))
+		events = slices.Compact(slices.Sorted(slices.Values(*evs)))
 	}
 	if err := sd.webhookGuard().CheckURL(e.Request.Context(), url); err != nil {
 		var ue *forms.WebhookURLError
 		if errors.As(err, &ue) {
-			return fail(http.StatusBadRequest, ue.Msg)
+			return nil, "", fail(http.StatusBadRequest, ue.Msg)
 		}
-		return err
+		return nil, "", err
 	}
 	col, err := e.App.FindCachedCollectionByNameOrId(forms.WebhooksCollection)
 	if err != nil {
-		return err
+		return nil, "", err
 	}
 	secret := "whsec_" + security.RandomString(32)
 	hook := core.NewRecord(col)
@@ -106,11 +124,9 @@ func (sd *sitedrop) webhookCreate(e *core.RequestEvent) error {
 		return nil
 	})
 	if err != nil {
-		return err
+		return nil, "", err
 	}
-	return e.JSON(http.StatusOK, map[string]any{
-		"id": hook.Id, "deployment_id": dep.Id, "url": url, "type": typ, "events": events, "secret": secret,
-	})
+	return hook, secret, nil
 }
 
 // webhooksList is GET /webhooks/{deployId}.
