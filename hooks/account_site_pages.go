@@ -4,7 +4,6 @@ import (
 	"errors"
 	"net/http"
 	"strconv"
-	"strings"
 
 	"github.com/pocketbase/dbx"
 	"github.com/pocketbase/pocketbase/core"
@@ -23,8 +22,22 @@ func bindAccountSitePages(sd *sitedrop, se *core.ServeEvent) {
 	r.GET("/account/sites/{id}", sd.accountSitePage)
 	r.GET("/account/sites/{id}/submissions.csv", sd.accountSiteCSV)
 	r.POST("/account/sites/{id}/notifications", sd.accountSiteNotifications)
-	r.POST("/account/sites/{id}/webhooks/{webhookId}/delete", sd.accountSiteWebhookDelete)
 	r.POST("/account/sites/{id}/rollback", sd.accountSiteRollback)
+	r.POST("/account/sites/{id}/settings", sd.accountSiteSettings)
+	r.GET("/account/sites/{id}/delete", sd.accountSiteDeletePage)
+	r.POST("/account/sites/{id}/delete", sd.accountSiteDelete)
+	r.POST("/account/sites/{id}/submissions/{subId}/delete", sd.accountSubmissionDelete)
+	r.POST("/account/sites/{id}/webhooks", sd.accountWebhookCreate)
+	r.POST("/account/sites/{id}/webhooks/{webhookId}/test", sd.accountWebhookTest)
+	r.POST("/account/sites/{id}/webhooks/{webhookId}/deliveries/{deliveryId}/redeliver", sd.accountWebhookRedeliver)
+	r.POST("/account/sites/{id}/webhooks/{webhookId}/delete", sd.accountSiteWebhookDelete)
+}
+
+// backToSite answers a site page's form post: the message for the next
+// page, and 303 to the site page (POST → redirect → GET).
+func (sd *sitedrop) backToSite(e *core.RequestEvent, dep *core.Record, kind, text string) error {
+	sd.flash(e, kind, text)
+	return e.Redirect(http.StatusSeeOther, "/account/sites/"+dep.Id)
 }
 
 // pageSite returns the signed-in user's deployment {id}; for anyone else
@@ -50,8 +63,8 @@ func (sd *sitedrop) formSite(e *core.RequestEvent) (*core.Record, error) {
 	return sd.pageSite(e, user)
 }
 
-// accountSitePage is GET /account/sites/{id}?page=: submissions, e-mail
-// notifications and webhooks of one site.
+// accountSitePage is GET /account/sites/{id}?page=: the state, settings,
+// submissions, e-mail notifications, versions and webhooks of one site.
 func (sd *sitedrop) accountSitePage(e *core.RequestEvent) error {
 	user := sd.sessionUser(e)
 	dep, err := sd.pageSite(e, user)
@@ -76,8 +89,15 @@ func (sd *sitedrop) accountSitePage(e *core.RequestEvent) error {
 	slug := dep.GetString("slug")
 	p := ui.AccountSiteProps{
 		ID: dep.Id, Slug: slug, Title: dep.GetString("title"), URL: sd.siteURL(slug),
+		Disabled: dep.GetString("status") != sites.StatusActive,
+		Settings: ui.SiteSettings{
+			Title: dep.GetString("title"), Description: dep.GetString("description"),
+			Favicon: dep.GetString("favicon"), IsSPA: dep.GetBool("is_spa"),
+		},
+		SubmitURL:   sd.webURL() + "/submit/" + dep.Id,
 		NotifyEmail: dep.GetBool("notify_email"), Total: int(total), Page: page,
 		Drop: sd.dropProps("Deploy again", user, dep.Id),
+		WebhookEvents: forms.WebhookEvents,
 	}
 	if page > 1 {
 		p.PrevPage = page - 1
@@ -87,13 +107,11 @@ func (sd *sitedrop) accountSitePage(e *core.RequestEvent) error {
 	}
 	for _, s := range subs {
 		j := submissionJSON(s)
-		p.Submissions = append(p.Submissions, ui.AccountSubmission{ID: j.ID, CreatedAt: j.CreatedAt, Fields: submissionFields(j.Data)})
+		p.Submissions = append(p.Submissions, ui.AccountSubmission{ID: j.ID, CreatedAt: j.CreatedAt,
+			Fields: orderedFields([]byte(s.GetString("data")), j.Data)})
 	}
-	for _, h := range hooks {
-		p.Webhooks = append(p.Webhooks, ui.AccountWebhook{
-			ID: h.Id, URL: h.GetString("url"), Type: h.GetString("type"),
-			Events: strings.Join(h.GetStringSlice("events"), ", "), Active: h.GetBool("active"),
-		})
+	if p.Webhooks, err = accountWebhooks(e.App, hooks); err != nil {
+		return err
 	}
 	versions, err := sd.svc.ListVersions(dep)
 	if err != nil {
@@ -116,14 +134,14 @@ func (sd *sitedrop) accountSiteRollback(e *core.RequestEvent) error {
 	}
 	n, err := strconv.Atoi(e.Request.PostForm.Get("version"))
 	if err != nil || n < 1 {
-		return sd.errorPage(e, http.StatusBadRequest, "No such version", "Pick a version from the site page.")
+		return sd.backToSite(e, dep, ui.FlashError, "No such version: pick one from the list.")
 	}
 	if _, err := sd.svc.Rollback(dep, n); errors.Is(err, sites.ErrVersionNotFound) {
-		return sd.errorPage(e, http.StatusNotFound, "Version not found", "That version is no longer kept.")
+		return sd.backToSite(e, dep, ui.FlashError, "Version "+strconv.Itoa(n)+" is no longer kept.")
 	} else if err != nil {
 		return err
 	}
-	return e.Redirect(http.StatusSeeOther, "/account/sites/"+dep.Id)
+	return sd.backToSite(e, dep, ui.FlashSuccess, "Version "+strconv.Itoa(n)+" is live.")
 }
 
 // formatSizeShort writes a size for people: 512 B, 12.3 KB, 4.5 MB.
@@ -152,24 +170,12 @@ func (sd *sitedrop) accountSiteNotifications(e *core.RequestEvent) error {
 	if dep == nil {
 		return err
 	}
-	if err := setNotifyEmail(e.App, dep, e.Request.PostForm.Get("email") == "true"); err != nil {
+	on := e.Request.PostForm.Get("email") == "true"
+	if err := setNotifyEmail(e.App, dep, on); err != nil {
 		return err
 	}
-	return e.Redirect(http.StatusSeeOther, "/account/sites/"+dep.Id)
-}
-
-// accountSiteWebhookDelete is a webhook's delete button on the site page.
-func (sd *sitedrop) accountSiteWebhookDelete(e *core.RequestEvent) error {
-	dep, err := sd.formSite(e)
-	if dep == nil {
-		return err
+	if on {
+		return sd.backToSite(e, dep, ui.FlashSuccess, "New submissions will be mailed to you.")
 	}
-	hook, err := e.App.FindRecordById(forms.WebhooksCollection, e.Request.PathValue("webhookId"))
-	if err != nil || hook.GetString("deployment") != dep.Id {
-		return sd.errorPage(e, http.StatusNotFound, "Webhook not found", "There is no such webhook on this site.")
-	}
-	if err := sd.deleteWebhook(e.App, hook); err != nil {
-		return err
-	}
-	return e.Redirect(http.StatusSeeOther, "/account/sites/"+dep.Id)
+	return sd.backToSite(e, dep, ui.FlashSuccess, "New submissions are no longer mailed.")
 }

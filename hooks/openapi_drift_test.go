@@ -28,9 +28,16 @@ var notInOpenAPI = map[string]bool{
 	"GET /account/sites/{id}":                 true,
 	"GET /account/sites/{id}/submissions.csv": true,
 	"POST /account/sites/{id}/notifications":  true,
-	"POST /account/sites/{id}/webhooks/{webhookId}/delete": true,
-	"POST /account/sites/{id}/rollback":                    true,
-	"GET /llms.txt":                                        true, // the agents' guide, Markdown (links to openapi.json)
+	"POST /account/sites/{id}/webhooks/{webhookId}/delete":                            true,
+	"POST /account/sites/{id}/rollback":                                               true,
+	"POST /account/sites/{id}/settings":                                               true,
+	"GET /account/sites/{id}/delete":                                                  true,
+	"POST /account/sites/{id}/delete":                                                 true,
+	"POST /account/sites/{id}/submissions/{subId}/delete":                             true,
+	"POST /account/sites/{id}/webhooks":                                               true,
+	"POST /account/sites/{id}/webhooks/{webhookId}/test":                              true,
+	"POST /account/sites/{id}/webhooks/{webhookId}/deliveries/{deliveryId}/redeliver": true,
+	"GET /llms.txt": true, // the agents' guide, Markdown (links to openapi.json)
 	// MCP (issue 15's other half): one endpoint speaking JSON-RPC.
 	"POST /mcp":   true,
 	"GET /mcp":    true,

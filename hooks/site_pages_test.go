@@ -1,0 +1,365 @@
+package hooks
+
+import (
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/pocketbase/dbx"
+	"github.com/pocketbase/pocketbase/core"
+	"github.com/pocketbase/pocketbase/tests"
+
+	"sitedrop/sites"
+	"sitedrop/sites/accounts"
+	"sitedrop/sites/forms"
+	"sitedrop/ui"
+)
+
+// Fixed ids of the site page tests' records.
+const (
+	idAliceHook     = "alicehook000001"
+	idAliceSub      = "alicesub0000001"
+	idBobSub        = "bobsub000000001"
+	idFailedDeliver = "faileddeliver01"
+	idPendingDelive = "pendingdeliver1"
+)
+
+// newSitePagesApp is the fixtures plus, on alice-site, a webhook with a
+// failed and a pending delivery and a submission; on bob-site a
+// submission.
+func newSitePagesApp(t testing.TB) *tests.TestApp {
+	app, _ := newFixtureApp(t)
+	hook := mustWebhook(t, app, idAliceSite, "https://93.184.216.34/hook")
+	if _, err := app.NonconcurrentDB().Update(forms.WebhooksCollection, dbx.Params{"id": idAliceHook}, dbx.HashExp{"id": hook.Id}).Execute(); err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range []struct{ id, dep string }{{idAliceSub, idAliceSite}, {idBobSub, idBobSite}} {
+		rec := mustSubmission(t, app, s.dep, map[string]any{"msg": "line one\nline two"})
+		if _, err := app.NonconcurrentDB().Update(forms.SubmissionsCollection, dbx.Params{"id": s.id}, dbx.HashExp{"id": rec.Id}).Execute(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	col, _ := app.FindCollectionByNameOrId(forms.DeliveriesCollection)
+	for _, d := range []struct{ id, status string }{{idFailedDeliver, forms.DeliveryFailed}, {idPendingDelive, forms.DeliveryPending}} {
+		rec := core.NewRecord(col)
+		rec.Set("id", d.id)
+		rec.Set("deployment", idAliceSite)
+		rec.Set("webhook", idAliceHook)
+		rec.Set("event", forms.EventSubmission)
+		rec.Set("url", "https://93.184.216.34/hook")
+		rec.Set("type", forms.WebhookGeneric)
+		rec.Set("secret", "whsec_test")
+		rec.Set("payload", `{"event":"submission"}`)
+		rec.Set("status", d.status)
+		rec.Set("attempts", 8)
+		rec.Set("last_status", 500)
+		rec.Set("last_error", "HTTP 500: receiver broke")
+		rec.Set("next_attempt_at", time.Now().Add(time.Hour))
+		if err := app.Save(rec); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return app
+}
+
+// flashed checks the message the last form post left for alice's next page.
+func flashed(kind, text string) func(testing.TB, *tests.TestApp, *http.Response) {
+	return func(t testing.TB, app *tests.TestApp, _ *http.Response) {
+		t.Helper()
+		msgs := stateOf(t, app).flashes.take(accounts.HashSecret(sessionAlice), time.Now())
+		for _, m := range msgs {
+			if m.Kind == kind && strings.Contains(m.Text, text) {
+				return
+			}
+		}
+		t.Fatalf("no %s flash with %q: %+v", kind, text, msgs)
+	}
+}
+
+// all runs several AfterTestFuncs.
+func all(fs ...func(testing.TB, *tests.TestApp, *http.Response)) func(testing.TB, *tests.TestApp, *http.Response) {
+	return func(t testing.TB, app *tests.TestApp, res *http.Response) {
+		t.Helper()
+		for _, f := range fs {
+			f(t, app, res)
+		}
+	}
+}
+
+// count checks how many records of collection match filter.
+func count(collection string, where dbx.Expression, want int) func(testing.TB, *tests.TestApp, *http.Response) {
+	return func(t testing.TB, app *tests.TestApp, _ *http.Response) {
+		t.Helper()
+		if n, err := app.CountRecords(collection, where); err != nil || int(n) != want {
+			t.Fatalf("%s: %d records (%v), want %d", collection, n, err, want)
+		}
+	}
+}
+
+// post is a same-origin form post of alice (or of bob, as the session).
+func post(session string) map[string]string {
+	return withHeaders(sameOrigin, cookie(session))
+}
+
+func TestSitePageState(t *testing.T) {
+	t.Parallel()
+	page := "/account/sites/" + idAliceSite
+	disabled := func(t testing.TB) *tests.TestApp {
+		app := newSitePagesApp(t)
+		rec, _ := app.FindRecordById(sites.DeploymentsCollection, idAliceSite)
+		rec.Set("status", "disabled")
+		if err := app.Save(rec); err != nil {
+			t.Fatal(err)
+		}
+		return app
+	}
+	runScenarios(t, []tests.ApiScenario{
+		{
+			Name: "live, URLs with copy buttons, settings, log, delete link", Method: http.MethodGet, URL: page,
+			Headers: cookie(sessionAlice), ExpectedStatus: 200,
+			ExpectedContent: []string{`data-testid="site-state"`, ">Live<", `data-copy="http://alice-site.sites.test/"`,
+				`data-copy="http://web.test/submit/` + idAliceSite + `"`, `src="/static/copy.js"`, `data-testid="site-slug">alice-site<`,
+				`name="title" value="Alice"`, `data-testid="delivery-row" data-status="failed"`,
+				"HTTP 500: receiver broke", "failed · HTTP 500 · 8 attempts", `data-testid="delivery-redeliver"`,
+				`data-testid="webhook-test"`, `href="/account/sites/` + idAliceSite + `/delete"`, "just now",
+				`data-testid="submission-delete"`, "line one\nline two", `name="events" value="submission" checked`},
+			NotExpectedContent: []string{"Disabled by an admin"},
+			TestAppFactory:     newSitePagesApp,
+		},
+		{
+			Name: "disabled by an admin", Method: http.MethodGet, URL: page, Headers: cookie(sessionAlice),
+			ExpectedStatus: 200, ExpectedContent: []string{"Disabled by an admin", `role="alert" data-testid="site-state"`},
+			TestAppFactory: disabled,
+		},
+	})
+}
+
+func TestSitePageSettings(t *testing.T) {
+	t.Parallel()
+	url := "/account/sites/" + idAliceSite + "/settings"
+	versions := func(want int) func(testing.TB, *tests.TestApp, *http.Response) {
+		return count(sites.VersionsCollection, dbx.HashExp{"deployment": idAliceSite}, want)
+	}
+	field := func(name, want string) func(testing.TB, *tests.TestApp, *http.Response) {
+		return func(t testing.TB, app *tests.TestApp, _ *http.Response) {
+			rec, _ := app.FindRecordById(sites.DeploymentsCollection, idAliceSite)
+			if got := rec.GetString(name); got != want {
+				t.Fatalf("%s = %q, want %q", name, got, want)
+			}
+		}
+	}
+	serves := func(want string) func(testing.TB, *tests.TestApp, *http.Response) {
+		return func(t testing.TB, app *tests.TestApp, _ *http.Response) {
+			if _, b := siteGet(t, app, "alice-site.sites.test", "/"); !strings.Contains(b, want) {
+				t.Fatalf("site serves %q, want %q", b, want)
+			}
+		}
+	}
+	runScenarios(t, []tests.ApiScenario{
+		{
+			Name: "a new title is a new version", Method: http.MethodPost, URL: url, Headers: post(sessionAlice),
+			Body:           formBody("title", "Renamed", "description", "About", "favicon", "🐙"),
+			ExpectedStatus: 303, TestAppFactory: newSitePagesApp,
+			AfterTestFunc: all(location("/account/sites/"+idAliceSite), flashed(ui.FlashSuccess, "version 2 is live"), versions(2), field("title", "Renamed"),
+				field("favicon", "🐙"), serves("<title>Renamed</title>"), count(forms.DeliveriesCollection,
+					dbx.HashExp{"event": forms.EventDeploymentUpdated}, 1)),
+		},
+		{
+			Name: "SPA alone changes the record only", Method: http.MethodPost, URL: url, Headers: post(sessionAlice),
+			Body:           formBody("title", "Alice", "is_spa", "true"),
+			ExpectedStatus: 303, TestAppFactory: newSitePagesApp,
+			AfterTestFunc: all(flashed(ui.FlashSuccess, "Settings saved."), versions(1), func(t testing.TB, app *tests.TestApp, _ *http.Response) {
+				if _, b := siteGet(t, app, "alice-site.sites.test", "/no/such/page"); !strings.Contains(b, "alice") {
+					t.Fatalf("SPA fallback not served: %s", b)
+				}
+			}),
+		},
+		{
+			Name: "the API's limits refuse, with its message", Method: http.MethodPost, URL: url, Headers: post(sessionAlice),
+			Body:           formBody("title", strings.Repeat("x", 501)),
+			ExpectedStatus: 303, TestAppFactory: newSitePagesApp,
+			AfterTestFunc: all(flashed(ui.FlashError, "title is too long: at most 500 characters"), versions(1), field("title", "Alice")),
+		},
+		{
+			Name: "a favicon that is not an emoji", Method: http.MethodPost, URL: url, Headers: post(sessionAlice),
+			Body:           formBody("title", "Alice", "favicon", "<b>"),
+			ExpectedStatus: 303, TestAppFactory: newSitePagesApp,
+			AfterTestFunc: all(flashed(ui.FlashError, "favicon must be an emoji"), versions(1), field("favicon", "")),
+		},
+		{
+			Name: "someone else's site", Method: http.MethodPost, URL: "/account/sites/" + idBobSite + "/settings",
+			Headers: post(sessionAlice), Body: formBody("title", "Mine now"),
+			ExpectedStatus: 404, ExpectedContent: []string{"Site not found"}, TestAppFactory: newSitePagesApp,
+		},
+	})
+}
+
+func TestSitePageDelete(t *testing.T) {
+	t.Parallel()
+	page := "/account/sites/" + idAliceSite + "/delete"
+	alive := func(want int) func(testing.TB, *tests.TestApp, *http.Response) {
+		return count(sites.DeploymentsCollection, dbx.HashExp{"id": idAliceSite}, want)
+	}
+	runScenarios(t, []tests.ApiScenario{
+		{
+			Name: "the confirmation names the site", Method: http.MethodGet, URL: page, Headers: cookie(sessionAlice),
+			ExpectedStatus: 200, ExpectedContent: []string{"Delete Alice?", `data-testid="delete-slug"`, "alice-site", `method="post"`},
+			TestAppFactory: newSitePagesApp,
+		},
+		{
+			Name: "a wrong slug refuses", Method: http.MethodPost, URL: page, Headers: post(sessionAlice),
+			Body: formBody("slug", "alice"), ExpectedStatus: 303, TestAppFactory: newSitePagesApp, AfterTestFunc: all(location(page), flashed(ui.FlashError, "does not match"), alive(1)),
+		},
+		{
+			Name: "the slug deletes, as the API does", Method: http.MethodPost, URL: page, Headers: post(sessionAlice),
+			Body: formBody("slug", "alice-site"), ExpectedStatus: 303, TestAppFactory: newSitePagesApp,
+			AfterTestFunc: all(location("/account"), flashed(ui.FlashSuccess, "Site alice-site deleted"), alive(0),
+				count(forms.DeliveriesCollection, dbx.HashExp{"event": forms.EventDeploymentDeleted}, 1)),
+		},
+		{
+			Name: "someone else's site", Method: http.MethodPost, URL: "/account/sites/" + idBobSite + "/delete",
+			Headers: post(sessionAlice), Body: formBody("slug", "bob-site"), ExpectedStatus: 404, ExpectedContent: []string{"Site not found"},
+			TestAppFactory: newSitePagesApp, AfterTestFunc: count(sites.DeploymentsCollection, dbx.HashExp{"id": idBobSite}, 1),
+		},
+		{
+			Name: "confirmation of someone else's site", Method: http.MethodGet, URL: "/account/sites/" + idBobSite + "/delete",
+			Headers: cookie(sessionAlice), ExpectedStatus: 404, ExpectedContent: []string{"not found"}, TestAppFactory: newSitePagesApp,
+		},
+	})
+}
+
+func TestSitePageSubmissionDelete(t *testing.T) {
+	t.Parallel()
+	base := "/account/sites/" + idAliceSite + "/submissions/"
+	runScenarios(t, []tests.ApiScenario{
+		{
+			Name: "delete one", Method: http.MethodPost, URL: base + idAliceSub + "/delete", Headers: post(sessionAlice),
+			ExpectedStatus: 303, TestAppFactory: newSitePagesApp,
+			AfterTestFunc: all(flashed(ui.FlashSuccess, "Submission deleted"), count(forms.SubmissionsCollection, dbx.HashExp{"id": idAliceSub}, 0)),
+		},
+		{
+			Name: "another site's submission through mine", Method: http.MethodPost, URL: base + idBobSub + "/delete",
+			Headers: post(sessionAlice), ExpectedStatus: 303, TestAppFactory: newSitePagesApp,
+			AfterTestFunc: all(flashed(ui.FlashError, "no longer exists"), count(forms.SubmissionsCollection, dbx.HashExp{"id": idBobSub}, 1)),
+		},
+		{
+			Name: "someone else's site", Method: http.MethodPost, URL: "/account/sites/" + idBobSite + "/submissions/" + idBobSub + "/delete",
+			Headers: post(sessionAlice), ExpectedStatus: 404, ExpectedContent: []string{"not found"}, TestAppFactory: newSitePagesApp,
+			AfterTestFunc: count(forms.SubmissionsCollection, dbx.HashExp{"id": idBobSub}, 1),
+		},
+	})
+}
+
+func TestSitePageWebhooks(t *testing.T) {
+	t.Parallel()
+	base := "/account/sites/" + idAliceSite + "/webhooks"
+	hooksOf := func(want int) func(testing.TB, *tests.TestApp, *http.Response) {
+		return count(forms.WebhooksCollection, dbx.HashExp{"deployment": idAliceSite}, want)
+	}
+	pending := func(event string, want int) func(testing.TB, *tests.TestApp, *http.Response) {
+		return count(forms.DeliveriesCollection, dbx.HashExp{"event": event, "status": forms.DeliveryPending}, want)
+	}
+	secretShown := func(t testing.TB, app *tests.TestApp, _ *http.Response) {
+		msgs := stateOf(t, app).flashes.take(accounts.HashSecret(sessionAlice), time.Now())
+		hooks, _ := app.FindRecordsByFilter(forms.WebhooksCollection, "url = 'https://93.184.216.35/new'", "", 0, 0)
+		if len(msgs) != 1 || len(hooks) != 1 || msgs[0].Secret == "" || msgs[0].Secret != hooks[0].GetString("secret") {
+			t.Fatalf("secret not shown once: %+v", msgs)
+		}
+		if ev := hooks[0].GetStringSlice("events"); len(ev) != 1 || ev[0] != forms.EventSubmission || hooks[0].GetString("type") != "slack" {
+			t.Fatalf("saved %v %s", ev, hooks[0].GetString("type"))
+		}
+	}
+	runScenarios(t, []tests.ApiScenario{
+		{
+			Name: "create, the secret shown once", Method: http.MethodPost, URL: base, Headers: post(sessionAlice),
+			Body:           formBody("url", "https://93.184.216.35/new", "type", "slack", "events", "submission"),
+			ExpectedStatus: 303, TestAppFactory: newSitePagesApp, AfterTestFunc: all(secretShown, hooksOf(2)),
+		},
+		{
+			Name: "the SSRF guard refuses", Method: http.MethodPost, URL: base, Headers: post(sessionAlice),
+			Body: formBody("url", "http://127.0.0.1/x", "events", "submission"), ExpectedStatus: 303,
+			TestAppFactory: newSitePagesApp, AfterTestFunc: all(flashed(ui.FlashError, "Webhook not added:"), hooksOf(1)),
+		},
+		{
+			Name: "no event ticked", Method: http.MethodPost, URL: base, Headers: post(sessionAlice),
+			Body: formBody("url", "https://93.184.216.35/new"), ExpectedStatus: 303,
+			TestAppFactory: newSitePagesApp, AfterTestFunc: all(flashed(ui.FlashError, "events must name at least one event"), hooksOf(1)),
+		},
+		{
+			Name: "create on someone else's site", Method: http.MethodPost, URL: "/account/sites/" + idBobSite + "/webhooks",
+			Headers: post(sessionAlice), Body: formBody("url", "https://93.184.216.35/new", "events", "submission"),
+			ExpectedStatus: 404, ExpectedContent: []string{"not found"}, TestAppFactory: newSitePagesApp,
+			AfterTestFunc: count(forms.WebhooksCollection, dbx.HashExp{"deployment": idBobSite}, 0),
+		},
+		{
+			Name: "send a test", Method: http.MethodPost, URL: base + "/" + idAliceHook + "/test", Headers: post(sessionAlice),
+			ExpectedStatus: 303, TestAppFactory: newSitePagesApp,
+			AfterTestFunc: all(flashed(ui.FlashSuccess, "Test delivery queued"), pending(forms.EventTest, 1)),
+		},
+		{
+			Name: "test through someone else's site", Method: http.MethodPost, URL: "/account/sites/" + idBobSite + "/webhooks/" + idAliceHook + "/test",
+			Headers: post(sessionAlice), ExpectedStatus: 404, ExpectedContent: []string{"not found"}, TestAppFactory: newSitePagesApp, AfterTestFunc: pending(forms.EventTest, 0),
+		},
+		{
+			Name: "redeliver a failed delivery", Method: http.MethodPost, URL: base + "/" + idAliceHook + "/deliveries/" + idFailedDeliver + "/redeliver",
+			Headers: post(sessionAlice), ExpectedStatus: 303, TestAppFactory: newSitePagesApp,
+			AfterTestFunc: all(flashed(ui.FlashSuccess, "queued again"), pending(forms.EventSubmission, 2)),
+		},
+		{
+			Name: "a pending delivery is not copied", Method: http.MethodPost, URL: base + "/" + idAliceHook + "/deliveries/" + idPendingDelive + "/redeliver",
+			Headers: post(sessionAlice), ExpectedStatus: 303, TestAppFactory: newSitePagesApp,
+			AfterTestFunc: all(flashed(ui.FlashError, "still queued"), pending(forms.EventSubmission, 1)),
+		},
+		{
+			Name: "delete", Method: http.MethodPost, URL: base + "/" + idAliceHook + "/delete",
+			Headers: post(sessionAlice), ExpectedStatus: 303, TestAppFactory: newSitePagesApp,
+			AfterTestFunc: all(flashed(ui.FlashSuccess, "deleted"), hooksOf(0)),
+		},
+	})
+}
+
+// TestSubmissionFieldOrder: the site page lists a submission's fields in
+// the order the form sent them, for every body type; the API's data is
+// the same object as before.
+func TestSubmissionFieldOrder(t *testing.T) {
+	t.Parallel()
+	app, _ := newFixtureApp(t)
+	defer app.Cleanup()
+	mux := newMux(t, app)
+	posts := []struct{ ctype, body string }{
+		{"application/x-www-form-urlencoded", "zeta=1&alpha=2&mid=3&zeta=4"},
+		{"application/json", `{"zeta":"1","alpha":"2","mid":{"b":1,"a":2}}`},
+		{"multipart/form-data; boundary=XX", "--XX\r\nContent-Disposition: form-data; name=\"zeta\"\r\n\r\n1\r\n--XX\r\nContent-Disposition: form-data; name=\"alpha\"\r\n\r\n2\r\n--XX\r\nContent-Disposition: form-data; name=\"mid\"\r\n\r\n3\r\n--XX--\r\n"},
+	}
+	for _, p := range posts {
+		res, body := do(t, mux, http.MethodPost, "/submit/"+idAliceSite, p.body, map[string]string{"Content-Type": p.ctype})
+		if res.StatusCode != 200 {
+			t.Fatalf("%s: %d %s", p.ctype, res.StatusCode, body)
+		}
+	}
+	_, page := do(t, mux, http.MethodGet, "/account/sites/"+idAliceSite, "", cookie(sessionAlice))
+	if n := strings.Count(page, `data-testid="submission-row"`); n != 3 {
+		t.Fatalf("%d rows", n)
+	}
+	for _, row := range strings.Split(page, `data-testid="submission-row"`)[1:] {
+		z, a, m := strings.Index(row, "<dt>zeta</dt>"), strings.Index(row, "<dt>alpha</dt>"), strings.Index(row, "<dt>mid</dt>")
+		if z < 0 || !(z < a && a < m) {
+			t.Fatalf("fields not in the form's order: %s", row)
+		}
+	}
+	_, api := do(t, mux, http.MethodGet, "/submissions/"+idAliceSite, "", bearer(keyAlice))
+	if !strings.Contains(api, `"data":{"alpha":"2","mid":"3","zeta":"1"}`) || !strings.Contains(api, `"zeta":["1","4"]`) {
+		t.Fatalf("API data changed: %s", api)
+	}
+}
+
+// location checks where a redirect goes.
+func location(want string) func(testing.TB, *tests.TestApp, *http.Response) {
+	return func(t testing.TB, _ *tests.TestApp, res *http.Response) {
+		t.Helper()
+		if got := res.Header.Get("Location"); got != want {
+			t.Fatalf("Location %q, want %q", got, want)
+		}
+	}
+}

@@ -1,0 +1,96 @@
+package hooks
+
+import (
+	"errors"
+	"net/http"
+	"strconv"
+	"strings"
+
+	"github.com/pocketbase/pocketbase/core"
+
+	"sitedrop/ui"
+)
+
+// accountSiteSettings is the site page's settings form. The fields pass the
+// API's checks (deployRequest.metadata); a new title, description or icon
+// makes a new version through the service, as a PUT would.
+func (sd *sitedrop) accountSiteSettings(e *core.RequestEvent) error {
+	dep, err := sd.formSite(e)
+	if dep == nil {
+		return err
+	}
+	f := e.Request.PostForm
+	title, desc, icon := f.Get("title"), f.Get("description"), f.Get("favicon")
+	spa := f.Get("is_spa") == "true"
+	req := deployRequest{Title: &title, Description: &desc, Favicon: &icon, IsSPA: &spa}
+	meta, err := req.metadata()
+	var ae *apiError
+	if errors.As(err, &ae) {
+		return sd.backToSite(e, dep, ui.FlashError, "Settings not saved: "+ae.Message+".")
+	} else if err != nil {
+		return err
+	}
+	before := dep.GetString("live_version")
+	out, changed, err := sd.svc.UpdateSettings(e.Request.Context(), dep, meta)
+	if err != nil {
+		return err
+	}
+	switch {
+	case !changed:
+		return sd.backToSite(e, dep, ui.FlashSuccess, "Nothing to change.")
+	case out.GetString("live_version") != before:
+		n, err := sd.liveNumber(out)
+		if err != nil {
+			return err
+		}
+		return sd.backToSite(e, dep, ui.FlashSuccess, "Settings saved: version "+strconv.Itoa(n)+" is live.")
+	}
+	return sd.backToSite(e, dep, ui.FlashSuccess, "Settings saved.")
+}
+
+// liveNumber is the number of dep's live version.
+func (sd *sitedrop) liveNumber(dep *core.Record) (int, error) {
+	versions, err := sd.svc.ListVersions(dep)
+	if err != nil {
+		return 0, err
+	}
+	for _, v := range versions {
+		if v.Live {
+			return v.Number, nil
+		}
+	}
+	return 0, nil
+}
+
+// accountSiteDeletePage is GET /account/sites/{id}/delete: the
+// confirmation, which asks for the slug.
+func (sd *sitedrop) accountSiteDeletePage(e *core.RequestEvent) error {
+	user := sd.sessionUser(e)
+	dep, err := sd.pageSite(e, user)
+	if dep == nil {
+		return err
+	}
+	slug := dep.GetString("slug")
+	return render(e, http.StatusOK, ui.SiteDelete(sd.pageLayout(e, user), ui.SiteDeleteProps{
+		ID: dep.Id, Slug: slug, Title: dep.GetString("title"), URL: sd.siteURL(slug),
+	}))
+}
+
+// accountSiteDelete deletes the site when the typed slug matches, as
+// DELETE /deploy/{id} does, and goes to the account page.
+func (sd *sitedrop) accountSiteDelete(e *core.RequestEvent) error {
+	dep, err := sd.formSite(e)
+	if dep == nil {
+		return err
+	}
+	slug := dep.GetString("slug")
+	if strings.TrimSpace(e.Request.PostForm.Get("slug")) != slug {
+		sd.flash(e, ui.FlashError, "The slug you typed does not match "+slug+": the site was not deleted.")
+		return e.Redirect(http.StatusSeeOther, "/account/sites/"+dep.Id+"/delete")
+	}
+	if err := sd.svc.Delete(dep); err != nil {
+		return err
+	}
+	sd.flash(e, ui.FlashSuccess, "Site "+slug+" deleted.")
+	return e.Redirect(http.StatusSeeOther, "/account")
+}

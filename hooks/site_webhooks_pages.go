@@ -1,0 +1,130 @@
+package hooks
+
+import (
+	"errors"
+	"net/http"
+	"strings"
+
+	"github.com/pocketbase/pocketbase/core"
+
+	"sitedrop/sites/forms"
+	"sitedrop/ui"
+)
+
+// siteDeliveriesShown is how many deliveries the site page lists per
+// webhook.
+const siteDeliveriesShown = 5
+
+// accountWebhooks is the site page's view of the webhooks hooks, each with
+// its latest deliveries.
+func accountWebhooks(app core.App, hooks []*core.Record) ([]ui.AccountWebhook, error) {
+	out := make([]ui.AccountWebhook, 0, len(hooks))
+	for _, h := range hooks {
+		log, err := forms.RecentDeliveries(app, h.Id, siteDeliveriesShown)
+		if err != nil {
+			return nil, err
+		}
+		w := ui.AccountWebhook{
+			ID: h.Id, URL: h.GetString("url"), Type: h.GetString("type"),
+			Events: strings.Join(h.GetStringSlice("events"), ", "), Active: h.GetBool("active"),
+		}
+		for _, d := range log {
+			w.Deliveries = append(w.Deliveries, ui.WebhookDelivery{
+				ID: d.ID, Event: d.Event, Status: d.Status, Attempts: d.Attempts, LastStatus: d.LastStatus,
+				LastError: d.LastError, NextAttemptAt: d.NextAttemptAt, Created: d.Created,
+			})
+		}
+		out = append(out, w)
+	}
+	return out, nil
+}
+
+// formWebhook checks a form post about webhook {webhookId} of the user's
+// site {id}; with a nil webhook the answer is decided (404 page for a
+// webhook of another site).
+func (sd *sitedrop) formWebhook(e *core.RequestEvent) (dep, hook *core.Record, err error) {
+	dep, err = sd.formSite(e)
+	if dep == nil {
+		return nil, nil, err
+	}
+	hook, err = e.App.FindRecordById(forms.WebhooksCollection, e.Request.PathValue("webhookId"))
+	if err != nil || hook.GetString("deployment") != dep.Id {
+		return nil, nil, sd.errorPage(e, http.StatusNotFound, "Webhook not found", "There is no such webhook on this site.")
+	}
+	return dep, hook, nil
+}
+
+// accountWebhookCreate is the site page's "Add webhook" form: the API's
+// rules (sd.createWebhook), and the signing secret shown once.
+func (sd *sitedrop) accountWebhookCreate(e *core.RequestEvent) error {
+	dep, err := sd.formSite(e)
+	if dep == nil {
+		return err
+	}
+	f := e.Request.PostForm
+	typ := f.Get("type")
+	if typ == "" {
+		typ = forms.WebhookGeneric
+	}
+	events := f["events"]
+	if events == nil {
+		events = []string{} // none ticked: refused, not "all"
+	}
+	_, secret, err := sd.createWebhook(e, dep, f.Get("url"), typ, &events)
+	var ae *apiError
+	if errors.As(err, &ae) {
+		return sd.backToSite(e, dep, ui.FlashError, "Webhook not added: "+ae.Message+".")
+	} else if err != nil {
+		return err
+	}
+	sd.flashWith(e, ui.Flash{Kind: ui.FlashSuccess,
+		Text:   "Webhook added. Its signing secret, shown only now, verifies the X-Sitedrop-Signature header:",
+		Secret: secret})
+	return e.Redirect(http.StatusSeeOther, "/account/sites/"+dep.Id)
+}
+
+// accountWebhookTest is a webhook's "Send a test" button: a test delivery
+// queued now, shown in the delivery log.
+func (sd *sitedrop) accountWebhookTest(e *core.RequestEvent) error {
+	dep, hook, err := sd.formWebhook(e)
+	if hook == nil {
+		return err
+	}
+	if _, err := forms.QueueTest(e.App, hook, sd.deploymentRef(dep)); err != nil {
+		return err
+	}
+	sd.wakeWorkers()
+	return sd.backToSite(e, dep, ui.FlashSuccess, "Test delivery queued; its outcome shows under the webhook.")
+}
+
+// accountWebhookRedeliver is a delivery's "Redeliver" button: a copy of it
+// queued now.
+func (sd *sitedrop) accountWebhookRedeliver(e *core.RequestEvent) error {
+	dep, hook, err := sd.formWebhook(e)
+	if hook == nil {
+		return err
+	}
+	del, err := e.App.FindRecordById(forms.DeliveriesCollection, e.Request.PathValue("deliveryId"))
+	if err != nil || del.GetString("webhook") != hook.Id || del.GetString("deployment") != dep.Id {
+		return sd.errorPage(e, http.StatusNotFound, "Delivery not found", "There is no such delivery of this webhook.")
+	}
+	if _, err := forms.Redeliver(e.App, del); errors.Is(err, forms.ErrDeliveryPending) {
+		return sd.backToSite(e, dep, ui.FlashError, "That delivery is still queued: it will be tried again by itself.")
+	} else if err != nil {
+		return err
+	}
+	sd.wakeWorkers()
+	return sd.backToSite(e, dep, ui.FlashSuccess, "Delivery queued again.")
+}
+
+// accountSiteWebhookDelete is a webhook's delete button on the site page.
+func (sd *sitedrop) accountSiteWebhookDelete(e *core.RequestEvent) error {
+	dep, hook, err := sd.formWebhook(e)
+	if hook == nil {
+		return err
+	}
+	if err := sd.deleteWebhook(e.App, hook); err != nil {
+		return err
+	}
+	return sd.backToSite(e, dep, ui.FlashSuccess, "Webhook to "+hook.GetString("url")+" deleted.")
+}
