@@ -1,0 +1,143 @@
+package hooks
+
+import (
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"github.com/chromedp/chromedp"
+	"github.com/pocketbase/dbx"
+
+	"sitedrop/sites"
+	"sitedrop/sites/forms"
+)
+
+// TestBrowserSitePage drives the site page in Chromium as its owner would:
+// change the settings (the live site gets the new title), add a webhook
+// and send it a test that the log shows delivered, delete a submission,
+// reload after each post (nothing is done twice), fit a 390 px screen, and
+// delete the site through its confirmation.
+func TestBrowserSitePage(t *testing.T) {
+	b := newBrowserEnv(t, func(c *Config) { c.WebhooksAllowPrivate = true })
+	alice, err := b.App.FindAuthRecordByEmail("users", "alice@example.com")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b.SignIn(alice)
+	page := b.WebURL + "/account/sites/" + idAliceSite
+	count := func(collection string, where dbx.Expression) int {
+		t.Helper()
+		n, err := b.App.CountRecords(collection, where)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return int(n)
+	}
+	flash := func(kind, want string) {
+		t.Helper()
+		if got := b.Text(testid("flash-" + kind)); !strings.Contains(got, want) {
+			t.Fatalf("flash-%s says %q, want %q", kind, got, want)
+		}
+	}
+
+	// Settings: a new title is a new version, served by the live site.
+	b.Step("open the site page", chromedp.Navigate(page), chromedp.WaitVisible(testid("settings-form")))
+	b.Step("save a new title",
+		chromedp.SetValue(testid("settings-title"), "Renamed in the browser"),
+		chromedp.Click(testid("settings-save")),
+		chromedp.WaitVisible(testid("flash-success")))
+	flash("success", "version 2 is live")
+	b.Step("reload after the post", chromedp.Reload(), chromedp.WaitVisible(testid("settings-form")))
+	if b.Count(`[data-testid="flash-success"]`) != 0 || count(sites.VersionsCollection, dbx.HashExp{"deployment": idAliceSite}) != 2 {
+		t.Fatal("a reload repeated the settings post or its message")
+	}
+	b.Step("open the live site", chromedp.Navigate(b.SiteURL("alice-site")), chromedp.WaitVisible(chromedp.CSS("h1")))
+	if title, err := chromedp.Run(b.Ctx, chromedp.Title()); err != nil || title != "Renamed in the browser" {
+		t.Fatalf("live site title %q, %v", title, err)
+	}
+
+	// Webhooks: add one, send a test, see it delivered in the log.
+	var got atomic.Int32
+	rcv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get(forms.HeaderWebhookEvent) == forms.EventTest {
+			got.Add(1)
+		}
+		w.WriteHeader(http.StatusNoContent)
+	}))
+	t.Cleanup(rcv.Close)
+	b.Step("add a webhook",
+		chromedp.Navigate(page),
+		chromedp.SendKeys(testid("webhook-url"), rcv.URL+"/hook"),
+		chromedp.Click(testid("webhook-create")),
+		chromedp.WaitVisible(testid("flash-secret")))
+	b.Step("reload after adding", chromedp.Reload(), chromedp.WaitVisible(testid("webhook-row")))
+	if n := count(forms.WebhooksCollection, dbx.HashExp{"deployment": idAliceSite}); n != 1 || b.Count(`[data-testid="flash-secret"]`) != 0 {
+		t.Fatalf("%d webhooks after a reload, or the secret shown again", n)
+	}
+	b.Step("send a test", chromedp.Click(testid("webhook-test")), chromedp.WaitVisible(testid("flash-success")))
+	flash("success", "Test delivery queued")
+	if _, err := b.SD.deliverer.RunOnce(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	b.Step("see it in the log", chromedp.Navigate(page), chromedp.WaitVisible(chromedp.CSS(`[data-testid="delivery-row"][data-status="delivered"]`)))
+	if s := b.Text(testid("delivery-row")); !strings.Contains(s, "test") || !strings.Contains(s, "HTTP 204") {
+		t.Fatalf("log row %q", s)
+	}
+	if got.Load() != 1 {
+		t.Fatalf("receiver got %d tests", got.Load())
+	}
+
+	// Submissions: one with two lines, deleted; a reload deletes nothing more.
+	for _, msg := range []string{"first\nsecond line", "keep me"} {
+		res, err := http.Post(b.WebURL+"/submit/"+idAliceSite, "application/json", strings.NewReader(`{"msg":"`+strings.ReplaceAll(msg, "\n", `\n`)+`"}`))
+		if err != nil || res.StatusCode != 200 {
+			t.Fatalf("submit: %v %v", res, err)
+		}
+		res.Body.Close()
+	}
+	b.Step("open the submissions", chromedp.Navigate(page), chromedp.WaitVisible(testid("submission-row")))
+	if s := b.Text(testid("submission-row")); !strings.Contains(s, "keep me") {
+		t.Fatalf("newest first: %q", s)
+	}
+	lines, err := chromedp.Run(b.Ctx, chromedp.Evaluate[float64](`(() => { const dd = document.querySelectorAll('.submission dd')[1]; return dd.getBoundingClientRect().height / parseFloat(getComputedStyle(dd).lineHeight) })()`))
+	if err != nil || lines < 1.9 {
+		t.Fatalf("the two-line value shows on %.1f lines (%v)", lines, err)
+	}
+	b.Step("delete the older submission",
+		chromedp.Click(chromedp.CSS(`[data-testid="submission-row"]:nth-child(2) [data-testid="submission-delete"]`)),
+		chromedp.WaitVisible(testid("flash-success")))
+	flash("success", "Submission deleted")
+	b.Step("reload after deleting", chromedp.Reload(), chromedp.WaitVisible(testid("submission-row")))
+	if n := count(forms.SubmissionsCollection, dbx.HashExp{"deployment": idAliceSite}); n != 1 || b.Count(`[data-testid="submission-row"]`) != 1 {
+		t.Fatalf("%d submissions left, want 1", n)
+	}
+
+	// Mobile: nothing overflows at 390 px, here or on the confirmation.
+	b.Step("narrow screen", chromedp.EmulateViewport(390, 800), chromedp.Navigate(page), chromedp.WaitVisible(testid("settings-form")))
+	for _, url := range []string{page, page + "/delete"} {
+		b.Step("open "+url, chromedp.Navigate(url), chromedp.WaitVisible(chromedp.CSS("h1")))
+		if w, err := chromedp.Run(b.Ctx, chromedp.Evaluate[int](`document.documentElement.scrollWidth`)); err != nil || w > 390 {
+			t.Fatalf("%s is %d px wide at 390 (%v)", url, w, err)
+		}
+	}
+
+	// Delete: a wrong slug refuses, the right one deletes.
+	b.Step("a wrong slug",
+		chromedp.SendKeys(testid("delete-slug"), "alice"),
+		chromedp.Click(testid("delete-confirm")),
+		chromedp.WaitVisible(testid("flash-error")))
+	flash("error", "does not match")
+	if count(sites.DeploymentsCollection, dbx.HashExp{"id": idAliceSite}) != 1 {
+		t.Fatal("deleted with a wrong slug")
+	}
+	b.Step("the right slug",
+		chromedp.SendKeys(testid("delete-slug"), "alice-site"),
+		chromedp.Click(testid("delete-confirm")),
+		chromedp.WaitVisible(testid("flash-success")))
+	flash("success", "Site alice-site deleted")
+	if !strings.HasSuffix(b.Location(), "/account") || count(sites.DeploymentsCollection, dbx.HashExp{"id": idAliceSite}) != 0 {
+		t.Fatalf("not deleted, or not back on the account page: %s", b.Location())
+	}
+}
