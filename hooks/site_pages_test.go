@@ -2,6 +2,7 @@ package hooks
 
 import (
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -186,6 +187,19 @@ func TestSitePageSettings(t *testing.T) {
 			Body:           formBody("title", "Alice", "favicon", "<b>"),
 			ExpectedStatus: 303, TestAppFactory: newSitePagesApp,
 			AfterTestFunc: all(flashed(ui.FlashError, "favicon must be an emoji"), versions(1), field("favicon", "")),
+		},
+		{
+			Name: "past the account's deploy rate", Method: http.MethodPost, URL: url, Headers: post(sessionAlice),
+			Body: formBody("title", "Renamed"), ExpectedStatus: 303,
+			TestAppFactory: func(t testing.TB) *tests.TestApp {
+				app := newSitePagesApp(t)
+				sd := stateOf(t, app)
+				rec, _ := app.FindRecordById(sites.DeploymentsCollection, idAliceSite)
+				for sd.keyedDeploys.check(httptest.NewRecorder(), rec.GetString("owner")) == nil {
+				}
+				return app
+			},
+			AfterTestFunc: all(flashed(ui.FlashError, "Settings not saved: "+msgRateLimited), versions(1), field("title", "Alice")),
 		},
 		{
 			Name: "someone else's site", Method: http.MethodPost, URL: "/account/sites/" + idBobSite + "/settings",

@@ -26,9 +26,23 @@ func (sd *sitedrop) accountSiteSettings(e *core.RequestEvent) error {
 	meta, err := req.metadata()
 	var ae *apiError
 	if errors.As(err, &ae) {
-		return sd.backToSite(e, dep, ui.FlashError, "Settings not saved: "+ae.Message+".")
+		return sd.backToSite(e, dep, ui.FlashError, "Settings not saved: "+sentence(ae.Message))
 	} else if err != nil {
 		return err
+	}
+	if title != dep.GetString("title") || desc != dep.GetString("description") || icon != dep.GetString("favicon") {
+		// A new version: a deploy, under the API's per-account rate and
+		// the --concurrent-deploys slots.
+		if err := sd.keyedDeploys.check(e.Response, dep.GetString("owner")); errors.As(err, &ae) {
+			return sd.backToSite(e, dep, ui.FlashError, "Settings not saved: "+sentence(ae.Message))
+		} else if err != nil {
+			return err
+		}
+		release, err := sd.acquireDeploySlot(e)
+		if err != nil {
+			return err
+		}
+		defer release()
 	}
 	before := dep.GetString("live_version")
 	out, changed, err := sd.svc.UpdateSettings(e.Request.Context(), dep, meta)
@@ -93,4 +107,13 @@ func (sd *sitedrop) accountSiteDelete(e *core.RequestEvent) error {
 	}
 	sd.flash(e, ui.FlashSuccess, "Site "+slug+" deleted.")
 	return e.Redirect(http.StatusSeeOther, "/account")
+}
+
+// sentence ends an API message with a full stop for a flash, unless it
+// has one.
+func sentence(msg string) string {
+	if strings.HasSuffix(msg, ".") {
+		return msg
+	}
+	return msg + "."
 }

@@ -73,7 +73,7 @@ func (sd *sitedrop) accountWebhookCreate(e *core.RequestEvent) error {
 	_, secret, err := sd.createWebhook(e, dep, f.Get("url"), typ, &events)
 	var ae *apiError
 	if errors.As(err, &ae) {
-		return sd.backToSite(e, dep, ui.FlashError, "Webhook not added: "+ae.Message+".")
+		return sd.backToSite(e, dep, ui.FlashError, "Webhook not added: "+sentence(ae.Message))
 	} else if err != nil {
 		return err
 	}
