@@ -114,7 +114,17 @@ func TestBrowserSitePage(t *testing.T) {
 		t.Fatalf("%d submissions left, want 1", n)
 	}
 
-	// Mobile: nothing overflows at 390 px, here or on the confirmation.
+	// Mobile: nothing overflows at 390 px, here or on the confirmation,
+	// even with a long unbroken title and webhook URL.
+	rec, err := b.App.FindRecordById(sites.DeploymentsCollection, idAliceSite)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec.Set("title", strings.Repeat("Wide", 40))
+	if err := b.App.Save(rec); err != nil {
+		t.Fatal(err)
+	}
+	mustWebhook(t, b.App, idAliceSite, "https://93.184.216.34/"+strings.Repeat("long-path-", 30))
 	b.Step("narrow screen", chromedp.EmulateViewport(390, 800), chromedp.Navigate(page), chromedp.WaitVisible(testid("settings-form")))
 	for _, url := range []string{page, page + "/delete"} {
 		b.Step("open "+url, chromedp.Navigate(url), chromedp.WaitVisible(chromedp.CSS("h1")))
