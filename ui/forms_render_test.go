@@ -14,7 +14,9 @@ func TestFormPagesEscape(t *testing.T) {
 	site, err := RenderString(ctx, AccountSite(LayoutProps{SignedIn: true, Email: "a@example.com"}, AccountSiteProps{
 		ID: "d1", Slug: "demo", URL: "http://demo.localhost/", Total: 1, Page: 1,
 		Submissions: []AccountSubmission{{ID: "s1", CreatedAt: "2026-11-22T12:00:00Z", Fields: []SubmissionField{{Name: evil, Value: evil}}}},
-		Webhooks:    []AccountWebhook{{ID: "w1", URL: "https://example.com/" + evil, Type: "generic", Events: "submission"}},
+		Webhooks: []AccountWebhook{{ID: "w1", URL: "https://example.com/" + evil, Type: "generic", Events: "submission",
+			Deliveries: []WebhookDelivery{{ID: "d1", Event: "test", Status: "failed", Attempts: 8, LastError: evil}}}},
+		Settings: SiteSettings{Title: evil, Description: evil},
 	}))
 	if err != nil {
 		t.Fatal(err)
@@ -26,6 +28,14 @@ func TestFormPagesEscape(t *testing.T) {
 	}
 	if strings.Contains(site, evil) {
 		t.Error("site page does not escape submitted values")
+	}
+
+	del, err := RenderString(ctx, SiteDelete(LayoutProps{SignedIn: true}, SiteDeleteProps{ID: "d1", Slug: "demo", Title: evil, URL: "http://demo.localhost/"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(del, evil) || !strings.Contains(del, `data-testid="delete-slug"`) {
+		t.Error("delete confirmation does not escape the title")
 	}
 
 	thanks, err := RenderString(ctx, Submitted(LayoutProps{}, SubmittedProps{BackURL: "javascript:alert(1)"}))
