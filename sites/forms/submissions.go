@@ -1,7 +1,8 @@
 // Package forms holds what a deployment's visitors send and where it goes:
 // the submissions, webhooks and deliveries collections, webhook payloads
 // (generic and Slack) and their signature, the Deliverer that sends queued
-// deliveries with retries, and the SSRF guard that every webhook URL passes
+// deliveries with retries, the dashboard's test sends, redeliveries and
+// delivery log, and the SSRF guard that every webhook URL passes
 // when it is saved and again when it is dialled. It imports sites (for its
 // date format); the routes, the notification mails and the record hooks
 // that queue events are in hooks.
