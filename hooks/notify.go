@@ -107,7 +107,7 @@ func (sd *sitedrop) notifyDeployment(id string, now time.Time) error {
 	}
 	for _, s := range subs {
 		j := submissionJSON(s)
-		p.Items = append(p.Items, ui.SubmissionItem{CreatedAt: j.CreatedAt, Fields: submissionFields(j.Data)})
+		p.Items = append(p.Items, ui.SubmissionItem{CreatedAt: j.CreatedAt, Fields: orderedFields([]byte(s.GetString("data")), j.Data)})
 	}
 	subject := fmt.Sprintf("New submission on %s", p.Slug)
 	if p.Total > 1 {

@@ -36,6 +36,9 @@ func TestNotificationMailBatching(t *testing.T) {
 		!strings.Contains(first.HTML, "hello") {
 		t.Fatalf("first mail %q: %q", first.Subject, first.Text)
 	}
+	if n, m := strings.Index(first.Text, "name: Ann"), strings.Index(first.Text, "message: hello"); n < 0 || n > m {
+		t.Fatalf("fields not in the form's order: %q", first.Text)
+	}
 
 	do(t, mux, http.MethodPost, "/submit/"+idAliceSite, `{"name":"Ben"}`, nil)
 	do(t, mux, http.MethodPost, "/submit/"+idAliceSite, `{"name":"Cy"}`, nil)
