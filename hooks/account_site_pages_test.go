@@ -120,13 +120,13 @@ func TestAccountSiteVersions(t *testing.T) {
 			Name: "make version 1 live", Method: http.MethodPost, URL: page + "/rollback",
 			Body: formBody("version", "1"), Headers: withHeaders(sameOrigin, cookie(sessionAlice)),
 			ExpectedStatus: 303, TestAppFactory: withTwoVersions,
-			AfterTestFunc: all(flashed(ui.FlashSuccess, "Version 1 is live."), serves("<h1>alice</h1>")),
+			AfterTestFunc: checks(wantFlash(ui.FlashSuccess, "Version 1 is live."), serves("<h1>alice</h1>")),
 		},
 		{
 			Name: "a version that is not kept", Method: http.MethodPost, URL: page + "/rollback",
 			Body: formBody("version", "9"), Headers: withHeaders(sameOrigin, cookie(sessionAlice)),
 			ExpectedStatus: 303, TestAppFactory: withTwoVersions,
-			AfterTestFunc: all(flashed(ui.FlashError, "Version 9 is no longer kept"), serves("second")),
+			AfterTestFunc: checks(wantFlash(ui.FlashError, "Version 9 is no longer kept"), serves("second")),
 		},
 		{
 			Name: "rollback from another origin", Method: http.MethodPost, URL: page + "/rollback",

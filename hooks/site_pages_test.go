@@ -64,8 +64,8 @@ func newSitePagesApp(t testing.TB) *tests.TestApp {
 	return app
 }
 
-// flashed checks the message the last form post left for alice's next page.
-func flashed(kind, text string) func(testing.TB, *tests.TestApp, *http.Response) {
+// wantFlash checks the message the last form post left for alice's next page.
+func wantFlash(kind, text string) func(testing.TB, *tests.TestApp, *http.Response) {
 	return func(t testing.TB, app *tests.TestApp, _ *http.Response) {
 		t.Helper()
 		msgs := stateOf(t, app).flashes.take(accounts.HashSecret(sessionAlice), time.Now())
@@ -78,8 +78,8 @@ func flashed(kind, text string) func(testing.TB, *tests.TestApp, *http.Response)
 	}
 }
 
-// all runs several AfterTestFuncs.
-func all(fs ...func(testing.TB, *tests.TestApp, *http.Response)) func(testing.TB, *tests.TestApp, *http.Response) {
+// checks runs several AfterTestFuncs.
+func checks(fs ...func(testing.TB, *tests.TestApp, *http.Response)) func(testing.TB, *tests.TestApp, *http.Response) {
 	return func(t testing.TB, app *tests.TestApp, res *http.Response) {
 		t.Helper()
 		for _, f := range fs {
@@ -88,8 +88,8 @@ func all(fs ...func(testing.TB, *tests.TestApp, *http.Response)) func(testing.TB
 	}
 }
 
-// count checks how many records of collection match filter.
-func count(collection string, where dbx.Expression, want int) func(testing.TB, *tests.TestApp, *http.Response) {
+// wantCount checks how many records of collection match filter.
+func wantCount(collection string, where dbx.Expression, want int) func(testing.TB, *tests.TestApp, *http.Response) {
 	return func(t testing.TB, app *tests.TestApp, _ *http.Response) {
 		t.Helper()
 		if n, err := app.CountRecords(collection, where); err != nil || int(n) != want {
@@ -98,8 +98,8 @@ func count(collection string, where dbx.Expression, want int) func(testing.TB, *
 	}
 }
 
-// post is a same-origin form post of alice (or of bob, as the session).
-func post(session string) map[string]string {
+// formPost is a same-origin form post of alice (or of bob, as the session).
+func formPost(session string) map[string]string {
 	return withHeaders(sameOrigin, cookie(session))
 }
 
@@ -140,7 +140,7 @@ func TestSitePageSettings(t *testing.T) {
 	t.Parallel()
 	url := "/account/sites/" + idAliceSite + "/settings"
 	versions := func(want int) func(testing.TB, *tests.TestApp, *http.Response) {
-		return count(sites.VersionsCollection, dbx.HashExp{"deployment": idAliceSite}, want)
+		return wantCount(sites.VersionsCollection, dbx.HashExp{"deployment": idAliceSite}, want)
 	}
 	field := func(name, want string) func(testing.TB, *tests.TestApp, *http.Response) {
 		return func(t testing.TB, app *tests.TestApp, _ *http.Response) {
@@ -159,37 +159,37 @@ func TestSitePageSettings(t *testing.T) {
 	}
 	runScenarios(t, []tests.ApiScenario{
 		{
-			Name: "a new title is a new version", Method: http.MethodPost, URL: url, Headers: post(sessionAlice),
+			Name: "a new title is a new version", Method: http.MethodPost, URL: url, Headers: formPost(sessionAlice),
 			Body:           formBody("title", "Renamed", "description", "About", "favicon", "🐙"),
 			ExpectedStatus: 303, TestAppFactory: newSitePagesApp,
-			AfterTestFunc: all(location("/account/sites/"+idAliceSite), flashed(ui.FlashSuccess, "version 2 is live"), versions(2), field("title", "Renamed"),
-				field("favicon", "🐙"), serves("<title>Renamed</title>"), count(forms.DeliveriesCollection,
+			AfterTestFunc: checks(wantLocation("/account/sites/"+idAliceSite), wantFlash(ui.FlashSuccess, "version 2 is live"), versions(2), field("title", "Renamed"),
+				field("favicon", "🐙"), serves("<title>Renamed</title>"), wantCount(forms.DeliveriesCollection,
 					dbx.HashExp{"event": forms.EventDeploymentUpdated}, 1)),
 		},
 		{
-			Name: "SPA alone changes the record only", Method: http.MethodPost, URL: url, Headers: post(sessionAlice),
+			Name: "SPA alone changes the record only", Method: http.MethodPost, URL: url, Headers: formPost(sessionAlice),
 			Body:           formBody("title", "Alice", "is_spa", "true"),
 			ExpectedStatus: 303, TestAppFactory: newSitePagesApp,
-			AfterTestFunc: all(flashed(ui.FlashSuccess, "Settings saved."), versions(1), func(t testing.TB, app *tests.TestApp, _ *http.Response) {
+			AfterTestFunc: checks(wantFlash(ui.FlashSuccess, "Settings saved."), versions(1), func(t testing.TB, app *tests.TestApp, _ *http.Response) {
 				if _, b := siteGet(t, app, "alice-site.sites.test", "/no/such/page"); !strings.Contains(b, "alice") {
 					t.Fatalf("SPA fallback not served: %s", b)
 				}
 			}),
 		},
 		{
-			Name: "the API's limits refuse, with its message", Method: http.MethodPost, URL: url, Headers: post(sessionAlice),
+			Name: "the API's limits refuse, with its message", Method: http.MethodPost, URL: url, Headers: formPost(sessionAlice),
 			Body:           formBody("title", strings.Repeat("x", 501)),
 			ExpectedStatus: 303, TestAppFactory: newSitePagesApp,
-			AfterTestFunc: all(flashed(ui.FlashError, "title is too long: at most 500 characters"), versions(1), field("title", "Alice")),
+			AfterTestFunc: checks(wantFlash(ui.FlashError, "title is too long: at most 500 characters"), versions(1), field("title", "Alice")),
 		},
 		{
-			Name: "a favicon that is not an emoji", Method: http.MethodPost, URL: url, Headers: post(sessionAlice),
+			Name: "a favicon that is not an emoji", Method: http.MethodPost, URL: url, Headers: formPost(sessionAlice),
 			Body:           formBody("title", "Alice", "favicon", "<b>"),
 			ExpectedStatus: 303, TestAppFactory: newSitePagesApp,
-			AfterTestFunc: all(flashed(ui.FlashError, "favicon must be an emoji"), versions(1), field("favicon", "")),
+			AfterTestFunc: checks(wantFlash(ui.FlashError, "favicon must be an emoji"), versions(1), field("favicon", "")),
 		},
 		{
-			Name: "past the account's deploy rate", Method: http.MethodPost, URL: url, Headers: post(sessionAlice),
+			Name: "past the account's deploy rate", Method: http.MethodPost, URL: url, Headers: formPost(sessionAlice),
 			Body: formBody("title", "Renamed"), ExpectedStatus: 303,
 			TestAppFactory: func(t testing.TB) *tests.TestApp {
 				app := newSitePagesApp(t)
@@ -199,11 +199,11 @@ func TestSitePageSettings(t *testing.T) {
 				}
 				return app
 			},
-			AfterTestFunc: all(flashed(ui.FlashError, "Settings not saved: "+msgRateLimited), versions(1), field("title", "Alice")),
+			AfterTestFunc: checks(wantFlash(ui.FlashError, "Settings not saved: "+msgRateLimited), versions(1), field("title", "Alice")),
 		},
 		{
 			Name: "someone else's site", Method: http.MethodPost, URL: "/account/sites/" + idBobSite + "/settings",
-			Headers: post(sessionAlice), Body: formBody("title", "Mine now"),
+			Headers: formPost(sessionAlice), Body: formBody("title", "Mine now"),
 			ExpectedStatus: 404, ExpectedContent: []string{"Site not found"}, TestAppFactory: newSitePagesApp,
 		},
 	})
@@ -213,7 +213,7 @@ func TestSitePageDelete(t *testing.T) {
 	t.Parallel()
 	page := "/account/sites/" + idAliceSite + "/delete"
 	alive := func(want int) func(testing.TB, *tests.TestApp, *http.Response) {
-		return count(sites.DeploymentsCollection, dbx.HashExp{"id": idAliceSite}, want)
+		return wantCount(sites.DeploymentsCollection, dbx.HashExp{"id": idAliceSite}, want)
 	}
 	runScenarios(t, []tests.ApiScenario{
 		{
@@ -222,19 +222,19 @@ func TestSitePageDelete(t *testing.T) {
 			TestAppFactory: newSitePagesApp,
 		},
 		{
-			Name: "a wrong slug refuses", Method: http.MethodPost, URL: page, Headers: post(sessionAlice),
-			Body: formBody("slug", "alice"), ExpectedStatus: 303, TestAppFactory: newSitePagesApp, AfterTestFunc: all(location(page), flashed(ui.FlashError, "does not match"), alive(1)),
+			Name: "a wrong slug refuses", Method: http.MethodPost, URL: page, Headers: formPost(sessionAlice),
+			Body: formBody("slug", "alice"), ExpectedStatus: 303, TestAppFactory: newSitePagesApp, AfterTestFunc: checks(wantLocation(page), wantFlash(ui.FlashError, "does not match"), alive(1)),
 		},
 		{
-			Name: "the slug deletes, as the API does", Method: http.MethodPost, URL: page, Headers: post(sessionAlice),
+			Name: "the slug deletes, as the API does", Method: http.MethodPost, URL: page, Headers: formPost(sessionAlice),
 			Body: formBody("slug", "alice-site"), ExpectedStatus: 303, TestAppFactory: newSitePagesApp,
-			AfterTestFunc: all(location("/account"), flashed(ui.FlashSuccess, "Site alice-site deleted"), alive(0),
-				count(forms.DeliveriesCollection, dbx.HashExp{"event": forms.EventDeploymentDeleted}, 1)),
+			AfterTestFunc: checks(wantLocation("/account"), wantFlash(ui.FlashSuccess, "Site alice-site deleted"), alive(0),
+				wantCount(forms.DeliveriesCollection, dbx.HashExp{"event": forms.EventDeploymentDeleted}, 1)),
 		},
 		{
 			Name: "someone else's site", Method: http.MethodPost, URL: "/account/sites/" + idBobSite + "/delete",
-			Headers: post(sessionAlice), Body: formBody("slug", "bob-site"), ExpectedStatus: 404, ExpectedContent: []string{"Site not found"},
-			TestAppFactory: newSitePagesApp, AfterTestFunc: count(sites.DeploymentsCollection, dbx.HashExp{"id": idBobSite}, 1),
+			Headers: formPost(sessionAlice), Body: formBody("slug", "bob-site"), ExpectedStatus: 404, ExpectedContent: []string{"Site not found"},
+			TestAppFactory: newSitePagesApp, AfterTestFunc: wantCount(sites.DeploymentsCollection, dbx.HashExp{"id": idBobSite}, 1),
 		},
 		{
 			Name: "confirmation of someone else's site", Method: http.MethodGet, URL: "/account/sites/" + idBobSite + "/delete",
@@ -248,19 +248,19 @@ func TestSitePageSubmissionDelete(t *testing.T) {
 	base := "/account/sites/" + idAliceSite + "/submissions/"
 	runScenarios(t, []tests.ApiScenario{
 		{
-			Name: "delete one", Method: http.MethodPost, URL: base + idAliceSub + "/delete", Headers: post(sessionAlice),
+			Name: "delete one", Method: http.MethodPost, URL: base + idAliceSub + "/delete", Headers: formPost(sessionAlice),
 			ExpectedStatus: 303, TestAppFactory: newSitePagesApp,
-			AfterTestFunc: all(flashed(ui.FlashSuccess, "Submission deleted"), count(forms.SubmissionsCollection, dbx.HashExp{"id": idAliceSub}, 0)),
+			AfterTestFunc: checks(wantFlash(ui.FlashSuccess, "Submission deleted"), wantCount(forms.SubmissionsCollection, dbx.HashExp{"id": idAliceSub}, 0)),
 		},
 		{
 			Name: "another site's submission through mine", Method: http.MethodPost, URL: base + idBobSub + "/delete",
-			Headers: post(sessionAlice), ExpectedStatus: 303, TestAppFactory: newSitePagesApp,
-			AfterTestFunc: all(flashed(ui.FlashError, "no longer exists"), count(forms.SubmissionsCollection, dbx.HashExp{"id": idBobSub}, 1)),
+			Headers: formPost(sessionAlice), ExpectedStatus: 303, TestAppFactory: newSitePagesApp,
+			AfterTestFunc: checks(wantFlash(ui.FlashError, "no longer exists"), wantCount(forms.SubmissionsCollection, dbx.HashExp{"id": idBobSub}, 1)),
 		},
 		{
 			Name: "someone else's site", Method: http.MethodPost, URL: "/account/sites/" + idBobSite + "/submissions/" + idBobSub + "/delete",
-			Headers: post(sessionAlice), ExpectedStatus: 404, ExpectedContent: []string{"not found"}, TestAppFactory: newSitePagesApp,
-			AfterTestFunc: count(forms.SubmissionsCollection, dbx.HashExp{"id": idBobSub}, 1),
+			Headers: formPost(sessionAlice), ExpectedStatus: 404, ExpectedContent: []string{"not found"}, TestAppFactory: newSitePagesApp,
+			AfterTestFunc: wantCount(forms.SubmissionsCollection, dbx.HashExp{"id": idBobSub}, 1),
 		},
 	})
 }
@@ -269,10 +269,10 @@ func TestSitePageWebhooks(t *testing.T) {
 	t.Parallel()
 	base := "/account/sites/" + idAliceSite + "/webhooks"
 	hooksOf := func(want int) func(testing.TB, *tests.TestApp, *http.Response) {
-		return count(forms.WebhooksCollection, dbx.HashExp{"deployment": idAliceSite}, want)
+		return wantCount(forms.WebhooksCollection, dbx.HashExp{"deployment": idAliceSite}, want)
 	}
 	pending := func(event string, want int) func(testing.TB, *tests.TestApp, *http.Response) {
-		return count(forms.DeliveriesCollection, dbx.HashExp{"event": event, "status": forms.DeliveryPending}, want)
+		return wantCount(forms.DeliveriesCollection, dbx.HashExp{"event": event, "status": forms.DeliveryPending}, want)
 	}
 	secretShown := func(t testing.TB, app *tests.TestApp, _ *http.Response) {
 		msgs := stateOf(t, app).flashes.take(accounts.HashSecret(sessionAlice), time.Now())
@@ -286,49 +286,49 @@ func TestSitePageWebhooks(t *testing.T) {
 	}
 	runScenarios(t, []tests.ApiScenario{
 		{
-			Name: "create, the secret shown once", Method: http.MethodPost, URL: base, Headers: post(sessionAlice),
+			Name: "create, the secret shown once", Method: http.MethodPost, URL: base, Headers: formPost(sessionAlice),
 			Body:           formBody("url", "https://93.184.216.35/new", "type", "slack", "events", "submission"),
-			ExpectedStatus: 303, TestAppFactory: newSitePagesApp, AfterTestFunc: all(secretShown, hooksOf(2)),
+			ExpectedStatus: 303, TestAppFactory: newSitePagesApp, AfterTestFunc: checks(secretShown, hooksOf(2)),
 		},
 		{
-			Name: "the SSRF guard refuses", Method: http.MethodPost, URL: base, Headers: post(sessionAlice),
+			Name: "the SSRF guard refuses", Method: http.MethodPost, URL: base, Headers: formPost(sessionAlice),
 			Body: formBody("url", "http://127.0.0.1/x", "events", "submission"), ExpectedStatus: 303,
-			TestAppFactory: newSitePagesApp, AfterTestFunc: all(flashed(ui.FlashError, "Webhook not added:"), hooksOf(1)),
+			TestAppFactory: newSitePagesApp, AfterTestFunc: checks(wantFlash(ui.FlashError, "Webhook not added:"), hooksOf(1)),
 		},
 		{
-			Name: "no event ticked", Method: http.MethodPost, URL: base, Headers: post(sessionAlice),
+			Name: "no event ticked", Method: http.MethodPost, URL: base, Headers: formPost(sessionAlice),
 			Body: formBody("url", "https://93.184.216.35/new"), ExpectedStatus: 303,
-			TestAppFactory: newSitePagesApp, AfterTestFunc: all(flashed(ui.FlashError, "events must name at least one event"), hooksOf(1)),
+			TestAppFactory: newSitePagesApp, AfterTestFunc: checks(wantFlash(ui.FlashError, "events must name at least one event"), hooksOf(1)),
 		},
 		{
 			Name: "create on someone else's site", Method: http.MethodPost, URL: "/account/sites/" + idBobSite + "/webhooks",
-			Headers: post(sessionAlice), Body: formBody("url", "https://93.184.216.35/new", "events", "submission"),
+			Headers: formPost(sessionAlice), Body: formBody("url", "https://93.184.216.35/new", "events", "submission"),
 			ExpectedStatus: 404, ExpectedContent: []string{"not found"}, TestAppFactory: newSitePagesApp,
-			AfterTestFunc: count(forms.WebhooksCollection, dbx.HashExp{"deployment": idBobSite}, 0),
+			AfterTestFunc: wantCount(forms.WebhooksCollection, dbx.HashExp{"deployment": idBobSite}, 0),
 		},
 		{
-			Name: "send a test", Method: http.MethodPost, URL: base + "/" + idAliceHook + "/test", Headers: post(sessionAlice),
+			Name: "send a test", Method: http.MethodPost, URL: base + "/" + idAliceHook + "/test", Headers: formPost(sessionAlice),
 			ExpectedStatus: 303, TestAppFactory: newSitePagesApp,
-			AfterTestFunc: all(flashed(ui.FlashSuccess, "Test delivery queued"), pending(forms.EventTest, 1)),
+			AfterTestFunc: checks(wantFlash(ui.FlashSuccess, "Test delivery queued"), pending(forms.EventTest, 1)),
 		},
 		{
 			Name: "test through someone else's site", Method: http.MethodPost, URL: "/account/sites/" + idBobSite + "/webhooks/" + idAliceHook + "/test",
-			Headers: post(sessionAlice), ExpectedStatus: 404, ExpectedContent: []string{"not found"}, TestAppFactory: newSitePagesApp, AfterTestFunc: pending(forms.EventTest, 0),
+			Headers: formPost(sessionAlice), ExpectedStatus: 404, ExpectedContent: []string{"not found"}, TestAppFactory: newSitePagesApp, AfterTestFunc: pending(forms.EventTest, 0),
 		},
 		{
 			Name: "redeliver a failed delivery", Method: http.MethodPost, URL: base + "/" + idAliceHook + "/deliveries/" + idFailedDeliver + "/redeliver",
-			Headers: post(sessionAlice), ExpectedStatus: 303, TestAppFactory: newSitePagesApp,
-			AfterTestFunc: all(flashed(ui.FlashSuccess, "queued again"), pending(forms.EventSubmission, 2)),
+			Headers: formPost(sessionAlice), ExpectedStatus: 303, TestAppFactory: newSitePagesApp,
+			AfterTestFunc: checks(wantFlash(ui.FlashSuccess, "queued again"), pending(forms.EventSubmission, 2)),
 		},
 		{
 			Name: "a pending delivery is not copied", Method: http.MethodPost, URL: base + "/" + idAliceHook + "/deliveries/" + idPendingDelive + "/redeliver",
-			Headers: post(sessionAlice), ExpectedStatus: 303, TestAppFactory: newSitePagesApp,
-			AfterTestFunc: all(flashed(ui.FlashError, "still queued"), pending(forms.EventSubmission, 1)),
+			Headers: formPost(sessionAlice), ExpectedStatus: 303, TestAppFactory: newSitePagesApp,
+			AfterTestFunc: checks(wantFlash(ui.FlashError, "still queued"), pending(forms.EventSubmission, 1)),
 		},
 		{
 			Name: "delete", Method: http.MethodPost, URL: base + "/" + idAliceHook + "/delete",
-			Headers: post(sessionAlice), ExpectedStatus: 303, TestAppFactory: newSitePagesApp,
-			AfterTestFunc: all(flashed(ui.FlashSuccess, "deleted"), hooksOf(0)),
+			Headers: formPost(sessionAlice), ExpectedStatus: 303, TestAppFactory: newSitePagesApp,
+			AfterTestFunc: checks(wantFlash(ui.FlashSuccess, "deleted"), hooksOf(0)),
 		},
 	})
 }
@@ -368,8 +368,8 @@ func TestSubmissionFieldOrder(t *testing.T) {
 	}
 }
 
-// location checks where a redirect goes.
-func location(want string) func(testing.TB, *tests.TestApp, *http.Response) {
+// wantLocation checks where a redirect goes.
+func wantLocation(want string) func(testing.TB, *tests.TestApp, *http.Response) {
 	return func(t testing.TB, _ *tests.TestApp, res *http.Response) {
 		t.Helper()
 		if got := res.Header.Get("Location"); got != want {
