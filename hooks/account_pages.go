@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
+	"time"
 	"unicode/utf8"
 
 	"github.com/pocketbase/pocketbase/core"
@@ -16,16 +17,18 @@ import (
 const maxKeyNameLen = 100
 
 // accountPage is GET /account: the signed-in user's sites (with slots used
-// of the plan), API keys and sign-out.
+// of the plan), API keys, signed-in browsers and sign-out.
 func (sd *sitedrop) accountPage(e *core.RequestEvent) error {
 	user := sd.sessionUser(e)
 	if user == nil {
 		return e.Redirect(http.StatusSeeOther, loginURL("/account"))
 	}
-	return sd.renderAccount(e, user, "", "")
+	return sd.renderAccount(e, user)
 }
 
-// accountKeyCreate is the "create key" form: the new key is shown once.
+// accountKeyCreate is the "create key" form. It answers 303 to the account
+// page, which shows the new key once (a flash), so a reload makes no
+// second key.
 func (sd *sitedrop) accountKeyCreate(e *core.RequestEvent) error {
 	user, err := sd.formUser(e)
 	if user == nil {
@@ -33,7 +36,8 @@ func (sd *sitedrop) accountKeyCreate(e *core.RequestEvent) error {
 	}
 	name := strings.TrimSpace(e.Request.PostForm.Get("name"))
 	if utf8.RuneCountInString(name) > maxKeyNameLen {
-		return sd.errorPage(e, http.StatusBadRequest, "Name too long", fmt.Sprintf("A key name has at most %d characters.", maxKeyNameLen))
+		sd.flash(e, ui.FlashError, fmt.Sprintf("No key was created: a key name has at most %d characters.", maxKeyNameLen))
+		return e.Redirect(http.StatusSeeOther, "/account")
 	}
 	if name == "" {
 		name = "Key"
@@ -42,10 +46,16 @@ func (sd *sitedrop) accountKeyCreate(e *core.RequestEvent) error {
 	if err != nil {
 		return err
 	}
-	return sd.renderAccount(e, user, plain, name)
+	sd.flashWith(e, ui.Flash{
+		Kind:   ui.FlashSuccess,
+		Text:   fmt.Sprintf("New key %s created. Copy it now: it is shown once.", name),
+		Secret: plain,
+	})
+	return e.Redirect(http.StatusSeeOther, "/account")
 }
 
-// accountKeyRevoke is a key's "revoke" button.
+// accountKeyRevoke is a key's "revoke" button. Revoking the key this
+// browser's session stands on ends the session too.
 func (sd *sitedrop) accountKeyRevoke(e *core.RequestEvent) error {
 	user, err := sd.formUser(e)
 	if user == nil {
@@ -55,8 +65,14 @@ func (sd *sitedrop) accountKeyRevoke(e *core.RequestEvent) error {
 	if err != nil || key.GetString("user") != user.Id {
 		return sd.errorPage(e, http.StatusNotFound, "Key not found", "There is no such key on your account.")
 	}
+	label := key.GetString("prefix") + "…"
+	if n := key.GetString("name"); n != "" {
+		label = n + " (" + label + ")"
+	}
+	// queued first: it would be lost with the session if the key was its
+	sd.flash(e, ui.FlashSuccess, "Key "+label+" revoked. Requests with it are refused from now on.")
 	if err := e.App.Delete(key); err != nil {
-		return err
+		return fmt.Errorf("revoke key: %w", err)
 	}
 	return e.Redirect(http.StatusSeeOther, "/account")
 }
@@ -80,23 +96,19 @@ func (sd *sitedrop) formUser(e *core.RequestEvent) (*core.Record, error) {
 	return user, nil
 }
 
-func (sd *sitedrop) renderAccount(e *core.RequestEvent, user *core.Record, newKey, newKeyName string) error {
+// renderAccount renders the account page of user.
+func (sd *sitedrop) renderAccount(e *core.RequestEvent, user *core.Record) error {
 	deps, err := sd.svc.ListOwned(user)
 	if err != nil {
 		return err
 	}
-	keys, err := accounts.ListAPIKeys(e.App, user)
-	if err != nil {
-		return err
-	}
+	now := time.Now()
 	p := ui.AccountProps{
-		Email:      user.Email(),
-		Plan:       user.GetString("plan"),
-		SlotsUsed:  len(deps),
-		SlotLimit:  sd.svc.SlotLimit(user.GetString("plan")),
-		NewKey:     newKey,
-		NewKeyName: newKeyName,
-		Drop:       sd.dropProps("Deploy a new site", user, ""),
+		Email:     user.Email(),
+		Plan:      user.GetString("plan"),
+		SlotsUsed: len(deps),
+		SlotLimit: sd.svc.SlotLimit(user.GetString("plan")),
+		Drop:      sd.dropProps("Deploy a new site", user, ""),
 	}
 	for _, d := range deps {
 		slug := d.GetString("slug")
@@ -105,15 +117,49 @@ func (sd *sitedrop) renderAccount(e *core.RequestEvent, user *core.Record, newKe
 			UpdatedAt: timestamp(d.GetDateTime("updated").Time()),
 		})
 	}
-	for _, k := range keys {
-		last := ""
-		if t := k.GetDateTime("last_used_at"); !t.IsZero() {
-			last = timestamp(t.Time())
-		}
-		p.Keys = append(p.Keys, ui.AccountKey{
-			ID: k.Id, Prefix: k.GetString("prefix"), Name: k.GetString("name"),
-			CreatedAt: timestamp(k.GetDateTime("created").Time()), LastUsed: last,
-		})
+	if p.Keys, err = accountKeys(e.App, user, now); err != nil {
+		return err
+	}
+	if p.Sessions, err = accountSessions(e.App, user, sd.sessionToken(e), now); err != nil {
+		return err
 	}
 	return render(e, http.StatusOK, ui.Account(sd.pageLayout(e, user), p))
+}
+
+// accountKeys are user's API keys, without the keys that browser sessions
+// made for themselves (those are listed as sessions).
+func accountKeys(app core.App, user *core.Record, now time.Time) ([]ui.AccountKey, error) {
+	keys, err := accounts.ListAPIKeys(app, user)
+	if err != nil {
+		return nil, err
+	}
+	own, err := accounts.SessionKeyIDs(app, user)
+	if err != nil {
+		return nil, err
+	}
+	var out []ui.AccountKey
+	for _, k := range keys {
+		if own[k.Id] {
+			continue
+		}
+		created := k.GetDateTime("created").Time()
+		ak := ui.AccountKey{
+			ID: k.Id, Prefix: k.GetString("prefix"), Name: k.GetString("name"),
+			CreatedAt: timestamp(created), CreatedAgo: ago(now, created),
+		}
+		if t := k.GetDateTime("last_used_at"); !t.IsZero() {
+			ak.LastUsed, ak.LastUsedAgo = timestamp(t.Time()), ago(now, t.Time())
+		}
+		out = append(out, ak)
+	}
+	return out, nil
+}
+
+// ago says how long before now t was, for people: "3 hours ago".
+func ago(now, t time.Time) string {
+	d := now.Sub(t)
+	if d < time.Minute {
+		return "just now"
+	}
+	return timeLeft(d) + " ago"
 }

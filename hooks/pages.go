@@ -24,6 +24,9 @@ func bindPages(sd *sitedrop, se *core.ServeEvent) {
 	se.Router.GET("/account", sd.accountPage)                      // the signed-in user's sites and keys
 	se.Router.POST("/account/keys", sd.accountKeyCreate)           // new API key, shown once
 	se.Router.POST("/account/keys/{id}/revoke", sd.accountKeyRevoke)
+	se.Router.GET("/account/sessions/{id}/revoke", sd.sessionRevokeConfirm) // asks first
+	se.Router.POST("/account/sessions/{id}/revoke", sd.sessionRevoke)
+	se.Router.POST("/account/sessions/revoke-others", sd.sessionRevokeOthers) // sign out everywhere else
 }
 
 // pageCSP is the Content-Security-Policy of the web pages.

@@ -167,23 +167,6 @@ func TestAccountPages(t *testing.T) {
 			TestAppFactory:     newTestApp,
 		},
 		{
-			Name:            "create a key: shown once",
-			Method:          http.MethodPost,
-			URL:             "/account/keys",
-			Body:            formBody("name", "laptop"),
-			Headers:         withHeaders(sameOrigin, cookie(sessionAlice)),
-			ExpectedStatus:  200,
-			ExpectedContent: []string{`data-testid="new-key"`, accounts.APIKeyPrefix},
-			TestAppFactory:  newTestApp,
-			AfterTestFunc: func(t testing.TB, app *tests.TestApp, _ *http.Response) {
-				alice, _ := app.FindAuthRecordByEmail("users", "alice@example.com")
-				keys, _ := accounts.ListAPIKeys(app, alice)
-				if len(keys) != 2 || keys[0].GetString("name") != "laptop" {
-					t.Fatalf("%d keys", len(keys))
-				}
-			},
-		},
-		{
 			Name:            "create a key from another origin is refused",
 			Method:          http.MethodPost,
 			URL:             "/account/keys",

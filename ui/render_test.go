@@ -107,19 +107,34 @@ func pages() []page {
 					{ID: "d2", Slug: "quiet-heron-7", Title: "", URL: "https://quiet-heron-7.sites.example.com", UpdatedAt: "2026-11-20 08:30:15.123Z"},
 				},
 				Keys: []AccountKey{
-					{ID: "k1", Prefix: "sd_3fA9", Name: "laptop", CreatedAt: "2026-11-01T09:00:00Z", LastUsed: "2026-11-22T11:58:00Z"},
-					{ID: "k2", Prefix: "sd_Q7b2", Name: "CI", CreatedAt: "2026-11-22T12:00:00Z", LastUsed: ""},
+					{ID: "k1", Prefix: "sd_3fA9", Name: "laptop", CreatedAt: "2026-11-01T09:00:00Z", CreatedAgo: "21 days ago", LastUsed: "2026-11-22T11:58:00Z", LastUsedAgo: "2 minutes ago"},
+					{ID: "k2", Prefix: "sd_Q7b2", Name: "CI", CreatedAt: "2026-11-22T12:00:00Z", CreatedAgo: "just now", LastUsed: ""},
 				},
-				NewKey:     "sd_Q7b2xYz0123456789abcdefghijklmnopqrstuv",
-				NewKeyName: "CI",
+				Sessions: []AccountSession{
+					{ID: "s1", Current: true, CreatedAt: "2026-11-22T09:00:00Z", CreatedAgo: "3 hours ago", ExpiresAt: "2026-12-22T09:00:00Z", ExpiresIn: "in 29 days", ByCode: true},
+					{ID: "s2", CreatedAt: "2026-11-20T09:00:00Z", CreatedAgo: "2 days ago", ExpiresAt: "2026-12-20T09:00:00Z", ExpiresIn: "in 27 days", KeyPrefix: "sd_3fA9"},
+				},
 			}),
-			testIDs: []string{"nav-account", "slots", "deployment-row", "new-key", "revoke-key", "create-key", "sign-out"},
+			testIDs: []string{"nav-account", "slots", "deployment-row", "revoke-key", "create-key", "sign-out", "session-row", "this-browser", "revoke-session", "revoke-others"},
+			absent:  []string{"new-key"},
+		},
+		{
+			name: "account_new_key",
+			c: Account(LayoutProps{SignedIn: true, Email: "ada@example.com", Flashes: []Flash{
+				{Kind: FlashSuccess, Text: "New key CI created. Copy it now: it is shown once.", Secret: "sd_Q7b2xYz0123456789abcdefghijklmnopqrstuv"},
+			}}, AccountProps{Email: "ada@example.com", Plan: "free", SlotLimit: 3}),
+			testIDs: []string{"flash-success", "flash-secret", "create-key"},
+		},
+		{
+			name:    "session_revoke_current",
+			c:       SessionRevoke(signedIn, SessionRevokeProps{ID: "s1", Current: true}),
+			testIDs: []string{"session-revoke", "confirm-revoke", "cancel-revoke"},
 		},
 		{
 			name:    "account_empty",
 			c:       Account(signedIn, AccountProps{Email: "ada@example.com", Plan: "free", SlotsUsed: 0, SlotLimit: 3}),
 			testIDs: []string{"slots", "create-key", "sign-out"},
-			absent:  []string{"deployment-row", "new-key", "revoke-key"},
+			absent:  []string{"deployment-row", "new-key", "revoke-key", "session-row", "revoke-others"},
 		},
 		{
 			name: "error",
@@ -214,8 +229,13 @@ func TestAccountRows(t *testing.T) {
 			`action="/account/keys"`,
 			`action="/auth/logout"`,
 			`<time datetime="2026-11-20T08:30:15Z">20 Nov 2026, 08:30 UTC</time>`,
+			`<time datetime="2026-11-01T09:00:00Z" title="1 Nov 2026, 09:00 UTC">21 days ago</time>`,
 			`>never<`,
-			`Copy this key now: it is shown once.`,
+			`href="/account/sessions/s1/revoke"`,         // this browser: a page asks first
+			`action="/account/sessions/s2/revoke"`,       // another: one button
+			`action="/account/sessions/revoke-others"`,
+			`signed in with the API key <code>sd_3fA9…</code>`,
+			`>in 29 days</time>`,
 			`>quiet-heron-7<`, // untitled site shows its slug
 		} {
 			if !strings.Contains(got, want) {
@@ -257,8 +277,9 @@ func TestEscaping(t *testing.T) {
 			Email: evil, Plan: evil,
 			Deployments: []AccountDeployment{{Slug: evil, Title: evil, URL: "javascript:alert(1)", UpdatedAt: evil}},
 			Keys:        []AccountKey{{ID: `../x"`, Prefix: evil, Name: evil, CreatedAt: evil, LastUsed: evil}},
-			NewKey:      evil, NewKeyName: evil,
+			Sessions:    []AccountSession{{ID: `../s"`, CreatedAt: evil, CreatedAgo: evil, ExpiresAt: evil, KeyPrefix: evil}},
 		}),
+		"flash": ErrorPage(LayoutProps{SignedIn: true, Flashes: []Flash{{Text: evil, Secret: evil}}}, ErrorProps{Title: evil}),
 		"error": ErrorPage(signedOut, ErrorProps{Status: 400, Title: evil, Message: evil, LinkURL: "javascript:alert(1)", LinkText: evil}),
 		"mail":  LoginCodeMail(LoginCodeMailProps{Code: evil, WebURL: "javascript:alert(1)"}),
 	}

@@ -70,9 +70,14 @@ func DeleteSession(app core.App, token string) error {
 	if err != nil {
 		return nil
 	}
+	return EndSession(app, rec)
+}
+
+// EndSession ends the session rec, and revokes its key when the key was
+// made for it (the session then goes with its key, by cascade).
+func EndSession(app core.App, rec *core.Record) error {
 	if rec.GetBool("owns_key") {
 		if key, err := app.FindRecordById(APIKeysCollection, rec.GetString("api_key")); err == nil {
-			// the session goes with its key (cascade)
 			if err := app.Delete(key); err != nil {
 				return fmt.Errorf("revoke session key: %w", err)
 			}
@@ -85,6 +90,21 @@ func DeleteSession(app core.App, token string) error {
 	return nil
 }
 
+// ListSessions returns user's live sessions (not expired), newest first.
+func ListSessions(app core.App, user *core.Record) ([]*core.Record, error) {
+	recs, err := app.FindRecordsByFilter(SessionsCollection, "user = {:u} && expires_at > {:now}", "-created", 0, 0,
+		dbx.Params{"u": user.Id, "now": time.Now().UTC().Format(types.DefaultDateLayout)})
+	if err != nil {
+		return nil, fmt.Errorf("list sessions: %w", err)
+	}
+	return recs, nil
+}
+
+// IsSessionOf reports whether rec is the session of token.
+func IsSessionOf(rec *core.Record, token string) bool {
+	return token != "" && rec.GetString("token_hash") == HashSecret(token)
+}
+
 // PurgeExpiredSessions deletes sessions past their expiry.
 func PurgeExpiredSessions(app core.App, now time.Time) error {
 	_, err := app.NonconcurrentDB().Delete(SessionsCollection, dbx.NewExp("expires_at <= {:now}",
@@ -93,4 +113,19 @@ func PurgeExpiredSessions(app core.App, now time.Time) error {
 		return fmt.Errorf("purge sessions: %w", err)
 	}
 	return nil
+}
+
+// SessionKeyIDs returns the ids of user's keys that were made for a
+// browser session (owns_key): they are the sessions' own, not API keys the
+// user made.
+func SessionKeyIDs(app core.App, user *core.Record) (map[string]bool, error) {
+	recs, err := app.FindRecordsByFilter(SessionsCollection, "user = {:u} && owns_key = true", "", 0, 0, dbx.Params{"u": user.Id})
+	if err != nil {
+		return nil, fmt.Errorf("list session keys: %w", err)
+	}
+	ids := make(map[string]bool, len(recs))
+	for _, r := range recs {
+		ids[r.GetString("api_key")] = true
+	}
+	return ids, nil
 }

@@ -7,6 +7,9 @@
   "use strict";
 
   if (!navigator.clipboard || !window.isSecureContext) return;
+  // a page may load this script twice (a flash and the page's own buttons)
+  if (window.sitedropCopy) return;
+  window.sitedropCopy = true;
 
   var buttons = document.querySelectorAll("button[data-copy]");
   for (var i = 0; i < buttons.length; i++) {

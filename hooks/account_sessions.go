@@ -1,0 +1,130 @@
+package hooks
+
+import (
+	"fmt"
+	"net/http"
+	"time"
+
+	"github.com/pocketbase/pocketbase/core"
+
+	"sitedrop/sites/accounts"
+	"sitedrop/ui"
+)
+
+// accountSessions are user's signed-in browsers, newest first, the one of
+// token ("this browser") marked.
+func accountSessions(app core.App, user *core.Record, token string, now time.Time) ([]ui.AccountSession, error) {
+	recs, err := accounts.ListSessions(app, user)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]ui.AccountSession, 0, len(recs))
+	for _, r := range recs {
+		created, expires := r.GetDateTime("created").Time(), r.GetDateTime("expires_at").Time()
+		s := ui.AccountSession{
+			ID:         r.Id,
+			Current:    accounts.IsSessionOf(r, token),
+			CreatedAt:  timestamp(created),
+			CreatedAgo: ago(now, created),
+			ExpiresAt:  timestamp(expires),
+			ExpiresIn:  "in " + timeLeft(expires.Sub(now)),
+			ByCode:     r.GetBool("owns_key"),
+		}
+		if !s.ByCode {
+			if k, err := app.FindRecordById(accounts.APIKeysCollection, r.GetString("api_key")); err == nil {
+				s.KeyPrefix = k.GetString("prefix")
+			}
+		}
+		out = append(out, s)
+	}
+	return out, nil
+}
+
+// userSession is the session {id} of the path when it belongs to user.
+func userSession(e *core.RequestEvent, user *core.Record) (*core.Record, bool) {
+	rec, err := e.App.FindRecordById(accounts.SessionsCollection, e.Request.PathValue("id"))
+	if err != nil || rec.GetString("user") != user.Id || !rec.GetDateTime("expires_at").Time().After(time.Now()) {
+		return nil, false
+	}
+	return rec, true
+}
+
+// sessionRevokeConfirm is GET /account/sessions/{id}/revoke: the question
+// asked before a session ends (needed for this browser's own, which signs
+// it out), as a page with the POST form, so it works without JavaScript.
+func (sd *sitedrop) sessionRevokeConfirm(e *core.RequestEvent) error {
+	user := sd.sessionUser(e)
+	if user == nil {
+		return e.Redirect(http.StatusSeeOther, loginURL("/account"))
+	}
+	rec, ok := userSession(e, user)
+	if !ok {
+		return sd.errorPage(e, http.StatusNotFound, "Session not found", "This browser session has ended, or it is not yours.")
+	}
+	return render(e, http.StatusOK, ui.SessionRevoke(sd.pageLayout(e, user), ui.SessionRevokeProps{
+		ID:      rec.Id,
+		Current: accounts.IsSessionOf(rec, sd.sessionToken(e)),
+	}))
+}
+
+// sessionRevoke is a session's "revoke" button: it ends that browser's
+// session (and the key made for it). This browser's own session ends only
+// with confirm=yes, from the confirmation page; then it is signed out and
+// sent to the sign-in page.
+func (sd *sitedrop) sessionRevoke(e *core.RequestEvent) error {
+	user, err := sd.formUser(e)
+	if user == nil {
+		return err
+	}
+	rec, ok := userSession(e, user)
+	if !ok {
+		sd.flash(e, ui.FlashError, "That browser session had already ended.")
+		return e.Redirect(http.StatusSeeOther, "/account")
+	}
+	if accounts.IsSessionOf(rec, sd.sessionToken(e)) {
+		if e.Request.PostForm.Get("confirm") != "yes" {
+			return e.Redirect(http.StatusSeeOther, "/account/sessions/"+rec.Id+"/revoke")
+		}
+		if err := sd.endSession(e); err != nil {
+			return err
+		}
+		return e.Redirect(http.StatusSeeOther, "/auth/login")
+	}
+	if err := accounts.EndSession(e.App, rec); err != nil {
+		return err
+	}
+	sd.flash(e, ui.FlashSuccess, "The other browser is signed out.")
+	return e.Redirect(http.StatusSeeOther, "/account")
+}
+
+// sessionRevokeOthers is "Sign out everywhere else": every session of the
+// user but this browser's ends.
+func (sd *sitedrop) sessionRevokeOthers(e *core.RequestEvent) error {
+	user, err := sd.formUser(e)
+	if user == nil {
+		return err
+	}
+	recs, err := accounts.ListSessions(e.App, user)
+	if err != nil {
+		return err
+	}
+	tok, n := sd.sessionToken(e), 0
+	for _, r := range recs {
+		if accounts.IsSessionOf(r, tok) {
+			continue
+		}
+		if err := accounts.EndSession(e.App, r); err != nil {
+			return err
+		}
+		n++
+	}
+	switch n {
+	case 0:
+		sd.flash(e, ui.FlashSuccess, "No other browser was signed in.")
+	case 1:
+		sd.flash(e, ui.FlashSuccess, "Signed out 1 other browser.")
+	default:
+		sd.flash(e, ui.FlashSuccess, fmt.Sprintf("Signed out %d other browsers.", n))
+	}
+	return e.Redirect(http.StatusSeeOther, "/account")
+}
