@@ -231,8 +231,8 @@ func TestAccountRows(t *testing.T) {
 			`<time datetime="2026-11-20T08:30:15Z">20 Nov 2026, 08:30 UTC</time>`,
 			`<time datetime="2026-11-01T09:00:00Z" title="1 Nov 2026, 09:00 UTC">21 days ago</time>`,
 			`>never<`,
-			`href="/account/sessions/s1/revoke"`,         // this browser: a page asks first
-			`action="/account/sessions/s2/revoke"`,       // another: one button
+			`href="/account/sessions/s1/revoke"`,   // this browser: a page asks first
+			`action="/account/sessions/s2/revoke"`, // another: one button
 			`action="/account/sessions/revoke-others"`,
 			`signed in with the API key <code>sd_3fA9…</code>`,
 			`>in 29 days</time>`,
