@@ -31,9 +31,11 @@ func bindAuthAPI(sd *sitedrop, se *core.ServeEvent) {
 	r.POST("/auth/verify", sd.authVerify)         // code → API key + session
 	r.POST("/auth/session", sd.authSessionCreate) // API key → session
 	r.DELETE("/auth/session", sd.authSessionDelete)
-	r.POST("/auth/logout", sd.authLogoutForm) // sign-out button of the pages
-	r.GET("/auth/whoami", sd.authWhoami)      // API key → its user
-	r.GET("/auth/login", sd.loginPage)
+	r.POST("/auth/logout", sd.authLogoutForm)    // sign-out button of the pages
+	r.GET("/auth/whoami", sd.authWhoami)         // API key → its user
+	r.GET("/auth/login", sd.loginPage)           // sign-in page: e-mail, then code
+	r.POST("/auth/login", sd.loginEmailForm)     // its e-mail form without JavaScript
+	r.POST("/auth/login/code", sd.loginCodeForm) // its code form without JavaScript
 	r.Any("/auth/otp", methodNotAllowed("POST"))
 	r.Any("/auth/verify", methodNotAllowed("POST"))
 	r.Any("/auth/session", methodNotAllowed("POST, DELETE"))
@@ -67,18 +69,34 @@ func (sd *sitedrop) authOTP(e *core.RequestEvent) error {
 	if err := readJSON(e, authBodyLimit, &body); err != nil {
 		return err
 	}
-	if body.Email == nil || *body.Email == "" {
+	if body.Email == nil {
 		return fail(http.StatusBadRequest, msgEmailRequired)
 	}
-	email, ok := parseEmail(*body.Email)
+	id, err := sd.sendCode(e, *body.Email)
+	if err != nil {
+		return err
+	}
+	return e.JSON(http.StatusOK, map[string]string{"otp_id": id})
+}
+
+// sendCode mails a sign-in code to the address raw (after the per-client
+// rate limit, which the caller checks) and returns the code's id. Known
+// and unknown addresses get the same answer after the same work; with
+// sign-up closed an unknown address is mailed that it has no account, and
+// its id is made up. Client errors are *apiError.
+func (sd *sitedrop) sendCode(e *core.RequestEvent, raw string) (string, error) {
+	if raw == "" {
+		return "", fail(http.StatusBadRequest, msgEmailRequired)
+	}
+	email, ok := parseEmail(raw)
 	if !ok {
-		return fail(http.StatusBadRequest, msgEmailInvalid)
+		return "", fail(http.StatusBadRequest, msgEmailInvalid)
 	}
 	// Codes per address are limited too, so that many client addresses
 	// together cannot guess at one account (each new code also ends the
 	// earlier ones).
 	if err := sd.limits.otpPerAddress.check(e.Response, email); err != nil {
-		return err
+		return "", err
 	}
 	_, err := e.App.FindAuthRecordByEmail(accounts.UsersCollection, email)
 	known := err == nil
@@ -86,22 +104,22 @@ func (sd *sitedrop) authOTP(e *core.RequestEvent) error {
 		accounts.DummyLoginCodeWork()
 		if err := sd.sendNoAccount(e.App, email); err != nil {
 			sd.limits.otpPerAddress.refund(email, 1)
-			return sd.mailFailed(err)
+			return "", sd.mailFailed(err)
 		}
-		return e.JSON(http.StatusOK, map[string]string{"otp_id": security.RandomStringWithAlphabet(15, idAlphabet)})
+		return security.RandomStringWithAlphabet(15, idAlphabet), nil
 	}
 	id, code, err := accounts.NewLoginCode(e.App, email)
 	if err != nil {
-		return err
+		return "", err
 	}
 	if err := sd.sendLoginCode(e.App, email, code); err != nil {
 		// no code was sent: none stays valid, and none is counted
 		if accounts.DeleteLoginCode(e.App, id) == nil {
 			sd.limits.otpPerAddress.refund(email, 1)
 		}
-		return sd.mailFailed(err)
+		return "", sd.mailFailed(err)
 	}
-	return e.JSON(http.StatusOK, map[string]string{"otp_id": id})
+	return id, nil
 }
 
 // authVerify is POST /auth/verify {otp_id, code}: a right code signs in
@@ -128,33 +146,45 @@ func (sd *sitedrop) authVerify(e *core.RequestEvent) error {
 	if body.Code == nil || *body.Code == "" {
 		return fail(http.StatusBadRequest, "code is required")
 	}
-	email, err := accounts.VerifyLoginCode(e.App, *body.OTPID, *body.Code)
-	if errors.Is(err, accounts.ErrInvalidCode) {
-		return fail(http.StatusBadRequest, msgInvalidCode)
-	}
+	plain, user, err := sd.verifyCode(e, *body.OTPID, *body.Code)
 	if err != nil {
 		return err
+	}
+	return e.JSON(http.StatusOK, map[string]any{"api_key": plain, "user": userJSON(user)})
+}
+
+// verifyCode signs in with a code (after the per-client rate limit, which
+// the caller checks): it creates the account on first use when sign-up is
+// open, makes an API key for the new browser session and sets its cookie.
+// It returns the key and its user. Client errors are *apiError.
+func (sd *sitedrop) verifyCode(e *core.RequestEvent, otpID, code string) (string, *core.Record, error) {
+	email, err := accounts.VerifyLoginCode(e.App, otpID, code)
+	if errors.Is(err, accounts.ErrInvalidCode) {
+		return "", nil, fail(http.StatusBadRequest, msgInvalidCode)
+	}
+	if err != nil {
+		return "", nil, err
 	}
 	user, err := e.App.FindAuthRecordByEmail(accounts.UsersCollection, email)
 	if err != nil {
 		if !sd.cfg.Signup {
-			return fail(http.StatusForbidden, msgSignupClosed)
+			return "", nil, fail(http.StatusForbidden, msgSignupClosed)
 		}
 		if user, _, err = upsertUser(e.App, email, ""); err != nil {
 			// a concurrent first sign-in of the same address created it
 			if user, err = e.App.FindAuthRecordByEmail(accounts.UsersCollection, email); err != nil {
-				return err
+				return "", nil, err
 			}
 		}
 	}
 	plain, key, err := accounts.CreateAPIKey(e.App, user, "Web sign-in "+time.Now().UTC().Format("2006-01-02 15:04"))
 	if err != nil {
-		return err
+		return "", nil, err
 	}
 	if err := sd.startSession(e, key, true); err != nil {
-		return err
+		return "", nil, err
 	}
-	return e.JSON(http.StatusOK, map[string]any{"api_key": plain, "user": userJSON(user)})
+	return plain, user, nil
 }
 
 // authSessionCreate is POST /auth/session with an API key: it gives the

@@ -64,22 +64,6 @@ func (sd *sitedrop) homePage(e *core.RequestEvent) error {
 	}))
 }
 
-// loginPage is GET /auth/login?next=: e-mail, then code, then back to next.
-// Over its rate limit a browser (Accept: text/html) gets an error page,
-// other clients the JSON error.
-func (sd *sitedrop) loginPage(e *core.RequestEvent) error {
-	if err := sd.limits.login.check(e.Response, sd.rateKey(e.Request)); err != nil {
-		if !wantsHTML(e.Request) {
-			return err
-		}
-		return sd.errorPage(e, http.StatusTooManyRequests, msgRateLimited, "Too many requests from your address. Wait a minute and try again.")
-	}
-	return render(e, http.StatusOK, ui.Login(sd.pageLayout(e, sd.sessionUser(e)), ui.LoginProps{
-		Next:       safeNext(e.Request.URL.Query().Get("next")),
-		SignupOpen: sd.cfg.Signup,
-	}))
-}
-
 // safeNext keeps a ?next= target only when it is a path on this host
 // (no scheme, no other host, no //host or /\host tricks); else /account.
 func safeNext(next string) string {

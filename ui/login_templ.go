@@ -8,6 +8,8 @@ package ui
 import "github.com/a-h/templ"
 import templruntime "github.com/a-h/templ/runtime"
 
+import "net/url"
+
 // LoginProps is what the sign-in page needs.
 type LoginProps struct {
 	// Next is the same-origin path to go to after sign-in, already
@@ -15,11 +17,21 @@ type LoginProps struct {
 	Next string
 	// SignupOpen is false when only existing accounts can sign in.
 	SignupOpen bool
+	// OTPID, when set, is the id of the code just mailed: the page shows
+	// the code step.
+	OTPID string
+	// Email is the address typed in, kept when the e-mail step is shown
+	// again.
+	Email string
+	// Error says why the last form post was refused.
+	Error string
 }
 
 // Login is the sign-in page: an e-mail address, then the one-time code sent
-// to it. The two steps are driven by /static/login.js, which posts JSON to
-// /auth/otp and /auth/verify and then goes to p.Next.
+// to it. Without JavaScript the forms post to /auth/login and
+// /auth/login/code, which answer with the next step; /static/login.js takes
+// them over, posting JSON to /auth/otp and /auth/verify, then goes to
+// p.Next.
 func Login(lp LayoutProps, p LoginProps) templ.Component {
 	return templruntime.GeneratedTemplate(func(templ_7745c5c3_Input templruntime.GeneratedComponentInput) (templ_7745c5c3_Err error) {
 		templ_7745c5c3_W, ctx := templ_7745c5c3_Input.Writer, templ_7745c5c3_Input.Context
@@ -53,14 +65,14 @@ func Login(lp LayoutProps, p LoginProps) templ.Component {
 				}()
 			}
 			ctx = templ.InitializeContext(ctx)
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 1, "<section class=\"card narrow\" id=\"login\" data-next=\"")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 1, "<section class=\"card narrow login\" id=\"login\" data-next=\"")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
 			var templ_7745c5c3_Var3 string
 			templ_7745c5c3_Var3, templ_7745c5c3_Err = templ.JoinStringErrs(p.Next)
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `ui/login.templ`, Line: 17, Col: 60}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `ui/login.templ`, Line: 29, Col: 66}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var3))
 			if templ_7745c5c3_Err != nil {
@@ -76,7 +88,111 @@ func Login(lp LayoutProps, p LoginProps) templ.Component {
 					return templ_7745c5c3_Err
 				}
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 4, "<form id=\"email-step\" class=\"stack\" data-testid=\"email-form\" method=\"post\" action=\"/auth/otp\" novalidate><div class=\"field\"><label for=\"email\">E-mail address</label> <input type=\"email\" id=\"email\" name=\"email\" required autocomplete=\"email\" spellcheck=\"false\" autocapitalize=\"off\" placeholder=\"you@example.com\" data-testid=\"email-input\"></div><button type=\"submit\" class=\"button\" data-testid=\"send-code\">Send me a code</button></form><form id=\"code-step\" class=\"stack\" data-testid=\"code-form\" method=\"post\" action=\"/auth/verify\" novalidate hidden><p id=\"code-sent\" class=\"muted\">Enter the code we sent you.</p><div class=\"field\"><label for=\"code\">Sign-in code</label> <input type=\"text\" id=\"code\" name=\"code\" inputmode=\"numeric\" autocomplete=\"one-time-code\" pattern=\"[0-9]*\" maxlength=\"8\" required class=\"code-input\" data-testid=\"code-input\"></div><button type=\"submit\" class=\"button\" data-testid=\"verify-code\">Sign in</button><p class=\"small\"><a href=\"#email\" id=\"change-email\">Use another address</a></p></form><p id=\"login-status\" class=\"status\" role=\"status\" aria-live=\"polite\" data-testid=\"login-status\"></p><noscript><p class=\"alert\">Signing in needs JavaScript. Please enable it for this page.</p></noscript></section><script src=\"/static/login.js\" defer></script>")
+			if p.Error != "" {
+				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 4, "<p class=\"alert\" role=\"alert\" id=\"login-error\" data-testid=\"login-error\">")
+				if templ_7745c5c3_Err != nil {
+					return templ_7745c5c3_Err
+				}
+				var templ_7745c5c3_Var4 string
+				templ_7745c5c3_Var4, templ_7745c5c3_Err = templ.JoinStringErrs(p.Error)
+				if templ_7745c5c3_Err != nil {
+					return templ.Error{Err: templ_7745c5c3_Err, FileName: `ui/login.templ`, Line: 36, Col: 86}
+				}
+				_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var4))
+				if templ_7745c5c3_Err != nil {
+					return templ_7745c5c3_Err
+				}
+				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 5, "</p>")
+				if templ_7745c5c3_Err != nil {
+					return templ_7745c5c3_Err
+				}
+			}
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 6, "<form id=\"email-step\" class=\"stack\" data-testid=\"email-form\" method=\"post\" action=\"/auth/login\" novalidate")
+			if templ_7745c5c3_Err != nil {
+				return templ_7745c5c3_Err
+			}
+			if p.OTPID != "" {
+				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 7, " hidden")
+				if templ_7745c5c3_Err != nil {
+					return templ_7745c5c3_Err
+				}
+			}
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 8, "><input type=\"hidden\" name=\"next\" value=\"")
+			if templ_7745c5c3_Err != nil {
+				return templ_7745c5c3_Err
+			}
+			var templ_7745c5c3_Var5 string
+			templ_7745c5c3_Var5, templ_7745c5c3_Err = templ.JoinStringErrs(p.Next)
+			if templ_7745c5c3_Err != nil {
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `ui/login.templ`, Line: 39, Col: 51}
+			}
+			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var5))
+			if templ_7745c5c3_Err != nil {
+				return templ_7745c5c3_Err
+			}
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 9, "\"><div class=\"field\"><label for=\"email\">E-mail address</label> <input type=\"email\" id=\"email\" name=\"email\" value=\"")
+			if templ_7745c5c3_Err != nil {
+				return templ_7745c5c3_Err
+			}
+			var templ_7745c5c3_Var6 string
+			templ_7745c5c3_Var6, templ_7745c5c3_Err = templ.JoinStringErrs(p.Email)
+			if templ_7745c5c3_Err != nil {
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `ui/login.templ`, Line: 42, Col: 64}
+			}
+			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var6))
+			if templ_7745c5c3_Err != nil {
+				return templ_7745c5c3_Err
+			}
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 10, "\" required autocomplete=\"email\" spellcheck=\"false\" autocapitalize=\"off\" placeholder=\"you@example.com\" data-testid=\"email-input\"></div><button type=\"submit\" class=\"button\" data-testid=\"send-code\">Send me a code</button></form><form id=\"code-step\" class=\"stack\" data-testid=\"code-form\" method=\"post\" action=\"/auth/login/code\" novalidate")
+			if templ_7745c5c3_Err != nil {
+				return templ_7745c5c3_Err
+			}
+			if p.OTPID == "" {
+				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 11, " hidden")
+				if templ_7745c5c3_Err != nil {
+					return templ_7745c5c3_Err
+				}
+			}
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 12, "><input type=\"hidden\" name=\"next\" value=\"")
+			if templ_7745c5c3_Err != nil {
+				return templ_7745c5c3_Err
+			}
+			var templ_7745c5c3_Var7 string
+			templ_7745c5c3_Var7, templ_7745c5c3_Err = templ.JoinStringErrs(p.Next)
+			if templ_7745c5c3_Err != nil {
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `ui/login.templ`, Line: 47, Col: 51}
+			}
+			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var7))
+			if templ_7745c5c3_Err != nil {
+				return templ_7745c5c3_Err
+			}
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 13, "\"> <input type=\"hidden\" name=\"otp_id\" id=\"otp-id\" value=\"")
+			if templ_7745c5c3_Err != nil {
+				return templ_7745c5c3_Err
+			}
+			var templ_7745c5c3_Var8 string
+			templ_7745c5c3_Var8, templ_7745c5c3_Err = templ.JoinStringErrs(p.OTPID)
+			if templ_7745c5c3_Err != nil {
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `ui/login.templ`, Line: 48, Col: 66}
+			}
+			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var8))
+			if templ_7745c5c3_Err != nil {
+				return templ_7745c5c3_Err
+			}
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 14, "\"><p id=\"code-sent\" class=\"muted\">Enter the code we sent to your address. It may take a minute to arrive.</p><div class=\"field\"><label for=\"code\">Sign-in code</label> <input type=\"text\" id=\"code\" name=\"code\" inputmode=\"numeric\" autocomplete=\"one-time-code\" pattern=\"[0-9]*\" maxlength=\"8\" required class=\"code-input\" data-testid=\"code-input\"></div><button type=\"submit\" class=\"button\" data-testid=\"verify-code\">Sign in</button><p class=\"small\"><a href=\"")
+			if templ_7745c5c3_Err != nil {
+				return templ_7745c5c3_Err
+			}
+			var templ_7745c5c3_Var9 templ.SafeURL
+			templ_7745c5c3_Var9, templ_7745c5c3_Err = templ.JoinURLErrs(templ.URL(loginHref(p.Next)))
+			if templ_7745c5c3_Err != nil {
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `ui/login.templ`, Line: 55, Col: 59}
+			}
+			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var9))
+			if templ_7745c5c3_Err != nil {
+				return templ_7745c5c3_Err
+			}
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 15, "\" id=\"change-email\" data-testid=\"change-email\">Use another address</a></p></form><p id=\"login-status\" class=\"status\" role=\"status\" aria-live=\"polite\" data-testid=\"login-status\"></p></section><script src=\"/static/login.js\" defer></script>")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
@@ -88,6 +204,11 @@ func Login(lp LayoutProps, p LoginProps) templ.Component {
 		}
 		return nil
 	})
+}
+
+// loginHref is the sign-in page's e-mail step, going on to next.
+func loginHref(next string) string {
+	return "/auth/login?next=" + url.QueryEscape(next)
 }
 
 var _ = templruntime.GeneratedTemplate

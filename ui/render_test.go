@@ -70,6 +70,11 @@ func pages() []page {
 			testIDs: []string{"nav-signin", "email-form", "email-input", "send-code", "code-form", "code-input", "verify-code", "login-status"},
 		},
 		{
+			name:    "login_code",
+			c:       Login(signedOut, LoginProps{Next: "/account", SignupOpen: true, OTPID: "abcdefghij01234", Error: "Invalid or expired code"}),
+			testIDs: []string{"email-form", "code-form", "login-error", "change-email"},
+		},
+		{
 			name:    "login_closed",
 			c:       Login(signedOut, LoginProps{Next: "/account", SignupOpen: false}),
 			testIDs: []string{"email-form", "code-form", "login-status"},

@@ -1,5 +1,7 @@
 // sitedrop sign-in: e-mail address, then the one-time code sent to it.
-// Plain ES2017, no framework. The page is /auth/login (ui/login.templ).
+// Plain ES2017, no framework. The page is /auth/login (ui/login.templ); its
+// forms also work without this script (they post to /auth/login and
+// /auth/login/code), which takes them over with JSON calls.
 (function () {
   "use strict";
 
@@ -13,7 +15,10 @@
   var codeSent = document.getElementById("code-sent");
   var change = document.getElementById("change-email");
   var status = document.getElementById("login-status");
-  var otpId = "";
+  var otpField = document.getElementById("otp-id");
+  var serverError = document.getElementById("login-error");
+  // the server shows the code step itself after a form post
+  var otpId = otpField.value;
   var busy = false;
 
   // safeNext only lets same-origin paths through: "/x" but not "//host",
@@ -34,6 +39,7 @@
   }
 
   function say(text, kind) {
+    if (serverError) serverError.hidden = true;
     status.textContent = text;
     status.className = "status" + (kind ? " " + kind : "");
   }
@@ -102,6 +108,7 @@
       return;
     }
     otpId = r.data.otp_id;
+    otpField.value = otpId;
     codeSent.textContent = "We sent a code to " + email + ". It may take a minute to arrive.";
     codeInput.value = "";
     showStep("code");
@@ -137,6 +144,7 @@
     ev.preventDefault();
     if (busy) return;
     otpId = "";
+    otpField.value = "";
     say("");
     showStep("email");
   });

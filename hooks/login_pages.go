@@ -1,0 +1,130 @@
+package hooks
+
+import (
+	"net/http"
+	"net/url"
+	"strings"
+
+	"github.com/pocketbase/pocketbase/core"
+
+	"sitedrop/ui"
+)
+
+// The sign-in page works with forms alone; login.js takes the same forms
+// over with fetch calls to /auth/otp and /auth/verify. Without JavaScript:
+//
+//	GET  /auth/login?next=N         the e-mail form
+//	POST /auth/login                mails a code → 303 /auth/login?otp=ID&next=N
+//	GET  /auth/login?otp=ID&next=N  the code form (the code's id hidden in it)
+//	POST /auth/login/code           signs in, sets the cookie → 303 N
+//
+// Both posts have the rate limits and messages of /auth/otp and
+// /auth/verify. A refused post shows the form again with the reason (and
+// the API's status): there is no session yet to carry a flash message.
+
+// loginPage is GET /auth/login?next=[&otp=]: the e-mail step, or the code
+// step of the code otp. Over its rate limit a browser (Accept: text/html)
+// gets an error page, other clients the JSON error.
+func (sd *sitedrop) loginPage(e *core.RequestEvent) error {
+	if err := sd.limits.login.check(e.Response, sd.rateKey(e.Request)); err != nil {
+		if !wantsHTML(e.Request) {
+			return err
+		}
+		return sd.errorPage(e, http.StatusTooManyRequests, msgRateLimited, "Too many requests from your address. Wait a minute and try again.")
+	}
+	q := e.Request.URL.Query()
+	p := sd.loginProps(q.Get("next"))
+	if otp := q.Get("otp"); validOTPID(otp) {
+		p.OTPID = otp
+	}
+	return render(e, http.StatusOK, ui.Login(sd.pageLayout(e, sd.sessionUser(e)), p))
+}
+
+// loginEmailForm is POST /auth/login (email, next): it mails a code and
+// sends the browser to the code step.
+func (sd *sitedrop) loginEmailForm(e *core.RequestEvent) error {
+	if !sd.loginForm(e) {
+		return nil
+	}
+	p := sd.loginProps(e.Request.PostForm.Get("next"))
+	p.Email = strings.TrimSpace(e.Request.PostForm.Get("email"))
+	if err := sd.limits.otp.check(e.Response, sd.rateKey(e.Request)); err != nil {
+		return sd.loginRefused(e, p, err)
+	}
+	id, err := sd.sendCode(e, p.Email)
+	if err != nil {
+		return sd.loginRefused(e, p, err)
+	}
+	return e.Redirect(http.StatusSeeOther, "/auth/login?otp="+url.QueryEscape(id)+"&next="+url.QueryEscape(p.Next))
+}
+
+// loginCodeForm is POST /auth/login/code (otp_id, code, next): a right code
+// signs the browser in and sends it on to next.
+func (sd *sitedrop) loginCodeForm(e *core.RequestEvent) error {
+	if !sd.loginForm(e) {
+		return nil
+	}
+	f := e.Request.PostForm
+	p := sd.loginProps(f.Get("next"))
+	if !validOTPID(f.Get("otp_id")) {
+		return sd.loginRefused(e, p, fail(http.StatusBadRequest, "otp_id is required"))
+	}
+	p.OTPID = f.Get("otp_id")
+	if err := sd.limits.verify.check(e.Response, sd.rateKey(e.Request)); err != nil {
+		return sd.loginRefused(e, p, err)
+	}
+	code := strings.Join(strings.Fields(f.Get("code")), "")
+	if code == "" {
+		return sd.loginRefused(e, p, fail(http.StatusBadRequest, "code is required"))
+	}
+	if _, _, err := sd.verifyCode(e, p.OTPID, code); err != nil {
+		return sd.loginRefused(e, p, err)
+	}
+	return e.Redirect(http.StatusSeeOther, p.Next)
+}
+
+// loginForm checks a sign-in form post: same origin, a readable small
+// form. When it returns false the answer (an error page) is written.
+func (sd *sitedrop) loginForm(e *core.RequestEvent) bool {
+	if err := checkOrigin(e); err != nil {
+		_ = sd.errorPage(e, http.StatusForbidden, "Request refused", "This form can only be sent from this server's own pages.")
+		return false
+	}
+	e.Request.Body = http.MaxBytesReader(e.Response, e.Request.Body, formBodyLimit)
+	if err := e.Request.ParseForm(); err != nil {
+		_ = sd.errorPage(e, http.StatusBadRequest, "Bad request", "The form could not be read.")
+		return false
+	}
+	return true
+}
+
+// loginProps is the sign-in page going on to next (sanitised).
+func (sd *sitedrop) loginProps(next string) ui.LoginProps {
+	return ui.LoginProps{Next: safeNext(next), SignupOpen: sd.cfg.Signup}
+}
+
+// loginRefused shows the sign-in form of p again with why err refused the
+// post, with err's status; an error that is not the client's stays one
+// (a 500).
+func (sd *sitedrop) loginRefused(e *core.RequestEvent, p ui.LoginProps, err error) error {
+	ae, known := toAPIError(err)
+	if !known {
+		return err
+	}
+	p.Error = ae.Message
+	return render(e, ae.Status, ui.Login(sd.pageLayout(e, sd.sessionUser(e)), p))
+}
+
+// validOTPID tells a well-formed sign-in code id (a record id: 15
+// lowercase letters and digits).
+func validOTPID(s string) bool {
+	if len(s) != 15 {
+		return false
+	}
+	for _, c := range s {
+		if !strings.ContainsRune(idAlphabet, c) {
+			return false
+		}
+	}
+	return true
+}
