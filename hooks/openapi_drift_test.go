@@ -20,11 +20,18 @@ var notInOpenAPI = map[string]bool{
 	"GET /claim/{slug}":                       true, // claim page
 	"POST /claim/{slug}":                      true, // its button
 	"GET /auth/login":                         true, // sign-in page
+	"POST /auth/login":                        true, // its forms without JavaScript
+	"POST /auth/login/code":                   true,
 	"POST /auth/logout":                       true, // the pages' sign-out button
 	"GET /submitted":                          true, // thank-you page of browser form posts
 	"GET /account":                            true, // account page and its forms
 	"POST /account/keys":                      true,
 	"POST /account/keys/{id}/revoke":          true,
+	"GET /account/sessions/{id}/revoke":       true, // signed-in browsers: ask, then revoke
+	"POST /account/sessions/{id}/revoke":      true,
+	"POST /account/sessions/revoke-others":    true,
+	"GET /favicon.ico":                        true, // the pages' icon
+	" /":                                      true, // every other path: the 404 (page or JSON)
 	"GET /account/sites/{id}":                 true,
 	"GET /account/sites/{id}/submissions.csv": true,
 	"POST /account/sites/{id}/notifications":  true,

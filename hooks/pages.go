@@ -27,6 +27,7 @@ func bindPages(sd *sitedrop, se *core.ServeEvent) {
 	se.Router.GET("/account/sessions/{id}/revoke", sd.sessionRevokeConfirm) // asks first
 	se.Router.POST("/account/sessions/{id}/revoke", sd.sessionRevoke)
 	se.Router.POST("/account/sessions/revoke-others", sd.sessionRevokeOthers) // sign out everywhere else
+	bindWebNotFound(sd, se)                                                   // every other path
 }
 
 // pageCSP is the Content-Security-Policy of the web pages.

@@ -1,0 +1,75 @@
+package hooks
+
+import (
+	"net/http"
+	"strings"
+
+	"github.com/pocketbase/pocketbase/core"
+	"github.com/pocketbase/pocketbase/tools/router"
+
+	"sitedrop/ui"
+)
+
+// bindWebNotFound answers the web host's paths that no route has (they
+// reach PocketBase's catch-all "/" pattern, which this replaces):
+//
+//   - GET /favicon.ico is the pages' emoji icon, as SVG.
+//   - GET or HEAD of a path with a trailing slash redirects (308) to the
+//     path without it, query kept, as Netlify's pretty URLs do: /account/
+//     is /account. The target answers for itself (a 404 if nothing is there).
+//   - Anything else is a 404: the styled page for browsers (Accept:
+//     text/html), {"error": "Not found"} for API clients.
+//
+// /api/ and /_/ keep PocketBase's own 404.
+func bindWebNotFound(sd *sitedrop, se *core.ServeEvent) {
+	se.Router.GET("/favicon.ico", faviconICO)
+	se.Router.Route("", "/", sd.webNotFound)
+}
+
+// webNotFound is the catch-all route (see bindWebNotFound).
+func (sd *sitedrop) webNotFound(e *core.RequestEvent) error {
+	p := e.Request.URL.Path
+	if strings.HasPrefix(p, "/api/") || p == "/_" || strings.HasPrefix(p, "/_/") {
+		return router.NewNotFoundError("", nil)
+	}
+	if loc, ok := withoutTrailingSlash(e.Request); ok {
+		return e.Redirect(http.StatusPermanentRedirect, loc)
+	}
+	if wantsHTML(e.Request) {
+		return sd.errorPage(e, http.StatusNotFound, "Page not found",
+			"There is no page at this address. Check it for typing mistakes, or start again from the home page.")
+	}
+	return fail(http.StatusNotFound, msgRouteNotFound)
+}
+
+// withoutTrailingSlash is the address of a GET or HEAD request without the
+// trailing slashes of its path; ok is false when there are none, or when
+// what is left would not be a path of this host ("//host").
+func withoutTrailingSlash(r *http.Request) (string, bool) {
+	if r.Method != http.MethodGet && r.Method != http.MethodHead {
+		return "", false
+	}
+	p := r.URL.EscapedPath()
+	if len(p) < 2 || !strings.HasSuffix(p, "/") {
+		return "", false
+	}
+	p = strings.TrimRight(p, "/")
+	if p == "" || strings.HasPrefix(p, "//") || strings.HasPrefix(p, "/\\") {
+		return "", false
+	}
+	if r.URL.RawQuery != "" {
+		p += "?" + r.URL.RawQuery
+	}
+	return p, true
+}
+
+// faviconICO is GET /favicon.ico: the emoji icon the pages link to, which
+// browsers also ask for by this name.
+func faviconICO(e *core.RequestEvent) error {
+	svg, err := ui.Assets.ReadFile("assets/favicon.svg")
+	if err != nil {
+		return err
+	}
+	e.Response.Header().Set("Cache-Control", "public, max-age=86400")
+	return e.Blob(http.StatusOK, "image/svg+xml", svg)
+}
