@@ -6,11 +6,11 @@ import (
 	"net/mail"
 	"time"
 
-	"sitedrop/sites/accounts"
-
 	"github.com/pocketbase/ozzo-validation/v4/is"
 	"github.com/pocketbase/pocketbase/core"
 	"github.com/pocketbase/pocketbase/tools/security"
+
+	"sitedrop/sites/accounts"
 )
 
 // authBodyLimit bounds the small JSON bodies of the sign-in endpoints.
