@@ -1,0 +1,175 @@
+package report
+
+import (
+	"context"
+	"fmt"
+	"reflect"
+	"strings"
+	"testing"
+
+	"sitedrop/sites"
+	"sitedrop/sites/rules"
+)
+
+// site builds deployed files from path → content, typed by extension.
+func site(files map[string]string) []sites.File {
+	var out []sites.File
+	for p, c := range files {
+		out = append(out, sites.File{Path: p, ContentType: sites.WithUTF8Charset(sites.ContentTypeFor(p, []byte(c))), Data: []byte(c)})
+	}
+	return out
+}
+
+// page is an HTML page with title (none when "") and body.
+func page(title, body string) string {
+	head := ""
+	if title != "" {
+		head = "<title>" + title + "</title>"
+	}
+	return "<!doctype html><html><head>" + head + "</head><body>" + body + "</body></html>"
+}
+
+// warningsOf are the rule warnings of files, as the deploy computes them.
+func warningsOf(files []sites.File) []rules.Warning { return sites.RuleWarnings(files) }
+
+func TestBuild(t *testing.T) {
+	t.Parallel()
+	big := strings.Repeat("x", LargeImageBytes+1)
+	broken := map[string]string{
+		"index.html": page("", `<a href="/about">About</a> <a href="/nope">x</a> <img src="missing.png">
+			<img srcset="/a.png 1x, /gone@2x.png 2x"> <form method="post"><input name="q"></form>
+			<form action="/send" method="post"><input name="q"></form> <a href="/old">old</a>`),
+		"about.html":      page("About", `<a href="../docs/guide">guide</a> <a href="team.html">team</a>`),
+		"docs/index.html": page("Docs", `<a href="guide">guide</a><style>body{background:url('/bg.png')}</style>`),
+		"style.css":       `body { background: url(img/bg.png) } /* url(commented.png) */ @import "more.css";`,
+		"a.png":           "png",
+		"big.jpg":         big,
+		"_redirects":      "/old\n/x /y 999\n",
+		"_headers":        "/*\n  Set-Cookie: a=b\n",
+	}
+	fixed := map[string]string{
+		"index.html": page("Home", `<a href="/about">About</a> <a href="/about.html#team">team</a> <a href="/docs">docs</a>
+			<a href="/docs/">docs</a> <a href="./?q=1#top">top</a> <a href="#x">x</a> <a href="mailto:a@b.c">mail</a>
+			<a href="https://example.com/nope">ext</a> <a href="//cdn.example/x.js">cdn</a> <a href="/old">old</a>
+			<a href="/app/anything">app</a> <a href="/a%20b">space</a> <img src="a.png?v=2" srcset="a.png 1x, /a@2x.png 2x">
+			<form action="{{SUBMIT_URL}}" method="post"><input name="q"></form> <form action="/search"><input name="q"></form>
+			<form action="https://forms.example/x" method="post"><input name="q"></form> <form><button>JS</button></form>`),
+		"about.html":      page("About", `<a href="docs/guide">guide</a> <a href="./docs/">docs</a> <a href="index.html">home</a>`),
+		"docs/index.html": page("Docs", `<a href="guide">guide</a> <a href="../about">about</a><style>body{background:url('/bg.png')}</style>`),
+		"docs/guide.html": page("Guide", `<a href="/">home</a> <img style="background:url(../a.png)" src="../a.png">`),
+		"search.html":     page("Search", ""),
+		"a b.html":        page("Space", ""),
+		"style.css":       `body { background: url("img/bg.png") } @import "more.css";`,
+		"more.css":        `p { color: red }`,
+		"img/bg.png":      "png",
+		"bg.png":          "png",
+		"a.png":           "png",
+		"a@2x.png":        "png",
+		"_redirects":      "/old /about 301\n/app/* /index.html 200\n",
+	}
+	spa := map[string]string{
+		"index.html": page("App", `<a href="/dashboard/settings">settings</a> <a href="/docs/manual.pdf">pdf</a>
+			<img src="/logo.png"> <script src="/app.js"></script>`),
+		"app.js": "x",
+	}
+	tests := []struct {
+		name  string
+		files map[string]string
+		isSPA bool
+		title string
+		want  Report
+	}{
+		{name: "each problem", files: broken, want: Report{
+			BrokenLinks: []BrokenLink{
+				{"about.html", "/docs/guide"}, {"about.html", "/team.html"},
+				{"docs/index.html", "/docs/guide"}, {"docs/index.html", "/bg.png"},
+				{"index.html", "/nope"}, {"index.html", "/missing.png"}, {"index.html", "/gone@2x.png"}, {"index.html", "/old"}, // its rule did not parse
+				{"style.css", "/img/bg.png"}, {"style.css", "/more.css"},
+			},
+			Forms: []FormProblem{
+				{"index.html", problemNoAction},
+				{"index.html", fmt.Sprintf(problemMissing, "/send")},
+			},
+			Rules: []RuleProblem{
+				{"_headers", 2, "Set-Cookie cannot be changed: not allowed: a site host shares its parent domain with other sites, so sites set no cookies from _headers"},
+				{"_redirects", 1, "missing destination path or URL"},
+				{"_redirects", 2, "status 999 is not supported (200, 301, 302, 303, 307, 308, 404, 410)"},
+			},
+			UntitledPages: []string{"index.html"},
+			LargeImages:   []LargeImage{{"big.jpg", int64(len(big))}},
+		}},
+		{name: "the same site fixed", files: fixed, want: Empty()},
+		{name: "a page without title gets the deployment's", files: map[string]string{"index.html": page("", "")},
+			title: "Mine", want: Empty()},
+		{name: "a single-page app: pages resolve, assets are checked", files: spa, isSPA: true, want: Report{
+			BrokenLinks: []BrokenLink{{"index.html", "/docs/manual.pdf"}, {"index.html", "/logo.png"}},
+		}},
+		{name: "a POST to a static page", files: map[string]string{
+			"index.html":  page("Home", `<form action="thanks.html" method="POST"><input name="q"></form>`),
+			"thanks.html": page("Thanks", ""),
+		}, want: Report{Forms: []FormProblem{{"index.html", fmt.Sprintf(problemPost, "/thanks.html")}}}},
+		{name: "a base href", files: map[string]string{
+			"docs/index.html": page("Docs", `<base href="/v2/"><a href="guide">guide</a> <a href="gone">x</a>`),
+			"v2/guide.html":   page("Guide", `<base href="https://other.example/"><a href="anything">x</a> <a href="/nope">y</a>`),
+		}, want: Report{BrokenLinks: []BrokenLink{{"docs/index.html", "/v2/gone"}, {"v2/guide.html", "/nope"}}}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			files := site(tt.files)
+			got := Build(context.Background(), Input{Files: files, IsSPA: tt.isSPA, Title: tt.title, Warnings: warningsOf(files)})
+			want := normalize(tt.want)
+			if !reflect.DeepEqual(got, want) {
+				t.Errorf("report\n got %+v\nwant %+v", got, want)
+			}
+		})
+	}
+}
+
+// normalize gives a wanted report's nil lists as empty ones, as Build.
+func normalize(r Report) Report {
+	e := Empty()
+	if r.BrokenLinks == nil {
+		r.BrokenLinks = e.BrokenLinks
+	}
+	if r.Forms == nil {
+		r.Forms = e.Forms
+	}
+	if r.Rules == nil {
+		r.Rules = e.Rules
+	}
+	if r.UntitledPages == nil {
+		r.UntitledPages = e.UntitledPages
+	}
+	if r.LargeImages == nil {
+		r.LargeImages = e.LargeImages
+	}
+	return r
+}
+
+func TestBuildCapped(t *testing.T) {
+	t.Parallel()
+	var body strings.Builder
+	for i := range MaxEntries + 5 {
+		fmt.Fprintf(&body, `<a href="/missing-%d">x</a>`, i)
+	}
+	files := site(map[string]string{"index.html": page("Home", body.String())})
+	got := Build(context.Background(), Input{Files: files})
+	if len(got.BrokenLinks) != MaxEntries || !got.Truncated {
+		t.Fatalf("%d broken links, truncated %v; want %d, true", len(got.BrokenLinks), got.Truncated, MaxEntries)
+	}
+	if got.BrokenLinks[0].Target != "/missing-0" {
+		t.Fatalf("first finding %+v, want /missing-0 (document order)", got.BrokenLinks[0])
+	}
+}
+
+func TestBuildCancelled(t *testing.T) {
+	t.Parallel()
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	files := site(map[string]string{"index.html": page("", `<a href="/nope">x</a>`)})
+	got := Build(ctx, Input{Files: files})
+	if !got.Truncated || len(got.BrokenLinks) != 0 || len(got.UntitledPages) != 0 {
+		t.Fatalf("a cancelled build gave %+v, want nothing but truncated", got)
+	}
+}
