@@ -9,6 +9,7 @@ import (
 	"github.com/pocketbase/pocketbase/core"
 
 	"sitedrop/sites"
+	"sitedrop/sites/report"
 	"sitedrop/sites/rules"
 )
 
@@ -153,8 +154,9 @@ func (sd *sitedrop) deployCreate(e *core.RequestEvent) error {
 	slug := rec.GetString("slug")
 	ref := deployRef{ID: rec.Id, Slug: slug, URL: sd.siteURL(slug)}
 	warnings := sites.RuleWarnings(p.Upload.Files)
+	rep := deployReport(e, rec, p.Upload.Files, warnings)
 	if user != nil {
-		return e.JSON(http.StatusOK, deployAnswer{deployRef: ref, Warnings: warnings})
+		return e.JSON(http.StatusOK, deployAnswer{deployRef: ref, Warnings: warnings, Report: rep})
 	}
 	return e.JSON(http.StatusOK, anonDeployAnswer{
 		deployRef:  ref,
@@ -162,6 +164,7 @@ func (sd *sitedrop) deployCreate(e *core.RequestEvent) error {
 		ClaimURL:   sd.claimURL(slug, created.ClaimToken),
 		ExpiresAt:  timestamp(rec.GetDateTime("expires_at").Time()),
 		Warnings:   warnings,
+		Report:     rep,
 	})
 }
 
@@ -222,9 +225,11 @@ func (sd *sitedrop) deployUpdate(e *core.RequestEvent) error {
 		return err
 	}
 	slug := rec.GetString("slug")
+	warnings := sites.RuleWarnings(up.Files)
 	return e.JSON(http.StatusOK, deployAnswer{
 		deployRef: deployRef{ID: rec.Id, Slug: slug, URL: sd.siteURL(slug)},
-		Warnings:  sites.RuleWarnings(up.Files),
+		Warnings:  warnings,
+		Report:    deployReport(e, rec, up.Files, warnings),
 	})
 }
 
@@ -299,11 +304,12 @@ type deployRef struct {
 }
 
 // deployAnswer is the answer of a create or an update with a key: the
-// deployment, and the lines of its _redirects and _headers that are not
-// applied (always a list, empty when all apply).
+// deployment, the lines of its _redirects and _headers that are not
+// applied (always a list, empty when all apply), and its quality report.
 type deployAnswer struct {
 	deployRef
 	Warnings []rules.Warning `json:"warnings"`
+	Report   report.Report   `json:"report"`
 }
 
 // anonDeployAnswer is the answer of an anonymous create.
@@ -313,6 +319,7 @@ type anonDeployAnswer struct {
 	ClaimURL   string          `json:"claim_url"`
 	ExpiresAt  string          `json:"expires_at"`
 	Warnings   []rules.Warning `json:"warnings"`
+	Report     report.Report   `json:"report"`
 }
 
 // deployStatus is the answer of GET /deploy/:id.
