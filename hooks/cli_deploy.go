@@ -111,6 +111,7 @@ func runDeploy(c *cobra.Command, api *client.Client, o deployOptions, target str
 		}
 		fmt.Fprintf(errOut, "warning: %s: %s\n", where, termSafe(w.Reason))
 	}
+	printReport(errOut, ans.Report)
 	if ans.ClaimURL != "" {
 		fmt.Fprintf(errOut, "Anonymous deployment %s: it expires at %s unless claimed at\n%s\n", termSafe(ans.ID), termSafe(ans.ExpiresAt), termSafe(ans.ClaimURL))
 	} else {

@@ -81,6 +81,9 @@ func TestCLIAgainstRealServer(t *testing.T) {
 	if !strings.Contains(errOut, "200 files, 200 to upload") {
 		t.Errorf("deploy progress: %q", errOut)
 	}
+	if want := "report: 100+ pages without a title (first: index.html)\n"; !strings.Contains(errOut, want) {
+		t.Errorf("deploy did not print the report's summary %q: %q", want, errOut)
+	}
 	rec, err := srv.app.FindFirstRecordByData(sites.DeploymentsCollection, "slug", "cli-site")
 	if err != nil {
 		t.Fatal(err)

@@ -53,6 +53,46 @@ type Deployment struct {
 	// Warnings are the lines of the site's _redirects and _headers that
 	// the server will not apply (a deploy's answer only).
 	Warnings []Warning `json:"warnings"`
+	// Report is the site's quality report (a deploy's answer only).
+	Report Report `json:"report"`
+}
+
+// Report is a deploy's quality report: what a visitor of the site would
+// meet. Each list holds at most 100 entries; Truncated tells that some
+// were left out.
+type Report struct {
+	BrokenLinks   []BrokenLink  `json:"broken_links"`
+	Forms         []FormProblem `json:"forms"`
+	Rules         []RuleProblem `json:"rules"`
+	UntitledPages []string      `json:"untitled_pages"`
+	LargeImages   []LargeImage  `json:"large_images"`
+	Truncated     bool          `json:"truncated"`
+}
+
+// BrokenLink is a link of Page (a file) to Target, a path of the site
+// that the site does not serve.
+type BrokenLink struct {
+	Page   string `json:"page"`
+	Target string `json:"target"`
+}
+
+// FormProblem is a form of Page whose submissions go nowhere.
+type FormProblem struct {
+	Page    string `json:"page"`
+	Problem string `json:"problem"`
+}
+
+// RuleProblem is a line of _redirects or _headers that is not applied.
+type RuleProblem struct {
+	File    string `json:"file"`
+	Line    int    `json:"line"`
+	Message string `json:"message"`
+}
+
+// LargeImage is an image over 1 MiB.
+type LargeImage struct {
+	Path string `json:"path"`
+	Size int64  `json:"size"`
 }
 
 // Warning is a line of a site's _redirects or _headers that is not
