@@ -3,6 +3,7 @@ package hooks
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -189,10 +190,17 @@ func TestMCPAnonymous(t *testing.T) {
 	env := newMCPEnv(t)
 	cs := env.connect(t, "", "")
 
-	text, dep := mustTool(t, cs, "deploy", map[string]any{"html": "<!doctype html><h1>Anon agent</h1>"})
+	text, dep := mustTool(t, cs, "deploy", map[string]any{"html": `<!doctype html><h1>Anon agent</h1><img src="/logo.png">`})
 	claim, _ := dep["claim_url"].(string)
 	if claim == "" || dep["claim_token"] == "" || !strings.Contains(text, claim) {
 		t.Fatalf("anonymous deploy: %q %v", text, dep)
+	}
+	// the result carries the report, and the text sums it up
+	report, _ := dep["report"].(map[string]any)
+	broken, _ := report["broken_links"].([]any)
+	if len(broken) != 1 || fmt.Sprint(broken[0]) != "map[page:index.html target:/logo.png]" ||
+		!strings.Contains(text, "Report: 1 broken internal link(s), 1 page(s) without a title: see report.") {
+		t.Fatalf("anonymous deploy's report: %q %v", text, report)
 	}
 	if code, body := env.fetch(t, dep["url"].(string)); code != 200 || !strings.Contains(body, "Anon agent") {
 		t.Fatalf("site: %d %q", code, body)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -83,13 +84,14 @@ func (t *tools) addDeployTools(s *mcp.Server) {
 		Name:  "deploy",
 		Title: "Publish a site",
 		Description: "Publish a new static site and get its live URL. Give html (one page) or files. " +
-			"With an API key the site is yours; without one it is anonymous, expires, and the answer's claim_url lets a person keep it.",
+			"With an API key the site is yours; without one it is anonymous, expires, and the answer's claim_url lets a person keep it. " +
+			"The answer's report lists broken internal links, forms that post nowhere, rule lines not applied, pages without a title and images over 1 MiB: fix them and update.",
 		Annotations: &mcp.ToolAnnotations{DestructiveHint: ptr(false), OpenWorldHint: ptr(true)},
 	}, t.deploy)
 	mcp.AddTool(s, &mcp.Tool{
 		Name:        "update",
 		Title:       "Replace a site's files",
-		Description: "Replace the whole file set of one of your sites (same URL); settings left out keep their values. The previous version is kept (see list_versions, rollback). Needs an API key.",
+		Description: "Replace the whole file set of one of your sites (same URL); settings left out keep their values. The previous version is kept (see list_versions, rollback). The answer carries the site's report, as deploy's does. Needs an API key.",
 		Annotations: &mcp.ToolAnnotations{DestructiveHint: ptr(true), IdempotentHint: true, OpenWorldHint: ptr(true)},
 	}, t.update)
 	mcp.AddTool(s, &mcp.Tool{
@@ -134,7 +136,8 @@ func (t *tools) deploy(ctx context.Context, _ *mcp.CallToolRequest, in DeployInp
 	if claim := str(ans, "claim_url"); claim != "" {
 		lines = append(lines, fmt.Sprintf("Anonymous: it expires at %s unless claimed at %s", str(ans, "expires_at"), claim))
 	}
-	return text(append(lines, warnings(ans)...)...), ans, nil
+	lines = append(lines, warnings(ans)...)
+	return text(append(lines, reportLines(ans)...)...), ans, nil
 }
 
 // update is PUT /deploy/{id}.
@@ -150,7 +153,8 @@ func (t *tools) update(ctx context.Context, _ *mcp.CallToolRequest, in UpdateInp
 	if err != nil {
 		return nil, nil, err
 	}
-	return text(append([]string{fmt.Sprintf("Updated %s (id %s).", str(ans, "url"), str(ans, "id"))}, warnings(ans)...)...), ans, nil
+	lines := append([]string{fmt.Sprintf("Updated %s (id %s).", str(ans, "url"), str(ans, "id"))}, warnings(ans)...)
+	return text(append(lines, reportLines(ans)...)...), ans, nil
 }
 
 // warnings are the lines of a deploy's warnings: rules not applied.
@@ -160,6 +164,27 @@ func warnings(ans Answer) []string {
 		return nil
 	}
 	return []string{fmt.Sprintf("%d line(s) of _redirects or _headers not applied: see warnings.", len(ws))}
+}
+
+// reportLines sum up a deploy's report, whose findings the structured
+// result carries: how many of each kind, when there are any.
+func reportLines(ans Answer) []string {
+	r, _ := ans["report"].(map[string]any)
+	var found []string
+	for _, k := range []struct{ key, what string }{
+		{"broken_links", "broken internal link(s)"},
+		{"forms", "form(s) that post nowhere"},
+		{"untitled_pages", "page(s) without a title"},
+		{"large_images", "image(s) over 1 MiB"},
+	} {
+		if l, _ := r[k.key].([]any); len(l) > 0 {
+			found = append(found, fmt.Sprintf("%d %s", len(l), k.what))
+		}
+	}
+	if len(found) == 0 {
+		return nil
+	}
+	return []string{"Report: " + strings.Join(found, ", ") + ": see report."}
 }
 
 // getStatus is GET /deploy/{id}.
