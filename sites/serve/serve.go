@@ -4,7 +4,8 @@
 // bytes, each within a byte budget; resolves clean URLs, single-page apps
 // and 404 pages; answers ETag, Range and HEAD. Its listener sends each
 // site response in one write (Listener, Cork) and caps each client's open
-// connections (ConnLimit). It imports sites (the Site a loader gives it,
+// connections (ConnLimit). Checker gives the same path resolution,
+// without bytes, to the deploy report. It imports sites (the Site a loader gives it,
 // manifests) and sites/store (the bytes); the routing of hosts is in
 // hooks.
 package serve
