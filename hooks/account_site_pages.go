@@ -96,7 +96,7 @@ func (sd *sitedrop) accountSitePage(e *core.RequestEvent) error {
 		},
 		SubmitURL:   sd.webURL() + "/submit/" + dep.Id,
 		NotifyEmail: dep.GetBool("notify_email"), Total: int(total), Page: page,
-		Drop: sd.dropProps("Deploy again", user, dep.Id),
+		Drop:          sd.dropProps("Deploy again", user, dep.Id),
 		WebhookEvents: forms.WebhookEvents,
 	}
 	if page > 1 {
