@@ -4,28 +4,21 @@ import (
 	"context"
 	"encoding/json"
 	"io"
-	"net"
 	"net/http"
-	"net/http/httptest"
 	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
-	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
 
 	"sitedrop/sites"
 	"sitedrop/sites/accounts"
 )
-
-// e2eTimeout bounds the whole browser test.
-const e2eTimeout = 60 * time.Second
 
 // findChromium returns the path of a Chromium or Chrome binary. Without one
 // the test is skipped, except in CI (CI=true), where it must run.
@@ -53,29 +46,17 @@ func testid(id string) chromedp.CSS {
 // deploy → claim → sign in by e-mail code → account flow against the app
 // served on a loopback port, with the code mailed over real SMTP.
 func TestBrowserClaimE2E(t *testing.T) {
-	chromium := findChromium(t)
 	start := time.Now()
 	phase := func(name string) { t.Logf("%-28s %v", name, time.Since(start).Round(time.Millisecond)) }
 
 	rcv := newSMTPReceiver(t)
-	// The web host is localhost:PORT and sites are <slug>.localhost:PORT;
-	// Chromium resolves every *.localhost name to loopback by itself.
-	app, sd := newFixtureApp(t, func(c *Config) { c.Domain, c.SitesDomain = "localhost", "localhost" })
-	t.Cleanup(app.Cleanup) // runs after the server has closed (cleanups are LIFO)
+	// The web host is localhost:PORT and sites are <slug>.localhost:PORT.
+	b := newBrowserEnv(t)
+	app, webURL, port := b.App, b.WebURL, b.Port
 	useRealSMTP(t, app, rcv)
+	phase("app serving, browser ready")
 
-	srv := httptest.NewUnstartedServer(newMux(t, app))
-	port := srv.Listener.Addr().(*net.TCPAddr).Port
-	webURL := "http://localhost:" + strconv.Itoa(port)
-	// URLs are derived per request: set the public URL before the first.
-	sd.cfg.PublicURL = webURL
-	srv.Start()
-	t.Cleanup(srv.Close)
-	phase("app serving")
-
-	ctx, cancel := context.WithTimeout(t.Context(), e2eTimeout)
-	defer cancel()
-
+	ctx := b.Ctx
 	// (a) an anonymous deploy, as curl would do it
 	dep := e2eDeploy(t, ctx, webURL, `{"html":"<h1>E2E</h1>","title":"E2E site"}`)
 	siteURL := "http://" + dep.Slug + ".localhost:" + strconv.Itoa(port) + "/"
@@ -84,115 +65,8 @@ func TestBrowserClaimE2E(t *testing.T) {
 	}
 	phase("anonymous deploy")
 
-	opts := append(chromedp.DefaultExecAllocatorOptions[:],
-		chromedp.ExecPath(chromium),
-		chromedp.Headless,
-		chromedp.NoSandbox,
-		chromedp.DisableGPU,
-		chromedp.NoFirstRun,
-		chromedp.Flag("disable-quic", true),
-		chromedp.Flag("disable-background-networking", true),
-		chromedp.Flag("disable-component-update", true),
-		chromedp.Flag("disable-sync", true),
-		chromedp.UserDataDir(t.TempDir()),
-		// its singleton socket and shared memory files go here, not /tmp
-		chromedp.Env("TMPDIR="+t.TempDir()),
-		chromedp.WindowSize(1280, 1000),
-	)
-	actx, cancelAlloc := chromedp.NewExecAllocator(ctx, opts...)
-	defer cancelAlloc()
-	// chromedp may log from its own goroutines: never after the test ends
-	var logMu sync.Mutex
-	logOpen := true
-	t.Cleanup(func() { logMu.Lock(); logOpen = false; logMu.Unlock() })
-	logf := func(format string, args ...any) {
-		logMu.Lock()
-		defer logMu.Unlock()
-		if logOpen {
-			t.Logf("chromedp: "+format, args...)
-		}
-	}
-	bctx, cancelBrowser := chromedp.NewContext(actx, chromedp.WithErrorf(logf))
-	defer cancelBrowser()
-
-	// Uncaught exceptions and console errors of the pages fail the test.
-	var jsMu sync.Mutex
-	var jsErrors []string
-	err := chromedp.Listen(bctx, func(ev any) {
-		var msg string
-		switch ev := ev.(type) {
-		case *runtime.EventExceptionThrown:
-			msg = strings.TrimPrefix(ev.ExceptionDetails.URL+": ", ": ") + ev.ExceptionDetails.Text
-			if ex := ev.ExceptionDetails.Exception; ex != nil && ex.Description != "" {
-				msg += " " + ex.Description
-			}
-		case *runtime.EventConsoleAPICalled:
-			if ev.Type != runtime.ConsoleAPICalledTypeError {
-				return
-			}
-			msg = "console.error:"
-			for _, a := range ev.Args {
-				if a.Description != "" {
-					msg += " " + a.Description
-				} else {
-					msg += " " + string(a.Value)
-				}
-			}
-		default:
-			return
-		}
-		jsMu.Lock()
-		jsErrors = append(jsErrors, msg)
-		jsMu.Unlock()
-	})
-	if err != nil {
-		t.Fatalf("start the browser: %v", err)
-	}
-	phase("browser started")
-
-	// Screenshots go to the test's artifact directory: a temporary
-	// directory, kept with go test -artifacts -outputdir DIR.
-	shots := t.ArtifactDir()
-	// browserFail reports a browser step that went wrong, with where the
-	// browser is and a screenshot of what it shows.
-	browserFail := func(what string, err error) {
-		t.Helper()
-		loc, _ := chromedp.Run(bctx, chromedp.Location())
-		if png, serr := chromedp.Run(bctx, chromedp.FullScreenshot(100)); serr == nil {
-			p := filepath.Join(shots, "failure.png")
-			if os.WriteFile(p, png, 0o644) == nil {
-				t.Logf("screenshot of the failure: %s", p)
-			}
-		}
-		body, _ := chromedp.Run(bctx, chromedp.Text(chromedp.CSS("body")))
-		t.Fatalf("%s: %v\nbrowser at %s showing:\n%s", what, err, loc, body)
-	}
-	step := func(name string, actions ...chromedp.Action[chromedp.Void]) {
-		t.Helper()
-		if err := chromedp.Do(bctx, actions...); err != nil {
-			browserFail(name, err)
-		}
-	}
-	text := func(sel chromedp.CSS) string {
-		t.Helper()
-		s, err := chromedp.Run(bctx, chromedp.Text(sel))
-		if err != nil {
-			browserFail("read "+string(sel), err)
-		}
-		return s
-	}
-	location := func() string {
-		t.Helper()
-		loc, err := chromedp.Run(bctx, chromedp.Location())
-		if err != nil {
-			browserFail("location", err)
-		}
-		return loc
-	}
-	// loaded waits until the page and its deferred scripts have run, after
-	// a navigation that a click started (Navigate waits by itself).
-	loaded := chromedp.Poll[chromedp.Void](`document.readyState === "complete"`,
-		chromedp.WithPollingInterval(20*time.Millisecond))
+	bctx, shots := b.Ctx, t.ArtifactDir()
+	browserFail, step, text, location, loaded := b.Fail, b.Step, b.Text, b.Location, Loaded
 
 	// (b) the claim link, signed out: the site and a way to sign in
 	step("open the claim link",
@@ -305,11 +179,6 @@ func TestBrowserClaimE2E(t *testing.T) {
 	}
 	if n := len(rcv.Mails()); n != 1 {
 		t.Fatalf("%d mails sent, want 1", n)
-	}
-	jsMu.Lock()
-	defer jsMu.Unlock()
-	if len(jsErrors) != 0 {
-		t.Fatalf("JavaScript errors in the pages:\n%s", strings.Join(jsErrors, "\n"))
 	}
 	if errs := rcv.Errors(); len(errs) != 0 {
 		t.Fatalf("SMTP protocol errors: %v", errs)
