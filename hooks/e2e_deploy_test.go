@@ -141,7 +141,7 @@ func TestBrowserDropDeployFolder(t *testing.T) {
 // makes an anonymous site and shows a claim link that opens its claim page.
 func TestBrowserDropDeployAnonymous(t *testing.T) {
 	b := newBrowserEnv(t)
-	dir := writeTree(t, map[string]string{"index.html": "<h1>anon drop</h1>", "a/b.txt": "b"})
+	dir := writeTree(t, map[string]string{"index.html": `<h1>anon drop</h1><a href="/gone.html">x</a>`, "a/b.txt": "b"})
 	b.Step("choose a folder on the home page",
 		chromedp.Navigate(b.WebURL+"/"), chromedp.WaitVisible(testid("drop-folder")),
 		chromedp.SetUploadFiles(testid("drop-folder"), []string{dir}))
@@ -151,6 +151,11 @@ func TestBrowserDropDeployAnonymous(t *testing.T) {
 	}
 	if n := b.Received.Count("PUT /blobs/"); n != 0 {
 		t.Fatalf("an anonymous deploy uploaded %d blobs: its bytes go inline", n)
+	}
+	// the deploy's quality report: the page has no title and a broken link
+	if s := b.Text(testid("drop-report")); !strings.Contains(s, "1 broken link (first: index.html → /gone.html)") ||
+		!strings.Contains(s, "1 page without a title (first: index.html)") {
+		t.Fatalf("quality report on the page: %q", s)
 	}
 	claim := b.Text(testid("drop-claim-link"))
 	if !strings.Contains(claim, "/claim/") || !strings.Contains(claim, "token=") {

@@ -171,7 +171,31 @@
       t.title = ans.expires_at.replace("T", " ").replace(/\.\d+/, "").replace("Z", " UTC");
       t.textContent = timeLeft(Date.parse(ans.expires_at) - Date.now());
     }
+    showReport(ans.report);
     result.hidden = false;
+  }
+
+  // showReport lists what the deploy's quality report found, one line per
+  // kind with its first example, as the CLI prints it; nothing when clean.
+  function showReport(r) {
+    var box = result.querySelector("[data-drop-report]");
+    var list = box.querySelector("ul");
+    list.textContent = "";
+    var lines = [];
+    var more = r && r.truncated ? "+" : "";
+    if (r) {
+      var bl = r.broken_links || [], fm = r.forms || [], ut = r.untitled_pages || [], li = r.large_images || [];
+      if (bl.length) lines.push(plural(bl.length, "broken link", "broken links") + more + " (first: " + bl[0].page + " \u2192 " + bl[0].target + ")");
+      if (fm.length) lines.push(plural(fm.length, "form", "forms") + more + " with a problem (first: " + fm[0].page + ": " + fm[0].problem + ")");
+      if (ut.length) lines.push(plural(ut.length, "page", "pages") + more + " without a title (first: " + ut[0] + ")");
+      if (li.length) lines.push(plural(li.length, "image", "images") + more + " over 1 MB (first: " + li[0].path + ", " + formatBytes(li[0].size) + ")");
+    }
+    lines.forEach(function (text) {
+      var item = document.createElement("li");
+      item.textContent = text;
+      list.appendChild(item);
+    });
+    box.hidden = lines.length === 0;
   }
 
   // ---- the API ----
