@@ -1,0 +1,137 @@
+package analytics
+
+import (
+	"sort"
+	"time"
+)
+
+// siteDay is what one site counted on one UTC day since the last flush,
+// and the day's visitor set (kept until the day is over).
+type siteDay struct {
+	pageViews, notFound, bytes, botViews, botNotFound int64
+	pages, referrers, notFoundPaths                   map[string]int64
+	visitors                                          visitorSet
+	// reported is the visitor count already flushed for the day.
+	reported int64
+}
+
+func newSiteDay() *siteDay {
+	return &siteDay{
+		pages:         map[string]int64{},
+		referrers:     map[string]int64{},
+		notFoundPaths: map[string]int64{},
+		visitors:      visitorSet{hashes: map[uint64]struct{}{}},
+	}
+}
+
+// Day is the counts of one site on one UTC day since the previous Flush:
+// each field is to be added to what was stored before.
+type Day struct {
+	// Site is the deployment's id; Date its UTC day (midnight).
+	Site string
+	Date time.Time
+	// PageViews counts HTML pages answered 200 to other clients than bots;
+	// BotViews, those answered to bots that say so.
+	PageViews, BotViews int64
+	// Visitors is the number of new distinct visitors of the day.
+	Visitors int64
+	// NotFound counts 404 answers (bots left out).
+	NotFound int64
+	// Bytes is the body bytes of every answer, bots included.
+	Bytes int64
+	// Pages, Referrers and NotFoundPaths count page views by path, by
+	// referrer host, and 404s by path (see the Max* caps and Other).
+	Pages, Referrers, NotFoundPaths []Count
+}
+
+// Count is one entry of a top list.
+type Count struct {
+	Key   string `json:"key"`
+	Count int64  `json:"count"`
+}
+
+// Flush returns the counts recorded since the previous Flush, site by site
+// and day by day (sorted), and starts counting from zero. A past day's
+// visitor set is dropped with it: from then on, only today's is kept.
+func (a *Aggregator) Flush() []Day {
+	today := dayOf(a.now())
+	var out []Day
+	for i := range a.shards {
+		s := &a.shards[i]
+		s.mu.Lock()
+		for k, d := range s.days {
+			if day, ok := d.take(k, today); ok {
+				out = append(out, day)
+			}
+			if k.day < today {
+				delete(s.days, k)
+			}
+		}
+		s.mu.Unlock()
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].Site != out[j].Site {
+			return out[i].Site < out[j].Site
+		}
+		return out[i].Date.Before(out[j].Date)
+	})
+	return out
+}
+
+// take returns d's counts and resets them (the visitor set stays); ok is
+// false when nothing was counted since the last take.
+func (d *siteDay) take(k dayKey, today int32) (Day, bool) {
+	visitors := max(d.visitors.estimate()-d.reported, 0)
+	day := Day{
+		Site: k.site, Date: time.Unix(int64(k.day)*86400, 0).UTC(),
+		PageViews: d.pageViews, BotViews: d.botViews, Visitors: visitors,
+		NotFound: d.notFound, Bytes: d.bytes,
+		Pages: sorted(d.pages), Referrers: sorted(d.referrers), NotFoundPaths: sorted(d.notFoundPaths),
+	}
+	d.reported += visitors
+	d.pageViews, d.botViews, d.notFound, d.bytes, d.botNotFound = 0, 0, 0, 0, 0
+	clear(d.pages)
+	clear(d.referrers)
+	clear(d.notFoundPaths)
+	empty := day.PageViews == 0 && day.BotViews == 0 && day.NotFound == 0 && day.Bytes == 0 && day.Visitors == 0
+	return day, !empty
+}
+
+// sorted lists m by count, highest first (ties by key).
+func sorted(m map[string]int64) []Count {
+	if len(m) == 0 {
+		return nil
+	}
+	out := make([]Count, 0, len(m))
+	for k, v := range m {
+		out = append(out, Count{k, v})
+	}
+	SortCounts(out)
+	return out
+}
+
+// SortCounts sorts c by count, highest first, then by key.
+func SortCounts(c []Count) {
+	sort.Slice(c, func(i, j int) bool {
+		if c[i].Count != c[j].Count {
+			return c[i].Count > c[j].Count
+		}
+		return c[i].Key < c[j].Key
+	})
+}
+
+// MergeCounts adds b into a (by key), and keeps the limit highest.
+func MergeCounts(a, b []Count, limit int) []Count {
+	m := make(map[string]int64, len(a)+len(b))
+	for _, c := range a {
+		m[c.Key] += c.Count
+	}
+	for _, c := range b {
+		m[c.Key] += c.Count
+	}
+	out := sorted(m)
+	if len(out) > limit {
+		out = out[:limit]
+	}
+	return out
+}
