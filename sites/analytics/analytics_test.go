@@ -42,7 +42,11 @@ func TestRecordCounts(t *testing.T) {
 		{
 			name: "bots apart",
 			hits: []Hit{
-				func() Hit { h := page("s1", "/", "10.0.0.9"); h.UserAgent = "Mozilla/5.0 (compatible; Googlebot/2.1)"; return h }(),
+				func() Hit {
+					h := page("s1", "/", "10.0.0.9")
+					h.UserAgent = "Mozilla/5.0 (compatible; Googlebot/2.1)"
+					return h
+				}(),
 				func() Hit { h := page("s1", "/", "10.0.0.9"); h.UserAgent = "curl/8.5.0"; return h }(),
 				func() Hit { h := page("s1", "/x", "10.0.0.9"); h.UserAgent = "AhrefsBot"; h.Status = 404; return h }(),
 				page("s1", "/", "10.0.0.1"),
@@ -61,7 +65,11 @@ func TestRecordCounts(t *testing.T) {
 		{
 			name: "referrer hosts, same-site dropped",
 			hits: []Hit{
-				func() Hit { h := page("s1", "/", "1.1.1.1"); h.Referer = "https://www.Example.com/search?q=secret"; return h }(),
+				func() Hit {
+					h := page("s1", "/", "1.1.1.1")
+					h.Referer = "https://www.Example.com/search?q=secret"
+					return h
+				}(),
 				func() Hit { h := page("s1", "/", "1.1.1.2"); h.Referer = "http://news.test:8080/a#b"; return h }(),
 				func() Hit { h := page("s1", "/b", "1.1.1.1"); h.Referer = "https://demo.sites.test/"; return h }(),
 				func() Hit { h := page("s1", "/b", "1.1.1.1"); h.Referer = "android-app://x"; return h }(),
