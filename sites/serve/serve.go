@@ -4,9 +4,11 @@
 // bytes, each within a byte budget; resolves clean URLs, single-page apps
 // and 404 pages; answers ETag, Range and HEAD. Its listener sends each
 // site response in one write (Listener, Cork) and caps each client's open
-// connections (ConnLimit). Checker gives the same path resolution,
+// connections (ConnLimit). An optional Recorder (sites/analytics) counts
+// each answer of a known site. Checker gives the same path resolution,
 // without bytes, to the deploy report. It imports sites (the Site a loader gives it,
-// manifests) and sites/store (the bytes); the routing of hosts is in
+// manifests), sites/store (the bytes) and sites/analytics (what a
+// Recorder receives); the routing of hosts is in
 // hooks.
 package serve
 
@@ -22,6 +24,7 @@ import (
 	"time"
 
 	"sitedrop/sites"
+	"sitedrop/sites/analytics"
 	"sitedrop/sites/store"
 )
 
@@ -88,8 +91,19 @@ type Server struct {
 	store   store.BlobStore
 	cache   *siteCache
 	content *contentCache
+	// rec counts answers; nil when counting is off. clientIP gives a
+	// request's client address for it (nil: the connection's).
+	rec      Recorder
+	clientIP func(*http.Request) string
 	// now is the clock; tests replace it.
 	now func() time.Time
+}
+
+// Recorder counts the site server's answers (an *analytics.Aggregator).
+// Record is called once per answer of a known site, after it was written,
+// on the request's goroutine: it must be cheap.
+type Recorder interface {
+	Record(analytics.Hit)
 }
 
 // ServerOptions size the server's caches. Zero fields take the defaults.
@@ -100,6 +114,11 @@ type ServerOptions struct {
 	// ContentCacheBytes bounds the memory of cached file bytes. Default
 	// 64 MiB.
 	ContentCacheBytes int64
+	// Recorder, when not nil, counts every answer of a known site.
+	Recorder Recorder
+	// ClientIP gives the Recorder a request's client address (behind a
+	// trusted proxy, not the connection's). Default: r.RemoteAddr.
+	ClientIP func(r *http.Request) string
 }
 
 // Default cache sizes.
@@ -122,11 +141,13 @@ func NewServer(load SiteLoader, blobStore store.BlobStore, opts ...ServerOptions
 		o.ContentCacheBytes = defaultContentCacheBytes
 	}
 	return &Server{
-		load:    load,
-		store:   blobStore,
-		cache:   newSiteCache(o.SiteCacheBytes),
-		content: newContentCache(o.ContentCacheBytes),
-		now:     time.Now,
+		load:     load,
+		store:    blobStore,
+		cache:    newSiteCache(o.SiteCacheBytes),
+		content:  newContentCache(o.ContentCacheBytes),
+		rec:      o.Recorder,
+		clientIP: o.ClientIP,
+		now:      time.Now,
 	}
 }
 
@@ -143,31 +164,73 @@ func (s *Server) Changing(slugs ...string) (done func()) {
 }
 
 // ServeSite answers r for the site slug (empty: a site host with no valid
-// slug, which is a 404).
+// slug, which is a 404), and hands the answer to the Recorder, if any.
 func (s *Server) ServeSite(w http.ResponseWriter, r *http.Request, slug string) {
+	if s.rec == nil {
+		s.serveSite(w, r, slug)
+		return
+	}
+	o := s.serveSite(w, r, slug)
+	if o.site == "" {
+		return // no site, or one that is offline: nothing to count
+	}
+	ip := r.RemoteAddr
+	if s.clientIP != nil {
+		ip = s.clientIP(r)
+	}
+	if r.Method == http.MethodHead {
+		o.bytes = 0
+	}
+	s.rec.Record(analytics.Hit{
+		Site: o.site, Host: r.Host, Path: r.URL.Path,
+		Status: o.status, Bytes: o.bytes, Page: o.page,
+		IP: ip, UserAgent: firstValue(r.Header["User-Agent"]), Referer: firstValue(r.Header["Referer"]),
+	})
+}
+
+// outcome is what ServeSite answered, for the Recorder: the site's id
+// (empty when no live site was found), the status, the body's length
+// (before HEAD is accounted for) and whether it was an HTML page.
+type outcome struct {
+	site   string
+	status int
+	bytes  int64
+	page   bool
+}
+
+// firstValue is v's first element, or "".
+func firstValue(v []string) string {
+	if len(v) == 0 {
+		return ""
+	}
+	return v[0]
+}
+
+// serveSite answers r for the site slug and says how (see outcome).
+func (s *Server) serveSite(w http.ResponseWriter, r *http.Request, slug string) outcome {
 	h := w.Header()
 	h["X-Content-Type-Options"] = nosniffValue
 	if r.Method != http.MethodGet && r.Method != http.MethodHead {
 		h["Allow"] = allowValue
 		plainError(w, http.StatusMethodNotAllowed, "Method not allowed")
-		return
+		return outcome{}
 	}
 	site, err := s.site(r.Context(), slug)
 	if err != nil {
 		if !errors.Is(err, sites.ErrNotFound) {
 			http.Error(w, "Internal error", http.StatusInternalServerError)
-			return
+			return outcome{}
 		}
 		notFound(w, r, http.StatusNotFound, siteNotFound, siteNotFoundLength)
-		return
+		return outcome{}
 	}
 	if !site.live(s.now()) {
 		notFound(w, r, http.StatusNotFound, siteNotFound, siteNotFoundLength)
-		return
+		return outcome{}
 	}
 	if len(r.URL.Path) > maxRequestPath {
 		plainError(w, http.StatusRequestURITooLong, "URI too long")
-		return
+		return outcome{site: site.id, status: http.StatusRequestURITooLong}
 	}
 	if !isCleanPath(r.URL.Path) {
 		// One spelling per path, so that the rules, the _headers
@@ -178,13 +241,13 @@ func (s *Server) ServeSite(w http.ResponseWriter, r *http.Request, slug string) 
 			p = res.redirect
 		}
 		redirect(w, r, p)
-		return
+		return outcome{site: site.id, status: http.StatusPermanentRedirect}
 	}
 	if site.rules.headers != nil {
 		ph := pathHeaders{site.rules.headers.Match(r.URL.Path)}
 		if ph.protected() && !ph.authorized(r) {
 			askForCredentials(w)
-			return
+			return outcome{site: site.id, status: http.StatusUnauthorized}
 		}
 		if len(ph.Headers) > 0 || ph.protected() {
 			w = &headerWriter{ResponseWriter: w, ph: ph}
@@ -195,14 +258,18 @@ func (s *Server) ServeSite(w http.ResponseWriter, r *http.Request, slug string) 
 	switch {
 	case res.redirect != "":
 		redirect(w, r, res.redirect)
+		return outcome{site: site.id, status: http.StatusPermanentRedirect}
 	case res.location != "":
 		h.Set("Location", res.location)
 		h["Cache-Control"] = noCacheValue
 		w.WriteHeader(res.status)
+		return outcome{site: site.id, status: res.status}
 	case res.file == nil:
 		notFound(w, r, res.status, defaultNotFound, defaultNotFoundLength)
+		return outcome{site: site.id, status: res.status, bytes: int64(len(defaultNotFound)), page: true}
 	default:
-		s.serveFile(w, r, res.file, res.status)
+		status, n := s.serveFile(w, r, res.file, res.status)
+		return outcome{site: site.id, status: status, bytes: n, page: res.file.html}
 	}
 }
 

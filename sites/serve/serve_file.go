@@ -44,6 +44,8 @@ type servedFile struct {
 	n     uint8
 	// encoded tells whether any variant exists (then answers Vary).
 	encoded bool
+	// html tells that the file is a page (for the Recorder).
+	html bool
 }
 
 // representation is one form of a file's bytes.
@@ -81,8 +83,8 @@ func prepare(l *sites.Site) *site {
 		if ruleFile(p) {
 			continue // kept in the manifest, never served
 		}
-		f := &servedFile{contentType: []string{e.Type}, cacheControl: noCacheValue}
-		if Fingerprinted(p) && !isHTMLType(e.Type) {
+		f := &servedFile{contentType: []string{e.Type}, cacheControl: noCacheValue, html: isHTMLType(e.Type)}
+		if Fingerprinted(p) && !f.html {
 			f.cacheControl = immutableValue // a page is always revalidated
 		}
 		f.reps[0] = newRepresentation(e.Hash, e.Size, "")
@@ -168,8 +170,10 @@ func (f *servedFile) pick(acceptEncoding []string) *representation {
 const maxCachedFile = 1 << 20
 
 // serveFile answers with f: status 200, or 404 for a site's own 404.html
-// (which has no ETag, conditional or range handling).
-func (s *Server) serveFile(w http.ResponseWriter, r *http.Request, f *servedFile, status int) {
+// (which has no ETag, conditional or range handling). It returns the
+// status answered and the body's length (for a range, the length net/http
+// announced).
+func (s *Server) serveFile(w http.ResponseWriter, r *http.Request, f *servedFile, status int) (int, int64) {
 	rep := f.pick(r.Header["Accept-Encoding"])
 	h := w.Header()
 	if f.encoded {
@@ -180,7 +184,7 @@ func (s *Server) serveFile(w http.ResponseWriter, r *http.Request, f *servedFile
 		h["Etag"] = rep.etag
 		if inm := r.Header["If-None-Match"]; len(inm) > 0 && etagMatches(inm, rep.hash) {
 			w.WriteHeader(http.StatusNotModified)
-			return
+			return http.StatusNotModified, 0
 		}
 	} else {
 		h["Cache-Control"] = noCacheValue
@@ -195,12 +199,13 @@ func (s *Server) serveFile(w http.ResponseWriter, r *http.Request, f *servedFile
 		var err error
 		if data, err = s.content.load(r.Context(), s.store, rep.hash); err != nil {
 			internalError(w)
-			return
+			return http.StatusInternalServerError, 0
 		}
 	}
 	if status == http.StatusOK && len(r.Header["Range"]) > 0 {
 		s.serveRange(w, r, rep, data)
-		return
+		n, _ := strconv.ParseInt(firstValue(h["Content-Length"]), 10, 64)
+		return http.StatusPartialContent, n
 	}
 	h["Content-Length"] = rep.length
 	if data != nil {
@@ -208,18 +213,19 @@ func (s *Server) serveFile(w http.ResponseWriter, r *http.Request, f *servedFile
 		if r.Method != http.MethodHead {
 			_, _ = w.Write(data)
 		}
-		return
+		return status, rep.size
 	}
 	blob, err := s.store.Open(r.Context(), rep.hash)
 	if err != nil {
 		internalError(w)
-		return
+		return http.StatusInternalServerError, 0
 	}
 	defer blob.Close()
 	w.WriteHeader(status)
 	if r.Method != http.MethodHead {
 		_, _ = io.Copy(w, blob) // an *os.File: sendfile
 	}
+	return status, rep.size
 }
 
 // serveRange answers a Range request with net/http's implementation
