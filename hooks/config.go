@@ -81,6 +81,10 @@ type Config struct {
 	// ContentCache bounds the memory holding site files (up to 1 MiB
 	// each) for serving. Default 64 MiB.
 	ContentCache int64
+	// Analytics counts the sites' visits (page views, visitors, top
+	// pages, referrer hosts, 404s, bytes; no cookies, no IPs kept; see
+	// sites/analytics). Default true.
+	Analytics bool
 
 	// Serve holds the settings of the serve command: listen addresses,
 	// certificates and shutdown.
@@ -178,6 +182,7 @@ func DefaultConfig() Config {
 		GCGrace:            time.Minute,
 		ContentCache:       64 << 20,
 		KeepVersions:       10,
+		Analytics:          true,
 		Serve: ServeConfig{
 			ACMECA:          certs.ProductionCA,
 			Origins:         []string{"*"},

@@ -9,6 +9,7 @@ import (
 	"github.com/pocketbase/pocketbase/core"
 
 	"sitedrop/sites"
+	"sitedrop/sites/analytics"
 	"sitedrop/sites/forms"
 	"sitedrop/sites/serve"
 	"sitedrop/sites/store"
@@ -22,6 +23,10 @@ type sitedrop struct {
 	cfg    *Config
 	svc    *sites.Service
 	server *serve.Server
+	// analytics counts the sites' visits; nil with --analytics=false.
+	analytics *analytics.Aggregator
+	// statsFlush writes the analytics to the database.
+	statsFlush statsFlusher
 	// anonDeploys limits anonymous deploys per client IP.
 	anonDeploys *limiter
 	// keyedDeploys limits deploys per account.
@@ -77,6 +82,7 @@ func register(app core.App, cfg *Config) (*sitedrop, error) {
 	}
 	bindRecordHooks(sd)
 	bindJobs(sd)
+	bindAnalyticsJobs(sd)
 	app.OnServe().BindFunc(func(se *core.ServeEvent) error {
 		sd.learnListenPort(se)
 		if err := bindOpenAPI(sd, se); err != nil { // needs the web URL
@@ -179,7 +185,13 @@ func (sd *sitedrop) init() error {
 		ReservedSlugs: reserved,
 		SubmitURL:     func(id string) string { return sd.webURL() + "/submit/" + id },
 	})
-	sd.server = serve.NewServer(sd.svc.LoadSite, blobs, serve.ServerOptions{ContentCacheBytes: sd.cfg.ContentCache})
+	serverOpts := serve.ServerOptions{ContentCacheBytes: sd.cfg.ContentCache}
+	if sd.cfg.Analytics {
+		sd.analytics = analytics.New()
+		serverOpts.Recorder = sd.analytics
+		serverOpts.ClientIP = sd.clientIP
+	}
+	sd.server = serve.NewServer(sd.svc.LoadSite, blobs, serverOpts)
 	proxies, err := parseProxies(sd.cfg.TrustedProxies)
 	if err != nil {
 		return err
