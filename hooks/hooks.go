@@ -114,6 +114,7 @@ func register(app core.App, cfg *Config) (*sitedrop, error) {
 		bindHSTS(sd, se)
 		bindDeployAPI(sd, se)
 		bindVersionsAPI(sd, se)
+		bindAnalyticsAPI(sd, se)
 		bindBlobsAPI(sd, se)
 		bindAuthAPI(sd, se)
 		bindSubmitAPI(sd, se)
