@@ -212,6 +212,7 @@ func TestMCPAnonymous(t *testing.T) {
 		"claim":           {"slug": "anon-site", "claim_token": anonToken},
 		"get_submissions": id, "delete_submission": {"id": idAliceSite, "submission_id": "x"},
 		"list_versions": id, "rollback": {"id": idAliceSite, "version": 1},
+		"analytics": id,
 	} {
 		mustToolError(t, cs, tool, args, "this tool needs an API key")
 	}
@@ -231,7 +232,7 @@ func TestMCPAnonymous(t *testing.T) {
 		}
 		tools[tool.Name] = tool
 	}
-	if len(tools) != 11 {
+	if len(tools) != 12 {
 		t.Fatalf("%d tools", len(tools))
 	}
 	if a := tools["teardown"].Annotations; a == nil || a.DestructiveHint == nil || !*a.DestructiveHint {
@@ -309,6 +310,13 @@ func TestMCPSiteTools(t *testing.T) {
 		t.Fatalf("after rollback: %q", body)
 	}
 	mustToolError(t, cs, "rollback", map[string]any{"id": idAliceSite, "version": 99}, "HTTP 404")
+
+	// analytics: the API's days and lists, summed up in the text
+	text, an := mustTool(t, cs, "analytics", map[string]any{"id": idAliceSite, "from": "2026-03-01", "to": "2026-03-03"})
+	if days, _ := an["days"].([]any); len(days) != 3 || !strings.Contains(text, "2026-03-01 to 2026-03-03: 0 page view(s)") {
+		t.Fatalf("analytics: %q %v", text, an)
+	}
+	mustToolError(t, cs, "analytics", map[string]any{"id": idAliceSite, "from": "March"}, "HTTP 400")
 
 	// submissions
 	for _, msg := range []string{"first", "second"} {

@@ -1,7 +1,7 @@
 // Package agent is sitedrop's MCP server: the tools an AI agent calls to
 // publish and manage sites (deploy, update, get_status, list_deploys,
 // teardown, claim, get_submissions, delete_submission, list_versions,
-// rollback, whoami). Every tool calls sitedrop's own HTTP API through
+// rollback, analytics, whoami). Every tool calls sitedrop's own HTTP API through
 // sites/client, so limits, errors and lifecycle rules are exactly the
 // API's; the transport (Streamable HTTP at /mcp, or stdio for `sitedrop
 // mcp`) is its callers' concern. It imports sites/client and the MCP SDK,
@@ -37,7 +37,8 @@ const instructions = `sitedrop publishes static web sites. Call deploy with "htm
 "files" (a whole site: path, content, encoding "base64" for binary) to get a live URL.
 Without an API key a deploy is anonymous: it expires, and its claim_url lets a user keep it.
 With a key, update replaces a site's files, list_deploys and get_status describe sites,
-list_versions and rollback go back in time, get_submissions reads the site's form posts
+list_versions and rollback go back in time, analytics counts a site's visits per day,
+get_submissions reads the site's form posts
 (a form posts to {{SUBMIT_URL}}), teardown deletes a site (confirm: true).`
 
 // schemas caches the tools' schemas across servers: /mcp builds one server
@@ -63,6 +64,7 @@ func NewServer(c *client.Client, opts *Options) *mcp.Server {
 	t := &tools{c: c, keyHelp: o.KeyHelp}
 	t.addDeployTools(s)
 	t.addSiteTools(s)
+	t.addAnalyticsTool(s)
 	return s
 }
 
