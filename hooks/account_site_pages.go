@@ -4,6 +4,7 @@ import (
 	"errors"
 	"net/http"
 	"strconv"
+	"time"
 
 	"github.com/pocketbase/dbx"
 	"github.com/pocketbase/pocketbase/core"
@@ -122,6 +123,9 @@ func (sd *sitedrop) accountSitePage(e *core.RequestEvent) error {
 			Number: v.Number, CreatedAt: timestamp(v.Created), FileCount: v.FileCount,
 			TotalBytes: formatSizeShort(v.TotalBytes), Live: v.Live,
 		})
+	}
+	if p.Analytics, err = sd.pageAnalytics(e.App, dep.Id, time.Now()); err != nil {
+		return err
 	}
 	return render(e, http.StatusOK, ui.AccountSite(sd.pageLayout(e, user), p))
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/pocketbase/pocketbase/core"
 
 	"sitedrop/sites/analytics"
+	"sitedrop/ui"
 )
 
 // Messages of GET /deploy/:id/analytics.
@@ -137,4 +138,29 @@ func nonNil(c []analytics.Count) []analytics.Count {
 		return []analytics.Count{}
 	}
 	return c
+}
+
+// pageAnalytics is the site page's analytics panel: the 30 days to now.
+func (sd *sitedrop) pageAnalytics(app core.App, dep string, now time.Time) (ui.SiteAnalytics, error) {
+	from, to, err := analyticsPeriod("", "", now)
+	if err != nil {
+		return ui.SiteAnalytics{}, err
+	}
+	a, err := loadAnalytics(app, dep, from, to)
+	if err != nil {
+		return ui.SiteAnalytics{}, err
+	}
+	out := ui.SiteAnalytics{Off: sd.analytics == nil}
+	for _, d := range a.Days {
+		out.Days = append(out.Days, ui.AnalyticsDay{Date: d.Date, PageViews: d.PageViews, Visitors: d.Visitors, NotFound: d.NotFound})
+	}
+	conv := func(cs []analytics.Count) []ui.AnalyticsCount {
+		var l []ui.AnalyticsCount
+		for _, c := range cs {
+			l = append(l, ui.AnalyticsCount{Key: c.Key, Count: c.Count})
+		}
+		return l
+	}
+	out.TopPages, out.Referrers, out.NotFoundPaths = conv(a.TopPages), conv(a.Referrers), conv(a.NotFoundPaths)
+	return out, nil
 }
