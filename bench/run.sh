@@ -15,6 +15,7 @@
 #   SERVER_CPU=0      CPU the servers are pinned to (taskset)
 #   WRK_CPU=1         CPU wrk is pinned to
 #   SITEDROP_BIN=     use this sitedrop binary instead of building one
+#   SITEDROP_FLAGS=   more flags for `sitedrop serve`, e.g. --analytics=false
 #   REQUIRE_GZIP=0    1: stop when sitedrop does not gzip HTML and JS (nginx
 #                     and Caddy must always gzip, or their set-up is wrong)
 #   KEEP_TMP=0        1: keep the temporary directory (configs, logs, files)
@@ -34,6 +35,7 @@ BASE_PORT=${BASE_PORT:-18080}
 SERVER_CPU=${SERVER_CPU:-0}
 WRK_CPU=${WRK_CPU:-1}
 SITEDROP_BIN=${SITEDROP_BIN:-}
+SITEDROP_FLAGS=${SITEDROP_FLAGS:-}
 REQUIRE_GZIP=${REQUIRE_GZIP:-0}
 KEEP_TMP=${KEEP_TMP:-0}
 export GOTOOLCHAIN=local
@@ -225,7 +227,7 @@ KEY=$("$SITEDROP_BIN" --dir "$SD_DIR" key create bench@example.com | tail -n 1)
 [[ $KEY == sd_* ]] || die "could not create an API key"
 log "starting sitedrop on 127.0.0.1:$SD_PORT (CPU $SERVER_CPU)"
 taskset -c "$SERVER_CPU" "$SITEDROP_BIN" serve --http "127.0.0.1:$SD_PORT" --dir "$SD_DIR" \
-	--anon-deploys-per-hour -1 --deploys-per-minute -1 >"$TMP/sitedrop.log" 2>&1 &
+	--anon-deploys-per-hour -1 --deploys-per-minute -1 $SITEDROP_FLAGS >"$TMP/sitedrop.log" 2>&1 &
 PIDS+=($!)
 SD_PID=$!
 SD_HOST=bench.localhost:$SD_PORT
