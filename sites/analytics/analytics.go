@@ -109,8 +109,8 @@ func (a *Aggregator) Record(h Hit) {
 		return
 	}
 	day := dayOf(a.now())
-	bot := IsBot(h.UserAgent)
 	page := h.Page && h.Status == 200
+	bot := (page || h.Status == 404) && IsBot(h.UserAgent) // assets and redirects count bytes only
 	var visitor uint64
 	if page && !bot {
 		visitor = a.visitor(day, h)
