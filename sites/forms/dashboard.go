@@ -49,17 +49,10 @@ func QueueTest(app core.App, hook *core.Record, dep DeploymentRef) (*core.Record
 	if err != nil {
 		return nil, err
 	}
-	rec, err := newDelivery(app)
+	rec, err := newDelivery(app, hook, hook.GetString("deployment"), EventTest, typ, payload, time.Now().UTC())
 	if err != nil {
 		return nil, err
 	}
-	rec.Set("deployment", hook.GetString("deployment"))
-	rec.Set("webhook", hook.Id)
-	rec.Set("event", EventTest)
-	rec.Set("url", hook.GetString("url"))
-	rec.Set("type", typ)
-	rec.Set("secret", hook.GetString("secret"))
-	rec.Set("payload", payload)
 	if err := app.Save(rec); err != nil {
 		return nil, fmt.Errorf("queue test delivery for webhook %s: %w", hook.Id, err)
 	}
@@ -80,29 +73,40 @@ func Redeliver(app core.App, orig *core.Record) (*core.Record, error) {
 	if _, err := app.FindRecordById(WebhooksCollection, hookID); err != nil {
 		return nil, ErrWebhookGone
 	}
-	rec, err := newDelivery(app)
-	if err != nil {
-		return nil, err
-	}
+	rec := core.NewRecord(orig.Collection())
 	for _, f := range []string{"deployment", "webhook", "event", "url", "type", "secret", "payload"} {
 		rec.Set(f, orig.Get(f))
 	}
+	rec.Set("status", DeliveryPending)
+	rec.Set("attempts", 0)
+	rec.Set("next_attempt_at", time.Now().UTC())
 	if err := app.Save(rec); err != nil {
 		return nil, fmt.Errorf("queue copy of delivery %s: %w", orig.Id, err)
 	}
 	return rec, nil
 }
 
-// newDelivery is an unsaved pending delivery, due now.
-func newDelivery(app core.App) (*core.Record, error) {
+// newDelivery makes (unsaved) a pending delivery of payload to hook's
+// target, due at now; deploymentID may be empty (a deployment.deleted
+// delivery outlives its deployment).
+func newDelivery(app core.App, hook *core.Record, deploymentID, event, typ, payload string, now time.Time) (*core.Record, error) {
 	col, err := app.FindCachedCollectionByNameOrId(DeliveriesCollection)
 	if err != nil {
 		return nil, fmt.Errorf("find %s collection: %w", DeliveriesCollection, err)
 	}
 	rec := core.NewRecord(col)
+	if deploymentID != "" {
+		rec.Set("deployment", deploymentID)
+	}
+	rec.Set("webhook", hook.Id)
+	rec.Set("event", event)
+	rec.Set("url", hook.GetString("url"))
+	rec.Set("type", typ)
+	rec.Set("secret", hook.GetString("secret"))
+	rec.Set("payload", payload)
 	rec.Set("status", DeliveryPending)
 	rec.Set("attempts", 0)
-	rec.Set("next_attempt_at", time.Now().UTC())
+	rec.Set("next_attempt_at", now)
 	return rec, nil
 }
 

@@ -118,7 +118,6 @@ func EnqueueWebhooks(app core.App, deploymentID string, event string, dep Deploy
 	if err != nil {
 		return 0, fmt.Errorf("find webhooks of %s: %w", deploymentID, err)
 	}
-	var col *core.Collection
 	payloads := map[string]string{}
 	now := time.Now().UTC()
 	n := 0
@@ -137,24 +136,14 @@ func EnqueueWebhooks(app core.App, deploymentID string, event string, dep Deploy
 			}
 			payloads[typ] = payload
 		}
-		if col == nil {
-			if col, err = app.FindCachedCollectionByNameOrId(DeliveriesCollection); err != nil {
-				return n, fmt.Errorf("find %s collection: %w", DeliveriesCollection, err)
-			}
+		depID := deploymentID
+		if event == EventDeploymentDeleted {
+			depID = "" // its deliveries outlive the deployment
 		}
-		rec := core.NewRecord(col)
-		if event != EventDeploymentDeleted {
-			rec.Set("deployment", deploymentID)
+		rec, err := newDelivery(app, h, depID, event, typ, payload, now)
+		if err != nil {
+			return n, err
 		}
-		rec.Set("webhook", h.Id)
-		rec.Set("event", event)
-		rec.Set("url", h.GetString("url"))
-		rec.Set("type", typ)
-		rec.Set("secret", h.GetString("secret"))
-		rec.Set("payload", payload)
-		rec.Set("status", DeliveryPending)
-		rec.Set("attempts", 0)
-		rec.Set("next_attempt_at", now)
 		if err := app.Save(rec); err != nil {
 			return n, fmt.Errorf("queue %s delivery for webhook %s: %w", event, h.Id, err)
 		}
