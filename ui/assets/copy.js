@@ -2,14 +2,12 @@
 // data-copy="TEXT" hidden>Copy</button> copies TEXT to the clipboard. The
 // buttons start hidden and are shown here, so a page without JavaScript (or
 // without the Clipboard API, as on plain http away from localhost) shows no
-// button that cannot work. Plain ES2017, no framework.
+// button that cannot work. The Layout loads it on every page. Plain
+// ES2017, no framework.
 (function () {
   "use strict";
 
   if (!navigator.clipboard || !window.isSecureContext) return;
-  // a page may load this script twice (a flash and the page's own buttons)
-  if (window.sitedropCopy) return;
-  window.sitedropCopy = true;
 
   var buttons = document.querySelectorAll("button[data-copy]");
   for (var i = 0; i < buttons.length; i++) {
