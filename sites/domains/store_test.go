@@ -1,0 +1,154 @@
+package domains_test
+
+import (
+	"errors"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/pocketbase/pocketbase/core"
+	"github.com/pocketbase/pocketbase/tests"
+
+	_ "sitedrop/migrations"
+	"sitedrop/sites"
+	"sitedrop/sites/domains"
+)
+
+func newApp(t *testing.T) *tests.TestApp {
+	t.Helper()
+	app, err := tests.NewTestApp(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(app.Cleanup)
+	return app
+}
+
+func mustDeployment(t *testing.T, app core.App, slug, owner string) *core.Record {
+	t.Helper()
+	col, err := app.FindCollectionByNameOrId(sites.DeploymentsCollection)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := core.NewRecord(col)
+	rec.Set("slug", slug)
+	rec.Set("owner", owner)
+	rec.Set("status", sites.StatusActive)
+	rec.Set("storage_type", sites.StorageHTML)
+	if err := app.Save(rec); err != nil {
+		t.Fatal(err)
+	}
+	return rec
+}
+
+func mustUser(t *testing.T, app core.App, email string) *core.Record {
+	t.Helper()
+	col, err := app.FindCollectionByNameOrId("users")
+	if err != nil {
+		t.Fatal(err)
+	}
+	u := core.NewRecord(col)
+	u.SetEmail(email)
+	u.SetRandomPassword()
+	if err := app.Save(u); err != nil {
+		t.Fatal(err)
+	}
+	return u
+}
+
+// TestFirstToVerifyWins: two sites claim a domain; the first verified
+// takes it, the other's claim fails, and a third cannot add it.
+func TestFirstToVerifyWins(t *testing.T) {
+	t.Parallel()
+	app := newApp(t)
+	user := mustUser(t, app, "a@example.com")
+	a, b, c := mustDeployment(t, app, "alpha", user.Id), mustDeployment(t, app, "bravo", user.Id), mustDeployment(t, app, "charlie", "")
+	ra, err := domains.Add(app, a.Id, "shop.example.com")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rb, err := domains.Add(app, b.Id, "shop.example.com")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ra.GetString("token") == rb.GetString("token") || ra.GetString("status") != domains.StatusPending {
+		t.Fatalf("claims: %v %v", ra, rb)
+	}
+	if again, err := domains.Add(app, a.Id, "shop.example.com"); !errors.Is(err, domains.ErrExists) || again.Id != ra.Id {
+		t.Fatalf("adding again = %v, %v", again, err)
+	}
+	now := time.Now().UTC()
+	rb, err = domains.Result(app, rb, &domains.CheckError{Reason: "no TXT record"}, now)
+	if err != nil || rb.GetString("status") != domains.StatusPending || rb.GetString("reason") != "no TXT record" || rb.GetInt("attempts") != 1 {
+		t.Fatalf("failed check = %v, %v", rb, err)
+	}
+	ra, err = domains.Result(app, ra, nil, now)
+	if err != nil || ra.GetString("status") != domains.StatusVerified || ra.GetDateTime("verified").IsZero() {
+		t.Fatalf("verified = %v, %v", ra, err)
+	}
+	rb, _ = app.FindRecordById(domains.Collection, rb.Id)
+	if rb.GetString("status") != domains.StatusFailed || rb.GetString("reason") != domains.ReasonTakenElsewhere {
+		t.Fatalf("the other claim: %s %q", rb.GetString("status"), rb.GetString("reason"))
+	}
+	if _, err := domains.Add(app, c.Id, "shop.example.com"); !errors.Is(err, domains.ErrTaken) {
+		t.Fatalf("third claim = %v", err)
+	}
+	if hosts, err := domains.VerifiedHosts(app, a.Id); err != nil || !slices.Equal(hosts, []string{"shop.example.com"}) {
+		t.Fatalf("VerifiedHosts = %v, %v", hosts, err)
+	}
+	if all, err := domains.AllVerified(app); err != nil || len(all) != 1 || all["shop.example.com"] != a.Id {
+		t.Fatalf("AllVerified = %v, %v", all, err)
+	}
+	if n, err := domains.CountOwned(app, user.Id); err != nil || n != 2 {
+		t.Fatalf("CountOwned = %d, %v", n, err)
+	}
+
+	// deleting the deployment releases the domain
+	if err := app.Delete(a); err != nil {
+		t.Fatal(err)
+	}
+	if all, _ := domains.AllVerified(app); len(all) != 0 {
+		t.Fatalf("after delete: %v", all)
+	}
+	if _, err := domains.Add(app, c.Id, "shop.example.com"); err != nil {
+		t.Fatalf("claim after release: %v", err)
+	}
+}
+
+// TestDueAndExpiry: pending claims are due by backoff, and fail after
+// MaxPending with the last reason; Reset makes a failed one pending again.
+func TestDueAndExpiry(t *testing.T) {
+	t.Parallel()
+	app := newApp(t)
+	dep := mustDeployment(t, app, "alpha", "")
+	rec, err := domains.Add(app, dep.Id, "shop.example.com")
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := time.Now().UTC()
+	due := func(at time.Time) int {
+		recs, err := domains.Due(app, at, 10)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return len(recs)
+	}
+	if due(now) != 1 {
+		t.Fatal("a new claim is due at once")
+	}
+	rec, _ = domains.Result(app, rec, &domains.CheckError{Reason: "no TXT"}, now)
+	rec, _ = domains.Result(app, rec, &domains.CheckError{Reason: "no TXT"}, now)
+	if due(now.Add(time.Minute)) != 0 || due(now.Add(2*time.Minute)) != 1 {
+		t.Fatal("after two attempts the next check is 2 minutes later")
+	}
+	rec, err = domains.Result(app, rec, &domains.CheckError{Reason: "no TXT"}, now.Add(domains.MaxPending+time.Minute))
+	if err != nil || rec.GetString("status") != domains.StatusFailed || rec.GetString("reason") != "not verified within 72 hours: no TXT" {
+		t.Fatalf("expired = %s %q %v", rec.GetString("status"), rec.GetString("reason"), err)
+	}
+	if due(now.Add(100*time.Hour)) != 0 {
+		t.Fatal("a failed claim is not due")
+	}
+	if err := domains.Reset(app, rec); err != nil || rec.GetString("status") != domains.StatusPending || due(time.Now()) != 1 {
+		t.Fatalf("reset: %v %s", err, rec.GetString("status"))
+	}
+}
