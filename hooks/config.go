@@ -38,6 +38,14 @@ type Config struct {
 	// Defaults 5 and 50.
 	FreeSlots int
 	ProSlots  int
+	// DomainsFree and DomainsPro are the custom domains each plan allows,
+	// over all of an account's sites. Defaults 1 and 10.
+	DomainsFree int
+	DomainsPro  int
+	// PublicIPs are the server's public addresses, the A/AAAA records an
+	// apex custom domain needs (--public-ip). Default: the addresses the
+	// site's own host resolves to.
+	PublicIPs []string
 	// ReservedSlugs are refused on top of the built-in list.
 	ReservedSlugs []string
 	// AnonDeploysPerHour limits anonymous POST /deploy per client IP.
@@ -173,6 +181,8 @@ func DefaultConfig() Config {
 		MaxFiles:           20000,
 		FreeSlots:          5,
 		ProSlots:           50,
+		DomainsFree:        1,
+		DomainsPro:         10,
 		AnonDeploysPerHour: 10,
 		DeploysPerMinute:   60,
 		ConcurrentDeploys:  4,
@@ -216,6 +226,12 @@ func (c *Config) withDefaults() {
 	}
 	if c.ProSlots <= 0 {
 		c.ProSlots = d.ProSlots
+	}
+	if c.DomainsFree <= 0 {
+		c.DomainsFree = d.DomainsFree
+	}
+	if c.DomainsPro <= 0 {
+		c.DomainsPro = d.DomainsPro
 	}
 	if c.AnonDeploysPerHour == 0 {
 		c.AnonDeploysPerHour = d.AnonDeploysPerHour

@@ -10,6 +10,7 @@ import (
 
 	"sitedrop/sites"
 	"sitedrop/sites/analytics"
+	"sitedrop/sites/domains"
 	"sitedrop/sites/forms"
 	"sitedrop/sites/serve"
 	"sitedrop/sites/store"
@@ -55,6 +56,12 @@ type sitedrop struct {
 	conns *serve.ConnLimit
 	// flashes are the pages' one-shot messages (POST → redirect → GET).
 	flashes flashStore
+	// domainChecker verifies custom domains' DNS records.
+	domainChecker *domains.Checker
+	// publicIPs are --public-ip: an apex custom domain's A/AAAA records.
+	publicIPs []netip.Addr
+	// domainHosts routes custom domains' hosts.
+	domainHosts *domainTable
 	bodyGuards
 }
 
@@ -83,6 +90,7 @@ func register(app core.App, cfg *Config) (*sitedrop, error) {
 	bindRecordHooks(sd)
 	bindJobs(sd)
 	bindAnalyticsJobs(sd)
+	bindDomains(sd)
 	app.OnServe().BindFunc(func(se *core.ServeEvent) error {
 		sd.learnListenPort(se)
 		if err := bindOpenAPI(sd, se); err != nil { // needs the web URL
@@ -120,6 +128,7 @@ func register(app core.App, cfg *Config) (*sitedrop, error) {
 		bindSubmitAPI(sd, se)
 		bindSubmissionsAPI(sd, se)
 		bindWebhooksAPI(sd, se)
+		bindDomainsAPI(sd, se)
 		bindAccountSitePages(sd, se)
 		api := bindMCP(sd, se)
 		bindPages(sd, se)
@@ -207,5 +216,5 @@ func (sd *sitedrop) init() error {
 	sd.bodyGuards = newBodyGuards(sd.cfg)
 	sd.deliverer = forms.NewDeliverer(sd.app, sd.webhookGuard())
 	sd.notifyWake = make(chan struct{}, 1)
-	return nil
+	return sd.initDomains()
 }

@@ -16,8 +16,9 @@ import (
 // API, the admin UI, CORS, auth cookies or the activity log.
 const siteHostPriority = apis.DefaultWWWRedirectMiddlewarePriority - 1
 
-// bindSiteHost serves <slug>.<sites-domain> requests from the site server
-// and never lets them reach PocketBase's routes; a malformed Host (see
+// bindSiteHost serves <slug>.<sites-domain> requests, and those of custom
+// domains (see customHost), from the site server and never lets them
+// reach PocketBase's routes; a malformed Host (see
 // sites.ValidHost) is refused with 400 before either. It does so twice over:
 //
 //   - In production it wraps the HTTP server's handler, so site requests
@@ -36,6 +37,9 @@ func bindSiteHost(sd *sitedrop, se *core.ServeEvent) {
 			}
 			if !validRequestHost(e.Request.Host) {
 				serve.RefuseHost(e.Response)
+				return nil
+			}
+			if sd.customHost(e.Response, e.Request) {
 				return nil
 			}
 			return e.Next()
@@ -73,6 +77,9 @@ func wrapServerHandler(sd *sitedrop, se *core.ServeEvent) {
 		}
 		if !validRequestHost(r.Host) {
 			serve.RefuseHost(w)
+			return
+		}
+		if sd.customHost(w, r) {
 			return
 		}
 		next.ServeHTTP(w, r)

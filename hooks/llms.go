@@ -33,6 +33,8 @@ func (sd *sitedrop) llmsTxt(e *core.RequestEvent) error {
 		"MaxFiles":       sd.cfg.MaxFiles,
 		"FreeSlots":      sd.cfg.FreeSlots,
 		"ProSlots":       sd.cfg.ProSlots,
+		"DomainsFree":    sd.cfg.DomainsFree,
+		"DomainsPro":     sd.cfg.DomainsPro,
 		"KeyedPerMinute": sd.cfg.DeploysPerMinute,
 	})
 	if err != nil {

@@ -28,6 +28,8 @@ func TestLLMSTxt(t *testing.T) {
 				"`{{SUBMIT_URL}}`",
 				"[OpenAPI 3.1 description of every route](http://web.test/openapi.json)",
 				"Streamable HTTP at http://web.test/mcp",
+				"Custom domains per account: 1 (free plan), 10 (pro plan).",
+				"`POST http://web.test/deploy/{id}/domains {\"domain\": \"shop.example.com\"}`",
 			},
 			NotExpectedContent: []string{"<no value>"},
 			TestAppFactory:     newTestApp,

@@ -14,6 +14,7 @@ import (
 	"github.com/pocketbase/pocketbase/tools/hook"
 
 	"sitedrop/hooks/certs"
+	"sitedrop/sites"
 	"sitedrop/sites/serve"
 )
 
@@ -104,12 +105,16 @@ func certStorageDir(app core.App) string {
 }
 
 // allowCertificate tells whether name may have an on-demand certificate:
-// www.<web host>, and hosts of sites that are live right now.
+// www.<web host>, hosts of sites that are live right now, and verified
+// custom domains (pending or unknown ones are refused).
 func (sd *sitedrop) allowCertificate(name string) error {
 	if sd.hosts.IsWWWWebHost(name) {
 		return nil
 	}
 	slug, isSite := sd.hosts.Site(name)
+	if !isSite && !sd.hosts.IsWebHost(name) {
+		return sd.allowDomainCertificate(name)
+	}
 	if !isSite || slug == "" {
 		return fmt.Errorf("no certificate for %q: not a sitedrop host", name)
 	}
@@ -175,8 +180,19 @@ func (sd *sitedrop) bindTLSCleanup(ts *tlsServing) {
 // httpRedirectHandler is the plain HTTP listener's handler when serving
 // TLS (see certs.RedirectHandler): app answers /api/health, challenges
 // the ACME HTTP-01 challenges, and the rest goes to https on httpsPort.
+// Verified custom domains are sent to https too.
 func (sd *sitedrop) httpRedirectHandler(app http.Handler, challenges func(http.Handler) http.Handler) http.Handler {
-	return certs.RedirectHandler(sd.hosts, sd.httpsPort(), app, challenges)
+	port := sd.httpsPort()
+	base := certs.RedirectHandler(sd.hosts, port, app, func(h http.Handler) http.Handler { return h })
+	return challenges(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		host, _ := splitHostPortLoose(r.Host)
+		if r.Host != "" && sites.ValidHost(r.Host) && sd.allowDomainCertificate(host) == nil {
+			w.Header().Set("Location", "https://"+hostPort(host, "https", port)+r.URL.RequestURI())
+			w.WriteHeader(http.StatusPermanentRedirect)
+			return
+		}
+		base.ServeHTTP(w, r)
+	}))
 }
 
 // httpsPort is the port of https URLs: the public URL's when one is set,

@@ -1,0 +1,121 @@
+package hooks
+
+import (
+	"net/http"
+
+	"github.com/pocketbase/pocketbase/core"
+
+	"sitedrop/sites/domains"
+)
+
+// bindDomainsAPI registers the custom domain endpoints of deployments
+// (owner only, like the rest of /deploy/:id).
+func bindDomainsAPI(sd *sitedrop, se *core.ServeEvent) {
+	r := se.Router
+	r.POST("/deploy/{id}/domains", sd.domainCreate)                    // claim a domain, check it at once
+	r.GET("/deploy/{id}/domains", sd.domainsList)                      // the deployment's domains and their state
+	r.DELETE("/deploy/{id}/domains/{domain}", sd.domainDelete)         // release a domain
+	r.POST("/deploy/{id}/domains/{domain}/verify", sd.domainVerifyNow) // check now
+	r.Any("/deploy/{id}/domains", methodNotAllowed("GET, POST"))
+	r.Any("/deploy/{id}/domains/{domain}", methodNotAllowed("DELETE"))
+	r.Any("/deploy/{id}/domains/{domain}/verify", methodNotAllowed("POST"))
+}
+
+// domainCreate is POST /deploy/:id/domains {"domain"}: 201 with the
+// records to create for a new claim, 200 for one the deployment already
+// has (checked again).
+func (sd *sitedrop) domainCreate(e *core.RequestEvent) error {
+	user, err := sd.requireUser(e)
+	if err != nil {
+		return err
+	}
+	dep, err := sd.svc.FindOwned(user, e.Request.PathValue("id"))
+	if err != nil {
+		return err
+	}
+	var body struct {
+		Domain *string `json:"domain"`
+	}
+	if err := readJSON(e, authBodyLimit, &body); err != nil {
+		return err
+	}
+	if body.Domain == nil {
+		return fail(http.StatusBadRequest, "%s", domains.ErrEmpty.Error())
+	}
+	rec, created, err := sd.addDomain(e.Request.Context(), user, dep, *body.Domain)
+	if err != nil {
+		return err
+	}
+	status := http.StatusOK
+	if created {
+		status = http.StatusCreated
+	}
+	return e.JSON(status, sd.domainAnswer(e.Request.Context(), rec, dep.GetString("slug")))
+}
+
+// domainsList is GET /deploy/:id/domains.
+func (sd *sitedrop) domainsList(e *core.RequestEvent) error {
+	dep, err := sd.ownedByPathValue(e, "id")
+	if err != nil {
+		return err
+	}
+	recs, err := domains.List(e.App, dep.Id)
+	if err != nil {
+		return err
+	}
+	out := make([]domainJSON, 0, len(recs))
+	for _, r := range recs {
+		out = append(out, sd.domainAnswer(e.Request.Context(), r, dep.GetString("slug")))
+	}
+	return e.JSON(http.StatusOK, map[string]any{"domains": out})
+}
+
+// domainDelete is DELETE /deploy/:id/domains/:domain.
+func (sd *sitedrop) domainDelete(e *core.RequestEvent) error {
+	dep, rec, err := sd.ownedDomain(e)
+	if err != nil {
+		return err
+	}
+	if err := e.App.Delete(rec); err != nil {
+		return err
+	}
+	return e.JSON(http.StatusOK, map[string]string{
+		"domain":  rec.GetString("domain"),
+		"message": "Domain " + rec.GetString("domain") + " removed from " + dep.GetString("slug"),
+	})
+}
+
+// domainVerifyNow is POST /deploy/:id/domains/:domain/verify: the check,
+// now (a failed claim starts again).
+func (sd *sitedrop) domainVerifyNow(e *core.RequestEvent) error {
+	dep, rec, err := sd.ownedDomain(e)
+	if err != nil {
+		return err
+	}
+	if err := domains.Reset(e.App, rec); err != nil {
+		return err
+	}
+	rec, err = sd.checkDomain(e.Request.Context(), rec, dep.GetString("slug"))
+	if err != nil {
+		return err
+	}
+	return e.JSON(http.StatusOK, sd.domainAnswer(e.Request.Context(), rec, dep.GetString("slug")))
+}
+
+// ownedDomain finds the caller's deployment and its domain named in the
+// path: 404 when either is not there.
+func (sd *sitedrop) ownedDomain(e *core.RequestEvent) (*core.Record, *core.Record, error) {
+	dep, err := sd.ownedByPathValue(e, "id")
+	if err != nil {
+		return nil, nil, err
+	}
+	name, err := domains.Normalize(e.Request.PathValue("domain"))
+	if err != nil {
+		return nil, nil, fail(http.StatusNotFound, msgDomainNotFound)
+	}
+	rec, err := domains.Find(e.App, dep.Id, name)
+	if err != nil {
+		return nil, nil, fail(http.StatusNotFound, msgDomainNotFound)
+	}
+	return dep, rec, nil
+}
