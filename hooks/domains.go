@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/netip"
 	"net/url"
+	"strings"
 	"time"
 
 	"github.com/pocketbase/pocketbase/core"
@@ -39,21 +40,34 @@ type domainJSON struct {
 	VerifiedAt string           `json:"verified_at,omitempty"`
 }
 
-// initDomains prepares the verification of custom domains: the resolvers
-// (--dns-resolvers, else the system's) and the server's addresses
-// (--public-ip).
+// initDomains checks --public-ip and prepares the table of custom
+// domains' hosts.
 func (sd *sitedrop) initDomains() error {
-	sd.domainChecker = &domains.Checker{Resolvers: sd.cfg.Serve.DNSResolvers}
-	sd.publicIPs = nil
-	for _, s := range sd.cfg.PublicIPs {
-		a, err := netip.ParseAddr(s)
-		if err != nil {
-			return fmt.Errorf("--public-ip %q: not an IP address", s)
-		}
-		sd.publicIPs = append(sd.publicIPs, a.Unmap())
+	if _, err := parsePublicIPs(sd.cfg.PublicIPs); err != nil {
+		return err
 	}
 	sd.domainHosts = newDomainTable(sd.app)
 	return nil
+}
+
+// parsePublicIPs reads --public-ip.
+func parsePublicIPs(list []string) ([]netip.Addr, error) {
+	var out []netip.Addr
+	for _, s := range list {
+		a, err := netip.ParseAddr(strings.TrimSpace(s))
+		if err != nil {
+			return nil, fmt.Errorf("--public-ip %q: not an IP address", s)
+		}
+		out = append(out, a.Unmap())
+	}
+	return out, nil
+}
+
+// domainChecker verifies custom domains through --dns-resolvers, else the
+// system's resolvers. It is built on use: the serve flags are parsed after
+// the app bootstraps.
+func (sd *sitedrop) domainChecker() *domains.Checker {
+	return &domains.Checker{Resolvers: sd.cfg.Serve.DNSResolvers}
 }
 
 // domainLimit is the custom domains the plan allows.
@@ -131,7 +145,7 @@ func (sd *sitedrop) checkDomain(ctx context.Context, rec *core.Record, slug stri
 	host := sd.siteHost(slug)
 	addrs, err := sd.serverAddrs(ctx, host)
 	if err == nil {
-		err = sd.domainChecker.Verify(ctx, rec.GetString("domain"), rec.GetString("token"), host, addrs)
+		err = sd.domainChecker().Verify(ctx, rec.GetString("domain"), rec.GetString("token"), host, addrs)
 	}
 	saved, serr := domains.Result(sd.app, rec, err, time.Now().UTC())
 	if serr != nil {
@@ -150,10 +164,10 @@ func (sd *sitedrop) siteHost(slug string) string {
 // addresses of the site's own host (the target of a custom domain's
 // CNAME resolves to the server).
 func (sd *sitedrop) serverAddrs(ctx context.Context, siteHost string) ([]netip.Addr, error) {
-	if len(sd.publicIPs) > 0 {
-		return sd.publicIPs, nil
+	if addrs, err := parsePublicIPs(sd.cfg.PublicIPs); err != nil || len(addrs) > 0 {
+		return addrs, err
 	}
-	return sd.domainChecker.LookupAddrs(ctx, siteHost)
+	return sd.domainChecker().LookupAddrs(ctx, siteHost)
 }
 
 // domainAnswer is rec as the API shows it, with the records to create.

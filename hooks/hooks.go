@@ -10,7 +10,6 @@ import (
 
 	"sitedrop/sites"
 	"sitedrop/sites/analytics"
-	"sitedrop/sites/domains"
 	"sitedrop/sites/forms"
 	"sitedrop/sites/serve"
 	"sitedrop/sites/store"
@@ -56,10 +55,6 @@ type sitedrop struct {
 	conns *serve.ConnLimit
 	// flashes are the pages' one-shot messages (POST → redirect → GET).
 	flashes flashStore
-	// domainChecker verifies custom domains' DNS records.
-	domainChecker *domains.Checker
-	// publicIPs are --public-ip: an apex custom domain's A/AAAA records.
-	publicIPs []netip.Addr
 	// domainHosts routes custom domains' hosts.
 	domainHosts *domainTable
 	bodyGuards

@@ -109,6 +109,9 @@ func redirectAddrFor(httpsAddr string) string {
 // listens.
 func checkServeConfig(cfg *Config) error {
 	s := cfg.Serve
+	if _, err := parsePublicIPs(cfg.PublicIPs); err != nil {
+		return err
+	}
 	if s.ShutdownTimeout < 0 {
 		return errors.New("--shutdown-timeout must not be negative")
 	}
