@@ -10,6 +10,7 @@ import (
 	"github.com/pocketbase/pocketbase/core"
 
 	"sitedrop/sites/accounts"
+	"sitedrop/sites/domains"
 	"sitedrop/ui"
 )
 
@@ -102,13 +103,19 @@ func (sd *sitedrop) renderAccount(e *core.RequestEvent, user *core.Record) error
 	if err != nil {
 		return err
 	}
+	domainsUsed, err := domains.CountOwned(e.App, user.Id)
+	if err != nil {
+		return err
+	}
 	now := time.Now()
 	p := ui.AccountProps{
-		Email:     user.Email(),
-		Plan:      user.GetString("plan"),
-		SlotsUsed: len(deps),
-		SlotLimit: sd.svc.SlotLimit(user.GetString("plan")),
-		Drop:      sd.dropProps("Deploy a new site", user, ""),
+		DomainsUsed: domainsUsed,
+		Email:       user.Email(),
+		Plan:        user.GetString("plan"),
+		SlotsUsed:   len(deps),
+		SlotLimit:   sd.svc.SlotLimit(user.GetString("plan")),
+		DomainLimit: sd.domainLimit(user.GetString("plan")),
+		Drop:        sd.dropProps("Deploy a new site", user, ""),
 	}
 	for _, d := range deps {
 		slug := d.GetString("slug")

@@ -127,6 +127,9 @@ func (sd *sitedrop) accountSitePage(e *core.RequestEvent) error {
 	if p.Analytics, err = sd.pageAnalytics(e.App, dep.Id, time.Now()); err != nil {
 		return err
 	}
+	if p.Domains, err = sd.siteDomains(e, user, dep); err != nil {
+		return err
+	}
 	return render(e, http.StatusOK, ui.AccountSite(sd.pageLayout(e, user), p))
 }
 

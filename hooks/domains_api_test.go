@@ -147,9 +147,7 @@ func TestDomainsAPI(t *testing.T) {
 			ExpectedStatus: 405, ExpectedContent: []string{errBody(msgMethodNotAllowed)}, TestAppFactory: factory,
 		},
 	}
-	for _, s := range scenarios {
-		s.Test(t)
-	}
+	runScenarios(t, scenarios)
 }
 
 func mustFindUser(t testing.TB, app core.App, email string) *core.Record {

@@ -125,6 +125,7 @@ func register(app core.App, cfg *Config) (*sitedrop, error) {
 		bindWebhooksAPI(sd, se)
 		bindDomainsAPI(sd, se)
 		bindAccountSitePages(sd, se)
+		bindSiteDomainsPages(sd, se)
 		api := bindMCP(sd, se)
 		bindPages(sd, se)
 		if err := se.Next(); err != nil {

@@ -44,6 +44,10 @@ var notInOpenAPI = map[string]bool{
 	"POST /account/sites/{id}/webhooks":                                               true,
 	"POST /account/sites/{id}/webhooks/{webhookId}/test":                              true,
 	"POST /account/sites/{id}/webhooks/{webhookId}/deliveries/{deliveryId}/redeliver": true,
+	// custom domains on the site page
+	"POST /account/sites/{id}/domains":                 true,
+	"POST /account/sites/{id}/domains/{domain}/verify": true,
+	"POST /account/sites/{id}/domains/{domain}/delete": true,
 	"GET /llms.txt": true, // the agents' guide, Markdown (links to openapi.json)
 	// MCP (issue 15's other half): one endpoint speaking JSON-RPC.
 	"POST /mcp":   true,
