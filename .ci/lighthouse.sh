@@ -51,6 +51,8 @@ id=$(json "['id']" <<<"$site")
 curl -fs -X PUT "$WEB/deploy/$id" "${auth[@]}" -d '{"html":"<h1>Two</h1>"}' >/dev/null
 curl -fs "$WEB/submit/$id" -d 'email=someone@example.com&message=Hello%0Asecond+line' >/dev/null
 curl -fs "$WEB/webhooks/$id" "${auth[@]}" -d '{"url":"http://127.0.0.1:9/hook"}' >/dev/null
+# a pending custom domain: the site page lists it with its records
+curl -fs "$WEB/deploy/$id/domains" "${auth[@]}" -d '{"domain":"shop.example.com"}' >/dev/null
 anon=$(curl -fs "$WEB/deploy" -d '{"html":"<h1>Anon</h1>","title":"Anonymous"}')
 claim=$(json "['claim_url']" <<<"$anon")
 cookie=$(curl -fs -D - -o /dev/null -X POST "$WEB/auth/session" "${auth[@]}" |

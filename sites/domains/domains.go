@@ -1,8 +1,8 @@
 // Package domains holds the rules of custom domains: which names a
 // deployment may claim (Normalize, Rules.Check), the DNS records its owner
 // creates (Records), the check that they are in place (Checker), and the
-// domains collection (Add, List, Find, Result, Due, ServedHosts,
-// VerifiedHosts). It has no routes: the API, the pages, the verification
+// domains collection (Add, Find, List, CountOwned, Result, Reset, Due,
+// AllVerified, VerifiedHosts). It has no routes: the API, the pages, the verification
 // job and the host routing are in hooks. It imports sites only.
 package domains
 
