@@ -141,12 +141,13 @@ func (s *Service) LoadSite(slug string) (*Site, error) {
 
 func siteFromRecord(app core.App, rec *core.Record) (*Site, error) {
 	site := &Site{
-		ID:        rec.Id,
-		Slug:      rec.GetString("slug"),
-		Status:    rec.GetString("status"),
-		IsSPA:     rec.GetBool("is_spa"),
-		VersionID: rec.GetString("live_version"),
-		Files:     Manifest{},
+		ID:         rec.Id,
+		Slug:       rec.GetString("slug"),
+		Status:     rec.GetString("status"),
+		IsSPA:      rec.GetBool("is_spa"),
+		VersionID:  rec.GetString("live_version"),
+		Protection: ProtectionOf(rec),
+		Files:      Manifest{},
 	}
 	if exp := rec.GetDateTime("expires_at"); !exp.IsZero() {
 		site.ExpiresAt = exp.Time()

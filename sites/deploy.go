@@ -30,6 +30,9 @@ type Metadata struct {
 	Description *string
 	Favicon     *string
 	IsSPA       *bool
+	// Protect changes the protection (zero: keeps it), committed with the
+	// content, so a site deployed protected is never served without it.
+	Protect ProtectionChange
 }
 
 // Upload is the content of a deploy: already validated files.
@@ -118,6 +121,7 @@ func (s *Service) Create(ctx context.Context, p CreateParams) (*Created, error) 
 		rec.Set("storage_type", p.Upload.StorageType)
 		rec.Set("live_version", versionID)
 		meta.apply(rec)
+		p.Meta.Protect.apply(rec)
 		if p.Owner != nil {
 			rec.Set("owner", p.Owner.Id)
 		} else {
@@ -203,6 +207,7 @@ func (s *Service) replaceLocked(ctx context.Context, dep *core.Record, meta Meta
 		fresh.Set("live_version", versionID)
 		fresh.Set("storage_type", up.StorageType)
 		m.apply(fresh)
+		meta.Protect.apply(fresh)
 		if err := tx.Save(fresh); err != nil {
 			return mapSaveError(err)
 		}

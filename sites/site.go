@@ -13,6 +13,10 @@ type Site struct {
 	VersionID string
 	// ExpiresAt is zero for a deployment that does not expire.
 	ExpiresAt time.Time
+	// Protection is nil for a public site; otherwise what the gate needs:
+	// the password's hash, the share link switch and the per-site secret
+	// (see Protection). A replica reading Site as JSON needs nothing else.
+	Protection *Protection `json:"protection,omitempty"`
 	// Files is the live manifest.
 	Files Manifest
 }
