@@ -5,7 +5,9 @@
 // and 404 pages; answers ETag, Range and HEAD. Its listener sends each
 // site response in one write (Listener, Cork) and caps each client's open
 // connections (ConnLimit). An optional Recorder (sites/analytics) counts
-// each answer of a known site. Checker gives the same path resolution,
+// each answer of a known site. A protected site is behind its gate
+// (gate*.go): a password form or a share link, then a signed cookie,
+// all from the sites.Site alone. Checker gives the same path resolution,
 // without bytes, to the deploy report. It imports sites (the Site a loader gives it,
 // manifests), sites/store (the bytes) and sites/analytics (what a
 // Recorder receives); the routing of hosts is in
@@ -43,6 +45,8 @@ type site struct {
 	served map[string]*servedFile
 	// rules are the site's _redirects and _headers, compiled.
 	rules siteRules
+	// gate lets visitors of a protected site in; nil for a public site.
+	gate *siteGate
 	// bytes is the memory the prepared site holds (see cost).
 	bytes int64
 }
@@ -77,7 +81,14 @@ func (s *site) live(now time.Time) bool {
 // fingerprinted asset names (see Fingerprinted; never a page) and
 // "no-cache" otherwise
 // (browsers revalidate, which the ETag makes cheap). Only GET and HEAD are
-// allowed. No cookie is ever set or read.
+// allowed. A public site's answers never set or read a cookie.
+//
+// A protected site (sites.Site.Protection) answers every path with its
+// gate page (401, no file bytes) until the visitor passes: with the
+// password, posted to GatePath, or with the share link's ?_token=, which
+// redirects (303) to the same URL without it. Either sets a signed,
+// host-only cookie bound to the site (see signGateCookie). Every answer of
+// a protected site is Cache-Control: private.
 //
 // The hot path reads memory only: sites are cached by slug (within a byte
 // budget) with their headers prepared, and small files' bytes are cached
@@ -95,6 +106,11 @@ type Server struct {
 	// request's client address for it (nil: the connection's).
 	rec      Recorder
 	clientIP func(*http.Request) string
+	// The gate of protected sites: its cookies' lifetime, whether they
+	// are Secure (nil: r.TLS != nil), the password attempt limits.
+	gateTTL       time.Duration
+	secureCookies func(*http.Request) bool
+	gateLimit     *gateLimiter
 	// now is the clock; tests replace it.
 	now func() time.Time
 }
@@ -116,9 +132,17 @@ type ServerOptions struct {
 	ContentCacheBytes int64
 	// Recorder, when not nil, counts every answer of a known site.
 	Recorder Recorder
-	// ClientIP gives the Recorder a request's client address (behind a
-	// trusted proxy, not the connection's). Default: r.RemoteAddr.
+	// ClientIP gives the Recorder and the gate's attempt limits a
+	// request's client address (behind a trusted proxy, not the
+	// connection's). Default: r.RemoteAddr.
 	ClientIP func(r *http.Request) string
+	// GateCookieTTL is how long a protected site's visitor stays in
+	// after passing its gate. Default 7 days.
+	GateCookieTTL time.Duration
+	// SecureCookies tells whether r reached the server over TLS (behind
+	// a TLS-terminating proxy too); then the gate's cookie is Secure and
+	// named __Host-sitedrop_gate. Default: r.TLS != nil.
+	SecureCookies func(r *http.Request) bool
 }
 
 // Default cache sizes.
@@ -140,6 +164,9 @@ func NewServer(load SiteLoader, blobStore store.BlobStore, opts ...ServerOptions
 	if o.ContentCacheBytes <= 0 {
 		o.ContentCacheBytes = defaultContentCacheBytes
 	}
+	if o.GateCookieTTL <= 0 {
+		o.GateCookieTTL = defaultGateCookieTTL
+	}
 	return &Server{
 		load:     load,
 		store:    blobStore,
@@ -148,6 +175,10 @@ func NewServer(load SiteLoader, blobStore store.BlobStore, opts ...ServerOptions
 		rec:      o.Recorder,
 		clientIP: o.ClientIP,
 		now:      time.Now,
+
+		gateTTL:       o.GateCookieTTL,
+		secureCookies: o.SecureCookies,
+		gateLimit:     newGateLimiter(defaultGateAttemptsPerIP, defaultGateAttemptsPerSite),
 	}
 }
 
@@ -210,7 +241,8 @@ func firstValue(v []string) string {
 func (s *Server) serveSite(w http.ResponseWriter, r *http.Request, slug string) outcome {
 	h := w.Header()
 	h["X-Content-Type-Options"] = nosniffValue
-	if r.Method != http.MethodGet && r.Method != http.MethodHead {
+	post := r.Method == http.MethodPost && r.URL.Path == GatePath
+	if r.Method != http.MethodGet && r.Method != http.MethodHead && !post {
 		h["Allow"] = allowValue
 		plainError(w, http.StatusMethodNotAllowed, "Method not allowed")
 		return outcome{}
@@ -227,6 +259,21 @@ func (s *Server) serveSite(w http.ResponseWriter, r *http.Request, slug string) 
 	if !site.live(s.now()) {
 		notFound(w, r, http.StatusNotFound, siteNotFound, siteNotFoundLength)
 		return outcome{}
+	}
+	if post && site.gate == nil {
+		h["Allow"] = allowValue
+		plainError(w, http.StatusMethodNotAllowed, "Method not allowed")
+		return outcome{}
+	}
+	if site.gate != nil {
+		if post {
+			return outcome{site: site.id, status: s.gatePost(w, r, site)}
+		}
+		if pass, status := s.gate(w, r, site); !pass {
+			return outcome{site: site.id, status: status}
+		}
+		w = &privateWriter{ResponseWriter: w}
+		h = w.Header()
 	}
 	if len(r.URL.Path) > maxRequestPath {
 		plainError(w, http.StatusRequestURITooLong, "URI too long")
@@ -312,6 +359,7 @@ func (s *Server) site(ctx context.Context, slug string) (*site, error) {
 		return nil, err
 	}
 	st := prepare(loaded)
+	st.gate = newSiteGate(loaded.ID, loaded.Protection)
 	if st.rules, err = loadRules(ctx, s.store, loaded.Files); err != nil {
 		return nil, fmt.Errorf("load the rules of %s: %w", slug, err)
 	}

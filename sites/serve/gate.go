@@ -1,0 +1,237 @@
+package serve
+
+import (
+	"crypto/hmac"
+	"io"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	"sitedrop/sites"
+)
+
+// GatePath is where a protected site's gate form posts, on the site's
+// own host. It is reserved on protected sites only: a public site's file
+// at this path is served as any other.
+const GatePath = "/.sitedrop/gate"
+
+// TokenParam is the query parameter of a share link.
+const TokenParam = "_token"
+
+// defaultGateCookieTTL is how long a passed gate lets a visitor in.
+const defaultGateCookieTTL = 7 * 24 * time.Hour
+
+// maxGateForm bounds the body of a gate form post.
+const maxGateForm = 4 << 10
+
+// siteGate is a protected site's gate, prepared once per loaded site:
+// the cookie key and the share token are derived here, not per request.
+type siteGate struct {
+	id       string
+	p        sites.Protection
+	key      []byte // cookie MAC key
+	token    string // share token; "" when the link is off
+	password bool
+	link     bool
+}
+
+// newSiteGate prepares p's gate for site id; nil for a public site.
+func newSiteGate(id string, p *sites.Protection) *siteGate {
+	if p == nil {
+		return nil
+	}
+	g := &siteGate{id: id, p: *p, key: p.CookieKey(), password: p.PasswordHash != "", link: p.Link}
+	if p.Link {
+		g.token = p.ShareToken()
+	}
+	return g
+}
+
+// checkToken reports, in constant time, whether tok is the site's share
+// token (and the link is on).
+func (g *siteGate) checkToken(tok string) bool {
+	return g.token != "" && hmac.Equal([]byte(tok), []byte(g.token))
+}
+
+// gate decides a GET or HEAD of a protected site: it reports true when r
+// may be served (the visitor passed), and otherwise has answered it: a
+// share link's visit is let in with a cookie and sent, 303, to the same
+// URL without the token; anything else gets the gate page (401).
+func (s *Server) gate(w http.ResponseWriter, r *http.Request, st *site) (pass bool, status int) {
+	g := st.gate
+	now := s.now()
+	passed := g.passedGate(r, now)
+	if strings.Contains(r.URL.RawQuery, TokenParam+"=") {
+		if tok, rest, ok := takeToken(r.URL.RawQuery); ok {
+			valid := g.checkToken(tok)
+			if valid {
+				g.setGateCookie(w, s.secure(r), now, s.gateTTL)
+			}
+			if valid || passed {
+				target := sameHostPath(r.URL.Path)
+				if rest != "" {
+					target += "?" + rest
+				}
+				h := w.Header()
+				h.Set("Location", target)
+				h["Cache-Control"] = noStoreValue
+				h["Referrer-Policy"] = noReferrerValue
+				w.WriteHeader(http.StatusSeeOther)
+				return false, http.StatusSeeOther
+			}
+			writeGate(w, r, g, http.StatusUnauthorized, gateNext(r.URL.Path, rest), gateBadLink)
+			return false, http.StatusUnauthorized
+		}
+	}
+	if passed {
+		return true, 0
+	}
+	writeGate(w, r, g, http.StatusUnauthorized, r.URL.RequestURI(), "")
+	return false, http.StatusUnauthorized
+}
+
+// gatePost answers the gate form (POST GatePath) of a protected site:
+// within the attempt limits, the right password sets the cookie and
+// redirects (303) to the form's next path; a wrong one shows the gate
+// again with an error (401); too many attempts, 429.
+func (s *Server) gatePost(w http.ResponseWriter, r *http.Request, st *site) int {
+	g := st.gate
+	r.Body = http.MaxBytesReader(w, r.Body, maxGateForm)
+	if err := r.ParseForm(); err != nil {
+		_, _ = io.Copy(io.Discard, r.Body)
+		plainError(w, http.StatusBadRequest, "Bad form")
+		return http.StatusBadRequest
+	}
+	next := localPath(r.PostForm.Get("next"))
+	if !g.password {
+		writeGate(w, r, g, http.StatusUnauthorized, next, "")
+		return http.StatusUnauthorized
+	}
+	ip := r.RemoteAddr
+	if s.clientIP != nil {
+		ip = s.clientIP(r)
+	}
+	now := s.now()
+	if !s.gateLimit.allow(g.id, ip, now) {
+		writeGate(w, r, g, http.StatusTooManyRequests, next, gateTooMany)
+		return http.StatusTooManyRequests
+	}
+	if !g.p.CheckPassword(r.PostForm.Get("password")) {
+		writeGate(w, r, g, http.StatusUnauthorized, next, gateWrongPassword)
+		return http.StatusUnauthorized
+	}
+	g.setGateCookie(w, s.secure(r), now, s.gateTTL)
+	h := w.Header()
+	h.Set("Location", next)
+	h["Cache-Control"] = noStoreValue
+	w.WriteHeader(http.StatusSeeOther)
+	return http.StatusSeeOther
+}
+
+// secure reports whether r came over TLS (as the server's options say),
+// which makes the cookie Secure and __Host-.
+func (s *Server) secure(r *http.Request) bool {
+	if s.secureCookies != nil {
+		return s.secureCookies(r)
+	}
+	return r.TLS != nil
+}
+
+// takeToken finds the share token in a raw query and returns it with the
+// rest of the query, in its order; ok is false when there is none.
+func takeToken(rawQuery string) (tok, rest string, ok bool) {
+	var kept []string
+	for _, part := range strings.Split(rawQuery, "&") {
+		k, v, _ := strings.Cut(part, "=")
+		if k == TokenParam {
+			if !ok {
+				tok, _ = url.QueryUnescape(v)
+				ok = true
+			}
+			continue
+		}
+		if part != "" {
+			kept = append(kept, part)
+		}
+	}
+	return tok, strings.Join(kept, "&"), ok
+}
+
+// gateNext is the path and query a passed gate leads back to.
+func gateNext(p, rawQuery string) string {
+	if rawQuery == "" {
+		return p
+	}
+	return p + "?" + rawQuery
+}
+
+// sameHostPath escapes a request path for a Location header, keeping it
+// on the same host: a path that starts with two slashes (or a slash and
+// a backslash) would be read as another host.
+func sameHostPath(p string) string {
+	return (&url.URL{Path: safeLocation(p)}).EscapedPath()
+}
+
+// localPath keeps a form's next on the site: a path with its query, no
+// scheme, host or control characters; "/" otherwise.
+func localPath(next string) string {
+	if next == "" || next[0] != '/' || len(next) > maxRequestPath {
+		return "/"
+	}
+	if len(next) > 1 && (next[1] == '/' || next[1] == '\\') {
+		return "/"
+	}
+	for i := 0; i < len(next); i++ {
+		if c := next[i]; c < 0x20 || c == 0x7f || c == '\\' {
+			return "/"
+		}
+	}
+	u, err := url.Parse(next)
+	if err != nil || u.Scheme != "" || u.Host != "" || u.Opaque != "" {
+		return "/"
+	}
+	return next
+}
+
+// privateWriter makes every answer of a protected site private: whatever
+// Cache-Control the answer carries gets "private" in front (and loses
+// what lets a shared cache store it, see privateCacheControl); an answer
+// with none gets "private". It forwards ReadFrom (sendfile).
+type privateWriter struct {
+	http.ResponseWriter
+	written bool
+}
+
+var privateValue = []string{"private"}
+
+func (w *privateWriter) WriteHeader(status int) {
+	if !w.written {
+		w.written = true
+		h := w.Header()
+		if cc := h["Cache-Control"]; len(cc) > 0 {
+			h["Cache-Control"] = []string{privateCacheControl(strings.Join(cc, ", "))}
+		} else {
+			h["Cache-Control"] = privateValue
+		}
+	}
+	w.ResponseWriter.WriteHeader(status)
+}
+
+func (w *privateWriter) Write(p []byte) (int, error) {
+	if !w.written {
+		w.WriteHeader(http.StatusOK)
+	}
+	return w.ResponseWriter.Write(p)
+}
+
+// ReadFrom sends r through the underlying writer's ReadFrom (sendfile).
+func (w *privateWriter) ReadFrom(r io.Reader) (int64, error) {
+	if !w.written {
+		w.WriteHeader(http.StatusOK)
+	}
+	return io.Copy(w.ResponseWriter, r)
+}
+
+// Unwrap gives http.ResponseController the underlying writer.
+func (w *privateWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }

@@ -1,0 +1,96 @@
+package serve
+
+import (
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/base64"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Names of the gate's cookie: under TLS the __Host- prefix makes the
+// browser keep it host-only, Secure and at Path=/ whatever else happens.
+const (
+	gateCookieName       = "sitedrop_gate"
+	secureGateCookieName = "__Host-sitedrop_gate"
+)
+
+// maxGateCookie bounds the cookie values the gate reads: a site id, a
+// Unix time and a MAC are far shorter.
+const maxGateCookie = 256
+
+// signGateCookie returns the value of a gate cookie for site id that
+// expires at exp: "<id>.<exp>.<mac>", where mac is the HMAC-SHA256, under
+// the site's cookie key (sites.Protection.CookieKey), of "v1.<id>.<exp>".
+// The id inside binds the cookie to the site, not to the host: the same
+// site at another host has its own host-only cookie of the same form.
+func signGateCookie(key []byte, id string, exp time.Time) string {
+	payload := id + "." + strconv.FormatInt(exp.Unix(), 10)
+	return payload + "." + base64.RawURLEncoding.EncodeToString(gateMAC(key, payload))
+}
+
+// verifyGateCookie reports whether v is a cookie signed with key for site
+// id and not expired at now. The MAC is compared in constant time.
+func verifyGateCookie(key []byte, id, v string, now time.Time) bool {
+	if len(v) > maxGateCookie {
+		return false
+	}
+	dot := strings.LastIndexByte(v, '.')
+	if dot < 0 {
+		return false
+	}
+	payload, sig := v[:dot], v[dot+1:]
+	cid, expText, ok := strings.Cut(payload, ".")
+	if !ok || cid != id {
+		return false
+	}
+	exp, err := strconv.ParseInt(expText, 10, 64)
+	if err != nil || strconv.FormatInt(exp, 10) != expText || now.Unix() >= exp {
+		return false
+	}
+	mac, err := base64.RawURLEncoding.DecodeString(sig)
+	if err != nil {
+		return false
+	}
+	return hmac.Equal(mac, gateMAC(key, payload))
+}
+
+// gateMAC is HMAC-SHA256(key, "v1." + payload).
+func gateMAC(key []byte, payload string) []byte {
+	m := hmac.New(sha256.New, key)
+	m.Write([]byte("v1."))
+	m.Write([]byte(payload))
+	return m.Sum(nil)
+}
+
+// passedGate reports whether r carries a valid gate cookie of g's site.
+func (g *siteGate) passedGate(r *http.Request, now time.Time) bool {
+	for _, c := range r.Cookies() {
+		if (c.Name == gateCookieName || c.Name == secureGateCookieName) && verifyGateCookie(g.key, g.id, c.Value, now) {
+			return true
+		}
+	}
+	return false
+}
+
+// setGateCookie lets r's client in for ttl: host-only (no Domain),
+// Path=/, HttpOnly, SameSite=Lax; Secure and __Host- under TLS.
+func (g *siteGate) setGateCookie(w http.ResponseWriter, secure bool, now time.Time, ttl time.Duration) {
+	name := gateCookieName
+	if secure {
+		name = secureGateCookieName
+	}
+	exp := now.Add(ttl)
+	http.SetCookie(w, &http.Cookie{
+		Name:     name,
+		Value:    signGateCookie(g.key, g.id, exp),
+		Path:     "/",
+		Expires:  exp,
+		MaxAge:   int(ttl / time.Second),
+		HttpOnly: true,
+		Secure:   secure,
+		SameSite: http.SameSiteLaxMode,
+	})
+}

@@ -1,0 +1,283 @@
+package serve
+
+import (
+	"crypto/tls"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"sitedrop/sites"
+)
+
+// testPassword is the password of the protected test sites; its hash is
+// made once (bcrypt is slow on purpose).
+const testPassword = "correct horse battery"
+
+var testHash = sync.OnceValue(func() string {
+	h, err := sites.HashPassword(testPassword)
+	if err != nil {
+		panic(err)
+	}
+	return h
+})
+
+const (
+	gatedPage  = "<h1>secret page</h1>"
+	gatedAsset = "console.log('secret asset')"
+)
+
+var gatedFiles = map[string][2]string{
+	"index.html":          {htmlType, gatedPage},
+	"docs/index.html":     {htmlType, "docs"},
+	"app.3f2a1b9c.js":     {"text/javascript; charset=utf-8", gatedAsset},
+	"_headers":            {"text/plain", "/open/*\n  Cache-Control: public, max-age=600\n"},
+	"open/index.html":     {htmlType, "open"},
+	"404.html":            {htmlType, "custom 404"},
+	".sitedrop/gate.html": {htmlType, "a file at the gate's path"},
+}
+
+// protectedServer serves a protected "demo" site (id "site-a"); the
+// returned *sites.Site may be changed, then s.Changing("demo")() called.
+func protectedServer(t *testing.T, p sites.Protection) (*Server, *sites.Site) {
+	t.Helper()
+	if p.Secret == "" {
+		p.Secret = "secret-of-site-a"
+	}
+	site := &sites.Site{ID: "site-a", Slug: "demo", Status: sites.StatusActive, Protection: &p}
+	srv, _ := newTestServer(t, site, gatedFiles)
+	return srv, site
+}
+
+// validCookie is a gate cookie that site's gate accepts now.
+func validCookie(srv *Server, site *sites.Site) string {
+	return gateCookieName + "=" + signGateCookie(site.Protection.CookieKey(), site.ID, srv.now().Add(time.Hour))
+}
+
+// TestGateAnswers: without the cookie every path of a protected site
+// answers the gate page (no file bytes); with it, the site as usual, every
+// answer Cache-Control: private.
+func TestGateAnswers(t *testing.T) {
+	srv, site := protectedServer(t, sites.Protection{PasswordHash: testHash(), Link: true})
+	good := validCookie(srv, site)
+	other := gateCookieName + "=" + signGateCookie((&sites.Protection{Link: true, Secret: "secret-of-site-b"}).CookieKey(), "site-b", srv.now().Add(time.Hour))
+	forgedID := gateCookieName + "=" + signGateCookie((&sites.Protection{Link: true, Secret: "secret-of-site-b"}).CookieKey(), "site-a", srv.now().Add(time.Hour))
+	expired := gateCookieName + "=" + signGateCookie(site.Protection.CookieKey(), site.ID, srv.now().Add(-time.Second))
+	tampered := strings.Replace(good, "site-a.", "site-a.9", 1)
+	etag := `"` + site.Files["index.html"].Hash + `"`
+	cases := []struct {
+		name, method, path string
+		headers            map[string]string
+		status             int
+		cache              string
+		body               string // contained in the body
+	}{
+		{"page without cookie", "GET", "/", nil, 401, "no-store", `name="password"`},
+		{"asset without cookie: 401, no bytes", "GET", "/app.3f2a1b9c.js", nil, 401, "no-store", "This site is protected"},
+		{"missing path without cookie", "GET", "/nope", nil, 401, "no-store", "This site is protected"},
+		{"redirecting path without cookie", "GET", "/index.html", nil, 401, "no-store", "This site is protected"},
+		{"HEAD without cookie", "HEAD", "/", nil, 401, "no-store", ""},
+		{"cookie of site B on site A", "GET", "/", map[string]string{"Cookie": other}, 401, "no-store", "protected"},
+		{"cookie naming site A signed with B's key", "GET", "/", map[string]string{"Cookie": forgedID}, 401, "no-store", "protected"},
+		{"expired cookie", "GET", "/", map[string]string{"Cookie": expired}, 401, "no-store", "protected"},
+		{"tampered cookie", "GET", "/", map[string]string{"Cookie": tampered}, 401, "no-store", "protected"},
+		{"page with cookie", "GET", "/", map[string]string{"Cookie": good}, 200, "private, no-cache", gatedPage},
+		{"secure cookie name", "GET", "/", map[string]string{"Cookie": "__Host-" + good}, 200, "private, no-cache", gatedPage},
+		{"asset with cookie", "GET", "/app.3f2a1b9c.js", map[string]string{"Cookie": good}, 200, "private, max-age=31536000, immutable", gatedAsset},
+		{"304", "GET", "/", map[string]string{"Cookie": good, "If-None-Match": etag}, 304, "private, no-cache", ""},
+		{"206", "GET", "/", map[string]string{"Cookie": good, "Range": "bytes=0-3"}, 206, "private, no-cache", "<h1>"},
+		{"308", "GET", "/docs", map[string]string{"Cookie": good}, 308, "private, no-cache", ""},
+		{"404", "GET", "/nope", map[string]string{"Cookie": good}, 404, "private, no-cache", "custom 404"},
+		{"_headers asking for public", "GET", "/open/", map[string]string{"Cookie": good}, 200, "private, max-age=600", "open"},
+		{"a GET of the gate's path is the site's", "GET", "/.sitedrop/gate", map[string]string{"Cookie": good}, 200, "private, no-cache", "a file at the gate's path"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			res := get(srv, c.method, c.path, c.headers)
+			b := body(res)
+			if res.StatusCode != c.status || res.Header.Get("Cache-Control") != c.cache || !strings.Contains(b, c.body) {
+				t.Fatalf("%d %q %q", res.StatusCode, res.Header.Get("Cache-Control"), b)
+			}
+			if res.StatusCode == 401 {
+				if strings.Contains(b, "secret") || (c.method == "HEAD" && b != "") {
+					t.Fatalf("the gate leaks file bytes: %q", b)
+				}
+				if csp := res.Header.Get("Content-Security-Policy"); !strings.HasPrefix(csp, "default-src 'none'; style-src 'sha256-") {
+					t.Fatalf("CSP %q", csp)
+				}
+			}
+			if res.Header.Get("Set-Cookie") != "" {
+				t.Fatal("no cookie is set without a token or password")
+			}
+		})
+	}
+}
+
+// TestGateShareLink: a valid _token lets the visitor in with a cookie and
+// redirects to the same URL without it; an invalid one shows the gate.
+func TestGateShareLink(t *testing.T) {
+	srv, site := protectedServer(t, sites.Protection{Link: true})
+	tok := site.Protection.ShareToken()
+	cases := []struct {
+		name, target string
+		tls          bool
+		status       int
+		location     string
+		cookie       string // the Set-Cookie's start
+	}{
+		{"valid token", "/?_token=" + tok, false, 303, "/", gateCookieName + "="},
+		{"other query kept in order", "/docs/?b=2&_token=" + tok + "&a=1", false, 303, "/docs/?b=2&a=1", gateCookieName + "="},
+		{"under TLS", "/?_token=" + tok, true, 303, "/", secureGateCookieName + "="},
+		{"a path read as a host stays on the site", "//evil.example/?_token=" + tok, false, 303, "/evil.example/", gateCookieName + "="},
+		{"invalid token", "/?_token=nope", false, 401, "", ""},
+		{"empty token", "/?_token=", false, 401, "", ""},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			req := httptest.NewRequest("GET", "http://demo.sites.test"+c.target, nil)
+			if c.tls {
+				req.TLS = &tls.ConnectionState{}
+			}
+			rec := httptest.NewRecorder()
+			srv.ServeSite(rec, req, "demo")
+			res := rec.Result()
+			if res.StatusCode != c.status || res.Header.Get("Location") != c.location {
+				t.Fatalf("%d to %q", res.StatusCode, res.Header.Get("Location"))
+			}
+			sc := res.Header.Get("Set-Cookie")
+			if !strings.HasPrefix(sc, c.cookie) || (c.cookie == "") != (sc == "") {
+				t.Fatalf("Set-Cookie %q", sc)
+			}
+			if c.status == 401 {
+				if b := body(res); !strings.Contains(b, gateBadLink) || !strings.Contains(b, "share link its owner") {
+					t.Fatalf("gate page: %q", b)
+				}
+				return
+			}
+			for _, attr := range []string{"Path=/", "HttpOnly", "SameSite=Lax", "Max-Age=604800"} {
+				if !strings.Contains(sc, "; "+attr) {
+					t.Errorf("Set-Cookie lacks %s: %q", attr, sc)
+				}
+			}
+			if strings.Contains(sc, "Domain") || strings.Contains(sc, "Secure") != c.tls {
+				t.Errorf("Set-Cookie %q", sc)
+			}
+			cookie := strings.SplitN(sc, ";", 2)[0]
+			if res := get(srv, "GET", "/", map[string]string{"Cookie": cookie}); res.StatusCode != 200 {
+				t.Fatalf("with the cookie: %d", res.StatusCode)
+			}
+		})
+	}
+	// the link turned off: the same token no longer lets anyone in
+	site.Protection = &sites.Protection{PasswordHash: testHash(), Secret: site.Protection.Secret}
+	srv.Changing("demo")()
+	if res := get(srv, "GET", "/?_token="+tok, nil); res.StatusCode != 401 {
+		t.Fatalf("token of a link turned off: %d", res.StatusCode)
+	}
+}
+
+// postGate posts the gate form from ip.
+func postGate(srv *Server, ip, password, next string) *http.Response {
+	form := url.Values{"password": {password}, "next": {next}}
+	req := httptest.NewRequest("POST", "http://demo.sites.test"+GatePath, strings.NewReader(form.Encode()))
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	req.RemoteAddr = ip + ":1234"
+	rec := httptest.NewRecorder()
+	srv.ServeSite(rec, req, "demo")
+	return rec.Result()
+}
+
+// TestGatePassword: the form's answers, and a password change signing
+// everyone out.
+func TestGatePassword(t *testing.T) {
+	srv, site := protectedServer(t, sites.Protection{PasswordHash: testHash()})
+	res := postGate(srv, "192.0.2.1", "wrong password", "/docs/")
+	if b := body(res); res.StatusCode != 401 || !strings.Contains(b, gateWrongPassword) || !strings.Contains(b, `value="/docs/"`) || res.Header.Get("Set-Cookie") != "" {
+		t.Fatalf("wrong password: %d %q", res.StatusCode, b)
+	}
+	for next, want := range map[string]string{"/docs/?a=1": "/docs/?a=1", "//evil.example/": "/", "https://evil.example/": "/", "/\\evil": "/", "": "/"} {
+		res = postGate(srv, "192.0.2.1", testPassword, next)
+		if res.StatusCode != 303 || res.Header.Get("Location") != want {
+			t.Fatalf("next %q: %d to %q", next, res.StatusCode, res.Header.Get("Location"))
+		}
+	}
+	cookie := strings.SplitN(res.Header.Get("Set-Cookie"), ";", 2)[0]
+	if res := get(srv, "GET", "/app.3f2a1b9c.js", map[string]string{"Cookie": cookie}); res.StatusCode != 200 || body(res) != gatedAsset {
+		t.Fatalf("asset with the cookie: %d", res.StatusCode)
+	}
+
+	// a new password: the cookie no longer lets in
+	h, err := sites.HashPassword("another password")
+	if err != nil {
+		t.Fatal(err)
+	}
+	site.Protection = &sites.Protection{PasswordHash: h, Secret: site.Protection.Secret}
+	srv.Changing("demo")()
+	if res := get(srv, "GET", "/", map[string]string{"Cookie": cookie}); res.StatusCode != 401 {
+		t.Fatalf("cookie after a password change: %d", res.StatusCode)
+	}
+
+	// a link-only site has no password to post; a public one no gate
+	site.Protection = &sites.Protection{Link: true, Secret: "s"}
+	srv.Changing("demo")()
+	if res := postGate(srv, "192.0.2.1", testPassword, "/"); res.StatusCode != 401 || res.Header.Get("Set-Cookie") != "" {
+		t.Fatalf("link-only post: %d", res.StatusCode)
+	}
+	site.Protection = nil
+	srv.Changing("demo")()
+	if res := postGate(srv, "192.0.2.1", testPassword, "/"); res.StatusCode != 405 {
+		t.Fatalf("public site post: %d", res.StatusCode)
+	}
+	if res := get(srv, "GET", "/?_token=x", nil); res.StatusCode != 200 || res.Header.Get("Set-Cookie") != "" || res.Header.Get("Cache-Control") != "no-cache" {
+		t.Fatalf("public site: %d %q", res.StatusCode, res.Header.Get("Set-Cookie"))
+	}
+}
+
+// TestGateRateLimit: attempts are limited per client (IPv6 per /64) and
+// per site, in one-minute windows; refused attempts answer 429.
+func TestGateRateLimit(t *testing.T) {
+	srv, _ := protectedServer(t, sites.Protection{PasswordHash: testHash()})
+	now := time.Date(2026, 11, 24, 12, 0, 10, 0, time.UTC)
+	srv.now = func() time.Time { return now }
+	srv.gateLimit = newGateLimiter(2, 3)
+	steps := []struct {
+		ip     string
+		status int
+	}{
+		{"192.0.2.1", 401}, {"192.0.2.1", 401}, {"192.0.2.1", 429}, // per client
+		{"2001:db8::1", 401}, {"[2001:db8::2]", 429}, // per site; and the /64 counted once
+		{"198.51.100.7", 429},
+	}
+	for i, s := range steps {
+		res := postGate(srv, s.ip, "wrong password", "/")
+		if res.StatusCode != s.status {
+			t.Fatalf("step %d (%s): %d, want %d", i, s.ip, res.StatusCode, s.status)
+		}
+		if s.status == 429 && (!strings.Contains(body(res), gateTooMany) || res.Header.Get("Retry-After") != "60") {
+			t.Fatalf("step %d: the 429 page", i)
+		}
+	}
+	now = now.Add(time.Minute)
+	if res := postGate(srv, "192.0.2.1", testPassword, "/"); res.StatusCode != 303 {
+		t.Fatalf("next minute: %d", res.StatusCode)
+	}
+}
+
+// TestClientPrefix: what the attempt limits count an address as.
+func TestClientPrefix(t *testing.T) {
+	for in, want := range map[string]string{
+		"192.0.2.1":             "192.0.2.1",
+		"192.0.2.1:5555":        "192.0.2.1",
+		"::ffff:192.0.2.1":      "192.0.2.1",
+		"2001:db8:1:2:3:4:5:6":  "2001:db8:1:2::/64",
+		"[2001:db8:1:2::9]:443": "2001:db8:1:2::/64",
+		"not an address":        "not an address",
+	} {
+		if got := clientPrefix(in); got != want {
+			t.Errorf("clientPrefix(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
