@@ -89,6 +89,9 @@ type Config struct {
 	// ContentCache bounds the memory holding site files (up to 1 MiB
 	// each) for serving. Default 64 MiB.
 	ContentCache int64
+	// ProtectCookieTTL is how long a visitor who passed a protected
+	// site's gate stays in. Default 7 days.
+	ProtectCookieTTL time.Duration
 	// Analytics counts the sites' visits (page views, visitors, top
 	// pages, referrer hosts, 404s, bytes; no cookies, no IPs kept; see
 	// sites/analytics). Default true.
@@ -191,6 +194,7 @@ func DefaultConfig() Config {
 		Signup:             true,
 		GCGrace:            time.Minute,
 		ContentCache:       64 << 20,
+		ProtectCookieTTL:   7 * 24 * time.Hour,
 		KeepVersions:       10,
 		Analytics:          true,
 		Serve: ServeConfig{
@@ -258,6 +262,9 @@ func (c *Config) withDefaults() {
 	}
 	if c.ContentCache <= 0 {
 		c.ContentCache = d.ContentCache
+	}
+	if c.ProtectCookieTTL <= 0 {
+		c.ProtectCookieTTL = d.ProtectCookieTTL
 	}
 	if c.Serve.ACMECA == "" {
 		c.Serve.ACMECA = d.Serve.ACMECA

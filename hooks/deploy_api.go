@@ -156,13 +156,14 @@ func (sd *sitedrop) deployCreate(e *core.RequestEvent) error {
 	warnings := sites.RuleWarnings(p.Upload.Files)
 	rep := deployReport(e, rec, p.Upload.Files, warnings)
 	if user != nil {
-		return e.JSON(http.StatusOK, deployAnswer{deployRef: ref, Warnings: warnings, Report: rep})
+		return e.JSON(http.StatusOK, deployAnswer{deployRef: ref, ShareURL: sd.shareURL(rec), Warnings: warnings, Report: rep})
 	}
 	return e.JSON(http.StatusOK, anonDeployAnswer{
 		deployRef:  ref,
 		ClaimToken: created.ClaimToken,
 		ClaimURL:   sd.claimURL(slug, created.ClaimToken),
 		ExpiresAt:  timestamp(rec.GetDateTime("expires_at").Time()),
+		ShareURL:   sd.shareURL(rec),
 		Warnings:   warnings,
 		Report:     rep,
 	})
@@ -189,6 +190,7 @@ func (sd *sitedrop) deployView(e *core.RequestEvent) error {
 		Title:       rec.GetString("title"),
 		Description: desc,
 		Favicon:     rec.GetString("favicon"),
+		Protected:   sites.ProtectionOf(rec) != nil,
 		CreatedAt:   timestamp(rec.GetDateTime("created").Time()),
 		UpdatedAt:   timestamp(rec.GetDateTime("updated").Time()),
 	})
@@ -228,6 +230,7 @@ func (sd *sitedrop) deployUpdate(e *core.RequestEvent) error {
 	warnings := sites.RuleWarnings(up.Files)
 	return e.JSON(http.StatusOK, deployAnswer{
 		deployRef: deployRef{ID: rec.Id, Slug: slug, URL: sd.siteURL(slug)},
+		ShareURL:  sd.shareURL(rec),
 		Warnings:  warnings,
 		Report:    deployReport(e, rec, up.Files, warnings),
 	})
@@ -308,6 +311,8 @@ type deployRef struct {
 // applied (always a list, empty when all apply), and its quality report.
 type deployAnswer struct {
 	deployRef
+	// ShareURL is the share link of a site whose link is on.
+	ShareURL string          `json:"share_url,omitempty"`
 	Warnings []rules.Warning `json:"warnings"`
 	Report   report.Report   `json:"report"`
 }
@@ -318,6 +323,7 @@ type anonDeployAnswer struct {
 	ClaimToken string          `json:"claim_token"`
 	ClaimURL   string          `json:"claim_url"`
 	ExpiresAt  string          `json:"expires_at"`
+	ShareURL   string          `json:"share_url,omitempty"`
 	Warnings   []rules.Warning `json:"warnings"`
 	Report     report.Report   `json:"report"`
 }
@@ -333,6 +339,7 @@ type deployStatus struct {
 	Title       string  `json:"title"`
 	Description *string `json:"description"`
 	Favicon     string  `json:"favicon"`
+	Protected   bool    `json:"protected"`
 	CreatedAt   string  `json:"created_at"`
 	UpdatedAt   string  `json:"updated_at"`
 }

@@ -96,7 +96,8 @@ func (sd *sitedrop) discardBody(e *core.RequestEvent, limit int64) {
 	}
 }
 
-// archiveDeployMetadata reads an archive deploy's metadata from the query.
+// archiveDeployMetadata reads an archive deploy's metadata from the query
+// (the password from a header, see archiveProtection).
 func archiveDeployMetadata(e *core.RequestEvent) (*deployRequest, error) {
 	req := &deployRequest{}
 	q := e.Request.URL.Query()
@@ -112,6 +113,9 @@ func archiveDeployMetadata(e *core.RequestEvent) (*deployRequest, error) {
 			return nil, fail(http.StatusBadRequest, "is_spa must be true or false")
 		}
 		req.IsSPA = &v
+	}
+	if err := archiveProtection(e.Request, req); err != nil {
+		return nil, err
 	}
 	return req, nil
 }

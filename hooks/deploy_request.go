@@ -35,6 +35,10 @@ type deployRequest struct {
 	Description *string            `json:"description"`
 	Favicon     *string            `json:"favicon"`
 	IsSPA       *bool              `json:"is_spa"`
+	// Password and Protect change the site's protection (see
+	// deploy_protect.go); absent, they keep it.
+	Password passwordField `json:"password"`
+	Protect  protectField  `json:"protect"`
 }
 
 // claimRequest is the body of POST /deploy/claim.
@@ -195,6 +199,9 @@ func (r *deployRequest) metadata() (sites.Metadata, error) {
 	if r.Favicon != nil && strings.ContainsAny(*r.Favicon, "<>&\"' \t\r\n") {
 		return sites.Metadata{}, fail(http.StatusBadRequest, "favicon must be an emoji")
 	}
+	if err := r.checkProtection(); err != nil {
+		return sites.Metadata{}, err
+	}
 	return sites.Metadata{Title: r.Title, Description: r.Description, Favicon: r.Favicon, IsSPA: r.IsSPA}, nil
 }
 
@@ -266,5 +273,9 @@ func (r *deployRequest) content(maxFiles int, load sites.BlobLoader) (sites.Meta
 		return sites.Metadata{}, sites.Upload{}, err
 	}
 	up, err := r.upload(maxFiles, load)
+	if err != nil {
+		return sites.Metadata{}, sites.Upload{}, err
+	}
+	meta.Protect, err = r.protection()
 	return meta, up, err
 }

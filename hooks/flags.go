@@ -20,6 +20,7 @@ func BindFlags(fs *pflag.FlagSet, cfg *Config) {
 	fs.Var((*byteSize)(&cfg.MaxBody), "max-body", "largest deploy request body, e.g. 50MiB")
 	fs.IntVar(&cfg.KeepVersions, "keep-versions", cfg.KeepVersions, "versions of each deployment kept for rollback, the live one included")
 	fs.Var((*byteSize)(&cfg.ContentCache), "content-cache", "memory for site files served from RAM (files up to 1 MiB), e.g. 64MiB")
+	fs.DurationVar(&cfg.ProtectCookieTTL, "protect-cookie-ttl", cfg.ProtectCookieTTL, "how long a visitor who passed a protected site's gate (password or share link) stays in")
 	fs.BoolVar(&cfg.Analytics, "analytics", cfg.Analytics, "count the sites' visits (no cookies, no IPs kept); --analytics=false turns counting off")
 	fs.IntVar(&cfg.MaxFiles, "max-files", cfg.MaxFiles, "most files in one deployment")
 	fs.IntVar(&cfg.FreeSlots, "free-slots", cfg.FreeSlots, "deployments a free account may have")

@@ -191,11 +191,15 @@ func (sd *sitedrop) init() error {
 		ReservedSlugs: reserved,
 		SubmitURL:     func(id string) string { return sd.webURL() + "/submit/" + id },
 	})
-	serverOpts := serve.ServerOptions{ContentCacheBytes: sd.cfg.ContentCache}
+	serverOpts := serve.ServerOptions{
+		ContentCacheBytes: sd.cfg.ContentCache,
+		ClientIP:          sd.clientIP, // analytics and the gate's attempt limits
+		GateCookieTTL:     sd.cfg.ProtectCookieTTL,
+		SecureCookies:     sd.siteOverTLS,
+	}
 	if sd.cfg.Analytics {
 		sd.analytics = analytics.New()
 		serverOpts.Recorder = sd.analytics
-		serverOpts.ClientIP = sd.clientIP
 	}
 	sd.server = serve.NewServer(sd.svc.LoadSite, blobs, serverOpts)
 	proxies, err := parseProxies(sd.cfg.TrustedProxies)

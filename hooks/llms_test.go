@@ -26,6 +26,7 @@ func TestLLMSTxt(t *testing.T) {
 				"expires after 24 hours",
 				"Request body: 64 KiB; files per site: 10;",
 				"`{{SUBMIT_URL}}`",
+				"`share_url` (`?_token=...`)",
 				"[OpenAPI 3.1 description of every route](http://web.test/openapi.json)",
 				"Streamable HTTP at http://web.test/mcp",
 				"Custom domains per account: 1 (free plan), 10 (pro plan).",

@@ -1,0 +1,269 @@
+package hooks
+
+import (
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"strings"
+	"testing"
+
+	"github.com/pocketbase/pocketbase/core"
+	"github.com/pocketbase/pocketbase/tests"
+
+	"sitedrop/sites"
+)
+
+// protectAlice gives alice-site a password and its share link, before a
+// scenario.
+func protectAlice(t testing.TB, app *tests.TestApp) {
+	t.Helper()
+	sd := stateOf(t, app)
+	rec, err := app.FindRecordById("deployments", idAliceSite)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := sites.HashPassword("alice's password")
+	if err != nil {
+		t.Fatal(err)
+	}
+	on := true
+	if _, err := sd.svc.SetProtection(rec, sites.ProtectionChange{PasswordHash: &h, Link: &on}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// siteAnswer fetches target (a path and query) from the site at host.
+func siteAnswer(t testing.TB, app *tests.TestApp, host, target string) *http.Response {
+	t.Helper()
+	sd := stateOf(t, app)
+	slug, _ := sites.SlugFromHost(host, sd.cfg.SitesDomain)
+	rec := httptest.NewRecorder()
+	sd.server.ServeSite(rec, httptest.NewRequest(http.MethodGet, "http://"+host+target, nil), slug)
+	return rec.Result()
+}
+
+// expectGated checks that the site at host answers the gate (protected)
+// or its page (public), and that shareURL (when not "") lets in.
+func expectGated(t testing.TB, app *tests.TestApp, host string, protected bool, shareURL string) {
+	t.Helper()
+	res := siteAnswer(t, app, host, "/")
+	if protected != (res.StatusCode == http.StatusUnauthorized) {
+		t.Fatalf("site %s: %d, protected %v", host, res.StatusCode, protected)
+	}
+	if shareURL == "" {
+		return
+	}
+	u, err := url.Parse(shareURL)
+	if err != nil || u.Host != host {
+		t.Fatalf("share_url %q", shareURL)
+	}
+	res = siteAnswer(t, app, host, u.RequestURI())
+	if res.StatusCode != http.StatusSeeOther || res.Header.Get("Location") != "/" || res.Header.Get("Set-Cookie") == "" {
+		t.Fatalf("share link: %d %q", res.StatusCode, res.Header.Get("Location"))
+	}
+}
+
+func TestDeployProtection(t *testing.T) {
+	t.Parallel()
+	shareOf := func(t testing.TB, res *http.Response) string {
+		s, _ := decodeJSONBody(t, res)["share_url"].(string)
+		return s
+	}
+	scenarios := []tests.ApiScenario{
+		{
+			Name:            "POST with password and protect",
+			Method:          http.MethodPost,
+			URL:             "/deploy",
+			Headers:         bearer(keyAlice),
+			Body:            strings.NewReader(`{"html":"<p>secret</p>","slug":"guarded","password":"open sesame","protect":true}`),
+			ExpectedStatus:  200,
+			ExpectedContent: []string{`"share_url":"http://guarded.sites.test/?_token=`},
+			TestAppFactory:  newTestApp,
+			AfterTestFunc: func(t testing.TB, app *tests.TestApp, res *http.Response) {
+				expectGated(t, app, "guarded.sites.test", true, shareOf(t, res))
+				rec, _ := app.FindFirstRecordByData("deployments", "slug", "guarded")
+				if h := rec.GetString("protect_password_hash"); !strings.HasPrefix(h, "$2") || strings.Contains(h, "open sesame") {
+					t.Fatalf("stored hash %q", h)
+				}
+			},
+		},
+		{
+			Name:               "POST with a password only: no share_url",
+			Method:             http.MethodPost,
+			URL:                "/deploy",
+			Headers:            bearer(keyAlice),
+			Body:               strings.NewReader(`{"html":"<p>secret</p>","slug":"guarded","password":"open sesame"}`),
+			ExpectedStatus:     200,
+			NotExpectedContent: []string{"share_url"},
+			TestAppFactory:     newTestApp,
+			AfterTestFunc: func(t testing.TB, app *tests.TestApp, _ *http.Response) {
+				expectGated(t, app, "guarded.sites.test", true, "")
+			},
+		},
+		{
+			Name:            "anonymous POST with protect",
+			Method:          http.MethodPost,
+			URL:             "/deploy",
+			Body:            strings.NewReader(`{"html":"<p>secret</p>","slug":"anon-guarded","protect":true}`),
+			ExpectedStatus:  200,
+			ExpectedContent: []string{`"claim_token":"`, `"share_url":"http://anon-guarded.sites.test/?_token=`},
+			TestAppFactory:  newTestApp,
+			AfterTestFunc: func(t testing.TB, app *tests.TestApp, res *http.Response) {
+				expectGated(t, app, "anon-guarded.sites.test", true, shareOf(t, res))
+			},
+		},
+		{
+			Name:            "password too short",
+			Method:          http.MethodPost,
+			URL:             "/deploy",
+			Headers:         bearer(keyAlice),
+			Body:            strings.NewReader(`{"html":"<p>x</p>","slug":"guarded","password":"short"}`),
+			ExpectedStatus:  400,
+			ExpectedContent: []string{errBody("password must be 8 to 128 characters")},
+			TestAppFactory:  newTestApp,
+		},
+		{
+			Name:            "password too long",
+			Method:          http.MethodPost,
+			URL:             "/deploy",
+			Headers:         bearer(keyAlice),
+			Body:            strings.NewReader(`{"html":"<p>x</p>","slug":"guarded","password":"` + strings.Repeat("p", 129) + `"}`),
+			ExpectedStatus:  400,
+			ExpectedContent: []string{errBody("password must be 8 to 128 characters")},
+			TestAppFactory:  newTestApp,
+		},
+		{
+			Name:            "password of the wrong type",
+			Method:          http.MethodPost,
+			URL:             "/deploy",
+			Headers:         bearer(keyAlice),
+			Body:            strings.NewReader(`{"html":"<p>x</p>","password":12345678}`),
+			ExpectedStatus:  400,
+			ExpectedContent: []string{errBody(msgPasswordType)},
+			TestAppFactory:  newTestApp,
+		},
+		{
+			Name:            "protect of the wrong value",
+			Method:          http.MethodPost,
+			URL:             "/deploy",
+			Headers:         bearer(keyAlice),
+			Body:            strings.NewReader(`{"html":"<p>x</p>","protect":"yes"}`),
+			ExpectedStatus:  400,
+			ExpectedContent: []string{errBody(msgProtectValue)},
+			TestAppFactory:  newTestApp,
+		},
+		{
+			Name:               "PUT without the fields keeps the protection",
+			Method:             http.MethodPut,
+			URL:                "/deploy/" + idAliceSite,
+			Headers:            bearer(keyAlice),
+			Body:               strings.NewReader(`{"html":"<p>new content</p>"}`),
+			BeforeTestFunc:     func(t testing.TB, app *tests.TestApp, _ *core.ServeEvent) { protectAlice(t, app) },
+			ExpectedStatus:     200,
+			ExpectedContent:    []string{`"share_url":"http://alice-site.sites.test/?_token=`},
+			TestAppFactory:     newTestApp,
+			NotExpectedContent: []string{"password"},
+			AfterTestFunc: func(t testing.TB, app *tests.TestApp, res *http.Response) {
+				expectGated(t, app, "alice-site.sites.test", true, shareOf(t, res))
+			},
+		},
+		{
+			Name:               "PUT with password null and protect false makes the site public",
+			Method:             http.MethodPut,
+			URL:                "/deploy/" + idAliceSite,
+			Headers:            bearer(keyAlice),
+			Body:               strings.NewReader(`{"html":"<p>public again</p>","password":null,"protect":false}`),
+			BeforeTestFunc:     func(t testing.TB, app *tests.TestApp, _ *core.ServeEvent) { protectAlice(t, app) },
+			ExpectedStatus:     200,
+			NotExpectedContent: []string{"share_url"},
+			TestAppFactory:     newTestApp,
+			AfterTestFunc: func(t testing.TB, app *tests.TestApp, _ *http.Response) {
+				expectGated(t, app, "alice-site.sites.test", false, "")
+				rec, _ := app.FindRecordById("deployments", idAliceSite)
+				if rec.GetString("protect_secret") != "" || rec.GetString("protect_password_hash") != "" {
+					t.Fatal("the secrets of a public site are kept")
+				}
+			},
+		},
+		{
+			Name:            `PUT with protect "rotate": a new share link, the old one refused`,
+			Method:          http.MethodPut,
+			URL:             "/deploy/" + idAliceSite,
+			Headers:         bearer(keyAlice),
+			Body:            strings.NewReader(`{"html":"<p>rotated</p>","protect":"rotate"}`),
+			BeforeTestFunc:  func(t testing.TB, app *tests.TestApp, _ *core.ServeEvent) { protectAlice(t, app) },
+			ExpectedStatus:  200,
+			ExpectedContent: []string{`"share_url":"`},
+			TestAppFactory:  newTestApp,
+			AfterTestFunc: func(t testing.TB, app *tests.TestApp, res *http.Response) {
+				share := shareOf(t, res)
+				expectGated(t, app, "alice-site.sites.test", true, share)
+				rec, _ := app.FindRecordById("deployments", idAliceSite)
+				p := sites.ProtectionOf(rec)
+				if !strings.HasSuffix(share, url.QueryEscape(p.ShareToken())) || !p.CheckPassword("alice's password") {
+					t.Fatal("rotation changed more than the link")
+				}
+			},
+		},
+		{
+			Name:               "the status says protected, never a secret",
+			Method:             http.MethodGet,
+			URL:                "/deploy/" + idAliceSite,
+			Headers:            bearer(keyAlice),
+			BeforeTestFunc:     func(t testing.TB, app *tests.TestApp, _ *core.ServeEvent) { protectAlice(t, app) },
+			ExpectedStatus:     200,
+			ExpectedContent:    []string{`"protected":true`},
+			NotExpectedContent: []string{"share_url", "_token", "$2a$", "secret", "hash"},
+			TestAppFactory:     newTestApp,
+		},
+		{
+			Name:            "the status of a public site",
+			Method:          http.MethodGet,
+			URL:             "/deploy/" + idAliceSite,
+			Headers:         bearer(keyAlice),
+			ExpectedStatus:  200,
+			ExpectedContent: []string{`"protected":false`},
+			TestAppFactory:  newTestApp,
+		},
+		{
+			Name:            "archive deploy with protect in the query and the password in a header",
+			Method:          http.MethodPost,
+			URL:             "/deploy?slug=zipped-guard&protect=true",
+			Headers:         withHeaders(bearer(keyAlice), map[string]string{"Content-Type": "application/zip", passwordHeader: "zip password"}),
+			Body:            zipOf(t, "index.html", "<p>zipped</p>"),
+			ExpectedStatus:  200,
+			ExpectedContent: []string{`"share_url":"http://zipped-guard.sites.test/?_token=`},
+			TestAppFactory:  newTestApp,
+			AfterTestFunc: func(t testing.TB, app *tests.TestApp, res *http.Response) {
+				expectGated(t, app, "zipped-guard.sites.test", true, shareOf(t, res))
+				site, _ := stateOf(t, app).svc.LoadSite("zipped-guard")
+				if !site.Protection.CheckPassword("zip password") {
+					t.Fatal("the header's password is not the site's")
+				}
+			},
+		},
+		{
+			Name:            "archive deploy with a bad protect",
+			Method:          http.MethodPost,
+			URL:             "/deploy?protect=maybe",
+			Headers:         withHeaders(bearer(keyAlice), map[string]string{"Content-Type": "application/zip"}),
+			Body:            zipOf(t, "index.html", "<p>zipped</p>"),
+			ExpectedStatus:  400,
+			ExpectedContent: []string{errBody(msgProtectValue)},
+			TestAppFactory:  newTestApp,
+		},
+		{
+			Name:            "the forms of a protected site still reach /submit",
+			Method:          http.MethodPost,
+			URL:             "/submit/" + idAliceSite,
+			Body:            strings.NewReader("name=Ann"),
+			Headers:         map[string]string{"Content-Type": "application/x-www-form-urlencoded"},
+			BeforeTestFunc:  func(t testing.TB, app *tests.TestApp, _ *core.ServeEvent) { protectAlice(t, app) },
+			ExpectedStatus:  200,
+			ExpectedContent: []string{`"message":"Submission received"`},
+			TestAppFactory:  newTestApp,
+			AfterTestFunc:   expectSubs(idAliceSite, 1),
+		},
+	}
+	runScenarios(t, scenarios)
+}
