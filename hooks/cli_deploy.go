@@ -19,8 +19,10 @@ import (
 // deployOptions are the flags of `sitedrop deploy`.
 type deployOptions struct {
 	server, key, slug, title, id string
-	spa                          bool
-	parallel                     int // uploads at once
+	spa, protect                 bool
+	password                     string
+	protectSet                   bool // --protect was given
+	parallel                     int  // uploads at once
 }
 
 // NewDeployCommand is `sitedrop deploy PATH`: a folder, an HTML file or a
@@ -59,6 +61,8 @@ links are skipped, with a warning.`,
 	c.Flags().StringVar(&o.slug, "slug", "", "the site's slug (new deployments; default: generated)")
 	c.Flags().StringVar(&o.title, "title", "", "the site's title")
 	c.Flags().BoolVar(&o.spa, "spa", false, "serve index.html for unknown paths (single-page app)")
+	c.Flags().StringVar(&o.password, "password", "", "protect the site with this password (8 to 128 characters)")
+	c.Flags().BoolVar(&o.protect, "protect", false, "make the site private, open with its share link (printed); --protect=false removes the link")
 	c.Flags().StringVar(&o.id, "id", "", "update this deployment instead of creating one")
 	c.Flags().IntVar(&o.parallel, "parallel", defaultUploadParallel, "contents uploaded at once")
 	return c
@@ -92,6 +96,7 @@ func runDeploy(c *cobra.Command, api *client.Client, o deployOptions, target str
 	}
 	var ans *client.Deployment
 	var err error
+	o.protectSet = c.Flags().Changed("protect")
 	if format := archiveOfPath(target); format != "" {
 		ans, err = deployArchive(api, format, target, o, c.Flags().Changed("spa"))
 	} else {
@@ -101,6 +106,9 @@ func runDeploy(c *cobra.Command, api *client.Client, o deployOptions, target str
 		return err
 	}
 	fmt.Fprintln(out, termSafe(ans.URL))
+	if ans.ShareURL != "" {
+		fmt.Fprintf(errOut, "Share link (lets its holder in): %s\n", termSafe(ans.ShareURL))
+	}
 	for _, w := range ans.Warnings {
 		where := termSafe(w.File)
 		if w.Line > 0 {
@@ -138,6 +146,10 @@ func deployArchive(api *client.Client, format, target string, o deployOptions, s
 	if spaSet {
 		a.IsSPA = &o.spa
 	}
+	a.Password = o.password
+	if o.protectSet {
+		a.Protect = &o.protect
+	}
 	return api.DeployArchive(o.id, a)
 }
 
@@ -159,6 +171,12 @@ func deployFolder(api *client.Client, target string, o deployOptions, spaSet boo
 	}
 	if spaSet {
 		body.IsSPA = &o.spa // --spa=false turns it off on an update
+	}
+	if o.password != "" {
+		body.Password = &o.password
+	}
+	if o.protectSet {
+		body.Protect = &o.protect
 	}
 	entries := make([]client.File, 0, len(files))
 	for _, f := range files {

@@ -25,6 +25,8 @@ type Content struct {
 	Description *string `json:"description,omitempty" jsonschema:"the site's description, added as a meta description"`
 	Favicon     *string `json:"favicon,omitempty" jsonschema:"one emoji shown as the site's icon"`
 	IsSPA       *bool   `json:"is_spa,omitempty" jsonschema:"true for a single-page app: every missing path serves index.html"`
+	Password    *string `json:"password,omitempty" jsonschema:"protect the site with this password (8 to 128 characters), which visitors must type; an empty string removes the password; left out keeps it"`
+	Protect     *string `json:"protect,omitempty" jsonschema:"on: the site is private and the answer's share_url lets its holder in; off: removes the share link; rotate: a new share link (the old one and every visitor's access stop working); left out keeps it"`
 }
 
 // DeployInput is the input of deploy.
@@ -74,7 +76,31 @@ func (c Content) body(slug *string) map[string]any {
 	set("description", c.Description, c.Description != nil)
 	set("favicon", c.Favicon, c.Favicon != nil)
 	set("is_spa", c.IsSPA, c.IsSPA != nil)
+	if c.Password != nil {
+		b["password"] = c.Password
+		if *c.Password == "" {
+			b["password"] = nil // removes it
+		}
+	}
+	if c.Protect != nil {
+		switch *c.Protect {
+		case "on", "true":
+			b["protect"] = true
+		case "off", "false":
+			b["protect"] = false
+		default:
+			b["protect"] = *c.Protect // "rotate"; anything else is refused by the API
+		}
+	}
 	return b
+}
+
+// shareLine tells a deploy's share link, when the site has one on.
+func shareLine(ans Answer) []string {
+	if u := str(ans, "share_url"); u != "" {
+		return []string{"Private: anyone with this share link can open it: " + u}
+	}
+	return nil
 }
 
 // addDeployTools adds the tools of a deployment's life: deploy, update,
@@ -136,6 +162,7 @@ func (t *tools) deploy(ctx context.Context, _ *mcp.CallToolRequest, in DeployInp
 	if claim := str(ans, "claim_url"); claim != "" {
 		lines = append(lines, fmt.Sprintf("Anonymous: it expires at %s unless claimed at %s", str(ans, "expires_at"), claim))
 	}
+	lines = append(lines, shareLine(ans)...)
 	lines = append(lines, warnings(ans)...)
 	return text(append(lines, reportLines(ans)...)...), ans, nil
 }
@@ -153,7 +180,8 @@ func (t *tools) update(ctx context.Context, _ *mcp.CallToolRequest, in UpdateInp
 	if err != nil {
 		return nil, nil, err
 	}
-	lines := append([]string{fmt.Sprintf("Updated %s (id %s).", str(ans, "url"), str(ans, "id"))}, warnings(ans)...)
+	lines := append([]string{fmt.Sprintf("Updated %s (id %s).", str(ans, "url"), str(ans, "id"))}, shareLine(ans)...)
+	lines = append(lines, warnings(ans)...)
 	return text(append(lines, reportLines(ans)...)...), ans, nil
 }
 

@@ -3,6 +3,7 @@ package client
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"net/url"
 )
 
@@ -13,9 +14,13 @@ import (
 type DeployRequest struct {
 	Files []File `json:"files"`
 	// IsSPA, when not nil, turns single-page-app serving on or off.
-	IsSPA *bool  `json:"is_spa,omitempty"`
-	Slug  string `json:"slug,omitempty"`
-	Title string `json:"title,omitempty"`
+	IsSPA *bool `json:"is_spa,omitempty"`
+	// Password, when not nil, protects the site with it.
+	Password *string `json:"password,omitempty"`
+	// Protect, when not nil, turns the site's share link on or off.
+	Protect *bool  `json:"protect,omitempty"`
+	Slug    string `json:"slug,omitempty"`
+	Title   string `json:"title,omitempty"`
 }
 
 // File is one file of a DeployRequest: its site path and either SHA256,
@@ -37,6 +42,8 @@ type Archive struct {
 	ContentType string // "application/zip" or "application/gzip"
 	Slug, Title string // "" to leave out
 	IsSPA       *bool  // nil to leave out
+	Password    string // "" to leave out; sent in a header, not the query
+	Protect     *bool  // nil to leave out
 }
 
 // Deployment is a deployment as the API describes it: in the answer of a
@@ -50,6 +57,9 @@ type Deployment struct {
 	UpdatedAt string `json:"updated_at"`
 	ClaimURL  string `json:"claim_url"`
 	ExpiresAt string `json:"expires_at"`
+	// ShareURL is the share link of a protected site whose link is on
+	// (a deploy's answer only).
+	ShareURL string `json:"share_url"`
 	// Warnings are the lines of the site's _redirects and _headers that
 	// the server will not apply (a deploy's answer only).
 	Warnings []Warning `json:"warnings"`
@@ -158,11 +168,18 @@ func (c *Client) DeployArchive(id string, a Archive) (*Deployment, error) {
 	if a.IsSPA != nil {
 		q.Set("is_spa", fmt.Sprint(*a.IsSPA))
 	}
+	if a.Protect != nil {
+		q.Set("protect", fmt.Sprint(*a.Protect))
+	}
 	if len(q) > 0 {
 		path += "?" + q.Encode()
 	}
+	body := a.Body
+	if a.Password != "" {
+		body.Header = http.Header{"X-Sitedrop-Password": {a.Password}}
+	}
 	var ans Deployment
-	if err := c.Do(method, path, a.Body, a.ContentType, &ans); err != nil {
+	if err := c.Do(method, path, body, a.ContentType, &ans); err != nil {
 		return nil, err
 	}
 	return &ans, nil

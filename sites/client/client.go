@@ -68,10 +68,16 @@ func (e *Error) Error() string {
 type Sized struct {
 	R    io.ReaderAt
 	Size int64
+	// Header holds request headers sent with the body (an archive
+	// deploy's password); nil for none.
+	Header http.Header
 }
 
 // prepare makes req send b.
 func (b Sized) prepare(req *http.Request) {
+	for k, v := range b.Header {
+		req.Header[k] = v
+	}
 	if b.Size == 0 {
 		// net/http would send an empty reader chunked
 		req.Body, req.GetBody, req.ContentLength = http.NoBody, nil, 0
