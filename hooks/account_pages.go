@@ -9,6 +9,7 @@ import (
 
 	"github.com/pocketbase/pocketbase/core"
 
+	"sitedrop/sites"
 	"sitedrop/sites/accounts"
 	"sitedrop/sites/domains"
 	"sitedrop/ui"
@@ -122,6 +123,7 @@ func (sd *sitedrop) renderAccount(e *core.RequestEvent, user *core.Record) error
 		p.Deployments = append(p.Deployments, ui.AccountDeployment{
 			ID: d.Id, Slug: slug, Title: d.GetString("title"), URL: sd.siteURL(slug),
 			UpdatedAt: timestamp(d.GetDateTime("updated").Time()),
+			Protected: sites.ProtectionOf(d) != nil,
 		})
 	}
 	if p.Keys, err = accountKeys(e.App, user, now); err != nil {

@@ -25,6 +25,7 @@ func bindAccountSitePages(sd *sitedrop, se *core.ServeEvent) {
 	r.POST("/account/sites/{id}/notifications", sd.accountSiteNotifications)
 	r.POST("/account/sites/{id}/rollback", sd.accountSiteRollback)
 	r.POST("/account/sites/{id}/settings", sd.accountSiteSettings)
+	r.POST("/account/sites/{id}/protection", sd.accountSiteProtection)
 	r.GET("/account/sites/{id}/delete", sd.accountSiteDeletePage)
 	r.POST("/account/sites/{id}/delete", sd.accountSiteDelete)
 	r.POST("/account/sites/{id}/submissions/{subId}/delete", sd.accountSubmissionDelete)
@@ -99,6 +100,7 @@ func (sd *sitedrop) accountSitePage(e *core.RequestEvent) error {
 		NotifyEmail: dep.GetBool("notify_email"), Total: int(total), Page: page,
 		Drop:          sd.dropProps("Deploy again", user, dep.Id),
 		WebhookEvents: forms.WebhookEvents,
+		Protection:    sd.siteProtection(dep),
 	}
 	if page > 1 {
 		p.PrevPage = page - 1

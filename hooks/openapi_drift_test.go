@@ -38,6 +38,7 @@ var notInOpenAPI = map[string]bool{
 	"POST /account/sites/{id}/webhooks/{webhookId}/delete":                            true,
 	"POST /account/sites/{id}/rollback":                                               true,
 	"POST /account/sites/{id}/settings":                                               true,
+	"POST /account/sites/{id}/protection":                                             true,
 	"GET /account/sites/{id}/delete":                                                  true,
 	"POST /account/sites/{id}/delete":                                                 true,
 	"POST /account/sites/{id}/submissions/{subId}/delete":                             true,

@@ -1,0 +1,63 @@
+package hooks
+
+import (
+	"github.com/pocketbase/pocketbase/core"
+
+	"sitedrop/sites"
+	"sitedrop/ui"
+)
+
+// siteProtection is what the site page shows of dep's protection.
+func (sd *sitedrop) siteProtection(dep *core.Record) ui.SiteProtection {
+	p := sites.ProtectionOf(dep)
+	if p == nil {
+		return ui.SiteProtection{}
+	}
+	return ui.SiteProtection{Password: p.PasswordHash != "", ShareURL: sd.shareURL(dep)}
+}
+
+// accountSiteProtection is POST /account/sites/{id}/protection: the site
+// page's protection forms, told apart by their button's action:
+// password (with the password field), remove-password, link-on,
+// link-off, rotate. Each change goes through the service as an API deploy's
+// would, and answers 303 to the site page with what happened.
+func (sd *sitedrop) accountSiteProtection(e *core.RequestEvent) error {
+	dep, err := sd.formSite(e)
+	if dep == nil {
+		return err
+	}
+	var c sites.ProtectionChange
+	var done string
+	on, off, none := true, false, ""
+	switch e.Request.PostForm.Get("action") {
+	case "password":
+		h, err := sites.HashPassword(e.Request.PostForm.Get("password"))
+		if err != nil {
+			return sd.backToSite(e, dep, ui.FlashError, "Password not set: "+sentence(err.Error()))
+		}
+		c.PasswordHash = &h
+		done = "Password set: visitors must type it; everyone who was in must type it again."
+	case "remove-password":
+		c.PasswordHash = &none
+		done = "Password removed."
+	case "link-on":
+		c.Link = &on
+		done = "Share link on: copy it below."
+	case "link-off":
+		c.Link = &off
+		done = "Share link off: it no longer lets anyone in."
+	case "rotate":
+		c.Rotate = true
+		done = "New share link made: the old one no longer works, and everyone who was in must enter again."
+	default:
+		return sd.backToSite(e, dep, ui.FlashError, "Nothing changed: unknown action.")
+	}
+	out, err := sd.svc.SetProtection(dep, c)
+	if err != nil {
+		return err
+	}
+	if sites.ProtectionOf(out) == nil {
+		done += " The site is public now."
+	}
+	return sd.backToSite(e, dep, ui.FlashSuccess, done)
+}
