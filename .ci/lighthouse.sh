@@ -48,7 +48,8 @@ json() { python3 -c "import json,sys; print(json.load(sys.stdin)$1)"; }
 auth=(-H "Authorization: Bearer $key")
 site=$(curl -fs "$WEB/deploy" "${auth[@]}" -d '{"html":"<h1>One</h1><form method=post action=\"{{SUBMIT_URL}}\"><input name=email></form>","title":"A site with a fairly long title to see how it wraps on a phone"}')
 id=$(json "['id']" <<<"$site")
-curl -fs -X PUT "$WEB/deploy/$id" "${auth[@]}" -d '{"html":"<h1>Two</h1>"}' >/dev/null
+# protected, so the site page shows its Protection panel with a share link
+curl -fs -X PUT "$WEB/deploy/$id" "${auth[@]}" -d '{"html":"<h1>Two</h1>","password":"lighthouse password","protect":true}' >/dev/null
 curl -fs "$WEB/submit/$id" -d 'email=someone@example.com&message=Hello%0Asecond+line' >/dev/null
 curl -fs "$WEB/webhooks/$id" "${auth[@]}" -d '{"url":"http://127.0.0.1:9/hook"}' >/dev/null
 # a pending custom domain: the site page lists it with its records
