@@ -138,6 +138,9 @@ func (sd *sitedrop) deployCreate(e *core.RequestEvent) error {
 	if p.Meta, p.Upload, err = req.content(sd.cfg.MaxFiles, load); err != nil {
 		return err
 	}
+	if p.Meta.Protect, err = req.protection(); err != nil { // slow: after the cheap checks
+		return err
+	}
 	refund := func() {}
 	if user == nil {
 		if refund, err = sd.chargeAnonStorage(e, p.Upload); err != nil {
@@ -219,6 +222,9 @@ func (sd *sitedrop) deployUpdate(e *core.RequestEvent) error {
 	defer release()
 	meta, up, err := req.content(sd.cfg.MaxFiles, sd.storedContent(e, lease))
 	if err != nil {
+		return err
+	}
+	if meta.Protect, err = req.protection(); err != nil { // slow: after the cheap checks
 		return err
 	}
 	rec, err = sd.svc.Replace(e.Request.Context(), rec, meta, up)

@@ -267,3 +267,30 @@ func TestDeployProtection(t *testing.T) {
 	}
 	runScenarios(t, scenarios)
 }
+
+// TestProtectionFromAdmin: switching protect_link on in the admin
+// dashboard (a plain record save) makes a working protection, with its
+// secret; switching it off again drops the secret.
+func TestProtectionFromAdmin(t *testing.T) {
+	t.Parallel()
+	app, sd := newFixtureApp(t)
+	rec, _ := app.FindRecordById("deployments", idAliceSite)
+	rec.Set("protect_link", true)
+	if err := app.Save(rec); err != nil {
+		t.Fatal(err)
+	}
+	site, _ := sd.svc.LoadSite("alice-site")
+	if site.Protection == nil || !site.Protection.CheckToken(site.Protection.ShareToken()) {
+		t.Fatalf("protection %+v", site.Protection)
+	}
+	if res := siteAnswer(t, app, "alice-site.sites.test", "/"); res.StatusCode != http.StatusUnauthorized {
+		t.Fatalf("site: %d", res.StatusCode)
+	}
+	rec.Set("protect_link", false)
+	if err := app.Save(rec); err != nil {
+		t.Fatal(err)
+	}
+	if fresh, _ := app.FindRecordById("deployments", idAliceSite); fresh.GetString("protect_secret") != "" {
+		t.Fatal("the secret of a public site is kept")
+	}
+}

@@ -273,9 +273,5 @@ func (r *deployRequest) content(maxFiles int, load sites.BlobLoader) (sites.Meta
 		return sites.Metadata{}, sites.Upload{}, err
 	}
 	up, err := r.upload(maxFiles, load)
-	if err != nil {
-		return sites.Metadata{}, sites.Upload{}, err
-	}
-	meta.Protect, err = r.protection()
 	return meta, up, err
 }

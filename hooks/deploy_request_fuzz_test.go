@@ -50,6 +50,9 @@ func FuzzDeployRequest(f *testing.F) {
 		`{"html":"x","slug":"Bad Slug"}`, `{"html":"x","slug":""}`, `{"html":"x","is_spa":"yes"}`,
 		`{"html":"x","title":"` + strings.Repeat("t", maxTitleLen+1) + `"}`,
 		`{"files":[` + strings.Repeat(`{"path":"x","content":"x"},`, maxFiles) + `{"path":"y","content":"y"}]}`,
+		`{"html":"x","password":"eight chars","protect":true}`, `{"html":"x","password":null,"protect":null}`,
+		`{"html":"x","password":"short"}`, `{"html":"x","password":1}`, `{"html":"x","protect":"rotate"}`, `{"html":"x","protect":"yes"}`,
+		`{"html":"x","protect":{}}`, `{"html":"x","password":"\xff\xfe\xfd\xfc\xfb\xfa\xf9\xf8"}`,
 		"PK\x03\x04rest", "\x1f\x8b\x08", `{"html":"` + strings.Repeat("x", limit) + `"}`, `{"html":"x\xff"}`,
 	} {
 		f.Add([]byte(s))

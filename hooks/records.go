@@ -43,6 +43,16 @@ func bindRecordHooks(sd *sitedrop) {
 	app.OnRecordCreate(sites.DeploymentsCollection).BindFunc(ownedNeverExpires)
 	app.OnRecordUpdate(sites.DeploymentsCollection).BindFunc(ownedNeverExpires)
 
+	// A protection switched in the admin dashboard (protect_link) gets its
+	// secret, and a site left with none loses it (see
+	// sites.NormalizeProtection): the gate never sees half a protection.
+	normalizeProtection := func(e *core.RecordEvent) error {
+		sites.NormalizeProtection(e.Record)
+		return e.Next()
+	}
+	app.OnRecordCreate(sites.DeploymentsCollection).BindFunc(normalizeProtection)
+	app.OnRecordUpdate(sites.DeploymentsCollection).BindFunc(normalizeProtection)
+
 	// Slugs edited in the dashboard follow the API's rules.
 	app.OnRecordValidate(sites.DeploymentsCollection).BindFunc(func(e *core.RecordEvent) error {
 		slug := e.Record.GetString("slug")

@@ -170,6 +170,14 @@ func (c ProtectionChange) apply(rec *core.Record) {
 	}
 }
 
+// NormalizeProtection gives a deployment record with a password or the
+// link on its secret, and takes it from one with neither: what every
+// change does (see ProtectionChange.apply), for records written
+// elsewhere (the admin dashboard).
+func NormalizeProtection(rec *core.Record) {
+	ProtectionChange{}.apply(rec)
+}
+
 // ProtectionOf reads a deployment record's protection; nil for a public
 // site.
 func ProtectionOf(rec *core.Record) *Protection {
