@@ -2,7 +2,9 @@
 // them. It imports sites/store (where their content is kept) and
 // sites/accounts (their owners, and how secrets are hashed). Its pure rules live in slug.go (slug syntax,
 // generation and the Host-to-slug mapping), paths.go (file paths, decoding
-// and content types) and head.go (the head tags added to served HTML).
+// and content types) and head.go (the head tags added to served HTML);
+// protection.go holds what a protected site's gate needs (its password's
+// hash, share link and per-site secret).
 package sites
 
 import (
