@@ -80,6 +80,11 @@ type Config struct {
 	WebhooksAllowPrivate bool
 	// BlobDir holds site content. Default: <data dir>/site_blobs.
 	BlobDir string
+	// Store is where site content lives: "file" (default: BlobDir) or
+	// s3://bucket/prefix?endpoint=URL&region=REGION (see
+	// s3store.Location); with S3 the live manifests are published there
+	// too, for replicas (see sites/publish).
+	Store string
 	// GCGrace is how old an unreferenced blob must be before the
 	// collector removes it. Default 1 minute.
 	GCGrace time.Duration

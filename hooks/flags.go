@@ -15,6 +15,7 @@ import (
 func BindFlags(fs *pflag.FlagSet, cfg *Config) {
 	fs.StringVar(&cfg.Domain, "domain", cfg.Domain, "the web host: API, claim and sign-in pages, admin UI")
 	fs.StringVar(&cfg.SitesDomain, "sites-domain", cfg.SitesDomain, "sites are served at <slug>.<sites-domain> (default: --domain)")
+	fs.StringVar(&cfg.Store, "store", cfg.Store, "where site content lives: file (under the data dir) or s3://bucket/prefix?endpoint=URL&region=REGION (credentials from the environment)")
 	fs.StringVar(&cfg.PublicURL, "public-url", cfg.PublicURL, "the web URL clients see, e.g. https://deploy.example.com behind a proxy (default: derived)")
 	fs.DurationVar(&cfg.AnonTTL, "anon-ttl", cfg.AnonTTL, "how long anonymous deployments live unless claimed")
 	fs.Var((*byteSize)(&cfg.MaxBody), "max-body", "largest deploy request body, e.g. 50MiB")

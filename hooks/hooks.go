@@ -1,9 +1,7 @@
 package hooks
 
 import (
-	"fmt"
 	"net/netip"
-	"path/filepath"
 	"time"
 
 	"github.com/pocketbase/pocketbase/core"
@@ -12,7 +10,7 @@ import (
 	"sitedrop/sites/analytics"
 	"sitedrop/sites/forms"
 	"sitedrop/sites/serve"
-	"sitedrop/sites/store"
+	"sitedrop/sites/store/s3store"
 )
 
 // sitedrop is the state the hooks share: the config, the deployment service
@@ -23,6 +21,9 @@ type sitedrop struct {
 	cfg    *Config
 	svc    *sites.Service
 	server *serve.Server
+	// s3 is the blob store when --store is an S3 URL (nil: the file
+	// store); the live manifests are published there for replicas.
+	s3 *s3store.Store
 	// analytics counts the sites' visits; nil with --analytics=false.
 	analytics *analytics.Aggregator
 	// statsFlush writes the analytics to the database.
@@ -171,13 +172,9 @@ func MustRegister(app core.App, cfg *Config) {
 func (sd *sitedrop) init() error {
 	sd.cfg.withDefaults()
 	sd.hosts = sites.NewHostSplit(sd.cfg.Domain, sd.cfg.SitesDomain)
-	dir := sd.cfg.BlobDir
-	if dir == "" {
-		dir = filepath.Join(sd.app.DataDir(), "site_blobs")
-	}
-	blobs, err := store.NewFSStore(dir)
+	blobs, err := sd.openStore()
 	if err != nil {
-		return fmt.Errorf("open blob store: %w", err)
+		return err
 	}
 	reserved := sd.cfg.ReservedSlugs
 	if label := sites.WebHostLabel(sd.cfg.Domain, sd.cfg.SitesDomain); label != "" {

@@ -1,0 +1,59 @@
+package hooks
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"sitedrop/sites/store"
+	"sitedrop/sites/store/s3store"
+)
+
+// storeFile is the --store value of the local blob store.
+const storeFile = "file"
+
+// openStore opens the blob store --store names: the file store under
+// --dir (or BlobDir), or an S3 bucket, which is also where the live
+// manifests are published (see startPublisher).
+func (sd *sitedrop) openStore() (store.BlobStore, error) {
+	spec := sd.cfg.Store
+	if spec == "" || spec == storeFile {
+		dir := sd.cfg.BlobDir
+		if dir == "" {
+			dir = filepath.Join(sd.app.DataDir(), "site_blobs")
+		}
+		blobs, err := store.NewFSStore(dir)
+		if err != nil {
+			return nil, fmt.Errorf("open blob store: %w", err)
+		}
+		return blobs, nil
+	}
+	s3, err := openS3Store(spec)
+	if err != nil {
+		return nil, err
+	}
+	sd.s3 = s3
+	return s3, nil
+}
+
+// openS3Store opens an s3:// --store and checks, briefly, that its bucket
+// answers: a store unreachable at start is logged by the caller's first
+// use, not fatal (it may be back in a moment).
+func openS3Store(spec string) (*s3store.Store, error) {
+	if !strings.HasPrefix(spec, "s3://") {
+		return nil, fmt.Errorf("--store %q: want %s or s3://bucket/prefix?endpoint=URL&region=REGION", spec, storeFile)
+	}
+	loc, err := s3store.ParseURL(spec)
+	if err != nil {
+		return nil, fmt.Errorf("--store: %w", err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	s, err := s3store.Open(ctx, loc)
+	if err != nil {
+		return nil, fmt.Errorf("--store: %w", err)
+	}
+	return s, nil
+}
