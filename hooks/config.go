@@ -85,6 +85,11 @@ type Config struct {
 	// s3store.Location); with S3 the live manifests are published there
 	// too, for replicas (see sites/publish).
 	Store string
+	// ReplicaRetention is how long blobs stay in an S3 store after a
+	// publish stopped naming them (a new version, a deleted site), for
+	// replicas that have not seen the change yet. Default 15 minutes
+	// (publish.DefaultRetention).
+	ReplicaRetention time.Duration
 	// GCGrace is how old an unreferenced blob must be before the
 	// collector removes it. Default 1 minute.
 	GCGrace time.Duration

@@ -9,6 +9,7 @@ import (
 	"sitedrop/sites"
 	"sitedrop/sites/analytics"
 	"sitedrop/sites/forms"
+	"sitedrop/sites/publish"
 	"sitedrop/sites/serve"
 	"sitedrop/sites/store/s3store"
 )
@@ -24,6 +25,13 @@ type sitedrop struct {
 	// s3 is the blob store when --store is an S3 URL (nil: the file
 	// store); the live manifests are published there for replicas.
 	s3 *s3store.Store
+	// publisher publishes the live manifests to s3 after each change;
+	// nil with the file store.
+	publisher *publish.Publisher
+	// extraHosts gives the hosts a site answers on besides
+	// <slug>.<sites-domain> (verified custom domains), for the published
+	// manifests; nil: none. Call Republish when they change.
+	extraHosts func(siteID string) []string
 	// analytics counts the sites' visits; nil with --analytics=false.
 	analytics *analytics.Aggregator
 	// statsFlush writes the analytics to the database.
@@ -199,6 +207,7 @@ func (sd *sitedrop) init() error {
 		serverOpts.Recorder = sd.analytics
 	}
 	sd.server = serve.NewServer(sd.svc.LoadSite, blobs, serverOpts)
+	sd.publisher = sd.newPublisher()
 	proxies, err := parseProxies(sd.cfg.TrustedProxies)
 	if err != nil {
 		return err

@@ -100,6 +100,12 @@ func (sd *sitedrop) runCollectJob() {
 		return // the app is shutting down
 	}
 	defer sd.jobs.leave()
+	if sd.publisher != nil && !sd.publisher.Settled() {
+		// a change not yet published may drop blobs that replicas still
+		// serve: the publisher spares them first (publish.Config.Retention)
+		sd.gcDue.set()
+		return
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
 	res, err := sd.svc.CollectGarbage(ctx, sd.cfg.GCGrace)

@@ -102,7 +102,7 @@ func bindRecordHooks(sd *sitedrop) {
 	// told before the write and again once its transaction has ended
 	// (committed or rolled back), and caches no load in between.
 	bracket := func(e *core.RecordEvent, slugs ...string) error {
-		done := sd.server.Changing(slugs...)
+		done := sd.changing(slugs...)
 		if tx := e.App.TxInfo(); tx != nil {
 			tx.OnComplete(func(error) error { done(); return nil })
 		} else {

@@ -10,19 +10,21 @@ import (
 )
 
 // startWorkers runs the background senders of a serving app: webhook
-// deliveries and notification mails. They stop when the app terminates.
+// deliveries, notification mails and, with --store s3://, the published
+// manifests. They stop when the app terminates.
 func (sd *sitedrop) startWorkers() {
 	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{}, 2)
+	done := make(chan struct{}, 3)
 	go func() { sd.deliverer.Run(ctx); done <- struct{}{} }()
 	go func() { sd.runNotifier(ctx); done <- struct{}{} }()
+	go func() { sd.runPublisher(ctx); done <- struct{}{} }()
 	var stopOnce sync.Once // terminate may run twice (a failed restart)
 	sd.app.OnTerminate().Bind(&hook.Handler[*core.TerminateEvent]{
 		Id: "sitedropStopWorkers",
 		Func: func(e *core.TerminateEvent) error {
 			stopOnce.Do(func() {
 				cancel()
-				for range 2 {
+				for range 3 {
 					select {
 					case <-done:
 					case <-time.After(15 * time.Second):

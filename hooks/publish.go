@@ -1,0 +1,76 @@
+package hooks
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"sitedrop/sites/publish"
+)
+
+// newPublisher returns the publisher of the live manifests when content
+// is on S3 (nil with the file store, where no replica can read them).
+func (sd *sitedrop) newPublisher() *publish.Publisher {
+	if sd.s3 == nil {
+		return nil
+	}
+	return publish.New(publish.Config{
+		Objects:  sd.s3,
+		Load:     sd.svc.LoadSite,
+		Slugs:    sd.allSlugs,
+		SiteHost: sd.siteHost,
+		ExtraHosts: func(siteID string) []string {
+			if sd.extraHosts == nil {
+				return nil
+			}
+			return sd.extraHosts(siteID)
+		},
+		Keep:      sd.s3.KeepUntil,
+		Retention: sd.cfg.ReplicaRetention,
+		Logger:    sd.app.Logger(),
+	})
+}
+
+// siteHost is the host of a slug's site, <slug>.<sites-domain>, without
+// a port: the key of its published manifest.
+func (sd *sitedrop) siteHost(slug string) string {
+	_, sitesDomain := sd.hosts.Domains()
+	return strings.ToLower(slug + "." + sitesDomain)
+}
+
+// allSlugs lists every deployment's slug, for the publisher's reconcile.
+func (sd *sitedrop) allSlugs() ([]string, error) {
+	var slugs []string
+	if err := sd.app.DB().NewQuery("SELECT [[slug]] FROM {{deployments}}").Column(&slugs); err != nil {
+		return nil, fmt.Errorf("list slugs: %w", err)
+	}
+	return slugs, nil
+}
+
+// changing brackets a change of the slugs' deployments (see
+// serve.Server.Changing): the site cache forgets them, and once the
+// change has committed they are published for the replicas.
+func (sd *sitedrop) changing(slugs ...string) (done func()) {
+	served := sd.server.Changing(slugs...)
+	if sd.publisher == nil {
+		return served
+	}
+	published := sd.publisher.Changing(slugs...)
+	return func() { served(); published() }
+}
+
+// Republish asks for slug's manifest to be published again: for a change
+// that is not a deployment record's, such as a custom domain verified or
+// removed (the hosts come from extraHosts). Nothing with the file store.
+func (sd *sitedrop) Republish(slug string) {
+	if sd.publisher != nil {
+		sd.publisher.Mark(slug)
+	}
+}
+
+// runPublisher publishes until ctx ends (see publish.Publisher.Run).
+func (sd *sitedrop) runPublisher(ctx context.Context) {
+	if sd.publisher != nil {
+		sd.publisher.Run(ctx)
+	}
+}

@@ -1,0 +1,446 @@
+package publish
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"slices"
+	"sync"
+	"time"
+
+	"sitedrop/sites"
+	"sitedrop/sites/store/s3store"
+)
+
+// Config is what a Publisher needs from the primary.
+type Config struct {
+	Objects Objects
+	// Load gives a deployment's live state (sites.Service.LoadSite), or an
+	// error wrapping sites.ErrNotFound when it is gone.
+	Load func(slug string) (*sites.Site, error)
+	// Slugs lists every deployment, for the full reconcile.
+	Slugs func() ([]string, error)
+	// SiteHost is a slug's host, <slug>.<sites-domain>.
+	SiteHost func(slug string) string
+	// ExtraHosts gives the other hosts a site answers on (verified custom
+	// domains); nil: none.
+	ExtraHosts func(siteID string) []string
+	// Keep spares a blob from the collector until a time (the blob
+	// store's KeepUntil); see Retention.
+	Keep func(ctx context.Context, hash string, until time.Time) error
+	// Retention is how long blobs that a publish drops from a host (an
+	// old version's, a deleted site's) are kept: a replica still holding
+	// the old document must find them until it sees the new one. Default
+	// DefaultRetention.
+	Retention time.Duration
+	// ReconcileEvery is how often every site is published again, and
+	// documents of no site removed. Default one hour.
+	ReconcileEvery time.Duration
+	Logger         *slog.Logger
+}
+
+// DefaultRetention is the default Config.Retention: far beyond the
+// replicas' propagation bound (sites/replica: 5 s), so that a replica cut
+// off from the store for minutes still finds the blobs of what it serves.
+const DefaultRetention = 15 * time.Minute
+
+// keepParallel is how many KeepUntil markers are written at once.
+const keepParallel = 8
+
+// maxConflicts is how often a publish retries after a conditional write
+// lost to another writer.
+const maxConflicts = 5
+
+// Publisher publishes the live state of every site that changes, after
+// its change commits (Changing), and reconciles all sites at start and
+// periodically, so a publish that failed (the store down) is never lost:
+// the slug stays dirty and is retried with backoff.
+type Publisher struct {
+	cfg  Config
+	log  *slog.Logger
+	wake chan struct{}
+
+	mu         sync.Mutex
+	pending    map[string]int  // slugs whose change has not committed yet
+	dirty      map[string]bool // slugs to publish
+	busy       bool            // a flush is running
+	reconciled bool            // a full reconcile has succeeded
+	needFull   bool            // a full reconcile is due
+}
+
+// New returns a Publisher; Run starts its work.
+func New(cfg Config) *Publisher {
+	if cfg.Retention <= 0 {
+		cfg.Retention = DefaultRetention
+	}
+	if cfg.ReconcileEvery <= 0 {
+		cfg.ReconcileEvery = time.Hour
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	return &Publisher{
+		cfg: cfg, log: cfg.Logger, wake: make(chan struct{}, 1),
+		pending: map[string]int{}, dirty: map[string]bool{}, needFull: true,
+	}
+}
+
+// Changing is called before a change to the slugs' deployments is
+// written, and done once its transaction has ended (committed or not;
+// done may be called more than once): the slugs are then published. A
+// slug is not published while a change of it is pending, so what is read
+// is what committed.
+func (p *Publisher) Changing(slugs ...string) (done func()) {
+	p.mu.Lock()
+	for _, s := range slugs {
+		p.pending[s]++
+	}
+	p.mu.Unlock()
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			p.mu.Lock()
+			for _, s := range slugs {
+				if p.pending[s] <= 1 {
+					delete(p.pending, s)
+				} else {
+					p.pending[s]--
+				}
+				p.dirty[s] = true
+			}
+			p.mu.Unlock()
+			p.nudge()
+		})
+	}
+}
+
+// Mark asks for slugs to be published.
+func (p *Publisher) Mark(slugs ...string) {
+	p.mu.Lock()
+	for _, s := range slugs {
+		p.dirty[s] = true
+	}
+	p.mu.Unlock()
+	p.nudge()
+}
+
+func (p *Publisher) nudge() {
+	select {
+	case p.wake <- struct{}{}:
+	default:
+	}
+}
+
+// Settled reports whether every committed change is published: nothing
+// pending, dirty or being published, and a full reconcile done. The
+// collector waits for it, so that blobs a publish is about to drop are
+// spared (Retention) before it looks at them.
+func (p *Publisher) Settled() bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.reconciled && !p.needFull && !p.busy && len(p.pending) == 0 && len(p.dirty) == 0
+}
+
+// Run publishes until ctx ends: what is marked, at once; every site at
+// start and every ReconcileEvery; failures again with backoff (1 s
+// doubling to 1 min).
+func (p *Publisher) Run(ctx context.Context) {
+	backoff := time.Second
+	next := time.Now()
+	for {
+		var err error
+		if !time.Now().Before(next) {
+			p.mu.Lock()
+			p.needFull = true
+			p.mu.Unlock()
+			next = time.Now().Add(p.cfg.ReconcileEvery)
+		}
+		if p.fullDue() {
+			err = p.Reconcile(ctx)
+		} else {
+			err = p.Flush(ctx)
+		}
+		wait := time.Until(next)
+		if err != nil {
+			if ctx.Err() != nil {
+				return
+			}
+			p.log.Error("publish sites to the store", "error", err, "retry_in", backoff)
+			wait = min(wait, backoff)
+			backoff = min(2*backoff, time.Minute)
+		} else {
+			backoff = time.Second
+		}
+		t := time.NewTimer(max(wait, 0))
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return
+		case <-p.wake:
+		case <-t.C:
+		}
+		t.Stop()
+	}
+}
+
+func (p *Publisher) fullDue() bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.needFull
+}
+
+// Flush publishes the dirty slugs whose changes have committed; a slug
+// that fails stays dirty. It returns the first error.
+func (p *Publisher) Flush(ctx context.Context) error {
+	p.mu.Lock()
+	if p.busy {
+		p.mu.Unlock()
+		return nil
+	}
+	var todo []string
+	for s := range p.dirty {
+		if p.pending[s] == 0 {
+			todo = append(todo, s)
+			delete(p.dirty, s)
+		}
+	}
+	p.busy = true
+	p.mu.Unlock()
+	defer func() { p.mu.Lock(); p.busy = false; p.mu.Unlock() }()
+
+	var first error
+	for i, slug := range todo {
+		if err := p.publishSlug(ctx, slug); err != nil {
+			if first == nil {
+				first = fmt.Errorf("publish %s: %w", slug, err)
+			}
+			p.Mark(slug)
+			if ctx.Err() != nil {
+				p.Mark(todo[i:]...)
+				return first
+			}
+		}
+	}
+	return first
+}
+
+// Reconcile publishes every site, then removes the documents of hosts
+// that no site answers on.
+func (p *Publisher) Reconcile(ctx context.Context) error {
+	slugs, err := p.cfg.Slugs()
+	if err != nil {
+		return fmt.Errorf("list sites: %w", err)
+	}
+	p.Mark(slugs...)
+	if err := p.Flush(ctx); err != nil {
+		return err
+	}
+	var orphans []string
+	err = p.cfg.Objects.ListObjects(ctx, SitesPrefix, func(o s3store.ObjectInfo) error {
+		if host, ok := HostOfKey(o.Key); ok {
+			orphans = append(orphans, host)
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	for _, host := range orphans {
+		if err := p.removeIfOrphan(ctx, host); err != nil {
+			return err
+		}
+	}
+	p.mu.Lock()
+	p.reconciled, p.needFull = true, false
+	p.mu.Unlock()
+	return nil
+}
+
+// removeIfOrphan removes host's document unless its site still answers
+// on host.
+func (p *Publisher) removeIfOrphan(ctx context.Context, host string) error {
+	old, _, err := p.get(ctx, host)
+	if err != nil || old == nil {
+		return err
+	}
+	var s struct{ ID, Slug string }
+	_ = json.Unmarshal(old.Site, &s)
+	if site, err := p.cfg.Load(s.Slug); err == nil && slices.Contains(p.hosts(site), host) {
+		return nil
+	} else if err != nil && !errors.Is(err, sites.ErrNotFound) {
+		return err
+	}
+	return p.unpublishHost(ctx, host, "")
+}
+
+// hosts are the hosts site answers on, its own first.
+func (p *Publisher) hosts(site *sites.Site) []string {
+	hosts := []string{p.cfg.SiteHost(site.Slug)}
+	if p.cfg.ExtraHosts != nil {
+		for _, h := range p.cfg.ExtraHosts(site.ID) {
+			if !slices.Contains(hosts, h) {
+				hosts = append(hosts, h)
+			}
+		}
+	}
+	return hosts
+}
+
+// publishSlug writes slug's live state to each of its hosts, and removes
+// the documents of hosts it no longer has (all of them once it is gone).
+func (p *Publisher) publishSlug(ctx context.Context, slug string) error {
+	own := p.cfg.SiteHost(slug)
+	old, _, err := p.get(ctx, own)
+	if err != nil {
+		return err
+	}
+	var before []string
+	if old != nil {
+		before = old.Hosts
+	}
+	site, err := p.cfg.Load(slug)
+	if errors.Is(err, sites.ErrNotFound) {
+		for _, h := range append([]string{own}, before...) {
+			if err := p.unpublishHost(ctx, h, slug); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	siteJSON, err := json.Marshal(site)
+	if err != nil {
+		return fmt.Errorf("encode site: %w", err)
+	}
+	hosts := p.hosts(site)
+	for _, h := range hosts {
+		if err := p.publishHost(ctx, h, hosts, site, siteJSON); err != nil {
+			return err
+		}
+	}
+	for _, h := range before {
+		if !slices.Contains(hosts, h) {
+			if err := p.unpublishHost(ctx, h, slug); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// get reads host's document; nil when there is none.
+func (p *Publisher) get(ctx context.Context, host string) (*rawDocument, string, error) {
+	data, etag, err := p.cfg.Objects.GetObject(ctx, Key(host))
+	if errors.Is(err, s3store.ErrNotFound) {
+		return nil, "", nil
+	}
+	if err != nil {
+		return nil, "", err
+	}
+	var d rawDocument
+	if err := json.Unmarshal(data, &d); err != nil {
+		p.log.Warn("replace an unreadable site document", "host", host, "error", err)
+		return &rawDocument{}, etag, nil
+	}
+	return &d, etag, nil
+}
+
+// publishHost replaces host's document with site, atomically: the write
+// is conditional on the ETag read (or on there being none), and a lost
+// race reads again. An unchanged document is not written.
+func (p *Publisher) publishHost(ctx context.Context, host string, hosts []string, site *sites.Site, siteJSON []byte) error {
+	for range maxConflicts {
+		old, etag, err := p.get(ctx, host)
+		if err != nil {
+			return err
+		}
+		gen := time.Now().UnixMicro()
+		if old != nil {
+			if bytes.Equal(old.Site, siteJSON) && slices.Equal(old.Hosts, hosts) {
+				return nil
+			}
+			if err := p.spare(ctx, old.Site, site.Files); err != nil {
+				return err
+			}
+			gen = max(gen, old.Generation+1)
+		}
+		doc, err := json.Marshal(rawDocument{Generation: gen, Host: host, Hosts: hosts, Site: siteJSON})
+		if err != nil {
+			return fmt.Errorf("encode document: %w", err)
+		}
+		cond := s3store.Condition{IfNoneMatch: true}
+		if old != nil {
+			cond = s3store.Condition{IfMatch: etag}
+		}
+		_, err = p.cfg.Objects.PutObject(ctx, Key(host), doc, cond)
+		if errors.Is(err, s3store.ErrPrecondition) {
+			continue // another writer: read again
+		}
+		return err
+	}
+	return fmt.Errorf("publish %s: the document kept changing under %d tries", host, maxConflicts)
+}
+
+// unpublishHost removes host's document, when slug is empty or the
+// document is slug's (a renamed site's new document is kept); its blobs
+// are spared for Retention.
+func (p *Publisher) unpublishHost(ctx context.Context, host, slug string) error {
+	old, _, err := p.get(ctx, host)
+	if err != nil || old == nil {
+		return err
+	}
+	if slug != "" {
+		var s struct{ Slug string }
+		if json.Unmarshal(old.Site, &s) == nil && s.Slug != "" && s.Slug != slug {
+			return nil
+		}
+	}
+	if err := p.spare(ctx, old.Site, nil); err != nil {
+		return err
+	}
+	return p.cfg.Objects.DeleteObject(ctx, Key(host))
+}
+
+// spare keeps, for Retention, the blobs of the published site oldSite
+// that now is not in files.
+func (p *Publisher) spare(ctx context.Context, oldSite json.RawMessage, now sites.Manifest) error {
+	var old struct{ Files sites.Manifest }
+	if len(oldSite) == 0 || json.Unmarshal(oldSite, &old) != nil {
+		return nil
+	}
+	keep := map[string]struct{}{}
+	for _, e := range old.Files {
+		e.Hashes(func(h string) { keep[h] = struct{}{} })
+	}
+	for _, e := range now {
+		e.Hashes(func(h string) { delete(keep, h) })
+	}
+	if len(keep) == 0 || p.cfg.Keep == nil {
+		return nil
+	}
+	until := time.Now().Add(p.cfg.Retention)
+	sem := make(chan struct{}, keepParallel)
+	errs := make(chan error, len(keep))
+	var wg sync.WaitGroup
+	for h := range keep {
+		sem <- struct{}{}
+		wg.Add(1)
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			errs <- p.cfg.Keep(ctx, h, until)
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			return fmt.Errorf("spare the blobs of a replaced site: %w", err)
+		}
+	}
+	return nil
+}
