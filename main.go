@@ -50,10 +50,11 @@ func main() {
 	app.RootCmd.Short = "sitedrop: publish a web site to a live URL with one HTTP request"
 	failed := hooks.TrackErrors(app.RootCmd)
 
-	if c, _, err := app.RootCmd.Find(os.Args[1:]); err == nil && c.Annotations[hooks.NoBootstrapAnnotation] == "true" {
+	if c, _, err := app.RootCmd.Find(os.Args[1:]); err == nil && (c.Annotations[hooks.NoBootstrapAnnotation] == "true" || hooks.ReplicaRequested(c, os.Args[1:])) {
 		// The client commands and the health probe talk to a server over
-		// HTTP: they must not bootstrap an app on (or create) a local data
-		// dir, which app.Execute would do.
+		// HTTP, and a replica serves from the object store: they must not
+		// bootstrap an app on (or create) a local data dir, which
+		// app.Execute would do.
 		if app.RootCmd.Execute() != nil || failed() != nil {
 			os.Exit(1)
 		}

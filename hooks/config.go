@@ -159,6 +159,10 @@ type ServeConfig struct {
 	// negative: no cap.
 	MaxConnsPerIP int
 
+	// Replica serves the sites published to an S3 --store, with no
+	// database (see runReplica).
+	Replica bool
+
 	// disableTLSALPN leaves only HTTP-01 (and DNS-01) to certmagic; tests
 	// use it to exercise the plain HTTP listener's challenges.
 	disableTLSALPN bool

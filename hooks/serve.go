@@ -42,10 +42,21 @@ With --https ADDR, certificates are obtained and renewed through ACME
 (--domain), and one per live site when a browser first asks for it, or a
 single wildcard certificate for the sites domain with --dns-provider.
 --http (default: port 80 of the --https host) then answers ACME HTTP-01
-challenges and /api/health, and redirects everything else to https.`,
+challenges and /api/health, and redirects everything else to https.
+
+With --replica --store s3://..., it serves only the sites the primary
+publishes to that store, on --http, with no database, API or dashboard
+(see the README's "Scale out").`,
 		SilenceUsage: true,
 		RunE: func(c *cobra.Command, _ []string) error {
 			s := &cfg.Serve
+			if s.Replica {
+				if s.HTTPAddr == "" {
+					s.HTTPAddr = defaultHTTPAddr
+				}
+				cfg.withDefaults()
+				return runReplica(c.Context(), cfg, c.OutOrStdout(), c.ErrOrStderr())
+			}
 			if s.HTTPSAddr == "" {
 				if s.HTTPAddr == "" {
 					s.HTTPAddr = defaultHTTPAddr
@@ -92,6 +103,7 @@ func BindServeFlags(fs *pflag.FlagSet, s *ServeConfig) {
 	fs.StringSliceVar(&s.DNSResolvers, "dns-resolvers", s.DNSResolvers, "DNS servers (host:port) for DNS-01 zone lookups and propagation checks (default: the system's and the zone's own)")
 	fs.IntVar(&s.NewCertsPerHour, "new-certs-per-hour", s.NewCertsPerHour, "new certificates obtained on demand per hour, to spare the CA's rate limits (-1: no limit; not used with --dns-provider)")
 	fs.IntVar(&s.MaxConnsPerIP, "max-conns-per-ip", s.MaxConnsPerIP, "open connections allowed per client IP (IPv6: per /64); more are closed at once (0: no limit; --trusted-proxies are not counted)")
+	fs.BoolVar(&s.Replica, "replica", s.Replica, "serve only the sites published to --store s3://... (no database, API or dashboard), behind a load balancer or CDN")
 	fs.DurationVar(&s.ShutdownTimeout, "shutdown-timeout", s.ShutdownTimeout, "how long SIGTERM waits for in-flight requests and uploads (0: no wait)")
 }
 

@@ -31,8 +31,14 @@ import (
 )
 
 // SiteLoader returns the site for slug, or an error wrapping
-// sites.ErrNotFound.
+// sites.ErrNotFound (answered 404) or ErrUnavailable (503).
 type SiteLoader func(slug string) (*sites.Site, error)
+
+// ErrUnavailable is a SiteLoader's error for a site that cannot be read
+// right now (a replica's store is unreachable): 503 with Retry-After.
+var ErrUnavailable = errors.New("site temporarily unavailable")
+
+var retryAfterValue = []string{"5"}
 
 // site is a loaded site prepared for serving (see prepare): what the hot
 // path reads, and nothing else (the manifest is dropped once prepared).
@@ -249,6 +255,11 @@ func (s *Server) serveSite(w http.ResponseWriter, r *http.Request, slug string) 
 	}
 	site, err := s.site(r.Context(), slug)
 	if err != nil {
+		if errors.Is(err, ErrUnavailable) {
+			h["Retry-After"] = retryAfterValue
+			plainError(w, http.StatusServiceUnavailable, "Site temporarily unavailable")
+			return outcome{}
+		}
 		if !errors.Is(err, sites.ErrNotFound) {
 			http.Error(w, "Internal error", http.StatusInternalServerError)
 			return outcome{}

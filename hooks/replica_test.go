@@ -1,0 +1,106 @@
+package hooks
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"net"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"sitedrop/sites/replica"
+	"sitedrop/sites/store/s3store/s3test"
+)
+
+func TestReplicaRequested(t *testing.T) {
+	root := &cobra.Command{Use: "sitedrop"}
+	serveCmd := &cobra.Command{Use: "serve"}
+	userCmd := &cobra.Command{Use: "user"}
+	root.AddCommand(serveCmd, userCmd)
+	for _, c := range []struct {
+		cmd  *cobra.Command
+		args []string
+		want bool
+	}{
+		{serveCmd, []string{"serve", "--replica", "--store", "s3://b"}, true},
+		{serveCmd, []string{"--dir", "x", "serve", "--replica=true", "--http", ":80"}, true},
+		{serveCmd, []string{"serve", "--http", ":80"}, false},
+		{serveCmd, []string{"serve", "--replica=false"}, false},
+		{userCmd, []string{"user", "--replica"}, false},
+	} {
+		if got := ReplicaRequested(c.cmd, c.args); got != c.want {
+			t.Errorf("ReplicaRequested(%v) = %v", c.args, got)
+		}
+	}
+	cfg := DefaultConfig()
+	if err := checkReplicaConfig(&cfg); err == nil || !strings.Contains(err.Error(), "--store s3://") {
+		t.Errorf("a replica on the file store: %v", err)
+	}
+	cfg.Store, cfg.Serve.HTTPSAddr = "s3://b", ":443"
+	if err := checkReplicaConfig(&cfg); err == nil || !strings.Contains(err.Error(), "terminates TLS") {
+		t.Errorf("a replica with --https: %v", err)
+	}
+}
+
+// TestRunReplica runs `serve --replica` as the command does: it listens
+// on --http, serves a published site there, and stops when its context
+// ends.
+func TestRunReplica(t *testing.T) {
+	srv := s3test.Start(t)
+	sd, done := s3App(t, srv)
+	defer done()
+	alice, _ := sd.app.FindAuthRecordByEmail("users", "alice@example.com")
+	mustDeploy(t, sd, alice, "runrep000000001", "run-replica", "<h1>from the replica</h1>", "R")
+	flush(t, sd)
+
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	cfg := DefaultConfig()
+	cfg.Store, cfg.Serve.HTTPAddr, cfg.Serve.ShutdownTimeout = sd.cfg.Store, addr, time.Second
+	cfg.withDefaults()
+	ctx, cancel := context.WithCancel(context.Background())
+	var out, logs bytes.Buffer
+	errc := make(chan error, 1)
+	go func() { errc <- runReplica(ctx, &cfg, &out, &logs) }()
+
+	deadline := time.Now().Add(15 * time.Second)
+	for {
+		resp, err := http.Get("http://" + addr + replica.HealthPath)
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				break
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the replica never became ready: %v; logs: %s", err, logs.String())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	req, _ := http.NewRequest(http.MethodGet, "http://"+addr+"/", nil)
+	req.Host = "run-replica.sites.test"
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK || !strings.Contains(string(body), "from the replica") {
+		t.Fatalf("%d %q", resp.StatusCode, body)
+	}
+	cancel()
+	if err := <-errc; err != nil {
+		t.Fatalf("runReplica: %v", err)
+	}
+	if !strings.Contains(out.String(), "replica serving") {
+		t.Fatalf("banner: %q", out.String())
+	}
+}

@@ -1,0 +1,263 @@
+// Package replica serves sites without the database: from the documents
+// the primary publishes (sites/publish) and the blobs in the same S3
+// store, through the same serve.Server as the primary, so rules, SPA
+// fallback, 404 pages, caching headers and every check a Site carries
+// answer identically.
+//
+// Propagation: every Poll interval (2 s) the replica lists the published
+// documents (one ListObjectsV2 request per 1,000 hosts) and compares their
+// ETags with what it knows; a changed document it has cached is read
+// again (one GET each) before its site is switched, whole: a response is
+// served from the old prepared site or the new one, never a mix. So a
+// change reaches every replica within Poll plus the time of those
+// requests: within 5 s on a healthy store. When the store is unreachable
+// the replica keeps serving what it has cached (documents and small
+// files), logs, and polls again with backoff (up to 30 s); a site it has
+// not cached answers 503. A host with no published document answers 404,
+// without a request to the store.
+//
+// It imports sites, sites/publish, sites/serve and sites/store.
+package replica
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"sitedrop/sites"
+	"sitedrop/sites/publish"
+	"sitedrop/sites/serve"
+	"sitedrop/sites/store"
+	"sitedrop/sites/store/s3store"
+)
+
+// Defaults of Config.
+const (
+	DefaultPoll            = 2 * time.Second
+	DefaultManifestEntries = 10_000
+	DefaultManifestBytes   = 256 << 20
+	maxPollBackoff         = 30 * time.Second
+	storeRequestTimeout    = 10 * time.Second
+	PropagationBound       = 5 * time.Second
+)
+
+// Config is a replica's store and cache sizes.
+type Config struct {
+	// Objects reads the published documents (an *s3store.Store).
+	Objects publish.Objects
+	// Blobs reads the content (the same store).
+	Blobs store.BlobStore
+	// Poll is how often the documents are listed. Default 2 s.
+	Poll time.Duration
+	// ManifestEntries and ManifestBytes bound the cached documents.
+	// Defaults 10,000 and 256 MiB.
+	ManifestEntries int
+	ManifestBytes   int64
+	// Server sizes the site server's caches (prepared sites, small
+	// files' bytes).
+	Server serve.ServerOptions
+	Logger *slog.Logger
+}
+
+// Replica serves the published sites; see the package comment.
+type Replica struct {
+	cfg    Config
+	log    *slog.Logger
+	server *serve.Server
+
+	mu sync.Mutex
+	// index maps every published host to its document's ETag; nil until
+	// the first successful poll.
+	index map[string]string
+	docs  *docCache
+	// polled is the time of the last successful poll.
+	polled time.Time
+}
+
+// New returns a replica; Run (or Poll) fills its index.
+func New(cfg Config) *Replica {
+	if cfg.Poll <= 0 {
+		cfg.Poll = DefaultPoll
+	}
+	if cfg.ManifestEntries <= 0 {
+		cfg.ManifestEntries = DefaultManifestEntries
+	}
+	if cfg.ManifestBytes <= 0 {
+		cfg.ManifestBytes = DefaultManifestBytes
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	r := &Replica{cfg: cfg, log: cfg.Logger, docs: newDocCache(cfg.ManifestEntries, cfg.ManifestBytes)}
+	r.server = serve.NewServer(r.load, cfg.Blobs, cfg.Server)
+	return r
+}
+
+// Ready reports whether the replica has listed the published sites once.
+func (r *Replica) Ready() bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.index != nil
+}
+
+// Run polls until ctx ends: every Poll, or with backoff while the store
+// fails.
+func (r *Replica) Run(ctx context.Context) {
+	wait := time.Duration(0)
+	failures := 0
+	for {
+		t := time.NewTimer(wait)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return
+		case <-t.C:
+		}
+		pctx, cancel := context.WithTimeout(ctx, storeRequestTimeout)
+		err := r.Poll(pctx)
+		cancel()
+		if err != nil && ctx.Err() == nil {
+			failures++
+			wait = min(r.cfg.Poll<<min(failures, 4), maxPollBackoff)
+			r.log.Error("replica: poll the store; serving what is cached", "error", err, "retry_in", wait)
+			continue
+		}
+		if failures > 0 {
+			r.log.Info("replica: the store answers again")
+		}
+		failures, wait = 0, r.cfg.Poll
+	}
+}
+
+// Poll lists the published documents and switches every changed site
+// (see the package comment).
+func (r *Replica) Poll(ctx context.Context) error {
+	next := map[string]string{}
+	err := r.cfg.Objects.ListObjects(ctx, publish.SitesPrefix, func(o s3store.ObjectInfo) error {
+		if host, ok := publish.HostOfKey(o.Key); ok {
+			next[host] = o.ETag
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("list published sites: %w", err)
+	}
+	r.mu.Lock()
+	old := r.index
+	var refetch []string
+	var changed []string
+	for h, etag := range next {
+		if old[h] != etag {
+			changed = append(changed, h)
+			if r.docs.get(h) != nil {
+				refetch = append(refetch, h)
+			}
+		}
+	}
+	for h := range old {
+		if _, ok := next[h]; !ok {
+			changed = append(changed, h)
+		}
+	}
+	r.mu.Unlock()
+
+	// Read the new documents of cached sites before switching, so that
+	// no request waits on the store for them.
+	fresh := map[string]*cached{}
+	var firstErr error
+	for _, h := range refetch {
+		e, err := r.fetch(ctx, h)
+		if err != nil {
+			if firstErr == nil {
+				firstErr = err
+			}
+			next[h] = old[h] // keep the old one; try again next poll
+			continue
+		}
+		if e != nil {
+			fresh[h] = e
+		}
+	}
+
+	done := r.server.Changing(changed...)
+	r.mu.Lock()
+	for _, h := range changed {
+		if _, ok := next[h]; !ok {
+			r.docs.remove(h)
+			continue
+		}
+		if e, ok := fresh[h]; ok {
+			if cur := r.docs.get(h); cur == nil || e.doc.Generation >= cur.doc.Generation {
+				r.docs.put(e)
+			}
+		} else if cur := r.docs.get(h); cur != nil && cur.etag != next[h] && next[h] != old[h] {
+			r.docs.remove(h) // read again on the next request
+		}
+	}
+	r.index = next
+	if firstErr == nil {
+		r.polled = time.Now()
+	}
+	r.mu.Unlock()
+	done()
+	return firstErr
+}
+
+// fetch reads host's document; nil (and no error) when it is gone.
+func (r *Replica) fetch(ctx context.Context, host string) (*cached, error) {
+	data, etag, err := r.cfg.Objects.GetObject(ctx, publish.Key(host))
+	if errors.Is(err, s3store.ErrNotFound) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	doc, err := publish.ParseDocument(data)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", host, err)
+	}
+	return &cached{host: host, etag: etag, doc: doc, size: int64(len(data))}, nil
+}
+
+// load is the site server's SiteLoader: host's site from the cached
+// document, or read from the store. A host that is not published is not
+// found; a store that fails falls back on the cached document, else the
+// site is unavailable (503).
+func (r *Replica) load(host string) (*sites.Site, error) {
+	r.mu.Lock()
+	etag, published := r.index[host]
+	ready := r.index != nil
+	cur := r.docs.get(host)
+	r.mu.Unlock()
+	switch {
+	case !ready:
+		return nil, serve.ErrUnavailable
+	case !published:
+		return nil, sites.ErrNotFound
+	case cur != nil && cur.etag == etag:
+		return cur.doc.Site, nil
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), storeRequestTimeout)
+	defer cancel()
+	e, err := r.fetch(ctx, host)
+	if err != nil {
+		if cur != nil {
+			return cur.doc.Site, nil // stale beats nothing while the store fails
+		}
+		r.log.Error("replica: read a site document", "host", host, "error", err)
+		return nil, serve.ErrUnavailable
+	}
+	if e == nil {
+		return nil, sites.ErrNotFound
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if now := r.docs.get(host); now != nil && now.doc.Generation > e.doc.Generation {
+		return now.doc.Site, nil // a stale read: keep the newer
+	}
+	r.docs.put(e)
+	return e.doc.Site, nil
+}
