@@ -83,7 +83,9 @@ func runReplica(ctx context.Context, cfg *Config, out, logs io.Writer) error {
 	go rep.Run(ctx)
 	fmt.Fprintf(out, "sitedrop replica serving the sites of %s at http://%s\n", s3.Location().Bucket, ln.Addr())
 	errc := make(chan error, 1)
-	go func() { errc <- srv.Serve(serve.NewListener(ln, serve.NewConnLimit(cfg.Serve.MaxConnsPerIP, proxies), nil)) }()
+	go func() {
+		errc <- srv.Serve(serve.NewListener(ln, serve.NewConnLimit(cfg.Serve.MaxConnsPerIP, proxies), nil))
+	}()
 	select {
 	case err := <-errc:
 		return err
