@@ -154,12 +154,6 @@ func (sd *sitedrop) checkDomain(ctx context.Context, rec *core.Record, slug stri
 	return saved, nil
 }
 
-// siteHost is the host of the site with slug, where custom domains point.
-func (sd *sitedrop) siteHost(slug string) string {
-	_, sitesDomain := sd.hosts.Domains()
-	return slug + "." + sitesDomain
-}
-
 // serverAddrs are the server's public addresses: --public-ip, else the
 // addresses of the site's own host (the target of a custom domain's
 // CNAME resolves to the server).
