@@ -114,6 +114,10 @@ func bindDomainTable(sd *sitedrop) {
 		sd.app.OnRecordAfterUpdateSuccess(col).BindFunc(drop)
 		sd.app.OnRecordAfterDeleteSuccess(col).BindFunc(drop)
 	}
+	// Replicas serve a site at its verified domains too (see verifiedHosts).
+	sd.app.OnRecordAfterCreateSuccess(domains.Collection).BindFunc(sd.republishDomainSite)
+	sd.app.OnRecordAfterUpdateSuccess(domains.Collection).BindFunc(sd.republishDomainSite)
+	sd.app.OnRecordAfterDeleteSuccess(domains.Collection).BindFunc(sd.republishDomainSite)
 }
 
 // customHost serves r when its host is a custom domain, and reports

@@ -28,10 +28,6 @@ type sitedrop struct {
 	// publisher publishes the live manifests to s3 after each change;
 	// nil with the file store.
 	publisher *publish.Publisher
-	// extraHosts gives the hosts a site answers on besides
-	// <slug>.<sites-domain> (verified custom domains), for the published
-	// manifests; nil: none. Call Republish when they change.
-	extraHosts func(siteID string) []string
 	// analytics counts the sites' visits; nil with --analytics=false.
 	analytics *analytics.Aggregator
 	// statsFlush writes the analytics to the database.

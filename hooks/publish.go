@@ -5,6 +5,10 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/pocketbase/pocketbase/core"
+
+	"sitedrop/sites"
+	"sitedrop/sites/domains"
 	"sitedrop/sites/publish"
 )
 
@@ -15,19 +19,14 @@ func (sd *sitedrop) newPublisher() *publish.Publisher {
 		return nil
 	}
 	return publish.New(publish.Config{
-		Objects:  sd.s3,
-		Load:     sd.svc.LoadSite,
-		Slugs:    sd.allSlugs,
-		SiteHost: sd.siteHost,
-		ExtraHosts: func(siteID string) []string {
-			if sd.extraHosts == nil {
-				return nil
-			}
-			return sd.extraHosts(siteID)
-		},
-		Keep:      sd.s3.KeepUntil,
-		Retention: sd.cfg.ReplicaRetention,
-		Logger:    sd.app.Logger(),
+		Objects:    sd.s3,
+		Load:       sd.svc.LoadSite,
+		Slugs:      sd.allSlugs,
+		SiteHost:   sd.siteHost,
+		ExtraHosts: sd.verifiedHosts,
+		Keep:       sd.s3.KeepUntil,
+		Retention:  sd.cfg.ReplicaRetention,
+		Logger:     sd.app.Logger(),
 	})
 }
 
@@ -47,6 +46,31 @@ func (sd *sitedrop) allSlugs() ([]string, error) {
 	return slugs, nil
 }
 
+// verifiedHosts are the verified custom domains of the deployment with
+// id, published beside its own host so replicas serve them too. A
+// failed read publishes the site host alone this time; the next change
+// or the hourly reconcile publishes them again.
+func (sd *sitedrop) verifiedHosts(siteID string) []string {
+	hosts, err := domains.VerifiedHosts(sd.app, siteID)
+	if err != nil {
+		sd.app.Logger().Warn("publish: custom domains", "site", siteID, "error", err)
+		return nil
+	}
+	return hosts
+}
+
+// republishDomainSite publishes again the site a custom domain record
+// belongs to, once its change has committed: a domain verified or
+// removed adds or removes a host of the site's published manifest.
+func (sd *sitedrop) republishDomainSite(e *core.RecordEvent) error {
+	if sd.publisher != nil {
+		if dep, err := e.App.FindRecordById(sites.DeploymentsCollection, e.Record.GetString("deployment")); err == nil {
+			sd.Republish(dep.GetString("slug"))
+		}
+	}
+	return e.Next()
+}
+
 // changing brackets a change of the slugs' deployments (see
 // serve.Server.Changing): the site cache forgets them, and once the
 // change has committed they are published for the replicas.
@@ -61,7 +85,7 @@ func (sd *sitedrop) changing(slugs ...string) (done func()) {
 
 // Republish asks for slug's manifest to be published again: for a change
 // that is not a deployment record's, such as a custom domain verified or
-// removed (the hosts come from extraHosts). Nothing with the file store.
+// removed (the hosts come from verifiedHosts). Nothing with the file store.
 func (sd *sitedrop) Republish(slug string) {
 	if sd.publisher != nil {
 		sd.publisher.Mark(slug)

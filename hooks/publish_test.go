@@ -3,10 +3,14 @@ package hooks
 import (
 	"context"
 	"errors"
+	"slices"
 	"testing"
 	"time"
 
+	"github.com/pocketbase/pocketbase/core"
+
 	"sitedrop/sites"
+	"sitedrop/sites/domains"
 	"sitedrop/sites/publish"
 	"sitedrop/sites/store/s3store"
 	"sitedrop/sites/store/s3store/s3test"
@@ -175,5 +179,63 @@ func TestPublishSurvivesStoreDown(t *testing.T) {
 	}
 	if published(t, sd, "gone.sites.test") != nil || published(t, sd, "down-site.sites.test") == nil {
 		t.Fatal("the reconcile did not repair the documents")
+	}
+}
+
+// TestPublishCustomDomains: a verified custom domain is published beside
+// the site's own host, so replicas serve it too; a pending one is not;
+// removing the domain, or deleting the site, removes its document.
+func TestPublishCustomDomains(t *testing.T) {
+	srv := s3test.Start(t)
+	sd, done := s3App(t, srv)
+	defer done()
+	alice, _ := sd.app.FindAuthRecordByEmail("users", "alice@example.com")
+	rec := mustDeploy(t, sd, alice, "pubdomain000001", "dom-site", "<h1>dom</h1>", "Dom")
+	col, err := sd.app.FindCollectionByNameOrId(domains.Collection)
+	if err != nil {
+		t.Fatal(err)
+	}
+	claim := func(name, status string) *core.Record {
+		d := core.NewRecord(col)
+		d.Set("domain", name)
+		d.Set("deployment", rec.Id)
+		d.Set("status", status)
+		d.Set("token", "tok-"+name)
+		if err := sd.app.Save(d); err != nil {
+			t.Fatal(err)
+		}
+		return d
+	}
+	verified := claim("docs.example.org", domains.StatusVerified)
+	claim("pending.example.org", domains.StatusPending)
+	flush(t, sd)
+	own := published(t, sd, "dom-site.sites.test")
+	custom := published(t, sd, "docs.example.org")
+	if own == nil || custom == nil || custom.Site.ID != rec.Id || !slices.Equal(own.Hosts, []string{"dom-site.sites.test", "docs.example.org"}) {
+		t.Fatalf("published: own %+v, custom %+v", own, custom)
+	}
+	if d := published(t, sd, "pending.example.org"); d != nil {
+		t.Fatal("a pending domain was published")
+	}
+
+	if err := sd.app.Delete(verified); err != nil {
+		t.Fatal(err)
+	}
+	flush(t, sd)
+	if d := published(t, sd, "docs.example.org"); d != nil {
+		t.Fatal("a removed domain is still published")
+	}
+
+	claim("docs.example.org", domains.StatusVerified)
+	flush(t, sd)
+	if published(t, sd, "docs.example.org") == nil {
+		t.Fatal("a domain verified again is not published")
+	}
+	if err := sd.app.Delete(rec); err != nil {
+		t.Fatal(err)
+	}
+	flush(t, sd)
+	if d := published(t, sd, "docs.example.org"); d != nil {
+		t.Fatal("the domain of a deleted site is still published")
 	}
 }
