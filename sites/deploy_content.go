@@ -18,21 +18,16 @@ type batchPutter interface {
 	PutBatch(ctx context.Context, blobs map[string][]byte) error
 }
 
+// hasParallel is how many blobs writeBlobs asks the store about at once:
+// on S3 each question is a request (a HEAD), on files a stat.
+const hasParallel = 8
+
 // writeBlobs stores every blob the store does not have yet (Has also
 // refreshes the age of those it has, so the collector spares them).
 func (s *Service) writeBlobs(ctx context.Context, blobs map[string][]byte) error {
-	missing := make(map[string][]byte)
-	for h, data := range blobs {
-		if err := cancelled(ctx); err != nil {
-			return err
-		}
-		ok, err := s.store.Has(ctx, h)
-		if err != nil {
-			return fmt.Errorf("check blob: %w", err)
-		}
-		if !ok {
-			missing[h] = data
-		}
+	missing, err := s.missingBlobs(ctx, blobs)
+	if err != nil {
+		return err
 	}
 	if bp, ok := s.store.(batchPutter); ok {
 		if err := bp.PutBatch(ctx, missing); err != nil {
@@ -49,6 +44,60 @@ func (s *Service) writeBlobs(ctx context.Context, blobs map[string][]byte) error
 		}
 	}
 	return nil
+}
+
+// missingBlobs asks the store about every blob, hasParallel at a time,
+// and returns those it does not have. The first error (or ctx's end)
+// stops the questions not yet asked.
+func (s *Service) missingBlobs(parent context.Context, blobs map[string][]byte) (map[string][]byte, error) {
+	ctx, cancel := context.WithCancel(parent)
+	defer cancel()
+	var (
+		mu      sync.Mutex
+		missing = make(map[string][]byte)
+		first   error
+		wg      sync.WaitGroup
+	)
+	fail := func(err error) {
+		mu.Lock()
+		if first == nil {
+			first = err
+		}
+		mu.Unlock()
+		cancel()
+	}
+	sem := make(chan struct{}, hasParallel)
+	for h, data := range blobs {
+		select {
+		case sem <- struct{}{}:
+		case <-ctx.Done():
+		}
+		if ctx.Err() != nil {
+			break
+		}
+		wg.Add(1)
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			ok, err := s.store.Has(ctx, h)
+			if err != nil {
+				fail(fmt.Errorf("check blob: %w", err))
+				return
+			}
+			if !ok {
+				mu.Lock()
+				missing[h] = data
+				mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+	if err := cancelled(parent); err != nil {
+		return nil, err // the request's end, not a store error it caused
+	}
+	if first != nil {
+		return nil, first
+	}
+	return missing, nil
 }
 
 // DeployedFiles returns the manifest and the blobs (with their
