@@ -1,0 +1,184 @@
+package publish
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+	"time"
+
+	"sitedrop/sites"
+	"sitedrop/sites/store/s3store"
+)
+
+// hosts are the hosts site answers on, its own first.
+func (p *Publisher) hosts(site *sites.Site) []string {
+	hosts := []string{p.cfg.SiteHost(site.Slug)}
+	if p.cfg.ExtraHosts != nil {
+		for _, h := range p.cfg.ExtraHosts(site.ID) {
+			if !slices.Contains(hosts, h) {
+				hosts = append(hosts, h)
+			}
+		}
+	}
+	return hosts
+}
+
+// publishSlug writes slug's live state to each of its hosts, and removes
+// the documents of hosts it no longer has (all of them once it is gone).
+func (p *Publisher) publishSlug(ctx context.Context, slug string) error {
+	own := p.cfg.SiteHost(slug)
+	old, _, err := p.get(ctx, own)
+	if err != nil {
+		return err
+	}
+	var before []string
+	if old != nil {
+		before = old.Hosts
+	}
+	site, err := p.cfg.Load(slug)
+	if errors.Is(err, sites.ErrNotFound) {
+		for _, h := range append([]string{own}, before...) {
+			if err := p.unpublishHost(ctx, h, slug); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	siteJSON, err := json.Marshal(site)
+	if err != nil {
+		return fmt.Errorf("encode site: %w", err)
+	}
+	hosts := p.hosts(site)
+	for _, h := range hosts {
+		if err := p.publishHost(ctx, h, hosts, site, siteJSON); err != nil {
+			return err
+		}
+	}
+	for _, h := range before {
+		if !slices.Contains(hosts, h) {
+			if err := p.unpublishHost(ctx, h, slug); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// get reads host's document; nil when there is none.
+func (p *Publisher) get(ctx context.Context, host string) (*rawDocument, string, error) {
+	data, etag, err := p.cfg.Objects.GetObject(ctx, Key(host))
+	if errors.Is(err, s3store.ErrNotFound) {
+		return nil, "", nil
+	}
+	if err != nil {
+		return nil, "", err
+	}
+	var d rawDocument
+	if err := json.Unmarshal(data, &d); err != nil {
+		p.log.Warn("replace an unreadable site document", "host", host, "error", err)
+		return &rawDocument{}, etag, nil
+	}
+	return &d, etag, nil
+}
+
+// publishHost replaces host's document with site, atomically: the write
+// is conditional on the ETag read (or on there being none), and a lost
+// race reads again. An unchanged document is not written.
+func (p *Publisher) publishHost(ctx context.Context, host string, hosts []string, site *sites.Site, siteJSON []byte) error {
+	for range maxConflicts {
+		old, etag, err := p.get(ctx, host)
+		if err != nil {
+			return err
+		}
+		gen := time.Now().UnixMicro()
+		if old != nil {
+			if bytes.Equal(old.Site, siteJSON) && slices.Equal(old.Hosts, hosts) {
+				return nil
+			}
+			if err := p.spare(ctx, old.Site, site.Files); err != nil {
+				return err
+			}
+			gen = max(gen, old.Generation+1)
+		}
+		doc, err := json.Marshal(rawDocument{Generation: gen, Host: host, Hosts: hosts, Site: siteJSON})
+		if err != nil {
+			return fmt.Errorf("encode document: %w", err)
+		}
+		cond := s3store.Condition{IfNoneMatch: true}
+		if old != nil {
+			cond = s3store.Condition{IfMatch: etag}
+		}
+		_, err = p.cfg.Objects.PutObject(ctx, Key(host), doc, cond)
+		if errors.Is(err, s3store.ErrPrecondition) {
+			continue // another writer: read again
+		}
+		return err
+	}
+	return fmt.Errorf("publish %s: the document kept changing under %d tries", host, maxConflicts)
+}
+
+// unpublishHost removes host's document, when slug is empty or the
+// document is slug's (a renamed site's new document is kept); its blobs
+// are spared for Retention.
+func (p *Publisher) unpublishHost(ctx context.Context, host, slug string) error {
+	old, _, err := p.get(ctx, host)
+	if err != nil || old == nil {
+		return err
+	}
+	if slug != "" {
+		var s struct{ Slug string }
+		if json.Unmarshal(old.Site, &s) == nil && s.Slug != "" && s.Slug != slug {
+			return nil
+		}
+	}
+	if err := p.spare(ctx, old.Site, nil); err != nil {
+		return err
+	}
+	return p.cfg.Objects.DeleteObject(ctx, Key(host))
+}
+
+// spare keeps, for Retention, the blobs of the published site oldSite
+// that now is not in files.
+func (p *Publisher) spare(ctx context.Context, oldSite json.RawMessage, now sites.Manifest) error {
+	var old struct{ Files sites.Manifest }
+	if len(oldSite) == 0 || json.Unmarshal(oldSite, &old) != nil {
+		return nil
+	}
+	keep := map[string]struct{}{}
+	for _, e := range old.Files {
+		e.Hashes(func(h string) { keep[h] = struct{}{} })
+	}
+	for _, e := range now {
+		e.Hashes(func(h string) { delete(keep, h) })
+	}
+	if len(keep) == 0 || p.cfg.Keep == nil {
+		return nil
+	}
+	until := time.Now().Add(p.cfg.Retention)
+	sem := make(chan struct{}, keepParallel)
+	errs := make(chan error, len(keep))
+	var wg sync.WaitGroup
+	for h := range keep {
+		sem <- struct{}{}
+		wg.Add(1)
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			errs <- p.cfg.Keep(ctx, h, until)
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			return fmt.Errorf("spare the blobs of a replaced site: %w", err)
+		}
+	}
+	return nil
+}
