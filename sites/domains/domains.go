@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"net/netip"
 	"strings"
+	"unicode/utf8"
 
 	"golang.org/x/net/idna"
 	"golang.org/x/net/publicsuffix"
@@ -73,6 +74,9 @@ func Normalize(raw string) (string, error) {
 	if _, err := netip.ParseAddr(strings.Trim(s, "[]")); err == nil {
 		return "", ErrIP
 	}
+	if !utf8.ValidString(s) {
+		return "", ErrNotDomain // idna would turn the bad bytes into U+FFFD
+	}
 	ascii, err := profile.ToASCII(s)
 	if err != nil {
 		if len(s) > MaxLength {
@@ -96,6 +100,12 @@ func Normalize(raw string) (string, error) {
 			return "", ErrNotDomain
 		}
 	}
+	if allDigits(labels[len(labels)-1]) {
+		return "", ErrNotDomain // no top-level domain is numeric (RFC 3696)
+	}
+	if again, err := profile.ToASCII(ascii); err != nil || again != ascii {
+		return "", ErrNotDomain // a punycode label that does not decode to a valid name
+	}
 	if _, err := publicsuffix.EffectiveTLDPlusOne(ascii); err != nil {
 		return "", ErrSuffix
 	}
@@ -112,6 +122,16 @@ func validLabel(l string) bool {
 	for i := 0; i < len(l); i++ {
 		c := l[i]
 		if !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '-') {
+			return false
+		}
+	}
+	return true
+}
+
+// allDigits reports whether l is made of ASCII digits only.
+func allDigits(l string) bool {
+	for i := 0; i < len(l); i++ {
+		if l[i] < '0' || l[i] > '9' {
 			return false
 		}
 	}

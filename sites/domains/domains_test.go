@@ -34,6 +34,9 @@ func TestNormalize(t *testing.T) {
 		{"empty label", "a..example.com", "", domains.ErrNotDomain},
 		{"leading hyphen", "-a.example.com", "", domains.ErrNotDomain},
 		{"label too long", strings.Repeat("a", 64) + ".example.com", "", domains.ErrNotDomain},
+		{"invalid utf-8", "\xf70.example", "", domains.ErrNotDomain},
+		{"numeric tld", "example.123", "", domains.ErrNotDomain},
+		{"punycode that decodes to nothing valid", "xn--0-p10i.example", "", domains.ErrNotDomain},
 		{"too long", strings.Repeat("abcdefghi.", 24) + "example.com", "", domains.ErrTooLong},
 	}
 	for _, s := range scenarios {
