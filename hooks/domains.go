@@ -156,12 +156,12 @@ func (sd *sitedrop) checkDomain(ctx context.Context, rec *core.Record, slug stri
 
 // serverAddrs are the server's public addresses: --public-ip, else the
 // addresses of the site's own host (the target of a custom domain's
-// CNAME resolves to the server).
+// CNAME resolves to the server), looked up at most every serverAddrsTTL.
 func (sd *sitedrop) serverAddrs(ctx context.Context, siteHost string) ([]netip.Addr, error) {
 	if addrs, err := parsePublicIPs(sd.cfg.PublicIPs); err != nil || len(addrs) > 0 {
 		return addrs, err
 	}
-	return sd.domainChecker().LookupAddrs(ctx, siteHost)
+	return sd.hostAddrs.get(ctx, siteHost, time.Now(), sd.domainChecker().LookupAddrs)
 }
 
 // domainAnswer is rec as the API shows it, with the records to create.
