@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/netip"
 	"os"
 	"os/signal"
 	"strings"
@@ -62,18 +63,17 @@ func runReplica(ctx context.Context, cfg *Config, out, logs io.Writer) error {
 	if err != nil {
 		return err
 	}
-	logger := slog.New(slog.NewTextHandler(logs, nil))
-	rep := replica.New(replica.Config{
-		Objects: s3, Blobs: s3, Logger: logger,
-		Server: serve.ServerOptions{ContentCacheBytes: cfg.ContentCache},
-	})
-	ln, err := net.Listen("tcp", cfg.Serve.HTTPAddr)
+	proxies, err := parseProxies(cfg.TrustedProxies)
 	if err != nil {
 		return err
 	}
-	proxies, err := parseProxies(cfg.TrustedProxies)
+	logger := slog.New(slog.NewTextHandler(logs, nil))
+	rep := replica.New(replica.Config{
+		Objects: s3, Blobs: s3, Logger: logger,
+		Server: replicaServerOptions(cfg, proxies),
+	})
+	ln, err := net.Listen("tcp", cfg.Serve.HTTPAddr)
 	if err != nil {
-		ln.Close()
 		return err
 	}
 	srv := &http.Server{Handler: rep, ConnContext: serve.ConnContext}
@@ -100,4 +100,16 @@ func runReplica(ctx context.Context, cfg *Config, out, logs io.Writer) error {
 		return err
 	}
 	return nil
+}
+
+// replicaServerOptions are a replica's site server options: as on the
+// primary, the gate's password attempts count the client behind
+// --trusted-proxies (X-Forwarded-For), not the load balancer every
+// request comes from.
+func replicaServerOptions(cfg *Config, proxies []netip.Prefix) serve.ServerOptions {
+	ips := &sitedrop{cfg: cfg, proxies: proxies}
+	return serve.ServerOptions{
+		ContentCacheBytes: cfg.ContentCache,
+		ClientIP:          ips.clientIP,
+	}
 }

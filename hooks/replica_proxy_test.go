@@ -1,0 +1,102 @@
+package hooks
+
+import (
+	"bytes"
+	"context"
+	"net"
+	"net/http"
+	"net/url"
+	"strings"
+	"testing"
+	"time"
+
+	"sitedrop/sites"
+	"sitedrop/sites/replica"
+	"sitedrop/sites/serve"
+	"sitedrop/sites/store/s3store/s3test"
+)
+
+// runProtectedReplica publishes a protected site (password "correct horse
+// battery", share link on) and runs `serve --replica` on it with cfg
+// changed by edit; it returns the replica's address and the share token.
+func runProtectedReplica(t *testing.T, edit func(*Config)) (addr, token string) {
+	t.Helper()
+	srv := s3test.Start(t)
+	sd, done := s3App(t, srv)
+	t.Cleanup(done)
+	alice, _ := sd.app.FindAuthRecordByEmail("users", "alice@example.com")
+	rec := mustDeploy(t, sd, alice, "proxyrep0000001", "proxy-rep", "<h1>secret page</h1>", "P")
+	hash, err := sites.HashPassword("correct horse battery")
+	if err != nil {
+		t.Fatal(err)
+	}
+	on := true
+	if rec, err = sd.svc.SetProtection(rec, sites.ProtectionChange{PasswordHash: &hash, Link: &on}); err != nil {
+		t.Fatal(err)
+	}
+	flush(t, sd)
+
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr = ln.Addr().String()
+	ln.Close()
+	cfg := DefaultConfig()
+	cfg.Store, cfg.Serve.HTTPAddr, cfg.Serve.ShutdownTimeout = sd.cfg.Store, addr, time.Second
+	edit(&cfg)
+	cfg.withDefaults()
+	ctx, cancel := context.WithCancel(context.Background())
+	var out, logs bytes.Buffer
+	errc := make(chan error, 1)
+	go func() { errc <- runReplica(ctx, &cfg, &out, &logs) }()
+	t.Cleanup(func() { cancel(); <-errc })
+	deadline := time.Now().Add(15 * time.Second)
+	for {
+		resp, err := http.Get("http://" + addr + replica.HealthPath)
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				break
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the replica never became ready: %v; logs: %s", err, logs.String())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	return addr, sites.ProtectionOf(rec).ShareToken()
+}
+
+// TestReplicaGateLimitBehindProxy: behind a load balancer in
+// --trusted-proxies, a replica counts password attempts per client (the
+// X-Forwarded-For one), as the primary does, not per load balancer: one
+// client's wrong guesses do not lock the others out.
+func TestReplicaGateLimitBehindProxy(t *testing.T) {
+	addr, _ := runProtectedReplica(t, func(c *Config) { c.TrustedProxies = []string{"127.0.0.1"} })
+	post := func(client, password string) int {
+		t.Helper()
+		form := url.Values{"password": {password}, "next": {"/"}}
+		req, _ := http.NewRequest(http.MethodPost, "http://"+addr+serve.GatePath, strings.NewReader(form.Encode()))
+		req.Host = "proxy-rep.sites.test"
+		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+		req.Header.Set("X-Forwarded-For", client)
+		resp, err := http.DefaultTransport.RoundTrip(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	for i := range 10 {
+		if code := post("203.0.113.7", "wrong password"); code != http.StatusUnauthorized {
+			t.Fatalf("attempt %d of the guessing client: %d", i+1, code)
+		}
+	}
+	if code := post("203.0.113.7", "wrong password"); code != http.StatusTooManyRequests {
+		t.Fatalf("11th attempt of the guessing client: %d, want 429", code)
+	}
+	if code := post("198.51.100.9", "correct horse battery"); code != http.StatusSeeOther {
+		t.Fatalf("another client behind the same load balancer: %d, want 303", code)
+	}
+}
