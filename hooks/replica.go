@@ -105,11 +105,13 @@ func runReplica(ctx context.Context, cfg *Config, out, logs io.Writer) error {
 // replicaServerOptions are a replica's site server options: as on the
 // primary, the gate's password attempts count the client behind
 // --trusted-proxies (X-Forwarded-For), not the load balancer every
-// request comes from.
+// request comes from; and behind a load balancer that terminates TLS
+// (an https --public-url) the gate's cookie is Secure and __Host-.
 func replicaServerOptions(cfg *Config, proxies []netip.Prefix) serve.ServerOptions {
 	ips := &sitedrop{cfg: cfg, proxies: proxies}
 	return serve.ServerOptions{
 		ContentCacheBytes: cfg.ContentCache,
 		ClientIP:          ips.clientIP,
+		SecureCookies:     ips.siteOverTLS,
 	}
 }

@@ -100,3 +100,25 @@ func TestReplicaGateLimitBehindProxy(t *testing.T) {
 		t.Fatalf("another client behind the same load balancer: %d, want 303", code)
 	}
 }
+
+// TestReplicaGateCookieSecureBehindTLS: a replica behind a load balancer
+// that terminates TLS (an https --public-url, as for the primary) sets the
+// gate's cookie as the primary does there: __Host-sitedrop_gate, Secure,
+// so a plain-HTTP request to the same host never carries it.
+func TestReplicaGateCookieSecureBehindTLS(t *testing.T) {
+	addr, token := runProtectedReplica(t, func(c *Config) { c.PublicURL = "https://deploy.example.com" })
+	req, _ := http.NewRequest(http.MethodGet, "http://"+addr+"/?"+serve.TokenParam+"="+url.QueryEscape(token), nil)
+	req.Host = "proxy-rep.sites.test"
+	resp, err := http.DefaultTransport.RoundTrip(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	cookies := resp.Cookies()
+	if resp.StatusCode != http.StatusSeeOther || len(cookies) != 1 {
+		t.Fatalf("share link: %d, cookies %v", resp.StatusCode, cookies)
+	}
+	if c := cookies[0]; c.Name != "__Host-sitedrop_gate" || !c.Secure {
+		t.Fatalf("cookie behind TLS: %s, Secure %v; want __Host-sitedrop_gate, Secure", c.Name, c.Secure)
+	}
+}
