@@ -202,7 +202,7 @@ func (s *Server) serveFile(w http.ResponseWriter, r *http.Request, f *servedFile
 			return http.StatusInternalServerError, 0
 		}
 	}
-	if status == http.StatusOK && len(r.Header["Range"]) > 0 {
+	if status == http.StatusOK && len(r.Header["Range"]) > 0 && !tooManyRanges(r.Header["Range"]) {
 		s.serveRange(w, r, rep, data)
 		n, _ := strconv.ParseInt(firstValue(h["Content-Length"]), 10, 64)
 		return http.StatusPartialContent, n
@@ -226,6 +226,22 @@ func (s *Server) serveFile(w http.ResponseWriter, r *http.Request, f *servedFile
 		_, _ = io.Copy(w, blob) // an *os.File: sendfile
 	}
 	return status, rep.size
+}
+
+// maxRanges is the most ranges a Range request is answered with: past
+// it the Range is ignored and the whole file sent (RFC 9110, 14.2), as
+// each range of a file read from the store is a request to it (a ranged
+// GET on S3), and a Range header can list tens of thousands.
+const maxRanges = 16
+
+// tooManyRanges reports whether the Range header values list more than
+// maxRanges ranges.
+func tooManyRanges(values []string) bool {
+	n := 0
+	for _, v := range values {
+		n += strings.Count(v, ",") + 1
+	}
+	return n > maxRanges
 }
 
 // serveRange answers a Range request with net/http's implementation
