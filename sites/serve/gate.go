@@ -94,7 +94,8 @@ func (s *Server) gate(w http.ResponseWriter, r *http.Request, st *site) (pass bo
 // gatePost answers the gate form (POST GatePath) of a protected site:
 // within the attempt limits, the right password sets the cookie and
 // redirects (303) to the form's next path; a wrong one shows the gate
-// again with an error (401); too many attempts, 429.
+// again with an error (401); too many attempts, 429; too many checks
+// running on the server at once, 503.
 func (s *Server) gatePost(w http.ResponseWriter, r *http.Request, st *site) int {
 	g := st.gate
 	r.Body = http.MaxBytesReader(w, r.Body, maxGateForm)
@@ -117,7 +118,14 @@ func (s *Server) gatePost(w http.ResponseWriter, r *http.Request, st *site) int 
 		writeGate(w, r, g, http.StatusTooManyRequests, next, gateTooMany)
 		return http.StatusTooManyRequests
 	}
-	if !g.p.CheckPassword(r.PostForm.Get("password")) {
+	release, ok := s.gateChecks.acquire(r.Context())
+	if !ok {
+		writeGate(w, r, g, http.StatusServiceUnavailable, next, gateBusy)
+		return http.StatusServiceUnavailable
+	}
+	right := g.p.CheckPassword(r.PostForm.Get("password"))
+	release()
+	if !right {
 		writeGate(w, r, g, http.StatusUnauthorized, next, gateWrongPassword)
 		return http.StatusUnauthorized
 	}
@@ -197,7 +205,9 @@ func localPath(next string) string {
 // privateWriter makes every answer of a protected site private: whatever
 // Cache-Control the answer carries gets "private" in front (and loses
 // what lets a shared cache store it, see privateCacheControl); an answer
-// with none gets "private". It forwards ReadFrom (sendfile).
+// with none gets "private"; the headers only a CDN reads
+// (CDN-Cache-Control, Surrogate-Control) are dropped. It forwards
+// ReadFrom (sendfile).
 type privateWriter struct {
 	http.ResponseWriter
 	written bool
@@ -214,6 +224,7 @@ func (w *privateWriter) WriteHeader(status int) {
 		} else {
 			h["Cache-Control"] = privateValue
 		}
+		dropSharedCacheHeaders(h)
 	}
 	w.ResponseWriter.WriteHeader(status)
 }

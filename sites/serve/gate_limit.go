@@ -1,7 +1,9 @@
 package serve
 
 import (
+	"context"
 	"net/netip"
+	"runtime"
 	"sync"
 	"time"
 )
@@ -65,4 +67,42 @@ func clientPrefix(ip string) string {
 	}
 	p, _ := a.Prefix(64)
 	return p.String()
+}
+
+// passwordChecks bounds the password checks (a slow hash each, ~50 ms of
+// a core) running at once on this server, across every site: the
+// per-site limits alone would let many sites' attempts together take
+// every core. A check waits up to wait for a slot.
+type passwordChecks struct {
+	slots chan struct{}
+	wait  time.Duration
+}
+
+// defaultCheckWait is how long a password check waits for a slot before
+// the visitor is asked to try again.
+const defaultCheckWait = 2 * time.Second
+
+// newPasswordChecks allows half the server's cores (at least one) to
+// check passwords at once.
+func newPasswordChecks() *passwordChecks {
+	return &passwordChecks{slots: make(chan struct{}, max(1, runtime.GOMAXPROCS(0)/2)), wait: defaultCheckWait}
+}
+
+// acquire takes a slot, waiting up to c.wait (or ctx's end); release
+// gives it back. ok is false when no slot came free.
+func (c *passwordChecks) acquire(ctx context.Context) (release func(), ok bool) {
+	select {
+	case c.slots <- struct{}{}:
+		return func() { <-c.slots }, true
+	default:
+	}
+	t := time.NewTimer(c.wait)
+	defer t.Stop()
+	select {
+	case c.slots <- struct{}{}:
+		return func() { <-c.slots }, true
+	case <-t.C:
+	case <-ctx.Done():
+	}
+	return nil, false
 }

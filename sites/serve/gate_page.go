@@ -69,6 +69,7 @@ type gatePage struct {
 const (
 	gateWrongPassword = "Wrong password. Try again."
 	gateTooMany       = "Too many attempts. Wait a minute, then try again."
+	gateBusy          = "The server is busy checking passwords. Try again in a few seconds."
 	gateBadLink       = "This link is not valid (any more). Ask the owner of the site for a new one."
 )
 
@@ -87,8 +88,11 @@ func writeGate(w http.ResponseWriter, r *http.Request, g *siteGate, status int, 
 	h["Content-Security-Policy"] = gateCSPValue
 	h["Referrer-Policy"] = noReferrerValue
 	h["Content-Length"] = []string{strconv.Itoa(buf.Len())}
-	if status == http.StatusTooManyRequests {
+	switch status {
+	case http.StatusTooManyRequests:
 		h.Set("Retry-After", "60")
+	case http.StatusServiceUnavailable:
+		h.Set("Retry-After", "5")
 	}
 	w.WriteHeader(status)
 	if r.Method != http.MethodHead {

@@ -1,6 +1,7 @@
 package serve
 
 import (
+	"context"
 	"crypto/tls"
 	"net/http"
 	"net/http/httptest"
@@ -279,5 +280,61 @@ func TestClientPrefix(t *testing.T) {
 		if got := clientPrefix(in); got != want {
 			t.Errorf("clientPrefix(%q) = %q, want %q", in, got, want)
 		}
+	}
+}
+
+// TestGatePasswordChecksBounded: password checks (a slow hash each) run
+// a bounded number at a time across every site; a check that finds no
+// slot free within the wait answers 503 with Retry-After and sets no
+// cookie, and once a slot is free the same post gets in.
+func TestGatePasswordChecksBounded(t *testing.T) {
+	srv, _ := protectedServer(t, sites.Protection{PasswordHash: testHash()})
+	srv.gateChecks = &passwordChecks{slots: make(chan struct{}, 1), wait: time.Millisecond}
+	release, ok := srv.gateChecks.acquire(context.Background()) // another site's check, running
+	if !ok {
+		t.Fatal("no slot for the first check")
+	}
+	res := postGate(srv, "192.0.2.1", testPassword, "/")
+	if b := body(res); res.StatusCode != 503 || res.Header.Get("Retry-After") != "5" || !strings.Contains(b, gateBusy) || res.Header.Get("Set-Cookie") != "" {
+		t.Fatalf("with every slot taken: %d, Retry-After %q, %q", res.StatusCode, res.Header.Get("Retry-After"), b)
+	}
+	release()
+	if res := postGate(srv, "192.0.2.1", testPassword, "/"); res.StatusCode != 303 || res.Header.Get("Set-Cookie") == "" {
+		t.Fatalf("with a slot free: %d", res.StatusCode)
+	}
+	if n := len(srv.gateChecks.slots); n != 0 {
+		t.Fatalf("%d slots still taken after the checks ended", n)
+	}
+	if c := newPasswordChecks(); cap(c.slots) < 1 {
+		t.Fatal("no slot at all")
+	}
+}
+
+// TestGateDropsCDNCacheHeaders: a protected site's own _headers cannot
+// tell a CDN in front of the server to keep its pages: CDN-Cache-Control,
+// Cloudflare-CDN-Cache-Control and Surrogate-Control are dropped from
+// every answer a visitor gets through the gate (a public site keeps them).
+func TestGateDropsCDNCacheHeaders(t *testing.T) {
+	files := map[string][2]string{
+		"index.html": {htmlType, gatedPage},
+		"_headers": {"text/plain", "/*\n  CDN-Cache-Control: max-age=600\n  Cloudflare-CDN-Cache-Control: max-age=600\n" +
+			"  Surrogate-Control: max-age=600\n  X-Kept: yes\n"},
+	}
+	p := &sites.Protection{PasswordHash: testHash(), Secret: "secret-of-site-a"}
+	site := &sites.Site{ID: "site-a", Slug: "demo", Status: sites.StatusActive, Protection: p}
+	srv, _ := newTestServer(t, site, files)
+	res := get(srv, "GET", "/", map[string]string{"Cookie": validCookie(srv, site)})
+	if res.StatusCode != 200 || res.Header.Get("X-Kept") != "yes" {
+		t.Fatalf("protected: %d, X-Kept %q", res.StatusCode, res.Header.Get("X-Kept"))
+	}
+	for _, name := range []string{"CDN-Cache-Control", "Cloudflare-CDN-Cache-Control", "Surrogate-Control"} {
+		if v := res.Header.Get(name); v != "" {
+			t.Errorf("protected site answered %s: %q", name, v)
+		}
+	}
+	site.Protection = nil
+	srv.Changing("demo")()
+	if res := get(srv, "GET", "/", nil); res.Header.Get("CDN-Cache-Control") != "max-age=600" {
+		t.Fatalf("public site lost its CDN-Cache-Control: %q", res.Header.Get("CDN-Cache-Control"))
 	}
 }

@@ -113,10 +113,12 @@ type Server struct {
 	rec      Recorder
 	clientIP func(*http.Request) string
 	// The gate of protected sites: its cookies' lifetime, whether they
-	// are Secure (nil: r.TLS != nil), the password attempt limits.
+	// are Secure (nil: r.TLS != nil), the password attempt limits, the
+	// password checks running at once.
 	gateTTL       time.Duration
 	secureCookies func(*http.Request) bool
 	gateLimit     *gateLimiter
+	gateChecks    *passwordChecks
 	// now is the clock; tests replace it.
 	now func() time.Time
 }
@@ -185,6 +187,7 @@ func NewServer(load SiteLoader, blobStore store.BlobStore, opts ...ServerOptions
 		gateTTL:       o.GateCookieTTL,
 		secureCookies: o.SecureCookies,
 		gateLimit:     newGateLimiter(defaultGateAttemptsPerIP, defaultGateAttemptsPerSite),
+		gateChecks:    newPasswordChecks(),
 	}
 }
 

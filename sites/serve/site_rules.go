@@ -100,6 +100,19 @@ func (ph pathHeaders) apply(h http.Header) {
 		if cc := h["Cache-Control"]; len(cc) > 0 {
 			h["Cache-Control"] = []string{privateCacheControl(strings.Join(cc, ", "))}
 		}
+		dropSharedCacheHeaders(h)
+	}
+}
+
+// sharedCacheHeaders are the headers that tell a CDN, and only a CDN,
+// how long to keep an answer, whatever Cache-Control says.
+var sharedCacheHeaders = []string{"Cdn-Cache-Control", "Cloudflare-Cdn-Cache-Control", "Surrogate-Control"}
+
+// dropSharedCacheHeaders removes from h what would let a CDN keep an
+// answer that must stay private (a site's _headers may set them).
+func dropSharedCacheHeaders(h http.Header) {
+	for _, name := range sharedCacheHeaders {
+		delete(h, name)
 	}
 }
 
