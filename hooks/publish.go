@@ -47,16 +47,10 @@ func (sd *sitedrop) allSlugs() ([]string, error) {
 }
 
 // verifiedHosts are the verified custom domains of the deployment with
-// id, published beside its own host so replicas serve them too. A
-// failed read publishes the site host alone this time; the next change
-// or the hourly reconcile publishes them again.
-func (sd *sitedrop) verifiedHosts(siteID string) []string {
-	hosts, err := domains.VerifiedHosts(sd.app, siteID)
-	if err != nil {
-		sd.app.Logger().Warn("publish: custom domains", "site", siteID, "error", err)
-		return nil
-	}
-	return hosts
+// id, published beside its own host so replicas serve them too. An error
+// keeps the site's documents as they are, and its publish is retried.
+func (sd *sitedrop) verifiedHosts(siteID string) ([]string, error) {
+	return domains.VerifiedHosts(sd.app, siteID)
 }
 
 // republishDomainSite publishes again the site a custom domain record

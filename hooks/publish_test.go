@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -230,6 +231,27 @@ func TestPublishCustomDomains(t *testing.T) {
 	flush(t, sd)
 	if published(t, sd, "docs.example.org") == nil {
 		t.Fatal("a domain verified again is not published")
+	}
+
+	// the domains cannot be read (the database busy): the publish fails
+	// and stays due, and nothing is unpublished, by a publish or a reconcile
+	failing := publish.New(publish.Config{
+		Objects: sd.s3, Load: sd.svc.LoadSite, Slugs: sd.allSlugs, SiteHost: sd.siteHost,
+		ExtraHosts: func(string) ([]string, error) { return nil, errors.New("database is locked") },
+		Keep:       sd.s3.KeepUntil, Retention: sd.cfg.ReplicaRetention, Logger: sd.app.Logger(),
+	})
+	failing.Mark("dom-site")
+	if err := failing.Flush(context.Background()); err == nil || !strings.Contains(err.Error(), "database is locked") {
+		t.Fatalf("flush with unreadable domains: %v", err)
+	}
+	if failing.Settled() {
+		t.Fatal("a failed publish is not due any more")
+	}
+	if err := failing.Reconcile(context.Background()); err == nil {
+		t.Fatal("a reconcile with unreadable domains succeeded")
+	}
+	if published(t, sd, "docs.example.org") == nil {
+		t.Fatal("a failure to read the domains unpublished the custom domain")
 	}
 	if err := sd.app.Delete(rec); err != nil {
 		t.Fatal(err)

@@ -15,16 +15,21 @@ import (
 )
 
 // hosts are the hosts site answers on, its own first.
-func (p *Publisher) hosts(site *sites.Site) []string {
+func (p *Publisher) hosts(site *sites.Site) ([]string, error) {
 	hosts := []string{p.cfg.SiteHost(site.Slug)}
-	if p.cfg.ExtraHosts != nil {
-		for _, h := range p.cfg.ExtraHosts(site.ID) {
-			if !slices.Contains(hosts, h) {
-				hosts = append(hosts, h)
-			}
+	if p.cfg.ExtraHosts == nil {
+		return hosts, nil
+	}
+	extra, err := p.cfg.ExtraHosts(site.ID)
+	if err != nil {
+		return nil, fmt.Errorf("hosts of %s: %w", site.Slug, err)
+	}
+	for _, h := range extra {
+		if !slices.Contains(hosts, h) {
+			hosts = append(hosts, h)
 		}
 	}
-	return hosts
+	return hosts, nil
 }
 
 // publishSlug writes slug's live state to each of its hosts, and removes
@@ -55,7 +60,10 @@ func (p *Publisher) publishSlug(ctx context.Context, slug string) error {
 	if err != nil {
 		return fmt.Errorf("encode site: %w", err)
 	}
-	hosts := p.hosts(site)
+	hosts, err := p.hosts(site)
+	if err != nil {
+		return err
+	}
 	for _, h := range hosts {
 		if err := p.publishHost(ctx, h, hosts, site, siteJSON); err != nil {
 			return err

@@ -25,8 +25,9 @@ type Config struct {
 	// SiteHost is a slug's host, <slug>.<sites-domain>.
 	SiteHost func(slug string) string
 	// ExtraHosts gives the other hosts a site answers on (verified custom
-	// domains); nil: none.
-	ExtraHosts func(siteID string) []string
+	// domains); nil: none. An error leaves the site's documents as they
+	// are and its publish due (retried), rather than unpublish them.
+	ExtraHosts func(siteID string) ([]string, error)
 	// Keep spares a blob from the collector until a time (the blob
 	// store's KeepUntil); see Retention.
 	Keep func(ctx context.Context, hash string, until time.Time) error
@@ -267,10 +268,18 @@ func (p *Publisher) removeIfOrphan(ctx context.Context, host string) error {
 	}
 	var s struct{ ID, Slug string }
 	_ = json.Unmarshal(old.Site, &s)
-	if site, err := p.cfg.Load(s.Slug); err == nil && slices.Contains(p.hosts(site), host) {
-		return nil
-	} else if err != nil && !errors.Is(err, sites.ErrNotFound) {
+	site, err := p.cfg.Load(s.Slug)
+	if err != nil && !errors.Is(err, sites.ErrNotFound) {
 		return err
+	}
+	if err == nil {
+		hosts, err := p.hosts(site)
+		if err != nil {
+			return err
+		}
+		if slices.Contains(hosts, host) {
+			return nil
+		}
 	}
 	return p.unpublishHost(ctx, host, "")
 }
