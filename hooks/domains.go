@@ -102,7 +102,12 @@ func (sd *sitedrop) addDomain(ctx context.Context, user, dep *core.Record, raw s
 	err = sd.app.RunInTransaction(func(tx core.App) error {
 		if existing, err := domains.Find(tx, dep.Id, name); err == nil {
 			rec = existing
-			return domains.Reset(tx, rec)
+			if err := domains.Reset(tx, rec); errors.Is(err, domains.ErrTaken) {
+				return fail(http.StatusConflict, "%s", err.Error())
+			} else if err != nil {
+				return err
+			}
+			return nil
 		}
 		n, err := domains.CountOwned(tx, user.Id)
 		if err != nil {

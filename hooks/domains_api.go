@@ -1,6 +1,7 @@
 package hooks
 
 import (
+	"errors"
 	"net/http"
 
 	"github.com/pocketbase/pocketbase/core"
@@ -92,7 +93,9 @@ func (sd *sitedrop) domainVerifyNow(e *core.RequestEvent) error {
 	if err != nil {
 		return err
 	}
-	if err := domains.Reset(e.App, rec); err != nil {
+	if err := domains.Reset(e.App, rec); errors.Is(err, domains.ErrTaken) {
+		return fail(http.StatusConflict, "%s", err.Error())
+	} else if err != nil {
 		return err
 	}
 	rec, err = sd.checkDomain(e.Request.Context(), rec, dep.GetString("slug"))

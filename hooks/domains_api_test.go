@@ -89,6 +89,22 @@ func TestDomainsAPI(t *testing.T) {
 			},
 		},
 		{
+			Name: "an old claim of a domain since verified by another site: 409, the claim unchanged",
+			Method: http.MethodPost, URL: url, Headers: bearer(keyAlice),
+			Body: strings.NewReader(`{"domain":"taken.custom.test"}`), ExpectedStatus: 409,
+			ExpectedContent: []string{errBody(domains.ErrTaken.Error())}, TestAppFactory: factory,
+			BeforeTestFunc: func(t testing.TB, app *tests.TestApp, _ *core.ServeEvent) {
+				mustDomain(t, app, idAliceSite, "taken.custom.test", false)
+				mustDomain(t, app, idBobSite, "taken.custom.test", true) // fails Alice's claim
+			},
+			AfterTestFunc: func(t testing.TB, app *tests.TestApp, _ *http.Response) {
+				rec, err := domains.Find(app, idAliceSite, "taken.custom.test")
+				if err != nil || rec.GetString("status") != domains.StatusFailed {
+					t.Fatalf("Alice's claim after the refusal: %v %v", rec, err)
+				}
+			},
+		},
+		{
 			Name: "over the free plan's limit", Method: http.MethodPost, URL: url, Headers: bearer(keyAlice),
 			Body: strings.NewReader(`{"domain":"second.custom.test"}`), ExpectedStatus: 403,
 			ExpectedContent: []string{errBody("Custom domain limit reached (1 on the free plan). Remove a domain or upgrade your plan.")},

@@ -70,7 +70,9 @@ func (sd *sitedrop) accountDomainVerify(e *core.RequestEvent) error {
 	if rec == nil {
 		return err
 	}
-	if err := domains.Reset(e.App, rec); err != nil {
+	if err := domains.Reset(e.App, rec); errors.Is(err, domains.ErrTaken) {
+		return sd.backToSite(e, dep, ui.FlashError, rec.GetString("domain")+": "+err.Error()+".")
+	} else if err != nil {
 		return err
 	}
 	if rec, err = sd.checkDomain(e.Request.Context(), rec, dep.GetString("slug")); err != nil {

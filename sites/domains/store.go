@@ -220,10 +220,16 @@ func Result(app core.App, rec *core.Record, checkErr error, now time.Time) (*cor
 }
 
 // Reset puts a failed claim back to pending, so it is checked again (and
-// has MaxPending again, from now).
+// has MaxPending again, from now). It returns ErrTaken, and changes
+// nothing, when another deployment has the domain verified.
 func Reset(app core.App, rec *core.Record) error {
 	if rec.GetString("status") != StatusFailed {
 		return nil
+	}
+	if taken, err := verifiedElsewhere(app, rec.GetString("deployment"), rec.GetString("domain")); err != nil {
+		return err
+	} else if taken {
+		return ErrTaken
 	}
 	rec.Set("status", StatusPending)
 	rec.Set("attempts", 0)

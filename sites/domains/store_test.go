@@ -93,6 +93,13 @@ func TestFirstToVerifyWins(t *testing.T) {
 	if _, err := domains.Add(app, c.Id, "shop.example.com"); !errors.Is(err, domains.ErrTaken) {
 		t.Fatalf("third claim = %v", err)
 	}
+	// the failed claim cannot start again while the domain is verified elsewhere
+	if err := domains.Reset(app, rb); !errors.Is(err, domains.ErrTaken) {
+		t.Fatalf("reset of the other claim = %v", err)
+	}
+	if rb, _ = app.FindRecordById(domains.Collection, rb.Id); rb.GetString("status") != domains.StatusFailed {
+		t.Fatalf("the refused reset changed the claim: %s", rb.GetString("status"))
+	}
 	if hosts, err := domains.VerifiedHosts(app, a.Id); err != nil || !slices.Equal(hosts, []string{"shop.example.com"}) {
 		t.Fatalf("VerifiedHosts = %v, %v", hosts, err)
 	}
