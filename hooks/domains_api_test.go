@@ -89,7 +89,7 @@ func TestDomainsAPI(t *testing.T) {
 			},
 		},
 		{
-			Name: "an old claim of a domain since verified by another site: 409, the claim unchanged",
+			Name:   "an old claim of a domain since verified by another site: 409, the claim unchanged",
 			Method: http.MethodPost, URL: url, Headers: bearer(keyAlice),
 			Body: strings.NewReader(`{"domain":"taken.custom.test"}`), ExpectedStatus: 409,
 			ExpectedContent: []string{errBody(domains.ErrTaken.Error())}, TestAppFactory: factory,
