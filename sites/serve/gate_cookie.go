@@ -50,11 +50,10 @@ func verifyGateCookie(key []byte, id, v string, now time.Time) bool {
 	if err != nil || strconv.FormatInt(exp, 10) != expText || now.Unix() >= exp {
 		return false
 	}
-	mac, err := base64.RawURLEncoding.DecodeString(sig)
-	if err != nil {
-		return false
-	}
-	return hmac.Equal(mac, gateMAC(key, payload))
+	// Compared encoded: the decoder would skip a \r or \n inside sig,
+	// and only the exact value the signer makes may pass.
+	want := base64.RawURLEncoding.EncodeToString(gateMAC(key, payload))
+	return hmac.Equal([]byte(sig), []byte(want))
 }
 
 // gateMAC is HMAC-SHA256(key, "v1." + payload).
