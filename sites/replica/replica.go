@@ -27,6 +27,8 @@ import (
 	"sync"
 	"time"
 
+	"golang.org/x/sync/singleflight"
+
 	"sitedrop/sites"
 	"sitedrop/sites/publish"
 	"sitedrop/sites/serve"
@@ -75,6 +77,8 @@ type Replica struct {
 	docs  *docCache
 	// polled is the time of the last successful poll.
 	polled time.Time
+	// fetches merges concurrent reads of one host's document.
+	fetches singleflight.Group
 }
 
 // New returns a replica; Run (or Poll) fills its index.
@@ -240,9 +244,13 @@ func (r *Replica) load(host string) (*sites.Site, error) {
 	case cur != nil && cur.etag == etag:
 		return cur.doc.Site, nil
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), storeRequestTimeout)
-	defer cancel()
-	e, err := r.fetch(ctx, host)
+	// Concurrent first requests for a host share one read.
+	v, err, _ := r.fetches.Do(host, func() (any, error) {
+		ctx, cancel := context.WithTimeout(context.Background(), storeRequestTimeout)
+		defer cancel()
+		return r.fetch(ctx, host)
+	})
+	e, _ := v.(*cached)
 	if err != nil {
 		if cur != nil {
 			return cur.doc.Site, nil // stale beats nothing while the store fails
