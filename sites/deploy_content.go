@@ -8,6 +8,7 @@ import (
 	"sync"
 
 	"github.com/pocketbase/pocketbase/core"
+	"golang.org/x/sync/errgroup"
 
 	"sitedrop/sites/store"
 )
@@ -50,52 +51,35 @@ func (s *Service) writeBlobs(ctx context.Context, blobs map[string][]byte) error
 // and returns those it does not have. The first error (or ctx's end)
 // stops the questions not yet asked.
 func (s *Service) missingBlobs(parent context.Context, blobs map[string][]byte) (map[string][]byte, error) {
-	ctx, cancel := context.WithCancel(parent)
-	defer cancel()
+	g, ctx := errgroup.WithContext(parent)
+	g.SetLimit(hasParallel)
 	var (
 		mu      sync.Mutex
 		missing = make(map[string][]byte)
-		first   error
-		wg      sync.WaitGroup
 	)
-	fail := func(err error) {
-		mu.Lock()
-		if first == nil {
-			first = err
-		}
-		mu.Unlock()
-		cancel()
-	}
-	sem := make(chan struct{}, hasParallel)
 	for h, data := range blobs {
-		select {
-		case sem <- struct{}{}:
-		case <-ctx.Done():
-		}
 		if ctx.Err() != nil {
 			break
 		}
-		wg.Add(1)
-		go func() {
-			defer func() { <-sem; wg.Done() }()
+		g.Go(func() error {
 			ok, err := s.store.Has(ctx, h)
 			if err != nil {
-				fail(fmt.Errorf("check blob: %w", err))
-				return
+				return fmt.Errorf("check blob: %w", err)
 			}
 			if !ok {
 				mu.Lock()
 				missing[h] = data
 				mu.Unlock()
 			}
-		}()
+			return nil
+		})
 	}
-	wg.Wait()
+	err := g.Wait()
 	if err := cancelled(parent); err != nil {
 		return nil, err // the request's end, not a store error it caused
 	}
-	if first != nil {
-		return nil, first
+	if err != nil {
+		return nil, err
 	}
 	return missing, nil
 }
