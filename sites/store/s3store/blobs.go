@@ -11,6 +11,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
+	"golang.org/x/sync/errgroup"
 
 	"sitedrop/sites/store"
 )
@@ -90,31 +91,16 @@ func (s *Store) PutBatch(ctx context.Context, blobs map[string][]byte) error {
 			return fmt.Errorf("blob hash mismatch: want %s, got %s", h, got)
 		}
 	}
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	sem := make(chan struct{}, putParallel)
-	var wg sync.WaitGroup
-	var once sync.Once
-	var first error
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(putParallel)
 	for h, data := range blobs {
-		select {
-		case sem <- struct{}{}:
-		case <-ctx.Done():
-		}
-		if ctx.Err() != nil {
+		if gctx.Err() != nil {
 			break
 		}
-		wg.Add(1)
-		go func() {
-			defer func() { <-sem; wg.Done() }()
-			if err := s.Put(ctx, h, data); err != nil {
-				once.Do(func() { first = err; cancel() })
-			}
-		}()
+		g.Go(func() error { return s.Put(gctx, h, data) })
 	}
-	wg.Wait()
-	if first != nil {
-		return first
+	if err := g.Wait(); err != nil {
+		return err
 	}
 	return ctx.Err()
 }
