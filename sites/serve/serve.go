@@ -279,6 +279,7 @@ func (s *Server) serveSite(w http.ResponseWriter, r *http.Request, slug string) 
 		plainError(w, http.StatusMethodNotAllowed, "Method not allowed")
 		return outcome{}
 	}
+	var hw *headerWriter // changes the header before it is written; nil: none to change
 	if site.gate != nil {
 		if post {
 			return outcome{site: site.id, status: s.gatePost(w, r, site)}
@@ -286,8 +287,8 @@ func (s *Server) serveSite(w http.ResponseWriter, r *http.Request, slug string) 
 		if pass, status := s.gate(w, r, site); !pass {
 			return outcome{site: site.id, status: status}
 		}
-		w = &privateWriter{ResponseWriter: w}
-		h = w.Header()
+		hw = &headerWriter{ResponseWriter: w, private: true}
+		w = hw
 	}
 	if len(r.URL.Path) > maxRequestPath {
 		plainError(w, http.StatusRequestURITooLong, "URI too long")
@@ -311,8 +312,11 @@ func (s *Server) serveSite(w http.ResponseWriter, r *http.Request, slug string) 
 			return outcome{site: site.id, status: http.StatusUnauthorized}
 		}
 		if len(ph.Headers) > 0 || ph.protected() {
-			w = &headerWriter{ResponseWriter: w, ph: ph}
-			h = w.Header()
+			if hw == nil {
+				hw = &headerWriter{ResponseWriter: w}
+				w = hw
+			}
+			hw.ph = ph
 		}
 	}
 	res := resolvePath(site, r.URL.Path, r.URL.RawQuery)

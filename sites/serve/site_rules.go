@@ -97,11 +97,23 @@ func (ph pathHeaders) apply(h http.Header) {
 		h.Set(x.Name, x.Value)
 	}
 	if ph.protected() {
-		if cc := h["Cache-Control"]; len(cc) > 0 {
-			h["Cache-Control"] = []string{privateCacheControl(strings.Join(cc, ", "))}
-		}
-		dropSharedCacheHeaders(h)
+		makePrivate(h, false)
 	}
+}
+
+var privateValue = []string{"private"}
+
+// makePrivate keeps a shared cache from storing the answer whose header
+// is h: its Cache-Control gets "private" in front (see
+// privateCacheControl), or, with none and orSet, becomes "private"; the
+// headers only a CDN reads are dropped.
+func makePrivate(h http.Header, orSet bool) {
+	if cc := h["Cache-Control"]; len(cc) > 0 {
+		h["Cache-Control"] = []string{privateCacheControl(strings.Join(cc, ", "))}
+	} else if orSet {
+		h["Cache-Control"] = privateValue
+	}
+	dropSharedCacheHeaders(h)
 }
 
 // sharedCacheHeaders are the headers that tell a CDN, and only a CDN,
@@ -194,19 +206,27 @@ func lookupFile(st *site, reqPath string) *servedFile {
 	return nil
 }
 
-// headerWriter sets a path's _headers on the response just before its
-// header is written, so that they come after (and win over) sitedrop's
-// defaults. It forwards ReadFrom, so files are still sent with sendfile.
+// headerWriter changes the response's header just before it is
+// written, so that the changes come after (and win over) sitedrop's
+// defaults: it sets a path's _headers (ph), and on a protected site
+// (private) makes every answer private (makePrivate: "private" even with
+// no Cache-Control). It forwards ReadFrom, so files are still sent with
+// sendfile.
 type headerWriter struct {
 	http.ResponseWriter
 	ph      pathHeaders
+	private bool
 	written bool
 }
 
 func (w *headerWriter) WriteHeader(status int) {
 	if !w.written {
 		w.written = true
-		w.ph.apply(w.Header())
+		h := w.Header()
+		w.ph.apply(h)
+		if w.private {
+			makePrivate(h, true)
+		}
 	}
 	w.ResponseWriter.WriteHeader(status)
 }
