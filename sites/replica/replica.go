@@ -75,8 +75,6 @@ type Replica struct {
 	// the first successful poll.
 	index map[string]string
 	docs  *docCache
-	// polled is the time of the last successful poll.
-	polled time.Time
 	// fetches merges concurrent reads of one host's document.
 	fetches singleflight.Group
 }
@@ -202,9 +200,6 @@ func (r *Replica) Poll(ctx context.Context) error {
 		}
 	}
 	r.index = next
-	if firstErr == nil {
-		r.polled = time.Now()
-	}
 	r.mu.Unlock()
 	done()
 	return firstErr
