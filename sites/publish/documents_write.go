@@ -7,8 +7,9 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"sync"
 	"time"
+
+	"golang.org/x/sync/errgroup"
 
 	"sitedrop/sites"
 	"sitedrop/sites/store/s3store"
@@ -170,23 +171,13 @@ func (p *Publisher) spare(ctx context.Context, oldSite json.RawMessage, now site
 		return nil
 	}
 	until := time.Now().Add(p.cfg.Retention)
-	sem := make(chan struct{}, keepParallel)
-	errs := make(chan error, len(keep))
-	var wg sync.WaitGroup
+	var g errgroup.Group
+	g.SetLimit(keepParallel)
 	for h := range keep {
-		sem <- struct{}{}
-		wg.Add(1)
-		go func() {
-			defer func() { <-sem; wg.Done() }()
-			errs <- p.cfg.Keep(ctx, h, until)
-		}()
+		g.Go(func() error { return p.cfg.Keep(ctx, h, until) })
 	}
-	wg.Wait()
-	close(errs)
-	for err := range errs {
-		if err != nil {
-			return fmt.Errorf("spare the blobs of a replaced site: %w", err)
-		}
+	if err := g.Wait(); err != nil {
+		return fmt.Errorf("spare the blobs of a replaced site: %w", err)
 	}
 	return nil
 }
