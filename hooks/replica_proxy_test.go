@@ -36,6 +36,17 @@ func runProtectedReplica(t *testing.T, edit func(*Config)) (addr, token string) 
 	}
 	flush(t, sd)
 
+	addr, _, stop := runReplicaCmd(t, sd, edit)
+	t.Cleanup(func() { stop() })
+	return addr, sites.ProtectionOf(rec).ShareToken()
+}
+
+// runReplicaCmd runs `serve --replica` on sd's store, with cfg changed by
+// edit (nil: no change), and waits until it is ready. It returns the
+// replica's address, its standard output, and stop, which ends it and
+// returns runReplica's error.
+func runReplicaCmd(t *testing.T, sd *sitedrop, edit func(*Config)) (addr string, out *bytes.Buffer, stop func() error) {
+	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -44,13 +55,16 @@ func runProtectedReplica(t *testing.T, edit func(*Config)) (addr, token string) 
 	ln.Close()
 	cfg := DefaultConfig()
 	cfg.Store, cfg.Serve.HTTPAddr, cfg.Serve.ShutdownTimeout = sd.cfg.Store, addr, time.Second
-	edit(&cfg)
+	if edit != nil {
+		edit(&cfg)
+	}
 	cfg.withDefaults()
 	ctx, cancel := context.WithCancel(context.Background())
-	var out, logs bytes.Buffer
+	var logs bytes.Buffer
+	out = new(bytes.Buffer)
 	errc := make(chan error, 1)
-	go func() { errc <- runReplica(ctx, &cfg, &out, &logs) }()
-	t.Cleanup(func() { cancel(); <-errc })
+	go func() { errc <- runReplica(ctx, &cfg, out, &logs) }()
+	stop = func() error { cancel(); return <-errc }
 	deadline := time.Now().Add(15 * time.Second)
 	for {
 		resp, err := http.Get("http://" + addr + replica.HealthPath)
@@ -61,11 +75,12 @@ func runProtectedReplica(t *testing.T, edit func(*Config)) (addr, token string) 
 			}
 		}
 		if time.Now().After(deadline) {
+			stop()
 			t.Fatalf("the replica never became ready: %v; logs: %s", err, logs.String())
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-	return addr, sites.ProtectionOf(rec).ShareToken()
+	return addr, out, stop
 }
 
 // TestReplicaGateLimitBehindProxy: behind a load balancer in

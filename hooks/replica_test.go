@@ -1,18 +1,13 @@
 package hooks
 
 import (
-	"bytes"
-	"context"
 	"io"
-	"net"
 	"net/http"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/spf13/cobra"
 
-	"sitedrop/sites/replica"
 	"sitedrop/sites/store/s3store/s3test"
 )
 
@@ -57,34 +52,7 @@ func TestRunReplica(t *testing.T) {
 	mustDeploy(t, sd, alice, "runrep000000001", "run-replica", "<h1>from the replica</h1>", "R")
 	flush(t, sd)
 
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	ln.Close()
-	cfg := DefaultConfig()
-	cfg.Store, cfg.Serve.HTTPAddr, cfg.Serve.ShutdownTimeout = sd.cfg.Store, addr, time.Second
-	cfg.withDefaults()
-	ctx, cancel := context.WithCancel(context.Background())
-	var out, logs bytes.Buffer
-	errc := make(chan error, 1)
-	go func() { errc <- runReplica(ctx, &cfg, &out, &logs) }()
-
-	deadline := time.Now().Add(15 * time.Second)
-	for {
-		resp, err := http.Get("http://" + addr + replica.HealthPath)
-		if err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				break
-			}
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the replica never became ready: %v; logs: %s", err, logs.String())
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	addr, out, stop := runReplicaCmd(t, sd, nil)
 	req, _ := http.NewRequest(http.MethodGet, "http://"+addr+"/", nil)
 	req.Host = "run-replica.sites.test"
 	resp, err := http.DefaultClient.Do(req)
@@ -96,8 +64,7 @@ func TestRunReplica(t *testing.T) {
 	if resp.StatusCode != http.StatusOK || !strings.Contains(string(body), "from the replica") {
 		t.Fatalf("%d %q", resp.StatusCode, body)
 	}
-	cancel()
-	if err := <-errc; err != nil {
+	if err := stop(); err != nil {
 		t.Fatalf("runReplica: %v", err)
 	}
 	if !strings.Contains(out.String(), "replica serving") {
