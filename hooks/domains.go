@@ -131,6 +131,28 @@ func (sd *sitedrop) addDomain(ctx context.Context, user, dep *core.Record, raw s
 	return rec, created, err
 }
 
+// findDomain is the claim of domain raw (as a path names it) by the
+// deployment with depID; an error when raw is not a domain or the
+// deployment has no such claim.
+func findDomain(app core.App, depID, raw string) (*core.Record, error) {
+	name, err := domains.Normalize(raw)
+	if err != nil {
+		return nil, err
+	}
+	return domains.Find(app, depID, name)
+}
+
+// recheckDomain is "check now" of rec, a domain of the site slug: a
+// failed claim starts again (domains.ErrTaken when another site has
+// verified the domain since), then it is checked. It returns the saved
+// record.
+func (sd *sitedrop) recheckDomain(ctx context.Context, app core.App, rec *core.Record, slug string) (*core.Record, error) {
+	if err := domains.Reset(app, rec); err != nil {
+		return nil, err
+	}
+	return sd.checkDomain(ctx, rec, slug)
+}
+
 // planName is the plan as people read it.
 func planName(plan string) string {
 	if plan == "" {

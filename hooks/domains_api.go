@@ -93,13 +93,10 @@ func (sd *sitedrop) domainVerifyNow(e *core.RequestEvent) error {
 	if err != nil {
 		return err
 	}
-	if err := domains.Reset(e.App, rec); errors.Is(err, domains.ErrTaken) {
+	rec, err = sd.recheckDomain(e.Request.Context(), e.App, rec, dep.GetString("slug"))
+	if errors.Is(err, domains.ErrTaken) {
 		return fail(http.StatusConflict, "%s", err.Error())
 	} else if err != nil {
-		return err
-	}
-	rec, err = sd.checkDomain(e.Request.Context(), rec, dep.GetString("slug"))
-	if err != nil {
 		return err
 	}
 	return e.JSON(http.StatusOK, sd.domainAnswer(e.Request.Context(), rec, dep.GetString("slug")))
@@ -112,11 +109,7 @@ func (sd *sitedrop) ownedDomain(e *core.RequestEvent) (*core.Record, *core.Recor
 	if err != nil {
 		return nil, nil, err
 	}
-	name, err := domains.Normalize(e.Request.PathValue("domain"))
-	if err != nil {
-		return nil, nil, fail(http.StatusNotFound, msgDomainNotFound)
-	}
-	rec, err := domains.Find(e.App, dep.Id, name)
+	rec, err := findDomain(e.App, dep.Id, e.Request.PathValue("domain"))
 	if err != nil {
 		return nil, nil, fail(http.StatusNotFound, msgDomainNotFound)
 	}

@@ -70,19 +70,17 @@ func (sd *sitedrop) accountDomainVerify(e *core.RequestEvent) error {
 	if rec == nil {
 		return err
 	}
-	if err := domains.Reset(e.App, rec); errors.Is(err, domains.ErrTaken) {
+	checked, err := sd.recheckDomain(e.Request.Context(), e.App, rec, dep.GetString("slug"))
+	if errors.Is(err, domains.ErrTaken) {
 		return sd.backToSite(e, dep, ui.FlashError, rec.GetString("domain")+": "+err.Error()+".")
 	} else if err != nil {
 		return err
 	}
-	if rec, err = sd.checkDomain(e.Request.Context(), rec, dep.GetString("slug")); err != nil {
-		return err
-	}
 	kind := ui.FlashSuccess
-	if rec.GetString("status") != domains.StatusVerified {
+	if checked.GetString("status") != domains.StatusVerified {
 		kind = ui.FlashError
 	}
-	return sd.backToSite(e, dep, kind, domainOutcome(rec, false))
+	return sd.backToSite(e, dep, kind, domainOutcome(checked, false))
 }
 
 // accountDomainDelete is a domain's "Remove" button.
@@ -105,11 +103,7 @@ func (sd *sitedrop) formDomain(e *core.RequestEvent) (dep, rec *core.Record, err
 	if dep == nil {
 		return nil, nil, err
 	}
-	name, nerr := domains.Normalize(e.Request.PathValue("domain"))
-	if nerr == nil {
-		rec, nerr = domains.Find(e.App, dep.Id, name)
-	}
-	if nerr != nil {
+	if rec, err = findDomain(e.App, dep.Id, e.Request.PathValue("domain")); err != nil {
 		return nil, nil, sd.errorPage(e, http.StatusNotFound, "Domain not found", "There is no such domain on this site.")
 	}
 	return dep, rec, nil
