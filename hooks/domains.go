@@ -40,12 +40,14 @@ type domainJSON struct {
 	VerifiedAt string           `json:"verified_at,omitempty"`
 }
 
-// initDomains checks --public-ip and prepares the table of custom
+// initDomains reads --public-ip and prepares the table of custom
 // domains' hosts.
 func (sd *sitedrop) initDomains() error {
-	if _, err := parsePublicIPs(sd.cfg.PublicIPs); err != nil {
+	ips, err := parsePublicIPs(sd.cfg.PublicIPs)
+	if err != nil {
 		return err
 	}
+	sd.publicIPs = ips
 	sd.domainHosts = newDomainTable(sd.app)
 	return nil
 }
@@ -185,8 +187,8 @@ func (sd *sitedrop) checkDomain(ctx context.Context, rec *core.Record, slug stri
 // addresses of the site's own host (the target of a custom domain's
 // CNAME resolves to the server), looked up at most every serverAddrsTTL.
 func (sd *sitedrop) serverAddrs(ctx context.Context, siteHost string) ([]netip.Addr, error) {
-	if addrs, err := parsePublicIPs(sd.cfg.PublicIPs); err != nil || len(addrs) > 0 {
-		return addrs, err
+	if len(sd.publicIPs) > 0 {
+		return sd.publicIPs, nil
 	}
 	return sd.hostAddrs.get(ctx, siteHost, time.Now(), sd.domainChecker().LookupAddrs)
 }

@@ -62,6 +62,8 @@ type sitedrop struct {
 	flashes flashStore
 	// domainHosts routes custom domains' hosts.
 	domainHosts *domainTable
+	// publicIPs are --public-ip, parsed once (initDomains).
+	publicIPs []netip.Addr
 	// hostAddrs caches the addresses site hosts resolve to (serverAddrs).
 	hostAddrs addrCache
 	bodyGuards
