@@ -67,7 +67,9 @@ func TestSiteProtectionForms(t *testing.T) {
 		post("share link off, no password left: public", func(t testing.TB, app *tests.TestApp) {
 			rec, _ := app.FindRecordById(sites.DeploymentsCollection, idAliceSite)
 			on := true
-			stateOf(t, app).svc.SetProtection(rec, sites.ProtectionChange{Link: &on})
+			if _, err := stateOf(t, app).svc.SetProtection(rec, sites.ProtectionChange{Link: &on}); err != nil {
+				t.Fatal(err)
+			}
 		}, ui.FlashSuccess, "The site is public now.", public, "action", "link-off"),
 		post("rotate", remember, ui.FlashSuccess, "New share link made", func(t testing.TB, p *sites.Protection) {
 			if p == nil || !p.Link || p.ShareToken() == sharedBefore || !p.CheckPassword("alice's password") {
