@@ -16,7 +16,7 @@ const storeFile = "file"
 
 // openStore opens the blob store --store names: the file store under
 // --dir (or BlobDir), or an S3 bucket, which is also where the live
-// manifests are published (see startPublisher).
+// manifests are published (see newPublisher).
 func (sd *sitedrop) openStore() (store.BlobStore, error) {
 	spec := sd.cfg.Store
 	if spec == "" || spec == storeFile {
