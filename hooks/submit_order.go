@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"net/url"
-	"slices"
 	"sort"
 	"strings"
 
@@ -86,12 +85,13 @@ func jsonKeyOrder(raw []byte) []string {
 }
 
 // queryKeyOrder returns the names of a url-encoded form in the order they
-// come (repeated ones once).
+// come (a repeated one each time, as a multipart form's: orderedJSON
+// takes each key once).
 func queryKeyOrder(raw string) []string {
 	var keys []string
 	for part := range strings.SplitSeq(raw, "&") {
 		name, _, _ := strings.Cut(part, "=")
-		if k, err := url.QueryUnescape(name); err == nil && k != "" && !slices.Contains(keys, k) {
+		if k, err := url.QueryUnescape(name); err == nil && k != "" {
 			keys = append(keys, k)
 		}
 	}
