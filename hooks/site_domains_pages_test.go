@@ -23,7 +23,10 @@ func TestSiteDomainsPages(t *testing.T) {
 		}
 	}
 	count := func(t testing.TB, app *tests.TestApp) int {
-		n, _ := domains.CountOwned(app, mustFindUser(t, app, "alice@example.com").Id)
+		n, err := domains.CountOwned(app, mustFindUser(t, app, "alice@example.com").Id)
+		if err != nil {
+			t.Fatal(err)
+		}
 		return n
 	}
 	runScenarios(t, []tests.ApiScenario{
