@@ -61,11 +61,18 @@ run_one() {
 	# print no execs line at all
 	local execs
 	execs=$({ grep -o 'execs: [0-9]*' "$out" || true; } | tail -n 1 | awk '{print $2}')
-	if [[ $rc == 0 ]]; then
+	local crash
+	crash=$(grep -o 'testdata/fuzz/[^ ]*' "$out" | head -n 1 || true)
+	# Go 1.26's fuzz coordinator can fail a target with a bare "context
+	# deadline exceeded" as -fuzztime ends, having found nothing
+	# (go.dev/issue/75804, fixed in Go 1.27): no input written, it is
+	# not a finding.
+	if [[ $rc != 0 && -z $crash ]] && grep -qx '[[:space:]]*context deadline exceeded' "$out" &&
+		! grep -q -- '--- FAIL: .*/' "$out"; then
+		echo "| \`$target\` | ${pkg#sitedrop/} | ok (the toolchain's fuzztime race, go.dev/issue/75804; nothing found) | ${execs:-?} | $((SECONDS - start)) s |" >"$tmp/$target.result"
+	elif [[ $rc == 0 ]]; then
 		echo "| \`$target\` | ${pkg#sitedrop/} | ok | ${execs:-?} | $((SECONDS - start)) s |" >"$tmp/$target.result"
 	else
-		local crash
-		crash=$(grep -o 'testdata/fuzz/[^ ]*' "$out" | head -n 1 || true)
 		echo "| \`$target\` | ${pkg#sitedrop/} | **FAILED** ${crash:+(input: $crash)} | ${execs:-?} | $((SECONDS - start)) s |" >"$tmp/$target.result"
 	fi
 }
