@@ -244,7 +244,10 @@ func (b *browserEnv) Location() string {
 }
 
 // Loaded waits until the page and its deferred scripts have run, after a
-// navigation that a click started (Navigate waits by itself).
+// navigation that a click started (Navigate waits by itself). Put it after
+// a wait for something only the new page has: run straight after the
+// click it can poll the old page, whose context the navigation destroys
+// mid-call ("Cannot find context with specified id").
 var Loaded = chromedp.Poll[chromedp.Void](`document.readyState === "complete"`,
 	chromedp.WithPollingInterval(20*time.Millisecond))
 

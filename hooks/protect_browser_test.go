@@ -60,16 +60,16 @@ func TestBrowserProtectedSite(t *testing.T) {
 
 	b.Step("a wrong password",
 		chromedp.SendKeys(testid("gate-password"), "not the password"),
-		chromedp.Click(testid("gate-submit")), Loaded,
-		chromedp.WaitVisible(testid("gate-error")))
+		chromedp.Click(testid("gate-submit")),
+		chromedp.WaitVisible(testid("gate-error")), Loaded)
 	if s := b.Text(testid("gate-error")); !strings.Contains(s, "Wrong password") {
 		t.Fatalf("error %q", s)
 	}
 
 	b.Step("the right password",
 		chromedp.SendKeys(testid("gate-password"), "let me in please"),
-		chromedp.Click(testid("gate-submit")), Loaded,
-		chromedp.WaitVisible(chromedp.CSS("#secret")))
+		chromedp.Click(testid("gate-submit")),
+		chromedp.WaitVisible(chromedp.CSS("#secret")), Loaded)
 	if loc := b.Location(); loc != site {
 		t.Fatalf("after the gate: at %s, want %s", loc, site)
 	}
