@@ -294,3 +294,76 @@ func TestProtectionFromAdmin(t *testing.T) {
 		t.Fatal("the secret of a public site is kept")
 	}
 }
+
+// TestPasswordFromAdmin: a superuser types a password into
+// protect_password_hash through PocketBase's records API (what the
+// dashboard does): it is stored hashed and lets visitors in; one that
+// breaks the API's rules is refused on that field and changes nothing;
+// saving the record again keeps the hash; clearing the field removes the
+// password.
+func TestPasswordFromAdmin(t *testing.T) {
+	t.Parallel()
+	app, sd := newFixtureApp(t)
+	mux := newMux(t, app)
+	su := core.NewRecord(mustCollection(t, app, core.CollectionNameSuperusers))
+	su.SetEmail("admin@example.com")
+	su.SetPassword("a-long-password")
+	if err := app.Save(su); err != nil {
+		t.Fatal(err)
+	}
+	token, err := su.NewAuthToken()
+	if err != nil {
+		t.Fatal(err)
+	}
+	edit := func(body string) (int, string) {
+		t.Helper()
+		res, out := do(t, mux, http.MethodPatch, "/api/collections/deployments/records/"+idAliceSite, body,
+			map[string]string{"Authorization": token, "Content-Type": "application/json"})
+		return res.StatusCode, out
+	}
+	stored := func() string {
+		t.Helper()
+		rec, err := app.FindRecordById("deployments", idAliceSite)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return rec.GetString("protect_password_hash")
+	}
+
+	if code, out := edit(`{"protect_password_hash":"typed in the dashboard"}`); code != 200 {
+		t.Fatalf("set the password: %d %s", code, out)
+	}
+	hash := stored()
+	site, _ := sd.svc.LoadSite("alice-site")
+	if hash == "typed in the dashboard" || site.Protection == nil || !site.Protection.CheckPassword("typed in the dashboard") {
+		t.Fatalf("the typed password: stored %q, protection %+v", hash, site.Protection)
+	}
+	if res := siteAnswer(t, app, "alice-site.sites.test", "/"); res.StatusCode != http.StatusUnauthorized {
+		t.Fatalf("site: %d", res.StatusCode)
+	}
+
+	for _, bad := range []string{"short", strings.Repeat("x", sites.MaxPasswordLen+1)} {
+		code, out := edit(`{"protect_password_hash":"` + bad + `"}`)
+		if code != 400 || !strings.Contains(out, `"protect_password_hash"`) || !strings.Contains(out, "must be 8 to 128 characters") {
+			t.Fatalf("password %q: %d %s", bad, code, out)
+		}
+		if stored() != hash {
+			t.Fatalf("a refused password changed the hash")
+		}
+	}
+
+	// the dashboard sends the hash back with any other edit
+	if code, out := edit(`{"protect_password_hash":"` + hash + `","title":"Renamed"}`); code != 200 || stored() != hash {
+		t.Fatalf("save again: %d %s; hash %q, was %q", code, out, stored(), hash)
+	}
+
+	if code, out := edit(`{"protect_password_hash":""}`); code != 200 {
+		t.Fatalf("remove the password: %d %s", code, out)
+	}
+	if res := siteAnswer(t, app, "alice-site.sites.test", "/"); res.StatusCode != 200 {
+		t.Fatalf("site after removing the password: %d", res.StatusCode)
+	}
+	if rec, _ := app.FindRecordById("deployments", idAliceSite); rec.GetString("protect_secret") != "" {
+		t.Fatal("the secret of a public site is kept")
+	}
+}

@@ -43,11 +43,14 @@ func bindRecordHooks(sd *sitedrop) {
 	app.OnRecordCreate(sites.DeploymentsCollection).BindFunc(ownedNeverExpires)
 	app.OnRecordUpdate(sites.DeploymentsCollection).BindFunc(ownedNeverExpires)
 
-	// A protection switched in the admin dashboard (protect_link) gets its
+	// A protection set in the admin dashboard (a password typed into
+	// protect_password_hash, protect_link switched) is hashed and gets its
 	// secret, and a site left with none loses it (see
 	// sites.NormalizeProtection): the gate never sees half a protection.
 	normalizeProtection := func(e *core.RecordEvent) error {
-		sites.NormalizeProtection(e.Record)
+		if err := sites.NormalizeProtection(e.Record); err != nil {
+			return validation.Errors{"protect_password_hash": validation.NewError("validation_invalid_password", err.Error())}
+		}
 		return e.Next()
 	}
 	app.OnRecordCreate(sites.DeploymentsCollection).BindFunc(normalizeProtection)

@@ -170,12 +170,29 @@ func (c ProtectionChange) apply(rec *core.Record) {
 	}
 }
 
-// NormalizeProtection gives a deployment record with a password or the
-// link on its secret, and takes it from one with neither: what every
-// change does (see ProtectionChange.apply), for records written
-// elsewhere (the admin dashboard).
-func NormalizeProtection(rec *core.Record) {
+// NormalizeProtection makes a deployment record written elsewhere (the
+// admin dashboard) a whole protection, as every change through
+// SetProtection is: a password typed into protect_password_hash is
+// hashed (it must follow ValidatePassword; a bcrypt hash is kept as it
+// is), and the record gets its secret with a password or the link on and
+// loses it with neither (see ProtectionChange.apply).
+func NormalizeProtection(rec *core.Record) error {
+	if typed := rec.GetString(fieldPasswordHash); typed != "" && !isPasswordHash(typed) {
+		hash, err := HashPassword(typed)
+		if err != nil {
+			return err
+		}
+		rec.Set(fieldPasswordHash, hash)
+	}
 	ProtectionChange{}.apply(rec)
+	return nil
+}
+
+// isPasswordHash reports whether s reads as a bcrypt hash (its version
+// and cost), as HashPassword makes.
+func isPasswordHash(s string) bool {
+	_, err := bcrypt.Cost([]byte(s))
+	return err == nil
 }
 
 // ProtectionOf reads a deployment record's protection; nil for a public
