@@ -333,11 +333,7 @@ func TestCLILogin(t *testing.T) {
 	rcv := newSMTPReceiver(t)
 	addr := loopback(freePort(t))
 	srv := startServe(t, copyData(t, templates.fixtures(t)), nil, addr, "--http", addr)
-	s := srv.app.Settings()
-	s.SMTP.Enabled, s.SMTP.Host, s.SMTP.Port, s.SMTP.TLS = true, "127.0.0.1", rcv.Port(), false
-	if err := srv.app.Save(s); err != nil {
-		t.Fatal(err)
-	}
+	useRealSMTP(t, srv.app, rcv) // not the settings: see useRealSMTP
 	server := "http://" + addr
 
 	stdin, typed := io.Pipe()

@@ -13,7 +13,6 @@ import (
 	"sitedrop/sites/accounts"
 
 	"github.com/pocketbase/pocketbase/core"
-	"github.com/pocketbase/pocketbase/tests"
 	"github.com/pocketbase/pocketbase/tools/hook"
 	"github.com/pocketbase/pocketbase/tools/mailer"
 )
@@ -21,19 +20,20 @@ import (
 // mailWait is how long a test waits for a mail to reach the receiver.
 const mailWait = 10 * time.Second
 
-// useRealSMTP makes app's mail really go to rcv over TCP. The TestApp
+// useRealSMTP makes app's mail really go to rcv over TCP. A TestApp
 // swaps every mailer for its TestMailer in an OnMailerSend handler of
 // priority -99999; the handler bound here runs after it and puts a real
 // SMTP client for rcv back in e.Mailer. PocketBase then sends with
 // e.Mailer since it is not the client the event started from
 // (core/base.go, NewMailClient). It returns the number of mails routed
-// so.
+// so. A running app (a served one) may be given too: hooks are bound
+// under their own lock.
 //
 // The app's settings are left alone: saving them reloads them while the
 // app's cron jobs may be logging, and PocketBase's logger reads the
 // settings without a lock (a data race under -race in browser tests,
 // whose app runs its jobs).
-func useRealSMTP(t testing.TB, app *tests.TestApp, rcv *smtpReceiver) *atomic.Int64 {
+func useRealSMTP(t testing.TB, app core.App, rcv *smtpReceiver) *atomic.Int64 {
 	t.Helper()
 	var routed atomic.Int64
 	app.OnMailerSend().Bind(&hook.Handler[*core.MailerEvent]{
