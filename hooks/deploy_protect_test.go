@@ -305,16 +305,7 @@ func TestPasswordFromAdmin(t *testing.T) {
 	t.Parallel()
 	app, sd := newFixtureApp(t)
 	mux := newMux(t, app)
-	su := core.NewRecord(mustCollection(t, app, core.CollectionNameSuperusers))
-	su.SetEmail("admin@example.com")
-	su.SetPassword("a-long-password")
-	if err := app.Save(su); err != nil {
-		t.Fatal(err)
-	}
-	token, err := su.NewAuthToken()
-	if err != nil {
-		t.Fatal(err)
-	}
+	token := superuserToken(t, app)
 	edit := func(body string) (int, string) {
 		t.Helper()
 		res, out := do(t, mux, http.MethodPatch, "/api/collections/deployments/records/"+idAliceSite, body,

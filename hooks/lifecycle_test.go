@@ -157,17 +157,7 @@ func TestDashboardDeletion(t *testing.T) {
 	site, _ := sd.svc.LoadSite("alice-site")
 	hash := site.Files["index.html"].Hash
 
-	col, _ := app.FindCollectionByNameOrId(core.CollectionNameSuperusers)
-	su := core.NewRecord(col)
-	su.SetEmail("admin@example.com")
-	su.SetPassword("a-long-password")
-	if err := app.Save(su); err != nil {
-		t.Fatal(err)
-	}
-	token, err := su.NewAuthToken()
-	if err != nil {
-		t.Fatal(err)
-	}
+	token := superuserToken(t, app)
 	res, body := do(t, mux, http.MethodDelete, "/api/collections/deployments/records/"+idAliceSite, "",
 		map[string]string{"Authorization": token})
 	if res.StatusCode != 204 {

@@ -71,12 +71,7 @@ func TestBuiltinUserAuthClosed(t *testing.T) {
 func TestSuperuserLoginRateLimited(t *testing.T) {
 	t.Parallel()
 	app, _ := newBareApp(t)
-	su := core.NewRecord(mustCollection(t, app, core.CollectionNameSuperusers))
-	su.SetEmail("admin@example.com")
-	su.SetPassword("right-password-123")
-	if err := app.Save(su); err != nil {
-		t.Fatal(err)
-	}
+	su := mustSuperuser(t, app, "admin@example.com", "right-password-123")
 	mux := newMux(t, app)
 	const api = "/api/collections/_superusers/"
 	for _, c := range []struct {
@@ -144,4 +139,27 @@ func mustCollection(t testing.TB, app core.App, name string) *core.Collection {
 		t.Fatal(fmt.Errorf("find %s: %w", name, err))
 	}
 	return c
+}
+
+// mustSuperuser creates a superuser (an admin of the dashboard).
+func mustSuperuser(t testing.TB, app core.App, email, password string) *core.Record {
+	t.Helper()
+	su := core.NewRecord(mustCollection(t, app, core.CollectionNameSuperusers))
+	su.SetEmail(email)
+	su.SetPassword(password)
+	if err := app.Save(su); err != nil {
+		t.Fatal(fmt.Errorf("save superuser %s: %w", email, err))
+	}
+	return su
+}
+
+// superuserToken creates a superuser and returns an auth token of it, as
+// the dashboard sends in Authorization.
+func superuserToken(t testing.TB, app core.App) string {
+	t.Helper()
+	token, err := mustSuperuser(t, app, "admin@example.com", "a-long-password").NewAuthToken()
+	if err != nil {
+		t.Fatal(fmt.Errorf("superuser token: %w", err))
+	}
+	return token
 }
