@@ -105,7 +105,7 @@ func (sd *sitedrop) blobPut(e *core.RequestEvent) error {
 		size = sd.cfg.MaxBody // unknown length: charge the most it may be
 	}
 	if err := sd.uploads.checkN(e.Response, user.Id, int(size),
-		"Upload limit reached: at most "+sites.FormatBytes(int64(sd.uploads.max))+" an hour per account"); err != nil {
+		"Upload limit reached: at most "+sites.FormatBytes(int64(sd.uploads.Max()))+" an hour per account"); err != nil {
 		return err
 	}
 	// the body before the slot: a slow client holds no slot, only the

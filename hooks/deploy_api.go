@@ -373,7 +373,7 @@ func (sd *sitedrop) chargeAnonStorage(e *core.RequestEvent, up sites.Upload) (re
 	for _, f := range up.Files {
 		size += int64(len(f.Data))
 	}
-	limit := int64(sd.anonStorage.max)
+	limit := int64(sd.anonStorage.Max())
 	if size > limit {
 		return nil, fail(http.StatusRequestEntityTooLarge, "Site too large for an anonymous deploy: the limit is %s; deploy with an API key", sites.FormatBytes(limit))
 	}

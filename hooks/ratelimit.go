@@ -3,70 +3,34 @@ package hooks
 import (
 	"net/http"
 	"strconv"
-	"sync"
 	"time"
+
+	"sitedrop/sites/ratelimit"
 )
 
-// limiter is a fixed-window rate limiter keyed by any string (a client IP,
-// a deployment id). It is safe for concurrent use and forgets windows that
-// have ended.
+// limiter is a rate limiter keyed by any string (a client IP, a
+// deployment id): sites/ratelimit's, on the wall clock, with the HTTP
+// answer of a refusal (check).
 type limiter struct {
-	max    int
-	window time.Duration
-
-	mu        sync.Mutex
-	counts    map[string]*windowCount
-	lastSwept time.Time
-}
-
-type windowCount struct {
-	start time.Time
-	n     int
+	*ratelimit.Limiter
 }
 
 // newLimiter allows max events per key in each window. max < 0 allows all.
 func newLimiter(max int, window time.Duration) *limiter {
-	return &limiter{max: max, window: window, counts: map[string]*windowCount{}}
+	return &limiter{ratelimit.New(max, window)}
 }
 
 // allowN counts an event that weighs n (1 for a request; bytes, for
-// instance) for key and reports whether it is within the limit; when it
-// is not, retryAfter is the time until the window resets.
+// instance) for key now and reports whether it is within the limit; when
+// it is not, retryAfter is the time until the window resets.
 func (l *limiter) allowN(key string, n int) (ok bool, retryAfter time.Duration) {
-	if l.max < 0 {
-		return true, 0
-	}
-	now := time.Now()
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if now.Sub(l.lastSwept) > l.window {
-		for k, c := range l.counts {
-			if now.Sub(c.start) >= l.window {
-				delete(l.counts, k)
-			}
-		}
-		l.lastSwept = now
-	}
-	c, found := l.counts[key]
-	if !found || now.Sub(c.start) >= l.window {
-		c = &windowCount{start: now}
-		l.counts[key] = c
-	}
-	if c.n+n > l.max {
-		return false, c.start.Add(l.window).Sub(now)
-	}
-	c.n += n
-	return true, 0
+	return l.AllowN(key, n, time.Now())
 }
 
 // refund takes back n of key's events in the current window: an event
 // that did not happen after all (a mail that could not be sent).
 func (l *limiter) refund(key string, n int) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if c, ok := l.counts[key]; ok {
-		c.n = max(0, c.n-n)
-	}
+	l.Refund(key, n)
 }
 
 // check counts one event and returns the 429 error (with Retry-After set

@@ -4,20 +4,18 @@ import (
 	"context"
 	"net/netip"
 	"runtime"
-	"sync"
 	"time"
+
+	"sitedrop/sites/ratelimit"
 )
 
-// gateLimiter counts password attempts in fixed one-minute windows, per
-// client address and site, and per site (in memory: each server counts
-// its own). An IPv6 client counts per /64, which one client usually holds.
+// gateLimiter counts password attempts per client address and site, and
+// per site, each in a one-minute window from its first attempt (in
+// memory: each server counts its own). An IPv6 client counts per /64,
+// which one client usually holds.
 type gateLimiter struct {
-	mu      sync.Mutex
-	window  int64 // the minute counted, in Unix minutes
-	perIP   map[string]int
-	perSite map[string]int
-	ipMax   int
-	siteMax int
+	perIP   *ratelimit.Limiter
+	perSite *ratelimit.Limiter
 }
 
 // Default attempt limits per minute.
@@ -27,26 +25,20 @@ const (
 )
 
 func newGateLimiter(ipMax, siteMax int) *gateLimiter {
-	return &gateLimiter{perIP: map[string]int{}, perSite: map[string]int{}, ipMax: ipMax, siteMax: siteMax}
+	return &gateLimiter{perIP: ratelimit.New(ipMax, time.Minute), perSite: ratelimit.New(siteMax, time.Minute)}
 }
 
 // allow counts an attempt of ip on site at now, and reports whether it is
 // within both limits. Refused attempts are not counted.
 func (l *gateLimiter) allow(site, ip string, now time.Time) bool {
 	key := site + "\x00" + clientPrefix(ip)
-	w := now.Unix() / 60
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if w != l.window {
-		l.window = w
-		clear(l.perIP)
-		clear(l.perSite)
-	}
-	if l.perSite[site] >= l.siteMax || l.perIP[key] >= l.ipMax {
+	if ok, _ := l.perIP.AllowN(key, 1, now); !ok {
 		return false
 	}
-	l.perSite[site]++
-	l.perIP[key]++
+	if ok, _ := l.perSite.AllowN(site, 1, now); !ok {
+		l.perIP.Refund(key, 1)
+		return false
+	}
 	return true
 }
 

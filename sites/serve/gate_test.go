@@ -238,10 +238,11 @@ func TestGatePassword(t *testing.T) {
 }
 
 // TestGateRateLimit: attempts are limited per client (IPv6 per /64) and
-// per site, in one-minute windows; refused attempts answer 429.
+// per site, each in a one-minute window from its first attempt, not the
+// clock's minute; refused attempts answer 429.
 func TestGateRateLimit(t *testing.T) {
 	srv, _ := protectedServer(t, sites.Protection{PasswordHash: testHash()})
-	now := time.Date(2026, 11, 24, 12, 0, 10, 0, time.UTC)
+	now := time.Date(2026, 11, 24, 12, 0, 50, 0, time.UTC)
 	srv.now = func() time.Time { return now }
 	srv.gateLimit = newGateLimiter(2, 3)
 	steps := []struct {
@@ -261,9 +262,13 @@ func TestGateRateLimit(t *testing.T) {
 			t.Fatalf("step %d: the 429 page", i)
 		}
 	}
-	now = now.Add(time.Minute)
+	now = now.Add(20 * time.Second) // the clock's minute has turned, not the windows
+	if res := postGate(srv, "192.0.2.1", testPassword, "/"); res.StatusCode != 429 {
+		t.Fatalf("past the clock's minute: %d", res.StatusCode)
+	}
+	now = now.Add(40 * time.Second)
 	if res := postGate(srv, "192.0.2.1", testPassword, "/"); res.StatusCode != 303 {
-		t.Fatalf("next minute: %d", res.StatusCode)
+		t.Fatalf("a minute after the first attempt: %d", res.StatusCode)
 	}
 }
 

@@ -9,9 +9,9 @@
 // (gate*.go): a password form or a share link, then a signed cookie,
 // all from the sites.Site alone. Checker gives the same path resolution,
 // without bytes, to the deploy report. It imports sites (the Site a loader gives it,
-// manifests), sites/store (the bytes) and sites/analytics (what a
-// Recorder receives); the routing of hosts is in
-// hooks.
+// manifests), sites/store (the bytes), sites/analytics (what a
+// Recorder receives) and sites/ratelimit (the gate's attempt limits);
+// the routing of hosts is in hooks.
 package serve
 
 import (

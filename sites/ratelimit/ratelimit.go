@@ -1,0 +1,78 @@
+// Package ratelimit counts events per key in fixed windows that start at
+// each key's first event, as every limit of sitedrop does (the API's, the
+// sign-in's, the protected sites' gate). A window is the key's own, never
+// the clock's: a burst is refused for the rest of its window, however it
+// falls on the minute. It imports nothing of ours.
+package ratelimit
+
+import (
+	"sync"
+	"time"
+)
+
+// Limiter allows Max events per key in each Window. It is safe for
+// concurrent use, and forgets keys whose window has ended, so its memory
+// follows the keys seen in the last window.
+type Limiter struct {
+	max    int
+	window time.Duration
+
+	mu        sync.Mutex
+	counts    map[string]*count
+	lastSwept time.Time
+}
+
+// count is one key's events in its window, which began at start.
+type count struct {
+	start time.Time
+	n     int
+}
+
+// New allows max events per key in each window. max < 0 allows all.
+func New(max int, window time.Duration) *Limiter {
+	return &Limiter{max: max, window: window, counts: map[string]*count{}}
+}
+
+// AllowN counts an event that weighs n (1 for a request; bytes, for
+// instance) for key at now and reports whether it is within the limit.
+// A refused event is not counted; retryAfter is then the time until the
+// key's window ends.
+func (l *Limiter) AllowN(key string, n int, now time.Time) (ok bool, retryAfter time.Duration) {
+	if l.max < 0 {
+		return true, 0
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if now.Sub(l.lastSwept) > l.window {
+		for k, c := range l.counts {
+			if now.Sub(c.start) >= l.window {
+				delete(l.counts, k)
+			}
+		}
+		l.lastSwept = now
+	}
+	c, found := l.counts[key]
+	if !found || now.Sub(c.start) >= l.window {
+		c = &count{start: now}
+		l.counts[key] = c
+	}
+	if c.n+n > l.max {
+		return false, c.start.Add(l.window).Sub(now)
+	}
+	c.n += n
+	return true, 0
+}
+
+// Max is the events allowed per key in a window (< 0: all).
+func (l *Limiter) Max() int { return l.max }
+
+// Refund takes back n of key's events in its current window: an event
+// that did not happen after all (a mail that could not be sent, an
+// attempt another limit refused).
+func (l *Limiter) Refund(key string, n int) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if c, ok := l.counts[key]; ok {
+		c.n = max(0, c.n-n)
+	}
+}

@@ -1,0 +1,76 @@
+package ratelimit
+
+import (
+	"testing"
+	"time"
+)
+
+// TestAllowN walks one limiter (3 a minute) through a timeline: events
+// are allowed up to the limit, refused ones are not counted, each key has
+// its own window from its first event (so a burst is refused across the
+// minute's turn), weighed events and refunds count, and ended windows are
+// forgotten.
+func TestAllowN(t *testing.T) {
+	t0 := time.Date(2026, 11, 24, 22, 59, 58, 0, time.UTC) // 2 s before the minute turns
+	l := New(3, time.Minute)
+	steps := []struct {
+		name      string
+		key       string
+		n         int
+		at        time.Duration // after t0
+		ok        bool
+		retry     time.Duration
+		refund    int // before the event
+		remaining int // keys kept after the event
+	}{
+		{"first", "a", 1, 0, true, 0, 0, 1},
+		{"second", "a", 1, time.Second, true, 0, 0, 1},
+		{"third, past the clock's minute", "a", 1, 3 * time.Second, true, 0, 0, 1},
+		{"fourth: over, whatever the clock's minute", "a", 1, 4 * time.Second, false, 56 * time.Second, 0, 1},
+		{"refused ones are not counted, still over", "a", 1, 5 * time.Second, false, 55 * time.Second, 0, 1},
+		{"another key has its own count", "b", 1, 5 * time.Second, true, 0, 0, 2},
+		{"a refund makes room", "a", 1, 6 * time.Second, true, 0, 1, 2},
+		{"a weighed event over the limit", "b", 3, 7 * time.Second, false, 58 * time.Second, 0, 2},
+		{"a weighed event within it", "b", 2, 7 * time.Second, true, 0, 0, 2},
+		{"a's window has ended", "a", 1, time.Minute, true, 0, 0, 2},
+		{"b's window and a's second have ended: both forgotten", "c", 1, 2*time.Minute + 6*time.Second, true, 0, 0, 1},
+	}
+	for _, s := range steps {
+		if s.refund > 0 {
+			l.Refund(s.key, s.refund)
+		}
+		ok, retry := l.AllowN(s.key, s.n, t0.Add(s.at))
+		if ok != s.ok || retry != s.retry {
+			t.Fatalf("%s: ok %v retry %v, want %v %v", s.name, ok, retry, s.ok, s.retry)
+		}
+		if got := len(l.counts); got != s.remaining {
+			t.Fatalf("%s: %d keys kept, want %d", s.name, got, s.remaining)
+		}
+	}
+}
+
+// TestUnlimited: a negative max allows everything.
+func TestUnlimited(t *testing.T) {
+	l := New(-1, time.Minute)
+	for range 100 {
+		if ok, _ := l.AllowN("k", 1<<30, time.Now()); !ok {
+			t.Fatal("refused")
+		}
+	}
+}
+
+// TestRefundUnknownKey: refunding a key never seen, or more than it
+// counted, leaves nothing negative.
+func TestRefundUnknownKey(t *testing.T) {
+	l := New(1, time.Minute)
+	now := time.Now()
+	l.Refund("nobody", 5)
+	l.AllowN("k", 1, now)
+	l.Refund("k", 5)
+	if ok, _ := l.AllowN("k", 1, now); !ok {
+		t.Fatal("refused after a refund")
+	}
+	if ok, _ := l.AllowN("k", 1, now); ok {
+		t.Fatal("a refund of more than counted made room for two")
+	}
+}
