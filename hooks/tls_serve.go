@@ -14,7 +14,6 @@ import (
 	"github.com/pocketbase/pocketbase/tools/hook"
 
 	"sitedrop/hooks/certs"
-	"sitedrop/sites"
 	"sitedrop/sites/serve"
 )
 
@@ -182,17 +181,10 @@ func (sd *sitedrop) bindTLSCleanup(ts *tlsServing) {
 // the ACME HTTP-01 challenges, and the rest goes to https on httpsPort.
 // Verified custom domains are sent to https too.
 func (sd *sitedrop) httpRedirectHandler(app http.Handler, challenges func(http.Handler) http.Handler) http.Handler {
-	port := sd.httpsPort()
-	base := certs.RedirectHandler(sd.hosts, port, app, func(h http.Handler) http.Handler { return h })
-	return challenges(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		host, _ := splitHostPortLoose(r.Host)
-		if r.Host != "" && sites.ValidHost(r.Host) && sd.allowDomainCertificate(host) == nil {
-			w.Header().Set("Location", "https://"+hostPort(host, "https", port)+r.URL.RequestURI())
-			w.WriteHeader(http.StatusPermanentRedirect)
-			return
-		}
-		base.ServeHTTP(w, r)
-	}))
+	return certs.RedirectHandler(sd.hosts, sd.httpsPort(), app, challenges, func(hostport string) (string, bool) {
+		host, _ := splitHostPortLoose(hostport)
+		return host, sd.allowDomainCertificate(host) == nil
+	})
 }
 
 // httpsPort is the port of https URLs: the public URL's when one is set,

@@ -16,25 +16,33 @@ const HealthPath = "/api/health"
 // RedirectHandler is the plain HTTP listener's handler when serving TLS:
 // ACME HTTP-01 challenges (challenges wraps the rest), GET and HEAD
 // /api/health from health on any host but a site host (load balancers and
-// probes send the name or address they know), and for the web host and
-// hosts of valid slugs a 308 to the same host and path over https (308
-// keeps the method and body), on httpsPort ("" or "443" for the default
-// port). A malformed Host gets a 400, as on the main listener; other hosts
-// get a 404: the listener is no open redirector.
-func RedirectHandler(hosts sites.HostSplit, httpsPort string, health http.Handler, challenges func(http.Handler) http.Handler) http.Handler {
+// probes send the name or address they know), and for the web host, hosts
+// of valid slugs and the custom domains that customDomain accepts (nil:
+// none; it is given the Host header and returns the name to send to) a
+// 308 to the same host and path over https (308 keeps the method and
+// body), on httpsPort ("" or "443" for the default port). A malformed
+// Host gets a 400, as on the main listener; other hosts get a 404: the
+// listener is no open redirector.
+func RedirectHandler(hosts sites.HostSplit, httpsPort string, health http.Handler, challenges func(http.Handler) http.Handler,
+	customDomain func(hostport string) (host string, ok bool)) http.Handler {
 	redirect := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Host != "" && !sites.ValidHost(r.Host) { // none: an HTTP/1.0 health check
 			serve.RefuseHost(w)
 			return
 		}
+		host, known := redirectHost(hosts, r.Host)
+		custom := false
+		if !known && r.Host != "" && customDomain != nil {
+			host, custom = customDomain(r.Host)
+			known = custom
+		}
 		if r.URL.Path == HealthPath && (r.Method == http.MethodGet || r.Method == http.MethodHead) {
 			// a site's own paths are its own, over https
-			if _, isSite := hosts.Site(r.Host); !isSite {
+			if _, isSite := hosts.Site(r.Host); !isSite && !custom {
 				health.ServeHTTP(w, r)
 				return
 			}
 		}
-		host, known := redirectHost(hosts, r.Host)
 		if !known {
 			http.Error(w, "Unknown host", http.StatusNotFound)
 			return

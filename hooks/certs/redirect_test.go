@@ -21,7 +21,10 @@ func TestRedirectHandler(t *testing.T) {
 			next.ServeHTTP(w, r)
 		})
 	}
-	h := RedirectHandler(hosts, "443", app, challenges)
+	custom := func(hostport string) (string, bool) {
+		return "docs.example.org", hostport == "docs.example.org" || hostport == "DOCS.example.org:80"
+	}
+	h := RedirectHandler(hosts, "443", app, challenges, custom)
 	for _, c := range []struct {
 		method, host, target string
 		status               int
@@ -48,6 +51,10 @@ func TestRedirectHandler(t *testing.T) {
 		{"GET", "10.0.0.1:80", "/api/health", 200, "", "app"},
 		{"GET", "[::1]:80", "/api/health", 200, "", "app"},
 		{"GET", "evil.example", "//evil.example/x", 404, "", "Unknown host\n"},
+		{"GET", "docs.example.org", "/a?b=c", 308, "https://docs.example.org/a?b=c", ""}, // a verified custom domain
+		{"POST", "DOCS.example.org:80", "/submit", 308, "https://docs.example.org/submit", ""},
+		{"GET", "docs.example.org", "/api/health", 308, "https://docs.example.org/api/health", ""}, // its paths are the site's
+		{"GET", "docs.example.org", "/.well-known/acme-challenge/tok", 200, "", "key authorization"},
 	} {
 		req := httptest.NewRequest(c.method, "http://placeholder"+c.target, nil)
 		req.Host = c.host
@@ -61,7 +68,7 @@ func TestRedirectHandler(t *testing.T) {
 	// On another port, the port follows.
 	for port, want := range map[string]string{"": "https://web.test/x", "8443": "https://web.test:8443/x"} {
 		rec := httptest.NewRecorder()
-		RedirectHandler(hosts, port, app, challenges).ServeHTTP(rec, httptest.NewRequest("GET", "http://web.test/x", nil))
+		RedirectHandler(hosts, port, app, challenges, nil).ServeHTTP(rec, httptest.NewRequest("GET", "http://web.test/x", nil))
 		if got := rec.Header().Get("Location"); got != want {
 			t.Errorf("Location = %q on port %q, want %q", got, port, want)
 		}
