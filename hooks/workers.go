@@ -14,27 +14,30 @@ import (
 // manifests. They stop when the app terminates.
 func (sd *sitedrop) startWorkers() {
 	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{}, 3)
-	go func() { sd.deliverer.Run(ctx); done <- struct{}{} }()
-	go func() { sd.runNotifier(ctx); done <- struct{}{} }()
-	go func() { sd.runPublisher(ctx); done <- struct{}{} }()
+	var running sync.WaitGroup
+	running.Go(func() { sd.deliverer.Run(ctx) })
+	running.Go(func() { sd.runNotifier(ctx) })
+	running.Go(func() { sd.runPublisher(ctx) })
+	stopped := make(chan struct{})
+	go func() { running.Wait(); close(stopped) }()
 	var stopOnce sync.Once // terminate may run twice (a failed restart)
 	sd.app.OnTerminate().Bind(&hook.Handler[*core.TerminateEvent]{
 		Id: "sitedropStopWorkers",
 		Func: func(e *core.TerminateEvent) error {
 			stopOnce.Do(func() {
 				cancel()
-				for range 3 {
-					select {
-					case <-done:
-					case <-time.After(15 * time.Second):
-					}
+				select { // a send in flight may take its own timeout
+				case <-stopped:
+				case <-time.After(workersStopWait):
 				}
 			})
 			return e.Next()
 		},
 	})
 }
+
+// workersStopWait bounds how long terminating waits for the workers.
+const workersStopWait = 15 * time.Second
 
 // runNotifier sends due notification mails when woken and every few
 // seconds, until ctx ends.
