@@ -103,7 +103,7 @@ func (sd *sitedrop) sendCode(e *core.RequestEvent, raw string) (string, error) {
 	if !known && !sd.cfg.Signup {
 		accounts.DummyLoginCodeWork()
 		if err := sd.sendNoAccount(e.App, email); err != nil {
-			sd.limits.otpPerAddress.refund(email, 1)
+			sd.limits.otpPerAddress.Refund(email, 1)
 			return "", sd.mailFailed(err)
 		}
 		return security.RandomStringWithAlphabet(15, idAlphabet), nil
@@ -115,7 +115,7 @@ func (sd *sitedrop) sendCode(e *core.RequestEvent, raw string) (string, error) {
 	if err := sd.sendLoginCode(e.App, email, code); err != nil {
 		// no code was sent: none stays valid, and none is counted
 		if accounts.DeleteLoginCode(e.App, id) == nil {
-			sd.limits.otpPerAddress.refund(email, 1)
+			sd.limits.otpPerAddress.Refund(email, 1)
 		}
 		return "", sd.mailFailed(err)
 	}

@@ -382,5 +382,5 @@ func (sd *sitedrop) chargeAnonStorage(e *core.RequestEvent, up sites.Upload) (re
 		"Anonymous storage limit reached: at most "+sites.FormatBytes(limit)+" from one address until its earlier deploys expire; deploy with an API key"); err != nil {
 		return nil, err
 	}
-	return func() { sd.anonStorage.refund(key, int(size)) }, nil
+	return func() { sd.anonStorage.Refund(key, int(size)) }, nil
 }

@@ -20,19 +20,6 @@ func newLimiter(max int, window time.Duration) *limiter {
 	return &limiter{ratelimit.New(max, window)}
 }
 
-// allowN counts an event that weighs n (1 for a request; bytes, for
-// instance) for key now and reports whether it is within the limit; when
-// it is not, retryAfter is the time until the window resets.
-func (l *limiter) allowN(key string, n int) (ok bool, retryAfter time.Duration) {
-	return l.AllowN(key, n, time.Now())
-}
-
-// refund takes back n of key's events in the current window: an event
-// that did not happen after all (a mail that could not be sent).
-func (l *limiter) refund(key string, n int) {
-	l.Refund(key, n)
-}
-
 // check counts one event and returns the 429 error (with Retry-After set
 // on w) when the limit is exceeded.
 func (l *limiter) check(w http.ResponseWriter, key string) error {
@@ -41,7 +28,7 @@ func (l *limiter) check(w http.ResponseWriter, key string) error {
 
 // checkN is check for an event that weighs n, refused with msg.
 func (l *limiter) checkN(w http.ResponseWriter, key string, n int, msg string) error {
-	ok, wait := l.allowN(key, n)
+	ok, wait := l.AllowN(key, n, time.Now())
 	if ok {
 		return nil
 	}
