@@ -79,17 +79,27 @@ func (sd *sitedrop) accountKeyRevoke(e *core.RequestEvent) error {
 	return e.Redirect(http.StatusSeeOther, "/account")
 }
 
+// readForm checks a page's form post: same origin, a readable small form
+// (in PostForm). When ok is false the answer has been decided: an error
+// page, or the error of writing it.
+func (sd *sitedrop) readForm(e *core.RequestEvent) (ok bool, err error) {
+	if err := checkOrigin(e); err != nil {
+		return false, sd.errorPage(e, http.StatusForbidden, "Request refused", "This form can only be sent from this server's own pages.")
+	}
+	e.Request.Body = http.MaxBytesReader(e.Response, e.Request.Body, formBodyLimit)
+	if err := e.Request.ParseForm(); err != nil {
+		return false, sd.errorPage(e, http.StatusBadRequest, "Bad request", "The form could not be read.")
+	}
+	return true, nil
+}
+
 // formUser checks a cookie-authenticated form post: same origin, a
 // readable small form, a signed-in user. When it returns a nil user the
 // answer has been decided (the returned error, possibly nil after a
 // redirect or an error page).
 func (sd *sitedrop) formUser(e *core.RequestEvent) (*core.Record, error) {
-	if err := checkOrigin(e); err != nil {
-		return nil, sd.errorPage(e, http.StatusForbidden, "Request refused", "This form can only be sent from this server's own pages.")
-	}
-	e.Request.Body = http.MaxBytesReader(e.Response, e.Request.Body, formBodyLimit)
-	if err := e.Request.ParseForm(); err != nil {
-		return nil, sd.errorPage(e, http.StatusBadRequest, "Bad request", "The form could not be read.")
+	if ok, err := sd.readForm(e); !ok {
+		return nil, err
 	}
 	user := sd.sessionUser(e)
 	if user == nil {

@@ -28,14 +28,10 @@ func (sd *sitedrop) claimPage(e *core.RequestEvent) error {
 // claimSubmit is the claim button: POST /claim/{slug} with the token, for
 // a signed-in user.
 func (sd *sitedrop) claimSubmit(e *core.RequestEvent) error {
-	if err := checkOrigin(e); err != nil {
-		return sd.errorPage(e, http.StatusForbidden, "Request refused", "This form can only be sent from this server's own pages.")
+	if ok, err := sd.readForm(e); !ok {
+		return err
 	}
 	slug := e.Request.PathValue("slug")
-	e.Request.Body = http.MaxBytesReader(e.Response, e.Request.Body, formBodyLimit)
-	if err := e.Request.ParseForm(); err != nil {
-		return sd.errorPage(e, http.StatusBadRequest, "Bad request", "The form could not be read.")
-	}
 	token := e.Request.PostForm.Get("token")
 	user := sd.sessionUser(e)
 	if user == nil {

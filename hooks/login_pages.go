@@ -43,8 +43,8 @@ func (sd *sitedrop) loginPage(e *core.RequestEvent) error {
 // loginEmailForm is POST /auth/login (email, next): it mails a code and
 // sends the browser to the code step.
 func (sd *sitedrop) loginEmailForm(e *core.RequestEvent) error {
-	if !sd.loginForm(e) {
-		return nil
+	if ok, err := sd.readForm(e); !ok {
+		return err
 	}
 	p := sd.loginProps(e.Request.PostForm.Get("next"))
 	p.Email = strings.TrimSpace(e.Request.PostForm.Get("email"))
@@ -61,8 +61,8 @@ func (sd *sitedrop) loginEmailForm(e *core.RequestEvent) error {
 // loginCodeForm is POST /auth/login/code (otp_id, code, next): a right code
 // signs the browser in and sends it on to next.
 func (sd *sitedrop) loginCodeForm(e *core.RequestEvent) error {
-	if !sd.loginForm(e) {
-		return nil
+	if ok, err := sd.readForm(e); !ok {
+		return err
 	}
 	f := e.Request.PostForm
 	p := sd.loginProps(f.Get("next"))
@@ -81,21 +81,6 @@ func (sd *sitedrop) loginCodeForm(e *core.RequestEvent) error {
 		return sd.loginRefused(e, p, err)
 	}
 	return e.Redirect(http.StatusSeeOther, p.Next)
-}
-
-// loginForm checks a sign-in form post: same origin, a readable small
-// form. When it returns false the answer (an error page) is written.
-func (sd *sitedrop) loginForm(e *core.RequestEvent) bool {
-	if err := checkOrigin(e); err != nil {
-		_ = sd.errorPage(e, http.StatusForbidden, "Request refused", "This form can only be sent from this server's own pages.")
-		return false
-	}
-	e.Request.Body = http.MaxBytesReader(e.Response, e.Request.Body, formBodyLimit)
-	if err := e.Request.ParseForm(); err != nil {
-		_ = sd.errorPage(e, http.StatusBadRequest, "Bad request", "The form could not be read.")
-		return false
-	}
-	return true
 }
 
 // loginProps is the sign-in page going on to next (sanitised).
