@@ -6,20 +6,18 @@ import (
 	"strconv"
 
 	"sitedrop/sites/client"
+	"sitedrop/sites/report"
 )
-
-// reportListCap is how many entries the server lists at most in each of
-// a report's lists; a truncated report with that many says "100+".
-const reportListCap = 100
 
 // printReport writes a short summary of a deploy's quality report to w
 // (stderr), one line per kind of finding, naming the first: the whole
-// report is in the API's answer. The rule lines are printed as warnings
+// report is in the API's answer. A truncated report's list of
+// report.MaxEntries says "100+". The rule lines are printed as warnings
 // already, so they are not repeated.
 func printReport(w io.Writer, r client.Report) {
 	count := func(n int, one, many string) string {
 		s := strconv.Itoa(n)
-		if r.Truncated && n >= reportListCap {
+		if r.Truncated && n >= report.MaxEntries {
 			s += "+"
 		}
 		if n == 1 {

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"sitedrop/sites/client"
+	"sitedrop/sites/report"
 )
 
 func TestPrintReport(t *testing.T) {
@@ -31,7 +32,7 @@ func TestPrintReport(t *testing.T) {
 		},
 		{
 			name: "a truncated list",
-			in:   client.Report{UntitledPages: make([]string, reportListCap), Truncated: true},
+			in:   client.Report{UntitledPages: make([]string, report.MaxEntries), Truncated: true},
 			want: "report: 100+ pages without a title (first: )\n",
 		},
 		{
