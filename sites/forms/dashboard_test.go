@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/pocketbase/dbx"
+	"github.com/pocketbase/pocketbase/core"
 
 	"sitedrop/sites/forms"
 )
@@ -20,8 +21,7 @@ func TestQueueTestIsDeliveredAndListed(t *testing.T) {
 	dep, ref := mustDeployment(t, app, "test-site")
 	generic := mustWebhook(t, app, dep.Id, rc.URL+"/g", forms.WebhookGeneric, true, forms.EventSubmission)
 	slack := mustWebhook(t, app, dep.Id, rc.URL+"/s", forms.WebhookSlack, true, forms.EventDeploymentDeleted)
-	for _, h := range []string{generic.Id, slack.Id} {
-		hook, _ := app.FindRecordById(forms.WebhooksCollection, h)
+	for _, hook := range []*core.Record{generic, slack} {
 		if _, err := forms.QueueTest(app, hook, ref); err != nil {
 			t.Fatal(err)
 		}
@@ -92,8 +92,8 @@ func TestRedeliver(t *testing.T) {
 	if err := app.Delete(hook); err != nil {
 		t.Fatal(err)
 	}
-	if n, _ := app.CountRecords(forms.DeliveriesCollection, dbx.HashExp{"status": forms.DeliveryPending}); n != 0 {
-		t.Fatalf("%d pending", n)
+	if n, err := app.CountRecords(forms.DeliveriesCollection, dbx.HashExp{"status": forms.DeliveryPending}); err != nil || n != 0 {
+		t.Fatalf("%d pending, %v", n, err)
 	}
 	if _, err := forms.Redeliver(app, reload(t, app, cp)); !errors.Is(err, forms.ErrWebhookGone) {
 		t.Fatalf("webhook deleted: %v", err)
