@@ -76,8 +76,8 @@ func TestAccountSiteWebhookDelete(t *testing.T) {
 	if res.StatusCode != 303 {
 		t.Fatalf("delete: %d %s", res.StatusCode, body)
 	}
-	if n, _ := app.CountRecords(forms.WebhooksCollection); n != 0 {
-		t.Fatal("webhook not deleted")
+	if n, err := app.CountRecords(forms.WebhooksCollection); err != nil || n != 0 {
+		t.Fatalf("webhook not deleted: %d, %v", n, err)
 	}
 	if _, body := do(t, mux, http.MethodGet, "/account", "", cookie(sessionAlice)); !strings.Contains(body, `data-testid="site-details"`) {
 		t.Fatal("no link from the account page")
