@@ -67,10 +67,7 @@ func (sd *sitedrop) accountKeyRevoke(e *core.RequestEvent) error {
 	if err != nil || key.GetString("user") != user.Id {
 		return sd.errorPage(e, http.StatusNotFound, "Key not found", "There is no such key on your account.")
 	}
-	label := key.GetString("prefix") + "…"
-	if n := key.GetString("name"); n != "" {
-		label = n + " (" + label + ")"
-	}
+	label := ui.KeyLabel(ui.AccountKey{Prefix: key.GetString("prefix"), Name: key.GetString("name")})
 	// queued first: it would be lost with the session if the key was its
 	sd.flash(e, ui.FlashSuccess, "Key "+label+" revoked. Requests with it are refused from now on.")
 	if err := e.App.Delete(key); err != nil {

@@ -464,7 +464,7 @@ func Account(lp LayoutProps, p AccountProps) templ.Component {
 						return templ_7745c5c3_Err
 					}
 					var templ_7745c5c3_Var24 string
-					templ_7745c5c3_Var24, templ_7745c5c3_Err = templ.JoinStringErrs("Revoke key " + keyLabel(k))
+					templ_7745c5c3_Var24, templ_7745c5c3_Err = templ.JoinStringErrs("Revoke key " + KeyLabel(k))
 					if templ_7745c5c3_Err != nil {
 						return templ.Error{Err: templ_7745c5c3_Err, FileName: `ui/account.templ`, Line: 143, Col: 101}
 					}

@@ -67,8 +67,9 @@ func itoa(n int) string {
 	return strconv.Itoa(n)
 }
 
-// keyLabel names a key for screen readers: its name, or its prefix.
-func keyLabel(k AccountKey) string {
+// KeyLabel names a key for people (screen readers, messages): its name
+// and prefix, or its prefix.
+func KeyLabel(k AccountKey) string {
 	if k.Name != "" {
 		return k.Name + " (" + k.Prefix + "…)"
 	}
