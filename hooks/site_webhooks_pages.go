@@ -26,7 +26,7 @@ func accountWebhooks(app core.App, hooks []*core.Record) ([]ui.AccountWebhook, e
 		}
 		w := ui.AccountWebhook{
 			ID: h.Id, URL: h.GetString("url"), Type: h.GetString("type"),
-			Events: strings.Join(h.GetStringSlice("events"), ", "), Active: h.GetBool("active"),
+			Events: strings.Join(h.GetStringSlice("events"), ", "),
 		}
 		for _, d := range log {
 			w.Deliveries = append(w.Deliveries, ui.WebhookDelivery{
