@@ -154,3 +154,17 @@ func BenchmarkHostSplit(b *testing.B) {
 		}
 	}
 }
+
+// TestNormHost: a Host header's name, as the replica looks its site up.
+func TestNormHost(t *testing.T) {
+	for in, want := range map[string]string{
+		"Site.Example.COM:8080": "site.example.com",
+		"site.example.com.":     "site.example.com",
+		"[::1]:80":              "[::1]",
+		"a.b":                   "a.b",
+	} {
+		if got := NormHost(in); got != want {
+			t.Errorf("NormHost(%q) = %q, want %q", in, got, want)
+		}
+	}
+}

@@ -259,7 +259,7 @@ func (s HostSplit) Site(host string) (slug string, isSiteHost bool) {
 	if s.sites == "" || !ValidHost(host) || host[0] == '[' {
 		return "", false // no sites domain, a malformed host, or an IPv6 literal
 	}
-	h := normHost(host)
+	h := NormHost(host)
 	if h == s.web || h == s.www {
 		return "", false
 	}
@@ -278,13 +278,13 @@ func (s HostSplit) Domains() (web, sites string) { return s.web, s.sites }
 
 // IsWebHost reports whether host (with or without a port) is the web host.
 func (s HostSplit) IsWebHost(host string) bool {
-	return s.web != "" && normHost(host) == s.web
+	return s.web != "" && NormHost(host) == s.web
 }
 
 // IsWWWWebHost reports whether host (with or without a port) is
 // www.<web host>, which redirects to the web host.
 func (s HostSplit) IsWWWWebHost(host string) bool {
-	h := normHost(host)
+	h := NormHost(host)
 	return s.web != "" && strings.HasPrefix(h, "www.") && h[len("www."):] == s.web
 }
 
@@ -377,14 +377,19 @@ func validDNSName(name string) bool {
 	return true
 }
 
-// hostName normalises a configured domain: trimmed, then as normHost.
-func hostName(domain string) string { return normHost(strings.TrimSpace(domain)) }
+// hostName normalises a configured domain: trimmed, then as NormHost.
+func hostName(domain string) string { return NormHost(strings.TrimSpace(domain)) }
 
-// normHost lowercases a request's host and strips a port and a trailing
-// dot. White space is kept, so a padded Host never matches a name.
-func normHost(host string) string {
+// NormHost lowercases a request's host and strips a port (also after a
+// bracketed IPv6 literal: "[::1]:80" is "[::1]") and a trailing dot.
+// White space is kept, so a padded Host never matches a name.
+func NormHost(host string) string {
 	h := host
-	if !strings.HasPrefix(h, "[") && strings.Count(h, ":") == 1 {
+	if strings.HasPrefix(h, "[") {
+		if i := strings.LastIndexByte(h, ']'); i >= 0 {
+			h = h[:i+1]
+		}
+	} else if strings.Count(h, ":") == 1 {
 		h = h[:strings.IndexByte(h, ':')]
 	}
 	return strings.TrimSuffix(asciiLower(h), ".")

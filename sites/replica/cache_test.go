@@ -34,16 +34,3 @@ func TestDocCacheBounds(t *testing.T) {
 		t.Fatalf("after remove: %d entries, used %d", c.len(), c.used)
 	}
 }
-
-func TestHostName(t *testing.T) {
-	for in, want := range map[string]string{
-		"Site.Example.COM:8080": "site.example.com",
-		"site.example.com.":     "site.example.com",
-		"[::1]:80":              "[::1]",
-		"a.b":                   "a.b",
-	} {
-		if got := hostName(in); got != want {
-			t.Errorf("hostName(%q) = %q, want %q", in, got, want)
-		}
-	}
-}

@@ -3,7 +3,6 @@ package replica
 import (
 	"io"
 	"net/http"
-	"strings"
 
 	"sitedrop/sites"
 	"sitedrop/sites/serve"
@@ -22,7 +21,7 @@ func (r *Replica) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 		serve.RefuseHost(w)
 		return
 	}
-	host := hostName(req.Host)
+	host := sites.NormHost(req.Host)
 	if req.URL.Path == HealthPath && !r.published(host) {
 		r.health(w)
 		return
@@ -48,13 +47,4 @@ func (r *Replica) health(w http.ResponseWriter) {
 		return
 	}
 	io.WriteString(w, `{"status":"ok"}`+"\n")
-}
-
-// hostName is a Host header's name: lower case, without port or a final
-// dot.
-func hostName(h string) string {
-	if i := strings.LastIndexByte(h, ':'); i >= 0 && !strings.HasSuffix(h, "]") {
-		h = h[:i]
-	}
-	return strings.TrimSuffix(strings.ToLower(h), ".")
 }
