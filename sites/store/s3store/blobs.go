@@ -72,6 +72,11 @@ func (s *Store) Put(ctx context.Context, hash string, data []byte) error {
 	if got := store.HashBytes(data); got != hash {
 		return fmt.Errorf("blob hash mismatch: want %s, got %s", hash, got)
 	}
+	return s.put(ctx, hash, data)
+}
+
+// put writes a blob whose hash has been checked.
+func (s *Store) put(ctx context.Context, hash string, data []byte) error {
 	_, err := s.PutObject(ctx, blobKey(hash), data, Condition{IfNoneMatch: true})
 	if err != nil && err != ErrPrecondition {
 		return fmt.Errorf("store blob: %w", err)
@@ -97,7 +102,7 @@ func (s *Store) PutBatch(ctx context.Context, blobs map[string][]byte) error {
 		if gctx.Err() != nil {
 			break
 		}
-		g.Go(func() error { return s.Put(gctx, h, data) })
+		g.Go(func() error { return s.put(gctx, h, data) }) // checked above
 	}
 	if err := g.Wait(); err != nil {
 		return err
