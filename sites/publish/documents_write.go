@@ -37,7 +37,7 @@ func (p *Publisher) hosts(site *sites.Site) ([]string, error) {
 // the documents of hosts it no longer has (all of them once it is gone).
 func (p *Publisher) publishSlug(ctx context.Context, slug string) error {
 	own := p.cfg.SiteHost(slug)
-	old, _, err := p.get(ctx, own)
+	old, etag, err := p.get(ctx, own)
 	if err != nil {
 		return err
 	}
@@ -47,7 +47,13 @@ func (p *Publisher) publishSlug(ctx context.Context, slug string) error {
 	}
 	site, err := p.cfg.Load(slug)
 	if errors.Is(err, sites.ErrNotFound) {
-		for _, h := range append([]string{own}, before...) {
+		if err := p.drop(ctx, own, slug, old); err != nil {
+			return err
+		}
+		for _, h := range before {
+			if h == own {
+				continue
+			}
 			if err := p.unpublishHost(ctx, h, slug); err != nil {
 				return err
 			}
@@ -66,7 +72,11 @@ func (p *Publisher) publishSlug(ctx context.Context, slug string) error {
 		return err
 	}
 	for _, h := range hosts {
-		if err := p.publishHost(ctx, h, hosts, site, siteJSON); err != nil {
+		var read *stored
+		if h == own {
+			read = &stored{old, etag} // read above: no second read
+		}
+		if err := p.publishHost(ctx, h, hosts, site, siteJSON, read); err != nil {
 			return err
 		}
 	}
@@ -97,15 +107,27 @@ func (p *Publisher) get(ctx context.Context, host string) (*rawDocument, string,
 	return &d, etag, nil
 }
 
+// stored is a host's document as read (nil: none) and its ETag.
+type stored struct {
+	doc  *rawDocument
+	etag string
+}
+
 // publishHost replaces host's document with site, atomically: the write
 // is conditional on the ETag read (or on there being none), and a lost
-// race reads again. An unchanged document is not written.
-func (p *Publisher) publishHost(ctx context.Context, host string, hosts []string, site *sites.Site, siteJSON []byte) error {
+// race reads again. An unchanged document is not written. read, when not
+// nil, is host's document as the caller read it, used by the first try.
+func (p *Publisher) publishHost(ctx context.Context, host string, hosts []string, site *sites.Site, siteJSON []byte, read *stored) error {
 	for range maxConflicts {
-		old, etag, err := p.get(ctx, host)
-		if err != nil {
-			return err
+		if read == nil {
+			doc, etag, err := p.get(ctx, host)
+			if err != nil {
+				return err
+			}
+			read = &stored{doc, etag}
 		}
+		old, etag := read.doc, read.etag
+		read = nil // a lost race reads again
 		gen := time.Now().UnixMicro()
 		if old != nil {
 			if bytes.Equal(old.Site, siteJSON) && slices.Equal(old.Hosts, hosts) {
@@ -138,8 +160,16 @@ func (p *Publisher) publishHost(ctx context.Context, host string, hosts []string
 // are spared for Retention.
 func (p *Publisher) unpublishHost(ctx context.Context, host, slug string) error {
 	old, _, err := p.get(ctx, host)
-	if err != nil || old == nil {
+	if err != nil {
 		return err
+	}
+	return p.drop(ctx, host, slug, old)
+}
+
+// drop is unpublishHost with host's document old as read (nil: none).
+func (p *Publisher) drop(ctx context.Context, host, slug string, old *rawDocument) error {
+	if old == nil {
+		return nil
 	}
 	if slug != "" {
 		var s struct{ Slug string }

@@ -281,5 +281,5 @@ func (p *Publisher) removeIfOrphan(ctx context.Context, host string) error {
 			return nil
 		}
 	}
-	return p.unpublishHost(ctx, host, "")
+	return p.drop(ctx, host, "", old)
 }
