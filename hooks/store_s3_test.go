@@ -43,10 +43,12 @@ func TestS3StoreDeployServeCollect(t *testing.T) {
 		t.Fatal(err)
 	}
 	var left []string
-	sd.s3.Walk(context.Background(), func(h string, _ time.Time) error {
+	if err := sd.s3.Walk(context.Background(), func(h string, _ time.Time) error {
 		left = append(left, h)
 		return nil
-	})
+	}); err != nil {
+		t.Fatal(err)
+	}
 	if len(left) != 0 {
 		t.Fatalf("blobs left after the collector: %v", left)
 	}

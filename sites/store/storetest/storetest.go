@@ -99,8 +99,8 @@ func Contract(t *testing.T, s Store) {
 	if err := s.Delete(ctx, h); err != nil {
 		t.Fatalf("deleting twice: %v", err)
 	}
-	if ok, _ := s.Has(ctx, h); ok {
-		t.Fatal("Has after Delete")
+	if ok, err := s.Has(ctx, h); ok || err != nil {
+		t.Fatalf("Has after Delete = %v, %v", ok, err)
 	}
 
 	// batches: all stored, or none when one hash is wrong
