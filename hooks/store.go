@@ -38,9 +38,10 @@ func (sd *sitedrop) openStore() (store.BlobStore, error) {
 	return s3, nil
 }
 
-// openS3Store opens an s3:// --store and checks, briefly, that its bucket
-// answers: a store unreachable at start is logged by the caller's first
-// use, not fatal (it may be back in a moment).
+// openS3Store opens an s3:// --store. It sends no request to the bucket
+// (the 30 s bound the credentials' lookup): a store unreachable at start
+// is logged by the caller's first use, not fatal (it may be back in a
+// moment).
 func openS3Store(spec string) (*s3store.Store, error) {
 	if !strings.HasPrefix(spec, "s3://") {
 		return nil, fmt.Errorf("--store %q: want %s or s3://bucket/prefix?endpoint=URL&region=REGION", spec, storeFile)
