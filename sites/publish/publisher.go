@@ -266,7 +266,7 @@ func (p *Publisher) removeIfOrphan(ctx context.Context, host string) error {
 	if err != nil || old == nil {
 		return err
 	}
-	var s struct{ ID, Slug string }
+	var s struct{ Slug string }
 	_ = json.Unmarshal(old.Site, &s)
 	site, err := p.cfg.Load(s.Slug)
 	if err != nil && !errors.Is(err, sites.ErrNotFound) {
