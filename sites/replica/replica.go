@@ -43,7 +43,6 @@ const (
 	DefaultManifestBytes   = 256 << 20
 	maxPollBackoff         = 30 * time.Second
 	storeRequestTimeout    = 10 * time.Second
-	PropagationBound       = 5 * time.Second
 )
 
 // Config is a replica's store and cache sizes.
