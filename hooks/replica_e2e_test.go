@@ -3,6 +3,7 @@ package hooks
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -34,21 +35,31 @@ func startReplica(t *testing.T, sd *sitedrop) *testReplica {
 	return &testReplica{Replica: rep, url: ts.URL}
 }
 
-// get fetches path of host from the replica.
+// get fetches path of host from the replica, failing the test on a
+// transport error (on the test's goroutine only: see fetch).
 func (r *testReplica) get(t testing.TB, host, path string) (int, string) {
 	t.Helper()
+	code, body, err := r.fetch(host, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return code, body
+}
+
+// fetch fetches path of host from the replica.
+func (r *testReplica) fetch(host, path string) (int, string, error) {
 	req, _ := http.NewRequest(http.MethodGet, r.url+path, nil)
 	req.Host = host
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
-		t.Fatal(err)
+		return 0, "", err
 	}
 	defer resp.Body.Close()
 	body, err := io.ReadAll(resp.Body)
 	if err != nil {
-		t.Errorf("read %s%s: %v", host, path, err)
+		return 0, "", fmt.Errorf("read %s%s: %w", host, path, err)
 	}
-	return resp.StatusCode, string(body)
+	return resp.StatusCode, string(body), nil
 }
 
 func (r *testReplica) poll(t testing.TB) {
@@ -206,10 +217,12 @@ func TestReplicaRedeployUnderLoad(t *testing.T) {
 						return
 					default:
 					}
-					code, body := r.get(t, host, path)
+					code, body, err := r.fetch(host, path) // not get: t.Fatal only on the test's goroutine
 					v := version(path, body)
 					mu.Lock()
 					switch {
+					case err != nil:
+						problems = append(problems, path+": "+err.Error())
 					case code != http.StatusOK || v == 0:
 						problems = append(problems, path+": "+http.StatusText(code)+" or a mixed body")
 					case v < latest:
