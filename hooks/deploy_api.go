@@ -156,8 +156,8 @@ func (sd *sitedrop) deployCreate(e *core.RequestEvent) error {
 	rec := created.Record
 	slug := rec.GetString("slug")
 	ref := deployRef{ID: rec.Id, Slug: slug, URL: sd.siteURL(slug)}
-	warnings := sites.RuleWarnings(p.Upload.Files)
-	rep := deployReport(e, rec, p.Upload.Files, warnings)
+	redirects, warnings := sites.ParseRules(p.Upload.Files)
+	rep := deployReport(e, rec, p.Upload.Files, redirects, warnings)
 	if user != nil {
 		return e.JSON(http.StatusOK, deployAnswer{deployRef: ref, ShareURL: sd.shareURL(rec), Warnings: warnings, Report: rep})
 	}
@@ -233,12 +233,12 @@ func (sd *sitedrop) deployUpdate(e *core.RequestEvent) error {
 		return err
 	}
 	slug := rec.GetString("slug")
-	warnings := sites.RuleWarnings(up.Files)
+	redirects, warnings := sites.ParseRules(up.Files)
 	return e.JSON(http.StatusOK, deployAnswer{
 		deployRef: deployRef{ID: rec.Id, Slug: slug, URL: sd.siteURL(slug)},
 		ShareURL:  sd.shareURL(rec),
 		Warnings:  warnings,
-		Report:    deployReport(e, rec, up.Files, warnings),
+		Report:    deployReport(e, rec, up.Files, redirects, warnings),
 	})
 }
 

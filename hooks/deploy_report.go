@@ -19,15 +19,18 @@ const reportTimeLimit = 5 * time.Second
 // answer. The files are those the deploy received, in memory: a digest
 // deploy's contents were loaded from the blob store to deploy them
 // (within what --max-body lets a deploy unpack), so nothing is read
-// again. rec is the deployment as saved: its is_spa and its title, which
-// pages without one get. The report stops when the client goes away.
-func deployReport(e *core.RequestEvent, rec *core.Record, files []sites.File, warnings []rules.Warning) report.Report {
+// again, nor is _redirects parsed again: redirects and warnings are what
+// sites.ParseRules gave for the answer. rec is the deployment as saved:
+// its is_spa and its title, which pages without one get. The report
+// stops when the client goes away.
+func deployReport(e *core.RequestEvent, rec *core.Record, files []sites.File, redirects []rules.Redirect, warnings []rules.Warning) report.Report {
 	ctx, cancel := context.WithTimeout(e.Request.Context(), reportTimeLimit)
 	defer cancel()
 	return report.Build(ctx, report.Input{
-		Files:    files,
-		IsSPA:    rec.GetBool("is_spa"),
-		Title:    rec.GetString("title"),
-		Warnings: warnings,
+		Files:     files,
+		Redirects: redirects,
+		IsSPA:     rec.GetBool("is_spa"),
+		Title:     rec.GetString("title"),
+		Warnings:  warnings,
 	})
 }

@@ -5,7 +5,7 @@ import (
 	"testing"
 )
 
-// TestRuleWarnings: the warnings of both files at the root, none for
+// TestRuleWarnings: ParseRules gives the warnings of both files at the root, none for
 // files of those names elsewhere, and an empty (not nil) list otherwise.
 func TestRuleWarnings(t *testing.T) {
 	files := []File{
@@ -14,7 +14,7 @@ func TestRuleWarnings(t *testing.T) {
 		{Path: "_headers", Data: []byte("/*\n  Set-Cookie: a=b\n  X-Frame-Options: DENY\n")},
 		{Path: "docs/_redirects", Data: []byte("nonsense line\n")},
 	}
-	got := RuleWarnings(files)
+	_, got := ParseRules(files)
 	var lines []string
 	for _, w := range got {
 		lines = append(lines, w.File+":"+string(rune('0'+w.Line)))
@@ -25,7 +25,7 @@ func TestRuleWarnings(t *testing.T) {
 	if !strings.Contains(got[0].Reason, "proxy") {
 		t.Errorf("proxy warning says %q", got[0].Reason)
 	}
-	if w := RuleWarnings(files[:1]); w == nil || len(w) != 0 {
+	if _, w := ParseRules(files[:1]); w == nil || len(w) != 0 {
 		t.Errorf("no rule files: %#v, want an empty list", w)
 	}
 }

@@ -58,11 +58,14 @@ type LargeImage struct {
 type Input struct {
 	// Files are the deployed files, as the deploy received them.
 	Files []sites.File
+	// Redirects are the rules of the site's _redirects (sites.ParseRules):
+	// a redirected or rewritten path is not broken.
+	Redirects []rules.Redirect
 	// IsSPA tells whether the site is served as a single-page app.
 	IsSPA bool
 	// Title is the deployment's title: a page without a <title> gets it.
 	Title string
-	// Warnings are the rule-file lines not applied (sites.RuleWarnings).
+	// Warnings are the rule-file lines not applied (sites.ParseRules).
 	Warnings []rules.Warning
 }
 
@@ -82,13 +85,12 @@ func Build(ctx context.Context, in Input) Report {
 	files := slices.Clone(in.Files)
 	slices.SortFunc(files, func(x, y sites.File) int { return strings.Compare(x.Path, y.Path) })
 	paths := make([]string, len(files))
-	var redirects *rules.Redirects
 	for i, f := range files {
 		paths[i] = f.Path
-		if f.Path == rules.RedirectsFile {
-			rs, _ := rules.ParseRedirects(f.Data)
-			redirects = rules.CompileRedirects(rs)
-		}
+	}
+	var redirects *rules.Redirects
+	if len(in.Redirects) > 0 {
+		redirects = rules.CompileRedirects(in.Redirects)
 	}
 	b.check = serve.NewChecker(paths, redirects, in.IsSPA)
 	untitled := strings.TrimSpace(in.Title) == ""

@@ -8,7 +8,6 @@ import (
 	"testing"
 
 	"sitedrop/sites"
-	"sitedrop/sites/rules"
 )
 
 // site builds deployed files from path → content, typed by extension.
@@ -29,8 +28,12 @@ func page(title, body string) string {
 	return "<!doctype html><html><head>" + head + "</head><body>" + body + "</body></html>"
 }
 
-// warningsOf are the rule warnings of files, as the deploy computes them.
-func warningsOf(files []sites.File) []rules.Warning { return sites.RuleWarnings(files) }
+// input is the report's input for files, with their rules parsed as the
+// deploy parses them.
+func input(files []sites.File, isSPA bool, title string) Input {
+	redirects, warnings := sites.ParseRules(files)
+	return Input{Files: files, Redirects: redirects, IsSPA: isSPA, Title: title, Warnings: warnings}
+}
 
 func TestBuild(t *testing.T) {
 	t.Parallel()
@@ -117,7 +120,7 @@ func TestBuild(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			files := site(tt.files)
-			got := Build(context.Background(), Input{Files: files, IsSPA: tt.isSPA, Title: tt.title, Warnings: warningsOf(files)})
+			got := Build(context.Background(), input(files, tt.isSPA, tt.title))
 			want := normalize(tt.want)
 			if !reflect.DeepEqual(got, want) {
 				t.Errorf("report\n got %+v\nwant %+v", got, want)

@@ -30,7 +30,7 @@ const (
 )
 
 // loadRules reads and compiles the rule files of manifest m. The lines
-// that do not parse were reported at deploy (see sites.RuleWarnings);
+// that do not parse were reported at deploy (see sites.ParseRules);
 // here they are skipped.
 func loadRules(ctx context.Context, blobs store.BlobStore, m sites.Manifest) (siteRules, error) {
 	var out siteRules
