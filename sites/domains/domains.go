@@ -2,7 +2,7 @@
 // deployment may claim (Normalize, Rules.Check), the DNS records its owner
 // creates (Records), the check that they are in place (Checker), and the
 // domains collection (Add, Find, List, CountOwned, Result, Reset, Due,
-// AllVerified, VerifiedHosts). It has no routes: the API, the pages, the verification
+// VerifiedHosts). It has no routes: the API, the pages, the verification
 // job and the host routing are in hooks. It imports sites only.
 package domains
 

@@ -124,25 +124,6 @@ func VerifiedHosts(app core.App, deploymentID string) ([]string, error) {
 	return out, nil
 }
 
-// AllVerified returns every verified domain with its deployment's id (the
-// host routing's table).
-func AllVerified(app core.App) (map[string]string, error) {
-	var rows []struct {
-		Domain     string `db:"domain"`
-		Deployment string `db:"deployment"`
-	}
-	err := app.DB().Select("domain", "deployment").From(Collection).
-		Where(dbx.HashExp{"status": StatusVerified}).All(&rows)
-	if err != nil {
-		return nil, fmt.Errorf("verified domains: %w", err)
-	}
-	out := make(map[string]string, len(rows))
-	for _, r := range rows {
-		out[r.Domain] = r.Deployment
-	}
-	return out, nil
-}
-
 // Due returns the pending claims whose next check is due at now (see
 // Backoff), at most limit.
 func Due(app core.App, now time.Time, limit int) ([]*core.Record, error) {
