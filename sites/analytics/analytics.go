@@ -141,8 +141,6 @@ func (a *Aggregator) Record(h Hit) {
 	case h.Status == 404 && !bot:
 		d.notFound++
 		count(d.notFoundPaths, h.Path, MaxNotFoundPaths)
-	case h.Status == 404:
-		d.botNotFound++
 	}
 	s.mu.Unlock()
 }

@@ -8,9 +8,9 @@ import (
 // siteDay is what one site counted on one UTC day since the last flush,
 // and the day's visitor set (kept until the day is over).
 type siteDay struct {
-	pageViews, notFound, bytes, botViews, botNotFound int64
-	pages, referrers, notFoundPaths                   map[string]int64
-	visitors                                          visitorSet
+	pageViews, notFound, bytes, botViews int64
+	pages, referrers, notFoundPaths      map[string]int64
+	visitors                             visitorSet
 	// reported is the visitor count already flushed for the day.
 	reported int64
 }
@@ -89,7 +89,7 @@ func (d *siteDay) take(k dayKey, today int32) (Day, bool) {
 		Pages: sorted(d.pages), Referrers: sorted(d.referrers), NotFoundPaths: sorted(d.notFoundPaths),
 	}
 	d.reported += visitors
-	d.pageViews, d.botViews, d.notFound, d.bytes, d.botNotFound = 0, 0, 0, 0, 0
+	d.pageViews, d.botViews, d.notFound, d.bytes = 0, 0, 0, 0
 	clear(d.pages)
 	clear(d.referrers)
 	clear(d.notFoundPaths)
