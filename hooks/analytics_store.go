@@ -1,7 +1,6 @@
 package hooks
 
 import (
-	"encoding/json"
 	"fmt"
 	"time"
 
@@ -77,8 +76,7 @@ func addStats(tx core.App, col *core.Collection, d analytics.Day) error {
 // statsList reads a stored top list (empty when absent or malformed).
 func statsList(rec *core.Record, field string) []analytics.Count {
 	var out []analytics.Count
-	raw, _ := json.Marshal(rec.Get(field))
-	_ = json.Unmarshal(raw, &out)
+	_ = rec.UnmarshalJSONField(field, &out)
 	return out
 }
 
