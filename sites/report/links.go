@@ -32,15 +32,7 @@ func (b *builder) page(f sites.File, untitled bool) {
 	base, external := b.baseURL(f.Path, ps.base)
 	seen := map[string]bool{}
 	for _, r := range ps.refs {
-		target, query, ok := internal(base, external, r.url)
-		if !ok || seen[target+"?"+query] {
-			continue
-		}
-		seen[target+"?"+query] = true
-		b.linksLeft--
-		if b.broken(target, query, r.kind) {
-			b.r.BrokenLinks = appendCapped(b, b.r.BrokenLinks, BrokenLink{Page: f.Path, Target: target})
-		}
+		b.link(f.Path, seen, base, external, r.url, r.kind)
 	}
 	for _, fm := range ps.forms {
 		if problem := b.formProblem(base, external, fm); problem != "" {
@@ -60,18 +52,31 @@ func (b *builder) styleSheet(f sites.File) {
 			b.r.Truncated = true
 			return false
 		}
-		target, query, ok := internal(base, false, raw)
-		if !ok || seen[target+"?"+query] {
-			return true
-		}
-		seen[target+"?"+query] = true
-		n++
-		b.linksLeft--
-		if b.broken(target, query, refAsset) {
-			b.r.BrokenLinks = appendCapped(b, b.r.BrokenLinks, BrokenLink{Page: f.Path, Target: target})
+		if b.link(f.Path, seen, base, false, raw, refAsset) {
+			n++
 		}
 		return true
 	})
+}
+
+// link checks the link raw of file, resolved against base (see internal),
+// unless seen holds its target and query already: a link is examined once
+// per file. It reports whether it was examined (and counted in linksLeft).
+func (b *builder) link(file string, seen map[string]bool, base *url.URL, external bool, raw string, kind refKind) bool {
+	target, query, ok := internal(base, external, raw)
+	if !ok {
+		return false
+	}
+	key := target + "?" + query
+	if seen[key] {
+		return false
+	}
+	seen[key] = true
+	b.linksLeft--
+	if b.broken(target, query, kind) {
+		b.r.BrokenLinks = appendCapped(b, b.r.BrokenLinks, BrokenLink{Page: file, Target: target})
+	}
+	return true
 }
 
 // baseURL is the URL a page's relative links resolve against: the URL
