@@ -1,6 +1,8 @@
 package hooks
 
 import (
+	"database/sql"
+	"errors"
 	"net/http"
 	"net/http/httptest"
 	"testing"
@@ -23,14 +25,27 @@ func visit(sd *sitedrop, slug, path, ip, referer string) int {
 	return rec.Code
 }
 
-// statsRow is the site_stats row of a deployment and date, or nil.
+// statsRow is the site_stats row of a deployment and date, or nil; a
+// failed query fails the test (it is no missing row).
 func statsRow(t *testing.T, app core.App, dep, date string) *core.Record {
 	t.Helper()
 	rec, err := app.FindFirstRecordByFilter(statsCollection, "deployment = {:d} && date = {:date}", dbx.Params{"d": dep, "date": date})
-	if err != nil {
+	if errors.Is(err, sql.ErrNoRows) {
 		return nil
+	} else if err != nil {
+		t.Fatal(err)
 	}
 	return rec
+}
+
+// countStats counts the site_stats rows; a failed query fails the test.
+func countStats(t *testing.T, app core.App) int64 {
+	t.Helper()
+	n, err := app.CountRecords(statsCollection)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
 }
 
 func analyticsOn(c *Config) { c.Analytics = true }
@@ -71,7 +86,7 @@ func TestAnalyticsFlushMergesIntoTheDaysRow(t *testing.T) {
 	if pages := statsList(row, "top_pages"); len(pages) != 1 || pages[0].Key != "/" || pages[0].Count != 4 {
 		t.Fatalf("top pages %+v", pages)
 	}
-	if n, _ := app.CountRecords(statsCollection); n != 1 {
+	if n := countStats(t, app); n != 1 {
 		t.Fatalf("%d rows, want one per deployment and day", n)
 	}
 }
@@ -104,7 +119,7 @@ func TestAnalyticsPurgeAndCascade(t *testing.T) {
 	if err := app.Delete(dep); err != nil {
 		t.Fatal(err)
 	}
-	if n, _ := app.CountRecords(statsCollection); n != 0 {
+	if n := countStats(t, app); n != 0 {
 		t.Fatalf("%d rows outlived their deployment", n)
 	}
 }
@@ -119,7 +134,7 @@ func TestAnalyticsOff(t *testing.T) {
 	mustDeploy(t, sd, alice, "", "stats", "<h1>hi</h1>", "Stats")
 	visit(sd, "stats", "/", "198.51.100.1", "")
 	sd.flushAnalytics()
-	if n, _ := app.CountRecords(statsCollection); n != 0 {
+	if n := countStats(t, app); n != 0 {
 		t.Fatalf("%d rows written with counting off", n)
 	}
 }
