@@ -17,8 +17,8 @@ import (
 // has none.
 const resolvConf = "/etc/resolv.conf"
 
-// defaultTimeout bounds each DNS exchange.
-const defaultTimeout = 5 * time.Second
+// exchangeTimeout bounds each DNS exchange.
+const exchangeTimeout = 5 * time.Second
 
 // CheckError is a failed verification: Reason says, for people, which
 // record is missing or wrong. Temporary is true when no resolver answered
@@ -34,13 +34,12 @@ func failf(format string, args ...any) *CheckError {
 	return &CheckError{Reason: fmt.Sprintf(format, args...)}
 }
 
-// Checker looks up a domain's records. Zero fields take their defaults.
+// Checker looks up a domain's records, each exchange within
+// exchangeTimeout.
 type Checker struct {
 	// Resolvers are the DNS servers (host:port) asked, in turn (the
 	// --dns-resolvers flag). Default: the system's, from /etc/resolv.conf.
 	Resolvers []string
-	// Timeout bounds each exchange (default 5s).
-	Timeout time.Duration
 }
 
 // Verify checks that domain is proven and points at this server:
@@ -130,18 +129,14 @@ func (c *Checker) lookup(ctx context.Context, name string, typ uint16) ([]dns.RR
 	if err != nil {
 		return nil, err
 	}
-	timeout := c.Timeout
-	if timeout <= 0 {
-		timeout = defaultTimeout
-	}
 	q := new(dns.Msg)
 	q.SetQuestion(dns.Fqdn(name), typ)
 	q.RecursionDesired = true
 	var errs []error
 	for _, srv := range servers {
 		for _, network := range []string{"udp", "tcp"} {
-			client := &dns.Client{Net: network, Timeout: timeout}
-			ectx, cancel := context.WithTimeout(ctx, timeout)
+			client := &dns.Client{Net: network, Timeout: exchangeTimeout}
+			ectx, cancel := context.WithTimeout(ctx, exchangeTimeout)
 			m, _, err := client.ExchangeContext(ectx, q, srv)
 			cancel()
 			if err != nil {
