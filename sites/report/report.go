@@ -20,9 +20,11 @@ type Report struct {
 	Rules         []RuleProblem `json:"rules"`
 	UntitledPages []string      `json:"untitled_pages"`
 	LargeImages   []LargeImage  `json:"large_images"`
-	// Truncated is true when findings were left out: a list reached
-	// MaxEntries, or a scan limit (or the deploy's end) stopped the
-	// examination before the last file.
+	// Truncated is true when findings were left out: a list had more
+	// than MaxEntries to hold, or a scan limit (or the deploy's end)
+	// stopped the examination before the last file. A rule file's
+	// line-0 summary of the lines it did not list (rules.Parse's) counts
+	// them, so it leaves nothing out and does not set it.
 	Truncated bool `json:"truncated"`
 }
 
