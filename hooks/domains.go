@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"net/http"
 	"net/netip"
-	"net/url"
 	"strings"
 	"time"
 
@@ -205,23 +204,11 @@ func (sd *sitedrop) domainAnswer(ctx context.Context, rec *core.Record, slug str
 		Status:     rec.GetString("status"),
 		Reason:     rec.GetString("reason"),
 		Records:    domains.Records(name, rec.GetString("token"), host, addrs),
-		URL:        sd.domainURL(name),
+		URL:        sd.siteHostURL(name),
 		CreatedAt:  timestamp(rec.GetDateTime("created").Time()),
 		CheckedAt:  optTimestamp(rec.GetDateTime("checked").Time()),
 		VerifiedAt: optTimestamp(rec.GetDateTime("verified").Time()),
 	}
-}
-
-// domainURL is the site's URL at a custom domain: the site URLs' scheme
-// and port.
-func (sd *sitedrop) domainURL(domain string) string {
-	scheme, port := sd.scheme(), sd.cfg.listenPort
-	if sd.cfg.PublicURL != "" {
-		if u, err := url.Parse(sd.cfg.PublicURL); err == nil && u.Scheme != "" {
-			scheme, port = u.Scheme, u.Port()
-		}
-	}
-	return scheme + "://" + hostPort(domain, scheme, port) + "/"
 }
 
 // optTimestamp is timestamp, or "" for the zero time.

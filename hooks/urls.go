@@ -48,13 +48,20 @@ func (sd *sitedrop) webURL() string {
 
 // siteURL is the live URL of a slug, with a trailing slash.
 func (sd *sitedrop) siteURL(slug string) string {
+	return sd.siteHostURL(slug + "." + sd.cfg.SitesDomain)
+}
+
+// siteHostURL is the URL of a host that serves a site (a slug host, a
+// custom domain): the public URL's scheme and port when one is set,
+// else the server's own.
+func (sd *sitedrop) siteHostURL(host string) string {
 	scheme, port := sd.scheme(), sd.cfg.listenPort
 	if sd.cfg.PublicURL != "" {
 		if u, err := url.Parse(sd.cfg.PublicURL); err == nil && u.Scheme != "" {
 			scheme, port = u.Scheme, u.Port()
 		}
 	}
-	return scheme + "://" + hostPort(slug+"."+sd.cfg.SitesDomain, scheme, port) + "/"
+	return scheme + "://" + hostPort(host, scheme, port) + "/"
 }
 
 // claimURL is where the claim page of an anonymous deployment is.
