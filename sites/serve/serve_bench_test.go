@@ -80,3 +80,24 @@ func BenchmarkServeSiteRules(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkServeSiteGate is the hot path of a protected site's visitor
+// who passed the gate: the cookie checked, then the page served private.
+func BenchmarkServeSiteGate(b *testing.B) {
+	p := sites.Protection{Link: true, Secret: "secret-of-site-a"}
+	site := &sites.Site{ID: "site-a", Slug: "demo", Status: sites.StatusActive, Protection: &p}
+	srv, _ := newTestServer(b, site, map[string][2]string{"index.html": {htmlType, pageHTML}})
+	req := httptest.NewRequest(http.MethodGet, "http://demo.sites.test/", nil)
+	req.Header.Set("Cookie", "theme=dark; "+validCookie(srv, site))
+	w := &discardWriter{h: http.Header{}}
+	srv.ServeSite(w, req, "demo") // warm the caches
+	if w.status != http.StatusOK || w.h.Get("Cache-Control") != "private, no-cache" {
+		b.Fatalf("answered %d %q, want 200 private", w.status, w.h.Get("Cache-Control"))
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for b.Loop() {
+		clear(w.h)
+		srv.ServeSite(w, req, "demo")
+	}
+}
