@@ -103,13 +103,28 @@ func (ph pathHeaders) apply(h http.Header) {
 
 var privateValue = []string{"private"}
 
+// privateDefaults are the private forms of the Cache-Control values
+// sitedrop itself sets, made once: every answer of a protected site is
+// made private, and most carry one of these.
+var privateDefaults = func() map[string][]string {
+	m := map[string][]string{}
+	for _, v := range [][]string{noCacheValue, noStoreValue, immutableValue} {
+		m[v[0]] = []string{privateCacheControl(v[0])}
+	}
+	return m
+}()
+
 // makePrivate keeps a shared cache from storing the answer whose header
 // is h: its Cache-Control gets "private" in front (see
 // privateCacheControl), or, with none and orSet, becomes "private"; the
 // headers only a CDN reads are dropped.
 func makePrivate(h http.Header, orSet bool) {
 	if cc := h["Cache-Control"]; len(cc) > 0 {
-		h["Cache-Control"] = []string{privateCacheControl(strings.Join(cc, ", "))}
+		if p, ok := privateDefaults[cc[0]]; ok && len(cc) == 1 {
+			h["Cache-Control"] = p
+		} else {
+			h["Cache-Control"] = []string{privateCacheControl(strings.Join(cc, ", "))}
+		}
 	} else if orSet {
 		h["Cache-Control"] = privateValue
 	}
