@@ -1,7 +1,6 @@
 package serve
 
 import (
-	"crypto/hmac"
 	"io"
 	"net/http"
 	"net/url"
@@ -26,14 +25,11 @@ const defaultGateCookieTTL = 7 * 24 * time.Hour
 const maxGateForm = 4 << 10
 
 // siteGate is a protected site's gate, prepared once per loaded site:
-// the cookie key and the share token are derived here, not per request.
+// the cookie key is derived here, not per request.
 type siteGate struct {
-	id       string
-	p        sites.Protection
-	key      []byte // cookie MAC key
-	token    string // share token; "" when the link is off
-	password bool
-	link     bool
+	id  string
+	p   sites.Protection
+	key []byte // cookie MAC key
 }
 
 // newSiteGate prepares p's gate for site id; nil for a public site.
@@ -41,17 +37,7 @@ func newSiteGate(id string, p *sites.Protection) *siteGate {
 	if p == nil {
 		return nil
 	}
-	g := &siteGate{id: id, p: *p, key: p.CookieKey(), password: p.PasswordHash != "", link: p.Link}
-	if p.Link {
-		g.token = p.ShareToken()
-	}
-	return g
-}
-
-// checkToken reports, in constant time, whether tok is the site's share
-// token (and the link is on).
-func (g *siteGate) checkToken(tok string) bool {
-	return g.token != "" && hmac.Equal([]byte(tok), []byte(g.token))
+	return &siteGate{id: id, p: *p, key: p.CookieKey()}
 }
 
 // gate decides a GET or HEAD of a protected site: it reports true when r
@@ -64,7 +50,7 @@ func (s *Server) gate(w http.ResponseWriter, r *http.Request, st *site) (pass bo
 	passed := g.passedGate(r, now)
 	if strings.Contains(r.URL.RawQuery, TokenParam+"=") {
 		if tok, rest, ok := takeToken(r.URL.RawQuery); ok {
-			valid := g.checkToken(tok)
+			valid := g.p.CheckToken(tok)
 			if valid {
 				g.setGateCookie(w, s.secure(r), now, s.gateTTL)
 			}
@@ -105,7 +91,7 @@ func (s *Server) gatePost(w http.ResponseWriter, r *http.Request, st *site) int 
 		return http.StatusBadRequest
 	}
 	next := localPath(r.PostForm.Get("next"))
-	if !g.password {
+	if g.p.PasswordHash == "" {
 		writeGate(w, r, g, http.StatusUnauthorized, next, "")
 		return http.StatusUnauthorized
 	}

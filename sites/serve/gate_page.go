@@ -80,7 +80,7 @@ func writeGate(w http.ResponseWriter, r *http.Request, g *siteGate, status int, 
 	var buf bytes.Buffer
 	_ = gateTemplate.Execute(&buf, gatePage{
 		Style: gateStyle, Action: GatePath, Next: next, Error: errMsg,
-		Password: g.password, Link: g.link,
+		Password: g.p.PasswordHash != "", Link: g.p.Link,
 	})
 	h := w.Header()
 	h["Content-Type"] = htmlTypeValue
