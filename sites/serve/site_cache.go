@@ -68,10 +68,7 @@ func (c *siteCache) put(slug string, s *site, gen uint64, now time.Time) {
 	if gen != c.gen {
 		return
 	}
-	if old, ok := c.sites[slug]; ok {
-		c.used -= old.cost()
-		delete(c.sites, slug)
-	}
+	c.drop(slug)
 	for k, v := range c.sites {
 		if c.used+cost <= c.budget {
 			break
