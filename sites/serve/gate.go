@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"sync"
 	"time"
 
 	"sitedrop/sites"
@@ -25,11 +26,13 @@ const defaultGateCookieTTL = 7 * 24 * time.Hour
 const maxGateForm = 4 << 10
 
 // siteGate is a protected site's gate, prepared once per loaded site:
-// the cookie key is derived here, not per request.
+// the cookie key is derived here, not per request, and keyed MACs are
+// kept for the next request.
 type siteGate struct {
-	id  string
-	p   sites.Protection
-	key []byte // cookie MAC key
+	id   string
+	p    sites.Protection
+	key  []byte    // cookie MAC key
+	macs sync.Pool // of *cookieMAC under key; empty at first
 }
 
 // newSiteGate prepares p's gate for site id; nil for a public site.

@@ -4,6 +4,7 @@ import (
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/base64"
+	"hash"
 	"net/http"
 	"strconv"
 	"strings"
@@ -28,12 +29,12 @@ const maxGateCookie = 256
 // site at another host has its own host-only cookie of the same form.
 func signGateCookie(key []byte, id string, exp time.Time) string {
 	payload := id + "." + strconv.FormatInt(exp.Unix(), 10)
-	return payload + "." + base64.RawURLEncoding.EncodeToString(gateMAC(key, payload))
+	return payload + "." + string(newCookieMAC(key).encoded(payload))
 }
 
-// verifyGateCookie reports whether v is a cookie signed with key for site
-// id and not expired at now. The MAC is compared in constant time.
-func verifyGateCookie(key []byte, id, v string, now time.Time) bool {
+// verifyGateCookie reports whether v is a cookie signed with m's key for
+// site id and not expired at now. The MAC is compared in constant time.
+func verifyGateCookie(m *cookieMAC, id, v string, now time.Time) bool {
 	if len(v) > maxGateCookie {
 		return false
 	}
@@ -52,22 +53,50 @@ func verifyGateCookie(key []byte, id, v string, now time.Time) bool {
 	}
 	// Compared encoded: the decoder would skip a \r or \n inside sig,
 	// and only the exact value the signer makes may pass.
-	want := base64.RawURLEncoding.EncodeToString(gateMAC(key, payload))
-	return hmac.Equal([]byte(sig), []byte(want))
+	want := m.encoded(payload)
+	m.buf = append(m.buf[:0], sig...)
+	return hmac.Equal(m.buf, want)
 }
 
-// gateMAC is HMAC-SHA256(key, "v1." + payload).
-func gateMAC(key []byte, payload string) []byte {
-	m := hmac.New(sha256.New, key)
-	m.Write([]byte("v1."))
-	m.Write([]byte(payload))
-	return m.Sum(nil)
+// cookieMAC computes gate cookies' MACs under one key: HMAC-SHA256 of
+// "v1." + payload. Keyed once and Reset for each cookie, it starts from
+// the key's saved state, a third of the work of a new HMAC, and it
+// allocates nothing: a site's gate checks a cookie on every request and
+// keeps a pool of them (siteGate.macs). One goroutine uses it at a time.
+type cookieMAC struct {
+	h   hash.Hash
+	buf []byte // the MAC's input, then the value it is compared with
+	sum [sha256.Size]byte
+	enc [encodedMACLen]byte
+}
+
+// encodedMACLen is the length of a MAC in a cookie: base64url, no
+// padding (base64.RawURLEncoding.EncodedLen(sha256.Size)).
+const encodedMACLen = (sha256.Size*8 + 5) / 6
+
+func newCookieMAC(key []byte) *cookieMAC {
+	return &cookieMAC{h: hmac.New(sha256.New, key)}
+}
+
+// encoded returns payload's MAC, base64url-encoded without padding, in
+// m's own buffer: valid until m's next use.
+func (m *cookieMAC) encoded(payload string) []byte {
+	m.h.Reset()
+	m.buf = append(append(m.buf[:0], "v1."...), payload...)
+	m.h.Write(m.buf)
+	base64.RawURLEncoding.Encode(m.enc[:], m.h.Sum(m.sum[:0]))
+	return m.enc[:]
 }
 
 // passedGate reports whether r carries a valid gate cookie of g's site.
 func (g *siteGate) passedGate(r *http.Request, now time.Time) bool {
+	m, _ := g.macs.Get().(*cookieMAC)
+	if m == nil {
+		m = newCookieMAC(g.key)
+	}
+	defer g.macs.Put(m)
 	for _, c := range r.Cookies() {
-		if (c.Name == gateCookieName || c.Name == secureGateCookieName) && verifyGateCookie(g.key, g.id, c.Value, now) {
+		if (c.Name == gateCookieName || c.Name == secureGateCookieName) && verifyGateCookie(m, g.id, c.Value, now) {
 			return true
 		}
 	}
