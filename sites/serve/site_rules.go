@@ -90,14 +90,9 @@ func (ph pathHeaders) authorized(r *http.Request) bool {
 
 // apply sets the site's headers on h, over sitedrop's defaults (the
 // headers a site may not set were refused when the file was parsed).
-// Under Basic auth a shared cache must not keep the answer, whoever set
-// its Cache-Control: see privateCacheControl.
 func (ph pathHeaders) apply(h http.Header) {
 	for _, x := range ph.Headers {
 		h.Set(x.Name, x.Value)
-	}
-	if ph.protected() {
-		makePrivate(h, false)
 	}
 }
 
@@ -223,10 +218,11 @@ func lookupFile(st *site, reqPath string) *servedFile {
 
 // headerWriter changes the response's header just before it is
 // written, so that the changes come after (and win over) sitedrop's
-// defaults: it sets a path's _headers (ph), and on a protected site
-// (private) makes every answer private (makePrivate: "private" even with
-// no Cache-Control). It forwards ReadFrom, so files are still sent with
-// sendfile.
+// defaults: it sets a path's _headers (ph), and makes the answer private
+// under Basic auth (whoever set its Cache-Control: see
+// privateCacheControl) and on a protected site (private: "private" even
+// with no Cache-Control). It forwards ReadFrom, so files are still sent
+// with sendfile.
 type headerWriter struct {
 	http.ResponseWriter
 	ph      pathHeaders
@@ -239,8 +235,8 @@ func (w *headerWriter) WriteHeader(status int) {
 		w.written = true
 		h := w.Header()
 		w.ph.apply(h)
-		if w.private {
-			makePrivate(h, true)
+		if w.private || w.ph.protected() {
+			makePrivate(h, w.private) // once, on a protected site under Basic auth too
 		}
 	}
 	w.ResponseWriter.WriteHeader(status)
