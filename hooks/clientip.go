@@ -8,9 +8,13 @@ import (
 	"strings"
 )
 
+// trustedProxies are the reverse proxies whose X-Forwarded-For is
+// believed (--trusted-proxies).
+type trustedProxies []netip.Prefix
+
 // parseProxies reads --trusted-proxies: addresses or CIDR ranges.
-func parseProxies(list []string) ([]netip.Prefix, error) {
-	var out []netip.Prefix
+func parseProxies(list []string) (trustedProxies, error) {
+	var out trustedProxies
 	for _, s := range list {
 		s = strings.TrimSpace(s)
 		if s == "" {
@@ -33,9 +37,9 @@ func parseProxies(list []string) ([]netip.Prefix, error) {
 // connection's address, unless it is a trusted proxy: then the rightmost
 // X-Forwarded-For entry that is not a trusted proxy itself (entries to its
 // left were written by the client and prove nothing).
-func (sd *sitedrop) clientIP(r *http.Request) string {
+func (p trustedProxies) clientIP(r *http.Request) string {
 	remote := remoteAddr(r)
-	if !sd.trustedProxy(remote) {
+	if !p.contains(remote) {
 		return remote.String()
 	}
 	hops := strings.Split(strings.Join(r.Header.Values("X-Forwarded-For"), ","), ",")
@@ -45,16 +49,17 @@ func (sd *sitedrop) clientIP(r *http.Request) string {
 			break
 		}
 		a = a.Unmap()
-		if !sd.trustedProxy(a) {
+		if !p.contains(a) {
 			return a.String()
 		}
 	}
 	return remote.String()
 }
 
-func (sd *sitedrop) trustedProxy(a netip.Addr) bool {
-	for _, p := range sd.proxies {
-		if p.Contains(a) {
+// contains reports whether a is one of the proxies.
+func (p trustedProxies) contains(a netip.Addr) bool {
+	for _, prefix := range p {
+		if prefix.Contains(a) {
 			return true
 		}
 	}
@@ -76,9 +81,10 @@ func remoteAddr(r *http.Request) netip.Addr {
 // rateKey is the client a per-IP rate limit counts: its IPv4 address, or
 // its IPv6 /64 network (one subscriber usually holds a whole /64).
 func (sd *sitedrop) rateKey(r *http.Request) string {
-	a, err := netip.ParseAddr(sd.clientIP(r))
+	ip := sd.proxies.clientIP(r)
+	a, err := netip.ParseAddr(ip)
 	if err != nil || a.Is4() {
-		return sd.clientIP(r)
+		return ip
 	}
 	p, _ := a.Prefix(64)
 	return p.String()

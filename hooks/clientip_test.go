@@ -29,7 +29,7 @@ func TestClientIP(t *testing.T) {
 			if c.xff != "" {
 				r.Header.Set("X-Forwarded-For", c.xff)
 			}
-			if got := sd.clientIP(r); got != c.want {
+			if got := sd.proxies.clientIP(r); got != c.want {
 				t.Fatalf("clientIP = %q, want %q", got, c.want)
 			}
 		})

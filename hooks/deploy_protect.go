@@ -131,8 +131,8 @@ func (r *deployRequest) protection() (sites.ProtectionChange, error) {
 // siteOverTLS reports whether a site request came over TLS: sitedrop's
 // own listener, or a proxy in front of it when the public URL is https.
 // The gate's cookie is then Secure and __Host-.
-func (sd *sitedrop) siteOverTLS(r *http.Request) bool {
-	return r.TLS != nil || strings.HasPrefix(sd.cfg.PublicURL, "https:")
+func (c *Config) siteOverTLS(r *http.Request) bool {
+	return r.TLS != nil || strings.HasPrefix(c.PublicURL, "https:")
 }
 
 // shareURL is the share link of a deployment whose link is on, "" for

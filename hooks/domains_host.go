@@ -139,7 +139,7 @@ func (sd *sitedrop) customHost(w http.ResponseWriter, r *http.Request) bool {
 	switch {
 	case route.apex != "":
 		scheme := "http"
-		if sd.siteOverTLS(r) { // behind a TLS proxy too: never down to http
+		if sd.cfg.siteOverTLS(r) { // behind a TLS proxy too: never down to http
 			scheme = "https"
 		}
 		http.Redirect(w, r, scheme+"://"+hostPort(route.apex, scheme, port)+r.URL.RequestURI(), http.StatusMovedPermanently)

@@ -41,7 +41,7 @@ type sitedrop struct {
 	// hosts tells site hosts from the web host.
 	hosts sites.HostSplit
 	// proxies are the trusted reverse proxies (--trusted-proxies).
-	proxies []netip.Prefix
+	proxies trustedProxies
 	// limits are the per-IP limits of the sign-in endpoints.
 	limits authLimits
 	// submitLimit limits form submissions per deployment.
@@ -198,9 +198,9 @@ func (sd *sitedrop) init() error {
 	})
 	serverOpts := serve.ServerOptions{
 		ContentCacheBytes: sd.cfg.ContentCache,
-		ClientIP:          sd.clientIP, // analytics and the gate's attempt limits
+		ClientIP:          sd.proxies.clientIP, // analytics and the gate's attempt limits
 		GateCookieTTL:     sd.cfg.ProtectCookieTTL,
-		SecureCookies:     sd.siteOverTLS,
+		SecureCookies:     sd.cfg.siteOverTLS,
 	}
 	if sd.cfg.Analytics {
 		sd.analytics = analytics.New()

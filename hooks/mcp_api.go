@@ -80,7 +80,7 @@ func (sd *sitedrop) inProcessClient(r *http.Request, api *apiMux) *client.Client
 		HTTP: &http.Client{Transport: &inProcess{
 			api:           api,
 			host:          r.Host,
-			remoteAddr:    net.JoinHostPort(sd.clientIP(r), "0"),
+			remoteAddr:    net.JoinHostPort(sd.proxies.clientIP(r), "0"),
 			authorization: r.Header.Get("Authorization"),
 		}},
 	}

@@ -8,7 +8,6 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"net/netip"
 	"os"
 	"os/signal"
 	"strings"
@@ -107,11 +106,10 @@ func runReplica(ctx context.Context, cfg *Config, out, logs io.Writer) error {
 // --trusted-proxies (X-Forwarded-For), not the load balancer every
 // request comes from; and behind a load balancer that terminates TLS
 // (an https --public-url) the gate's cookie is Secure and __Host-.
-func replicaServerOptions(cfg *Config, proxies []netip.Prefix) serve.ServerOptions {
-	ips := &sitedrop{cfg: cfg, proxies: proxies}
+func replicaServerOptions(cfg *Config, proxies trustedProxies) serve.ServerOptions {
 	return serve.ServerOptions{
 		ContentCacheBytes: cfg.ContentCache,
-		ClientIP:          ips.clientIP,
-		SecureCookies:     ips.siteOverTLS,
+		ClientIP:          proxies.clientIP,
+		SecureCookies:     cfg.siteOverTLS,
 	}
 }
