@@ -155,15 +155,11 @@ func siteFromRecord(app core.App, rec *core.Record) (*Site, error) {
 	if site.VersionID == "" {
 		return site, nil
 	}
-	ver, err := app.FindRecordById(VersionsCollection, site.VersionID)
+	m, err := liveManifest(app, rec)
 	if errors.Is(err, sql.ErrNoRows) {
 		// deleted between the two reads: the site is going away
 		return nil, ErrNotFound
 	}
-	if err != nil {
-		return nil, fmt.Errorf("find live version of %s: %w", site.Slug, err)
-	}
-	m, err := ParseManifest([]byte(ver.GetString("manifest")))
 	if err != nil {
 		return nil, err
 	}

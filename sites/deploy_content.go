@@ -227,17 +227,9 @@ func cancelled(ctx context.Context) error {
 // knownVariants maps the file hashes of a deployment's live version to
 // their variants, so a redeploy does not compress unchanged files again.
 func (s *Service) knownVariants(dep *core.Record) map[string]map[string]EncodedEntry {
-	id := dep.GetString("live_version")
-	if id == "" {
-		return nil
-	}
-	ver, err := s.app.FindRecordById(VersionsCollection, id)
+	m, err := liveManifest(s.app, dep)
 	if err != nil {
-		return nil
-	}
-	m, err := ParseManifest([]byte(ver.GetString("manifest")))
-	if err != nil {
-		return nil
+		return nil // none live (a first deploy): nothing known
 	}
 	known := make(map[string]map[string]EncodedEntry, len(m))
 	for _, e := range m {

@@ -52,11 +52,7 @@ func (s *Service) UpdateSettings(ctx context.Context, dep *core.Record, meta Met
 // liveSources reads the files of dep's live version as the client sent
 // them, in path order.
 func (s *Service) liveSources(ctx context.Context, dep *core.Record) ([]File, error) {
-	ver, err := s.app.FindRecordById(VersionsCollection, dep.GetString("live_version"))
-	if err != nil {
-		return nil, fmt.Errorf("find live version of %s: %w", dep.Id, err)
-	}
-	m, err := ParseManifest([]byte(ver.GetString("manifest")))
+	m, err := liveManifest(s.app, dep)
 	if err != nil {
 		return nil, err
 	}
