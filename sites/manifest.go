@@ -1,11 +1,8 @@
 package sites
 
 import (
-	"database/sql"
 	"encoding/json"
 	"fmt"
-
-	"github.com/pocketbase/pocketbase/core"
 )
 
 // ManifestEntry is one file of a deployment version: where its bytes are in
@@ -52,21 +49,6 @@ func (m Manifest) TotalBytes() int64 {
 		n += e.Size
 	}
 	return n
-}
-
-// liveManifest is the manifest of dep's live version; an error wrapping
-// sql.ErrNoRows when that version does not exist (none is live, or it
-// was deleted since dep was read).
-func liveManifest(app core.App, dep *core.Record) (Manifest, error) {
-	id := dep.GetString("live_version")
-	if id == "" {
-		return nil, fmt.Errorf("%s has no live version: %w", dep.GetString("slug"), sql.ErrNoRows)
-	}
-	ver, err := app.FindRecordById(VersionsCollection, id)
-	if err != nil {
-		return nil, fmt.Errorf("find live version of %s: %w", dep.GetString("slug"), err)
-	}
-	return ParseManifest([]byte(ver.GetString("manifest")))
 }
 
 // ParseManifest decodes a manifest stored in a versions record.

@@ -1,6 +1,7 @@
 package sites
 
 import (
+	"database/sql"
 	"errors"
 	"fmt"
 	"time"
@@ -75,4 +76,19 @@ func (s *Service) Rollback(dep *core.Record, number int) (*core.Record, error) {
 		return nil, err
 	}
 	return out, nil
+}
+
+// liveManifest is the manifest of dep's live version; an error wrapping
+// sql.ErrNoRows when that version does not exist (none is live, or it
+// was deleted since dep was read).
+func liveManifest(app core.App, dep *core.Record) (Manifest, error) {
+	id := dep.GetString("live_version")
+	if id == "" {
+		return nil, fmt.Errorf("%s has no live version: %w", dep.GetString("slug"), sql.ErrNoRows)
+	}
+	ver, err := app.FindRecordById(VersionsCollection, id)
+	if err != nil {
+		return nil, fmt.Errorf("find live version of %s: %w", dep.GetString("slug"), err)
+	}
+	return ParseManifest([]byte(ver.GetString("manifest")))
 }
