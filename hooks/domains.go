@@ -39,18 +39,6 @@ type domainJSON struct {
 	VerifiedAt string           `json:"verified_at,omitempty"`
 }
 
-// initDomains reads --public-ip and prepares the table of custom
-// domains' hosts.
-func (sd *sitedrop) initDomains() error {
-	ips, err := parsePublicIPs(sd.cfg.PublicIPs)
-	if err != nil {
-		return err
-	}
-	sd.publicIPs = ips
-	sd.domainHosts = newDomainTable(sd.app)
-	return nil
-}
-
 // parsePublicIPs reads --public-ip.
 func parsePublicIPs(list []string) ([]netip.Addr, error) {
 	var out []netip.Addr

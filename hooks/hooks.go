@@ -62,7 +62,7 @@ type sitedrop struct {
 	flashes flashStore
 	// domainHosts routes custom domains' hosts.
 	domainHosts *domainTable
-	// publicIPs are --public-ip, parsed once (initDomains).
+	// publicIPs are --public-ip, parsed once (init).
 	publicIPs []netip.Addr
 	// hostAddrs caches the addresses site hosts resolve to (serverAddrs).
 	hostAddrs addrCache
@@ -177,50 +177,74 @@ func MustRegister(app core.App, cfg *Config) {
 	}
 }
 
+// init builds the services from the configuration, in dependency order,
+// and only then stores them in sd. Every service is a local until the end,
+// so the compiler refuses a service that is handed another before that one
+// is built: a method value such as proxies.clientIP is always taken from a
+// finished value. (The site server was once handed sd.proxies.clientIP
+// before sd.proxies was set, and so counted every visitor behind a load
+// balancer as the load balancer.) Settings parsed from flags come first, so
+// a bad one fails before anything is opened.
 func (sd *sitedrop) init() error {
-	sd.cfg.withDefaults()
-	sd.hosts = sites.NewHostSplit(sd.cfg.Domain, sd.cfg.SitesDomain)
-	blobs, err := sd.openStore()
+	app, cfg := sd.app, sd.cfg
+	cfg.withDefaults()
+
+	proxies, err := parseProxies(cfg.TrustedProxies)
 	if err != nil {
 		return err
 	}
-	reserved := sd.cfg.ReservedSlugs
-	if label := sites.WebHostLabel(sd.cfg.Domain, sd.cfg.SitesDomain); label != "" {
+	publicIPs, err := parsePublicIPs(cfg.PublicIPs)
+	if err != nil {
+		return err
+	}
+	hosts := sites.NewHostSplit(cfg.Domain, cfg.SitesDomain)
+
+	blobs, s3, err := openStore(app, cfg)
+	if err != nil {
+		return err
+	}
+	reserved := cfg.ReservedSlugs
+	if label := sites.WebHostLabel(cfg.Domain, cfg.SitesDomain); label != "" {
 		// the web host lies under the sites domain: no site may take its name
 		reserved = append(reserved[:len(reserved):len(reserved)], label)
 	}
-	sd.svc = sites.NewService(sd.app, blobs, sites.ServiceConfig{
-		FreeSlots:     sd.cfg.FreeSlots,
-		KeepVersions:  sd.cfg.KeepVersions,
-		ProSlots:      sd.cfg.ProSlots,
+	svc := sites.NewService(app, blobs, sites.ServiceConfig{
+		FreeSlots:     cfg.FreeSlots,
+		KeepVersions:  cfg.KeepVersions,
+		ProSlots:      cfg.ProSlots,
 		ReservedSlugs: reserved,
 		SubmitURL:     func(id string) string { return sd.webURL() + "/submit/" + id },
 	})
 	serverOpts := serve.ServerOptions{
-		ContentCacheBytes: sd.cfg.ContentCache,
-		ClientIP:          sd.proxies.clientIP, // analytics and the gate's attempt limits
-		GateCookieTTL:     sd.cfg.ProtectCookieTTL,
-		SecureCookies:     sd.cfg.siteOverTLS,
+		ContentCacheBytes: cfg.ContentCache,
+		ClientIP:          proxies.clientIP, // analytics and the gate's attempt limits
+		GateCookieTTL:     cfg.ProtectCookieTTL,
+		SecureCookies:     cfg.siteOverTLS,
 	}
-	if sd.cfg.Analytics {
-		sd.analytics = analytics.New()
-		serverOpts.Recorder = sd.analytics
+	var stats *analytics.Aggregator
+	if cfg.Analytics {
+		stats = analytics.New()
+		serverOpts.Recorder = stats
 	}
-	sd.server = serve.NewServer(sd.svc.LoadSite, blobs, serverOpts)
-	sd.publisher = sd.newPublisher()
-	proxies, err := parseProxies(sd.cfg.TrustedProxies)
-	if err != nil {
-		return err
-	}
+	server := serve.NewServer(svc.LoadSite, blobs, serverOpts)
+
 	sd.proxies = proxies
+	sd.publicIPs = publicIPs
+	sd.hosts = hosts
+	sd.s3 = s3
+	sd.svc = svc
+	sd.analytics = stats
+	sd.server = server
+	sd.domainHosts = newDomainTable(app)
+	sd.publisher = sd.newPublisher() // reads svc and s3 from sd, set above
 	sd.limits = newAuthLimits()
-	sd.anonDeploys = newLimiter(sd.cfg.AnonDeploysPerHour, time.Hour)
-	sd.keyedDeploys = newLimiter(sd.cfg.DeploysPerMinute, time.Minute)
-	sd.deploySlots = make(chan struct{}, sd.cfg.ConcurrentDeploys)
+	sd.anonDeploys = newLimiter(cfg.AnonDeploysPerHour, time.Hour)
+	sd.keyedDeploys = newLimiter(cfg.DeploysPerMinute, time.Minute)
+	sd.deploySlots = make(chan struct{}, cfg.ConcurrentDeploys)
 	sd.submitLimit = newLimiter(10, time.Minute)
-	sd.uploads = newLimiter(int(uploadBytesFactor*sd.cfg.MaxBody), time.Hour)
-	sd.bodyGuards = newBodyGuards(sd.cfg)
-	sd.deliverer = forms.NewDeliverer(sd.app, sd.webhookGuard())
+	sd.uploads = newLimiter(int(uploadBytesFactor*cfg.MaxBody), time.Hour)
+	sd.bodyGuards = newBodyGuards(cfg)
+	sd.deliverer = forms.NewDeliverer(app, sd.webhookGuard())
 	sd.notifyWake = make(chan struct{}, 1)
-	return sd.initDomains()
+	return nil
 }

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/pocketbase/pocketbase/core"
+
 	"sitedrop/sites/store"
 	"sitedrop/sites/store/s3store"
 )
@@ -16,26 +18,26 @@ const storeFile = "file"
 
 // openStore opens the blob store --store names: the file store under
 // --dir (or BlobDir), or an S3 bucket, which is also where the live
-// manifests are published (see newPublisher).
-func (sd *sitedrop) openStore() (store.BlobStore, error) {
-	spec := sd.cfg.Store
+// manifests are published (see newPublisher): then the S3 store is also
+// returned as such (nil with the file store).
+func openStore(app core.App, cfg *Config) (store.BlobStore, *s3store.Store, error) {
+	spec := cfg.Store
 	if spec == "" || spec == storeFile {
-		dir := sd.cfg.BlobDir
+		dir := cfg.BlobDir
 		if dir == "" {
-			dir = filepath.Join(sd.app.DataDir(), "site_blobs")
+			dir = filepath.Join(app.DataDir(), "site_blobs")
 		}
 		blobs, err := store.NewFSStore(dir)
 		if err != nil {
-			return nil, fmt.Errorf("open blob store: %w", err)
+			return nil, nil, fmt.Errorf("open blob store: %w", err)
 		}
-		return blobs, nil
+		return blobs, nil, nil
 	}
 	s3, err := openS3Store(spec)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	sd.s3 = s3
-	return s3, nil
+	return s3, s3, nil
 }
 
 // openS3Store opens an s3:// --store. It sends no request to the bucket
