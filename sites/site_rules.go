@@ -87,6 +87,7 @@ func MaxRuleLimit() RuleLimit {
 // API answers 400 with Msg, which names the limit.
 type RuleLimitError struct{ Msg string }
 
+// Error is the refusal, as the API answers it.
 func (e *RuleLimitError) Error() string { return e.Msg }
 
 // CheckRules is ParseRules for a deploy: it refuses, with a
