@@ -138,6 +138,10 @@ func (sd *sitedrop) deployCreate(e *core.RequestEvent) error {
 	if p.Meta, p.Upload, err = req.content(sd.cfg.MaxFiles, load); err != nil {
 		return err
 	}
+	redirects, warnings, err := sites.CheckRules(p.Upload.Files, sites.RuleLimitOf(user))
+	if err != nil {
+		return err
+	}
 	if p.Meta.Protect, err = req.protection(); err != nil { // slow: after the cheap checks
 		return err
 	}
@@ -156,7 +160,6 @@ func (sd *sitedrop) deployCreate(e *core.RequestEvent) error {
 	rec := created.Record
 	slug := rec.GetString("slug")
 	ref := deployRef{ID: rec.Id, Slug: slug, URL: sd.siteURL(slug)}
-	redirects, warnings := sites.ParseRules(p.Upload.Files)
 	rep := deployReport(e, rec, p.Upload.Files, redirects, warnings)
 	if user != nil {
 		return e.JSON(http.StatusOK, deployAnswer{deployRef: ref, ShareURL: sd.shareURL(rec), Warnings: warnings, Report: rep})
@@ -201,7 +204,11 @@ func (sd *sitedrop) deployView(e *core.RequestEvent) error {
 
 // deployUpdate is PUT /deploy/:id.
 func (sd *sitedrop) deployUpdate(e *core.RequestEvent) error {
-	rec, err := sd.ownedByPathValue(e, "id")
+	user, err := sd.requireUser(e)
+	if err != nil {
+		return err
+	}
+	rec, err := sd.svc.FindOwned(user, e.Request.PathValue("id"))
 	if err != nil {
 		return err
 	}
@@ -224,6 +231,10 @@ func (sd *sitedrop) deployUpdate(e *core.RequestEvent) error {
 	if err != nil {
 		return err
 	}
+	redirects, warnings, err := sites.CheckRules(up.Files, sites.RuleLimitOf(user))
+	if err != nil {
+		return err
+	}
 	if meta.Protect, err = req.protection(); err != nil { // slow: after the cheap checks
 		return err
 	}
@@ -233,7 +244,6 @@ func (sd *sitedrop) deployUpdate(e *core.RequestEvent) error {
 		return err
 	}
 	slug := rec.GetString("slug")
-	redirects, warnings := sites.ParseRules(up.Files)
 	return e.JSON(http.StatusOK, deployAnswer{
 		deployRef: deployRef{ID: rec.Id, Slug: slug, URL: sd.siteURL(slug)},
 		ShareURL:  sd.shareURL(rec),

@@ -20,7 +20,7 @@ const reportTimeLimit = 5 * time.Second
 // deploy's contents were loaded from the blob store to deploy them
 // (within what --max-body lets a deploy unpack), so nothing is read
 // again, nor is _redirects parsed again: redirects and warnings are what
-// sites.ParseRules gave for the answer. rec is the deployment as saved:
+// sites.CheckRules gave for the answer. rec is the deployment as saved:
 // its is_spa and its title, which pages without one get. The report
 // stops when the client goes away.
 func deployReport(e *core.RequestEvent, rec *core.Record, files []sites.File, redirects []rules.Redirect, warnings []rules.Warning) report.Report {

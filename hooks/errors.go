@@ -65,6 +65,7 @@ func toAPIError(err error) (*apiError, bool) {
 	var se *sites.SlugError
 	var pe *sites.PathError
 	var arc *sites.ArchiveError
+	var rle *sites.RuleLimitError
 	var re *router.ApiError
 	switch {
 	case errors.As(err, &ae):
@@ -75,6 +76,8 @@ func toAPIError(err error) (*apiError, bool) {
 		return fail(http.StatusBadRequest, pe.Error()), true
 	case errors.As(err, &arc):
 		return fail(arc.Status, arc.Msg), true
+	case errors.As(err, &rle):
+		return fail(http.StatusBadRequest, rle.Msg), true
 	case errors.Is(err, sites.ErrNotFound):
 		return fail(http.StatusNotFound, msgNotFound), true
 	case errors.Is(err, sites.ErrSlugTaken):

@@ -3,6 +3,7 @@ package hooks
 import (
 	"encoding/base64"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"strings"
 	"testing"
@@ -123,5 +124,81 @@ func TestSiteRules(t *testing.T) {
 	}
 	if res, _ := site("/home", nil); res.StatusCode != 301 {
 		t.Errorf("after the rollback to v1, /home = %d, want its rule's 301", res.StatusCode)
+	}
+}
+
+// TestRuleLimitsPerPlan: a deploy whose rule files pass its plan's limit
+// (redirect rules and _headers blocks together, and their bytes) is
+// refused with a 400 that names the limit, and changes nothing; anonymous
+// sites have the lowest limit, pro the highest.
+func TestRuleLimitsPerPlan(t *testing.T) {
+	t.Parallel()
+	app, _ := newFixtureApp(t, func(c *Config) { c.MaxBody = 4 << 20 })
+	mux := newMux(t, app)
+	redirects := func(n int) string {
+		var sb strings.Builder
+		for i := range n {
+			fmt.Fprintf(&sb, "/r%d /t\n", i)
+		}
+		return sb.String()
+	}
+	body := func(files map[string]string) string {
+		list := []map[string]string{{"path": "index.html", "content": "<p>v2"}}
+		for p, c := range files {
+			list = append(list, map[string]string{"path": p, "content": c})
+		}
+		b, err := json.Marshal(map[string]any{"files": list})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(b)
+	}
+	jsonType := map[string]string{"Content-Type": "application/json"}
+	headerBlocks := "/a\n  X-A: 1\n/b\n  X-B: 1\n"
+	cases := []struct {
+		name, method, url, key string
+		files                  map[string]string
+		status                 int
+		want                   string
+	}{
+		{"anonymous over", "POST", "/deploy", "", map[string]string{"_redirects": redirects(1001)}, 400,
+			`{"error":"Too many rules: _redirects and _headers hold more than 1,000 rules and header blocks together; an anonymous site may have 1,000"}`},
+		{"anonymous at the limit", "POST", "/deploy", "", map[string]string{"_redirects": redirects(1000)}, 200, ""},
+		{"free over", "POST", "/deploy", keyAlice, map[string]string{"_redirects": redirects(10_001)}, 400,
+			`{"error":"Too many rules: _redirects and _headers hold more than 10,000 rules and header blocks together; a site of the free plan may have 10,000"}`},
+		{"free over with header blocks", "PUT", "/deploy/" + idAliceSite, keyAlice,
+			map[string]string{"_redirects": redirects(9_999), "_headers": headerBlocks}, 400,
+			`{"error":"Too many rules: _redirects and _headers hold 10,001 rules and header blocks together; a site of the free plan may have 10,000"}`},
+		{"free too large", "PUT", "/deploy/" + idAliceSite, keyAlice,
+			map[string]string{"_redirects": "#" + strings.Repeat("x", 1<<20) + "\n"}, 400,
+			`{"error":"Rule files too large: _redirects and _headers are 1,048,578 bytes together; a site of the free plan may have 1 MiB"}`},
+		{"pro past the free limit", "POST", "/deploy", keyPia, map[string]string{"_redirects": redirects(10_001), "_headers": headerBlocks}, 200, ""},
+		{"pro over", "POST", "/deploy", keyPia, map[string]string{"_redirects": redirects(20_001)}, 400,
+			`{"error":"Too many rules: _redirects and _headers hold more than 20,000 rules and header blocks together; a site of the pro plan may have 20,000"}`},
+	}
+	count := func() int {
+		n, err := app.CountRecords("deployments")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return int(n)
+	}
+	for _, tc := range cases {
+		before := count()
+		headers := jsonType
+		if tc.key != "" {
+			headers = withHeaders(jsonType, bearer(tc.key))
+		}
+		res, got := do(t, mux, tc.method, "http://web.test"+tc.url, body(tc.files), headers)
+		if res.StatusCode != tc.status || tc.want != "" && strings.TrimSpace(got) != tc.want {
+			t.Errorf("%s: %d %.300s, want %d %s", tc.name, res.StatusCode, got, tc.status, tc.want)
+		}
+		if tc.status != 200 && count() != before {
+			t.Errorf("%s: a refused deploy changed the deployments (%d, then %d)", tc.name, before, count())
+		}
+	}
+	// the refused PUTs left alice-site as it was
+	if _, got := do(t, mux, http.MethodGet, "http://alice-site.sites.test/", "", nil); strings.Contains(got, "v2") {
+		t.Errorf("a refused PUT replaced the site: %q", got)
 	}
 }

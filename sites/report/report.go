@@ -60,14 +60,14 @@ type LargeImage struct {
 type Input struct {
 	// Files are the deployed files, as the deploy received them.
 	Files []sites.File
-	// Redirects are the rules of the site's _redirects (sites.ParseRules):
+	// Redirects are the rules of the site's _redirects (sites.CheckRules):
 	// a redirected or rewritten path is not broken.
 	Redirects []rules.Redirect
 	// IsSPA tells whether the site is served as a single-page app.
 	IsSPA bool
 	// Title is the deployment's title: a page without a <title> gets it.
 	Title string
-	// Warnings are the rule-file lines not applied (sites.ParseRules).
+	// Warnings are the rule-file lines not applied (sites.CheckRules).
 	Warnings []rules.Warning
 }
 

@@ -2,6 +2,7 @@ package rules
 
 import (
 	"reflect"
+	"strings"
 	"testing"
 )
 
@@ -72,5 +73,57 @@ func FuzzMatch(f *testing.F) {
 		}
 		hs, _ := ParseHeaders(data)
 		CompileHeaders(hs).Match(path).Authorized(path, query)
+	})
+}
+
+// FuzzCompileRules feeds the compilers rules that did not come from the
+// parsers (any From, To, status, query condition, header pattern, name
+// and value), as a caller may build them: compiling and matching never
+// panic, CompileRedirects keeps exactly the rules that check, a match
+// names a kept rule with a status it may have, and no header a site may
+// not set (or an invalid one) is ever matched.
+func FuzzCompileRules(f *testing.F) {
+	f.Add("/a/:x/*", "/b/:x/:splat?q=:q#f", "q", ":q", 301, false, "/a/*", "X-A", "1", "/a/1/2/3", "q=%41")
+	f.Add("/:l/docs/*", "https://example.com/:l", "id", "7", 302, true, "/*.js", "Clear-Site-Data", `"*"`, "/en/docs/x", "id=7")
+	f.Add("/*", "/index.html", "", "", 200, false, "/:x/*/y*z", "Basic-Auth", "u:p", "/x/q/yaz", "")
+	f.Add("/go", "//evil", "a", "", 404, true, "/", "X-Accel-Redirect", "/in", "/go/", "a")
+	f.Fuzz(func(t *testing.T, from, to, qName, qValue string, status int, force bool, pattern, name, value, path, query string) {
+		rs := []Redirect{
+			{From: from, To: to, Status: status, Force: force, Line: 1},
+			{From: from, To: to, Status: status, Query: []QueryMatch{{qName, qValue}}, Line: 2},
+			{From: strings.TrimSuffix(from, "/") + "/*", To: to, Status: DefaultStatus, Line: 3},
+		}
+		kept := map[int]bool{}
+		for i := range rs {
+			if checkRedirect(&rs[i]) == "" {
+				kept[rs[i].Line] = true
+			}
+		}
+		r := CompileRedirects(rs)
+		if r.Len() != len(kept) {
+			t.Fatalf("compiled %d rules, %d check", r.Len(), len(kept))
+		}
+		for _, exists := range []bool{false, true} {
+			m, ok := r.Match(path, query, exists)
+			if ok && (!kept[m.Line] || !supportedStatus(m.Status) || m.To == "" ||
+				m.Path != "" && m.Status != 200 && m.Status != 404 && m.Status != 410) {
+				t.Fatalf("match %+v of rules %+v", m, rs)
+			}
+		}
+		h := CompileHeaders([]HeaderRule{
+			{Pattern: pattern, Headers: []Header{{name, value}, {"X-Kept", "1"}}, Line: 1},
+			{Pattern: "/*", Headers: []Header{{name, value}}, Line: 2},
+		})
+		m := h.Match(path)
+		if len(m.Headers) > MaxHeadersPerAnswer {
+			t.Fatalf("%d headers", len(m.Headers))
+		}
+		for _, hd := range m.Headers {
+			if _, reserved := reservedHeader(hd.Name); reserved || !validHeaderName(hd.Name) ||
+				strings.EqualFold(hd.Name, BasicAuthHeader) || strings.ContainsAny(hd.Value, "\x00\r\n") {
+				t.Fatalf("matched header %q: %q", hd.Name, hd.Value)
+			}
+		}
+		m.Authorized(name, value)
 	})
 }

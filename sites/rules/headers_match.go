@@ -159,7 +159,8 @@ type compiledHeaderRule struct {
 
 // CompileHeaders compiles blocks (as ParseHeaders returns them) for Match.
 // A block whose pattern is not valid is left out, and so are headers with
-// an invalid name or value.
+// an invalid name or value and the headers a site may not set (as
+// ParseHeaders refuses them).
 func CompileHeaders(rs []HeaderRule) *Headers {
 	h := &Headers{rules: make([]compiledHeaderRule, 0, len(rs))}
 	for _, r := range rs {
@@ -171,6 +172,9 @@ func CompileHeaders(rs []HeaderRule) *Headers {
 		for _, hd := range r.Headers {
 			if !validHeaderName(hd.Name) || strings.ContainsAny(hd.Value, "\x00\r\n") {
 				continue
+			}
+			if _, reserved := reservedHeader(hd.Name); reserved {
+				continue // never sent, whoever built the rule
 			}
 			if strings.EqualFold(hd.Name, BasicAuthHeader) {
 				if creds, reason := parseCredentials(hd.Value); reason == "" {

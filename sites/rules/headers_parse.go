@@ -22,13 +22,37 @@ type Header struct{ Name, Value string }
 const BasicAuthHeader = "Basic-Auth"
 
 // reservedHeaders are the headers a site's _headers may not set, with why
-// (by lower-case name); a line that sets one is a Warning. Most are
-// framing and connection headers the server sets itself (Netlify ignores
-// them too, see its "Custom headers" limitations). sitedrop adds its own:
-// the strong ETag and the Vary of each file, the nosniff every answer
-// keeps, and Set-Cookie, because a site host shares its parent domain
-// with every other site and the dashboard: a cookie set for the parent
-// would reach them all.
+// (by lower-case name); a line that sets one is a Warning, and
+// CompileHeaders leaves them out whatever its input (see reservedHeader).
+// Most are framing and connection headers the server sets itself (Netlify
+// ignores them too, see its "Custom headers" limitations). sitedrop adds
+// its own: the strong ETag and the Vary of each file, the nosniff every
+// answer keeps, the Basic challenge it answers itself, and the headers
+// whose effect reaches past the site's own host (audit of issue 26):
+//
+//   - Set-Cookie (and the obsolete Set-Cookie2): a site host shares its
+//     parent domain with every other site and the web host, and a cookie
+//     set for the parent would reach them all.
+//   - Clear-Site-Data: its "cookies" (or "*") clear the cookies of the
+//     whole registrable domain, so one site could sign its visitors out
+//     of the web host and every protected site's gate; its other types
+//     are the site's own, but there is no use for them worth the header.
+//   - Public-Key-Pins: a pin outlives the certificates the server renews
+//     on its own, and would lock visitors out of the host.
+//   - Headers a reverse proxy in front of the server acts on: nginx's
+//     X-Accel-* (X-Accel-Redirect serves any location of the proxy, the
+//     internal ones included), X-Sendfile and X-Lighttpd-Send-File (a file
+//     of the proxy's disk), Envoy's X-Envoy-* (health and rate limits).
+//   - The hop-by-hop headers of RFC 9110 section 7.6.1 that a response may
+//     carry (Proxy-Authenticate, Proxy-Connection, TE), besides
+//     Connection, Keep-Alive, Trailer, Transfer-Encoding and Upgrade.
+//
+// Allowed on purpose: Strict-Transport-Security (includeSubDomains and
+// preload reach only the site's own host and the hosts under it, never
+// its parent, and the server answers https anyway when it has TLS), the
+// content policies (Content-Security-Policy, the Cross-Origin-* and
+// Permissions-Policy headers), Server-Timing, Link, Refresh and CORS:
+// their effect stays within the site's own origin.
 var reservedHeaders = map[string]string{
 	"accept-ranges": "set by the server", "age": "set by the server",
 	"allow": "set by the server", "alt-svc": "set by the server",
@@ -37,11 +61,48 @@ var reservedHeaders = map[string]string{
 	"date": "set by the server", "keep-alive": "set by the server",
 	"location": "set by the server (use _redirects)", "server": "set by the server",
 	"trailer": "set by the server", "transfer-encoding": "set by the server",
-	"upgrade":                "set by the server",
-	"etag":                   "set by the server (a strong ETag of each file's content)",
-	"vary":                   "set by the server (Vary: Accept-Encoding where a file has encoded variants)",
-	"x-content-type-options": "set by the server: every answer keeps nosniff",
-	"set-cookie":             "not allowed: a site host shares its parent domain with other sites, so sites set no cookies from _headers",
+	"upgrade":                     "set by the server",
+	"etag":                        "set by the server (a strong ETag of each file's content)",
+	"vary":                        "set by the server (Vary: Accept-Encoding where a file has encoded variants)",
+	"x-content-type-options":      "set by the server: every answer keeps nosniff",
+	"www-authenticate":            "set by the server (use Basic-Auth)",
+	"set-cookie":                  noCookies,
+	"set-cookie2":                 noCookies,
+	"clear-site-data":             "not allowed: it clears the cookies of every host of the parent domain, signing visitors out of the web host and of other sites",
+	"public-key-pins":             pinning,
+	"public-key-pins-report-only": pinning,
+	"x-sendfile":                  proxyHeader,
+	"x-lighttpd-send-file":        proxyHeader,
+	"proxy-authenticate":          hopByHop,
+	"proxy-connection":            hopByHop,
+	"te":                          hopByHop,
+}
+
+// Reasons shared by several reserved headers.
+const (
+	noCookies   = "not allowed: a site host shares its parent domain with other sites, so sites set no cookies from _headers"
+	pinning     = "not allowed: a pinned key outlives the certificates the server renews"
+	proxyHeader = "not allowed: a reverse proxy in front of the server would act on it"
+	hopByHop    = "not allowed: a hop-by-hop header belongs to the connection, not the site"
+)
+
+// reservedPrefixes are families of headers a reverse proxy acts on
+// (nginx's X-Accel-*, Envoy's X-Envoy-*), by lower-case prefix.
+var reservedPrefixes = []string{"x-accel-", "x-envoy-"}
+
+// reservedHeader tells whether a site may not set the header name (any
+// case), and why.
+func reservedHeader(name string) (why string, reserved bool) {
+	lower := strings.ToLower(name)
+	if why, ok := reservedHeaders[lower]; ok {
+		return why, true
+	}
+	for _, p := range reservedPrefixes {
+		if strings.HasPrefix(lower, p) {
+			return proxyHeader, true
+		}
+	}
+	return "", false
 }
 
 // ParseHeaders reads a _headers file: a line starting with "/" opens a
@@ -132,7 +193,7 @@ func (h *HeaderRule) addLine(line string) string {
 	if strings.ContainsAny(value, "\x00\r\n") {
 		return "the value contains a control character (CR, LF or NUL)"
 	}
-	if why, ok := reservedHeaders[strings.ToLower(name)]; ok {
+	if why, ok := reservedHeader(name); ok {
 		return fmt.Sprintf("%s cannot be changed: %s", name, why)
 	}
 	if strings.EqualFold(name, BasicAuthHeader) {

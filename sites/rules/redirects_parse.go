@@ -48,8 +48,18 @@ var unsupportedConditions = map[string]string{
 // ParseRedirects reads a _redirects file: one rule a line,
 // `from [name=value …] to [status][!]`, blank lines and "#" comments
 // (whole line or from a token starting with "#") skipped. Lines that are
-// not applied come back as Warnings, in line order.
+// not applied come back as Warnings, in line order. It keeps at most
+// MaxRedirectRules rules (see ParseRedirectsN).
 func ParseRedirects(data []byte) ([]Redirect, []Warning) {
+	return ParseRedirectsN(data, MaxRedirectRules)
+}
+
+// ParseRedirectsN is ParseRedirects keeping at most maxRules rules (at
+// least one): the line of the next rule is a Warning and the rest of the
+// file is not read, so the work is bounded by maxRules as well as by the
+// input's length.
+func ParseRedirectsN(data []byte, maxRules int) ([]Redirect, []Warning) {
+	maxRules = max(maxRules, 1)
 	var rules []Redirect
 	warn := warnings{file: RedirectsFile}
 	r := lineReader{data: data}
@@ -65,8 +75,8 @@ func ParseRedirects(data []byte) ([]Redirect, []Warning) {
 			warn.add(r.num, line, fmt.Sprintf("line longer than %d bytes", MaxLineBytes))
 			continue
 		}
-		if len(rules) == MaxRedirectRules {
-			warn.add(r.num, line, fmt.Sprintf("more than %d rules: this line and the rest are ignored", MaxRedirectRules))
+		if len(rules) == maxRules {
+			warn.add(r.num, line, fmt.Sprintf("more than %d rules: this line and the rest are ignored", maxRules))
 			break
 		}
 		rule, reason := parseRedirectLine(line)

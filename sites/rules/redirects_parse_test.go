@@ -164,6 +164,10 @@ func TestParseRedirectsLimits(t *testing.T) {
 	if len(got) != MaxRedirectRules || len(warns) != 1 || warns[0].Line != MaxRedirectRules+1 {
 		t.Fatalf("rule cap: %d rules, %+v", len(got), warns)
 	}
+	got, warns = ParseRedirectsN([]byte("# c\n/a /b\nbad\n/c /d\n/e /f\n/g /h\n"), 2)
+	if len(got) != 2 || got[1].From != "/c" || len(warns) != 2 || warns[1].Line != 5 || !strings.Contains(warns[1].Reason, "more than 2 rules") {
+		t.Fatalf("a caller's cap: %+v %+v", got, warns)
+	}
 
 	sb.Reset()
 	for range 500 {

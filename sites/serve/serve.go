@@ -21,9 +21,12 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
+
+	"golang.org/x/sync/singleflight"
 
 	"sitedrop/sites"
 	"sitedrop/sites/analytics"
@@ -108,6 +111,9 @@ type Server struct {
 	store   store.BlobStore
 	cache   *siteCache
 	content *contentCache
+	// loading shares a load among the requests that miss the cache
+	// together (see loadShared).
+	loading singleflight.Group
 	// rec counts answers; nil when counting is off. clientIP gives a
 	// request's client address for it (nil: the connection's).
 	rec      Recorder
@@ -363,7 +369,9 @@ func (s *Server) Live(slug string) bool {
 }
 
 // site returns slug's prepared site, from the cache or loaded (and then
-// cached when no change raced the load).
+// cached when no change raced the load). Requests that miss the cache
+// together share one load (see loadShared), so a site's rules are
+// compiled once per load, however many requests wait for it.
 func (s *Server) site(ctx context.Context, slug string) (*site, error) {
 	if slug == "" {
 		return nil, sites.ErrNotFound
@@ -371,7 +379,34 @@ func (s *Server) site(ctx context.Context, slug string) (*site, error) {
 	if st, ok := s.cache.get(slug); ok {
 		return st, nil
 	}
+	return s.loadShared(ctx, slug)
+}
+
+// loadShared loads slug once for every request that misses the cache
+// while the load runs. Requests share a load only under the same cache
+// generation: one that read the generation after a change began or ended
+// never joins a load that may have read the state before it (so once a
+// reader has seen the new site, none is handed the old one). The load
+// outlives a caller that goes away (the others wait for it); it is
+// bounded, its rules by sites.MaxRuleLimit.
+func (s *Server) loadShared(ctx context.Context, slug string) (*site, error) {
 	gen := s.cache.generation()
+	key := slug + "\x00" + strconv.FormatUint(gen, 10)
+	v, err, _ := s.loading.Do(key, func() (any, error) {
+		if st, ok := s.cache.get(slug); ok {
+			return st, nil // stored by a load of this generation that just ended
+		}
+		return s.loadSite(context.WithoutCancel(ctx), slug, gen)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return v.(*site), nil
+}
+
+// loadSite loads and prepares slug, compiles its rules, and caches it
+// unless a change raced the load (gen is the generation read before it).
+func (s *Server) loadSite(ctx context.Context, slug string, gen uint64) (*site, error) {
 	loaded, err := s.load(slug)
 	if err != nil {
 		return nil, err

@@ -79,3 +79,24 @@ func TestSafeLocation(t *testing.T) {
 		}
 	}
 }
+
+// TestServeNeverSendsReservedHeaders: a _headers stored before a header
+// was refused (here Clear-Site-Data, which would sign visitors out of the
+// web host and of every protected site) is read again when the site
+// loads, and what it may not set is never sent.
+func TestServeNeverSendsReservedHeaders(t *testing.T) {
+	srv, _ := newTestServer(t, &sites.Site{Slug: "demo", Status: sites.StatusActive}, map[string][2]string{
+		"index.html": {htmlType, "<p>home"},
+		"_headers": {"text/plain", "/*\n  Clear-Site-Data: \"*\"\n  X-Accel-Redirect: /internal/\n" +
+			"  Set-Cookie: a=b\n  Strict-Transport-Security: max-age=60\n"},
+	})
+	res := get(srv, http.MethodGet, "/", nil)
+	for _, name := range []string{"Clear-Site-Data", "X-Accel-Redirect", "Set-Cookie"} {
+		if v := res.Header.Get(name); v != "" {
+			t.Errorf("%s: %q sent", name, v)
+		}
+	}
+	if res.StatusCode != 200 || res.Header.Get("Strict-Transport-Security") != "max-age=60" {
+		t.Errorf("%d %v: the site's own headers were not sent", res.StatusCode, res.Header)
+	}
+}

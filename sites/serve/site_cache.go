@@ -52,9 +52,10 @@ func (c *siteCache) generation() uint64 {
 // put stores s unless slug was forgotten since gen was read or has a
 // change pending (at now), evicting arbitrary entries until it fits. A
 // site larger than the whole budget is kept alone, every other entry
-// evicted: the limits allow such sites (20,000 files with long paths,
-// 100,000 redirect rules), and loading one again for every request would
-// cost far more than its memory. The next site stored evicts it.
+// evicted: the limits allow such sites (20,000 files with long paths),
+// and loading one again for every request would cost far more than its
+// memory. The next site stored evicts it. (A site's rules are bounded
+// well below the default budget: see sites.MaxRuleLimit.)
 func (c *siteCache) put(slug string, s *site, gen uint64, now time.Time) {
 	cost := s.cost()
 	c.mu.Lock()

@@ -1,6 +1,7 @@
 package serve
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"io"
@@ -22,31 +23,39 @@ type siteRules struct {
 	bytes int64
 }
 
-// Estimated memory of compiled rules: per redirect rule, and per byte of
-// a _headers file (its blocks are kept about as written).
+// Estimated memory of compiled rules: per redirect rule (its compiled
+// pattern and index entries; measured at 170 to 220 bytes) on top of the
+// text it keeps, and per byte of a _headers file (its blocks are kept
+// about as written).
 const (
 	perRedirectRule = 256
 	perHeadersByte  = 3
 )
 
 // loadRules reads and compiles the rule files of manifest m. The lines
-// that do not parse were reported at deploy (see sites.ParseRules);
-// here they are skipped.
+// that do not parse were reported at deploy (see sites.CheckRules);
+// here they are skipped. What is read of each file is bounded by
+// sites.MaxRuleLimit, the largest any plan allows, whatever the file
+// holds (a version stored before the limits, or under a plan its owner
+// has left): its first Bytes, cut at a line, and its first Rules rules.
+// So what a site's rules cost to compile, each time the site loads, and
+// to hold while it is cached is bounded too.
 func loadRules(ctx context.Context, blobs store.BlobStore, m sites.Manifest) (siteRules, error) {
 	var out siteRules
+	limit := sites.MaxRuleLimit()
 	if e, ok := m[rules.RedirectsFile]; ok {
-		data, err := readBlob(ctx, blobs, e.Hash)
+		data, err := readBlob(ctx, blobs, e.Hash, limit.Bytes)
 		if err != nil {
 			return out, fmt.Errorf("read %s: %w", rules.RedirectsFile, err)
 		}
-		rs, _ := rules.ParseRedirects(data)
+		rs, _ := rules.ParseRedirectsN(data, limit.Rules)
 		if len(rs) > 0 {
 			out.redirects = rules.CompileRedirects(rs)
-			out.bytes += int64(len(rs)) * perRedirectRule
+			out.bytes += int64(len(data)) + int64(len(rs))*perRedirectRule
 		}
 	}
 	if e, ok := m[rules.HeadersFile]; ok {
-		data, err := readBlob(ctx, blobs, e.Hash)
+		data, err := readBlob(ctx, blobs, e.Hash, limit.Bytes)
 		if err != nil {
 			return out, fmt.Errorf("read %s: %w", rules.HeadersFile, err)
 		}
@@ -59,17 +68,24 @@ func loadRules(ctx context.Context, blobs store.BlobStore, m sites.Manifest) (si
 	return out, nil
 }
 
-// readBlob reads a whole blob; rule files are bounded by the deploy's
-// body and unpack limits.
-func readBlob(ctx context.Context, blobs store.BlobStore, hash string) ([]byte, error) {
+// readBlob reads the first limit bytes of a blob, cut after its last
+// whole line when the blob is longer.
+func readBlob(ctx context.Context, blobs store.BlobStore, hash string, limit int64) ([]byte, error) {
 	b, err := blobs.Open(ctx, hash)
 	if err != nil {
 		return nil, err
 	}
 	defer b.Close()
-	data := make([]byte, b.Size())
+	n := b.Size()
+	if n > limit {
+		n = limit
+	}
+	data := make([]byte, n)
 	if _, err := io.ReadFull(b, data); err != nil {
 		return nil, err
+	}
+	if b.Size() > limit {
+		data = data[:bytes.LastIndexByte(data, '\n')+1]
 	}
 	return data, nil
 }
