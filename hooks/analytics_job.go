@@ -1,6 +1,8 @@
 package hooks
 
 import (
+	"context"
+	"slices"
 	"sync"
 	"time"
 
@@ -15,13 +17,23 @@ const (
 	jobStatsPurge = "sitedropPurgeAnalytics"
 )
 
-// statsFlusher writes the aggregator's counts to site_stats. Days whose
-// write failed are kept (up to statsPendingLimit) and written with the
-// next flush.
+// statsFlusher writes the aggregator's counts to site_stats, each row on
+// its own. Days whose write failed, or that a flush had no time left for,
+// are kept, merged by site and date (up to statsPendingLimit of them), and
+// written with the next flush: neither lost nor counted twice.
 type statsFlusher struct {
 	mu      sync.Mutex
 	pending []analytics.Day
 }
+
+// Time budgets of a flush: past them, the rows not yet written wait for
+// the next flush (at shutdown there is none: they are dropped, and
+// logged). A row begun goes on to its end, so the wait can pass a budget
+// by one row's write (at most SQLite's busy timeout, 10 s).
+const (
+	statsFlushBudget    = 30 * time.Second
+	statsShutdownBudget = 10 * time.Second
+)
 
 // bindAnalyticsJobs flushes the counts every minute and at shutdown (after
 // the running jobs, before the databases close), and purges old rows
@@ -49,25 +61,83 @@ func bindAnalyticsJobs(sd *sitedrop) {
 	})
 	sd.app.OnTerminate().BindFunc(func(e *core.TerminateEvent) error {
 		sd.jobs.close() // idempotent; the flush job is not running then
-		sd.flushAnalytics()
+		ctx, cancel := context.WithTimeout(context.Background(), statsShutdownBudget)
+		defer cancel()
+		if left := sd.flushStats(ctx); left > 0 {
+			sd.app.Logger().Error("analytics not written at shutdown", "days", left)
+		}
 		return e.Next()
 	})
 }
 
-// flushAnalytics writes what was counted since the last flush.
+// flushAnalytics writes what was counted since the last flush, within
+// statsFlushBudget.
 func (sd *sitedrop) flushAnalytics() {
+	ctx, cancel := context.WithTimeout(context.Background(), statsFlushBudget)
+	defer cancel()
+	sd.flushStats(ctx)
+}
+
+// flushStats writes what was counted since the last flush, and what
+// earlier flushes left, one row at a time until ctx ends. It keeps what
+// it did not write for the next flush, and says how many days that is.
+func (sd *sitedrop) flushStats(ctx context.Context) (left int) {
 	if sd.analytics == nil {
-		return
+		return 0
 	}
-	sd.statsFlush.mu.Lock()
-	defer sd.statsFlush.mu.Unlock()
-	days := append(sd.statsFlush.pending, sd.analytics.Flush()...)
-	sd.statsFlush.pending = nil
-	if err := saveStats(sd.app, days); err != nil {
-		sd.app.Logger().Error("write analytics", "error", err, "days", len(days))
-		if len(days) > statsPendingLimit {
-			days = days[len(days)-statsPendingLimit:]
+	f := &sd.statsFlush
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	days := mergeDays(f.pending, sd.analytics.Flush())
+	f.pending = nil
+	var failed int
+	var firstErr error
+	for i, d := range days {
+		if ctx.Err() != nil {
+			f.pending = append(f.pending, days[i:]...)
+			break
 		}
-		sd.statsFlush.pending = days
+		if err := saveDay(sd.app, d); err != nil {
+			failed++
+			if firstErr == nil {
+				firstErr = err
+			}
+			f.pending = append(f.pending, d)
+		}
 	}
+	if failed > 0 {
+		sd.app.Logger().Error("write analytics", "error", firstErr, "failed", failed, "days", len(days))
+	}
+	if n := len(f.pending) - statsPendingLimit; n > 0 {
+		// the oldest days go first
+		slices.SortStableFunc(f.pending, func(a, b analytics.Day) int { return b.Date.Compare(a.Date) })
+		f.pending = f.pending[:statsPendingLimit]
+		sd.app.Logger().Error("analytics dropped: too many days not written", "days", n)
+	}
+	return len(f.pending)
+}
+
+// mergeDays is pending followed by the days of fresh, a day of a site
+// already in pending added to it: one entry per site and date.
+func mergeDays(pending, fresh []analytics.Day) []analytics.Day {
+	if len(pending) == 0 {
+		return fresh
+	}
+	type key struct {
+		site string
+		day  int64 // Unix seconds of the day's midnight
+	}
+	at := make(map[key]int, len(pending))
+	for i, d := range pending {
+		at[key{d.Site, d.Date.Unix()}] = i
+	}
+	for _, d := range fresh {
+		if i, ok := at[key{d.Site, d.Date.Unix()}]; ok {
+			pending[i].Add(d, statsTopLimit)
+		} else {
+			at[key{d.Site, d.Date.Unix()}] = len(pending)
+			pending = append(pending, d)
+		}
+	}
+	return pending
 }

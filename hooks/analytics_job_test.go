@@ -1,15 +1,20 @@
 package hooks
 
 import (
+	"context"
 	"database/sql"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/pocketbase/dbx"
 	"github.com/pocketbase/pocketbase/core"
+
+	"sitedrop/sites/analytics"
 )
 
 // visit fetches path from the site slug as a browser from ip.
@@ -152,5 +157,187 @@ func TestAnalyticsFlushedAtShutdown(t *testing.T) {
 	app.Cleanup()
 	if rows != 1 {
 		t.Fatalf("%d rows at shutdown, want the flushed one", rows)
+	}
+}
+
+// missAlot asks site slug for n distinct missing paths of about 4 KiB
+// (just under the longest path a site answers), made of '<', which JSON
+// writes as 6 bytes: together far more than a stored list may hold.
+func missAlot(t *testing.T, sd *sitedrop, slug string, n int) {
+	t.Helper()
+	long := strings.Repeat("%3C", 4000)
+	for i := range n {
+		if code := visit(sd, slug, fmt.Sprintf("/missing-%d-%s", i, long), "198.51.100.9", ""); code != http.StatusNotFound {
+			t.Fatalf("missing path %d answered %d", i, code)
+		}
+	}
+}
+
+// checkNotFoundRow checks that the row of dep today counts n 404s, and
+// that its stored list of 404 paths is bounded yet adds up to n.
+func checkNotFoundRow(t *testing.T, app core.App, dep string, n int) {
+	t.Helper()
+	row := statsRow(t, app, dep, time.Now().UTC().Format(time.DateOnly))
+	if row == nil {
+		t.Fatal("the site with many long missing paths has no row")
+	}
+	if got := row.GetInt("not_found"); got != n {
+		t.Fatalf("not_found %d, want %d", got, n)
+	}
+	list := statsList(row, "not_found_paths")
+	if len(list) > statsTopLimit+1 {
+		t.Fatalf("%d stored 404 paths, want at most %d and %q", len(list), statsTopLimit, analytics.Other)
+	}
+	var sum int64
+	for _, c := range list {
+		sum += c.Count
+		if len(c.Key) > analytics.MaxKeyLen {
+			t.Fatalf("a stored path of %d bytes", len(c.Key))
+		}
+	}
+	if sum != int64(n) {
+		t.Fatalf("the stored 404 paths count %d, want all %d", sum, n)
+	}
+}
+
+func TestAnalyticsLongMissingPathsBlockNoRow(t *testing.T) {
+	app, sd := newBareApp(t, analyticsOn)
+	defer app.Cleanup()
+	alice := mustUser(t, app, "alice@example.com", "free", fixtureKey("alice"))
+	noisy := mustDeploy(t, sd, alice, "", "noisy", "<h1>hi</h1>", "Noisy")
+	quiet := mustDeploy(t, sd, alice, "", "quiet", "<h1>hi</h1>", "Quiet")
+	missAlot(t, sd, "noisy", 120)
+	visit(sd, "quiet", "/", "198.51.100.1", "")
+	sd.flushAnalytics()
+
+	row := statsRow(t, app, quiet.Id, time.Now().UTC().Format(time.DateOnly))
+	if row == nil || row.GetInt("page_views") != 1 {
+		t.Fatal("another site's 404s kept this site's row from being written")
+	}
+	checkNotFoundRow(t, app, noisy.Id, 120)
+
+	missAlot(t, sd, "noisy", 120) // merged into the stored row, still bounded
+	sd.flushAnalytics()
+	checkNotFoundRow(t, app, noisy.Id, 240)
+}
+
+func TestAnalyticsFailedRowKeptForTheNextFlush(t *testing.T) {
+	app, sd := newBareApp(t, analyticsOn)
+	defer app.Cleanup()
+	alice := mustUser(t, app, "alice@example.com", "free", fixtureKey("alice"))
+	bad := mustDeploy(t, sd, alice, "", "bad", "<h1>hi</h1>", "Bad")
+	good := mustDeploy(t, sd, alice, "", "good", "<h1>hi</h1>", "Good")
+	failing := true
+	app.OnRecordCreateExecute(statsCollection).BindFunc(func(e *core.RecordEvent) error {
+		if failing && e.Record.GetString("deployment") == bad.Id {
+			return errors.New("injected write failure")
+		}
+		return e.Next()
+	})
+	today := time.Now().UTC().Format(time.DateOnly)
+
+	visit(sd, "bad", "/", "198.51.100.1", "")
+	visit(sd, "good", "/", "198.51.100.1", "")
+	sd.flushAnalytics()
+	if statsRow(t, app, bad.Id, today) != nil {
+		t.Fatal("the failing row was written")
+	}
+	if row := statsRow(t, app, good.Id, today); row == nil || row.GetInt("page_views") != 1 {
+		t.Fatal("one site's failing row kept another's from being written")
+	}
+
+	failing = false
+	visit(sd, "bad", "/", "198.51.100.2", "")
+	visit(sd, "good", "/", "198.51.100.2", "")
+	sd.flushAnalytics()
+	if row := statsRow(t, app, bad.Id, today); row == nil || row.GetInt("page_views") != 2 || row.GetInt("visitors") != 2 {
+		t.Fatalf("the failed row's counts were not kept for the next flush: %v", row)
+	}
+	if row := statsRow(t, app, good.Id, today); row.GetInt("page_views") != 2 || row.GetInt("visitors") != 2 {
+		t.Fatalf("a written row was counted twice: %v", row.PublicExport())
+	}
+}
+
+func TestAnalyticsFlushedAtShutdownDespiteLongMissingPaths(t *testing.T) {
+	app, sd := newBareApp(t, analyticsOn)
+	alice := mustUser(t, app, "alice@example.com", "free", fixtureKey("alice"))
+	noisy := mustDeploy(t, sd, alice, "", "noisy", "<h1>hi</h1>", "Noisy")
+	quiet := mustDeploy(t, sd, alice, "", "quiet", "<h1>hi</h1>", "Quiet")
+	missAlot(t, sd, "noisy", 120)
+	sd.flushAnalytics() // the minute's flush
+	visit(sd, "quiet", "/", "198.51.100.1", "")
+	var noisyRows, quietRows int64
+	app.OnTerminate().BindFunc(func(e *core.TerminateEvent) error {
+		noisyRows, _ = e.App.CountRecords(statsCollection, dbx.HashExp{"deployment": noisy.Id})
+		quietRows, _ = e.App.CountRecords(statsCollection, dbx.HashExp{"deployment": quiet.Id})
+		return e.Next()
+	})
+	app.Cleanup()
+	if noisyRows != 1 || quietRows != 1 {
+		t.Fatalf("rows at shutdown: %d of the noisy site, %d of the quiet one; want one each", noisyRows, quietRows)
+	}
+}
+
+func TestAnalyticsWorstListFitsItsField(t *testing.T) {
+	app, sd := newBareApp(t, analyticsOn)
+	defer app.Cleanup()
+	col, err := app.FindCollectionByNameOrId(statsCollection)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"top_pages", "referrers", "not_found_paths"} {
+		f, ok := col.Fields.GetByName(name).(*core.JSONField)
+		if !ok || int64(statsListMaxJSON) > f.MaxSize {
+			t.Fatalf("%s holds %d bytes; its list can take %d", name, f.MaxSize, statsListMaxJSON)
+		}
+	}
+	// The worst list indeed: every key byte written as \ufffd, counts of
+	// 19 digits. It is written, and within the bound.
+	alice := mustUser(t, app, "alice@example.com", "free", fixtureKey("alice"))
+	dep := mustDeploy(t, sd, alice, "", "stats", "<h1>hi</h1>", "Stats")
+	var worst []analytics.Count
+	for i := range statsTopLimit + 50 {
+		worst = append(worst, analytics.Count{Key: fmt.Sprintf("%03d", i) + strings.Repeat("\xff", analytics.MaxKeyLen), Count: 1e18})
+	}
+	day := analytics.Day{Site: dep.Id, Date: time.Now().UTC().Truncate(24 * time.Hour), NotFound: 1, NotFoundPaths: worst}
+	if err := saveDay(app, day); err != nil {
+		t.Fatal(err)
+	}
+	row := statsRow(t, app, dep.Id, day.Date.Format(time.DateOnly))
+	if n := len(row.GetString("not_found_paths")); n > statsListMaxJSON || n < statsListMaxJSON*9/10 {
+		t.Fatalf("the worst list took %d bytes, the bound is %d", n, statsListMaxJSON)
+	}
+}
+
+func TestAnalyticsFlushBudgetKeepsTheRest(t *testing.T) {
+	app, sd := newBareApp(t, analyticsOn)
+	defer app.Cleanup()
+	alice := mustUser(t, app, "alice@example.com", "free", fixtureKey("alice"))
+	dep := mustDeploy(t, sd, alice, "", "stats", "<h1>hi</h1>", "Stats")
+	today := time.Now().UTC().Format(time.DateOnly)
+	visit(sd, "stats", "/", "198.51.100.1", "")
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel() // no time left
+	if left := sd.flushStats(ctx); left != 1 || statsRow(t, app, dep.Id, today) != nil {
+		t.Fatalf("with no time left, %d days left and the row written: %v", left, statsRow(t, app, dep.Id, today))
+	}
+	visit(sd, "stats", "/", "198.51.100.2", "")
+	sd.flushAnalytics()
+	if row := statsRow(t, app, dep.Id, today); row == nil || row.GetInt("page_views") != 2 || row.GetInt("visitors") != 2 {
+		t.Fatalf("the day left over was not written with the next flush: %v", row)
+	}
+}
+
+func TestAnalyticsDeletedSiteDropped(t *testing.T) {
+	app, sd := newBareApp(t, analyticsOn)
+	defer app.Cleanup()
+	alice := mustUser(t, app, "alice@example.com", "free", fixtureKey("alice"))
+	dep := mustDeploy(t, sd, alice, "", "gone", "<h1>hi</h1>", "Gone")
+	visit(sd, "gone", "/", "198.51.100.1", "")
+	if err := app.Delete(dep); err != nil {
+		t.Fatal(err)
+	}
+	if left := sd.flushStats(context.Background()); left != 0 || countStats(t, app) != 0 {
+		t.Fatalf("a deleted site's day: %d left to write, %d rows", left, countStats(t, app))
 	}
 }

@@ -1,6 +1,8 @@
 package hooks
 
 import (
+	"database/sql"
+	"errors"
 	"fmt"
 	"time"
 
@@ -16,34 +18,39 @@ const (
 	statsCollection = "site_stats"
 	// statsKeepDays is how long a day's row is kept.
 	statsKeepDays = 400
-	// statsTopLimit is how many entries each stored top list keeps.
+	// statsTopLimit is how many entries each stored top list keeps,
+	// besides analytics.Other, which counts the rest. With keys of
+	// analytics.MaxKeyLen bytes at most, a list's JSON stays under
+	// statsListMaxJSON, whatever the keys.
 	statsTopLimit = 100
+	// statsListMaxJSON is the most a stored top list can take as JSON:
+	// each key byte is written as 6 bytes at worst (\u00XX for a control
+	// character, \ufffd for a byte of invalid UTF-8, \u003c for <), and
+	// an entry adds {"key":"","count":N}, with N of up to 20 bytes, and a
+	// comma. It is under the lists' MaxSize (migrations/*_site_stats.go),
+	// as a test checks.
+	statsListMaxJSON = 2 + (statsTopLimit+1)*(6*analytics.MaxKeyLen+len(`{"key":"","count":-9223372036854775808},`))
 	// statsPendingLimit bounds the days kept in memory while the
 	// database refuses flushes.
 	statsPendingLimit = 10000
 )
 
-// saveStats adds days to their rows in site_stats (created when missing),
-// in one transaction. Days of deployments that no longer exist are
-// dropped.
-func saveStats(app core.App, days []analytics.Day) error {
-	if len(days) == 0 {
-		return nil
-	}
+// saveDay adds d to its row in site_stats (created when missing), in a
+// transaction of its own: a row that cannot be written leaves the others
+// alone, and is left as it was. The day of a deployment that no longer
+// exists is dropped.
+func saveDay(app core.App, d analytics.Day) error {
 	return app.RunInTransaction(func(tx core.App) error {
 		col, err := tx.FindCachedCollectionByNameOrId(statsCollection)
 		if err != nil {
 			return fmt.Errorf("find %s: %w", statsCollection, err)
 		}
-		for _, d := range days {
-			if _, err := tx.FindRecordById("deployments", d.Site); err != nil {
-				continue // deleted since: its rows are gone too
-			}
-			if err := addStats(tx, col, d); err != nil {
-				return err
-			}
+		if _, err := tx.FindRecordById("deployments", d.Site); errors.Is(err, sql.ErrNoRows) {
+			return nil // deleted since: its rows are gone too
+		} else if err != nil {
+			return fmt.Errorf("find deployment %s: %w", d.Site, err)
 		}
-		return nil
+		return addStats(tx, col, d)
 	})
 }
 
@@ -51,10 +58,12 @@ func saveStats(app core.App, days []analytics.Day) error {
 func addStats(tx core.App, col *core.Collection, d analytics.Day) error {
 	date := d.Date.Format(time.DateOnly)
 	rec, err := tx.FindFirstRecordByFilter(col, "deployment = {:d} && date = {:date}", dbx.Params{"d": d.Site, "date": date})
-	if err != nil {
+	if errors.Is(err, sql.ErrNoRows) {
 		rec = core.NewRecord(col)
 		rec.Set("deployment", d.Site)
 		rec.Set("date", date)
+	} else if err != nil {
+		return fmt.Errorf("find the %s stats of %s: %w", date, d.Site, err)
 	}
 	rec.Set("page_views", rec.GetInt("page_views")+int(d.PageViews))
 	rec.Set("visitors", rec.GetInt("visitors")+int(d.Visitors))
@@ -65,7 +74,7 @@ func addStats(tx core.App, col *core.Collection, d analytics.Day) error {
 		if len(add) == 0 && rec.Get(field) != nil {
 			continue
 		}
-		rec.Set(field, analytics.MergeCounts(statsList(rec, field), add, statsTopLimit))
+		rec.Set(field, analytics.TopN(statsTopLimit, statsList(rec, field), add))
 	}
 	if err := tx.Save(rec); err != nil {
 		return fmt.Errorf("save the %s stats of %s: %w", date, d.Site, err)

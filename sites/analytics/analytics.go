@@ -51,6 +51,10 @@ const (
 	MaxNotFoundPaths = 100
 	// Other is the key under which values past a cap are counted.
 	Other = "(other)"
+	// MaxKeyLen bounds the bytes of a key (a path, a referrer host):
+	// longer ones are cut (see TruncateKey), so that a list of N keys
+	// has a size known in advance, whatever paths visitors ask for.
+	MaxKeyLen = 256
 )
 
 // shards is the number of independently locked parts of the aggregator;
@@ -145,8 +149,10 @@ func (a *Aggregator) Record(h Hit) {
 	s.mu.Unlock()
 }
 
-// count adds one to m[k], or to m[Other] once m holds max distinct keys.
+// count adds one to m[k] (cut to MaxKeyLen), or to m[Other] once m holds
+// max distinct keys.
 func count(m map[string]int64, k string, max int) {
+	k = TruncateKey(k)
 	if _, ok := m[k]; !ok && len(m) >= max {
 		k = Other
 	}

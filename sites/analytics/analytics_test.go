@@ -2,8 +2,10 @@ package analytics
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 )
 
 // clock is a settable time for the aggregator.
@@ -252,4 +254,108 @@ func BenchmarkRecord(b *testing.B) {
 			a.Record(h)
 		}
 	})
+}
+
+func TestTopN(t *testing.T) {
+	long := strings.Repeat("x", MaxKeyLen+10)
+	cut := strings.Repeat("x", MaxKeyLen-len(Ellipsis)) + Ellipsis
+	scenarios := []struct {
+		name  string
+		limit int
+		lists [][]Count
+		want  []Count
+	}{
+		{"nothing", 3, nil, nil},
+		{"under the limit: merged and sorted", 3,
+			[][]Count{{{"/a", 1}, {"/b", 2}}, {{"/a", 2}}},
+			[]Count{{"/a", 3}, {"/b", 2}}},
+		{"at the limit: no other", 2,
+			[][]Count{{{"/a", 1}, {"/b", 2}}},
+			[]Count{{"/b", 2}, {"/a", 1}}},
+		{"past the limit: the rest counts as other", 2,
+			[][]Count{{{"/a", 5}, {"/b", 4}, {"/c", 3}, {"/d", 2}}},
+			[]Count{{Other, 5}, {"/a", 5}, {"/b", 4}}}, // ties by key: "(" < "/"
+		{"other of the lists added to the rest", 2,
+			[][]Count{{{"/a", 5}, {Other, 7}}, {{"/b", 4}, {"/c", 1}, {Other, 2}}},
+			[]Count{{Other, 10}, {"/a", 5}, {"/b", 4}}},
+		{"other kept under the limit", 3,
+			[][]Count{{{"/a", 1}, {Other, 1}}},
+			[]Count{{Other, 1}, {"/a", 1}}},
+		{"long keys cut, and counted together", 3,
+			[][]Count{{{long + "1", 1}, {long + "2", 1}}, {{cut, 1}}},
+			[]Count{{cut, 3}}},
+		{"ties by key", 1,
+			[][]Count{{{"/b", 1}, {"/a", 1}}},
+			[]Count{{Other, 1}, {"/a", 1}}},
+	}
+	for _, s := range scenarios {
+		t.Run(s.name, func(t *testing.T) {
+			got := TopN(s.limit, s.lists...)
+			if fmt.Sprint(got) != fmt.Sprint(s.want) {
+				t.Fatalf("got  %v\nwant %v", got, s.want)
+			}
+			var in, out int64
+			for _, l := range s.lists {
+				for _, c := range l {
+					in += c.Count
+				}
+			}
+			for _, c := range got {
+				out += c.Count
+			}
+			if in != out {
+				t.Fatalf("the counts add up to %d, want %d", out, in)
+			}
+		})
+	}
+}
+
+func TestTruncateKey(t *testing.T) {
+	base := strings.Repeat("a", MaxKeyLen-len(Ellipsis)-1)
+	scenarios := []struct{ name, key, want string }{
+		{"short", "/a", "/a"},
+		{"exactly the limit", strings.Repeat("a", MaxKeyLen), strings.Repeat("a", MaxKeyLen)},
+		{"one byte over", strings.Repeat("a", MaxKeyLen+1), strings.Repeat("a", MaxKeyLen-len(Ellipsis)) + Ellipsis},
+		{"not inside a character", base + "é" + strings.Repeat("b", 10), base + Ellipsis},
+		{"four-byte character", base[:len(base)-2] + "😀" + strings.Repeat("b", 10), base[:len(base)-2] + Ellipsis},
+		{"invalid UTF-8 cut anyway", strings.Repeat("\x80", MaxKeyLen+5), strings.Repeat("\x80", MaxKeyLen-len(Ellipsis)-3) + Ellipsis},
+	}
+	for _, s := range scenarios {
+		t.Run(s.name, func(t *testing.T) {
+			got := TruncateKey(s.key)
+			if got != s.want {
+				t.Fatalf("TruncateKey(%d bytes) = %q (%d bytes), want %q", len(s.key), got, len(got), s.want)
+			}
+			if len(got) > MaxKeyLen || TruncateKey(got) != got {
+				t.Fatalf("%d bytes, or not idempotent", len(got))
+			}
+			if utf8.ValidString(s.key) && !utf8.ValidString(got) {
+				t.Fatal("cut inside a character")
+			}
+		})
+	}
+}
+
+func TestRecordCutsLongPaths(t *testing.T) {
+	a := newWithClock((&clock{time.Date(2026, 3, 4, 10, 0, 0, 0, time.UTC)}).now)
+	long := "/" + strings.Repeat("p", 4000)
+	a.Record(page("s1", long+"1", "1.1.1.1"))
+	a.Record(page("s1", long+"2", "1.1.1.1"))
+	a.Record(Hit{Site: "s1", Path: long, Status: 404, UserAgent: browser})
+	d := a.Flush()[0]
+	want := TruncateKey(long)
+	if len(d.Pages) != 1 || d.Pages[0] != (Count{want, 2}) || len(d.NotFoundPaths) != 1 || d.NotFoundPaths[0] != (Count{want, 1}) {
+		t.Fatalf("pages %v, 404 paths %v", d.Pages, d.NotFoundPaths)
+	}
+}
+
+func TestDayAdd(t *testing.T) {
+	d := Day{Site: "s1", PageViews: 1, Visitors: 1, Bytes: 10, Pages: []Count{{"/a", 1}}}
+	d.Add(Day{Site: "s1", PageViews: 2, BotViews: 1, Visitors: 1, NotFound: 3, Bytes: 5,
+		Pages: []Count{{"/a", 1}, {"/b", 1}}, NotFoundPaths: []Count{{"/x", 2}, {"/y", 1}}}, 1)
+	want := Day{Site: "s1", PageViews: 3, BotViews: 1, Visitors: 2, NotFound: 3, Bytes: 15,
+		Pages: []Count{{"/a", 2}, {Other, 1}}, NotFoundPaths: []Count{{"/x", 2}, {Other, 1}}}
+	if fmt.Sprintf("%+v", d) != fmt.Sprintf("%+v", want) {
+		t.Fatalf("got  %+v\nwant %+v", d, want)
+	}
 }

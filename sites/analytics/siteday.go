@@ -3,6 +3,7 @@ package analytics
 import (
 	"sort"
 	"time"
+	"unicode/utf8"
 )
 
 // siteDay is what one site counted on one UTC day since the last flush,
@@ -120,7 +121,70 @@ func SortCounts(c []Count) {
 	})
 }
 
-// MergeCounts adds b into a (by key), and keeps the limit highest.
+// Ellipsis ends a key cut by TruncateKey.
+const Ellipsis = "\u2026"
+
+// TruncateKey is k when it has at most MaxKeyLen bytes; otherwise its
+// start, cut before a UTF-8 sequence (when k is valid UTF-8), followed by
+// Ellipsis, MaxKeyLen bytes at most in all. Long keys that start alike
+// thus count together. It is idempotent, and allocates only to cut.
+func TruncateKey(k string) string {
+	if len(k) <= MaxKeyLen {
+		return k
+	}
+	cut := MaxKeyLen - len(Ellipsis)
+	for i := 0; i < utf8.UTFMax-1 && cut > 0 && !utf8.RuneStart(k[cut]); i++ {
+		cut--
+	}
+	return k[:cut] + Ellipsis
+}
+
+// TopN adds up lists by key (each key cut by TruncateKey) and keeps the
+// limit highest counts; the counts of the others are added to the Other
+// entry, which is kept besides them. So the result has at most limit+1
+// entries of at most MaxKeyLen bytes each, and its counts add up to those
+// of lists: bounding loses detail, never a count. Sorted as by
+// SortCounts.
+func TopN(limit int, lists ...[]Count) []Count {
+	m := map[string]int64{}
+	for _, l := range lists {
+		for _, c := range l {
+			m[TruncateKey(c.Key)] += c.Count
+		}
+	}
+	other, hadOther := m[Other]
+	delete(m, Other)
+	out := sorted(m)
+	if len(out) > limit {
+		for _, c := range out[limit:] {
+			other += c.Count
+		}
+		out = out[:limit]
+		hadOther = true
+	}
+	if hadOther {
+		out = append(out, Count{Other, other})
+		SortCounts(out)
+	}
+	return out
+}
+
+// Add adds o, the counts of the same site and day, to d; each of its
+// lists stays bounded to limit entries and Other (see TopN).
+func (d *Day) Add(o Day, limit int) {
+	d.PageViews += o.PageViews
+	d.BotViews += o.BotViews
+	d.Visitors += o.Visitors
+	d.NotFound += o.NotFound
+	d.Bytes += o.Bytes
+	d.Pages = TopN(limit, d.Pages, o.Pages)
+	d.Referrers = TopN(limit, d.Referrers, o.Referrers)
+	d.NotFoundPaths = TopN(limit, d.NotFoundPaths, o.NotFoundPaths)
+}
+
+// MergeCounts adds b into a (by key), and keeps the limit highest: what
+// a reader is shown. A list to store is bounded by TopN instead, which
+// keeps the count of the others.
 func MergeCounts(a, b []Count, limit int) []Count {
 	m := make(map[string]int64, len(a)+len(b))
 	for _, c := range a {
