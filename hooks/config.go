@@ -148,6 +148,8 @@ type ServeConfig struct {
 	DNSResolvers []string
 	// NewCertsPerHour bounds the new certificates obtained on demand in
 	// an hour (renewals and certificates already stored do not count).
+	// Anonymous sites may take at most half of them (rounded down), so
+	// owners' sites and custom domains always have the other half.
 	// Default 20; 0: none; negative: no limit.
 	NewCertsPerHour int
 	// ShutdownTimeout bounds how long a SIGTERM waits for in-flight
