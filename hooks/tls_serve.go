@@ -90,6 +90,7 @@ func (sd *sitedrop) prepareTLS(se *core.ServeEvent) (*tlsServing, error) {
 		return nil, err
 	}
 	ts.certs = m
+	sd.tlsCerts.Store(m)
 	// PocketBase's autocert is left unused: its HTTP handler is not
 	// started (the serve command passes no HttpAddr) and its certificates
 	// are no longer asked for.

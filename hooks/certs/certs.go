@@ -89,7 +89,8 @@ type Config struct {
 //     the hourly budget of new certificates (Config.NewCertsPerHour, of
 //     which anonymous sites may take half); any other name gets no
 //     certificate and the handshake is refused. It is renewed during a
-//     handshake once due. In wildcard mode
+//     handshake once due, and dropped from memory at once when its name is
+//     released (Forget). In wildcard mode
 //     (Config.DNSProvider), one *.<sites-domain> certificate is obtained
 //     at start through DNS-01 and renewed in the background; handshakes
 //     never wait for an order.
@@ -197,6 +198,21 @@ func (m *Manager) TLSConfig() *tls.Config {
 	tc.NextProtos = append([]string{"h2", "http/1.1"}, tc.NextProtos...)
 	tc.MinVersion = tls.VersionTLS12
 	return tc
+}
+
+// Forget drops the on-demand certificate of name from memory, once the
+// server no longer allows it (a custom domain released): certmagic asks
+// the on-demand decision only for names it holds no certificate for, so
+// until then every handshake for name would still get it. The next
+// handshake asks the decision again, which refuses it; the certificate
+// stays in storage, so a name allowed again loads it without a new order.
+// The web host's certificate and the wildcard are never dropped.
+func (m *Manager) Forget(name string) {
+	name = strings.ToLower(strings.TrimSuffix(strings.TrimSpace(name), "."))
+	if name == "" || name == m.webHost || name == m.wildcard {
+		return
+	}
+	m.cache.RemoveManaged([]certmagic.SubjectIssuer{{Subject: name}})
 }
 
 // HTTPChallengeHandler answers ACME HTTP-01 challenges (of either
