@@ -114,6 +114,9 @@ type Config struct {
 	// listenPort is the port the server listens on, learned at serve
 	// time; site and web URLs carry it when they are derived.
 	listenPort string
+	// listenHost is the host of the listen address, normalised ("" for
+	// all interfaces); a request naming it is one for the web host.
+	listenHost string
 	// listenScheme is "https" when the server listens with TLS.
 	listenScheme string
 }
