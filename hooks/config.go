@@ -114,6 +114,9 @@ type Config struct {
 	// listenPort is the port the server listens on, learned at serve
 	// time; site and web URLs carry it when they are derived.
 	listenPort string
+	// listenHost is the host of the listen address, normalised ("" for
+	// all interfaces); a request naming it is one for the web host.
+	listenHost string
 	// listenScheme is "https" when the server listens with TLS.
 	listenScheme string
 }
@@ -148,6 +151,8 @@ type ServeConfig struct {
 	DNSResolvers []string
 	// NewCertsPerHour bounds the new certificates obtained on demand in
 	// an hour (renewals and certificates already stored do not count).
+	// Anonymous sites may take at most half of them (rounded down), so
+	// owners' sites and custom domains always have the other half.
 	// Default 20; 0: none; negative: no limit.
 	NewCertsPerHour int
 	// ShutdownTimeout bounds how long a SIGTERM waits for in-flight

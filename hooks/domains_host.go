@@ -114,10 +114,36 @@ func bindDomainTable(sd *sitedrop) {
 		sd.app.OnRecordAfterUpdateSuccess(col).BindFunc(drop)
 		sd.app.OnRecordAfterDeleteSuccess(col).BindFunc(drop)
 	}
+	// A released domain's certificate goes at once, not at the restart.
+	sd.app.OnRecordAfterUpdateSuccess(domains.Collection).BindFunc(sd.forgetReleasedCertificate)
+	sd.app.OnRecordAfterDeleteSuccess(domains.Collection).BindFunc(sd.forgetReleasedCertificate)
 	// Replicas serve a site at its verified domains too (see verifiedHosts).
 	sd.app.OnRecordAfterCreateSuccess(domains.Collection).BindFunc(sd.republishDomainSite)
 	sd.app.OnRecordAfterUpdateSuccess(domains.Collection).BindFunc(sd.republishDomainSite)
 	sd.app.OnRecordAfterDeleteSuccess(domains.Collection).BindFunc(sd.republishDomainSite)
+}
+
+// forgetReleasedCertificate drops from the certificate cache the
+// certificate of a domain the server no longer serves: the record's domain
+// (before and after an update), once the change is committed and the
+// domain table dropped (bound after the table's hook), unless it is still
+// verified (on another deployment). A deleted deployment's domains are
+// deleted with it, each through this hook.
+func (sd *sitedrop) forgetReleasedCertificate(e *core.RecordEvent) error {
+	m := sd.tlsCerts.Load()
+	if m == nil {
+		return e.Next()
+	}
+	names := []string{e.Record.GetString("domain")}
+	if orig := e.Record.Original(); orig != nil && orig.GetString("domain") != names[0] {
+		names = append(names, orig.GetString("domain"))
+	}
+	for _, name := range names {
+		if name != "" && sd.allowDomainCertificate(name) != nil {
+			m.Forget(name)
+		}
+	}
+	return e.Next()
 }
 
 // customHost serves r when its host is a custom domain, and reports

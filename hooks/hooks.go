@@ -2,10 +2,12 @@ package hooks
 
 import (
 	"net/netip"
+	"sync/atomic"
 	"time"
 
 	"github.com/pocketbase/pocketbase/core"
 
+	"sitedrop/hooks/certs"
 	"sitedrop/sites"
 	"sitedrop/sites/analytics"
 	"sitedrop/sites/forms"
@@ -62,6 +64,10 @@ type sitedrop struct {
 	flashes flashStore
 	// domainHosts routes custom domains' hosts.
 	domainHosts *domainTable
+	// tlsCerts is the certificate manager once --https has built it
+	// (prepareTLS); nil without TLS. Record hooks read it to drop the
+	// certificate of a released domain.
+	tlsCerts atomic.Pointer[certs.Manager]
 	// publicIPs are --public-ip, parsed once (init).
 	publicIPs []netip.Addr
 	// hostAddrs caches the addresses site hosts resolve to (serverAddrs).

@@ -2,11 +2,15 @@ package hooks
 
 import (
 	"net/http"
+	"net/netip"
+	"net/url"
+	"strings"
 
 	"github.com/pocketbase/pocketbase/apis"
 	"github.com/pocketbase/pocketbase/core"
 	"github.com/pocketbase/pocketbase/tools/hook"
 
+	"sitedrop/hooks/certs"
 	"sitedrop/sites"
 	"sitedrop/sites/serve"
 )
@@ -21,10 +25,14 @@ const siteHostPriority = apis.DefaultWWWRedirectMiddlewarePriority - 1
 // reach PocketBase's routes; a malformed Host (see
 // sites.ValidHost) is refused with 400 before either. It does so twice over:
 //
-//   - In production it wraps the HTTP server's handler, so site requests
-//     skip PocketBase's router entirely (no request event, no body copy).
+//   - In production it wraps the HTTP server's handler (wrapServerHandler),
+//     so site requests skip PocketBase's router entirely (no request
+//     event, no body copy). Every listener serves that handler, so it is
+//     also where a host the server does not serve is refused (see
+//     webHostServes).
 //   - A router middleware before all others does the same for handlers
-//     that serve the router directly, such as the test harness.
+//     that serve the router directly, such as the test harness, but lets
+//     other hosts through: test requests carry httptest's example.com.
 func bindSiteHost(sd *sitedrop, se *core.ServeEvent) {
 	se.Router.Bind(&hook.Handler[*core.RequestEvent]{
 		Id:       "sitedropSiteHost",
@@ -82,8 +90,59 @@ func wrapServerHandler(sd *sitedrop, se *core.ServeEvent) {
 		if sd.customHost(w, r) {
 			return
 		}
+		if !sd.webHostServes(r) {
+			serve.RefuseUnknownHost(w)
+			return
+		}
 		next.ServeHTTP(w, r)
 	})
+}
+
+// webHostServes reports whether the web host (PocketBase's router: the
+// API, pages, sign-in, dashboard) may answer r, whose Host is well formed
+// and neither a site host nor a custom domain: when it names the web host
+// (isWebHost) or www.<web host> (redirected to it), when it has no Host (an
+// HTTP/1.0 probe), and for GET and HEAD /api/health on any host, since
+// load balancers and probes send whatever name or address they know.
+func (sd *sitedrop) webHostServes(r *http.Request) bool {
+	if r.Host == "" || sd.isWebHost(r.Host) || sd.hosts.IsWWWWebHost(r.Host) {
+		return true
+	}
+	return r.URL.Path == certs.HealthPath && (r.Method == http.MethodGet || r.Method == http.MethodHead)
+}
+
+// isWebHost reports whether host, a well-formed Host header, names the
+// web host: --domain, the host of --public-url, and also localhost, the
+// listen address's host and any IP address. A request by address or by a
+// local name is one for this machine itself (so `serve` on
+// http://127.0.0.1:8090 keeps working with the default --domain
+// localhost); any other name is one someone pointed here (a released
+// custom domain, a DNS rebinding) that the web host does not answer for.
+func (sd *sitedrop) isWebHost(host string) bool {
+	if sd.hosts.IsWebHost(host) {
+		return true
+	}
+	h := sites.NormHost(host)
+	if h == "" {
+		return false
+	}
+	if h == "localhost" || h == sd.cfg.listenHost || h == sd.publicHost() {
+		return true
+	}
+	_, err := netip.ParseAddr(strings.TrimSuffix(strings.TrimPrefix(h, "["), "]"))
+	return err == nil
+}
+
+// publicHost is the normalised host of --public-url ("" without one).
+func (sd *sitedrop) publicHost() string {
+	if sd.cfg.PublicURL == "" {
+		return ""
+	}
+	u, err := url.Parse(sd.cfg.PublicURL)
+	if err != nil {
+		return ""
+	}
+	return sites.NormHost(u.Host)
 }
 
 // validRequestHost reports whether a request's Host is well formed (see

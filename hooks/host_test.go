@@ -40,6 +40,11 @@ func TestServerHandlerWrapper(t *testing.T) {
 		{"127.0.0.1:8090", "/", 200, "pocketbase", true},
 		{"", "/api/health", 200, "pocketbase", true},   // HTTP/1.0 without Host
 		{"www.web.test", "/", 200, "pocketbase", true}, // PocketBase's router redirects it
+		// Hosts the server does not serve: never the web host's pages.
+		{"evil.example", "/auth/login", 421, `{"error":"unknown host"}`, false},
+		{"EVIL.example:8090", "/_/", 421, `{"error":"unknown host"}`, false},
+		{"sites.test", "/", 421, `{"error":"unknown host"}`, false},
+		{"evil.example", "/api/health", 200, "pocketbase", true}, // probes send any host
 		// Malformed hosts: refused before both sides.
 		{"alice-site.sites.test:8090:80", "/api/health", 400, "Invalid Host header", false},
 		{"[alice-site.sites.test]", "/_/", 400, "Invalid Host header", false},
@@ -189,4 +194,118 @@ func TestWWWRedirectsWithSitesOnTheWebHost(t *testing.T) {
 		})
 	}
 	runScenarios(t, scenarios)
+}
+
+// TestUnknownHostRefused: a Host that is neither the web host, www.<web
+// host>, a site host nor a custom domain (a released domain still pointing
+// here included) gets 421 {"error": "unknown host"} from the listeners'
+// handler, never the web host's pages, sign-in or dashboard. What counts
+// as the web host: --domain, the host of --public-url, localhost, the
+// listen address's host and any IP address (which names this machine, not
+// a domain).
+func TestUnknownHostRefused(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		name  string
+		tune  func(*Config)
+		hosts map[string]bool // host -> served (reaches PocketBase or a site)
+	}{
+		{"the default: --domain localhost", func(c *Config) { c.Domain, c.SitesDomain = "localhost", "localhost" }, map[string]bool{
+			"localhost:8090":       true,
+			"127.0.0.1:8090":       true,
+			"[::1]:8090":           true,
+			"192.168.1.20:8090":    true, // the machine's own address on a LAN
+			"devbox:8090":          true, // the listen address's name
+			"alice-site.localhost": true,
+			"web.test":             false,
+			"evil.example:8090":    false,
+			"localhost.evil.test":  false,
+		}},
+		{"--domain web.test --sites-domain sites.test", nil, map[string]bool{
+			"web.test":              true,
+			"www.web.test":          true,
+			"alice-site.sites.test": true,
+			"shop.custom.test":      true, // verified
+			"pending.custom.test":   true, // answered "not verified yet"
+			"released.custom.test":  false,
+			"10.0.0.1":              true,
+			"localhost:8090":        true,
+			"deploy.example.com":    false,
+			"sites.test":            false,
+			"www.sites.test":        true, // a site host: the site server's 404
+			"web.test.evil.example": false,
+		}},
+		{"behind a proxy: --public-url https://deploy.example.com", func(c *Config) { c.PublicURL = "https://deploy.example.com/" }, map[string]bool{
+			"deploy.example.com":     true,
+			"DEPLOY.example.com:443": true,
+			"web.test":               true,
+			"example.com":            false,
+		}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			var tune []func(*Config)
+			if c.tune != nil {
+				tune = append(tune, c.tune)
+			}
+			app, sd := newFixtureApp(t, tune...)
+			defer app.Cleanup()
+			mustDomain(t, app, idAliceSite, "shop.custom.test", true)
+			mustDomain(t, app, idAliceSite, "pending.custom.test", false)
+			released := mustDomain(t, app, idAliceSite, "released.custom.test", true)
+			if err := app.Delete(released); err != nil {
+				t.Fatal(err)
+			}
+			se := &core.ServeEvent{App: app, Router: nil, Server: &http.Server{Addr: "devbox:8090", Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				io.WriteString(w, "pocketbase")
+			})}}
+			sd.learnListenPort(se)
+			wrapServerHandler(sd, se)
+			for host, served := range c.hosts {
+				for _, path := range []string{"/", "/auth/login", "/_/"} {
+					req := httptest.NewRequest(http.MethodGet, "http://placeholder"+path, nil)
+					req.Host = host
+					rec := httptest.NewRecorder()
+					se.Server.Handler.ServeHTTP(rec, req)
+					refused := rec.Code == http.StatusMisdirectedRequest
+					if refused == served {
+						t.Errorf("%s%s: %d %q, want served %v", host, path, rec.Code, rec.Body.String(), served)
+					}
+					if refused && (rec.Body.String() != `{"error":"unknown host"}`+"\n" ||
+						rec.Header().Get("Content-Type") != "application/json" || rec.Header().Get("Cache-Control") != "no-store") {
+						t.Errorf("%s%s: refused with %q %q", host, path, rec.Header(), rec.Body.String())
+					}
+				}
+			}
+		})
+	}
+}
+
+// TestUnknownHostOnTheListener: a real server refuses an unknown host on
+// its listener, and still serves the web host by name and by address.
+func TestUnknownHostOnTheListener(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a server")
+	}
+	addr := loopback(freePort(t))
+	startServe(t, copyData(t, templates.fixtures(t)), nil, addr, "--http", addr)
+	client := pinnedClient(addr, nil)
+	for _, c := range []struct {
+		url    string
+		status int
+		body   string
+	}{
+		{"http://evil.example/auth/login", 421, `{"error":"unknown host"}`},
+		{"http://evil.example/_/", 421, `{"error":"unknown host"}`},
+		{"http://sites.test/", 421, `{"error":"unknown host"}`},
+		{"http://evil.example/api/health", 200, `"code":200`},
+		{"http://web.test/auth/login", 200, "<form"},
+		{"http://" + addr + "/auth/login", 200, "<form"},
+		{"http://alice-site.sites.test/", 200, "alice"},
+	} {
+		status, _, body := get(t, client, c.url)
+		if status != c.status || !strings.Contains(body, c.body) {
+			t.Errorf("GET %s = %d %q, want %d with %q", c.url, status, body, c.status, c.body)
+		}
+	}
 }

@@ -101,7 +101,7 @@ func BindServeFlags(fs *pflag.FlagSet, s *ServeConfig) {
 	fs.StringVar(&s.ACMEEmail, "acme-email", s.ACMEEmail, "contact address of the ACME account (certificate problems are mailed there)")
 	fs.StringVar(&s.DNSProvider, "dns-provider", s.DNSProvider, "obtain one wildcard certificate for the sites domain through this DNS provider (DNS-01), e.g. cloudflare; credentials from the environment")
 	fs.StringSliceVar(&s.DNSResolvers, "dns-resolvers", s.DNSResolvers, "DNS servers (host:port) for DNS-01 zone lookups and propagation checks (default: the system's and the zone's own)")
-	fs.IntVar(&s.NewCertsPerHour, "new-certs-per-hour", s.NewCertsPerHour, "new certificates obtained on demand per hour, to spare the CA's rate limits (-1: no limit; not used with --dns-provider)")
+	fs.IntVar(&s.NewCertsPerHour, "new-certs-per-hour", s.NewCertsPerHour, "new certificates obtained on demand per hour, to spare the CA's rate limits; anonymous sites may take at most half (-1: no limit; not used with --dns-provider)")
 	fs.IntVar(&s.MaxConnsPerIP, "max-conns-per-ip", s.MaxConnsPerIP, "open connections allowed per client IP (IPv6: per /64); more are closed at once (0: no limit; --trusted-proxies are not counted)")
 	fs.BoolVar(&s.Replica, "replica", s.Replica, "serve only the sites published to --store s3://... (no database, API or dashboard), behind a load balancer or CDN")
 	fs.DurationVar(&s.ShutdownTimeout, "shutdown-timeout", s.ShutdownTimeout, "how long SIGTERM waits for in-flight requests and uploads (0: no wait)")

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"sitedrop/hooks/certs"
 )
 
 func TestCheckServeConfig(t *testing.T) {
@@ -58,25 +60,30 @@ func TestRedirectAddrFor(t *testing.T) {
 	}
 }
 
-// TestAllowCertificate is the on-demand decision against the fixtures.
+// TestAllowCertificate is the on-demand decision against the fixtures,
+// with the class each allowed name is charged to.
 func TestAllowCertificate(t *testing.T) {
 	_, sd := newFixtureApp(t)
-	for name, allowed := range map[string]bool{
-		"alice-site.sites.test":   true,
-		"anon-site.sites.test":    true,  // anonymous and not expired
-		"www.web.test":            true,  // redirected to the web host
-		"old-anon.sites.test":     false, // expired
-		"nosuch.sites.test":       false,
-		"a.alice-site.sites.test": false,
-		"sites.test":              false,
-		"web.test":                false, // the web config's, never on demand
-		"www.sites.test":          false,
-		"example.com":             false,
-		"":                        false,
+	type want struct {
+		allowed bool
+		class   certs.Class
+	}
+	for name, w := range map[string]want{
+		"alice-site.sites.test":   {true, certs.Owned},
+		"anon-site.sites.test":    {true, certs.Anonymous}, // anonymous and not expired
+		"www.web.test":            {true, certs.Owned},     // redirected to the web host
+		"old-anon.sites.test":     {false, 0},              // expired
+		"nosuch.sites.test":       {false, 0},
+		"a.alice-site.sites.test": {false, 0},
+		"sites.test":              {false, 0},
+		"web.test":                {false, 0}, // the web config's, never on demand
+		"www.sites.test":          {false, 0},
+		"example.com":             {false, 0},
+		"":                        {false, 0},
 	} {
-		err := sd.allowCertificate(name)
-		if (err == nil) != allowed {
-			t.Errorf("allowCertificate(%q) = %v, want allowed %v", name, err, allowed)
+		class, err := sd.allowCertificate(name)
+		if (err == nil) != w.allowed || (w.allowed && class != w.class) {
+			t.Errorf("allowCertificate(%q) = %v, %v; want allowed %v, %v", name, class, err, w.allowed, w.class)
 		}
 	}
 }

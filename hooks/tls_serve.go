@@ -14,6 +14,7 @@ import (
 	"github.com/pocketbase/pocketbase/tools/hook"
 
 	"sitedrop/hooks/certs"
+	"sitedrop/sites"
 	"sitedrop/sites/serve"
 )
 
@@ -68,7 +69,7 @@ func (sd *sitedrop) prepareTLS(se *core.ServeEvent) (*tlsServing, error) {
 	m, err := certs.New(certs.Config{
 		WebHost:     webHost,
 		SitesDomain: sitesDomain,
-		Allow: func(_ context.Context, name string) error {
+		Allow: func(_ context.Context, name string) (certs.Class, error) {
 			return sd.allowCertificate(name)
 		},
 		StorageDir:      certStorageDir(sd.app),
@@ -89,6 +90,7 @@ func (sd *sitedrop) prepareTLS(se *core.ServeEvent) (*tlsServing, error) {
 		return nil, err
 	}
 	ts.certs = m
+	sd.tlsCerts.Store(m)
 	// PocketBase's autocert is left unused: its HTTP handler is not
 	// started (the serve command passes no HttpAddr) and its certificates
 	// are no longer asked for.
@@ -103,24 +105,40 @@ func certStorageDir(app core.App) string {
 	return filepath.Join(app.DataDir(), core.LocalAutocertCacheDirName, "certmagic")
 }
 
-// allowCertificate tells whether name may have an on-demand certificate:
-// www.<web host>, hosts of sites that are live right now, and verified
-// custom domains (pending or unknown ones are refused).
-func (sd *sitedrop) allowCertificate(name string) error {
+// allowCertificate tells whether name may have an on-demand certificate,
+// and whose it is (its share of --new-certs-per-hour): www.<web host>
+// (the server's: owned), hosts of sites that are live right now (owned
+// when the site has an owner, else anonymous), and verified custom
+// domains (owned: only accounts add them; pending or unknown ones are
+// refused).
+func (sd *sitedrop) allowCertificate(name string) (certs.Class, error) {
 	if sd.hosts.IsWWWWebHost(name) {
-		return nil
+		return certs.Owned, nil
 	}
 	slug, isSite := sd.hosts.Site(name)
 	if !isSite && !sd.hosts.IsWebHost(name) {
-		return sd.allowDomainCertificate(name)
+		return certs.Owned, sd.allowDomainCertificate(name)
 	}
 	if !isSite || slug == "" {
-		return fmt.Errorf("no certificate for %q: not a sitedrop host", name)
+		return certs.Owned, fmt.Errorf("no certificate for %q: not a sitedrop host", name)
 	}
 	if !sd.server.Live(slug) {
-		return fmt.Errorf("no certificate for %q: no live site %q", name, slug)
+		return certs.Owned, fmt.Errorf("no certificate for %q: no live site %q", name, slug)
 	}
-	return nil
+	return sd.siteClass(slug)
+}
+
+// siteClass is the certificate class of a live site: anonymous when the
+// deployment has no owner.
+func (sd *sitedrop) siteClass(slug string) (certs.Class, error) {
+	rec, err := sd.app.FindFirstRecordByData(sites.DeploymentsCollection, "slug", slug)
+	if err != nil {
+		return certs.Owned, fmt.Errorf("no certificate for site %q: %w", slug, err)
+	}
+	if rec.GetString("owner") == "" {
+		return certs.Anonymous, nil
+	}
+	return certs.Owned, nil
 }
 
 // start serves the plain HTTP listener and starts obtaining and renewing

@@ -136,8 +136,21 @@ func TestHTTPSOnDemand(t *testing.T) {
 	if status, _, _ := get(t, plain, "http://127.0.0.1/api/health"); status != http.StatusOK {
 		t.Errorf("health over plain HTTP = %d", status)
 	}
-	if status, _, _ := get(t, plain, "http://evil.example/"); status != http.StatusNotFound {
-		t.Errorf("unknown host over plain HTTP = %d, want 404", status)
+	if status, _, body := get(t, plain, "http://evil.example/"); status != http.StatusMisdirectedRequest || body != `{"error":"unknown host"}`+"\n" {
+		t.Errorf("unknown host over plain HTTP = %d %q, want 421 unknown host", status, body)
+	}
+	// Over TLS too: a Host this server does not serve, on a connection to
+	// the web host's name, never gets the web host's pages.
+	req, _ := http.NewRequest(http.MethodGet, "https://web.test"+portSuffix(httpsPort)+"/auth/login", nil)
+	req.Host = "evil.example"
+	if res, err := client.Do(req); err != nil {
+		t.Errorf("unknown host over https: %v", err)
+	} else {
+		body, _ := io.ReadAll(res.Body)
+		res.Body.Close()
+		if res.StatusCode != http.StatusMisdirectedRequest || string(body) != `{"error":"unknown host"}`+"\n" {
+			t.Errorf("unknown host over https = %d %q, want 421 unknown host", res.StatusCode, body)
+		}
 	}
 
 	// A restart reuses the stored certificates: no new order.

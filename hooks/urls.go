@@ -6,12 +6,15 @@ import (
 	"strings"
 
 	"github.com/pocketbase/pocketbase/core"
+
+	"sitedrop/sites"
 )
 
-// learnListenPort remembers the scheme and port of the serving address,
-// which derived URLs carry (http://<slug>.localhost:8090/; https and no
-// port when serving TLS on 443). Under test harnesses there is no server
-// and URLs have no port.
+// learnListenPort remembers the scheme, host and port of the serving
+// address: derived URLs carry the scheme and port
+// (http://<slug>.localhost:8090/; https and no port when serving TLS on
+// 443), and the host names the web host (see isWebHost). Under test
+// harnesses there is no server and URLs have no port.
 func (sd *sitedrop) learnListenPort(se *core.ServeEvent) {
 	if se.Server == nil {
 		return
@@ -19,7 +22,8 @@ func (sd *sitedrop) learnListenPort(se *core.ServeEvent) {
 	if sd.cfg.Serve.HTTPSAddr != "" {
 		sd.cfg.listenScheme = "https"
 	}
-	if _, port, err := net.SplitHostPort(se.Server.Addr); err == nil {
+	if host, port, err := net.SplitHostPort(se.Server.Addr); err == nil {
+		sd.cfg.listenHost = sites.NormHost(host)
 		switch port {
 		case "http":
 			port = "80"

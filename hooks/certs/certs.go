@@ -41,9 +41,10 @@ type Config struct {
 	// live under, both normalised (sites.HostSplit.Domains).
 	WebHost, SitesDomain string
 	// Allow is the server's part of the on-demand decision: whether name
-	// (lower case, no final dot) may have a certificate at all. The
-	// Manager adds the order budget.
-	Allow func(ctx context.Context, name string) error
+	// (lower case, no final dot) may have a certificate at all, and whose
+	// it is (its share of the order budget). The Manager adds the order
+	// budget.
+	Allow func(ctx context.Context, name string) (Class, error)
 	// StorageDir is where certificates and ACME accounts are kept.
 	StorageDir string
 	// Logger is the app's logger: certificate events go to it (with
@@ -66,7 +67,8 @@ type Config struct {
 	// DNSResolvers are the DNS servers asked for DNS-01 (host:port).
 	DNSResolvers []string
 	// NewCertsPerHour is the on-demand order budget: 0 none, negative no
-	// limit.
+	// limit. Anonymous names may take at most half of it (rounded down),
+	// so owned names always have the rest.
 	NewCertsPerHour int
 	// HTTPPort and HTTPSPort are the ports really listened on (HTTPPort
 	// 0: no plain HTTP listener): ACME challenges are answered there.
@@ -84,9 +86,11 @@ type Config struct {
 //   - sites: in on-demand mode (the default), a site's certificate is
 //     obtained during the first TLS handshake that names it, but only for
 //     a name the server allows at that moment (Config.Allow), and within
-//     the hourly budget of new certificates (Config.NewCertsPerHour); any
-//     other name gets no certificate and the handshake is refused. It is
-//     renewed during a handshake once due. In wildcard mode
+//     the hourly budget of new certificates (Config.NewCertsPerHour, of
+//     which anonymous sites may take half); any other name gets no
+//     certificate and the handshake is refused. It is renewed during a
+//     handshake once due, and dropped from memory at once when its name is
+//     released (Forget). In wildcard mode
 //     (Config.DNSProvider), one *.<sites-domain> certificate is obtained
 //     at start through DNS-01 and renewed in the background; handshakes
 //     never wait for an order.
@@ -194,6 +198,21 @@ func (m *Manager) TLSConfig() *tls.Config {
 	tc.NextProtos = append([]string{"h2", "http/1.1"}, tc.NextProtos...)
 	tc.MinVersion = tls.VersionTLS12
 	return tc
+}
+
+// Forget drops the on-demand certificate of name from memory, once the
+// server no longer allows it (a custom domain released): certmagic asks
+// the on-demand decision only for names it holds no certificate for, so
+// until then every handshake for name would still get it. The next
+// handshake asks the decision again, which refuses it; the certificate
+// stays in storage, so a name allowed again loads it without a new order.
+// The web host's certificate and the wildcard are never dropped.
+func (m *Manager) Forget(name string) {
+	name = strings.ToLower(strings.TrimSuffix(strings.TrimSpace(name), "."))
+	if name == "" || name == m.webHost || name == m.wildcard {
+		return
+	}
+	m.cache.RemoveManaged([]certmagic.SubjectIssuer{{Subject: name}})
 }
 
 // HTTPChallengeHandler answers ACME HTTP-01 challenges (of either

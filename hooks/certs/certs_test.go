@@ -14,13 +14,16 @@ import (
 )
 
 // liveNames stands for the server's decision (sitedrop's: www.<web host>
-// and live sites).
-var liveNames = map[string]bool{
-	"www.web.test":           true,
-	"alice-site.sites.test":  true,
-	"anon-site.sites.test":   true,
-	"second-site.sites.test": true,
-	"third-site.sites.test":  true,
+// and live sites), with each name's class.
+var liveNames = map[string]Class{
+	"www.web.test":           Owned,
+	"alice-site.sites.test":  Owned,
+	"bob-site.sites.test":    Owned,
+	"anon-site.sites.test":   Anonymous,
+	"anon-two.sites.test":    Anonymous,
+	"anon-three.sites.test":  Anonymous,
+	"second-site.sites.test": Owned,
+	"third-site.sites.test":  Owned,
 }
 
 // testManager builds a Manager for web.test and sites.test whose CA is
@@ -30,11 +33,12 @@ func testManager(t *testing.T, newCertsPerHour int) *Manager {
 	m, err := New(Config{
 		WebHost:     "web.test",
 		SitesDomain: "sites.test",
-		Allow: func(_ context.Context, name string) error {
-			if !liveNames[name] {
-				return fmt.Errorf("no certificate for %q", name)
+		Allow: func(_ context.Context, name string) (Class, error) {
+			class, ok := liveNames[name]
+			if !ok {
+				return Owned, fmt.Errorf("no certificate for %q", name)
 			}
-			return nil
+			return class, nil
 		},
 		StorageDir:      t.TempDir(),
 		Logger:          slog.New(slog.DiscardHandler),
@@ -67,15 +71,38 @@ func TestOnDemandBudget(t *testing.T) {
 		name    string
 		allowed bool
 	}{
-		{"anon-site.sites.test", true},
-		{"anon-site.sites.test", true}, // a retry is not charged again
 		{"second-site.sites.test", true},
-		{"third-site.sites.test", false}, // over the budget
+		{"second-site.sites.test", true}, // a retry is not charged again
+		{"third-site.sites.test", true},
+		{"bob-site.sites.test", false},   // over the budget
 		{"ALICE-SITE.sites.test.", true}, // stored
-		{"anon-site.sites.test", true},   // already charged this hour
+		{"third-site.sites.test", true},  // already charged this hour
 		{"nosuch.sites.test", false},
 	} {
 		if err := decide(ctx, c.name); (err == nil) != c.allowed {
+			t.Errorf("%d: decision for %q = %v, want allowed %v", i, c.name, err, c.allowed)
+		}
+	}
+}
+
+// TestOnDemandBudgetAnonymousShare: anonymous sites asking first take at
+// most half of the hour's budget; owned names still get the rest.
+func TestOnDemandBudgetAnonymousShare(t *testing.T) {
+	m := testManager(t, 4)
+	decide := m.sites.OnDemand.DecisionFunc
+	for i, c := range []struct {
+		name    string
+		allowed bool
+	}{
+		{"anon-site.sites.test", true},
+		{"anon-two.sites.test", true},
+		{"anon-three.sites.test", false}, // past the anonymous half
+		{"alice-site.sites.test", true},  // owners are not starved
+		{"www.web.test", true},
+		{"bob-site.sites.test", false}, // the whole budget is used
+		{"anon-site.sites.test", true}, // already charged this hour
+	} {
+		if err := decide(context.Background(), c.name); (err == nil) != c.allowed {
 			t.Errorf("%d: decision for %q = %v, want allowed %v", i, c.name, err, c.allowed)
 		}
 	}
@@ -86,26 +113,42 @@ func TestOrderBudget(t *testing.T) {
 	b := newOrderBudget(2, time.Hour)
 	for i, c := range []struct {
 		name      string
+		class     Class
 		at        time.Duration
 		ok, first bool
 	}{
-		{"a", 0, true, false},
-		{"b", time.Minute, true, false},
-		{"c", 2 * time.Minute, false, true},
-		{"d", 3 * time.Minute, false, false}, // refused again, warned once
-		{"a", 4 * time.Minute, true, false},
-		{"c", 61 * time.Minute, true, false}, // a new window
+		{"a", Owned, 0, true, false},
+		{"b", Owned, time.Minute, true, false},
+		{"c", Owned, 2 * time.Minute, false, true},
+		{"d", Owned, 3 * time.Minute, false, false}, // refused again, warned once
+		{"e", Anonymous, 3 * time.Minute, false, true},
+		{"a", Owned, 4 * time.Minute, true, false},
+		{"c", Owned, 61 * time.Minute, true, false}, // a new window
+		{"x", Anonymous, 62 * time.Minute, true, false},
+		{"y", Anonymous, 63 * time.Minute, false, true}, // the anonymous half is 1
+		{"z", Anonymous, 63 * time.Minute, false, false},
+		{"d", Owned, 64 * time.Minute, false, true}, // the whole budget: c and x
 	} {
-		ok, first := b.allow(c.name, t0.Add(c.at))
+		ok, first := b.allow(c.name, c.class, t0.Add(c.at))
 		if ok != c.ok || first != c.first {
-			t.Errorf("%d: allow(%q) = %v, %v; want %v, %v", i, c.name, ok, first, c.ok, c.first)
+			t.Errorf("%d: allow(%q, %v) = %v, %v; want %v, %v", i, c.name, c.class, ok, first, c.ok, c.first)
 		}
 	}
-	if ok, _ := newOrderBudget(0, time.Hour).allow("a", t0); ok {
-		t.Error("a budget of 0 allowed an order")
-	}
-	if ok, _ := newOrderBudget(-1, time.Hour).allow("a", t0); !ok {
-		t.Error("an unlimited budget refused an order")
+	for _, c := range []struct {
+		max   int
+		class Class
+		ok    bool
+	}{
+		{0, Owned, false},
+		{0, Anonymous, false},
+		{1, Anonymous, false}, // half of 1 is none
+		{1, Owned, true},
+		{-1, Owned, true}, // no limit
+		{-1, Anonymous, true},
+	} {
+		if ok, _ := newOrderBudget(c.max, time.Hour).allow("a", c.class, t0); ok != c.ok {
+			t.Errorf("a budget of %d: allow(%v) = %v, want %v", c.max, c.class, ok, c.ok)
+		}
 	}
 }
 

@@ -21,8 +21,8 @@ const HealthPath = "/api/health"
 // none; it is given the Host header and returns the name to send to) a
 // 308 to the same host and path over https (308 keeps the method and
 // body), on httpsPort ("" or "443" for the default port). A malformed
-// Host gets a 400, as on the main listener; other hosts get a 404: the
-// listener is no open redirector.
+// Host gets a 400, as on the main listener; other hosts get 421 unknown
+// host (serve.RefuseUnknownHost): the listener is no open redirector.
 func RedirectHandler(hosts sites.HostSplit, httpsPort string, health http.Handler, challenges func(http.Handler) http.Handler,
 	customDomain func(hostport string) (host string, ok bool)) http.Handler {
 	redirect := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -44,7 +44,7 @@ func RedirectHandler(hosts sites.HostSplit, httpsPort string, health http.Handle
 			}
 		}
 		if !known {
-			http.Error(w, "Unknown host", http.StatusNotFound)
+			serve.RefuseUnknownHost(w)
 			return
 		}
 		if httpsPort != "" && httpsPort != "443" {

@@ -34,7 +34,7 @@ func TestRedirectHandler(t *testing.T) {
 		{"POST", "web.test:80", "/deploy", 308, "https://web.test/deploy", ""},
 		{"GET", "WWW.web.test", "/", 308, "https://web.test/", ""},
 		{"GET", "nosuch.sites.test", "/", 308, "https://nosuch.sites.test/", ""},
-		{"GET", "a.b.sites.test", "/", 404, "", "Unknown host\n"},
+		{"GET", "a.b.sites.test", "/", 421, "", `{"error":"unknown host"}` + "\n"},
 		{"GET", "alice-site.sites.test:1:2", "/", 400, "", "Invalid Host header\n"},
 		{"GET", "alice-site.sites.test.", "/api/health", 400, "", "Invalid Host header\n"},
 		{"GET", "[web.test]", "/", 400, "", "Invalid Host header\n"},
@@ -44,13 +44,13 @@ func TestRedirectHandler(t *testing.T) {
 		{"GET", "127.0.0.1", "/api/health", 200, "", "app"},
 		{"HEAD", "web.test", "/api/health", 200, "", ""},
 		{"POST", "web.test", "/api/health", 308, "https://web.test/api/health", ""},
-		{"GET", "evil.example", "/", 404, "", "Unknown host\n"},
+		{"GET", "evil.example", "/", 421, "", `{"error":"unknown host"}` + "\n"},
 		{"GET", "evil.example", "/api/health", 200, "", "app"}, // probes send any host
 		{"HEAD", "sitedrop-web-1:80", "/api/health", 200, "", ""},
 		{"GET", "", "/api/health", 200, "", "app"}, // HTTP/1.0 without Host
 		{"GET", "10.0.0.1:80", "/api/health", 200, "", "app"},
 		{"GET", "[::1]:80", "/api/health", 200, "", "app"},
-		{"GET", "evil.example", "//evil.example/x", 404, "", "Unknown host\n"},
+		{"GET", "evil.example", "//evil.example/x", 421, "", `{"error":"unknown host"}` + "\n"},
 		{"GET", "docs.example.org", "/a?b=c", 308, "https://docs.example.org/a?b=c", ""}, // a verified custom domain
 		{"POST", "DOCS.example.org:80", "/submit", 308, "https://docs.example.org/submit", ""},
 		{"GET", "docs.example.org", "/api/health", 308, "https://docs.example.org/api/health", ""}, // its paths are the site's

@@ -428,6 +428,19 @@ func RefuseHost(w http.ResponseWriter) {
 	plainError(w, http.StatusBadRequest, "Invalid Host header")
 }
 
+// RefuseUnknownHost answers a request for a well-formed host this server
+// does not serve (no web host, site or custom domain of its own; a
+// released custom domain whose DNS still points here, say): 421
+// Misdirected Request with {"error": "unknown host"}, not cached. Such a
+// host never gets the web host's pages, sign-in or dashboard.
+func RefuseUnknownHost(w http.ResponseWriter) {
+	h := w.Header()
+	h.Set("Content-Type", "application/json")
+	h["Cache-Control"] = noStoreValue
+	w.WriteHeader(http.StatusMisdirectedRequest)
+	_, _ = io.WriteString(w, `{"error":"unknown host"}`+"\n")
+}
+
 // plainError answers a short plain-text error that is not cached.
 func plainError(w http.ResponseWriter, status int, msg string) {
 	h := w.Header()
