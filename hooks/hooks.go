@@ -66,6 +66,11 @@ type sitedrop struct {
 	publicIPs []netip.Addr
 	// hostAddrs caches the addresses site hosts resolve to (serverAddrs).
 	hostAddrs addrCache
+	// domainActions limits the adds, removals and checks of custom
+	// domains per account; dnsQuestions the DNS questions they and the
+	// job ask, server-wide (initDomains).
+	domainActions *limiter
+	dnsQuestions  *limiter
 	bodyGuards
 }
 

@@ -40,7 +40,14 @@ type Checker struct {
 	// Resolvers are the DNS servers (host:port) asked, in turn (the
 	// --dns-resolvers flag). Default: the system's, from /etc/resolv.conf.
 	Resolvers []string
+	// Allow, when not nil, is asked before each DNS question is sent:
+	// one it refuses is not sent, and the lookup fails with a temporary
+	// *CheckError (the server's budget of questions is spent).
+	Allow func() bool
 }
+
+// reasonBudget is the temporary failure of a lookup that Allow refused.
+const reasonBudget = "this server has asked too many DNS questions this minute; the domain is checked again later"
 
 // Verify checks that domain is proven and points at this server:
 // _sitedrop-challenge.<domain> has a TXT record holding token, and domain
@@ -209,6 +216,9 @@ func (c *Checker) exchange(ctx context.Context, name string, typ uint16) ([]dns.
 	var errs []error
 	for _, srv := range servers {
 		for _, network := range []string{"udp", "tcp"} {
+			if c.Allow != nil && !c.Allow() {
+				return nil, &CheckError{Reason: reasonBudget, Temporary: true}
+			}
 			client := &dns.Client{Net: network, Timeout: exchangeTimeout}
 			ectx, cancel := context.WithTimeout(ctx, exchangeTimeout)
 			m, _, err := client.ExchangeContext(ectx, q, srv)

@@ -217,3 +217,17 @@ func TestLookupAddrs(t *testing.T) {
 		t.Fatalf("LookupAddrs = %v, %v", got, err)
 	}
 }
+
+// TestVerifyAllow: a question Allow refuses is not sent, and the check
+// fails for now (a temporary error), not for a wrong record.
+func TestVerifyAllow(t *testing.T) {
+	t.Parallel()
+	z := startZone(t, `_sitedrop-challenge.shop.example.com. 60 IN TXT "tok"`, `shop.example.com. 60 IN CNAME alice.sites.test.`)
+	questions := 0
+	c := &domains.Checker{Resolvers: []string{z.addr}, Allow: func() bool { questions++; return questions <= 1 }}
+	err := c.Verify(context.Background(), "shop.example.com", "tok", "alice.sites.test", nil)
+	var ce *domains.CheckError
+	if !errors.As(err, &ce) || !ce.Temporary || !strings.Contains(ce.Reason, "too many DNS questions") || questions != 2 {
+		t.Fatalf("Verify = %#v after %d questions", err, questions)
+	}
+}
