@@ -97,6 +97,7 @@ func register(app core.App, cfg *Config) (*sitedrop, error) {
 		})
 	}
 	bindRecordHooks(sd)
+	bindLogEscape(app)
 	bindJobs(sd)
 	bindAnalyticsJobs(sd)
 	bindDomains(sd)
