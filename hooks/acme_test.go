@@ -95,6 +95,8 @@ type fakeDNS struct {
 	txt  map[string][]string // absolute name (with the final dot) -> values
 	// set records every TXT record ever appended, for assertions.
 	set []string
+	// questions counts the questions asked.
+	questions atomic.Int64
 }
 
 // startFakeDNS serves DNS on one loopback port over UDP and TCP (Pebble
@@ -127,6 +129,7 @@ func startFakeDNS(t *testing.T) *fakeDNS {
 }
 
 func (d *fakeDNS) ServeDNS(w dns.ResponseWriter, req *dns.Msg) {
+	d.questions.Add(int64(len(req.Question)))
 	m := new(dns.Msg)
 	m.SetReply(req)
 	m.Authoritative = true

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/netip"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/pocketbase/pocketbase/core"
@@ -20,6 +21,27 @@ import (
 
 // domainCheckTimeout bounds one verification (all its DNS lookups).
 const domainCheckTimeout = 15 * time.Second
+
+// Limits of the custom domains' routes (in memory: each server counts
+// its own).
+const (
+	// domainActionsPerMinute bounds the adds, removals and checks of one
+	// account's domains a minute, the API and the site page together.
+	domainActionsPerMinute = 10
+	// dnsQuestionsPerMinute bounds the DNS questions the server asks a
+	// minute for custom domains, whoever asks (checks, the job, the
+	// server's own addresses).
+	dnsQuestionsPerMinute = 600
+	// dnsQuestionsPerCheck is what a check reserves of them before it
+	// starts, so that one refused is refused before anything changes:
+	// TXT, CNAME, A and AAAA of the domain, the site host's A and AAAA,
+	// and a CNAME link or two. A check that asks more takes them from
+	// the budget as it asks.
+	dnsQuestionsPerCheck = 8
+)
+
+// dnsBudgetKey is the one key of the server-wide DNS budget.
+const dnsBudgetKey = ""
 
 // msgDomainLimit is the refusal over the plan's custom domains.
 const msgDomainLimit = "Custom domain limit reached (%d on the %s plan). Remove a domain or upgrade your plan."
@@ -39,6 +61,72 @@ type domainJSON struct {
 	VerifiedAt string           `json:"verified_at,omitempty"`
 }
 
+// startDomainAction counts an add, removal or check of the domains of
+// the account owner against its limit and, for one that checks DNS,
+// reserves the check's questions from the server's budget. Over either
+// limit it returns the 429 (Retry-After set on e's response) before
+// anything changes, and nothing is counted. The caller ends the check
+// with the allowance's done (nil when dns is false).
+func (sd *sitedrop) startDomainAction(e *core.RequestEvent, owner string, dns bool) (*dnsAllowance, error) {
+	if err := sd.domainActions.check(e.Response, owner); err != nil {
+		return nil, err
+	}
+	if !dns {
+		return nil, nil
+	}
+	if err := sd.dnsQuestions.checkN(e.Response, dnsBudgetKey, dnsQuestionsPerCheck, msgRateLimited); err != nil {
+		sd.domainActions.Refund(owner, 1)
+		return nil, err
+	}
+	return &dnsAllowance{budget: sd.dnsQuestions, reserved: dnsQuestionsPerCheck}, nil
+}
+
+// dnsAllowance is one check's share of the server's DNS questions: some
+// reserved before it starts, any more taken from the budget as they are
+// asked. done gives back what it did not use.
+type dnsAllowance struct {
+	budget *limiter
+	mu     sync.Mutex
+	// reserved is what is left of the reservation.
+	reserved int
+}
+
+// reserveDNS is the allowance of a check that no request waits for (the
+// job): false when the budget has no room for one.
+func (sd *sitedrop) reserveDNS() (*dnsAllowance, bool) {
+	if ok, _ := sd.dnsQuestions.AllowN(dnsBudgetKey, dnsQuestionsPerCheck, time.Now()); !ok {
+		return nil, false
+	}
+	return &dnsAllowance{budget: sd.dnsQuestions, reserved: dnsQuestionsPerCheck}, true
+}
+
+// allow counts one question (Checker.Allow): from the reservation while
+// it lasts, then from the budget.
+func (a *dnsAllowance) allow() bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.reserved > 0 {
+		a.reserved--
+		return true
+	}
+	ok, _ := a.budget.AllowN(dnsBudgetKey, 1, time.Now())
+	return ok
+}
+
+// done gives back the reserved questions the check did not ask.
+func (a *dnsAllowance) done() {
+	if a == nil {
+		return
+	}
+	a.mu.Lock()
+	n := a.reserved
+	a.reserved = 0
+	a.mu.Unlock()
+	if n > 0 {
+		a.budget.Refund(dnsBudgetKey, n)
+	}
+}
+
 // parsePublicIPs reads --public-ip.
 func parsePublicIPs(list []string) ([]netip.Addr, error) {
 	var out []netip.Addr
@@ -53,10 +141,18 @@ func parsePublicIPs(list []string) ([]netip.Addr, error) {
 }
 
 // domainChecker verifies custom domains through --dns-resolvers, else the
-// system's resolvers. It is built on use: the serve flags are parsed after
-// the app bootstraps.
-func (sd *sitedrop) domainChecker() *domains.Checker {
-	return &domains.Checker{Resolvers: sd.cfg.Serve.DNSResolvers}
+// system's resolvers, each question counted by a's allow (nil: by the
+// server's budget alone). It is built on use: the serve flags are parsed
+// after the app bootstraps.
+func (sd *sitedrop) domainChecker(a *dnsAllowance) *domains.Checker {
+	allow := func() bool {
+		ok, _ := sd.dnsQuestions.AllowN(dnsBudgetKey, 1, time.Now())
+		return ok
+	}
+	if a != nil {
+		allow = a.allow
+	}
+	return &domains.Checker{Resolvers: sd.cfg.Serve.DNSResolvers, Allow: allow}
 }
 
 // domainLimit is the custom domains the plan allows.
@@ -73,12 +169,13 @@ func (sd *sitedrop) domainRules() domains.Rules {
 	return domains.Rules{WebHost: web, SitesDomain: sitesDomain}
 }
 
-// addDomain claims raw for dep (owned by user) and checks it at once. It
-// returns the record and whether it is new; an existing claim of the same
-// deployment is checked again (a failed one from the start). Refusals are
-// *apiError: 400 not a domain or one of the server's, 409 verified on
-// another site, 403 over the plan's limit.
-func (sd *sitedrop) addDomain(ctx context.Context, user, dep *core.Record, raw string) (*core.Record, bool, error) {
+// addDomain claims raw for dep (owned by user) and checks it at once,
+// within a (startDomainAction's). It returns the record and whether it is
+// new; an existing claim of the same deployment is checked again (a
+// failed one from the start). Refusals are *apiError: 400 not a domain or
+// one of the server's, 409 verified on another site, 403 over the plan's
+// limit.
+func (sd *sitedrop) addDomain(ctx context.Context, user, dep *core.Record, raw string, a *dnsAllowance) (*core.Record, bool, error) {
 	name, err := domains.Normalize(raw)
 	if err != nil {
 		return nil, false, fail(http.StatusBadRequest, "%s", err.Error())
@@ -116,7 +213,7 @@ func (sd *sitedrop) addDomain(ctx context.Context, user, dep *core.Record, raw s
 	if err != nil {
 		return nil, false, err
 	}
-	rec, err = sd.checkDomain(ctx, rec, dep.GetString("slug"))
+	rec, err = sd.checkDomain(ctx, rec, dep.GetString("slug"), a)
 	return rec, created, err
 }
 
@@ -133,13 +230,13 @@ func findDomain(app core.App, depID, raw string) (*core.Record, error) {
 
 // recheckDomain is "check now" of rec, a domain of the site slug: a
 // failed claim starts again (domains.ErrTaken when another site has
-// verified the domain since), then it is checked. It returns the saved
-// record.
-func (sd *sitedrop) recheckDomain(ctx context.Context, app core.App, rec *core.Record, slug string) (*core.Record, error) {
+// verified the domain since), then it is checked within a. It returns the
+// saved record.
+func (sd *sitedrop) recheckDomain(ctx context.Context, app core.App, rec *core.Record, slug string, a *dnsAllowance) (*core.Record, error) {
 	if err := domains.Reset(app, rec); err != nil {
 		return nil, err
 	}
-	return sd.checkDomain(ctx, rec, slug)
+	return sd.checkDomain(ctx, rec, slug, a)
 }
 
 // planName is the plan as people read it.
@@ -150,18 +247,20 @@ func planName(plan string) string {
 	return plan
 }
 
-// checkDomain verifies rec's DNS records now and saves the outcome; a
-// verified domain is not checked again. It returns the saved record.
-func (sd *sitedrop) checkDomain(ctx context.Context, rec *core.Record, slug string) (*core.Record, error) {
+// checkDomain verifies rec's DNS records now, its questions counted by a,
+// and saves the outcome; a verified domain is not checked again. It
+// returns the saved record.
+func (sd *sitedrop) checkDomain(ctx context.Context, rec *core.Record, slug string, a *dnsAllowance) (*core.Record, error) {
 	if rec.GetString("status") == domains.StatusVerified {
 		return rec, nil
 	}
 	ctx, cancel := context.WithTimeout(ctx, domainCheckTimeout)
 	defer cancel()
 	host := sd.siteHost(slug)
-	addrs, err := sd.serverAddrs(ctx, host)
+	checker := sd.domainChecker(a)
+	addrs, err := sd.serverAddrs(ctx, host, checker)
 	if err == nil {
-		err = sd.domainChecker().Verify(ctx, rec.GetString("domain"), rec.GetString("token"), host, addrs)
+		err = checker.Verify(ctx, rec.GetString("domain"), rec.GetString("token"), host, addrs)
 	}
 	saved, serr := domains.Result(sd.app, rec, err, time.Now().UTC())
 	if serr != nil {
@@ -172,12 +271,13 @@ func (sd *sitedrop) checkDomain(ctx context.Context, rec *core.Record, slug stri
 
 // serverAddrs are the server's public addresses: --public-ip, else the
 // addresses of the site's own host (the target of a custom domain's
-// CNAME resolves to the server), looked up at most every serverAddrsTTL.
-func (sd *sitedrop) serverAddrs(ctx context.Context, siteHost string) ([]netip.Addr, error) {
+// CNAME resolves to the server), looked up with c at most every
+// serverAddrsTTL.
+func (sd *sitedrop) serverAddrs(ctx context.Context, siteHost string, c *domains.Checker) ([]netip.Addr, error) {
 	if len(sd.publicIPs) > 0 {
 		return sd.publicIPs, nil
 	}
-	return sd.hostAddrs.get(ctx, siteHost, time.Now(), sd.domainChecker().LookupAddrs)
+	return sd.hostAddrs.get(ctx, siteHost, time.Now(), c.LookupAddrs)
 }
 
 // domainAnswer is rec as the API shows it, with the records to create.
@@ -185,7 +285,7 @@ func (sd *sitedrop) domainAnswer(ctx context.Context, rec *core.Record, slug str
 	name, host := rec.GetString("domain"), sd.siteHost(slug)
 	var addrs []netip.Addr
 	if domains.IsApex(name) {
-		addrs, _ = sd.serverAddrs(ctx, host) // none known: no A/AAAA records to show
+		addrs, _ = sd.serverAddrs(ctx, host, sd.domainChecker(nil)) // none known: no A/AAAA records to show
 	}
 	return domainJSON{
 		Domain:     name,

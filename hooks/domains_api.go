@@ -43,7 +43,12 @@ func (sd *sitedrop) domainCreate(e *core.RequestEvent) error {
 	if body.Domain == nil {
 		return fail(http.StatusBadRequest, "%s", domains.ErrEmpty.Error())
 	}
-	rec, created, err := sd.addDomain(e.Request.Context(), user, dep, *body.Domain)
+	a, err := sd.startDomainAction(e, user.Id, true)
+	if err != nil {
+		return err
+	}
+	defer a.done()
+	rec, created, err := sd.addDomain(e.Request.Context(), user, dep, *body.Domain, a)
 	if err != nil {
 		return err
 	}
@@ -77,6 +82,9 @@ func (sd *sitedrop) domainDelete(e *core.RequestEvent) error {
 	if err != nil {
 		return err
 	}
+	if _, err := sd.startDomainAction(e, dep.GetString("owner"), false); err != nil {
+		return err
+	}
 	if err := e.App.Delete(rec); err != nil {
 		return err
 	}
@@ -93,7 +101,12 @@ func (sd *sitedrop) domainVerifyNow(e *core.RequestEvent) error {
 	if err != nil {
 		return err
 	}
-	rec, err = sd.recheckDomain(e.Request.Context(), e.App, rec, dep.GetString("slug"))
+	a, err := sd.startDomainAction(e, dep.GetString("owner"), true)
+	if err != nil {
+		return err
+	}
+	defer a.done()
+	rec, err = sd.recheckDomain(e.Request.Context(), e.App, rec, dep.GetString("slug"), a)
 	if errors.Is(err, domains.ErrTaken) {
 		return fail(http.StatusConflict, "%s", err.Error())
 	} else if err != nil {

@@ -36,12 +36,18 @@ func (sd *sitedrop) runDomainsJob() {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	for _, rec := range due {
+	for i, rec := range due {
 		dep, err := sd.app.FindRecordById(sites.DeploymentsCollection, rec.GetString("deployment"))
 		if err != nil {
 			continue // deleted meanwhile: its domains went with it
 		}
-		saved, err := sd.checkDomain(ctx, rec, dep.GetString("slug"))
+		a, ok := sd.reserveDNS()
+		if !ok { // the server's DNS budget is spent: the rest wait for a later run
+			sd.app.Logger().Warn("custom domain checks postponed: DNS question budget spent", "postponed", len(due)-i)
+			return
+		}
+		saved, err := sd.checkDomain(ctx, rec, dep.GetString("slug"), a)
+		a.done()
 		if err != nil {
 			sd.app.Logger().Error("check custom domain", "domain", rec.GetString("domain"), "error", err)
 			continue

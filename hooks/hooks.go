@@ -72,6 +72,11 @@ type sitedrop struct {
 	publicIPs []netip.Addr
 	// hostAddrs caches the addresses site hosts resolve to (serverAddrs).
 	hostAddrs addrCache
+	// domainActions limits the adds, removals and checks of custom
+	// domains per account; dnsQuestions the DNS questions they and the
+	// job ask, server-wide.
+	domainActions *limiter
+	dnsQuestions  *limiter
 	bodyGuards
 }
 
@@ -98,6 +103,7 @@ func register(app core.App, cfg *Config) (*sitedrop, error) {
 		})
 	}
 	bindRecordHooks(sd)
+	bindLogEscape(app)
 	bindJobs(sd)
 	bindAnalyticsJobs(sd)
 	bindDomains(sd)
@@ -242,6 +248,8 @@ func (sd *sitedrop) init() error {
 	sd.analytics = stats
 	sd.server = server
 	sd.domainHosts = newDomainTable(app)
+	sd.domainActions = newLimiter(domainActionsPerMinute, time.Minute)
+	sd.dnsQuestions = newLimiter(dnsQuestionsPerMinute, time.Minute)
 	sd.publisher = sd.newPublisher() // reads svc and s3 from sd, set above
 	sd.limits = newAuthLimits()
 	sd.anonDeploys = newLimiter(cfg.AnonDeploysPerHour, time.Hour)

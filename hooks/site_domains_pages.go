@@ -54,8 +54,15 @@ func (sd *sitedrop) accountDomainCreate(e *core.RequestEvent) error {
 		return err
 	}
 	user := sd.sessionUser(e)
-	rec, _, err := sd.addDomain(e.Request.Context(), user, dep, e.Request.PostForm.Get("domain"))
 	var ae *apiError
+	a, err := sd.startDomainAction(e, user.Id, true)
+	if errors.As(err, &ae) {
+		return sd.backToSite(e, dep, ui.FlashError, "Domain not added: "+sentence(ae.Message))
+	} else if err != nil {
+		return err
+	}
+	defer a.done()
+	rec, _, err := sd.addDomain(e.Request.Context(), user, dep, e.Request.PostForm.Get("domain"), a)
 	if errors.As(err, &ae) {
 		return sd.backToSite(e, dep, ui.FlashError, "Domain not added: "+sentence(ae.Message))
 	} else if err != nil {
@@ -70,7 +77,15 @@ func (sd *sitedrop) accountDomainVerify(e *core.RequestEvent) error {
 	if rec == nil {
 		return err
 	}
-	checked, err := sd.recheckDomain(e.Request.Context(), e.App, rec, dep.GetString("slug"))
+	a, err := sd.startDomainAction(e, dep.GetString("owner"), true)
+	var ae *apiError
+	if errors.As(err, &ae) {
+		return sd.backToSite(e, dep, ui.FlashError, rec.GetString("domain")+" not checked: "+sentence(ae.Message))
+	} else if err != nil {
+		return err
+	}
+	defer a.done()
+	checked, err := sd.recheckDomain(e.Request.Context(), e.App, rec, dep.GetString("slug"), a)
 	if errors.Is(err, domains.ErrTaken) {
 		return sd.backToSite(e, dep, ui.FlashError, rec.GetString("domain")+": "+err.Error()+".")
 	} else if err != nil {
@@ -87,6 +102,12 @@ func (sd *sitedrop) accountDomainVerify(e *core.RequestEvent) error {
 func (sd *sitedrop) accountDomainDelete(e *core.RequestEvent) error {
 	dep, rec, err := sd.formDomain(e)
 	if rec == nil {
+		return err
+	}
+	var ae *apiError
+	if _, err := sd.startDomainAction(e, dep.GetString("owner"), false); errors.As(err, &ae) {
+		return sd.backToSite(e, dep, ui.FlashError, rec.GetString("domain")+" not removed: "+sentence(ae.Message))
+	} else if err != nil {
 		return err
 	}
 	if err := e.App.Delete(rec); err != nil {

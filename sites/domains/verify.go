@@ -40,7 +40,14 @@ type Checker struct {
 	// Resolvers are the DNS servers (host:port) asked, in turn (the
 	// --dns-resolvers flag). Default: the system's, from /etc/resolv.conf.
 	Resolvers []string
+	// Allow, when not nil, is asked before each DNS question is sent:
+	// one it refuses is not sent, and the lookup fails with a temporary
+	// *CheckError (the server's budget of questions is spent).
+	Allow func() bool
 }
+
+// reasonBudget is the temporary failure of a lookup that Allow refused.
+const reasonBudget = "this server has asked too many DNS questions this minute; the domain is checked again later"
 
 // Verify checks that domain is proven and points at this server:
 // _sitedrop-challenge.<domain> has a TXT record holding token, and domain
@@ -59,7 +66,7 @@ func (c *Checker) Verify(ctx context.Context, domain, token, siteHost string, ad
 		}
 	}
 	if !found {
-		if len(onlyType(txts, dns.TypeTXT)) == 0 {
+		if len(txts) == 0 {
 			return failf("no TXT record at %s", ChallengeName(domain))
 		}
 		return failf("the TXT record at %s does not hold this domain's token", ChallengeName(domain))
@@ -70,7 +77,7 @@ func (c *Checker) Verify(ctx context.Context, domain, token, siteHost string, ad
 	}
 	want := strings.ToLower(strings.TrimSuffix(siteHost, "."))
 	var wrongCNAME *CheckError
-	for _, rr := range onlyType(cnames, dns.TypeCNAME) {
+	for _, rr := range cnames {
 		target := strings.ToLower(strings.TrimSuffix(rr.(*dns.CNAME).Target, "."))
 		if target == want {
 			return nil
@@ -121,20 +128,97 @@ func (c *Checker) LookupAddrs(ctx context.Context, host string) ([]netip.Addr, e
 	return out, nil
 }
 
-// lookup asks the resolvers in turn for name's records of type typ and
-// returns the answer's records (those of the CNAME chain included); no
-// such name is no records. Only when no resolver answers is it an error.
+// maxCNAMEChain bounds the CNAMEs lookup follows from the name asked.
+const maxCNAMEChain = 8
+
+// lookup returns name's records of type typ: those of the answer owned by
+// name itself or, when name is an alias, by the end of its CNAME chain
+// (asking again for a target whose records the answer does not hold), up
+// to maxCNAMEChain links; a chain that loops has none. A record owned by
+// any other name is never returned, whatever a resolver sent. Asked for
+// CNAME, it returns name's own CNAMEs. Owner names compare as FQDNs,
+// whatever their case. No such name is no records; only when no resolver
+// answers is it an error.
 func (c *Checker) lookup(ctx context.Context, name string, typ uint16) ([]dns.RR, error) {
+	owner := canonicalName(name)
+	var answer []dns.RR
+	fresh := false // answer is the reply to the question for owner
+	seen := map[string]bool{}
+	for {
+		if !fresh && !owns(answer, owner) {
+			a, err := c.exchange(ctx, owner, typ)
+			if err != nil {
+				return nil, err
+			}
+			answer, fresh = a, true
+		}
+		rrs, target := recordsAt(answer, owner, typ)
+		if len(rrs) > 0 || target == "" {
+			return rrs, nil
+		}
+		seen[owner] = true
+		if seen[target] || len(seen) > maxCNAMEChain {
+			return nil, nil
+		}
+		owner, fresh = target, false
+	}
+}
+
+// canonicalName is name as owner names are compared: lower case, fully
+// qualified.
+func canonicalName(name string) string {
+	return strings.ToLower(dns.Fqdn(name))
+}
+
+// owns reports whether rrs hold a record of owner (a canonicalName).
+func owns(rrs []dns.RR, owner string) bool {
+	for _, rr := range rrs {
+		if canonicalName(rr.Header().Name) == owner {
+			return true
+		}
+	}
+	return false
+}
+
+// recordsAt returns the Internet-class records of type typ that owner (a
+// canonicalName) owns in rrs and, when it owns none but a CNAME (and typ
+// is not CNAME), the CNAME's target.
+func recordsAt(rrs []dns.RR, owner string, typ uint16) (out []dns.RR, target string) {
+	for _, rr := range rrs {
+		h := rr.Header()
+		if h.Class != dns.ClassINET || canonicalName(h.Name) != owner {
+			continue
+		}
+		switch {
+		case h.Rrtype == typ:
+			out = append(out, rr)
+		case h.Rrtype == dns.TypeCNAME && target == "":
+			target = canonicalName(rr.(*dns.CNAME).Target)
+		}
+	}
+	if len(out) > 0 {
+		target = ""
+	}
+	return out, target
+}
+
+// exchange asks the resolvers in turn for name's records of type typ and
+// returns the answer section as sent; no such name is no records. Only
+// when no resolver answers is it an error.
+func (c *Checker) exchange(ctx context.Context, name string, typ uint16) ([]dns.RR, error) {
 	servers, err := c.servers()
 	if err != nil {
 		return nil, err
 	}
 	q := new(dns.Msg)
-	q.SetQuestion(dns.Fqdn(name), typ)
+	q.SetQuestion(name, typ)
 	q.RecursionDesired = true
 	var errs []error
 	for _, srv := range servers {
 		for _, network := range []string{"udp", "tcp"} {
+			if c.Allow != nil && !c.Allow() {
+				return nil, &CheckError{Reason: reasonBudget, Temporary: true}
+			}
 			client := &dns.Client{Net: network, Timeout: exchangeTimeout}
 			ectx, cancel := context.WithTimeout(ctx, exchangeTimeout)
 			m, _, err := client.ExchangeContext(ectx, q, srv)
@@ -155,7 +239,7 @@ func (c *Checker) lookup(ctx context.Context, name string, typ uint16) ([]dns.RR
 		}
 	}
 	return nil, &CheckError{
-		Reason:    fmt.Sprintf("no DNS server answered for %s (%v)", name, errors.Join(errs...)),
+		Reason:    fmt.Sprintf("no DNS server answered for %s (%v)", strings.TrimSuffix(name, "."), errors.Join(errs...)),
 		Temporary: true,
 	}
 }
@@ -180,17 +264,6 @@ func (c *Checker) servers() ([]string, error) {
 		out = append(out, s)
 	}
 	return out, nil
-}
-
-// onlyType keeps the records of type typ.
-func onlyType(rrs []dns.RR, typ uint16) []dns.RR {
-	var out []dns.RR
-	for _, rr := range rrs {
-		if rr.Header().Rrtype == typ {
-			out = append(out, rr)
-		}
-	}
-	return out
 }
 
 // addresses returns the addresses of the A and AAAA records in rrs.

@@ -15,11 +15,16 @@ import (
 )
 
 // zoneServer is a DNS server on loopback answering from a table of
-// records in zone-file form ("shop.example.com. 60 IN CNAME x.test.").
+// records in zone-file form ("shop.example.com. 60 IN CNAME x.test."):
+// the records of the name asked, of its type or CNAME (an authoritative
+// server's answer: it does not follow the CNAME). A record written with a
+// leading "!" is in every answer, whatever the name asked (a resolver
+// that answers with records of other names).
 type zoneServer struct {
-	addr string
-	mu   sync.Mutex
-	rrs  []dns.RR
+	addr   string
+	mu     sync.Mutex
+	rrs    []dns.RR
+	always []dns.RR
 }
 
 func startZone(t *testing.T, records ...string) *zoneServer {
@@ -39,16 +44,21 @@ func startZone(t *testing.T, records ...string) *zoneServer {
 
 func (z *zoneServer) set(t *testing.T, records ...string) {
 	t.Helper()
-	var rrs []dns.RR
+	var rrs, always []dns.RR
 	for _, s := range records {
-		rr, err := dns.NewRR(s)
+		everywhere := strings.HasPrefix(s, "!")
+		rr, err := dns.NewRR(strings.TrimPrefix(s, "!"))
 		if err != nil {
 			t.Fatal(err)
 		}
-		rrs = append(rrs, rr)
+		if everywhere {
+			always = append(always, rr)
+		} else {
+			rrs = append(rrs, rr)
+		}
 	}
 	z.mu.Lock()
-	z.rrs = rrs
+	z.rrs, z.always = rrs, always
 	z.mu.Unlock()
 }
 
@@ -64,6 +74,7 @@ func (z *zoneServer) ServeDNS(w dns.ResponseWriter, req *dns.Msg) {
 				m.Answer = append(m.Answer, rr)
 			}
 		}
+		m.Answer = append(m.Answer, z.always...)
 	}
 	if len(m.Answer) == 0 {
 		m.Rcode = dns.RcodeNameError
@@ -117,6 +128,44 @@ func TestVerify(t *testing.T) {
 		{"apex without address", "example.com", []string{
 			`_sitedrop-challenge.example.com. 60 IN TXT "` + token + `"`,
 		}, server, "example.com has no A or AAAA record"},
+		{"names in any case", "shop.example.com", []string{
+			`_SITEDROP-Challenge.Shop.Example.COM. 60 IN TXT "` + token + `"`,
+			`SHOP.example.com. 60 IN CNAME alice.sites.test.`,
+		}, nil, ""},
+		{"the token's TXT at another name", "shop.example.com", []string{
+			`!_sitedrop-challenge.evil.test. 60 IN TXT "` + token + `"`,
+			`shop.example.com. 60 IN CNAME alice.sites.test.`,
+		}, nil, "no TXT record at _sitedrop-challenge.shop.example.com"},
+		{"a CNAME of another name", "shop.example.com", []string{
+			`_sitedrop-challenge.shop.example.com. 60 IN TXT "` + token + `"`,
+			`!other.example.com. 60 IN CNAME alice.sites.test.`,
+		}, nil, "shop.example.com has no CNAME record (to alice.sites.test)"},
+		{"the server's address at another name", "example.com", []string{
+			`_sitedrop-challenge.example.com. 60 IN TXT "` + token + `"`,
+			`!other.example.com. 60 IN A 192.0.2.10`,
+		}, server, "example.com has no A or AAAA record"},
+		{"a CNAME chain's records that are not on the chain", "shop.example.com", []string{
+			`_sitedrop-challenge.shop.example.com. 60 IN TXT "` + token + `"`,
+			`shop.example.com. 60 IN CNAME edge.cdn.test.`,
+			`edge.cdn.test. 60 IN A 198.51.100.1`,
+			`!elsewhere.test. 60 IN A 192.0.2.10`,
+		}, server, "shop.example.com is a CNAME to edge.cdn.test, not to alice.sites.test"},
+		{"the challenge delegated by a CNAME", "shop.example.com", []string{
+			`_sitedrop-challenge.shop.example.com. 60 IN CNAME shop.challenges.dns.test.`,
+			`shop.challenges.dns.test. 60 IN TXT "` + token + `"`,
+			`shop.example.com. 60 IN CNAME alice.sites.test.`,
+		}, nil, ""},
+		{"a CNAME chain to the server's address", "shop.example.com", []string{
+			`_sitedrop-challenge.shop.example.com. 60 IN TXT "` + token + `"`,
+			`shop.example.com. 60 IN CNAME edge.cdn.test.`,
+			`edge.cdn.test. 60 IN CNAME origin.cdn.test.`,
+			`origin.cdn.test. 60 IN A 192.0.2.10`,
+		}, server, ""},
+		{"a CNAME loop", "shop.example.com", []string{
+			`_sitedrop-challenge.shop.example.com. 60 IN TXT "` + token + `"`,
+			`shop.example.com. 60 IN CNAME loop.cdn.test.`,
+			`loop.cdn.test. 60 IN CNAME shop.example.com.`,
+		}, server, "shop.example.com is a CNAME to loop.cdn.test, not to alice.sites.test"},
 	}
 	for _, s := range scenarios {
 		t.Run(s.name, func(t *testing.T) {
@@ -166,5 +215,19 @@ func TestLookupAddrs(t *testing.T) {
 	got, err := (&domains.Checker{Resolvers: []string{z.addr}}).LookupAddrs(context.Background(), "alice.sites.test")
 	if err != nil || len(got) != 2 || got[0].String() != "192.0.2.1" || got[1].String() != "2001:db8::1" {
 		t.Fatalf("LookupAddrs = %v, %v", got, err)
+	}
+}
+
+// TestVerifyAllow: a question Allow refuses is not sent, and the check
+// fails for now (a temporary error), not for a wrong record.
+func TestVerifyAllow(t *testing.T) {
+	t.Parallel()
+	z := startZone(t, `_sitedrop-challenge.shop.example.com. 60 IN TXT "tok"`, `shop.example.com. 60 IN CNAME alice.sites.test.`)
+	questions := 0
+	c := &domains.Checker{Resolvers: []string{z.addr}, Allow: func() bool { questions++; return questions <= 1 }}
+	err := c.Verify(context.Background(), "shop.example.com", "tok", "alice.sites.test", nil)
+	var ce *domains.CheckError
+	if !errors.As(err, &ce) || !ce.Temporary || !strings.Contains(ce.Reason, "too many DNS questions") || questions != 2 {
+		t.Fatalf("Verify = %#v after %d questions", err, questions)
 	}
 }

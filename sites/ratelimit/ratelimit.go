@@ -76,3 +76,14 @@ func (l *Limiter) Refund(key string, n int) {
 		c.n = max(0, c.n-n)
 	}
 }
+
+// Count is key's events in its window at now, without counting one: 0
+// when key has none or its window has ended.
+func (l *Limiter) Count(key string, now time.Time) int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if c, ok := l.counts[key]; ok && now.Sub(c.start) < l.window {
+		return c.n
+	}
+	return 0
+}

@@ -74,3 +74,20 @@ func TestRefundUnknownKey(t *testing.T) {
 		t.Fatal("a refund of more than counted made room for two")
 	}
 }
+
+// TestCount: Count reads a key's events in its window without counting
+// one, and nothing once the window has ended.
+func TestCount(t *testing.T) {
+	l := New(3, time.Minute)
+	t0 := time.Date(2026, 11, 24, 12, 0, 0, 0, time.UTC)
+	if n := l.Count("k", t0); n != 0 {
+		t.Fatalf("unseen key: %d", n)
+	}
+	l.AllowN("k", 2, t0)
+	if n := l.Count("k", t0.Add(time.Second)); n != 2 {
+		t.Fatalf("in the window: %d", n)
+	}
+	if n := l.Count("k", t0.Add(time.Minute)); n != 0 {
+		t.Fatalf("after the window: %d", n)
+	}
+}

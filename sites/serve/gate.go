@@ -80,13 +80,20 @@ func (s *Server) gate(w http.ResponseWriter, r *http.Request, st *site) (pass bo
 	return false, http.StatusUnauthorized
 }
 
-// gatePost answers the gate form (POST GatePath) of a protected site:
-// within the attempt limits, the right password sets the cookie and
-// redirects (303) to the form's next path; a wrong one shows the gate
-// again with an error (401); too many attempts, 429; too many checks
-// running on the server at once, 503.
+// gatePost answers the gate form (POST GatePath) of a protected site. A
+// post a browser sends from another origin (another site's page among
+// them) is refused, 403, before anything is counted or checked; a visitor
+// who already holds a valid cookie goes on (303 to the form's next path)
+// without a check. Otherwise the password is checked within the limits:
+// the right one sets the cookie and redirects (303) to next; a wrong one
+// shows the gate again with an error (401); too many failures of this
+// client, 429; no password check slot free in time, 503.
 func (s *Server) gatePost(w http.ResponseWriter, r *http.Request, st *site) int {
 	g := st.gate
+	if err := gateOrigin.Check(r); err != nil {
+		writeGate(w, r, g, http.StatusForbidden, "/", gateCrossOrigin)
+		return http.StatusForbidden
+	}
 	r.Body = http.MaxBytesReader(w, r.Body, maxGateForm)
 	if err := r.ParseForm(); err != nil {
 		_, _ = io.Copy(io.Discard, r.Body)
@@ -94,6 +101,11 @@ func (s *Server) gatePost(w http.ResponseWriter, r *http.Request, st *site) int 
 		return http.StatusBadRequest
 	}
 	next := localPath(r.PostForm.Get("next"))
+	now := s.now()
+	if g.passedGate(r, now) {
+		redirectGatePassed(w, next)
+		return http.StatusSeeOther
+	}
 	if g.p.PasswordHash == "" {
 		writeGate(w, r, g, http.StatusUnauthorized, next, "")
 		return http.StatusUnauthorized
@@ -102,13 +114,14 @@ func (s *Server) gatePost(w http.ResponseWriter, r *http.Request, st *site) int 
 	if s.clientIP != nil {
 		ip = s.clientIP(r)
 	}
-	now := s.now()
-	if !s.gateLimit.allow(g.id, ip, now) {
+	failures, ok, pass := s.gateLimit.attempt(g.id, ip, now)
+	if !ok {
 		writeGate(w, r, g, http.StatusTooManyRequests, next, gateTooMany)
 		return http.StatusTooManyRequests
 	}
-	release, ok := s.gateChecks.acquire(r.Context())
+	release, ok := s.gateChecks.acquire(r.Context(), g.id, failures)
 	if !ok {
+		pass() // not checked: no failure
 		writeGate(w, r, g, http.StatusServiceUnavailable, next, gateBusy)
 		return http.StatusServiceUnavailable
 	}
@@ -118,12 +131,24 @@ func (s *Server) gatePost(w http.ResponseWriter, r *http.Request, st *site) int 
 		writeGate(w, r, g, http.StatusUnauthorized, next, gateWrongPassword)
 		return http.StatusUnauthorized
 	}
+	pass()
 	g.setGateCookie(w, s.secure(r), now, s.gateTTL)
+	redirectGatePassed(w, next)
+	return http.StatusSeeOther
+}
+
+// gateOrigin refuses gate posts that a browser sends from a page of
+// another origin (Sec-Fetch-Site, else Origin against Host): the gate
+// page posts to its own origin, and a post from elsewhere could only
+// sign the visitor in unasked or spend their attempts.
+var gateOrigin = http.NewCrossOriginProtection()
+
+// redirectGatePassed sends a visitor who passed the gate to next.
+func redirectGatePassed(w http.ResponseWriter, next string) {
 	h := w.Header()
 	h.Set("Location", next)
 	h["Cache-Control"] = noStoreValue
 	w.WriteHeader(http.StatusSeeOther)
-	return http.StatusSeeOther
 }
 
 // secure reports whether r came over TLS (as the server's options say),

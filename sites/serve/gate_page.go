@@ -71,6 +71,7 @@ const (
 	gateTooMany       = "Too many attempts. Wait a minute, then try again."
 	gateBusy          = "The server is busy checking passwords. Try again in a few seconds."
 	gateBadLink       = "This link is not valid (any more). Ask the owner of the site for a new one."
+	gateCrossOrigin   = "The password must be sent from this page. Enter it again."
 )
 
 // writeGate answers status with the gate page of g: not cached, under

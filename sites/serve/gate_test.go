@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -180,11 +181,20 @@ func TestGateShareLink(t *testing.T) {
 	}
 }
 
-// postGate posts the gate form from ip.
+// postGate posts the gate form from ip, as the gate page does (no
+// Origin or Sec-Fetch-Site: curl, or a browser that sends neither).
 func postGate(srv *Server, ip, password, next string) *http.Response {
+	return postGateWith(srv, ip, password, next, nil)
+}
+
+// postGateWith posts the gate form from ip with the headers given.
+func postGateWith(srv *Server, ip, password, next string, headers map[string]string) *http.Response {
 	form := url.Values{"password": {password}, "next": {next}}
 	req := httptest.NewRequest("POST", "http://demo.sites.test"+GatePath, strings.NewReader(form.Encode()))
 	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	for k, v := range headers {
+		req.Header.Set(k, v)
+	}
 	req.RemoteAddr = ip + ":1234"
 	rec := httptest.NewRecorder()
 	srv.ServeSite(rec, req, "demo")
@@ -237,24 +247,31 @@ func TestGatePassword(t *testing.T) {
 	}
 }
 
-// TestGateRateLimit: attempts are limited per client (IPv6 per /64) and
-// per site, each in a one-minute window from its first attempt, not the
-// clock's minute; refused attempts answer 429.
+// TestGateRateLimit: failed attempts are limited per client (IPv6 per
+// /64) and site, in a one-minute window from the client's first failure,
+// not the clock's minute; a refused attempt answers 429. Only failures
+// count: other clients' failures, however many, never refuse a client,
+// and a client's right passwords never count against it.
 func TestGateRateLimit(t *testing.T) {
 	srv, _ := protectedServer(t, sites.Protection{PasswordHash: testHash()})
 	now := time.Date(2026, 11, 24, 12, 0, 50, 0, time.UTC)
 	srv.now = func() time.Time { return now }
-	srv.gateLimit = newGateLimiter(2, 3)
+	srv.gateLimit = newGateLimiter(2)
 	steps := []struct {
-		ip     string
-		status int
+		ip, password string
+		status       int
 	}{
-		{"192.0.2.1", 401}, {"192.0.2.1", 401}, {"192.0.2.1", 429}, // per client
-		{"2001:db8::1", 401}, {"[2001:db8::2]", 429}, // per site; and the /64 counted once
-		{"198.51.100.7", 429},
+		{"192.0.2.1", "wrong password", 401}, {"192.0.2.1", "wrong password", 401},
+		{"192.0.2.1", "wrong password", 429}, {"192.0.2.1", testPassword, 429}, // per client
+		{"2001:db8::1", "wrong password", 401}, {"[2001:db8::2]", "wrong password", 401},
+		{"2001:db8::3", "wrong password", 429},  // the /64 counted once
+		{"198.51.100.7", "wrong password", 401}, // the site has had 5 failures: still checked
+		{"198.51.100.8", testPassword, 303},     // and the right password lets in
+		{"203.0.113.5", testPassword, 303}, {"203.0.113.5", testPassword, 303}, {"203.0.113.5", testPassword, 303},
+		{"203.0.113.5", "wrong password", 401}, // right passwords did not count
 	}
 	for i, s := range steps {
-		res := postGate(srv, s.ip, "wrong password", "/")
+		res := postGate(srv, s.ip, s.password, "/")
 		if res.StatusCode != s.status {
 			t.Fatalf("step %d (%s): %d, want %d", i, s.ip, res.StatusCode, s.status)
 		}
@@ -269,6 +286,88 @@ func TestGateRateLimit(t *testing.T) {
 	now = now.Add(40 * time.Second)
 	if res := postGate(srv, "192.0.2.1", testPassword, "/"); res.StatusCode != 303 {
 		t.Fatalf("a minute after the first attempt: %d", res.StatusCode)
+	}
+}
+
+// TestGateCrossOrigin: a gate post that a browser sends from another
+// origin (Sec-Fetch-Site, else Origin against the Host) is refused with
+// 403 before any password check, and counts no attempt; the site's own
+// page, and clients that send neither header, get in.
+func TestGateCrossOrigin(t *testing.T) {
+	srv, _ := protectedServer(t, sites.Protection{PasswordHash: testHash()})
+	srv.gateLimit = newGateLimiter(1)
+	cases := []struct {
+		name    string
+		headers map[string]string
+		status  int
+	}{
+		{"another site", map[string]string{"Sec-Fetch-Site": "cross-site"}, 403},
+		{"another site host of the same domain", map[string]string{"Sec-Fetch-Site": "same-site"}, 403},
+		{"Origin of another host", map[string]string{"Origin": "http://evil.example"}, 403},
+		{"Origin of a sibling site host", map[string]string{"Origin": "http://other.sites.test"}, 403},
+		{"opaque Origin", map[string]string{"Origin": "null"}, 403},
+		{"the site's own page", map[string]string{"Sec-Fetch-Site": "same-origin", "Origin": "http://demo.sites.test"}, 303},
+		{"the site's own Origin", map[string]string{"Origin": "http://demo.sites.test"}, 303},
+		{"neither header", nil, 303},
+	}
+	for i, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			ip := "192.0.2." + strconv.Itoa(i+1)
+			res := postGateWith(srv, ip, testPassword, "/", c.headers)
+			if res.StatusCode != c.status || (res.Header.Get("Set-Cookie") != "") != (c.status == 303) {
+				t.Fatalf("right password: %d, Set-Cookie %q", res.StatusCode, res.Header.Get("Set-Cookie"))
+			}
+			if c.status != 403 {
+				return
+			}
+			if b := body(res); !strings.Contains(b, gateCrossOrigin) || res.Header.Get("Cache-Control") != "no-store" {
+				t.Fatalf("403 page: %q, Cache-Control %q", b, res.Header.Get("Cache-Control"))
+			}
+			for range 3 {
+				if res := postGateWith(srv, ip, "wrong password", "/", c.headers); res.StatusCode != 403 {
+					t.Fatalf("wrong password: %d", res.StatusCode)
+				}
+			}
+			// the refusals counted no attempt: the limit of 1 is not reached
+			if res := postGate(srv, ip, "wrong password", "/"); res.StatusCode != 401 {
+				t.Fatalf("a same-origin failure after the refusals: %d", res.StatusCode)
+			}
+		})
+	}
+}
+
+// TestGateCookieAndLinkNeverLimited: a visitor with a valid cookie, or
+// with the share link, is let in whatever the attempt limits and the
+// password checks say: a post with a valid cookie goes on without a
+// check.
+func TestGateCookieAndLinkNeverLimited(t *testing.T) {
+	srv, site := protectedServer(t, sites.Protection{PasswordHash: testHash(), Link: true})
+	srv.gateLimit = newGateLimiter(1)
+	srv.gateChecks = newPasswordChecksN(1, time.Millisecond)
+	if res := postGate(srv, "192.0.2.1", "wrong password", "/"); res.StatusCode != 401 {
+		t.Fatalf("first failure: %d", res.StatusCode)
+	}
+	release, ok := srv.gateChecks.acquire(context.Background(), "another site", 0) // every slot taken
+	if !ok {
+		t.Fatal("no slot")
+	}
+	defer release()
+	if res := postGate(srv, "192.0.2.1", "wrong password", "/"); res.StatusCode != 429 {
+		t.Fatalf("over the client's limit: %d", res.StatusCode)
+	}
+	if res := postGate(srv, "192.0.2.9", testPassword, "/"); res.StatusCode != 503 {
+		t.Fatalf("with every slot taken: %d", res.StatusCode)
+	}
+	cookie := validCookie(srv, site)
+	res := postGateWith(srv, "192.0.2.1", "", "/docs/", map[string]string{"Cookie": cookie})
+	if res.StatusCode != 303 || res.Header.Get("Location") != "/docs/" {
+		t.Fatalf("post with a valid cookie: %d to %q", res.StatusCode, res.Header.Get("Location"))
+	}
+	if res := get(srv, "GET", "/", map[string]string{"Cookie": cookie}); res.StatusCode != 200 {
+		t.Fatalf("GET with a valid cookie: %d", res.StatusCode)
+	}
+	if res := get(srv, "GET", "/?_token="+site.Protection.ShareToken(), nil); res.StatusCode != 303 || res.Header.Get("Set-Cookie") == "" {
+		t.Fatalf("share link: %d", res.StatusCode)
 	}
 }
 
@@ -294,8 +393,8 @@ func TestClientPrefix(t *testing.T) {
 // cookie, and once a slot is free the same post gets in.
 func TestGatePasswordChecksBounded(t *testing.T) {
 	srv, _ := protectedServer(t, sites.Protection{PasswordHash: testHash()})
-	srv.gateChecks = &passwordChecks{slots: make(chan struct{}, 1), wait: time.Millisecond}
-	release, ok := srv.gateChecks.acquire(context.Background()) // another site's check, running
+	srv.gateChecks = newPasswordChecksN(1, time.Millisecond)
+	release, ok := srv.gateChecks.acquire(context.Background(), "another site", 0) // another site's check, running
 	if !ok {
 		t.Fatal("no slot for the first check")
 	}
@@ -307,11 +406,11 @@ func TestGatePasswordChecksBounded(t *testing.T) {
 	if res := postGate(srv, "192.0.2.1", testPassword, "/"); res.StatusCode != 303 || res.Header.Get("Set-Cookie") == "" {
 		t.Fatalf("with a slot free: %d", res.StatusCode)
 	}
-	if n := len(srv.gateChecks.slots); n != 0 {
+	if n := srv.gateChecks.running; n != 0 {
 		t.Fatalf("%d slots still taken after the checks ended", n)
 	}
-	if c := newPasswordChecks(); cap(c.slots) < 1 {
-		t.Fatal("no slot at all")
+	if c := newPasswordChecks(); c.slots < 1 || c.perSite < 1 || c.perSite > c.slots {
+		t.Fatalf("slots %d, per site %d", c.slots, c.perSite)
 	}
 }
 
@@ -342,4 +441,102 @@ func TestGateDropsCDNCacheHeaders(t *testing.T) {
 	if res := get(srv, "GET", "/", nil); res.Header.Get("CDN-Cache-Control") != "max-age=600" {
 		t.Fatalf("public site lost its CDN-Cache-Control: %q", res.Header.Get("CDN-Cache-Control"))
 	}
+}
+
+// queued waits until c has n checks waiting.
+func queued(t *testing.T, c *passwordChecks, n int) {
+	t.Helper()
+	for range 10000 {
+		c.mu.Lock()
+		got := 0
+		for _, sc := range c.sites {
+			got += len(sc.waiting)
+		}
+		c.mu.Unlock()
+		if got == n {
+			return
+		}
+		time.Sleep(time.Millisecond)
+	}
+	t.Fatalf("never %d checks waiting", n)
+}
+
+// TestPasswordChecksFair: one site holds at most its share of the
+// password check slots, and a slot that comes free goes to the site
+// served least recently, then within a site to the client with the
+// fewest failures: another site's visitor, or a visitor who has not
+// failed, goes before a flood queued earlier.
+func TestPasswordChecksFair(t *testing.T) {
+	ctx := context.Background()
+	t.Run("a site's share", func(t *testing.T) {
+		c := newPasswordChecksN(2, time.Millisecond)
+		relA, ok := c.acquire(ctx, "a", 0)
+		if !ok {
+			t.Fatal("a: no slot")
+		}
+		if _, ok := c.acquire(ctx, "a", 0); ok {
+			t.Fatal("a took a second slot of two")
+		}
+		relB, ok := c.acquire(ctx, "b", 0)
+		if !ok {
+			t.Fatal("b: no slot while a holds its share")
+		}
+		relA()
+		relA() // a second call gives nothing back twice
+		relB()
+		if c.running != 0 || len(c.sites) != 0 {
+			t.Fatalf("%d running, %d sites kept", c.running, len(c.sites))
+		}
+	})
+	type got struct {
+		name string
+		rel  func()
+	}
+	order := func(t *testing.T, c *passwordChecks, first func(), waiters []struct {
+		site, name string
+		failures   int
+	}) []string {
+		t.Helper()
+		out := make(chan got, len(waiters))
+		for i, w := range waiters {
+			go func() {
+				rel, ok := c.acquire(ctx, w.site, w.failures)
+				if !ok {
+					rel = func() {}
+				}
+				out <- got{w.name, rel}
+			}()
+			queued(t, c, i+1) // queued in this order
+		}
+		first()
+		var names []string
+		for range waiters {
+			g := <-out
+			names = append(names, g.name)
+			g.rel()
+		}
+		return names
+	}
+	t.Run("another site first", func(t *testing.T) {
+		c := newPasswordChecksN(1, time.Minute)
+		rel, _ := c.acquire(ctx, "a", 0)
+		names := order(t, c, rel, []struct {
+			site, name string
+			failures   int
+		}{{"a", "a1", 0}, {"a", "a2", 0}, {"a", "a3", 0}, {"b", "b1", 0}})
+		if names[0] != "b1" {
+			t.Fatalf("order %v: b's visitor waited behind a's flood", names)
+		}
+	})
+	t.Run("within a site, fewest failures first", func(t *testing.T) {
+		c := newPasswordChecksN(1, time.Minute)
+		rel, _ := c.acquire(ctx, "a", 0)
+		names := order(t, c, rel, []struct {
+			site, name string
+			failures   int
+		}{{"a", "failing", 5}, {"a", "failing again", 5}, {"a", "visitor", 0}})
+		if want := "visitor failing failing again"; strings.Join(names, " ") != want {
+			t.Fatalf("order %v, want %s", names, want)
+		}
+	})
 }

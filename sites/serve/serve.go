@@ -119,8 +119,8 @@ type Server struct {
 	rec      Recorder
 	clientIP func(*http.Request) string
 	// The gate of protected sites: its cookies' lifetime, whether they
-	// are Secure (nil: r.TLS != nil), the password attempt limits, the
-	// password checks running at once.
+	// are Secure (nil: r.TLS != nil), the failed password attempts'
+	// limit per client, the password checks running at once.
 	gateTTL       time.Duration
 	secureCookies func(*http.Request) bool
 	gateLimit     *gateLimiter
@@ -192,7 +192,7 @@ func NewServer(load SiteLoader, blobStore store.BlobStore, opts ...ServerOptions
 
 		gateTTL:       o.GateCookieTTL,
 		secureCookies: o.SecureCookies,
-		gateLimit:     newGateLimiter(defaultGateAttemptsPerIP, defaultGateAttemptsPerSite),
+		gateLimit:     newGateLimiter(defaultGateFailuresPerClient),
 		gateChecks:    newPasswordChecks(),
 	}
 }
