@@ -46,6 +46,9 @@ type sitedrop struct {
 	limits authLimits
 	// submitLimit limits form submissions per deployment.
 	submitLimit *limiter
+	// webhookSends limits the webhook tests and redeliveries an account
+	// queues by hand (webhookSendsPerMinute).
+	webhookSends *limiter
 	// deliverer sends queued webhook deliveries.
 	deliverer *forms.Deliverer
 	// notifyWake nudges the notification mailer.
@@ -218,6 +221,7 @@ func (sd *sitedrop) init() error {
 	sd.keyedDeploys = newLimiter(sd.cfg.DeploysPerMinute, time.Minute)
 	sd.deploySlots = make(chan struct{}, sd.cfg.ConcurrentDeploys)
 	sd.submitLimit = newLimiter(10, time.Minute)
+	sd.webhookSends = newLimiter(webhookSendsPerMinute, time.Minute)
 	sd.uploads = newLimiter(int(uploadBytesFactor*sd.cfg.MaxBody), time.Hour)
 	sd.bodyGuards = newBodyGuards(sd.cfg)
 	sd.deliverer = forms.NewDeliverer(sd.app, sd.webhookGuard())
