@@ -9,17 +9,25 @@ import (
 
 	"github.com/pocketbase/dbx"
 	"github.com/pocketbase/pocketbase/core"
+	"golang.org/x/crypto/bcrypt"
 
 	"sitedrop/sites"
 	"sitedrop/sites/forms"
 )
 
-// mustUser creates an account (a users record).
+// mustUser creates an account (a users record), its password hashed at
+// bcrypt's lowest cost (the default one is slow under -race).
 func mustUser(t *testing.T, app core.App, email string) *core.Record {
 	t.Helper()
 	col, err := app.FindCollectionByNameOrId("users")
 	if err != nil {
 		t.Fatal(err)
+	}
+	if f, ok := col.Fields.GetByName("password").(*core.PasswordField); ok && f.Cost != bcrypt.MinCost {
+		f.Cost = bcrypt.MinCost
+		if err := app.Save(col); err != nil {
+			t.Fatal(err)
+		}
 	}
 	u := core.NewRecord(col)
 	u.SetEmail(email)
