@@ -48,6 +48,9 @@ type sitedrop struct {
 	limits authLimits
 	// submitLimit limits form submissions per deployment.
 	submitLimit *limiter
+	// webhookSends limits the webhook tests and redeliveries an account
+	// queues by hand (webhookSendsPerMinute).
+	webhookSends *limiter
 	// deliverer sends queued webhook deliveries.
 	deliverer *forms.Deliverer
 	// notifyWake nudges the notification mailer.
@@ -256,6 +259,7 @@ func (sd *sitedrop) init() error {
 	sd.keyedDeploys = newLimiter(cfg.DeploysPerMinute, time.Minute)
 	sd.deploySlots = make(chan struct{}, cfg.ConcurrentDeploys)
 	sd.submitLimit = newLimiter(10, time.Minute)
+	sd.webhookSends = newLimiter(webhookSendsPerMinute, time.Minute)
 	sd.uploads = newLimiter(int(uploadBytesFactor*cfg.MaxBody), time.Hour)
 	sd.bodyGuards = newBodyGuards(cfg)
 	sd.deliverer = forms.NewDeliverer(app, sd.webhookGuard())

@@ -84,10 +84,17 @@ func (sd *sitedrop) accountWebhookCreate(e *core.RequestEvent) error {
 }
 
 // accountWebhookTest is a webhook's "Send a test" button: a test delivery
-// queued now, shown in the delivery log.
+// queued now, shown in the delivery log, within the account's
+// webhookSends.
 func (sd *sitedrop) accountWebhookTest(e *core.RequestEvent) error {
 	dep, hook, err := sd.formWebhook(e)
 	if hook == nil {
+		return err
+	}
+	var ae *apiError
+	if err := sd.webhookSends.check(e.Response, dep.GetString("owner")); errors.As(err, &ae) {
+		return sd.backToSite(e, dep, ui.FlashError, "Test not sent: "+refusedLater(e, ae))
+	} else if err != nil {
 		return err
 	}
 	if _, err := forms.QueueTest(e.App, hook, sd.deploymentRef(dep)); err != nil {
@@ -98,7 +105,7 @@ func (sd *sitedrop) accountWebhookTest(e *core.RequestEvent) error {
 }
 
 // accountWebhookRedeliver is a delivery's "Redeliver" button: a copy of it
-// queued now.
+// queued now, within the account's webhookSends.
 func (sd *sitedrop) accountWebhookRedeliver(e *core.RequestEvent) error {
 	dep, hook, err := sd.formWebhook(e)
 	if hook == nil {
@@ -108,13 +115,32 @@ func (sd *sitedrop) accountWebhookRedeliver(e *core.RequestEvent) error {
 	if err != nil || del.GetString("webhook") != hook.Id || del.GetString("deployment") != dep.Id {
 		return sd.errorPage(e, http.StatusNotFound, "Delivery not found", "There is no such delivery of this webhook.")
 	}
+	owner := dep.GetString("owner")
+	var ae *apiError
+	if err := sd.webhookSends.check(e.Response, owner); errors.As(err, &ae) {
+		return sd.backToSite(e, dep, ui.FlashError, "Not queued again: "+refusedLater(e, ae))
+	} else if err != nil {
+		return err
+	}
 	if _, err := forms.Redeliver(e.App, del); errors.Is(err, forms.ErrDeliveryPending) {
+		sd.webhookSends.Refund(owner, 1) // nothing queued
 		return sd.backToSite(e, dep, ui.FlashError, "That delivery is still queued: it will be tried again by itself.")
 	} else if err != nil {
+		sd.webhookSends.Refund(owner, 1)
 		return err
 	}
 	sd.wakeWorkers()
 	return sd.backToSite(e, dep, ui.FlashSuccess, "Delivery queued again.")
+}
+
+// refusedLater is a flash message's reason for a refusal by a rate limit:
+// the API's message and, from its Retry-After, when to try again.
+func refusedLater(e *core.RequestEvent, ae *apiError) string {
+	msg := sentence(ae.Message)
+	if secs := e.Response.Header().Get("Retry-After"); secs != "" {
+		msg += " Try again in " + secs + " s."
+	}
+	return msg
 }
 
 // accountSiteWebhookDelete is a webhook's delete button on the site page.

@@ -17,6 +17,11 @@ import (
 // maxWebhooksPerDeployment bounds the webhooks of one deployment.
 const maxWebhooksPerDeployment = 10
 
+// webhookSendsPerMinute bounds the deliveries an account queues by hand
+// ("Send a test" and "Redeliver" together) in a minute: each one takes
+// the account's webhook sender for up to the delivery timeout.
+const webhookSendsPerMinute = 10
+
 // bindWebhooksAPI registers the webhook endpoints and e-mail notification
 // settings of deployments.
 func bindWebhooksAPI(sd *sitedrop, se *core.ServeEvent) {

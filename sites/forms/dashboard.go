@@ -7,6 +7,8 @@ import (
 
 	"github.com/pocketbase/dbx"
 	"github.com/pocketbase/pocketbase/core"
+
+	"sitedrop/sites"
 )
 
 // What the dashboard does with one webhook: send it a test, show its
@@ -49,7 +51,12 @@ func QueueTest(app core.App, hook *core.Record, dep DeploymentRef) (*core.Record
 	if err != nil {
 		return nil, err
 	}
-	rec, err := newDelivery(app, hook, hook.GetString("deployment"), EventTest, typ, payload, time.Now().UTC())
+	depID := hook.GetString("deployment")
+	account, err := deploymentAccount(app, depID)
+	if err != nil {
+		return nil, err
+	}
+	rec, err := newDelivery(app, hook, depID, account, EventTest, typ, payload, time.Now().UTC())
 	if err != nil {
 		return nil, err
 	}
@@ -74,8 +81,15 @@ func Redeliver(app core.App, orig *core.Record) (*core.Record, error) {
 		return nil, ErrWebhookGone
 	}
 	rec := core.NewRecord(orig.Collection())
-	for _, f := range []string{"deployment", "webhook", "event", "url", "type", "secret", "payload"} {
+	for _, f := range []string{"deployment", "account", "webhook", "event", "url", "type", "secret", "payload"} {
 		rec.Set(f, orig.Get(f))
+	}
+	if rec.GetString("account") == "" && rec.GetString("deployment") != "" { // queued before deliveries had accounts
+		account, err := deploymentAccount(app, rec.GetString("deployment"))
+		if err != nil {
+			return nil, err
+		}
+		rec.Set("account", account)
 	}
 	rec.Set("status", DeliveryPending)
 	rec.Set("attempts", 0)
@@ -87,9 +101,9 @@ func Redeliver(app core.App, orig *core.Record) (*core.Record, error) {
 }
 
 // newDelivery makes (unsaved) a pending delivery of payload to hook's
-// target, due at now; deploymentID may be empty (a deployment.deleted
-// delivery outlives its deployment).
-func newDelivery(app core.App, hook *core.Record, deploymentID, event, typ, payload string, now time.Time) (*core.Record, error) {
+// target for account, due at now; deploymentID may be empty (a
+// deployment.deleted delivery outlives its deployment).
+func newDelivery(app core.App, hook *core.Record, deploymentID, account, event, typ, payload string, now time.Time) (*core.Record, error) {
 	col, err := app.FindCachedCollectionByNameOrId(DeliveriesCollection)
 	if err != nil {
 		return nil, fmt.Errorf("find %s collection: %w", DeliveriesCollection, err)
@@ -98,6 +112,7 @@ func newDelivery(app core.App, hook *core.Record, deploymentID, event, typ, payl
 	if deploymentID != "" {
 		rec.Set("deployment", deploymentID)
 	}
+	rec.Set("account", account)
 	rec.Set("webhook", hook.Id)
 	rec.Set("event", event)
 	rec.Set("url", hook.GetString("url"))
@@ -108,6 +123,16 @@ func newDelivery(app core.App, hook *core.Record, deploymentID, event, typ, payl
 	rec.Set("attempts", 0)
 	rec.Set("next_attempt_at", now)
 	return rec, nil
+}
+
+// deploymentAccount is the owner of deployment id, the account its
+// deliveries are sent for ("" for an anonymous one).
+func deploymentAccount(app core.App, id string) (string, error) {
+	dep, err := app.FindRecordById(sites.DeploymentsCollection, id)
+	if err != nil {
+		return "", fmt.Errorf("find the owner of deployment %s: %w", id, err)
+	}
+	return dep.GetString("owner"), nil
 }
 
 // RecentDeliveries returns the latest limit deliveries of a webhook,

@@ -2,6 +2,7 @@ package forms
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"database/sql"
 	"encoding/json"
@@ -10,6 +11,8 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"slices"
+	"strings"
 	"sync"
 	"time"
 	"unicode/utf8"
@@ -18,12 +21,23 @@ import (
 
 	"github.com/pocketbase/dbx"
 	"github.com/pocketbase/pocketbase/core"
+	"github.com/pocketbase/pocketbase/tools/types"
 )
 
 // Deliverer sends queued webhook deliveries. Zero fields take their
-// defaults; set them before the first RunOnce or Run. One Deliverer per
-// database: it serialises its own runs but does not coordinate with
-// others.
+// defaults; set them before the first RunOnce or Run.
+//
+// Its senders are shared fairly between accounts (a delivery's account is
+// the owner of its deployment when it was queued): at most Senders
+// requests are in flight, at most one per account, and a sender that
+// comes free goes to the account with due deliveries that was given one
+// least recently (round robin). So an account whose receivers never
+// answer holds one sender, never the others: while a sender is free,
+// another account's due delivery is sent at once; when every sender is
+// busy with other accounts, it waits for the first to come free (at most
+// one Timeout) behind only the accounts that waited longer. Runs of one
+// Deliverer (Run, RunOnce) share these bounds. One Deliverer per
+// database: it does not coordinate with others.
 type Deliverer struct {
 	// App is the database holding the queue.
 	App core.App
@@ -31,6 +45,8 @@ type Deliverer struct {
 	Guard WebhookGuard
 	// Timeout bounds each request (default 10s).
 	Timeout time.Duration
+	// Senders bounds the requests in flight at once (default 4).
+	Senders int
 	// MaxAttempts is how many attempts a delivery gets before it is
 	// marked failed (default 8).
 	MaxAttempts int
@@ -42,11 +58,16 @@ type Deliverer struct {
 
 	wake     chan struct{}
 	wakeOnce sync.Once
-	runMu    sync.Mutex
+
+	mu       sync.Mutex
+	inFlight int               // requests in flight, of every run
+	busy     map[string]bool   // accounts with a request in flight
+	served   map[string]uint64 // the turn at which each account last got a sender
+	turn     uint64
 }
 
 // NewDeliverer returns a Deliverer over app's queue with the default
-// timeout, attempts and backoff.
+// timeout, senders, attempts and backoff.
 func NewDeliverer(app core.App, guard WebhookGuard) *Deliverer {
 	d := &Deliverer{App: app, Guard: guard}
 	d.wakeChan()
@@ -74,6 +95,13 @@ func (d *Deliverer) timeout() time.Duration {
 		return d.Timeout
 	}
 	return defaultTimeout
+}
+
+func (d *Deliverer) senders() int {
+	if d.Senders > 0 {
+		return d.Senders
+	}
+	return defaultSenders
 }
 
 func (d *Deliverer) maxAttempts() int {
@@ -109,112 +137,279 @@ func (d *Deliverer) Wake() {
 	}
 }
 
-// Run delivers until ctx is done: RunOnce, then wait for the earliest
-// pending delivery (between 100ms and 5s) or a Wake. Errors are logged.
+// pass is what one Run or RunOnce knows of its own sending.
+type pass struct {
+	// once is RunOnce's: only deliveries due by cutoff, each at most once
+	// (seen), and accounts with nothing left unseen are spent.
+	once   bool
+	cutoff time.Time
+	seen   map[string]bool
+	spent  map[string]bool
+	// cool pauses, in Run, an account whose last delivery hit a database
+	// error, so that the error is not retried in a tight loop.
+	cool map[string]time.Time
+	// running counts this pass's requests in flight; each one sends its
+	// outcome on done (buffered for all of them: a sender never blocks).
+	running int
+	done    chan outcome
+}
+
+// outcome is how one delivery attempt ended.
+type outcome struct {
+	account string
+	sent    bool
+	err     error
+}
+
+func (d *Deliverer) newPass(once bool) *pass {
+	return &pass{
+		once: once, cutoff: d.now(), seen: map[string]bool{}, spent: map[string]bool{},
+		cool: map[string]time.Time{}, done: make(chan outcome, d.senders()),
+	}
+}
+
+// Run delivers until ctx is done: it gives free senders to the due
+// deliveries of accounts (see Deliverer) whenever a request ends, a Wake
+// comes or the earliest pending delivery falls due (looking at least
+// every 5s), and waits for its requests to end before it returns. Errors
+// are logged.
 func (d *Deliverer) Run(ctx context.Context) {
+	client := d.Guard.HTTPClient(d.timeout())
+	defer client.CloseIdleConnections()
+	p := d.newPass(false)
 	wake := d.wakeChan()
 	for ctx.Err() == nil {
-		if _, err := d.RunOnce(ctx); err != nil && ctx.Err() == nil {
+		next, err := d.fill(ctx, client, p)
+		if err != nil && ctx.Err() == nil {
 			d.App.Logger().Error("webhook deliveries", "error", err)
 		}
-		wait, err := d.nextWait()
-		if err != nil && ctx.Err() == nil {
-			d.App.Logger().Error("webhook deliveries: find next due", "error", err)
+		wait := runWaitMax
+		if !next.IsZero() {
+			wait = min(max(next.Sub(d.now()), runWaitMin), runWaitMax)
 		}
 		t := time.NewTimer(wait)
 		select {
 		case <-ctx.Done():
 		case <-wake:
 		case <-t.C:
+		case o := <-p.done:
+			d.finished(p, o)
 		}
 		t.Stop()
 	}
+	for p.running > 0 {
+		d.finished(p, <-p.done)
+	}
 }
 
-// nextWait is how long until the earliest pending delivery is due,
-// clamped to [runWaitMin, runWaitMax].
-func (d *Deliverer) nextWait() (time.Duration, error) {
-	recs, err := d.App.FindRecordsByFilter(DeliveriesCollection, "status = {:s}", "next_attempt_at", 1, 0,
-		dbx.Params{"s": DeliveryPending})
-	if err != nil {
-		return runWaitMax, fmt.Errorf("find next pending delivery: %w", err)
+// finished books the outcome of one of p's requests; in Run an error is
+// logged and pauses its account.
+func (d *Deliverer) finished(p *pass, o outcome) {
+	p.running--
+	if o.err != nil && !p.once {
+		d.App.Logger().Error("webhook delivery", "account", o.account, "error", o.err)
+		p.cool[o.account] = d.now().Add(runWaitMax)
 	}
-	if len(recs) == 0 {
-		return runWaitMax, nil
-	}
-	wait := recs[0].GetDateTime("next_attempt_at").Time().Sub(d.now())
-	return min(max(wait, runWaitMin), runWaitMax), nil
 }
 
-// RunOnce sends every delivery due now, oldest due first, a few at a time,
-// and returns how many requests were made. A failed attempt is scheduled
-// again after Backoff or, at MaxAttempts, marked failed. Database errors
-// of single deliveries are collected and the rest still run. When ctx is
-// done it stops; an attempt cut short by ctx is not counted.
+// RunOnce sends every delivery due now, oldest due first within each
+// account, sharing the senders between accounts as Run does, and returns
+// how many requests were made. Each delivery gets at most one attempt: a
+// failed one is scheduled again after Backoff or, at MaxAttempts, marked
+// failed. Database errors of single deliveries are collected and the rest
+// still run. Deliveries of an account that another run is sending to are
+// left to that run. When ctx is done it stops; an attempt cut short by
+// ctx is not counted.
 func (d *Deliverer) RunOnce(ctx context.Context) (int, error) {
-	d.runMu.Lock()
-	defer d.runMu.Unlock()
-
 	client := d.Guard.HTTPClient(d.timeout())
 	defer client.CloseIdleConnections()
-
-	cutoff := sites.DBTime(d.now())
-	seen := map[string]bool{}
+	p := d.newPass(true)
 	var (
-		mu        sync.Mutex
 		attempted int
 		errs      []error
 	)
-	for ctx.Err() == nil {
-		recs, err := d.App.FindRecordsByFilter(DeliveriesCollection,
-			"status = {:s} && next_attempt_at <= {:now}", "next_attempt_at,created,id", deliveryBatch, 0,
-			dbx.Params{"s": DeliveryPending, "now": cutoff})
-		if err != nil {
-			errs = append(errs, fmt.Errorf("find due webhook deliveries: %w", err))
-			break
-		}
-		var ids []string
-		for _, r := range recs {
-			if !seen[r.Id] {
-				seen[r.Id] = true
-				ids = append(ids, r.Id)
+	for {
+		if ctx.Err() == nil {
+			if _, err := d.fill(ctx, client, p); err != nil {
+				errs = append(errs, err)
 			}
 		}
-		if len(ids) == 0 {
+		if p.running == 0 {
 			break
 		}
-
-		jobs := make(chan string)
-		var wg sync.WaitGroup
-		for range min(deliveryWorkers, len(ids)) {
-			wg.Go(func() {
-				for id := range jobs {
-					sent, err := d.deliver(ctx, client, id)
-					mu.Lock()
-					if sent {
-						attempted++
-					}
-					if err != nil {
-						errs = append(errs, err)
-					}
-					mu.Unlock()
-				}
-			})
+		o := <-p.done
+		d.finished(p, o)
+		if o.sent {
+			attempted++
 		}
-		for _, id := range ids {
-			if ctx.Err() != nil {
-				break
-			}
-			jobs <- id
-		}
-		close(jobs)
-		wg.Wait()
-
-		if len(recs) < deliveryBatch {
-			break
+		if o.err != nil {
+			errs = append(errs, o.err)
 		}
 	}
 	return attempted, errors.Join(errs...)
+}
+
+// lane is an account's share of the queue: its earliest pending delivery.
+type lane struct {
+	account string
+	due     time.Time
+}
+
+// fill gives free senders to accounts with due deliveries, least recently
+// served first, one each, and starts their oldest due delivery. It
+// returns when the next account that it could not serve yet (not due, or
+// cooling) may be served, zero if none. Accounts sending already are left
+// to the end of their request.
+func (d *Deliverer) fill(ctx context.Context, client *http.Client, p *pass) (time.Time, error) {
+	now := d.now()
+	if p.once {
+		now = p.cutoff
+	}
+	lanes, err := d.lanes()
+	if err != nil {
+		return time.Time{}, err
+	}
+	var next time.Time
+	later := func(t time.Time) {
+		if next.IsZero() || t.Before(next) {
+			next = t
+		}
+	}
+	d.mu.Lock()
+	pending := make(map[string]bool, len(lanes))
+	var due []lane
+	for _, l := range lanes {
+		pending[l.account] = true
+		if d.busy[l.account] || p.spent[l.account] {
+			continue
+		}
+		if until, ok := p.cool[l.account]; ok && now.Before(until) {
+			later(until)
+			continue
+		}
+		delete(p.cool, l.account)
+		if l.due.After(now) {
+			later(l.due)
+			continue
+		}
+		due = append(due, l)
+	}
+	for a := range d.served { // forget accounts with nothing queued: they start afresh
+		if !pending[a] && !d.busy[a] {
+			delete(d.served, a)
+		}
+	}
+	slices.SortFunc(due, func(a, b lane) int {
+		return cmp.Or(cmp.Compare(d.served[a.account], d.served[b.account]), a.due.Compare(b.due),
+			strings.Compare(a.account, b.account))
+	})
+	d.mu.Unlock()
+
+	var errs []error
+	for _, l := range due {
+		claimed, full := d.claim(l.account)
+		if full {
+			break
+		}
+		if !claimed {
+			continue
+		}
+		id, err := d.nextDue(l.account, now, p.seen)
+		if err != nil || id == "" {
+			d.release(l.account)
+			if err != nil {
+				errs = append(errs, err)
+			} else if p.once {
+				p.spent[l.account] = true
+			}
+			continue
+		}
+		if p.once {
+			p.seen[id] = true
+		}
+		p.running++
+		go func() {
+			sent, err := d.deliver(ctx, client, id)
+			d.release(l.account)
+			p.done <- outcome{l.account, sent, err}
+		}()
+	}
+	return next, errors.Join(errs...)
+}
+
+// claim takes a sender for account, which then is its turn: claimed is
+// false when the account has one already, full when no sender is free.
+func (d *Deliverer) claim(account string) (claimed, full bool) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.inFlight >= d.senders() {
+		return false, true
+	}
+	if d.busy[account] {
+		return false, false
+	}
+	if d.busy == nil {
+		d.busy, d.served = map[string]bool{}, map[string]uint64{}
+	}
+	d.busy[account] = true
+	d.inFlight++
+	d.turn++
+	d.served[account] = d.turn
+	return true, false
+}
+
+// release gives back the sender of account.
+func (d *Deliverer) release(account string) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	delete(d.busy, account)
+	d.inFlight--
+}
+
+// lanes lists the accounts with pending deliveries, each with the time
+// its earliest one is due.
+func (d *Deliverer) lanes() ([]lane, error) {
+	var rows []struct {
+		Account string `db:"account"`
+		Due     string `db:"due"`
+	}
+	err := d.App.DB().Select("account", "MIN(next_attempt_at) AS due").From(DeliveriesCollection).
+		Where(dbx.HashExp{"status": DeliveryPending}).GroupBy("account").All(&rows)
+	if err != nil {
+		return nil, fmt.Errorf("find accounts with pending webhook deliveries: %w", err)
+	}
+	out := make([]lane, 0, len(rows))
+	for _, r := range rows {
+		due, err := types.ParseDateTime(r.Due)
+		if err != nil {
+			return nil, fmt.Errorf("pending webhook deliveries of account %q: due %q: %w", r.Account, r.Due, err)
+		}
+		out = append(out, lane{r.Account, due.Time()}) // never set: due at once
+	}
+	return out, nil
+}
+
+// nextDue returns the id of account's oldest delivery due at now that is
+// not in seen, or "" if there is none.
+func (d *Deliverer) nextDue(account string, now time.Time, seen map[string]bool) (string, error) {
+	for offset := int64(0); ; offset += deliveryBatch {
+		var ids []string
+		err := d.App.DB().Select("id").From(DeliveriesCollection).
+			Where(dbx.HashExp{"status": DeliveryPending, "account": account}).
+			AndWhere(dbx.NewExp("next_attempt_at <= {:now}", dbx.Params{"now": sites.DBTime(now)})).
+			OrderBy("next_attempt_at", "created", "id").Limit(deliveryBatch).Offset(offset).Column(&ids)
+		if err != nil {
+			return "", fmt.Errorf("find due webhook deliveries of account %q: %w", account, err)
+		}
+		for _, id := range ids {
+			if !seen[id] {
+				return id, nil
+			}
+		}
+		if len(ids) < deliveryBatch {
+			return "", nil
+		}
+	}
 }
 
 // deliver makes one attempt at the delivery id and records its outcome.

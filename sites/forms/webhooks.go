@@ -68,7 +68,7 @@ const (
 // Limits.
 const (
 	deliveryBatch      = 50       // rows read per query
-	deliveryWorkers    = 4        // concurrent requests
+	defaultSenders     = 4        // concurrent requests
 	maxResponseRead    = 64 << 10 // bytes read of an answer
 	maxLastError       = 1000     // runes kept of last_error
 	slackValueMax      = 200      // runes per submitted value in Slack text
@@ -104,7 +104,8 @@ type genericPayload struct {
 
 // EnqueueWebhooks queues event for every active webhook of the deployment
 // subscribed to it, and returns how many deliveries were queued. Each
-// delivery copies its webhook's url, type and secret and is due now. Its
+// delivery copies its webhook's url, type and secret, names the
+// deployment's owner as its account (see Deliverer) and is due now. Its
 // deployment relation is set, so it goes with the deployment, except for
 // EventDeploymentDeleted, whose deliveries must outlive it: queue those
 // before the delete, in its transaction. sub is used on EventSubmission
@@ -121,9 +122,16 @@ func EnqueueWebhooks(app core.App, deploymentID string, event string, dep Deploy
 	payloads := map[string]string{}
 	now := time.Now().UTC()
 	n := 0
+	account, looked := "", false
 	for _, h := range hooks {
 		if !slices.Contains(h.GetStringSlice("events"), event) {
 			continue
+		}
+		if !looked {
+			if account, err = deploymentAccount(app, deploymentID); err != nil {
+				return n, err
+			}
+			looked = true
 		}
 		typ := h.GetString("type")
 		if typ != WebhookSlack {
@@ -140,7 +148,7 @@ func EnqueueWebhooks(app core.App, deploymentID string, event string, dep Deploy
 		if event == EventDeploymentDeleted {
 			depID = "" // its deliveries outlive the deployment
 		}
-		rec, err := newDelivery(app, h, depID, event, typ, payload, now)
+		rec, err := newDelivery(app, h, depID, account, event, typ, payload, now)
 		if err != nil {
 			return n, err
 		}
