@@ -11,39 +11,62 @@ import (
 )
 
 // gateLimiter counts failed password attempts per client address and
-// site, in a one-minute window from the client's first failure (in
-// memory: each server counts its own). An IPv6 client counts per /64,
-// which one client usually holds.
+// site, and per site, each in a one-minute window from its first failure
+// (in memory: each server counts its own). An IPv6 client counts per
+// /64, which one client usually holds.
 //
-// Only failures count, and only the client's own: other clients'
-// failures never refuse a client, so no number of addresses can lock a
-// site's visitors out. What one site's attempts may cost is bounded by
-// the password checks' slots instead (passwordChecks: a site holds at
-// most its share of them, whatever it is sent).
+// Only failures count. A client is refused past its own failures; past
+// the site's, only a client that has failed already in its window is
+// refused, so a client with no failure (a visitor arriving during an
+// attack) still has its try: no number of addresses can lock a site's
+// visitors out, and guesses at one site stay bounded by the site's cap
+// plus one a minute for each fresh address. What one site's attempts may
+// cost in CPU is bounded by the password checks' slots (passwordChecks:
+// a site holds at most its share of them, whatever it is sent).
 type gateLimiter struct {
-	failures *ratelimit.Limiter
+	failures *ratelimit.Limiter // per site and client
+	site     *ratelimit.Limiter // per site
 }
 
 // defaultGateFailuresPerClient is the failed attempts a client may make
-// on a site per minute.
-const defaultGateFailuresPerClient = 10
+// on a site per minute; defaultGateFailuresPerSite those of all clients
+// together past which only clients with no failure may try.
+const (
+	defaultGateFailuresPerClient = 10
+	defaultGateFailuresPerSite   = 100
+)
 
-func newGateLimiter(perClient int) *gateLimiter {
-	return &gateLimiter{failures: ratelimit.New(perClient, time.Minute)}
+func newGateLimiter(perClient, perSite int) *gateLimiter {
+	return &gateLimiter{
+		failures: ratelimit.New(perClient, time.Minute),
+		site:     ratelimit.New(perSite, time.Minute),
+	}
 }
 
 // attempt reserves one failure of ip on site at now, before its
 // password is checked (so that checks running at once count too), and
-// reports whether it is within the client's limit, with the client's
-// failures before it (the password checks serve fewer first). When the
-// password turns out right, pass gives the failure back.
+// reports whether it is within the limits, with the client's failures
+// before it (the password checks serve fewer first). When the password
+// turns out right, or is not checked, pass gives the failure back.
 func (l *gateLimiter) attempt(site, ip string, now time.Time) (failures int, ok bool, pass func()) {
 	key := site + "\x00" + clientPrefix(ip)
 	failures = l.failures.Count(key, now)
-	if ok, _ := l.failures.AllowN(key, 1, now); !ok {
+	siteOK, _ := l.site.AllowN(site, 1, now)
+	if !siteOK && failures > 0 {
 		return failures, false, nil
 	}
-	return failures, true, func() { l.failures.Refund(key, 1) }
+	if ok, _ := l.failures.AllowN(key, 1, now); !ok {
+		if siteOK {
+			l.site.Refund(site, 1)
+		}
+		return failures, false, nil
+	}
+	return failures, true, func() {
+		l.failures.Refund(key, 1)
+		if siteOK {
+			l.site.Refund(site, 1)
+		}
+	}
 }
 
 // clientPrefix is what an address is counted as: itself, or its /64 for

@@ -256,7 +256,7 @@ func TestGateRateLimit(t *testing.T) {
 	srv, _ := protectedServer(t, sites.Protection{PasswordHash: testHash()})
 	now := time.Date(2026, 11, 24, 12, 0, 50, 0, time.UTC)
 	srv.now = func() time.Time { return now }
-	srv.gateLimit = newGateLimiter(2)
+	srv.gateLimit = newGateLimiter(2, 100)
 	steps := []struct {
 		ip, password string
 		status       int
@@ -289,13 +289,46 @@ func TestGateRateLimit(t *testing.T) {
 	}
 }
 
+// TestGateSiteFailureCap: past a site's failures in a minute, a client
+// that has failed already is refused, while a client with no failure of
+// its own still has its try: guesses at a site stay bounded without
+// locking a visitor who arrives during an attack out.
+func TestGateSiteFailureCap(t *testing.T) {
+	srv, _ := protectedServer(t, sites.Protection{PasswordHash: testHash()})
+	now := time.Date(2026, 11, 24, 12, 0, 0, 0, time.UTC)
+	srv.now = func() time.Time { return now }
+	srv.gateLimit = newGateLimiter(10, 3)
+	steps := []struct {
+		ip, password string
+		status       int
+	}{
+		{"192.0.2.1", "wrong password", 401}, {"192.0.2.2", "wrong password", 401},
+		{"192.0.2.3", "wrong password", 401}, // the site's cap is reached
+		{"192.0.2.1", "wrong password", 429}, // a client that failed already
+		{"192.0.2.1", testPassword, 429},
+		{"192.0.2.4", "wrong password", 401}, // a fresh client: its one try
+		{"192.0.2.4", "wrong password", 429},
+		{"192.0.2.5", testPassword, 303}, // a visitor with the password gets in
+		{"192.0.2.5", testPassword, 303},
+	}
+	for i, s := range steps {
+		if res := postGate(srv, s.ip, s.password, "/"); res.StatusCode != s.status {
+			t.Fatalf("step %d (%s): %d, want %d", i, s.ip, res.StatusCode, s.status)
+		}
+	}
+	now = now.Add(time.Minute)
+	if res := postGate(srv, "192.0.2.1", testPassword, "/"); res.StatusCode != 303 {
+		t.Fatalf("a minute later: %d, want 303", res.StatusCode)
+	}
+}
+
 // TestGateCrossOrigin: a gate post that a browser sends from another
 // origin (Sec-Fetch-Site, else Origin against the Host) is refused with
 // 403 before any password check, and counts no attempt; the site's own
 // page, and clients that send neither header, get in.
 func TestGateCrossOrigin(t *testing.T) {
 	srv, _ := protectedServer(t, sites.Protection{PasswordHash: testHash()})
-	srv.gateLimit = newGateLimiter(1)
+	srv.gateLimit = newGateLimiter(1, 100)
 	cases := []struct {
 		name    string
 		headers map[string]string
@@ -342,7 +375,7 @@ func TestGateCrossOrigin(t *testing.T) {
 // check.
 func TestGateCookieAndLinkNeverLimited(t *testing.T) {
 	srv, site := protectedServer(t, sites.Protection{PasswordHash: testHash(), Link: true})
-	srv.gateLimit = newGateLimiter(1)
+	srv.gateLimit = newGateLimiter(1, 100)
 	srv.gateChecks = newPasswordChecksN(1, time.Millisecond)
 	if res := postGate(srv, "192.0.2.1", "wrong password", "/"); res.StatusCode != 401 {
 		t.Fatalf("first failure: %d", res.StatusCode)

@@ -192,7 +192,7 @@ func NewServer(load SiteLoader, blobStore store.BlobStore, opts ...ServerOptions
 
 		gateTTL:       o.GateCookieTTL,
 		secureCookies: o.SecureCookies,
-		gateLimit:     newGateLimiter(defaultGateFailuresPerClient),
+		gateLimit:     newGateLimiter(defaultGateFailuresPerClient, defaultGateFailuresPerSite),
 		gateChecks:    newPasswordChecks(),
 	}
 }
