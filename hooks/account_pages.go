@@ -1,7 +1,10 @@
 package hooks
 
 import (
+	"context"
+	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"strings"
 	"time"
@@ -77,17 +80,39 @@ func (sd *sitedrop) accountKeyRevoke(e *core.RequestEvent) error {
 }
 
 // readForm checks a page's form post: same origin, a readable small form
-// (in PostForm). When ok is false the answer has been decided: an error
+// (in PostForm), read as deploy bodies are (guardBody: the minimum rate
+// after the grace, each byte held of the memory budget as it comes, until
+// it is parsed). When ok is false the answer has been decided: an error
 // page, or the error of writing it.
 func (sd *sitedrop) readForm(e *core.RequestEvent) (ok bool, err error) {
 	if err := checkOrigin(e); err != nil {
 		return false, sd.errorPage(e, http.StatusForbidden, "Request refused", "This form can only be sent from this server's own pages.")
 	}
-	e.Request.Body = http.MaxBytesReader(e.Response, e.Request.Body, formBodyLimit)
-	if err := e.Request.ParseForm(); err != nil {
+	lease := sd.memoryLease(e)
+	defer lease.release()
+	body, err := sd.guardBody(e, formBodyLimit, lease)
+	if err == nil {
+		e.Request.Body = readCloser{body, e.Request.Body}
+		err = e.Request.ParseForm()
+	}
+	var ae *apiError
+	switch {
+	case errors.As(err, &ae): // too large, too slow, the memory budget
+		// A read past its deadline cancels the request's context, which
+		// would stop the page's rendering: the client still reads it.
+		e.Request = e.Request.WithContext(context.WithoutCancel(e.Request.Context()))
+		return false, sd.errorPage(e, ae.Status, http.StatusText(ae.Status), ae.Message)
+	case err != nil:
 		return false, sd.errorPage(e, http.StatusBadRequest, "Bad request", "The form could not be read.")
 	}
 	return true, nil
+}
+
+// readCloser is a body read through another reader (a guarded body) and
+// closed as it was.
+type readCloser struct {
+	io.Reader
+	io.Closer
 }
 
 // formUser checks a cookie-authenticated form post: same origin, a

@@ -66,7 +66,7 @@ func (sd *sitedrop) authOTP(e *core.RequestEvent) error {
 	var body struct {
 		Email *string `json:"email"`
 	}
-	if err := readJSON(e, authBodyLimit, &body); err != nil {
+	if err := sd.readJSON(e, authBodyLimit, &body); err != nil {
 		return err
 	}
 	if body.Email == nil {
@@ -137,7 +137,7 @@ func (sd *sitedrop) authVerify(e *core.RequestEvent) error {
 		OTPID *string `json:"otp_id"`
 		Code  *string `json:"code"`
 	}
-	if err := readJSON(e, authBodyLimit, &body); err != nil {
+	if err := sd.readJSON(e, authBodyLimit, &body); err != nil {
 		return err
 	}
 	if body.OTPID == nil || *body.OTPID == "" {

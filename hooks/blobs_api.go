@@ -57,7 +57,7 @@ func (sd *sitedrop) blobsMissing(e *core.RequestEvent) error {
 	}
 	limit := max(maxMissingHashes, sd.cfg.MaxFiles)
 	var req missingRequest
-	if err := readJSON(e, int64(limit)*70+1024, &req); err != nil {
+	if err := sd.readJSON(e, int64(limit)*70+1024, &req); err != nil {
 		return err
 	}
 	if req.Hashes == nil {

@@ -105,11 +105,13 @@ func (b *memBudget) inUse() int64 {
 }
 
 // memLease is what one request holds of the memory budget: it grows as
-// bytes arrive and is given back whole when the request ends.
+// bytes arrive and is given back whole when the request ends. It may grow
+// from several goroutines (an MCP request's tool and its answer).
 type memLease struct {
 	budget *memBudget
 	e      *core.RequestEvent
 	wait   time.Duration
+	mu     sync.Mutex // guards held
 	held   int64
 }
 
@@ -123,25 +125,39 @@ func (sd *sitedrop) memoryLease(e *core.RequestEvent) *memLease {
 // when the budget stays exhausted. A nil lease reserves nothing (a body
 // read and dropped).
 func (l *memLease) reserve(n int64) error {
-	if l == nil || n <= 0 {
+	if l.grow(n) {
 		return nil
 	}
-	ctx := l.e.Request.Context()
-	if !l.budget.take(ctx, n, l.wait) {
-		if ctx.Err() != nil {
-			return fail(statusClientClosed, msgClientClosed) // nobody to answer
-		}
-		l.e.Response.Header().Set("Retry-After", strconv.Itoa(memoryRetryAfter))
-		return fail(http.StatusServiceUnavailable, msgServerBusy)
+	if l.e.Request.Context().Err() != nil {
+		return fail(statusClientClosed, msgClientClosed) // nobody to answer
 	}
+	l.e.Response.Header().Set("Retry-After", strconv.Itoa(memoryRetryAfter))
+	return fail(http.StatusServiceUnavailable, msgServerBusy)
+}
+
+// grow adds n bytes to the lease, waiting for the budget as reserve does;
+// false when they could not be had (or the request ended). A nil lease
+// grows without limit.
+func (l *memLease) grow(n int64) bool {
+	if l == nil || n <= 0 {
+		return true
+	}
+	if !l.budget.take(l.e.Request.Context(), n, l.wait) {
+		return false
+	}
+	l.mu.Lock()
 	l.held += n
-	return nil
+	l.mu.Unlock()
+	return true
 }
 
 // release gives back everything the lease holds.
 func (l *memLease) release() {
-	l.budget.give(l.held)
+	l.mu.Lock()
+	held := l.held
 	l.held = 0
+	l.mu.Unlock()
+	l.budget.give(held)
 }
 
 // guardedBody reads a request body within a byte limit (413 past it) and a

@@ -298,7 +298,7 @@ func (sd *sitedrop) deployClaim(e *core.RequestEvent) error {
 		return err
 	}
 	var req claimRequest
-	if err := readJSON(e, claimBodyLimit, &req); err != nil {
+	if err := sd.readJSON(e, claimBodyLimit, &req); err != nil {
 		return err
 	}
 	if req.Slug == nil || *req.Slug == "" {

@@ -47,14 +47,20 @@ type claimRequest struct {
 	ClaimToken *string `json:"claim_token"`
 }
 
-// readJSON decodes the request body, at most limit bytes, into dst. Every
-// failure is a client error naming what is wrong: 413 past the limit, 400
-// for malformed JSON, a wrong field type or trailing data.
-func readJSON(e *core.RequestEvent, limit int64, dst any) error {
-	if e.Request.ContentLength > limit {
-		return tooLarge(limit)
+// readJSON decodes the request body, at most limit bytes, into dst. The
+// body is read as deploy bodies are (guardBody: the minimum rate after the
+// grace, each byte held of the memory budget as it comes, until it is
+// decoded). Every failure is a client error naming what is wrong: 413
+// past the limit, 408 too slow, 503 (Retry-After) with the budget spent,
+// 400 for malformed JSON, a wrong field type or trailing data.
+func (sd *sitedrop) readJSON(e *core.RequestEvent, limit int64, dst any) error {
+	lease := sd.memoryLease(e)
+	defer lease.release()
+	body, err := sd.guardBody(e, limit, lease)
+	if err != nil {
+		return err
 	}
-	return decodeJSON(http.MaxBytesReader(e.Response, unwrapBody(e.Request.Body), limit), limit, dst)
+	return decodeJSON(body, limit, dst)
 }
 
 // decodeJSON decodes one JSON value from r, a body bounded to limit bytes,

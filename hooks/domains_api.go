@@ -37,7 +37,7 @@ func (sd *sitedrop) domainCreate(e *core.RequestEvent) error {
 	var body struct {
 		Domain *string `json:"domain"`
 	}
-	if err := readJSON(e, authBodyLimit, &body); err != nil {
+	if err := sd.readJSON(e, authBodyLimit, &body); err != nil {
 		return err
 	}
 	if body.Domain == nil {

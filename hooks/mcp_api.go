@@ -1,6 +1,10 @@
 package hooks
 
 import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -11,6 +15,7 @@ import (
 	"github.com/pocketbase/pocketbase/apis"
 	"github.com/pocketbase/pocketbase/core"
 
+	"sitedrop/sites"
 	"sitedrop/sites/agent"
 	"sitedrop/sites/client"
 )
@@ -18,10 +23,10 @@ import (
 // bindMCP serves the MCP tools (see sites/agent) over stateless Streamable
 // HTTP at /mcp, on the web host (site hosts never reach the routes). The
 // tools call the API in process, with the caller's key and client IP, so
-// they meet the API's own limits and errors. The SDK bounds the body to
-// --max-body, as a JSON deploy is bounded, and the body is held against
-// the deploy memory budget (see mcpServe). It returns the API handler the
-// tools call, for register to complete once the server's handler is built.
+// they meet the API's own limits and errors. The body is read as deploy
+// bodies are, and it and the answer are held against the deploy memory
+// budget (see mcpServe). It returns the API handler the tools call, for
+// register to complete once the server's handler is built.
 func bindMCP(sd *sitedrop, se *core.ServeEvent) *apiMux {
 	api := &apiMux{router: se.Router}
 	h := mcp.NewStreamableHTTPHandler(func(r *http.Request) *mcp.Server {
@@ -41,35 +46,68 @@ func bindMCP(sd *sitedrop, se *core.ServeEvent) *apiMux {
 }
 
 // mcpMemoryFactor times its body is what an MCP request holds of the
-// deploy memory budget: the body the SDK reads whole, and the tool's
-// decoded arguments. (The API request a tool makes reserves its own.)
-const mcpMemoryFactor = 2
+// deploy memory budget once the body has come: the body as mcpServe read
+// it, the SDK's two copies (it reads the body once to set the session up
+// and again to serve it), and the tool's decoded arguments. The API
+// request a tool makes reserves its own; the API's answer and the MCP
+// answer count as they are made (see inProcess and mcpWriter).
+const mcpMemoryFactor = 4
 
-// mcpServe answers an MCP request with h once its memory is reserved
-// (503 with Retry-After when the budget stays spent), and gives the
-// memory back when done. A body of unknown length counts as --max-body.
+// mcpServe answers an MCP request with h. A POST body is read first, as
+// deploy bodies are (guardBody: --max-body, the minimum rate after the
+// grace, each byte held of the memory budget as it comes), and must be
+// one JSON-RPC message (checkMCPMessage: a batch is refused before the
+// SDK sees it); then the rest of its memory is reserved (503 with
+// Retry-After when the budget stays spent), and the answer's as it is
+// written. All of it is given back when the request ends.
 func (sd *sitedrop) mcpServe(h http.Handler) func(e *core.RequestEvent) error {
 	return func(e *core.RequestEvent) error {
 		lease := sd.memoryLease(e)
 		defer lease.release()
-		n := e.Request.ContentLength
-		if n < 0 || n > sd.cfg.MaxBody {
-			n = sd.cfg.MaxBody // more is refused by the SDK, unread
+		if e.Request.Method == http.MethodPost {
+			body, err := sd.readMCPBody(e, lease)
+			if err != nil {
+				return err
+			}
+			e.Request.Body = io.NopCloser(bytes.NewReader(body))
+			e.Request.ContentLength = int64(len(body))
 		}
-		if err := lease.reserve(mcpMemoryFactor * n); err != nil {
-			return err
-		}
-		w := &mcpErrorWriter{ResponseWriter: e.Response}
-		h.ServeHTTP(w, e.Request)
+		w := &mcpWriter{ResponseWriter: e.Response, lease: lease}
+		h.ServeHTTP(w, e.Request.WithContext(context.WithValue(e.Request.Context(), mcpLeaseKey{}, lease)))
 		w.finish()
 		return nil
 	}
 }
 
+// readMCPBody reads an MCP request's body (see mcpServe), checks that it
+// is one message, and reserves the memory the SDK will take for it.
+func (sd *sitedrop) readMCPBody(e *core.RequestEvent, lease *memLease) ([]byte, error) {
+	g, err := sd.guardBody(e, sd.cfg.MaxBody, lease)
+	if err != nil {
+		return nil, err
+	}
+	body, err := g.readAll()
+	if err != nil {
+		return nil, err
+	}
+	if err := checkMCPMessage(body); err != nil {
+		return nil, err
+	}
+	if err := lease.reserve((mcpMemoryFactor - 1) * int64(len(body))); err != nil {
+		return nil, err
+	}
+	return body, nil
+}
+
+// mcpLeaseKey is the context key of an MCP request's memory lease, for
+// the in-process API client of its tools.
+type mcpLeaseKey struct{}
+
 // inProcessClient is an API client that sends r's key and serves its
 // requests with the app's own handler, as if they came from r's client.
 func (sd *sitedrop) inProcessClient(r *http.Request, api *apiMux) *client.Client {
 	key, sent := bearerToken(r)
+	lease, _ := r.Context().Value(mcpLeaseKey{}).(*memLease)
 	if sent && key == "" {
 		// not a bearer key: the API's 401, never an anonymous deploy
 		key = "-"
@@ -82,6 +120,7 @@ func (sd *sitedrop) inProcessClient(r *http.Request, api *apiMux) *client.Client
 			host:          r.Host,
 			remoteAddr:    net.JoinHostPort(sd.proxies.clientIP(r), "0"),
 			authorization: r.Header.Get("Authorization"),
+			lease:         lease,
 		}},
 	}
 }
@@ -115,12 +154,14 @@ func (m *apiMux) handler() (http.Handler, error) {
 // handler in this process: no socket, no TLS. The request arrives from
 // remoteAddr (the MCP caller's address, so per-IP limits count the caller)
 // at host (the web host the MCP request came to), with the MCP request's
-// Authorization header as it was sent.
+// Authorization header as it was sent. The API's answer is held, until
+// the MCP request ends, of the MCP request's memory lease (none when nil).
 type inProcess struct {
 	api           *apiMux
 	host          string
 	remoteAddr    string
 	authorization string
+	lease         *memLease
 }
 
 // RoundTrip serves req and returns the recorded answer.
@@ -142,6 +183,9 @@ func (t *inProcess) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 	rec := httptest.NewRecorder()
 	h.ServeHTTP(rec, in)
+	if n := int64(rec.Body.Len()); !t.lease.grow(n) {
+		return nil, fmt.Errorf("holding the API's answer of %s: %s", sites.FormatBytes(n), msgServerBusy)
+	}
 	res := rec.Result()
 	res.Request = req
 	return res, nil

@@ -3,63 +3,126 @@ package hooks
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"net/http"
 	"strings"
 )
 
-// mcpErrorWriter turns the MCP SDK's own error answers (a refused method,
-// a malformed or oversized body, a bad Accept or protocol header: plain
-// text before any tool runs) into the API's {"error": "..."} shape, so
-// that every error a client can cause reads the same. Answers that are
-// already JSON (JSON-RPC results and errors) pass through untouched.
-type mcpErrorWriter struct {
+// mcpWriter is the response writer the MCP SDK answers an MCP request
+// with. Two jobs:
+//
+//   - The SDK's own error answers (a refused method, a malformed body, a
+//     bad Accept or protocol header: plain text before any tool runs)
+//     become the API's {"error": "..."} shape, so that every error a
+//     client can cause reads the same. Answers that are already JSON
+//     (JSON-RPC results and errors) pass through untouched.
+//   - Every byte of an answer is held of the request's memory lease before
+//     it is written: the SDK builds a JSON answer whole, so its size is
+//     memory the request holds. When the budget cannot give it and
+//     nothing is sent yet, the answer is the budget's 503 (Retry-After)
+//     instead; later (an event stream) the write fails.
+//
+// The head waits for the first bytes (or finish), so that a refusal can
+// still choose its status.
+type mcpWriter struct {
 	http.ResponseWriter
-	status int          // set when an error answer is being rewritten
-	body   bytes.Buffer // its text
+	lease   *memLease
+	status  int           // the status set, sent with the first bytes
+	sent    bool          // the head has been sent
+	errText *bytes.Buffer // an error answer held to be rewritten, when non-nil
+	refused bool          // the answer was refused for its memory
 }
 
-// WriteHeader starts rewriting an error answer that is not JSON.
-func (w *mcpErrorWriter) WriteHeader(status int) {
-	if status >= 400 && !strings.HasPrefix(w.Header().Get("Content-Type"), "application/json") {
-		w.status = status
+// errMCPAnswerRefused is the SDK's write error once the answer was refused.
+var errMCPAnswerRefused = errors.New("the answer was refused: the memory budget is spent")
+
+// WriteHeader sets the status to send with the first bytes, and starts
+// holding an error answer that is not JSON.
+func (w *mcpWriter) WriteHeader(status int) {
+	if w.sent || w.status != 0 {
 		return
 	}
-	w.ResponseWriter.WriteHeader(status)
+	w.status = status
+	if status >= 400 && !strings.HasPrefix(w.Header().Get("Content-Type"), "application/json") {
+		w.errText = new(bytes.Buffer)
+	}
 }
 
-// Write holds the text of a rewritten answer, and passes the rest on.
-func (w *mcpErrorWriter) Write(p []byte) (int, error) {
-	if w.status != 0 {
-		return w.body.Write(p)
+// Write holds the text of a rewritten answer, and writes the rest once
+// its bytes are held of the lease.
+func (w *mcpWriter) Write(p []byte) (int, error) {
+	switch {
+	case w.errText != nil:
+		return w.errText.Write(p)
+	case w.refused:
+		return 0, errMCPAnswerRefused
 	}
+	if err := w.lease.reserve(int64(len(p))); err != nil {
+		if w.sent {
+			return 0, err
+		}
+		w.refused = true
+		ae, _ := toAPIError(err)
+		w.writeError(ae.Status, ae.Message)
+		return 0, errMCPAnswerRefused
+	}
+	w.sendHead()
 	return w.ResponseWriter.Write(p)
 }
 
-// Flush passes a flush on, except while an error answer is held.
-func (w *mcpErrorWriter) Flush() {
-	if f, ok := w.ResponseWriter.(http.Flusher); ok && w.status == 0 {
+// sendHead sends the status set (200 when none was).
+func (w *mcpWriter) sendHead() {
+	if w.sent {
+		return
+	}
+	w.sent = true
+	if w.status == 0 {
+		w.status = http.StatusOK
+	}
+	w.ResponseWriter.WriteHeader(w.status)
+}
+
+// Flush sends the head and passes a flush on, except while an error
+// answer is held or after a refusal.
+func (w *mcpWriter) Flush() {
+	if w.errText != nil || w.refused {
+		return
+	}
+	w.sendHead()
+	if f, ok := w.ResponseWriter.(http.Flusher); ok {
 		f.Flush()
 	}
 }
 
 // Unwrap gives http.ResponseController the underlying writer.
-func (w *mcpErrorWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+func (w *mcpWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
-// finish writes a held error answer as {"error": "<its text>"}.
-func (w *mcpErrorWriter) finish() {
-	if w.status == 0 {
-		return
+// finish writes a held error answer as {"error": "<its text>"}, or the
+// head of an answer without a body (202).
+func (w *mcpWriter) finish() {
+	switch {
+	case w.refused:
+	case w.errText != nil:
+		msg := strings.TrimSpace(w.errText.String())
+		if msg == "" {
+			msg = http.StatusText(w.status)
+		}
+		w.writeError(w.status, msg)
+	case w.status != 0:
+		w.sendHead()
 	}
-	msg := strings.TrimSpace(w.body.String())
-	if msg == "" {
-		msg = http.StatusText(w.status)
-	}
+}
+
+// writeError answers status with {"error": msg}, in place of what the SDK
+// meant to send.
+func (w *mcpWriter) writeError(status int, msg string) {
 	b, _ := json.Marshal(map[string]string{"error": msg})
 	h := w.Header()
 	h.Set("Content-Type", "application/json")
 	h.Del("Content-Length")
 	h.Del("X-Content-Type-Options") // set again below: one value
 	h.Set("X-Content-Type-Options", "nosniff")
-	w.ResponseWriter.WriteHeader(w.status)
-	_, _ = w.ResponseWriter.Write(b)
+	w.sent = true
+	w.ResponseWriter.WriteHeader(status)
+	_, _ = w.ResponseWriter.Write(append(b, '\n'))
 }

@@ -51,9 +51,9 @@ func TestMCPAnonymousCrossOrigin(t *testing.T) {
 	}
 }
 
-// An MCP request holds its body, twice once decoded, against the deploy
-// memory budget: with the budget spent it is answered 503, and the budget
-// is given back after each request.
+// An MCP request holds its body (mcpMemoryFactor times, once it has come)
+// against the deploy memory budget: with the budget spent it is answered
+// 503, and the budget is given back after each request.
 func TestMCPMemoryBudget(t *testing.T) {
 	env := newMCPEnv(t)
 	env.sd.memory = newMemBudget(64 << 10)

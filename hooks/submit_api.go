@@ -63,7 +63,7 @@ func (sd *sitedrop) submitCreate(e *core.RequestEvent) error {
 	if err := sd.submitLimit.check(e.Response, dep.Id); err != nil {
 		return err
 	}
-	data, order, err := readSubmission(e)
+	data, order, err := sd.readSubmission(e)
 	if err != nil {
 		return err
 	}
@@ -154,12 +154,16 @@ func wantsHTML(r *http.Request) bool {
 
 // readSubmission decodes a JSON object, a url-encoded form or a multipart
 // form (fields only) of at most submitBodyLimit bytes, and returns its
-// field names in the order they came too.
-func readSubmission(e *core.RequestEvent) (map[string]any, []string, error) {
-	if e.Request.ContentLength > submitBodyLimit {
-		return nil, nil, tooLarge(submitBodyLimit)
+// field names in the order they came too. The body is read as deploy
+// bodies are (guardBody: the minimum rate after the grace, each byte held
+// of the memory budget as it comes, until it is decoded).
+func (sd *sitedrop) readSubmission(e *core.RequestEvent) (map[string]any, []string, error) {
+	lease := sd.memoryLease(e)
+	defer lease.release()
+	body, err := sd.guardBody(e, submitBodyLimit, lease)
+	if err != nil {
+		return nil, nil, err
 	}
-	body := http.MaxBytesReader(e.Response, unwrapBody(e.Request.Body), submitBodyLimit)
 	mt, params, _ := mime.ParseMediaType(e.Request.Header.Get("Content-Type"))
 	data := map[string]any{}
 	var order []string
@@ -223,10 +227,15 @@ func readSubmission(e *core.RequestEvent) (map[string]any, []string, error) {
 	return data, order, nil
 }
 
-// bodyError maps a body read error: 413 past the limit, else 400.
+// bodyError maps a body read error: the body reader's own (too slow,
+// too large, the memory budget), 413 past the limit, else 400.
 func bodyError(err error) error {
 	var mbe *http.MaxBytesError
-	if errors.As(err, &mbe) {
+	var ae *apiError
+	switch {
+	case errors.As(err, &ae):
+		return ae
+	case errors.As(err, &mbe):
 		return tooLarge(submitBodyLimit)
 	}
 	return fail(http.StatusBadRequest, "Malformed form body")

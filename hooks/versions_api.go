@@ -74,7 +74,7 @@ func (sd *sitedrop) deployRollback(e *core.RequestEvent) error {
 		return err
 	}
 	var req rollbackRequest
-	if err := readJSON(e, rollbackBodyLimit, &req); err != nil {
+	if err := sd.readJSON(e, rollbackBodyLimit, &req); err != nil {
 		return err
 	}
 	if req.Version == nil || *req.Version < 1 {

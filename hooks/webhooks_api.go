@@ -48,7 +48,7 @@ func (sd *sitedrop) webhookCreate(e *core.RequestEvent) error {
 		Type   *string   `json:"type"`
 		Events *[]string `json:"events"`
 	}
-	if err := readJSON(e, authBodyLimit, &body); err != nil {
+	if err := sd.readJSON(e, authBodyLimit, &body); err != nil {
 		return err
 	}
 	if body.URL == nil {
@@ -194,7 +194,7 @@ func (sd *sitedrop) notificationsUpdate(e *core.RequestEvent) error {
 	var body struct {
 		Email *bool `json:"email"`
 	}
-	if err := readJSON(e, authBodyLimit, &body); err != nil {
+	if err := sd.readJSON(e, authBodyLimit, &body); err != nil {
 		return err
 	}
 	if body.Email == nil {
