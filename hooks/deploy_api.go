@@ -53,15 +53,16 @@ func (sd *sitedrop) acquireDeploySlot(e *core.RequestEvent) (func(), error) {
 // the slot is taken, within the --deploy-memory budget (lease) and at a
 // minimum rate, so that slow clients hold no slot. precheck sees the
 // request's metadata before its files are decoded; an archive's (in the
-// query) before its body is read.
-func (sd *sitedrop) readDeploy(e *core.RequestEvent, lease *memLease, precheck func(*deployRequest) error) (*deployRequest, func(), error) {
+// query) before its body is read. anon tells an anonymous deploy, whose
+// archive may unpack to no more than the anonymous cap.
+func (sd *sitedrop) readDeploy(e *core.RequestEvent, lease *memLease, anon bool, precheck func(*deployRequest) error) (*deployRequest, func(), error) {
 	var req *deployRequest
 	if format := archiveFormat(e.Request.Header.Get("Content-Type")); format != "" {
 		var err error
 		if req, err = sd.archiveMetadata(e, precheck); err != nil {
 			return nil, nil, err
 		}
-		if err := sd.readArchiveDeploy(e, format, req, lease); err != nil {
+		if err := sd.readArchiveDeploy(e, format, req, lease, anon); err != nil {
 			return nil, nil, err
 		}
 	} else {
@@ -117,7 +118,7 @@ func (sd *sitedrop) deployCreate(e *core.RequestEvent) error {
 	defer lease.release()
 	// the slug and the slots before the content: a refused deploy is
 	// refused before its files are decoded, looked up or unpacked
-	req, release, err := sd.readDeploy(e, lease, func(req *deployRequest) error {
+	req, release, err := sd.readDeploy(e, lease, user == nil, func(req *deployRequest) error {
 		if req.Slug != nil {
 			// a slug that is sent must be valid; "" does not mean "generate"
 			if err := sites.ValidateSlug(*req.Slug); err != nil {
@@ -138,6 +139,7 @@ func (sd *sitedrop) deployCreate(e *core.RequestEvent) error {
 	if p.Meta, p.Upload, err = req.content(sd.cfg.MaxFiles, load); err != nil {
 		return err
 	}
+	p.Upload.Reserve = lease.reserve                        // the variants and changed pages, too
 	if p.Meta.Protect, err = req.protection(); err != nil { // slow: after the cheap checks
 		return err
 	}
@@ -210,7 +212,7 @@ func (sd *sitedrop) deployUpdate(e *core.RequestEvent) error {
 	}
 	lease := sd.memoryLease(e)
 	defer lease.release()
-	req, release, err := sd.readDeploy(e, lease, func(req *deployRequest) error {
+	req, release, err := sd.readDeploy(e, lease, false, func(req *deployRequest) error {
 		if req.Slug != nil {
 			return fail(http.StatusBadRequest, msgSlugImmutable)
 		}
@@ -224,6 +226,7 @@ func (sd *sitedrop) deployUpdate(e *core.RequestEvent) error {
 	if err != nil {
 		return err
 	}
+	up.Reserve = lease.reserve                            // the variants and changed pages, too
 	if meta.Protect, err = req.protection(); err != nil { // slow: after the cheap checks
 		return err
 	}
@@ -375,7 +378,7 @@ func (sd *sitedrop) chargeAnonStorage(e *core.RequestEvent, up sites.Upload) (re
 	}
 	limit := int64(sd.anonStorage.Max())
 	if size > limit {
-		return nil, fail(http.StatusRequestEntityTooLarge, "Site too large for an anonymous deploy: the limit is %s; deploy with an API key", sites.FormatBytes(limit))
+		return nil, fail(http.StatusRequestEntityTooLarge, "%s", anonTooLarge(limit))
 	}
 	key := sd.rateKey(e.Request)
 	if err := sd.anonStorage.checkN(e.Response, key, int(size),
@@ -383,4 +386,9 @@ func (sd *sitedrop) chargeAnonStorage(e *core.RequestEvent, up sites.Upload) (re
 		return nil, err
 	}
 	return func() { sd.anonStorage.Refund(key, int(size)) }, nil
+}
+
+// anonTooLarge is the refusal of a site over the anonymous cap (limit).
+func anonTooLarge(limit int64) string {
+	return "Site too large for an anonymous deploy: the limit is " + sites.FormatBytes(limit) + "; deploy with an API key"
 }
