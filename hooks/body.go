@@ -281,14 +281,19 @@ type bodyGuards struct {
 	// anonStorage bounds the bytes anonymous deploys from one client
 	// store in an --anon-ttl window (--anon-storage-per-ip).
 	anonStorage *limiter
+	// keyedDeployWork and anonDeployWork are the work budgets of one
+	// deploy (see deployWork; tests shorten them).
+	keyedDeployWork, anonDeployWork time.Duration
 }
 
 func newBodyGuards(cfg *Config) bodyGuards {
 	return bodyGuards{
-		memory:      newMemBudget(cfg.DeployMemory),
-		memoryWait:  memoryWait,
-		bodyGrace:   bodyGrace,
-		bodyMinRate: bodyMinRate,
-		anonStorage: newLimiter(int(min(cfg.AnonStoragePerIP, 1<<62)), cfg.AnonTTL),
+		memory:          newMemBudget(cfg.DeployMemory),
+		memoryWait:      memoryWait,
+		bodyGrace:       bodyGrace,
+		bodyMinRate:     bodyMinRate,
+		anonStorage:     newLimiter(int(min(cfg.AnonStoragePerIP, 1<<62)), cfg.AnonTTL),
+		keyedDeployWork: keyedDeployWork,
+		anonDeployWork:  anonDeployWork,
 	}
 }

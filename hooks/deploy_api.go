@@ -132,6 +132,8 @@ func (sd *sitedrop) deployCreate(e *core.RequestEvent) error {
 		return err
 	}
 	defer release()
+	ctx, cancel, limit := sd.deployWork(e, user == nil)
+	defer cancel()
 	var load sites.BlobLoader // anonymous deploys send their bytes
 	if user != nil {
 		load = sd.storedContent(e, lease)
@@ -139,8 +141,16 @@ func (sd *sitedrop) deployCreate(e *core.RequestEvent) error {
 	if p.Meta, p.Upload, err = req.content(sd.cfg.MaxFiles, load); err != nil {
 		return err
 	}
-	p.Upload.Reserve = lease.reserve                        // the variants and changed pages, too
+	p.Upload.Reserve = lease.reserve // the variants and changed pages, too
+	if err := workCheck(e, ctx, limit); err != nil {
+		return err
+	}
 	if p.Meta.Protect, err = req.protection(); err != nil { // slow: after the cheap checks
+		return err
+	}
+	// the rule files before the commit: their cost is within the budget
+	redirects, warnings := sites.ParseRules(p.Upload.Files)
+	if err := workCheck(e, ctx, limit); err != nil {
 		return err
 	}
 	refund := func() {}
@@ -149,17 +159,16 @@ func (sd *sitedrop) deployCreate(e *core.RequestEvent) error {
 			return err
 		}
 	}
-	created, err := sd.svc.Create(e.Request.Context(), p)
+	created, err := sd.svc.Create(ctx, p)
 	if err != nil {
 		refund()
 		sd.gcDue.set() // blobs may have been written before the failure
-		return err
+		return overWorkBudget(e, ctx, limit, err)
 	}
 	rec := created.Record
 	slug := rec.GetString("slug")
 	ref := deployRef{ID: rec.Id, Slug: slug, URL: sd.siteURL(slug)}
-	redirects, warnings := sites.ParseRules(p.Upload.Files)
-	rep := deployReport(e, rec, p.Upload.Files, redirects, warnings)
+	rep := deployReport(ctx, rec, p.Upload.Files, redirects, warnings)
 	if user != nil {
 		return e.JSON(http.StatusOK, deployAnswer{deployRef: ref, ShareURL: sd.shareURL(rec), Warnings: warnings, Report: rep})
 	}
@@ -222,26 +231,34 @@ func (sd *sitedrop) deployUpdate(e *core.RequestEvent) error {
 		return err
 	}
 	defer release()
+	ctx, cancel, limit := sd.deployWork(e, false)
+	defer cancel()
 	meta, up, err := req.content(sd.cfg.MaxFiles, sd.storedContent(e, lease))
 	if err != nil {
 		return err
 	}
-	up.Reserve = lease.reserve                            // the variants and changed pages, too
+	up.Reserve = lease.reserve // the variants and changed pages, too
+	if err := workCheck(e, ctx, limit); err != nil {
+		return err
+	}
 	if meta.Protect, err = req.protection(); err != nil { // slow: after the cheap checks
 		return err
 	}
-	rec, err = sd.svc.Replace(e.Request.Context(), rec, meta, up)
-	if err != nil {
-		sd.gcDue.set() // blobs may have been written before the failure
+	redirects, warnings := sites.ParseRules(up.Files) // within the budget
+	if err := workCheck(e, ctx, limit); err != nil {
 		return err
 	}
+	rec, err = sd.svc.Replace(ctx, rec, meta, up)
+	if err != nil {
+		sd.gcDue.set() // blobs may have been written before the failure
+		return overWorkBudget(e, ctx, limit, err)
+	}
 	slug := rec.GetString("slug")
-	redirects, warnings := sites.ParseRules(up.Files)
 	return e.JSON(http.StatusOK, deployAnswer{
 		deployRef: deployRef{ID: rec.Id, Slug: slug, URL: sd.siteURL(slug)},
 		ShareURL:  sd.shareURL(rec),
 		Warnings:  warnings,
-		Report:    deployReport(e, rec, up.Files, redirects, warnings),
+		Report:    deployReport(ctx, rec, up.Files, redirects, warnings),
 	})
 }
 
