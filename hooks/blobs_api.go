@@ -8,6 +8,7 @@ import (
 
 	"github.com/pocketbase/pocketbase/apis"
 	"github.com/pocketbase/pocketbase/core"
+	"golang.org/x/sync/errgroup"
 
 	"sitedrop/sites"
 	"sitedrop/sites/store"
@@ -51,8 +52,10 @@ type missingRequest struct {
 // server does not have, in the order given, each once. Asking does not
 // refresh anything: content nothing references may still be collected
 // before the deploy, which then answers 400 and the client uploads it.
+// See missingHashes for how the store is asked.
 func (sd *sitedrop) blobsMissing(e *core.RequestEvent) error {
-	if _, err := sd.requireUser(e); err != nil {
+	user, err := sd.requireUser(e)
+	if err != nil {
 		return err
 	}
 	limit := max(maxMissingHashes, sd.cfg.MaxFiles)
@@ -66,27 +69,102 @@ func (sd *sitedrop) blobsMissing(e *core.RequestEvent) error {
 	if len(req.Hashes) > limit {
 		return fail(http.StatusRequestEntityTooLarge, "Too many hashes: the limit is %d", limit)
 	}
-	missing := make([]string, 0)
+	asked := make([]string, 0, len(req.Hashes))
 	seen := make(map[string]bool, len(req.Hashes))
-	blobs := sd.svc.Store()
 	for _, h := range req.Hashes {
 		h, ok := store.ParseHash(h)
 		if !ok {
 			return fail(http.StatusBadRequest, "%s", store.InvalidHashMsg(h))
 		}
-		if seen[h] {
-			continue
+		if !seen[h] {
+			seen[h] = true
+			asked = append(asked, h)
 		}
-		seen[h] = true
-		ok, err := exists(e.Request.Context(), blobs, h)
+	}
+	missing, err := sd.missingHashes(e.Request.Context(), user, asked)
+	if err != nil {
+		return err
+	}
+	return e.JSON(http.StatusOK, map[string]any{"missing": missing})
+}
+
+// On an S3 store, where every question about a blob is a request, one
+// POST /blobs/missing asks about at most maxStoreLookups blobs,
+// lookupParallel at a time.
+const (
+	maxStoreLookups = 256
+	lookupParallel  = 8
+)
+
+// missingHashes returns the hashes of asked (distinct) that the store
+// lacks, in order. A file store is asked about each (a stat). An S3 store
+// is asked about few: the hashes that the caller's live versions name, or
+// that the store knows it holds, are present with no request; of the
+// others, the first maxStoreLookups are asked about, and the rest are
+// answered missing without asking. An answer "missing" for content the
+// store has costs only its upload, which stores nothing again (blobPut
+// asks first); an answer "present" is always true.
+func (sd *sitedrop) missingHashes(ctx context.Context, user *core.Record, asked []string) ([]string, error) {
+	blobs := sd.svc.Store()
+	missing := make([]string, 0)
+	if sd.s3 == nil {
+		for _, h := range asked {
+			ok, err := exists(ctx, blobs, h)
+			if err != nil {
+				return nil, err
+			}
+			if !ok {
+				missing = append(missing, h)
+			}
+		}
+		return missing, nil
+	}
+
+	unknown := make(map[string]bool, len(asked))
+	for _, h := range asked {
+		if !sd.s3.Known(h) {
+			unknown[h] = true
+		}
+	}
+	if len(unknown) > 0 {
+		err := sd.svc.LiveHashes(user, func(h string) bool {
+			delete(unknown, h)
+			return len(unknown) > 0
+		})
 		if err != nil {
-			return err
+			return nil, err
 		}
-		if !ok {
+	}
+	var lookup []string
+	for _, h := range asked {
+		if unknown[h] && len(lookup) < maxStoreLookups {
+			lookup = append(lookup, h)
+		}
+	}
+	found := make([]bool, len(lookup))
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(lookupParallel)
+	for i, h := range lookup {
+		g.Go(func() error {
+			ok, err := exists(gctx, blobs, h)
+			found[i] = ok
+			return err
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return nil, err
+	}
+	for i, h := range lookup {
+		if found[i] {
+			delete(unknown, h)
+		}
+	}
+	for _, h := range asked {
+		if unknown[h] {
 			missing = append(missing, h)
 		}
 	}
-	return e.JSON(http.StatusOK, map[string]any{"missing": missing})
+	return missing, nil
 }
 
 // blobPut is PUT /blobs/:sha256 with the raw bytes: stored when they hash

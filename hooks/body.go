@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"runtime/debug"
 	"strconv"
 	"sync"
 	"time"
@@ -41,10 +42,21 @@ const msgServerBusy = "Server busy: try again"
 
 // memBudget is a weighted semaphore of bytes: the memory that every
 // deploy and blob upload together may hold (--deploy-memory).
+//
+// Bytes given back are not free memory yet: they are garbage until the
+// garbage collector runs, which the runtime paces on the heap's growth,
+// so fresh reservations would add to them and the process hold up to
+// twice the budget. So given-back bytes count as held (garbage) until a
+// collection: a reservation that does not fit with them first runs one
+// (debug.FreeOSMemory, one at a time), which frees them.
 type memBudget struct {
 	mu   sync.Mutex
 	max  int64
 	used int64
+	// garbage is what was given back since the last collection.
+	garbage int64
+	// collecting serializes the collections take runs.
+	collecting sync.Mutex
 	// freed is closed (and replaced) whenever bytes are given back, to
 	// wake the requests waiting for them.
 	freed chan struct{}
@@ -60,15 +72,19 @@ func (b *memBudget) take(ctx context.Context, n int64, wait time.Duration) bool 
 	var timeout <-chan time.Time
 	for {
 		b.mu.Lock()
-		if b.used+n <= b.max {
+		if b.used+b.garbage+n <= b.max {
 			b.used += n
 			b.mu.Unlock()
 			return true
 		}
-		freed := b.freed
+		freed, garbage := b.freed, b.garbage
 		b.mu.Unlock()
 		if n > b.max {
 			return false // never fits
+		}
+		if garbage > 0 && b.used+n <= b.max {
+			b.collect()
+			continue
 		}
 		if timeout == nil {
 			t := time.NewTimer(wait)
@@ -85,13 +101,34 @@ func (b *memBudget) take(ctx context.Context, n int64, wait time.Duration) bool 
 	}
 }
 
-// give returns n bytes to the budget.
+// collect runs the garbage collector, which frees what was given back
+// before it started, unless another collection did meanwhile.
+func (b *memBudget) collect() {
+	b.collecting.Lock()
+	defer b.collecting.Unlock()
+	b.mu.Lock()
+	freed := b.garbage
+	b.mu.Unlock()
+	if freed == 0 {
+		return // another collection freed it
+	}
+	// a collection that also returns the freed pages to the system: the
+	// next reservations' allocations may not fit the holes the freed
+	// pieces leave, and would add to them
+	debug.FreeOSMemory()
+	b.mu.Lock()
+	b.garbage -= freed // what was given back during the collection stays
+	b.mu.Unlock()
+}
+
+// give returns n bytes to the budget (as garbage, until a collection).
 func (b *memBudget) give(n int64) {
 	if n == 0 {
 		return
 	}
 	b.mu.Lock()
 	b.used -= n
+	b.garbage += n
 	close(b.freed)
 	b.freed = make(chan struct{})
 	b.mu.Unlock()
@@ -260,14 +297,19 @@ type bodyGuards struct {
 	// anonStorage bounds the bytes anonymous deploys from one client
 	// store in an --anon-ttl window (--anon-storage-per-ip).
 	anonStorage *limiter
+	// keyedDeployWork and anonDeployWork are the work budgets of one
+	// deploy (see deployWork; tests shorten them).
+	keyedDeployWork, anonDeployWork time.Duration
 }
 
 func newBodyGuards(cfg *Config) bodyGuards {
 	return bodyGuards{
-		memory:      newMemBudget(cfg.DeployMemory),
-		memoryWait:  memoryWait,
-		bodyGrace:   bodyGrace,
-		bodyMinRate: bodyMinRate,
-		anonStorage: newLimiter(int(min(cfg.AnonStoragePerIP, 1<<62)), cfg.AnonTTL),
+		memory:          newMemBudget(cfg.DeployMemory),
+		memoryWait:      memoryWait,
+		bodyGrace:       bodyGrace,
+		bodyMinRate:     bodyMinRate,
+		anonStorage:     newLimiter(int(min(cfg.AnonStoragePerIP, 1<<62)), cfg.AnonTTL),
+		keyedDeployWork: keyedDeployWork,
+		anonDeployWork:  anonDeployWork,
 	}
 }

@@ -186,13 +186,16 @@ type ServeConfig struct {
 	logs io.Writer
 }
 
-// deployMemoryFactor times --max-body is the most memory one deploy may
-// reserve: its body, the decoded JSON strings, and files unpacked from an
-// archive or loaded by sha256 (up to archiveUnpackFactor x --max-body).
-// What is reserved is the bytes read and decoded; the memory really held
-// can be more for a moment (a buffer growing by doubling), so the budget
-// bounds the memory of deploys within a small factor, not to the byte.
-const deployMemoryFactor = archiveUnpackFactor + 2
+// deployMemoryFactor times --max-body is the least --deploy-memory: what
+// the largest deploy reserves, so that it can ever run. A tar.gz's files
+// are read in pieces as they come and joined (twice archiveUnpackFactor x
+// --max-body at most, for a moment), a zip is read whole and joined
+// likewise (twice --max-body); the variants come on top (the
+// compressors' state is a fixed cost of the process: see
+// sites.compressSlots). What is reserved covers what is allocated (see
+// sites.readPieces, sites.boundedOutput), and memory given back counts
+// until a collection frees it (memBudget).
+const deployMemoryFactor = 2*archiveUnpackFactor + 2
 
 // DefaultConfig returns the documented defaults.
 func DefaultConfig() Config {

@@ -53,15 +53,16 @@ func (sd *sitedrop) acquireDeploySlot(e *core.RequestEvent) (func(), error) {
 // the slot is taken, within the --deploy-memory budget (lease) and at a
 // minimum rate, so that slow clients hold no slot. precheck sees the
 // request's metadata before its files are decoded; an archive's (in the
-// query) before its body is read.
-func (sd *sitedrop) readDeploy(e *core.RequestEvent, lease *memLease, precheck func(*deployRequest) error) (*deployRequest, func(), error) {
+// query) before its body is read. anon tells an anonymous deploy, whose
+// archive may unpack to no more than the anonymous cap.
+func (sd *sitedrop) readDeploy(e *core.RequestEvent, lease *memLease, anon bool, precheck func(*deployRequest) error) (*deployRequest, func(), error) {
 	var req *deployRequest
 	if format := archiveFormat(e.Request.Header.Get("Content-Type")); format != "" {
 		var err error
 		if req, err = sd.archiveMetadata(e, precheck); err != nil {
 			return nil, nil, err
 		}
-		if err := sd.readArchiveDeploy(e, format, req, lease); err != nil {
+		if err := sd.readArchiveDeploy(e, format, req, lease, anon); err != nil {
 			return nil, nil, err
 		}
 	} else {
@@ -117,7 +118,7 @@ func (sd *sitedrop) deployCreate(e *core.RequestEvent) error {
 	defer lease.release()
 	// the slug and the slots before the content: a refused deploy is
 	// refused before its files are decoded, looked up or unpacked
-	req, release, err := sd.readDeploy(e, lease, func(req *deployRequest) error {
+	req, release, err := sd.readDeploy(e, lease, user == nil, func(req *deployRequest) error {
 		if req.Slug != nil {
 			// a slug that is sent must be valid; "" does not mean "generate"
 			if err := sites.ValidateSlug(*req.Slug); err != nil {
@@ -131,6 +132,8 @@ func (sd *sitedrop) deployCreate(e *core.RequestEvent) error {
 		return err
 	}
 	defer release()
+	ctx, cancel, limit := sd.deployWork(e, user == nil)
+	defer cancel()
 	var load sites.BlobLoader // anonymous deploys send their bytes
 	if user != nil {
 		load = sd.storedContent(e, lease)
@@ -138,11 +141,19 @@ func (sd *sitedrop) deployCreate(e *core.RequestEvent) error {
 	if p.Meta, p.Upload, err = req.content(sd.cfg.MaxFiles, load); err != nil {
 		return err
 	}
+	p.Upload.Reserve = lease.reserve // the variants and changed pages, too
+	// the rule files within their plan's limit, and their cost within the budget
 	redirects, warnings, err := sites.CheckRules(p.Upload.Files, sites.RuleLimitOf(user))
 	if err != nil {
 		return err
 	}
+	if err := workCheck(e, ctx, limit); err != nil {
+		return err
+	}
 	if p.Meta.Protect, err = req.protection(); err != nil { // slow: after the cheap checks
+		return err
+	}
+	if err := workCheck(e, ctx, limit); err != nil {
 		return err
 	}
 	refund := func() {}
@@ -151,16 +162,16 @@ func (sd *sitedrop) deployCreate(e *core.RequestEvent) error {
 			return err
 		}
 	}
-	created, err := sd.svc.Create(e.Request.Context(), p)
+	created, err := sd.svc.Create(ctx, p)
 	if err != nil {
 		refund()
 		sd.gcDue.set() // blobs may have been written before the failure
-		return err
+		return overWorkBudget(e, ctx, limit, err)
 	}
 	rec := created.Record
 	slug := rec.GetString("slug")
 	ref := deployRef{ID: rec.Id, Slug: slug, URL: sd.siteURL(slug)}
-	rep := deployReport(e, rec, p.Upload.Files, redirects, warnings)
+	rep := deployReport(ctx, rec, p.Upload.Files, redirects, warnings)
 	if user != nil {
 		return e.JSON(http.StatusOK, deployAnswer{deployRef: ref, ShareURL: sd.shareURL(rec), Warnings: warnings, Report: rep})
 	}
@@ -217,7 +228,7 @@ func (sd *sitedrop) deployUpdate(e *core.RequestEvent) error {
 	}
 	lease := sd.memoryLease(e)
 	defer lease.release()
-	req, release, err := sd.readDeploy(e, lease, func(req *deployRequest) error {
+	req, release, err := sd.readDeploy(e, lease, false, func(req *deployRequest) error {
 		if req.Slug != nil {
 			return fail(http.StatusBadRequest, msgSlugImmutable)
 		}
@@ -227,28 +238,38 @@ func (sd *sitedrop) deployUpdate(e *core.RequestEvent) error {
 		return err
 	}
 	defer release()
+	ctx, cancel, limit := sd.deployWork(e, false)
+	defer cancel()
 	meta, up, err := req.content(sd.cfg.MaxFiles, sd.storedContent(e, lease))
 	if err != nil {
 		return err
 	}
+	up.Reserve = lease.reserve // the variants and changed pages, too
+	// the rule files within their plan's limit, and their cost within the budget
 	redirects, warnings, err := sites.CheckRules(up.Files, sites.RuleLimitOf(user))
 	if err != nil {
+		return err
+	}
+	if err := workCheck(e, ctx, limit); err != nil {
 		return err
 	}
 	if meta.Protect, err = req.protection(); err != nil { // slow: after the cheap checks
 		return err
 	}
-	rec, err = sd.svc.Replace(e.Request.Context(), rec, meta, up)
+	if err := workCheck(e, ctx, limit); err != nil {
+		return err
+	}
+	rec, err = sd.svc.Replace(ctx, rec, meta, up)
 	if err != nil {
 		sd.gcDue.set() // blobs may have been written before the failure
-		return err
+		return overWorkBudget(e, ctx, limit, err)
 	}
 	slug := rec.GetString("slug")
 	return e.JSON(http.StatusOK, deployAnswer{
 		deployRef: deployRef{ID: rec.Id, Slug: slug, URL: sd.siteURL(slug)},
 		ShareURL:  sd.shareURL(rec),
 		Warnings:  warnings,
-		Report:    deployReport(e, rec, up.Files, redirects, warnings),
+		Report:    deployReport(ctx, rec, up.Files, redirects, warnings),
 	})
 }
 
@@ -385,7 +406,7 @@ func (sd *sitedrop) chargeAnonStorage(e *core.RequestEvent, up sites.Upload) (re
 	}
 	limit := int64(sd.anonStorage.Max())
 	if size > limit {
-		return nil, fail(http.StatusRequestEntityTooLarge, "Site too large for an anonymous deploy: the limit is %s; deploy with an API key", sites.FormatBytes(limit))
+		return nil, fail(http.StatusRequestEntityTooLarge, "%s", anonTooLarge(limit))
 	}
 	key := sd.rateKey(e.Request)
 	if err := sd.anonStorage.checkN(e.Response, key, int(size),
@@ -393,4 +414,9 @@ func (sd *sitedrop) chargeAnonStorage(e *core.RequestEvent, up sites.Upload) (re
 		return nil, err
 	}
 	return func() { sd.anonStorage.Refund(key, int(size)) }, nil
+}
+
+// anonTooLarge is the refusal of a site over the anonymous cap (limit).
+func anonTooLarge(limit int64) string {
+	return "Site too large for an anonymous deploy: the limit is " + sites.FormatBytes(limit) + "; deploy with an API key"
 }

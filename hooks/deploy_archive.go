@@ -54,19 +54,31 @@ func (sd *sitedrop) archiveMetadata(e *core.RequestEvent, precheck func(*deployR
 // readArchiveDeploy reads the body of an archive deploy into req (its
 // metadata). Nothing is stored until the whole archive has been checked.
 // A tar.gz is unpacked as it arrives; a zip, read from its end, is read
-// whole first. Both the body and the unpacked files are reserved from
-// lease as they come.
-func (sd *sitedrop) readArchiveDeploy(e *core.RequestEvent, format string, req *deployRequest, lease *memLease) error {
+// whole first. What the archive holds in memory (the zip, the unpacked
+// files) is reserved from lease before it is allocated; a tar.gz's
+// compressed bytes pass through and are not held.
+//
+// The sizes the archive declares (a zip's central directory, each tar
+// header) are checked against the limit before anything is inflated: 4 x
+// --max-body, and for an anonymous deploy (anon) no more than its
+// --anon-storage-per-ip, which it could never store, so that an archive
+// too large for it costs nothing to refuse.
+func (sd *sitedrop) readArchiveDeploy(e *core.RequestEvent, format string, req *deployRequest, lease *memLease, anon bool) error {
 	limit := sd.cfg.MaxBody
-	body, err := sd.guardBody(e, limit, lease)
+	body, err := sd.guardBody(e, limit, nil)
 	if err != nil {
 		return err
 	}
-	entries, err := sites.ReadArchiveFrom(body, format, sites.ArchiveLimits{
+	lim := sites.ArchiveLimits{
 		MaxFiles: sd.cfg.MaxFiles,
 		MaxBytes: archiveUnpackFactor * limit,
 		Reserve:  lease.reserve,
-	})
+	}
+	if anonCap := int64(sd.anonStorage.Max()); anon && anonCap < lim.MaxBytes {
+		lim.MaxBytes = anonCap
+		lim.TooLarge = anonTooLarge(anonCap)
+	}
+	entries, err := sites.ReadArchiveFrom(body, format, lim)
 	if err != nil {
 		return err // an *ArchiveError says what the client sent wrong
 	}

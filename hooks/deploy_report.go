@@ -2,6 +2,9 @@ package hooks
 
 import (
 	"context"
+	"errors"
+	"net/http"
+	"strconv"
 	"time"
 
 	"github.com/pocketbase/pocketbase/core"
@@ -12,7 +15,8 @@ import (
 )
 
 // reportTimeLimit bounds the time a deploy's quality report may take,
-// after the deploy itself; past it the report is cut (truncated).
+// after the deploy itself and within its work budget (see deployWork);
+// past either the report is cut (truncated).
 const reportTimeLimit = 5 * time.Second
 
 // deployReport is the quality report of a deploy's files, for its
@@ -22,9 +26,10 @@ const reportTimeLimit = 5 * time.Second
 // again, nor is _redirects parsed again: redirects and warnings are what
 // sites.CheckRules gave for the answer. rec is the deployment as saved:
 // its is_spa and its title, which pages without one get. The report
-// stops when the client goes away.
-func deployReport(e *core.RequestEvent, rec *core.Record, files []sites.File, redirects []rules.Redirect, warnings []rules.Warning) report.Report {
-	ctx, cancel := context.WithTimeout(e.Request.Context(), reportTimeLimit)
+// stops when ctx (the deploy's work budget, which ends when the client
+// goes away) is done.
+func deployReport(ctx context.Context, rec *core.Record, files []sites.File, redirects []rules.Redirect, warnings []rules.Warning) report.Report {
+	ctx, cancel := context.WithTimeout(ctx, reportTimeLimit)
 	defer cancel()
 	return report.Build(ctx, report.Input{
 		Files:     files,
@@ -33,4 +38,45 @@ func deployReport(e *core.RequestEvent, rec *core.Record, files []sites.File, re
 		Title:     rec.GetString("title"),
 		Warnings:  warnings,
 	})
+}
+
+// The work budget of one deploy, from the moment it has its slot (its
+// body read) to its answer: validating the files, hashing the password,
+// the rule files, compressing and storing, and the report. Anonymous
+// deploys have less. See deployWork.
+const (
+	keyedDeployWork = 2 * time.Minute
+	anonDeployWork  = 20 * time.Second
+)
+
+// deployWork starts the work budget of a deploy (anon: an anonymous
+// one): a context that ends at the budget's end or when the client goes
+// away. The deploy checks it between its steps and between files; past
+// it, nothing is committed (see overWorkBudget), and the report, which
+// comes after the commit, is cut.
+func (sd *sitedrop) deployWork(e *core.RequestEvent, anon bool) (context.Context, context.CancelFunc, time.Duration) {
+	limit := sd.keyedDeployWork
+	if anon {
+		limit = sd.anonDeployWork
+	}
+	ctx, cancel := context.WithTimeout(e.Request.Context(), limit)
+	return ctx, cancel, limit
+}
+
+// workCheck is nil while ctx, a deploy's work budget of limit, lasts;
+// see overWorkBudget.
+func workCheck(e *core.RequestEvent, ctx context.Context, limit time.Duration) error {
+	return overWorkBudget(e, ctx, limit, ctx.Err())
+}
+
+// overWorkBudget turns err, when the deploy's work budget (ctx, of limit)
+// ran out, into a 503 with Retry-After that says so: nothing was
+// deployed, and the same deploy may fit when the server is less busy.
+// A client that went away, or any other error, is returned as it is.
+func overWorkBudget(e *core.RequestEvent, ctx context.Context, limit time.Duration, err error) error {
+	if err == nil || !errors.Is(ctx.Err(), context.DeadlineExceeded) || e.Request.Context().Err() != nil {
+		return err
+	}
+	e.Response.Header().Set("Retry-After", strconv.Itoa(memoryRetryAfter))
+	return fail(http.StatusServiceUnavailable, "Deploy took too long: a deploy must be processed within %s, and nothing was deployed; try again, or deploy fewer or smaller files", limit)
 }

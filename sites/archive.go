@@ -9,7 +9,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"slices"
 	"strings"
 )
 
@@ -26,10 +25,15 @@ type ArchiveLimits struct {
 	// MaxBytes is the most uncompressed bytes in all, so that a small
 	// archive cannot unpack to gigabytes.
 	MaxBytes int64
-	// Reserve, when set, is told of the memory the entries take (names
-	// and bytes) before it is allocated, a piece at a time as the bytes
-	// are inflated (a memory budget); its error refuses the archive and
-	// is returned as it is.
+	// TooLarge, when set, is the message of the 413 that refuses an
+	// archive over MaxBytes (an anonymous deploy's own cap, say); empty:
+	// one that names MaxBytes.
+	TooLarge string
+	// Reserve, when set, is told of every piece of memory the archive
+	// takes (the zip read whole, the entries' names and bytes, a copy
+	// made to join pieces) before it is allocated (a memory budget): what
+	// it is told covers what is allocated. Its error refuses the archive
+	// and is returned as it is.
 	Reserve func(n int64) error
 }
 
@@ -77,12 +81,16 @@ func readArchive(r io.Reader, data []byte, format string, lim ArchiveLimits) ([]
 	var err error
 	switch format {
 	case ArchiveZip:
+		var rerr error
 		if data == nil {
-			data, err = io.ReadAll(src)
+			data, err = readPieces(src, -1, u.reserveInto(&rerr))
 		}
-		if err == nil {
+		switch {
+		case rerr != nil:
+			err = rerr // the memory budget's
+		case err == nil:
 			err = u.zip(data)
-		} else {
+		default:
 			err = badArchive("reading the archive: %v", err)
 		}
 	case ArchiveTarGz:
@@ -123,6 +131,9 @@ func (u *unpacker) tooManyEntries() error {
 }
 
 func (u *unpacker) tooLarge() error {
+	if u.lim.TooLarge != "" {
+		return &ArchiveError{Status: 413, Msg: u.lim.TooLarge}
+	}
 	return &ArchiveError{Status: 413, Msg: fmt.Sprintf("Archive too large when unpacked: the limit is %s", FormatBytes(u.lim.MaxBytes))}
 }
 
@@ -130,7 +141,10 @@ func (u *unpacker) tooLarge() error {
 // folder is stripped fits in twice maxFilePathLen.
 const maxArchiveNameLen = 2 * maxFilePathLen
 
-// entryChunk is how much of an entry is reserved and allocated at a time
+// firstPiece is the first piece readPieces reads into.
+const firstPiece = 16 << 10
+
+// entryChunk is the most of an entry reserved and allocated at a time
 // as its bytes are inflated.
 const entryChunk = 1 << 20
 
@@ -161,25 +175,42 @@ func (u *unpacker) reserve(n int64) error {
 	return u.lim.Reserve(n)
 }
 
-// add reads an admitted entry of exactly size bytes from r. Its memory is
-// reserved and allocated a chunk at a time as the bytes come.
-func (u *unpacker) add(name string, size int64, r io.Reader) error {
-	b := make([]byte, 0, min(size, entryChunk))
-	for int64(len(b)) < size {
-		n := int(min(size-int64(len(b)), entryChunk))
-		if err := u.reserve(int64(n)); err != nil {
+// reserveInto is reserve, remembering its error in *err, so that the
+// caller tells the budget's refusal from a read error.
+func (u *unpacker) reserveInto(err *error) func(int64) error {
+	return func(n int64) error {
+		*err = u.reserve(n)
+		return *err
+	}
+}
+
+// add reads an admitted entry of exactly size bytes from r. A zip's
+// entry (inMemory: inflated from the archive in memory, at the speed of
+// the CPU) is reserved and allocated whole at once. A tar's comes as the
+// client sends it: it is read in pieces, reserved as they come (see
+// readPieces).
+func (u *unpacker) add(name string, size int64, r io.Reader, inMemory bool) error {
+	var b []byte
+	var err error
+	if inMemory {
+		if err := u.reserve(size); err != nil {
 			return err
 		}
-		b = slices.Grow(b, n)
-		m, err := io.ReadFull(r, b[len(b):len(b)+n])
-		b = b[:len(b)+m]
-		if err != nil {
-			var le *ArchiveError
-			if errors.As(err, &le) {
-				return le // the tar stream's own bound
-			}
-			return badArchive("archive entry %q cannot be read: %v", name, err)
+		b = make([]byte, size)
+		_, err = io.ReadFull(r, b)
+	} else {
+		var rerr error
+		b, err = readPieces(r, size, u.reserveInto(&rerr))
+		if rerr != nil {
+			return rerr // the memory budget's
 		}
+	}
+	if err != nil {
+		var le *ArchiveError
+		if errors.As(err, &le) {
+			return le // the tar stream's own bound
+		}
+		return badArchive("archive entry %q cannot be read: %v", name, err)
 	}
 	// nothing may follow the declared size (archive/zip checks it too)
 	var one [1]byte
@@ -191,6 +222,60 @@ func (u *unpacker) add(name string, size int64, r io.Reader) error {
 	}
 	u.entries = append(u.entries, FileInput{Path: name, Data: b})
 	return nil
+}
+
+// readPieces reads size bytes from r (size < 0: up to its end) into one
+// slice without growing anything by copying, which would leave garbage
+// nothing reserved: the bytes are read into pieces of at most entryChunk,
+// each reserved before it is allocated, as they come (so a stream that
+// declares much and trickles holds little), then pieces that are more
+// than one are joined into a slice of the exact length, reserved too.
+// What is reserved covers what is allocated, the pieces included. An
+// error of reserve is returned as it is; io.ErrUnexpectedEOF when r ends
+// before size bytes.
+func readPieces(r io.Reader, size int64, reserve func(int64) error) ([]byte, error) {
+	var pieces [][]byte
+	var total int64
+	for size < 0 || total < size {
+		// pieces grow with what came (no copy): a small stream holds
+		// little, a large one few pieces
+		n := min(int64(entryChunk), max(firstPiece, total))
+		if size >= 0 {
+			n = min(n, size-total)
+		}
+		if err := reserve(n); err != nil {
+			return nil, err
+		}
+		p := make([]byte, n)
+		m, err := io.ReadFull(r, p)
+		total += int64(m)
+		if m > 0 {
+			pieces = append(pieces, p[:m])
+		}
+		if err != nil {
+			if size < 0 && (errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF)) {
+				break // the end of the stream
+			}
+			if errors.Is(err, io.EOF) {
+				err = io.ErrUnexpectedEOF
+			}
+			return nil, err
+		}
+	}
+	switch len(pieces) {
+	case 0:
+		return []byte{}, nil
+	case 1:
+		return pieces[0], nil
+	}
+	if err := reserve(total); err != nil {
+		return nil, err
+	}
+	out := make([]byte, 0, total)
+	for _, p := range pieces {
+		out = append(out, p...)
+	}
+	return out, nil
 }
 
 func (u *unpacker) zip(data []byte) error {
@@ -234,7 +319,7 @@ func (u *unpacker) zip(data []byte) error {
 		if err != nil {
 			return badArchive("archive entry %q cannot be read: %v", f.Name, err)
 		}
-		err = u.add(f.Name, int64(f.UncompressedSize64), rc)
+		err = u.add(f.Name, int64(f.UncompressedSize64), rc, true)
 		rc.Close()
 		if err != nil {
 			return err
@@ -280,7 +365,7 @@ func (u *unpacker) tarGz(src *sourceReader) error {
 		if err := u.admit(h.Name, h.Size); err != nil {
 			return err
 		}
-		if err := u.add(h.Name, h.Size, tr); err != nil {
+		if err := u.add(h.Name, h.Size, tr, false); err != nil {
 			return err
 		}
 	}

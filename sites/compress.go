@@ -1,10 +1,11 @@
 package sites
 
 import (
-	"bytes"
+	"errors"
 	"fmt"
+	"io"
+	"runtime"
 	"strings"
-	"sync"
 	"sync/atomic"
 
 	"github.com/andybalholm/brotli"
@@ -37,23 +38,67 @@ const (
 	gzipLevel     = gzip.BestCompression
 )
 
-var (
-	brotliPool = sync.Pool{New: func() any { return brotli.NewWriterLevel(nil, brotliQuality) }}
-	gzipPool   = sync.Pool{New: func() any {
-		w, err := gzip.NewWriterLevel(nil, gzipLevel)
-		if err != nil {
-			panic(fmt.Sprintf("gzip writer: %v", err))
-		}
-		return w
-	}}
+// The compressors' memory does not grow with the file: a window of
+// 1 << compressWindowLog bytes (1 MiB: a web file larger than that loses
+// little of its ratio), and the data written compressPiece bytes at a
+// time (a large write makes brotli buffer it whole). One compression
+// holds about 15 MiB of state, the three codings together (measured for
+// fresh writers: 9 MiB brotli, 4 MiB zstd, 1.4 MiB gzip), so that the
+// process runs at most GOMAXPROCS compressions at once, whatever the
+// number of deploys (compressSlots), each with writers made once: a fixed cost, like the runtime's,
+// not one that grows with the deploys.
+const (
+	compressWindowLog = 20
+	compressPiece     = 64 << 10
 )
 
-// zstdEncoder is shared: EncodeAll is safe for concurrent use.
-var zstdEncoder = mustZstdEncoder()
+// compressSlots holds the process's compressors: GOMAXPROCS of them, each
+// made on first use (nil until then) and kept, so their state is
+// allocated once (a pool emptied by every collection would make new
+// ones, and garbage). Taking one bounds the compressions at once.
+var compressSlots = func() chan *compressor {
+	c := make(chan *compressor, runtime.GOMAXPROCS(0))
+	for range cap(c) {
+		c <- nil
+	}
+	return c
+}()
+
+// writePieces writes data to w compressPiece bytes at a time.
+func writePieces(w io.Writer, data []byte) error {
+	for len(data) > 0 {
+		n := min(len(data), compressPiece)
+		if _, err := w.Write(data[:n]); err != nil {
+			return err
+		}
+		data = data[n:]
+	}
+	return nil
+}
+
+// compressor is the writers of one compression, kept for the next.
+type compressor struct {
+	br *brotli.Writer
+	zs *zstd.Encoder
+	gz *gzip.Writer
+}
+
+func newCompressor() *compressor {
+	gz, err := gzip.NewWriterLevel(nil, gzipLevel)
+	if err != nil {
+		panic(fmt.Sprintf("gzip writer: %v", err))
+	}
+	return &compressor{
+		br: brotli.NewWriterOptions(nil, brotli.WriterOptions{Quality: brotliQuality, LGWin: compressWindowLog}),
+		zs: mustZstdEncoder(),
+		gz: gz,
+	}
+}
 
 func mustZstdEncoder() *zstd.Encoder {
 	enc, err := zstd.NewWriter(nil,
 		zstd.WithEncoderLevel(zstd.SpeedDefault),
+		zstd.WithWindowSize(1<<compressWindowLog),
 		zstd.WithEncoderConcurrency(1),
 		zstd.WithZeroFrames(true))
 	if err != nil {
@@ -92,39 +137,148 @@ var compressions atomic.Int64
 // compressVariants returns the precompressed variants of data by coding,
 // keeping only those at least 5% smaller. Every coding is deterministic,
 // so unchanged content yields the same variant blobs on every deploy.
-func compressVariants(data []byte) (map[string][]byte, error) {
+//
+// Each coding writes into a boundedOutput: its memory is reserved
+// (reserve, nil for none) before it is allocated, and a coding stops as
+// soon as its output reaches the size it would be dropped at, so that
+// incompressible data costs neither the memory nor the rest of the time.
+func compressVariants(data []byte, reserve func(int64) error) (map[string][]byte, error) {
 	compressions.Add(1)
+	c := <-compressSlots
+	if c == nil {
+		c = newCompressor()
+	}
+	defer func() { compressSlots <- c }()
 	out := make(map[string][]byte, len(EncodingPreference))
-	keep := func(coding string, c []byte) {
-		if len(c) < len(data)-len(data)/20 {
-			out[coding] = c
+	limit := len(data) - len(data)/20 // kept only when smaller
+	run := func(coding string, compress func(w io.Writer) error) error {
+		o := &boundedOutput{limit: limit, reserve: reserve}
+		err := compress(o)
+		switch {
+		case errors.Is(err, errNotSmaller):
+			return nil
+		case o.err != nil:
+			return o.err // the memory budget's
+		case err != nil:
+			return fmt.Errorf("%s: %w", coding, err)
 		}
+		b, err := o.bytes()
+		if err != nil {
+			return err
+		}
+		out[coding] = b
+		return nil
 	}
 
-	var br bytes.Buffer
-	bw := brotliPool.Get().(*brotli.Writer)
-	defer brotliPool.Put(bw)
-	bw.Reset(&br)
-	if _, err := bw.Write(data); err != nil {
-		return nil, fmt.Errorf("brotli: %w", err)
+	err := run(EncodingBrotli, func(w io.Writer) error {
+		bw := c.br
+		bw.Reset(w)
+		if err := writePieces(bw, data); err != nil {
+			return err
+		}
+		return bw.Close()
+	})
+	if err == nil {
+		err = run(EncodingZstd, func(w io.Writer) error {
+			zw := c.zs
+			zw.Reset(w)
+			if err := writePieces(zw, data); err != nil {
+				zw.Reset(nil)
+				return err
+			}
+			err := zw.Close()
+			zw.Reset(nil) // hold no output
+			return err
+		})
 	}
-	if err := bw.Close(); err != nil {
-		return nil, fmt.Errorf("brotli: %w", err)
+	if err == nil {
+		err = run(EncodingGzip, func(w io.Writer) error {
+			gw := c.gz
+			gw.Reset(w)
+			if err := writePieces(gw, data); err != nil {
+				return err
+			}
+			return gw.Close()
+		})
 	}
-	keep(EncodingBrotli, br.Bytes())
-
-	keep(EncodingZstd, zstdEncoder.EncodeAll(data, make([]byte, 0, len(data)/2)))
-
-	var gz bytes.Buffer
-	gw := gzipPool.Get().(*gzip.Writer)
-	defer gzipPool.Put(gw)
-	gw.Reset(&gz)
-	if _, err := gw.Write(data); err != nil {
-		return nil, fmt.Errorf("gzip: %w", err)
+	if err != nil {
+		return nil, err
 	}
-	if err := gw.Close(); err != nil {
-		return nil, fmt.Errorf("gzip: %w", err)
-	}
-	keep(EncodingGzip, gz.Bytes())
 	return out, nil
+}
+
+// errNotSmaller stops a coding whose output is not smaller enough to keep.
+var errNotSmaller = errors.New("compressed output not smaller")
+
+// A compressed output is written into pieces of firstOutputPiece bytes
+// first, growing to outputPiece (the last one may be smaller).
+const (
+	firstOutputPiece = 1 << 10
+	outputPiece      = 64 << 10
+)
+
+// boundedOutput collects a compressed output of fewer than limit bytes
+// in pieces, each reserved before it is allocated, so nothing is copied
+// to grow; bytes joins them (reserving the joined copy). Writing limit
+// bytes or more fails with errNotSmaller; a refused reservation fails
+// the write and stays in err.
+type boundedOutput struct {
+	limit   int
+	reserve func(int64) error
+	pieces  [][]byte
+	n       int
+	err     error
+}
+
+func (o *boundedOutput) Write(p []byte) (int, error) {
+	if o.n+len(p) >= o.limit {
+		return 0, errNotSmaller
+	}
+	for w := 0; w < len(p); {
+		last := len(o.pieces) - 1
+		if last < 0 || len(o.pieces[last]) == cap(o.pieces[last]) {
+			// pieces grow with the output (no copy): a small output
+			// holds little, a large one few pieces
+			size := min(outputPiece, max(firstOutputPiece, o.n), o.limit-o.n)
+			if err := o.take(int64(size)); err != nil {
+				return w, err
+			}
+			o.pieces = append(o.pieces, make([]byte, 0, size))
+			last++
+		}
+		c := copy(o.pieces[last][len(o.pieces[last]):cap(o.pieces[last])], p[w:])
+		o.pieces[last] = o.pieces[last][:len(o.pieces[last])+c]
+		w += c
+		o.n += c
+	}
+	return len(p), nil
+}
+
+func (o *boundedOutput) take(n int64) error {
+	if o.reserve == nil {
+		return nil
+	}
+	if err := o.reserve(n); err != nil {
+		o.err = err
+		return err
+	}
+	return nil
+}
+
+// bytes is the output in one slice.
+func (o *boundedOutput) bytes() ([]byte, error) {
+	switch len(o.pieces) {
+	case 0:
+		return []byte{}, nil
+	case 1:
+		return o.pieces[0], nil
+	}
+	if err := o.take(int64(o.n)); err != nil {
+		return nil, err
+	}
+	b := make([]byte, 0, o.n)
+	for _, p := range o.pieces {
+		b = append(b, p...)
+	}
+	return b, nil
 }

@@ -40,6 +40,12 @@ type Upload struct {
 	// StorageType is StorageHTML or StorageFiles.
 	StorageType string
 	Files       []File
+	// Reserve, when set, is told of the memory a deploy allocates for the
+	// content beyond the files themselves (HTML with its head added, the
+	// precompressed variants) before it is allocated: the deploy's memory
+	// budget. Its error stops the deploy before anything is committed and
+	// is returned as it is.
+	Reserve func(n int64) error
 }
 
 // CreateParams describes a new deployment.
@@ -82,7 +88,7 @@ func (s *Service) Create(ctx context.Context, p CreateParams) (*Created, error) 
 		p.ID = core.GenerateDefaultRandomId() // known before the content: {{SUBMIT_URL}}
 	}
 	meta := resolveMeta(nil, p.Meta)
-	manifest, blobs, err := buildManifest(ctx, p.Upload.Files, meta, s.submitURL(p.ID), nil)
+	manifest, blobs, err := buildManifest(ctx, p.Upload, meta, s.submitURL(p.ID), nil)
 	if err != nil {
 		return nil, err
 	}
@@ -168,14 +174,14 @@ func (s *Service) replaceLocked(ctx context.Context, dep *core.Record, meta Meta
 	}
 	m := resolveMeta(dep, meta)
 	known := s.knownVariants(dep)
-	manifest, blobs, err := buildManifest(ctx, up.Files, m, s.submitURL(dep.Id), known)
+	manifest, blobs, err := buildManifest(ctx, up, m, s.submitURL(dep.Id), known)
 	if err != nil {
 		return nil, err
 	}
 
 	s.gcMu.RLock()
 	defer s.gcMu.RUnlock()
-	if err := s.ensureVariants(ctx, manifest, blobs, known); err != nil {
+	if err := s.ensureVariants(ctx, manifest, blobs, known, up.Reserve); err != nil {
 		return nil, err
 	}
 	if err := s.writeBlobs(ctx, blobs); err != nil {

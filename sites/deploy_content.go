@@ -88,7 +88,7 @@ func (s *Service) missingBlobs(parent context.Context, blobs map[string][]byte) 
 // precompressed variants) that a deploy of files stores, with no metadata
 // applied: what a test or a tool needs to serve files as a deploy would.
 func DeployedFiles(ctx context.Context, files []File) (Manifest, map[string][]byte, error) {
-	return buildManifest(ctx, files, resolvedMeta{}, "", nil)
+	return buildManifest(ctx, Upload{Files: files}, resolvedMeta{}, "", nil)
 }
 
 // buildManifest prepares HTML files (the {{SUBMIT_URL}} placeholder
@@ -101,8 +101,10 @@ func DeployedFiles(ctx context.Context, files []File) (Manifest, map[string][]by
 // must make sure those blobs still exist (ensureVariants).
 //
 // It stops between files, and its compression workers between blobs,
-// when ctx is cancelled.
-func buildManifest(ctx context.Context, files []File, meta resolvedMeta, submitURL string, known map[string]map[string]EncodedEntry) (Manifest, map[string][]byte, error) {
+// when ctx is cancelled. What it allocates beyond the files (a changed
+// HTML file, the variants) is reserved from up.Reserve first.
+func buildManifest(ctx context.Context, up Upload, meta resolvedMeta, submitURL string, known map[string]map[string]EncodedEntry) (Manifest, map[string][]byte, error) {
+	files := up.Files
 	m := make(Manifest, len(files))
 	blobs := make(map[string][]byte, len(files))
 	placeholder := []byte(SubmitURLPlaceholder)
@@ -114,9 +116,19 @@ func buildManifest(ctx context.Context, files []File, meta resolvedMeta, submitU
 		data := f.Data
 		if IsHTML(f.ContentType) {
 			if submitURL != "" && bytes.Contains(data, placeholder) {
+				grown := bytes.Count(data, placeholder) * (len(submitURL) - len(placeholder))
+				if err := reserve(up.Reserve, int64(len(data)+max(grown, 0))); err != nil {
+					return nil, nil, err
+				}
 				data = bytes.ReplaceAll(data, placeholder, []byte(submitURL))
 			}
-			data = InjectHead(data, meta.title, meta.description, meta.favicon)
+			if meta.title != "" || meta.description != "" || meta.favicon != "" {
+				// the head's tags: escaped metadata, within the field limits
+				if err := reserve(up.Reserve, int64(len(data))+headTagsMax); err != nil {
+					return nil, nil, err
+				}
+				data = InjectHead(data, meta.title, meta.description, meta.favicon)
+			}
 		}
 		h := store.HashBytes(data)
 		entry := ManifestEntry{Hash: h, Size: int64(len(data)), Type: f.ContentType}
@@ -135,7 +147,7 @@ func buildManifest(ctx context.Context, files []File, meta resolvedMeta, submitU
 		m[f.Path] = entry
 	}
 
-	variants, err := compressAll(ctx, todo, blobs)
+	variants, err := compressAll(ctx, todo, blobs, up.Reserve)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -173,7 +185,7 @@ func storeVariants(v map[string][]byte, blobs map[string][]byte) map[string]Enco
 // compressAll makes the variants of the blobs named by hashes, on every
 // core. When ctx is cancelled, no further blob is started, the workers
 // end after the blob they are on, and ctx's error is returned.
-func compressAll(ctx context.Context, hashes []string, blobs map[string][]byte) (map[string]map[string][]byte, error) {
+func compressAll(ctx context.Context, hashes []string, blobs map[string][]byte, r func(int64) error) (map[string]map[string][]byte, error) {
 	out := make(map[string]map[string][]byte, len(hashes))
 	if len(hashes) == 0 {
 		return out, nil
@@ -190,10 +202,10 @@ func compressAll(ctx context.Context, hashes []string, blobs map[string][]byte) 
 				if ctx.Err() != nil {
 					continue // drain: the feeder stops too
 				}
-				v, err := compressVariants(blobs[h])
+				v, err := compressVariants(blobs[h], r)
 				mu.Lock()
 				if err != nil && firstErr == nil {
-					firstErr = fmt.Errorf("compress: %w", err)
+					firstErr = err
 				}
 				out[h] = v
 				mu.Unlock()
@@ -214,6 +226,18 @@ feed:
 		return nil, err
 	}
 	return out, firstErr
+}
+
+// headTagsMax bounds what InjectHead adds to a page: the title,
+// description and icon tags, with their escaped values.
+const headTagsMax = 64 << 10
+
+// reserve tells r (nil: nobody) of n bytes about to be allocated.
+func reserve(r func(int64) error, n int64) error {
+	if r == nil || n <= 0 {
+		return nil
+	}
+	return r(n)
 }
 
 // cancelled returns ctx's error, wrapped, when it is done.
@@ -243,9 +267,9 @@ func (s *Service) knownVariants(dep *core.Record) map[string]map[string]EncodedE
 // ensureVariants checks that the variant blobs reused from the live
 // version still exist (touching them, so the collector spares them), and
 // compresses again the files whose variants are gone.
-func (s *Service) ensureVariants(ctx context.Context, m Manifest, blobs map[string][]byte, known map[string]map[string]EncodedEntry) error {
+func (s *Service) ensureVariants(ctx context.Context, m Manifest, blobs map[string][]byte, known map[string]map[string]EncodedEntry, r func(int64) error) error {
 	checked := map[string]bool{}
-	for p, e := range m {
+	for _, e := range m {
 		if err := cancelled(ctx); err != nil {
 			return err
 		}
@@ -265,9 +289,9 @@ func (s *Service) ensureVariants(ctx context.Context, m Manifest, blobs map[stri
 		if whole {
 			continue
 		}
-		fresh, err := compressVariants(blobs[e.Hash])
+		fresh, err := compressVariants(blobs[e.Hash], r)
 		if err != nil {
-			return fmt.Errorf("compress %s: %w", p, err)
+			return err
 		}
 		enc := storeVariants(fresh, blobs)
 		for q, other := range m { // every path with these bytes

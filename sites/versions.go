@@ -92,3 +92,36 @@ func liveManifest(app core.App, dep *core.Record) (Manifest, error) {
 	}
 	return ParseManifest([]byte(ver.GetString("manifest")))
 }
+
+// LiveHashes calls fn with every blob hash that the live versions of
+// owner's deployments name (files, the bytes clients sent, variants),
+// until fn returns false: blobs the store holds, since the collector
+// spares what a version names. It is the index POST /blobs/missing answers
+// from before it asks a store where each question is a request.
+func (s *Service) LiveHashes(owner *core.Record, fn func(hash string) bool) error {
+	deps, err := s.ListOwned(owner)
+	if err != nil {
+		return err
+	}
+	for _, dep := range deps {
+		m, err := liveManifest(s.app, dep)
+		if errors.Is(err, sql.ErrNoRows) {
+			continue // none live
+		}
+		if err != nil {
+			return err
+		}
+		more := true
+		for _, e := range m {
+			e.Hashes(func(h string) {
+				if more {
+					more = fn(h)
+				}
+			})
+			if !more {
+				return nil
+			}
+		}
+	}
+	return nil
+}

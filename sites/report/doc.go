@@ -13,7 +13,9 @@
 //
 // The work is linear and bounded: one pass of a tokenizer over each HTML
 // and CSS file, at most MaxScanBytes of them in all, MaxLinksPerPage
-// links examined per file and MaxLinks in all, each list of findings cut
+// links examined per file and MaxLinks in all, a token of at most 1 MiB
+// held at a time (a page with a longer one is examined up to it), each
+// list of findings cut
 // at MaxEntries; past any limit, or when the context is done, the report
 // says Truncated.
 //

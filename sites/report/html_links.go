@@ -3,6 +3,7 @@ package report
 import (
 	"bytes"
 	"context"
+	"errors"
 	"strings"
 
 	"golang.org/x/net/html"
@@ -41,6 +42,12 @@ type pageScan struct {
 	stopped  bool   // ctx was done before the end
 }
 
+// maxTokenBytes bounds the memory the tokenizer holds for one token (a
+// text run, a comment, a script): it grows its buffer to hold the whole
+// token, by doubling. A page with a longer token is examined up to it and
+// the report says Truncated.
+const maxTokenBytes = 1 << 20
+
 // ctxCheckEvery is how many tokens pass between two looks at the context.
 const ctxCheckEvery = 1024
 
@@ -63,6 +70,7 @@ func scanHTML(ctx context.Context, doc []byte, maxRefs int) pageScan {
 		})
 	}
 	z := html.NewTokenizer(bytes.NewReader(doc))
+	z.SetMaxBuf(maxTokenBytes)
 	var inTitle, inStyle bool
 	cur := -1 // the open form's index in ps.forms
 	for n := 0; ; n++ {
@@ -73,6 +81,9 @@ func scanHTML(ctx context.Context, doc []byte, maxRefs int) pageScan {
 		tt := z.Next()
 		switch tt {
 		case html.ErrorToken:
+			if errors.Is(z.Err(), html.ErrBufferExceeded) {
+				ps.stopped = true // a token too long to hold: the rest is not examined
+			}
 			return ps
 		case html.TextToken:
 			switch {

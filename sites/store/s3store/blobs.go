@@ -62,6 +62,13 @@ func (s *Store) Exists(ctx context.Context, hash string) (bool, error) {
 	return true, nil
 }
 
+// Known reports, with no request, whether this process wrote or found
+// the blob (see Store.present): true means the store has it; false means
+// nothing.
+func (s *Store) Known(hash string) bool {
+	return s.present.has(hash)
+}
+
 // Put implements store.BlobStore: one PUT, If-None-Match: * (written
 // once; an existing blob has the same bytes, so a refused write is a
 // success).
