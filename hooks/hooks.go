@@ -71,6 +71,9 @@ type sitedrop struct {
 	// (prepareTLS); nil without TLS. Record hooks read it to drop the
 	// certificate of a released domain.
 	tlsCerts atomic.Pointer[certs.Manager]
+	// publicHost is the host of --public-url, parsed once (init): a
+	// name of the web host.
+	publicHost string
 	// publicIPs are --public-ip, parsed once (init).
 	publicIPs []netip.Addr
 	// hostAddrs caches the addresses site hosts resolve to (serverAddrs).
@@ -245,6 +248,7 @@ func (sd *sitedrop) init() error {
 
 	sd.proxies = proxies
 	sd.publicIPs = publicIPs
+	sd.publicHost = publicHostOf(cfg.PublicURL)
 	sd.hosts = hosts
 	sd.s3 = s3
 	sd.svc = svc

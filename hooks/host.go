@@ -126,19 +126,21 @@ func (sd *sitedrop) isWebHost(host string) bool {
 	if h == "" {
 		return false
 	}
-	if h == "localhost" || h == sd.cfg.listenHost || h == sd.publicHost() {
+	if h == "localhost" || h == sd.cfg.listenHost || h == sd.publicHost {
 		return true
 	}
 	_, err := netip.ParseAddr(strings.TrimSuffix(strings.TrimPrefix(h, "["), "]"))
 	return err == nil
 }
 
-// publicHost is the normalised host of --public-url ("" without one).
-func (sd *sitedrop) publicHost() string {
-	if sd.cfg.PublicURL == "" {
+// publicHostOf is the normalised host of a --public-url ("" without one,
+// or when it does not parse).
+func publicHostOf(publicURL string) string {
+	publicURL = strings.TrimSpace(publicURL)
+	if publicURL == "" {
 		return ""
 	}
-	u, err := url.Parse(sd.cfg.PublicURL)
+	u, err := url.Parse(publicURL)
 	if err != nil {
 		return ""
 	}

@@ -235,7 +235,7 @@ func TestUnknownHostRefused(t *testing.T) {
 			"www.sites.test":        true, // a site host: the site server's 404
 			"web.test.evil.example": false,
 		}},
-		{"behind a proxy: --public-url https://deploy.example.com", func(c *Config) { c.PublicURL = "https://deploy.example.com/" }, map[string]bool{
+		{"behind a proxy: --public-url https://deploy.example.com", func(c *Config) { c.PublicURL = " https://deploy.example.com/ " }, map[string]bool{
 			"deploy.example.com":     true,
 			"DEPLOY.example.com:443": true,
 			"web.test":               true,
