@@ -25,6 +25,12 @@ const defaultGateCookieTTL = 7 * 24 * time.Hour
 // maxGateForm bounds the body of a gate form post.
 const maxGateForm = 4 << 10
 
+// defaultGateBodyTimeout is how long a gate form's body may take to
+// arrive, all of it: the form is at most maxGateForm bytes, which any
+// client sends in one packet, so a trickling client is cut off instead of
+// holding its connection and goroutine at no cost.
+const defaultGateBodyTimeout = 10 * time.Second
+
 // siteGate is a protected site's gate, prepared once per loaded site:
 // the cookie key is derived here, not per request, and keyed MACs are
 // kept for the next request.
@@ -94,6 +100,11 @@ func (s *Server) gatePost(w http.ResponseWriter, r *http.Request, st *site) int 
 		writeGate(w, r, g, http.StatusForbidden, "/", gateCrossOrigin)
 		return http.StatusForbidden
 	}
+	// The deadline is the connection's; the server sets the next
+	// request's own when it reads its headers. Where the writer cannot
+	// set one (a wrapper without Unwrap, a test recorder), the size cap
+	// alone bounds the body.
+	_ = http.NewResponseController(w).SetReadDeadline(time.Now().Add(s.gateBodyTimeout))
 	r.Body = http.MaxBytesReader(w, r.Body, maxGateForm)
 	if err := r.ParseForm(); err != nil {
 		_, _ = io.Copy(io.Discard, r.Body)

@@ -1,8 +1,11 @@
 package serve
 
 import (
+	"bufio"
 	"context"
 	"crypto/tls"
+	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -572,4 +575,37 @@ func TestPasswordChecksFair(t *testing.T) {
 			t.Fatalf("order %v, want %s", names, want)
 		}
 	})
+}
+
+// TestGateSlowBody: a gate post whose body does not arrive within the
+// gate's body timeout is answered 400 instead of holding the connection:
+// the form is a few bytes, which a real client sends at once.
+func TestGateSlowBody(t *testing.T) {
+	srv, _ := protectedServer(t, sites.Protection{PasswordHash: testHash()})
+	srv.gateBodyTimeout = 200 * time.Millisecond
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		srv.ServeSite(w, r, "demo")
+	}))
+	defer ts.Close()
+	conn, err := net.Dial("tcp", ts.Listener.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	// 100 bytes announced, 9 sent, then nothing
+	_, err = io.WriteString(conn, "POST "+GatePath+" HTTP/1.1\r\nHost: demo.sites.test\r\n"+
+		"Content-Type: application/x-www-form-urlencoded\r\nContent-Length: 100\r\n\r\npassword=")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// far longer than the timeout: a server that waits for the body runs into it
+	_ = conn.SetReadDeadline(time.Now().Add(10 * time.Second))
+	res, err := http.ReadResponse(bufio.NewReader(conn), nil)
+	if err != nil {
+		t.Fatalf("no answer to a stalled gate body: %v", err)
+	}
+	res.Body.Close()
+	if res.StatusCode != http.StatusBadRequest {
+		t.Fatalf("stalled gate body: %d, want 400", res.StatusCode)
+	}
 }

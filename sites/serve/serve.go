@@ -121,10 +121,12 @@ type Server struct {
 	// The gate of protected sites: its cookies' lifetime, whether they
 	// are Secure (nil: r.TLS != nil), the failed password attempts'
 	// limit per client, the password checks running at once.
-	gateTTL       time.Duration
-	secureCookies func(*http.Request) bool
-	gateLimit     *gateLimiter
-	gateChecks    *passwordChecks
+	gateTTL time.Duration
+	// gateBodyTimeout bounds the time a gate form's body takes to arrive.
+	gateBodyTimeout time.Duration
+	secureCookies   func(*http.Request) bool
+	gateLimit       *gateLimiter
+	gateChecks      *passwordChecks
 	// now is the clock; tests replace it.
 	now func() time.Time
 }
@@ -190,10 +192,11 @@ func NewServer(load SiteLoader, blobStore store.BlobStore, opts ...ServerOptions
 		clientIP: o.ClientIP,
 		now:      time.Now,
 
-		gateTTL:       o.GateCookieTTL,
-		secureCookies: o.SecureCookies,
-		gateLimit:     newGateLimiter(defaultGateFailuresPerClient, defaultGateFailuresPerSite),
-		gateChecks:    newPasswordChecks(),
+		gateTTL:         o.GateCookieTTL,
+		gateBodyTimeout: defaultGateBodyTimeout,
+		secureCookies:   o.SecureCookies,
+		gateLimit:       newGateLimiter(defaultGateFailuresPerClient, defaultGateFailuresPerSite),
+		gateChecks:      newPasswordChecks(),
 	}
 }
 
