@@ -320,11 +320,13 @@ func TestDeliveryQueueLoneAccountUsesEverySender(t *testing.T) {
 		n   int
 		err error
 	}
-	done := make(chan result, 1)
+	done, ended := make(chan result, 1), make(chan struct{})
 	go func() {
+		defer close(ended)
 		n, err := d.RunOnce(context.Background())
 		done <- result{n, err}
 	}()
+	t.Cleanup(func() { slow.release(); <-ended }) // before the app goes, even on failure
 	slow.waitHolding(t, 4, 10*time.Second)
 	slow.release()
 	if r := <-done; r.n != 10 || r.err != nil {
