@@ -27,17 +27,22 @@ import (
 // Deliverer sends queued webhook deliveries. Zero fields take their
 // defaults; set them before the first RunOnce or Run.
 //
-// Its senders are shared fairly between accounts (a delivery's account is
-// the owner of its deployment when it was queued): at most Senders
-// requests are in flight, at most one per account, and a sender that
-// comes free goes to the account with due deliveries that was given one
-// least recently (round robin). So an account whose receivers never
-// answer holds one sender, never the others: while a sender is free,
-// another account's due delivery is sent at once; when every sender is
-// busy with other accounts, it waits for the first to come free (at most
-// one Timeout) behind only the accounts that waited longer. Runs of one
-// Deliverer (Run, RunOnce) share these bounds. One Deliverer per
-// database: it does not coordinate with others.
+// Its senders are shared fairly and never left idle while a due delivery
+// waits (work-conserving). A delivery's account is the owner of its
+// deployment when it was queued, its receiver its account and URL. A
+// sender that comes free goes to the account with due deliveries that
+// holds the fewest senders, the one given a sender least recently among
+// equals (round robin); inside that account, to the receiver with the
+// fewest requests in flight, then the oldest due delivery. So an account
+// alone in the queue uses every sender, even for a single slow receiver,
+// but holds more than another waiting account only until a sender comes
+// free: an account whose receivers never answer delays another account's
+// due delivery by at most one request (one Timeout) behind the accounts
+// that waited longer, and a dead receiver delays the other receivers of
+// its own account the same way. At most Senders requests are in flight;
+// runs of one Deliverer (Run, RunOnce) share these bounds and never send
+// one delivery twice at once. One Deliverer per database: it does not
+// coordinate with others.
 type Deliverer struct {
 	// App is the database holding the queue.
 	App core.App
@@ -59,11 +64,23 @@ type Deliverer struct {
 	wake     chan struct{}
 	wakeOnce sync.Once
 
-	mu       sync.Mutex
-	inFlight int               // requests in flight, of every run
-	busy     map[string]bool   // accounts with a request in flight
-	served   map[string]uint64 // the turn at which each account last got a sender
-	turn     uint64
+	// fillMu lets one run at a time give out senders, so that what it
+	// counted in flight can only shrink until it claims (see fill).
+	fillMu sync.Mutex
+
+	mu        sync.Mutex
+	inFlight  int               // requests in flight, of every run
+	held      map[string]int    // requests in flight per account
+	receivers map[receiver]int  // requests in flight per receiver
+	sending   map[string]bool   // deliveries in flight
+	served    map[string]uint64 // the turn at which each account last got a sender
+	turn      uint64
+}
+
+// receiver is where a delivery goes: its URL, as one account's.
+type receiver struct {
+	account string
+	url     string
 }
 
 // NewDeliverer returns a Deliverer over app's queue with the default
@@ -168,8 +185,8 @@ func (d *Deliverer) newPass(once bool) *pass {
 	}
 }
 
-// Run delivers until ctx is done: it gives free senders to the due
-// deliveries of accounts (see Deliverer) whenever a request ends, a Wake
+// Run delivers until ctx is done: it gives free senders to due
+// deliveries (see Deliverer) whenever a request ends, a Wake
 // comes or the earliest pending delivery falls due (looking at least
 // every 5s), and waits for its requests to end before it returns. Errors
 // are logged.
@@ -212,14 +229,15 @@ func (d *Deliverer) finished(p *pass, o outcome) {
 	}
 }
 
-// RunOnce sends every delivery due now, oldest due first within each
-// account, sharing the senders between accounts as Run does, and returns
-// how many requests were made. Each delivery gets at most one attempt: a
-// failed one is scheduled again after Backoff or, at MaxAttempts, marked
-// failed. Database errors of single deliveries are collected and the rest
-// still run. Deliveries of an account that another run is sending to are
-// left to that run. When ctx is done it stops; an attempt cut short by
-// ctx is not counted.
+// RunOnce sends every delivery due now, sharing the senders between
+// accounts and receivers as Run does (oldest due first within each
+// receiver), and returns how many requests were made. Each delivery gets
+// at most one attempt: a failed one is scheduled again after Backoff or,
+// at MaxAttempts, marked failed. Database errors of single deliveries are
+// collected and the rest still run. A delivery that another run is
+// sending is left to that run, and so is what is due when other runs
+// hold every sender: RunOnce does not wait for their requests. When ctx
+// is done it stops; an attempt cut short by ctx is not counted.
 func (d *Deliverer) RunOnce(ctx context.Context) (int, error) {
 	client := d.Guard.HTTPClient(d.timeout())
 	defer client.CloseIdleConnections()
@@ -255,12 +273,18 @@ type lane struct {
 	due     time.Time
 }
 
-// fill gives free senders to accounts with due deliveries, least recently
-// served first, one each, and starts their oldest due delivery. It
-// returns when the next account that it could not serve yet (not due, or
-// cooling) may be served, zero if none. Accounts sending already are left
-// to the end of their request.
+// fill gives free senders to due deliveries, one at a time, as Deliverer
+// says: to the account holding the fewest senders (least recently served
+// among equals), inside it to the receiver with the fewest requests in
+// flight, and there to the oldest due delivery not in flight. It returns
+// when the next account that it could not serve yet (not due, or
+// cooling) may be served, zero if none.
 func (d *Deliverer) fill(ctx context.Context, client *http.Client, p *pass) (time.Time, error) {
+	// One fill at a time: between counting what is in flight (pick) and
+	// claiming, other runs' requests can only end, never start, so the
+	// bound of Senders and the choice made stay true.
+	d.fillMu.Lock()
+	defer d.fillMu.Unlock()
 	now := d.now()
 	if p.once {
 		now = p.cutoff
@@ -280,7 +304,7 @@ func (d *Deliverer) fill(ctx context.Context, client *http.Client, p *pass) (tim
 	var due []lane
 	for _, l := range lanes {
 		pending[l.account] = true
-		if d.busy[l.account] || p.spent[l.account] {
+		if p.spent[l.account] {
 			continue
 		}
 		if until, ok := p.cool[l.account]; ok && now.Before(until) {
@@ -295,75 +319,105 @@ func (d *Deliverer) fill(ctx context.Context, client *http.Client, p *pass) (tim
 		due = append(due, l)
 	}
 	for a := range d.served { // forget accounts with nothing queued: they start afresh
-		if !pending[a] && !d.busy[a] {
+		if !pending[a] && d.held[a] == 0 {
 			delete(d.served, a)
 		}
 	}
-	slices.SortFunc(due, func(a, b lane) int {
-		return cmp.Or(cmp.Compare(d.served[a.account], d.served[b.account]), a.due.Compare(b.due),
-			strings.Compare(a.account, b.account))
-	})
 	d.mu.Unlock()
 
 	var errs []error
-	for _, l := range due {
-		claimed, full := d.claim(l.account)
-		if full {
+	for {
+		i, busy, sending := d.pick(due)
+		if i < 0 {
 			break
 		}
-		if !claimed {
-			continue
-		}
-		id, err := d.nextDue(l.account, now, p.seen)
+		account := due[i].account
+		id, url, err := d.nextDue(account, now, p.seen, busy, sending)
 		if err != nil || id == "" {
-			d.release(l.account)
+			// Nothing more for this account in this fill: all its due
+			// deliveries are seen (RunOnce) or in flight.
+			due = slices.Delete(due, i, i+1)
 			if err != nil {
 				errs = append(errs, err)
 			} else if p.once {
-				p.spent[l.account] = true
+				p.spent[account] = true
 			}
 			continue
 		}
+		r := receiver{account, url}
+		d.claim(r, id)
 		if p.once {
 			p.seen[id] = true
 		}
 		p.running++
 		go func() {
 			sent, err := d.deliver(ctx, client, id)
-			d.release(l.account)
-			p.done <- outcome{l.account, sent, err}
+			d.release(r, id)
+			p.done <- outcome{account, sent, err}
 		}()
 	}
 	return next, errors.Join(errs...)
 }
 
-// claim takes a sender for account, which then is its turn: claimed is
-// false when the account has one already, full when no sender is free.
-func (d *Deliverer) claim(account string) (claimed, full bool) {
+// pick returns the index in due of the account the next free sender goes
+// to (-1 when no sender is free or due is empty), with the requests in
+// flight of each of its busy receivers (by URL) and the ids of every
+// delivery in flight.
+func (d *Deliverer) pick(due []lane) (int, map[string]int, []any) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	if d.inFlight >= d.senders() {
-		return false, true
+	if d.inFlight >= d.senders() || len(due) == 0 {
+		return -1, nil, nil
 	}
-	if d.busy[account] {
-		return false, false
+	best := 0
+	for i := 1; i < len(due); i++ {
+		a, b := due[i], due[best]
+		if cmp.Or(cmp.Compare(d.held[a.account], d.held[b.account]), cmp.Compare(d.served[a.account], d.served[b.account]),
+			a.due.Compare(b.due), strings.Compare(a.account, b.account)) < 0 {
+			best = i
+		}
 	}
-	if d.busy == nil {
-		d.busy, d.served = map[string]bool{}, map[string]uint64{}
+	busy := map[string]int{}
+	for r, n := range d.receivers {
+		if r.account == due[best].account {
+			busy[r.url] = n
+		}
 	}
-	d.busy[account] = true
-	d.inFlight++
-	d.turn++
-	d.served[account] = d.turn
-	return true, false
+	sending := make([]any, 0, len(d.sending))
+	for id := range d.sending {
+		sending = append(sending, id)
+	}
+	return best, busy, sending
 }
 
-// release gives back the sender of account.
-func (d *Deliverer) release(account string) {
+// claim takes a free sender for the delivery id to r, which then is its
+// account's turn. The caller holds fillMu and saw a free sender in pick.
+func (d *Deliverer) claim(r receiver, id string) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	delete(d.busy, account)
+	if d.held == nil {
+		d.held, d.receivers, d.sending, d.served = map[string]int{}, map[receiver]int{}, map[string]bool{}, map[string]uint64{}
+	}
+	d.inFlight++
+	d.held[r.account]++
+	d.receivers[r]++
+	d.sending[id] = true
+	d.turn++
+	d.served[r.account] = d.turn
+}
+
+// release gives back the sender of the delivery id to r.
+func (d *Deliverer) release(r receiver, id string) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
 	d.inFlight--
+	if d.held[r.account]--; d.held[r.account] <= 0 {
+		delete(d.held, r.account)
+	}
+	if d.receivers[r]--; d.receivers[r] <= 0 {
+		delete(d.receivers, r)
+	}
+	delete(d.sending, id)
 }
 
 // lanes lists the accounts with pending deliveries, each with the time
@@ -389,25 +443,62 @@ func (d *Deliverer) lanes() ([]lane, error) {
 	return out, nil
 }
 
-// nextDue returns the id of account's oldest delivery due at now that is
-// not in seen, or "" if there is none.
-func (d *Deliverer) nextDue(account string, now time.Time, seen map[string]bool) (string, error) {
-	for offset := int64(0); ; offset += deliveryBatch {
-		var ids []string
-		err := d.App.DB().Select("id").From(DeliveriesCollection).
-			Where(dbx.HashExp{"status": DeliveryPending, "account": account}).
-			AndWhere(dbx.NewExp("next_attempt_at <= {:now}", dbx.Params{"now": sites.DBTime(now)})).
-			OrderBy("next_attempt_at", "created", "id").Limit(deliveryBatch).Offset(offset).Column(&ids)
-		if err != nil {
-			return "", fmt.Errorf("find due webhook deliveries of account %q: %w", account, err)
-		}
-		for _, id := range ids {
-			if !seen[id] {
-				return id, nil
+// nextDue returns the id and URL of account's delivery due at now that
+// the next sender goes to, or "" if there is none: not in seen nor
+// sending (ids in flight), to the receiver with the fewest requests in
+// flight (busy counts them by URL; any other URL has none), oldest due
+// first. That is one query for the idle receivers, then one per count in
+// flight (at most Senders).
+func (d *Deliverer) nextDue(account string, now time.Time, seen map[string]bool, busy map[string]int,
+	sending []any) (id, url string, err error) {
+	urls := make([]any, 0, len(busy))
+	var counts []int
+	for u, n := range busy {
+		urls = append(urls, u)
+		counts = append(counts, n)
+	}
+	slices.Sort(counts)
+	if id, url, err = d.oldestDue(account, now, seen, sending, dbx.NotIn("url", urls...)); id != "" || err != nil {
+		return id, url, err
+	}
+	for _, n := range slices.Compact(counts) {
+		var level []any
+		for u, c := range busy {
+			if c == n {
+				level = append(level, u)
 			}
 		}
-		if len(ids) < deliveryBatch {
-			return "", nil
+		if id, url, err = d.oldestDue(account, now, seen, sending, dbx.In("url", level...)); id != "" || err != nil {
+			return id, url, err
+		}
+	}
+	return "", "", nil
+}
+
+// oldestDue returns the id and URL of account's oldest delivery due at
+// now that matches where and is neither in seen nor sending, or "".
+func (d *Deliverer) oldestDue(account string, now time.Time, seen map[string]bool, sending []any,
+	where dbx.Expression) (string, string, error) {
+	for offset := int64(0); ; offset += deliveryBatch {
+		var rows []struct {
+			ID  string `db:"id"`
+			URL string `db:"url"`
+		}
+		err := d.App.DB().Select("id", "url").From(DeliveriesCollection).
+			Where(dbx.HashExp{"status": DeliveryPending, "account": account}).
+			AndWhere(dbx.NewExp("next_attempt_at <= {:now}", dbx.Params{"now": sites.DBTime(now)})).
+			AndWhere(dbx.NotIn("id", sending...)).AndWhere(where).
+			OrderBy("next_attempt_at", "created", "id").Limit(deliveryBatch).Offset(offset).All(&rows)
+		if err != nil {
+			return "", "", fmt.Errorf("find due webhook deliveries of account %q: %w", account, err)
+		}
+		for _, r := range rows {
+			if !seen[r.ID] {
+				return r.ID, r.URL, nil
+			}
+		}
+		if len(rows) < deliveryBatch {
+			return "", "", nil
 		}
 	}
 }

@@ -3,6 +3,7 @@ package forms_test
 import (
 	"context"
 	"net/http"
+	"net/http/httptest"
 	"sync"
 	"testing"
 	"time"
@@ -51,16 +52,22 @@ func mustOwnedDeployment(t *testing.T, app core.App, slug string, owner *core.Re
 
 // arrivals records, in order, which receiver each request reached.
 type arrivals struct {
-	mu    sync.Mutex
-	order []string
-	seen  chan struct{} // a request reached "bob"
+	mu     sync.Mutex
+	order  []string
+	signal string        // the receiver whose requests are signalled on seen
+	seen   chan struct{} // a request reached signal
+}
+
+// newArrivals returns an empty log that signals requests to signal.
+func newArrivals(signal string) *arrivals {
+	return &arrivals{signal: signal, seen: make(chan struct{}, 1)}
 }
 
 func (a *arrivals) add(who string) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	a.order = append(a.order, who)
-	if who == "bob" {
+	if who == a.signal {
 		select {
 		case a.seen <- struct{}{}:
 		default:
@@ -80,7 +87,7 @@ func (a *arrivals) snapshot() []string {
 func fairnessFixture(t *testing.T) (core.App, *arrivals) {
 	t.Helper()
 	app := newHookApp(t)
-	seen := &arrivals{seen: make(chan struct{}, 1)}
+	seen := newArrivals("bob")
 	hang := newReceiver(t, func(_ int, w http.ResponseWriter, r *http.Request) {
 		seen.add("alice")
 		<-r.Context().Done() // never answers: the sender gives up at its timeout
@@ -131,25 +138,23 @@ func runUntilBob(t *testing.T, d *forms.Deliverer, seen *arrivals, limit time.Du
 }
 
 // TestDeliveryQueueFairBetweenAccounts: one account's 16 deliveries to a
-// receiver that never answers hold one sender, not all of them, so
-// another account's delivery queued after them is made before the first
-// of them even times out. Before, the four shared senders took alice's
-// oldest-first, and bob's delivery waited four timeouts, after all 16.
+// receiver that never answers, queued first, do not take every sender:
+// another account's delivery queued after them gets one of the 4 senders
+// at once, before any of alice's requests has timed out, so at most 3 of
+// hers (the senders it does not need) can reach her receiver before it.
+// Before, the four shared senders took alice's oldest-first, and bob's
+// delivery waited four timeouts, after all 16. (This once asserted at
+// most 1: one sender per account, a rule that left senders idle; alice
+// may now use the others, and her requests started after bob's in the
+// same round may arrive before his.)
 func TestDeliveryQueueFairBetweenAccounts(t *testing.T) {
 	t.Parallel()
 	app, seen := fairnessFixture(t)
 	d := loopbackDeliverer(app)
-	d.Timeout = 2 * time.Second // alice's first attempt ends here, making way for her second
+	d.Timeout = 2 * time.Second // alice's first attempts end here, freeing senders for her next ones
 	got := runUntilBob(t, d, seen, 30*time.Second)
-	alice := 0
-	for _, who := range got {
-		if who == "bob" {
-			break
-		}
-		alice++
-	}
-	if alice > 1 {
-		t.Fatalf("bob's delivery came after %d of alice's requests (%v), want at most 1 (one sender per account)", alice, got)
+	if alice := countBefore(got, "alice", "bob"); alice > 3 {
+		t.Fatalf("bob's delivery came after %d of alice's requests (%v), want at most 3 (bob gets a sender at once)", alice, got)
 	}
 }
 
@@ -175,5 +180,236 @@ func TestDeliveryQueueOneSenderRoundRobin(t *testing.T) {
 	}
 	if len(pending) != 16 || tried > 2 {
 		t.Fatalf("%d of alice's deliveries pending with %d attempts, want 16 with 1 or 2 (the run stopped after bob's)", len(pending), tried)
+	}
+}
+
+// heldReceiver is a webhook endpoint whose requests wait until the test
+// lets them go, one at a time (next) or all at once (Close); it records
+// the order of arrivals of every receiver sharing its log and the most
+// requests it held at once.
+type heldReceiver struct {
+	*httptest.Server
+	name    string
+	log     *arrivals
+	next    chan struct{}
+	all     chan struct{}
+	allOnce sync.Once
+	mu      sync.Mutex
+	cur     int
+	max     int
+	changed chan struct{}
+}
+
+func newHeldReceiver(t *testing.T, name string, log *arrivals) *heldReceiver {
+	t.Helper()
+	h := &heldReceiver{name: name, log: log, next: make(chan struct{}), all: make(chan struct{}),
+		changed: make(chan struct{}, 1)}
+	h.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		h.mu.Lock()
+		h.cur++
+		h.max = max(h.max, h.cur)
+		h.log.add(h.name) // under mu: arrivals and concurrency agree
+		h.mu.Unlock()
+		h.poke()
+		defer func() {
+			h.mu.Lock()
+			h.cur--
+			h.mu.Unlock()
+			h.poke()
+		}()
+		select {
+		case <-h.next:
+		case <-h.all:
+		case <-r.Context().Done():
+			return
+		}
+		w.WriteHeader(http.StatusNoContent)
+	}))
+	t.Cleanup(func() { h.release(); h.Close() })
+	return h
+}
+
+func (h *heldReceiver) poke() {
+	select {
+	case h.changed <- struct{}{}:
+	default:
+	}
+}
+
+// release lets every held request, and every later one, answer.
+func (h *heldReceiver) release() { h.allOnce.Do(func() { close(h.all) }) }
+
+// concurrency returns how many requests are held now and the most held
+// at once so far.
+func (h *heldReceiver) concurrency() (cur, most int) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.cur, h.max
+}
+
+// waitHolding waits until the receiver holds n requests at once (limit
+// only guards against a hang: what is asserted is the concurrency).
+func (h *heldReceiver) waitHolding(t *testing.T, n int, limit time.Duration) {
+	t.Helper()
+	deadline := time.NewTimer(limit)
+	defer deadline.Stop()
+	for {
+		if cur, _ := h.concurrency(); cur >= n {
+			return
+		}
+		select {
+		case <-h.changed:
+		case <-deadline.C:
+			cur, most := h.concurrency()
+			t.Fatalf("receiver %s holds %d requests (at most %d at once), never %d; arrivals %v",
+				h.name, cur, most, n, h.log.snapshot())
+		}
+	}
+}
+
+// startRun runs d in the background until the test ends.
+func startRun(t *testing.T, d *forms.Deliverer) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { d.Run(ctx); close(done) }()
+	t.Cleanup(func() { cancel(); <-done })
+}
+
+// queueTests queues n tests of hook (whose deployment is ref).
+func queueTests(t *testing.T, app core.App, hook *core.Record, ref forms.DeploymentRef, n int) {
+	t.Helper()
+	for range n {
+		if _, err := forms.QueueTest(app, hook, ref); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// countBefore counts the arrivals of who before the first of stop.
+func countBefore(order []string, who, stop string) int {
+	n := 0
+	for _, o := range order {
+		if o == stop {
+			break
+		}
+		if o == who {
+			n++
+		}
+	}
+	return n
+}
+
+// TestDeliveryQueueLoneAccountUsesEverySender: an account alone in the
+// queue uses every sender, even for a single slow receiver: its 10
+// deliveries reach the receiver 4 at a time (never more). Before, an
+// account had at most one request in flight while the 3 other senders
+// idled, so a slow receiver's backlog drained at one request per answer.
+func TestDeliveryQueueLoneAccountUsesEverySender(t *testing.T) {
+	t.Parallel()
+	app := newHookApp(t)
+	log := newArrivals("bob")
+	slow := newHeldReceiver(t, "slow", log)
+	alice := mustUser(t, app, "alice@example.com")
+	dep, ref := mustOwnedDeployment(t, app, "alone-site", alice)
+	queueTests(t, app, mustWebhook(t, app, dep.Id, slow.URL, forms.WebhookGeneric, true), ref, 10)
+
+	d := loopbackDeliverer(app)
+	d.Timeout = time.Minute // the receiver answers when told, never by timing out
+	type result struct {
+		n   int
+		err error
+	}
+	done, ended := make(chan result, 1), make(chan struct{})
+	go func() {
+		defer close(ended)
+		n, err := d.RunOnce(context.Background())
+		done <- result{n, err}
+	}()
+	t.Cleanup(func() { slow.release(); <-ended }) // before the app goes, even on failure
+	slow.waitHolding(t, 4, 10*time.Second)
+	slow.release()
+	if r := <-done; r.n != 10 || r.err != nil {
+		t.Fatalf("RunOnce = %d, %v; want 10", r.n, r.err)
+	}
+	if _, most := slow.concurrency(); most != 4 {
+		t.Fatalf("the receiver held at most %d requests at once, want 4 (every sender, no more)", most)
+	}
+	if n := len(deliveries(t, app, "status = 'delivered'", nil)); n != 10 {
+		t.Fatalf("%d deliveries delivered, want 10", n)
+	}
+}
+
+// TestDeliveryQueueAccountYieldsFreedSender: when an account holds every
+// sender (nobody else was waiting) and another account's delivery comes,
+// the first sender to come free goes to the newcomer, not to the account
+// holding the others, whose deliveries are older: work-conserving, yet
+// the cross-account bound (one request's wait) holds.
+func TestDeliveryQueueAccountYieldsFreedSender(t *testing.T) {
+	t.Parallel()
+	app := newHookApp(t)
+	log := newArrivals("bob")
+	slow := newHeldReceiver(t, "alice", log)
+	fast := newReceiver(t, func(n int, w http.ResponseWriter, r *http.Request) {
+		log.add("bob")
+		okAnswer(n, w, r)
+	})
+	alice, bob := mustUser(t, app, "alice@example.com"), mustUser(t, app, "bob@example.com")
+	aliceDep, aliceRef := mustOwnedDeployment(t, app, "alice-site", alice)
+	bobDep, bobRef := mustOwnedDeployment(t, app, "bob-site", bob)
+	queueTests(t, app, mustWebhook(t, app, aliceDep.Id, slow.URL, forms.WebhookGeneric, true), aliceRef, 16)
+	mustWebhook(t, app, bobDep.Id, fast.URL, forms.WebhookGeneric, true, forms.EventSubmission)
+
+	d := loopbackDeliverer(app)
+	d.Timeout = time.Minute
+	startRun(t, d)
+	slow.waitHolding(t, 4, 10*time.Second) // alice alone: she gets all 4
+	mustEnqueue(t, app, bobRef, forms.EventSubmission, testSubmission(), 1)
+	d.Wake()
+	slow.next <- struct{}{} // one of alice's requests ends: one sender comes free
+	select {
+	case <-log.seen:
+	case <-time.After(10 * time.Second):
+		t.Fatalf("bob's delivery not made; arrivals %v", log.snapshot())
+	}
+	if n := countBefore(log.snapshot(), "alice", "bob"); n != 4 {
+		t.Fatalf("bob's delivery came after %d of alice's requests (%v), want 4: the freed sender goes to bob",
+			n, log.snapshot())
+	}
+}
+
+// TestDeliveryQueueReceiverYieldsFreedSender: inside one account, a
+// receiver holding every sender does not keep them from the account's
+// other receivers: the first sender to come free goes to the receiver
+// with the fewest requests in flight, so one dead receiver URL delays the
+// account's other webhooks by at most one request.
+func TestDeliveryQueueReceiverYieldsFreedSender(t *testing.T) {
+	t.Parallel()
+	app := newHookApp(t)
+	log := newArrivals("live")
+	dead := newHeldReceiver(t, "dead", log)
+	live := newReceiver(t, func(n int, w http.ResponseWriter, r *http.Request) {
+		log.add("live")
+		okAnswer(n, w, r)
+	})
+	alice := mustUser(t, app, "alice@example.com")
+	dep, ref := mustOwnedDeployment(t, app, "two-hooks-site", alice)
+	queueTests(t, app, mustWebhook(t, app, dep.Id, dead.URL, forms.WebhookGeneric, true, forms.EventDeploymentUpdated), ref, 16)
+	mustWebhook(t, app, dep.Id, live.URL, forms.WebhookGeneric, true, forms.EventSubmission)
+
+	d := loopbackDeliverer(app)
+	d.Timeout = time.Minute
+	startRun(t, d)
+	dead.waitHolding(t, 4, 10*time.Second)
+	mustEnqueue(t, app, ref, forms.EventSubmission, testSubmission(), 1) // to the live receiver only
+	d.Wake()
+	dead.next <- struct{}{}
+	select {
+	case <-log.seen:
+	case <-time.After(10 * time.Second):
+		t.Fatalf("the live receiver's delivery not made; arrivals %v", log.snapshot())
+	}
+	if n := countBefore(log.snapshot(), "dead", "live"); n != 4 {
+		t.Fatalf("the live receiver's delivery came after %d requests to the dead one (%v), want 4", n, log.snapshot())
 	}
 }
