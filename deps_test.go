@@ -52,8 +52,11 @@ var depsRules = `
 	#                      the wire with the server.
 	#   ui                 components render the props they are given;
 	#                      they never fetch what they show.
-	#   migrations         the schema, which every other package reads.
-	#   bench/*, s3test    tools that drive a server from outside.
+	#   migrations         schema changes, run by PocketBase's runner: they
+	#                      use no code of ours, so changing the code never
+	#                      changes what an applied migration did.
+	#   bench/*            tools that drive a server from outside.
+	#   s3test             an S3 server (versitygw) for tests.
 	NONE
 	< sitedrop/sites/rules,
 	  sitedrop/sites/store,
@@ -241,6 +244,8 @@ func TestDepsRulesRefuse(t *testing.T) {
 			"m/ui's tests import m/b (x_test.go), which `m/a !< m/ui` forbids"},
 		{"new package", layers, append(slices.Clone(all), pkg("m/new")), "m/new is not in depsRules"},
 		{"stale package", layers + "NONE < m/gone;", nil, "depsRules places m/gone, which is not a package of the module"},
+		{"stale stdlibOnly entry", "NONE < m/a < m/c; NONE < m/ui; m/ui, m/c < m;", []modPackage{pkg("m/a"), pkg("m/c"), pkg("m/ui"), pkg("m")},
+			"stdlibOnly places m/b, which is not a package of the module"},
 		{"never rule outside the module", layers + "x/y !< m/a;", nil, "x/y is not a package path of module m"},
 		{"PocketBase", layers, []modPackage{pkg("m/a", "github.com/pocketbase/pocketbase/core"), pkg("m/b"), pkg("m/c"), pkg("m/ui"), pkg("m")},
 			"m/a imports github.com/pocketbase/pocketbase/core (x.go): only pocketBaseImporters may import PocketBase"},
@@ -454,10 +459,17 @@ func checkImports(module string, pkgs []modPackage, p *depsPolicy, pocketBase, s
 	for _, pkg := range pkgs {
 		found[pkg.path] = true
 	}
-	for _, names := range [][]string{slices.Sorted(maps.Keys(p.allowed)), slices.Sorted(maps.Keys(pocketBase)), slices.Sorted(maps.Keys(stdlib))} {
-		for _, name := range names {
+	for _, table := range []struct {
+		name string
+		pkgs []string
+	}{
+		{"depsRules", slices.Sorted(maps.Keys(p.allowed))},
+		{"pocketBaseImporters", slices.Sorted(maps.Keys(pocketBase))},
+		{"stdlibOnly", slices.Sorted(maps.Keys(stdlib))},
+	} {
+		for _, name := range table.pkgs {
 			if !found[name] {
-				msgs = append(msgs, fmt.Sprintf("depsRules places %s, which is not a package of the module: remove it, or fix its name", name))
+				msgs = append(msgs, fmt.Sprintf("%s places %s, which is not a package of the module: remove it, or fix its name", table.name, name))
 			}
 		}
 	}
