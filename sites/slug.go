@@ -1,9 +1,7 @@
 // Package sites holds sitedrop's deployed sites: creating and serving
-// them. It imports sites/store (where their content is kept),
-// sites/accounts (their owners, and how secrets are hashed) and
-// sites/rules (a site's _redirects and _headers). Its pure rules live in slug.go (slug syntax,
-// generation and the Host-to-slug mapping), paths.go (file paths, decoding
-// and content types) and head.go (the head tags added to served HTML);
+// them. Its pure rules live in slug.go (slug syntax, generation and the
+// Host-to-slug mapping), paths.go (file paths, decoding and content
+// types) and head.go (the head tags added to served HTML);
 // protection.go holds what a protected site's gate needs (its password's
 // hash, share link and per-site secret).
 package sites

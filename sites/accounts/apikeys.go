@@ -1,7 +1,6 @@
 // Package accounts holds sitedrop's accounts: API keys (stored as SHA-256
 // hashes), sign-in codes (bcrypt, single use, limited tries) and web
-// sessions tied to a key. It imports PocketBase only; the routes and pages
-// that use it are in hooks.
+// sessions tied to a key. The routes and pages that use it are in hooks.
 package accounts
 
 import (

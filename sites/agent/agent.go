@@ -4,8 +4,7 @@
 // rollback, analytics, whoami). Every tool calls sitedrop's own HTTP API through
 // sites/client, so limits, errors and lifecycle rules are exactly the
 // API's; the transport (Streamable HTTP at /mcp, or stdio for `sitedrop
-// mcp`) is its callers' concern. It imports sites/client and the MCP SDK,
-// nothing else of sitedrop's.
+// mcp`) is its callers' concern.
 package agent
 
 import (

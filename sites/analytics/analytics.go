@@ -11,8 +11,6 @@
 // visitor cannot be followed from one day to the next, and the salt of a
 // past day cannot be recovered. The hashes of a site-day are kept in a
 // bounded set (see visitorSet) until the day is over.
-//
-// It imports nothing of sitedrop and no PocketBase.
 package analytics
 
 import (

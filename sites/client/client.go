@@ -6,7 +6,7 @@
 // It only speaks HTTP: reading files from disk, saved logins and how
 // server text is shown to a user are its callers' concern. The texts of
 // the server's answers and errors are returned as the server sent them,
-// not escaped for a terminal. It imports nothing of sitedrop's.
+// not escaped for a terminal.
 package client
 
 import (

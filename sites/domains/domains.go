@@ -3,7 +3,7 @@
 // creates (Records), the check that they are in place (Checker), and the
 // domains collection (Add, Find, List, CountOwned, Result, Reset, Due,
 // VerifiedHosts). It has no routes: the API, the pages, the verification
-// job and the host routing are in hooks. It imports sites only.
+// job and the host routing are in hooks.
 package domains
 
 import (

@@ -3,9 +3,8 @@
 // (generic and Slack) and their signature, the Deliverer that sends queued
 // deliveries with retries, the dashboard's test sends, redeliveries and
 // delivery log, and the SSRF guard that every webhook URL passes
-// when it is saved and again when it is dialled. It imports sites (for its
-// date format); the routes, the notification mails and the record hooks
-// that queue events are in hooks.
+// when it is saved and again when it is dialled. The routes, the
+// notification mails and the record hooks that queue events are in hooks.
 package forms
 
 // Collections of form submissions and webhooks.

@@ -1,8 +1,7 @@
 // Package publish writes every site's live state to the object store, one
 // object per host, so that serving replicas (sites/replica) need no
 // database: the Publisher runs on the primary after each change commits,
-// and a Document is what a replica reads. It imports sites (the Site it
-// serializes) and sites/store/s3store (the objects).
+// and a Document is what a replica reads.
 package publish
 
 import (

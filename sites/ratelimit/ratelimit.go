@@ -2,7 +2,7 @@
 // each key's first event, as every limit of sitedrop does (the API's, the
 // sign-in's, the protected sites' gate). A window is the key's own, never
 // the clock's: a burst is refused for the rest of its window, however it
-// falls on the minute. It imports nothing of ours.
+// falls on the minute.
 package ratelimit
 
 import (

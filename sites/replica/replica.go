@@ -15,8 +15,6 @@
 // files), logs, and polls again with backoff (up to 30 s); a site it has
 // not cached answers 503. A host with no published document answers 404,
 // without a request to the store.
-//
-// It imports sites, sites/publish, sites/serve and sites/store.
 package replica
 
 import (

@@ -18,9 +18,6 @@
 // list of findings cut
 // at MaxEntries; past any limit, or when the context is done, the report
 // says Truncated.
-//
-// It imports sites (the deployed files), sites/rules, sites/serve and
-// golang.org/x/net/html; never hooks or PocketBase.
 package report
 
 // Limits of a report.

@@ -13,8 +13,6 @@
 // the limits below cap what is kept; past a cap, a Warning says so and the
 // rest is ignored. A compiled rule set is read-only and safe for concurrent
 // use; matching a request that no rule matches allocates nothing.
-//
-// It imports nothing of sitedrop's (standard library only).
 package rules
 
 // Limits of what a _redirects or _headers file may hold.

@@ -8,10 +8,7 @@
 // each answer of a known site. A protected site is behind its gate
 // (gate*.go): a password form or a share link, then a signed cookie,
 // all from the sites.Site alone. Checker gives the same path resolution,
-// without bytes, to the deploy report. It imports sites (the Site a loader gives it,
-// manifests), sites/store (the bytes), sites/analytics (what a
-// Recorder receives) and sites/ratelimit (the gate's attempt limits);
-// the routing of hosts is in hooks.
+// without bytes, to the deploy report. The routing of hosts is in hooks.
 package serve
 
 import (

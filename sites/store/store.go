@@ -1,8 +1,8 @@
 // Package store keeps site content addressed by the SHA-256 of its bytes:
 // the BlobStore interface and its local implementation, FSStore (files
-// written durably, batch writes flushed with one syncfs). It imports
-// nothing of sitedrop's; the deploy service and the site server use it
-// through BlobStore, so another backend (S3) can stand behind it.
+// written durably, batch writes flushed with one syncfs). The deploy
+// service and the site server use it through BlobStore, so another
+// backend (S3) can stand behind it.
 package store
 
 import (

@@ -8,8 +8,6 @@
 //	blobs/<sha256>           a blob (written once, never changed)
 //	keep/<sha256>/<unix>     a KeepUntil marker: spare the blob until then
 //	sites/<host>.json        a published manifest (see sites/publish)
-//
-// It imports sites/store only.
 package s3store
 
 import (
