@@ -3,6 +3,7 @@ package serve
 import (
 	"container/heap"
 	"context"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -63,25 +64,37 @@ type ruleCache struct {
 	lru     entryHeap // by stamp: the least recently used on top
 
 	compiling singleflight.Group
+	// compileSlots bounds the compiles running at once: past the
+	// budget, sets that cannot be kept are compiled for each load, and
+	// that work holds no more than these slots' cores.
+	compileSlots chan struct{}
 }
 
 // Default rule cache budget and the time a used set is protected from
 // eviction. The budget holds nine rule sets at the largest plan's limit
-// (each up to maxRuleSetBytes), eighteen at the free plan's.
+// (each up to maxRuleSetBytes), eighteen at the free plan's. Rule sets
+// are compiled on half the cores at most (see compileSlots).
 const (
 	defaultRuleCacheBytes = 64 << 20
 	defaultRuleKeep       = 30 * time.Second
 )
 
-func newRuleCache(budget int64, keep time.Duration) *ruleCache {
-	return &ruleCache{budget: budget, keep: keep, entries: map[ruleKey]*ruleEntry{}}
+// defaultCompileSlots is half the cores, at least one.
+func defaultCompileSlots() int { return max(runtime.GOMAXPROCS(0)/2, 1) }
+
+// newRuleCache returns a rule cache of budget bytes that keeps a set
+// used within keep and compiles at most slots sets at a time.
+func newRuleCache(budget int64, keep time.Duration, slots int) *ruleCache {
+	return &ruleCache{budget: budget, keep: keep, entries: map[ruleKey]*ruleEntry{},
+		compileSlots: make(chan struct{}, max(slots, 1))}
 }
 
 // load returns the compiled rules of key and the entry a site should
 // hold for them: the cached entry, or, when the set could not be kept, an
 // entry whose rules are nil (the set serves the requests waiting for this
-// load only). compile runs at most once at a time for a key, and outlives
-// a caller that goes away (the others wait for it).
+// load only). compile runs at most once at a time for a key, and for no
+// more keys at once than there are compile slots (a load waits for one);
+// it outlives a caller that goes away (the others wait for it).
 func (c *ruleCache) load(ctx context.Context, key ruleKey, now time.Time,
 	compile func(context.Context, ruleKey) (*siteRules, error)) (*siteRules, *ruleEntry, error) {
 	if r, e := c.get(key, now); r != nil {
@@ -95,7 +108,9 @@ func (c *ruleCache) load(ctx context.Context, key ruleKey, now time.Time,
 		if r, e := c.get(key, now); r != nil {
 			return loaded{r, e}, nil // kept by a compile that just ended
 		}
+		c.compileSlots <- struct{}{}
 		r, err := compile(context.WithoutCancel(ctx), key)
+		<-c.compileSlots
 		if err != nil {
 			return nil, err
 		}

@@ -3,6 +3,8 @@ package serve
 import (
 	"context"
 	"fmt"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -15,7 +17,7 @@ import (
 // one used within keep: then the new set is compiled for its load and
 // not kept, and compiled again when asked again.
 func TestRuleCacheEviction(t *testing.T) {
-	c := newRuleCache(300, 30*time.Second)
+	c := newRuleCache(300, 30*time.Second, 1)
 	compiles := map[string]int{}
 	compile := func(_ context.Context, k ruleKey) (*siteRules, error) {
 		compiles[k.redirects]++
@@ -106,5 +108,34 @@ func TestServeRulesAfterEviction(t *testing.T) {
 	want("one back in place of two", 2, 1, 3)
 	if st, _ := srv.cache.get("one"); st == nil || st.rules.Load().rules.Load() == nil {
 		t.Error("site one does not hold its rules again")
+	}
+}
+
+// TestRuleCacheCompilesOneAtATime: rule sets that are not cached are
+// compiled at most slots at a time, however many different sets are
+// asked for together (so thrashing past the rule cache's budget holds
+// at most that many cores), and each is handed to its caller.
+func TestRuleCacheCompilesOneAtATime(t *testing.T) {
+	c := newRuleCache(1<<20, time.Second, 1)
+	var running, most atomic.Int32
+	compile := func(_ context.Context, k ruleKey) (*siteRules, error) {
+		n := running.Add(1)
+		for m := most.Load(); n > m && !most.CompareAndSwap(m, n); m = most.Load() {
+		}
+		time.Sleep(20 * time.Millisecond)
+		running.Add(-1)
+		return &siteRules{bytes: 1}, nil
+	}
+	var wg sync.WaitGroup
+	for i := range 4 {
+		wg.Go(func() {
+			if r, _, err := c.load(context.Background(), ruleKey{redirects: fmt.Sprint(i)}, time.Now(), compile); err != nil || r == nil {
+				t.Errorf("load %d: %v %v", i, r, err)
+			}
+		})
+	}
+	wg.Wait()
+	if most.Load() != 1 {
+		t.Errorf("%d compiles ran at once, want 1", most.Load())
 	}
 }

@@ -197,7 +197,7 @@ func NewServer(load SiteLoader, blobStore store.BlobStore, opts ...ServerOptions
 		store:    blobStore,
 		cache:    newSiteCache(o.SiteCacheBytes),
 		content:  newContentCache(o.ContentCacheBytes),
-		ruleSets: newRuleCache(max(o.RuleCacheBytes, maxRuleSetBytes), defaultRuleKeep),
+		ruleSets: newRuleCache(max(o.RuleCacheBytes, maxRuleSetBytes), defaultRuleKeep, defaultCompileSlots()),
 		rec:      o.Recorder,
 		clientIP: o.ClientIP,
 		now:      time.Now,
