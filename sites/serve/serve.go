@@ -1,10 +1,10 @@
 // Package serve is the site server's hot path: from a site host's slug to
 // the bytes of a file. It caches prepared sites (header values built once,
-// precompressed variants picked by Accept-Encoding) and small files'
-// bytes, each within a byte budget; resolves clean URLs, single-page apps
-// and 404 pages; answers ETag, Range and HEAD. Its listener sends each
-// site response in one write (Listener, Cork) and caps each client's open
-// connections (ConnLimit). An optional Recorder (sites/analytics) counts
+// precompressed variants picked by Accept-Encoding), compiled rule sets
+// and small files' bytes, each within a byte budget; resolves clean URLs,
+// single-page apps and 404 pages; answers ETag, Range and HEAD. Its
+// listener sends each site response in one write (Listener, Cork) and
+// caps each client's open connections (ConnLimit). An optional Recorder (sites/analytics) counts
 // each answer of a known site. A protected site is behind its gate
 // (gate*.go): a password form or a share link, then a signed cookie,
 // all from the sites.Site alone. Checker gives the same path resolution,
@@ -102,8 +102,9 @@ func (s *site) live(now time.Time) bool {
 // a protected site is Cache-Control: private.
 //
 // The hot path reads memory only: sites are cached by slug (within a byte
-// budget) with their headers prepared, and small files' bytes are cached
-// by content hash (within another). Larger files are sent from disk with
+// budget) with their headers prepared, their compiled _redirects and
+// _headers by the files' contents (within another: see ruleCache), and
+// small files' bytes by content hash (within a third). Larger files are sent from disk with
 // sendfile. Changing must bracket every change of a deployment (before the
 // write, and done once its transaction has ended), so the next request
 // sees the change and no reader goes back to the old site. A site that is
