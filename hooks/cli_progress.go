@@ -4,11 +4,12 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"strconv"
 	"sync"
 	"time"
 
 	"golang.org/x/term"
+
+	"sitedrop/sites"
 )
 
 // How often progress is shown: a terminal's line is redrawn at most every
@@ -83,21 +84,8 @@ func (p *uploadProgress) line() string {
 	if p.bytes < 1e6 {
 		unit, div = "kB", 1e3
 	}
-	return fmt.Sprintf("uploading %s/%s files, %.1f/%.1f %s", groupDigits(p.doneFiles), groupDigits(p.files),
+	return fmt.Sprintf("uploading %s/%s files, %.1f/%.1f %s", sites.FormatCount(int64(p.doneFiles)), sites.FormatCount(int64(p.files)),
 		float64(p.doneBytes)/div, float64(p.bytes)/div, unit)
-}
-
-// groupDigits writes n with a comma between groups of three digits.
-func groupDigits(n int) string {
-	s := strconv.Itoa(n)
-	neg := ""
-	if n < 0 {
-		neg, s = "-", s[1:]
-	}
-	for i := len(s) - 3; i > 0; i -= 3 {
-		s = s[:i] + "," + s[i:]
-	}
-	return neg + s
 }
 
 // isTerminal tells whether w is a terminal.

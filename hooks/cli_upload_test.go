@@ -233,11 +233,6 @@ func TestUploadProgressLines(t *testing.T) {
 	if got := tty.String(); !strings.HasPrefix(got, "\ruploading 1/2 files, 1.0/2.0 MB\x1b[K") || !strings.HasSuffix(got, "\ruploading 2/2 files, 2.0/2.0 MB\x1b[K\n") {
 		t.Errorf("terminal: %q", got)
 	}
-	for n, want := range map[int]string{0: "0", 999: "999", 1000: "1,000", 1234567: "1,234,567", -1234: "-1,234"} {
-		if got := groupDigits(n); got != want {
-			t.Errorf("groupDigits(%d) = %q, want %q", n, got, want)
-		}
-	}
 }
 
 // TestCLIInlinesManyMissing: when many contents are missing (a big

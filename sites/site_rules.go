@@ -35,15 +35,14 @@ func ParseRules(files []File) (redirects []rules.Redirect, warnings []rules.Warn
 
 // The rule limits of each kind of site: the redirect rules of _redirects
 // and the path blocks of _headers together, and the two files' bytes
-// together. They bound what a site's rules cost: to compile each time the
-// site loads (measured at 1.3 to 1.8 µs a rule: 10,000 placeholder rules
-// in 18 ms, where the 100,000 allowed before took 124 ms), to hold while
-// it is cached (about 200 bytes a rule besides its text: 20,000 rules of
-// a 1.8 MB file hold 6 MiB, which the site cache counts as 7), and to
-// match (a rule that starts with a placeholder is tried on every request
-// its path could match). Four sites at the largest limit fit the site
-// server's default 32 MiB cache, so sites within their limits do not
-// evict each other for want of room.
+// together. They bound what a site's rules cost: to compile (once per
+// distinct rule set while the site server's rule cache keeps it; at the
+// largest limit 17 to 39 ms for 20,000 rules, 42 ms for a _headers of
+// 2 MiB, by sites/serve's BenchmarkCompileRules), to hold while it is
+// cached (about 200 bytes a rule besides its text: 20,000 rules of a
+// 1.8 MB file hold 6 MiB, which the rule cache counts as 7), and to match
+// (a rule that starts with a placeholder is tried on every request its
+// path could match).
 const (
 	AnonRules     = 1_000
 	AnonRuleBytes = 128 << 10

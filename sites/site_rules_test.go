@@ -94,3 +94,13 @@ func TestCheckRules(t *testing.T) {
 		t.Errorf("the largest limit %+v is not pro's", got)
 	}
 }
+
+// TestFormatCount: counts are written with a comma between groups of
+// three digits (in refusals here, and in the CLI's upload progress).
+func TestFormatCount(t *testing.T) {
+	for n, want := range map[int64]string{0: "0", 999: "999", 1000: "1,000", 1234567: "1,234,567", -1234: "-1,234"} {
+		if got := FormatCount(n); got != want {
+			t.Errorf("FormatCount(%d) = %q, want %q", n, got, want)
+		}
+	}
+}

@@ -14,6 +14,8 @@ type Checker struct {
 	st *site
 	// plain is st without the single-page app's fallback.
 	plain *site
+	// redirects are the site's compiled _redirects (nil: none).
+	redirects *rules.Redirects
 }
 
 // present stands for every file of a Checker's site: resolution only
@@ -30,10 +32,9 @@ func NewChecker(paths []string, redirects *rules.Redirects, isSPA bool) *Checker
 			st.served[p] = present
 		}
 	}
-	st.rules.redirects = redirects
 	plain := *st
 	plain.isSPA = false
-	return &Checker{st: st, plain: &plain}
+	return &Checker{st: st, plain: &plain, redirects: redirects}
 }
 
 // Outcome is what serving answers to a request path, as a Checker sees it.
@@ -56,7 +57,7 @@ const (
 // Resolve tells what serving answers to the request path reqPath (as
 // received: unescaped, starting with "/") with the raw query rawQuery.
 func (c *Checker) Resolve(reqPath, rawQuery string) Outcome {
-	res := resolvePath(c.st, reqPath, rawQuery)
+	res := resolvePath(c.st, c.redirects, reqPath, rawQuery)
 	switch {
 	case res.redirect != "" || res.location != "":
 		return Redirected
@@ -71,7 +72,7 @@ func (c *Checker) Resolve(reqPath, rawQuery string) Outcome {
 // fallback reports whether index.html answers reqPath only as the
 // single-page app's fallback: it would be missing without it.
 func (c *Checker) fallback(reqPath, rawQuery string) bool {
-	res := resolvePath(c.plain, reqPath, rawQuery)
+	res := resolvePath(c.plain, c.redirects, reqPath, rawQuery)
 	return res.file == nil || res.status >= http.StatusBadRequest
 }
 

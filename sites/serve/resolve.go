@@ -4,6 +4,8 @@ import (
 	"net/http"
 	"path"
 	"strings"
+
+	"sitedrop/sites/rules"
 )
 
 // resolved is what a request path maps to: a file served with a status,
@@ -15,18 +17,18 @@ type resolved struct {
 	location string // a redirect rule's Location (status is the rule's)
 }
 
-// resolvePath maps a request path (and its raw query, for the rules) to
-// what to answer, in three steps: the file the path names, or a redirect
+// resolvePath maps a request path (and its raw query, for the site's
+// compiled _redirects, nil for none) to what to answer, in three steps: the file the path names, or a redirect
 // to its page's canonical URL (see lookup); then the site's _redirects,
 // of which only forced rules apply where a file answers the path
 // (shadowing); then the fallbacks: index.html with status 200 for a
 // single-page app, the site's 404.html with status 404, or nothing (the
 // default 404 page).
-func resolvePath(st *site, reqPath, rawQuery string) resolved {
+func resolvePath(st *site, redirects *rules.Redirects, reqPath, rawQuery string) resolved {
 	p := cleanRequestPath(reqPath)
 	res, found := st.lookup(p, p != "" && strings.HasSuffix(reqPath, "/"))
-	if st.rules.redirects != nil {
-		if m, ok := st.rules.redirects.Match(reqPath, rawQuery, found); ok {
+	if redirects != nil {
+		if m, ok := redirects.Match(reqPath, rawQuery, found); ok {
 			return ruleAnswer(st, m)
 		}
 	}

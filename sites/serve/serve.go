@@ -1,10 +1,10 @@
 // Package serve is the site server's hot path: from a site host's slug to
 // the bytes of a file. It caches prepared sites (header values built once,
-// precompressed variants picked by Accept-Encoding) and small files'
-// bytes, each within a byte budget; resolves clean URLs, single-page apps
-// and 404 pages; answers ETag, Range and HEAD. Its listener sends each
-// site response in one write (Listener, Cork) and caps each client's open
-// connections (ConnLimit). An optional Recorder (sites/analytics) counts
+// precompressed variants picked by Accept-Encoding), compiled rule sets
+// and small files' bytes, each within a byte budget; resolves clean URLs,
+// single-page apps and 404 pages; answers ETag, Range and HEAD. Its
+// listener sends each site response in one write (Listener, Cork) and
+// caps each client's open connections (ConnLimit). An optional Recorder (sites/analytics) counts
 // each answer of a known site. A protected site is behind its gate
 // (gate*.go): a password form or a share link, then a signed cookie,
 // all from the sites.Site alone. Checker gives the same path resolution,
@@ -21,6 +21,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"golang.org/x/sync/singleflight"
@@ -49,8 +50,9 @@ type site struct {
 	expiresAt           time.Time
 	// served are the files prepared for serving, by path.
 	served map[string]*servedFile
-	// rules are the site's _redirects and _headers, compiled.
-	rules siteRules
+	// rules holds the site's _redirects and _headers, compiled, from the
+	// rule cache (see rulesOf); nil: the site has neither file.
+	rules *ruleRef
 	// gate lets visitors of a protected site in; nil for a public site.
 	gate *siteGate
 	// bytes is the memory the prepared site holds (see cost).
@@ -97,8 +99,9 @@ func (s *site) live(now time.Time) bool {
 // a protected site is Cache-Control: private.
 //
 // The hot path reads memory only: sites are cached by slug (within a byte
-// budget) with their headers prepared, and small files' bytes are cached
-// by content hash (within another). Larger files are sent from disk with
+// budget) with their headers prepared, their compiled _redirects and
+// _headers by the files' contents (within another: see ruleCache), and
+// small files' bytes by content hash (within a third). Larger files are sent from disk with
 // sendfile. Changing must bracket every change of a deployment (before the
 // write, and done once its transaction has ended), so the next request
 // sees the change and no reader goes back to the old site. A site that is
@@ -108,6 +111,8 @@ type Server struct {
 	store   store.BlobStore
 	cache   *siteCache
 	content *contentCache
+	// ruleSets are the compiled rule sets, by their files' contents.
+	ruleSets *ruleCache
 	// loading shares a load among the requests that miss the cache
 	// together (see loadShared).
 	loading singleflight.Group
@@ -143,6 +148,10 @@ type ServerOptions struct {
 	// ContentCacheBytes bounds the memory of cached file bytes. Default
 	// 64 MiB.
 	ContentCacheBytes int64
+	// RuleCacheBytes bounds the memory of compiled rule sets (_redirects
+	// and _headers), which are cached apart from the sites. Default
+	// 64 MiB; never less than one rule set at the largest plan's limit.
+	RuleCacheBytes int64
 	// Recorder, when not nil, counts every answer of a known site.
 	Recorder Recorder
 	// ClientIP gives the Recorder and the gate's attempt limits a
@@ -177,6 +186,9 @@ func NewServer(load SiteLoader, blobStore store.BlobStore, opts ...ServerOptions
 	if o.ContentCacheBytes <= 0 {
 		o.ContentCacheBytes = defaultContentCacheBytes
 	}
+	if o.RuleCacheBytes <= 0 {
+		o.RuleCacheBytes = defaultRuleCacheBytes
+	}
 	if o.GateCookieTTL <= 0 {
 		o.GateCookieTTL = defaultGateCookieTTL
 	}
@@ -185,6 +197,7 @@ func NewServer(load SiteLoader, blobStore store.BlobStore, opts ...ServerOptions
 		store:    blobStore,
 		cache:    newSiteCache(o.SiteCacheBytes),
 		content:  newContentCache(o.ContentCacheBytes),
+		ruleSets: newRuleCache(max(o.RuleCacheBytes, maxRuleSetBytes), defaultRuleKeep, defaultCompileSlots()),
 		rec:      o.Recorder,
 		clientIP: o.ClientIP,
 		now:      time.Now,
@@ -262,7 +275,7 @@ func (s *Server) serveSite(w http.ResponseWriter, r *http.Request, slug string) 
 		plainError(w, http.StatusMethodNotAllowed, "Method not allowed")
 		return outcome{}
 	}
-	site, err := s.site(r.Context(), slug)
+	site, err := s.site(slug)
 	if err != nil {
 		if errors.Is(err, ErrUnavailable) {
 			h["Retry-After"] = retryAfterValue
@@ -276,7 +289,8 @@ func (s *Server) serveSite(w http.ResponseWriter, r *http.Request, slug string) 
 		notFound(w, r, http.StatusNotFound, siteNotFound, siteNotFoundLength)
 		return outcome{}
 	}
-	if !site.live(s.now()) {
+	now := s.now()
+	if !site.live(now) {
 		notFound(w, r, http.StatusNotFound, siteNotFound, siteNotFoundLength)
 		return outcome{}
 	}
@@ -311,8 +325,13 @@ func (s *Server) serveSite(w http.ResponseWriter, r *http.Request, slug string) 
 		redirect(w, r, p)
 		return outcome{site: site.id, status: http.StatusPermanentRedirect}
 	}
-	if site.rules.headers != nil {
-		ph := pathHeaders{site.rules.headers.Match(r.URL.Path)}
+	rs, err := s.rulesOf(r.Context(), site, now)
+	if err != nil {
+		http.Error(w, "Internal error", http.StatusInternalServerError)
+		return outcome{site: site.id, status: http.StatusInternalServerError}
+	}
+	if rs.headers != nil {
+		ph := pathHeaders{rs.headers.Match(r.URL.Path)}
 		if ph.protected() && !ph.authorized(r) {
 			askForCredentials(w)
 			return outcome{site: site.id, status: http.StatusUnauthorized}
@@ -325,7 +344,7 @@ func (s *Server) serveSite(w http.ResponseWriter, r *http.Request, slug string) 
 			hw.ph = ph
 		}
 	}
-	res := resolvePath(site, r.URL.Path, r.URL.RawQuery)
+	res := resolvePath(site, rs.redirects, r.URL.Path, r.URL.RawQuery)
 	switch {
 	case res.redirect != "":
 		redirect(w, r, res.redirect)
@@ -364,22 +383,22 @@ func redirect(w http.ResponseWriter, r *http.Request, p string) {
 // Live reports whether slug names a site that is served right now. It
 // reads through the same cache as ServeSite.
 func (s *Server) Live(slug string) bool {
-	site, err := s.site(context.Background(), slug)
+	site, err := s.site(slug)
 	return err == nil && site.live(s.now())
 }
 
 // site returns slug's prepared site, from the cache or loaded (and then
 // cached when no change raced the load). Requests that miss the cache
-// together share one load (see loadShared), so a site's rules are
-// compiled once per load, however many requests wait for it.
-func (s *Server) site(ctx context.Context, slug string) (*site, error) {
+// together share one load (see loadShared). A site's rules are compiled
+// once per rule set, not per load (see rulesOf).
+func (s *Server) site(slug string) (*site, error) {
 	if slug == "" {
 		return nil, sites.ErrNotFound
 	}
 	if st, ok := s.cache.get(slug); ok {
 		return st, nil
 	}
-	return s.loadShared(ctx, slug)
+	return s.loadShared(slug)
 }
 
 // loadShared loads slug once for every request that misses the cache
@@ -387,16 +406,16 @@ func (s *Server) site(ctx context.Context, slug string) (*site, error) {
 // generation: one that read the generation after a change began or ended
 // never joins a load that may have read the state before it (so once a
 // reader has seen the new site, none is handed the old one). The load
-// outlives a caller that goes away (the others wait for it); it is
-// bounded, its rules by sites.MaxRuleLimit.
-func (s *Server) loadShared(ctx context.Context, slug string) (*site, error) {
+// outlives a caller that goes away (the others wait for it); it reads
+// the site's record, and compiles no rules (see rulesOf).
+func (s *Server) loadShared(slug string) (*site, error) {
 	gen := s.cache.generation()
 	key := slug + "\x00" + strconv.FormatUint(gen, 10)
 	v, err, _ := s.loading.Do(key, func() (any, error) {
 		if st, ok := s.cache.get(slug); ok {
 			return st, nil // stored by a load of this generation that just ended
 		}
-		return s.loadSite(context.WithoutCancel(ctx), slug, gen)
+		return s.loadSite(slug, gen)
 	})
 	if err != nil {
 		return nil, err
@@ -404,21 +423,57 @@ func (s *Server) loadShared(ctx context.Context, slug string) (*site, error) {
 	return v.(*site), nil
 }
 
-// loadSite loads and prepares slug, compiles its rules, and caches it
-// unless a change raced the load (gen is the generation read before it).
-func (s *Server) loadSite(ctx context.Context, slug string, gen uint64) (*site, error) {
+// loadSite loads and prepares slug, and caches it unless a change raced
+// the load (gen is the generation read before it). Its rules are
+// compiled when a request first needs them, unless the rule cache holds
+// them already (see rulesOf).
+func (s *Server) loadSite(slug string, gen uint64) (*site, error) {
 	loaded, err := s.load(slug)
 	if err != nil {
 		return nil, err
 	}
 	st := prepare(loaded)
 	st.gate = newSiteGate(loaded.ID, loaded.Protection)
-	if st.rules, err = loadRules(ctx, s.store, loaded.Files); err != nil {
-		return nil, fmt.Errorf("load the rules of %s: %w", slug, err)
+	if key, ok := ruleKeyOf(loaded.Files); ok {
+		st.rules = &ruleRef{}
+		st.rules.Store(s.ruleSets.entry(key))
 	}
-	st.bytes += st.rules.bytes
 	s.cache.put(slug, st, gen, s.now())
 	return st, nil
+}
+
+// ruleRef is a site's hold on its rule set: the entry of the rule cache,
+// replaced when it was evicted and loaded again.
+type ruleRef struct{ atomic.Pointer[ruleEntry] }
+
+// noRules are the rules of a site without rule files.
+var noRules = &siteRules{}
+
+// rulesOf returns st's compiled rules: those its entry holds, or, when
+// the rule cache has not got them yet, has evicted them or could not keep
+// them, those it loads (compiling them once for every request and site
+// that waits for the same set). Memory for rules is counted by the rule
+// cache alone: the site cache counts a site without them.
+func (s *Server) rulesOf(ctx context.Context, st *site, now time.Time) (*siteRules, error) {
+	if st.rules == nil {
+		return noRules, nil
+	}
+	e := st.rules.Load()
+	if r := e.rules.Load(); r != nil {
+		e.touch(now.UnixNano())
+		return r, nil
+	}
+	r, fresh, err := s.ruleSets.load(ctx, e.key, now, s.compileRules)
+	if err != nil {
+		return nil, fmt.Errorf("load the rules of %s: %w", st.slug, err)
+	}
+	st.rules.CompareAndSwap(e, fresh)
+	return r, nil
+}
+
+// compileRules compiles a rule set from the server's store.
+func (s *Server) compileRules(ctx context.Context, key ruleKey) (*siteRules, error) {
+	return compileRules(ctx, s.store, key)
 }
 
 // RefuseHost answers a request whose Host header is malformed: 400 in

@@ -1,6 +1,7 @@
 package serve
 
 import (
+	"context"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -8,6 +9,7 @@ import (
 	"testing"
 
 	"sitedrop/sites"
+	"sitedrop/sites/rules"
 )
 
 // discardWriter is a ResponseWriter that keeps only the status, so the
@@ -99,5 +101,42 @@ func BenchmarkServeSiteGate(b *testing.B) {
 	for b.Loop() {
 		clear(w.h)
 		srv.ServeSite(w, req, "demo")
+	}
+}
+
+// BenchmarkCompileRules is what a rule set costs to read and compile when
+// the rule cache does not hold it, at the largest plan's limits (20,000
+// rules, 2 MiB for both files): 20,000 rules that each start with a
+// placeholder (none indexed by its first segment), 20,000 rules filling
+// 2 MiB, and a _headers of 1,000 blocks filling 2 MiB.
+func BenchmarkCompileRules(b *testing.B) {
+	limit := sites.MaxRuleLimit()
+	var long, headers strings.Builder
+	for i := range limit.Rules {
+		line := fmt.Sprintf("/docs/v%d/:page /guide/%d/:page 301", i, i)
+		fmt.Fprintf(&long, "%s%s\n", line, strings.Repeat(" ", int(limit.Bytes)/limit.Rules-len(line)-1))
+	}
+	for i := range 1000 {
+		fmt.Fprintf(&headers, "/section-%d/*\n", i)
+		for j := 0; headers.Len() < (i+1)*int(limit.Bytes)/1000-40 && j < 64; j++ {
+			fmt.Fprintf(&headers, "  X-Header-%d: value-%d-%d\n", j, i, j)
+		}
+	}
+	for _, bc := range []struct{ name, file, content string }{
+		{"20k-placeholder-redirects", rules.RedirectsFile, placeholderRules(limit.Rules, "x")},
+		{"20k-redirects-2MiB", rules.RedirectsFile, long.String()},
+		{"1k-header-blocks-2MiB", rules.HeadersFile, headers.String()},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			all, counting := ruleSites(b, map[string]map[string]string{"demo": {bc.file: bc.content}})
+			key, _ := ruleKeyOf(all["demo"].Files)
+			b.ReportMetric(float64(len(bc.content)), "file-bytes")
+			for b.Loop() {
+				r, err := compileRules(context.Background(), counting, key)
+				if err != nil || r.bytes == 0 {
+					b.Fatalf("%v, %d bytes", err, r.bytes)
+				}
+			}
+		})
 	}
 }

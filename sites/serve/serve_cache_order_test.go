@@ -1,7 +1,6 @@
 package serve
 
 import (
-	"context"
 	"runtime"
 	"sync"
 	"sync/atomic"
@@ -44,7 +43,7 @@ func TestSiteCacheNeverGoesBack(t *testing.T) {
 	l.pause <- release
 	var wg sync.WaitGroup
 	wg.Go(func() { // reader A: reads v1, stalls
-		if s, err := srv.site(context.Background(), "demo"); err != nil || s.versionID != "v1" {
+		if s, err := srv.site("demo"); err != nil || s.versionID != "v1" {
 			t.Errorf("reader A: %v, %v", s, err)
 		}
 	})
@@ -54,21 +53,21 @@ func TestSiteCacheNeverGoesBack(t *testing.T) {
 
 	// The redeploy: the commit, with the cache told before and after.
 	done := srv.Changing("demo")
-	l.live.Store("v2")                               // commit
-	s, err := srv.site(context.Background(), "demo") // reader B, after the commit
+	l.live.Store("v2")         // commit
+	s, err := srv.site("demo") // reader B, after the commit
 	if err != nil || s.versionID != "v2" {
 		t.Fatalf("reader B: %v, %v; want v2", s, err)
 	}
 	close(release) // A finishes and offers v1 to the cache
 	wg.Wait()
-	s, err = srv.site(context.Background(), "demo") // reader C, before the invalidation that follows the commit
+	s, err = srv.site("demo") // reader C, before the invalidation that follows the commit
 	if err != nil || s.versionID != "v2" {
 		t.Fatalf("reader C after B saw v2: got %v, %v", s.versionID, err)
 	}
 	done()
 	done()        // twice is once
 	for range 2 { // reader D loads and caches v2; reader E hits it
-		if s, err := srv.site(context.Background(), "demo"); err != nil || s.versionID != "v2" {
+		if s, err := srv.site("demo"); err != nil || s.versionID != "v2" {
 			t.Fatalf("reader after the change: %v, %v", s, err)
 		}
 	}
@@ -91,14 +90,14 @@ func TestSiteCacheAbandonedChange(t *testing.T) {
 	srv.now = func() time.Time { return now }
 
 	srv.Changing("demo") // done is lost
-	if _, err := srv.site(context.Background(), "demo"); err != nil {
+	if _, err := srv.site("demo"); err != nil {
 		t.Fatal(err)
 	}
 	if _, ok := srv.cache.get("demo"); ok {
 		t.Fatal("cached while its change is pending")
 	}
 	now = now.Add(abandonedChangeAfter + time.Second)
-	if _, err := srv.site(context.Background(), "demo"); err != nil {
+	if _, err := srv.site("demo"); err != nil {
 		t.Fatal(err)
 	}
 	if _, ok := srv.cache.get("demo"); !ok {

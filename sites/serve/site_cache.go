@@ -54,8 +54,8 @@ func (c *siteCache) generation() uint64 {
 // site larger than the whole budget is kept alone, every other entry
 // evicted: the limits allow such sites (20,000 files with long paths),
 // and loading one again for every request would cost far more than its
-// memory. The next site stored evicts it. (A site's rules are bounded
-// well below the default budget: see sites.MaxRuleLimit.)
+// memory. The next site stored evicts it. (A site's compiled rules are
+// not counted here: they are in the rule cache, see ruleCache.)
 func (c *siteCache) put(slug string, s *site, gen uint64, now time.Time) {
 	cost := s.cost()
 	c.mu.Lock()

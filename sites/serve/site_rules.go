@@ -13,13 +13,14 @@ import (
 	"sitedrop/sites/store"
 )
 
-// siteRules are a site's _redirects and _headers, compiled when the site
-// is loaded (nil: the site has none). They are read from the version's
-// own files, so a rollback brings back the rules of its time.
+// siteRules are a rule set compiled: a version's _redirects and
+// _headers (nil: it has none), from its own files, so a rollback brings
+// back the rules of its time. Sites hold them through the rule cache
+// (see ruleEntry); they are never changed once compiled.
 type siteRules struct {
 	redirects *rules.Redirects
 	headers   *rules.Headers
-	// bytes is the memory they hold, estimated for the site cache.
+	// bytes is the memory they hold, estimated for the rule cache.
 	bytes int64
 }
 
@@ -32,37 +33,63 @@ const (
 	perHeadersByte  = 3
 )
 
-// loadRules reads and compiles the rule files of manifest m. The lines
-// that do not parse were reported at deploy (see sites.CheckRules);
-// here they are skipped. What is read of each file is bounded by
-// sites.MaxRuleLimit, the largest any plan allows, whatever the file
-// holds (a version stored before the limits, or under a plan its owner
-// has left): its first Bytes, cut at a line, and its first Rules rules.
-// So what a site's rules cost to compile, each time the site loads, and
-// to hold while it is cached is bounded too.
-func loadRules(ctx context.Context, blobs store.BlobStore, m sites.Manifest) (siteRules, error) {
-	var out siteRules
-	limit := sites.MaxRuleLimit()
+// maxRuleSetBytes is the most a compiled rule set is estimated at: the
+// largest plan's bytes all in _headers, or its bytes and rules all in
+// _redirects (about 7 MiB).
+var maxRuleSetBytes = func() int64 {
+	l := sites.MaxRuleLimit()
+	return max(l.Bytes*perHeadersByte, l.Bytes+int64(l.Rules)*perRedirectRule)
+}()
+
+// ruleKeyOf is the rule set of manifest m, and whether it has one.
+func ruleKeyOf(m sites.Manifest) (ruleKey, bool) {
+	var k ruleKey
 	if e, ok := m[rules.RedirectsFile]; ok {
-		data, err := readBlob(ctx, blobs, e.Hash, limit.Bytes)
-		if err != nil {
-			return out, fmt.Errorf("read %s: %w", rules.RedirectsFile, err)
-		}
-		rs, _ := rules.ParseRedirectsN(data, limit.Rules)
-		if len(rs) > 0 {
-			out.redirects = rules.CompileRedirects(rs)
-			out.bytes += int64(len(data)) + int64(len(rs))*perRedirectRule
-		}
+		k.redirects = e.Hash
 	}
 	if e, ok := m[rules.HeadersFile]; ok {
-		data, err := readBlob(ctx, blobs, e.Hash, limit.Bytes)
+		k.headers = e.Hash
+	}
+	return k, k != ruleKey{}
+}
+
+// compileRules reads and compiles the rule files of key. The lines that
+// do not parse were reported at deploy (see sites.CheckRules); here they
+// are skipped. What is read is bounded by sites.MaxRuleLimit, the largest
+// any plan allows, for the two files together as a deploy's limit is,
+// whatever they hold (a version stored before the limits, or under a plan
+// its owner has left): _headers first (its Basic-Auth must not be what is
+// left out), then as much of _redirects as the limit leaves, each cut at
+// a line, and as many rules (_headers blocks and redirect rules together).
+// So what a rule set costs to compile, and to hold while it is cached,
+// is bounded too.
+func compileRules(ctx context.Context, blobs store.BlobStore, key ruleKey) (*siteRules, error) {
+	out := &siteRules{}
+	limit := sites.MaxRuleLimit()
+	bytesLeft, rulesLeft := limit.Bytes, limit.Rules
+	if key.headers != "" {
+		data, err := readBlob(ctx, blobs, key.headers, bytesLeft)
 		if err != nil {
-			return out, fmt.Errorf("read %s: %w", rules.HeadersFile, err)
+			return nil, fmt.Errorf("read %s: %w", rules.HeadersFile, err)
 		}
+		bytesLeft -= int64(len(data))
 		hs, _ := rules.ParseHeaders(data)
+		hs = hs[:min(len(hs), rulesLeft)]
+		rulesLeft -= len(hs)
 		if len(hs) > 0 {
 			out.headers = rules.CompileHeaders(hs)
 			out.bytes += int64(len(data)) * perHeadersByte
+		}
+	}
+	if key.redirects != "" && bytesLeft > 0 && rulesLeft > 0 {
+		data, err := readBlob(ctx, blobs, key.redirects, bytesLeft)
+		if err != nil {
+			return nil, fmt.Errorf("read %s: %w", rules.RedirectsFile, err)
+		}
+		rs, _ := rules.ParseRedirectsN(data, rulesLeft)
+		if len(rs) > 0 {
+			out.redirects = rules.CompileRedirects(rs)
+			out.bytes += int64(len(data)) + int64(len(rs))*perRedirectRule
 		}
 	}
 	return out, nil
