@@ -3,7 +3,6 @@ package hooks
 import (
 	"bytes"
 	"context"
-	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -15,7 +14,6 @@ import (
 	"github.com/pocketbase/pocketbase/apis"
 	"github.com/pocketbase/pocketbase/core"
 
-	"sitedrop/sites"
 	"sitedrop/sites/agent"
 	"sitedrop/sites/client"
 )
@@ -24,7 +22,7 @@ import (
 // HTTP at /mcp, on the web host (site hosts never reach the routes). The
 // tools call the API in process, with the caller's key and client IP, so
 // they meet the API's own limits and errors. The body is read as deploy
-// bodies are, and it and the answer are held against the deploy memory
+// bodies are, and it and the answers are held against the deploy memory
 // budget (see mcpServe). It returns the API handler the tools call, for
 // register to complete once the server's handler is built.
 func bindMCP(sd *sitedrop, se *core.ServeEvent) *apiMux {
@@ -49,38 +47,42 @@ func bindMCP(sd *sitedrop, se *core.ServeEvent) *apiMux {
 // deploy memory budget once the body has come: the body as mcpServe read
 // it, the SDK's two copies (it reads the body once to set the session up
 // and again to serve it), and the tool's decoded arguments. The API
-// request a tool makes reserves its own; the API's answer and the MCP
-// answer count as they are made (see inProcess and mcpWriter).
+// request a tool makes reserves its own; the answers come on top (see
+// mcpMemory).
 const mcpMemoryFactor = 4
 
 // mcpServe answers an MCP request with h. A POST body is read first, as
 // deploy bodies are (guardBody: --max-body, the minimum rate after the
 // grace, each byte held of the memory budget as it comes), and must be
 // one JSON-RPC message (checkMCPMessage: a batch is refused before the
-// SDK sees it); then the rest of its memory is reserved (503 with
-// Retry-After when the budget stays spent), and the answer's as it is
-// written. All of it is given back when the request ends.
+// SDK sees it); then the rest of its memory and an allowance for its
+// answers are reserved (503 with Retry-After when the budget stays
+// spent). That is the last refusal: once h has the request, a tool may
+// act, and its answers are counted without one (see mcpMemory). All of
+// it is given back when the request ends.
 func (sd *sitedrop) mcpServe(h http.Handler) func(e *core.RequestEvent) error {
 	return func(e *core.RequestEvent) error {
-		lease := sd.memoryLease(e)
-		defer lease.release()
+		mem := &mcpMemory{lease: sd.memoryLease(e)}
+		defer mem.end()
 		if e.Request.Method == http.MethodPost {
-			body, err := sd.readMCPBody(e, lease)
+			body, err := sd.readMCPBody(e, mem.lease)
 			if err != nil {
 				return err
 			}
+			mem.allowance = mcpAnswerAllowance
 			e.Request.Body = io.NopCloser(bytes.NewReader(body))
 			e.Request.ContentLength = int64(len(body))
 		}
-		w := &mcpWriter{ResponseWriter: e.Response, lease: lease}
-		h.ServeHTTP(w, e.Request.WithContext(context.WithValue(e.Request.Context(), mcpLeaseKey{}, lease)))
+		w := &mcpWriter{ResponseWriter: e.Response, mem: mem}
+		h.ServeHTTP(w, e.Request.WithContext(context.WithValue(e.Request.Context(), mcpMemoryKey{}, mem)))
 		w.finish()
 		return nil
 	}
 }
 
 // readMCPBody reads an MCP request's body (see mcpServe), checks that it
-// is one message, and reserves the memory the SDK will take for it.
+// is one message, and reserves the memory the SDK will take for it and
+// mcpAnswerAllowance, in one wait.
 func (sd *sitedrop) readMCPBody(e *core.RequestEvent, lease *memLease) ([]byte, error) {
 	g, err := sd.guardBody(e, sd.cfg.MaxBody, lease)
 	if err != nil {
@@ -93,21 +95,21 @@ func (sd *sitedrop) readMCPBody(e *core.RequestEvent, lease *memLease) ([]byte, 
 	if err := checkMCPMessage(body); err != nil {
 		return nil, err
 	}
-	if err := lease.reserve((mcpMemoryFactor - 1) * int64(len(body))); err != nil {
+	if err := lease.reserve((mcpMemoryFactor-1)*int64(len(body)) + mcpAnswerAllowance); err != nil {
 		return nil, err
 	}
 	return body, nil
 }
 
-// mcpLeaseKey is the context key of an MCP request's memory lease, for
-// the in-process API client of its tools.
-type mcpLeaseKey struct{}
+// mcpMemoryKey is the context key of an MCP request's mcpMemory, for the
+// in-process API client of its tools.
+type mcpMemoryKey struct{}
 
 // inProcessClient is an API client that sends r's key and serves its
 // requests with the app's own handler, as if they came from r's client.
 func (sd *sitedrop) inProcessClient(r *http.Request, api *apiMux) *client.Client {
 	key, sent := bearerToken(r)
-	lease, _ := r.Context().Value(mcpLeaseKey{}).(*memLease)
+	mem, _ := r.Context().Value(mcpMemoryKey{}).(*mcpMemory)
 	if sent && key == "" {
 		// not a bearer key: the API's 401, never an anonymous deploy
 		key = "-"
@@ -120,7 +122,7 @@ func (sd *sitedrop) inProcessClient(r *http.Request, api *apiMux) *client.Client
 			host:          r.Host,
 			remoteAddr:    net.JoinHostPort(sd.proxies.clientIP(r), "0"),
 			authorization: r.Header.Get("Authorization"),
-			lease:         lease,
+			mem:           mem,
 		}},
 	}
 }
@@ -154,17 +156,20 @@ func (m *apiMux) handler() (http.Handler, error) {
 // handler in this process: no socket, no TLS. The request arrives from
 // remoteAddr (the MCP caller's address, so per-IP limits count the caller)
 // at host (the web host the MCP request came to), with the MCP request's
-// Authorization header as it was sent. The API's answer is held, until
-// the MCP request ends, of the MCP request's memory lease (none when nil).
+// Authorization header as it was sent. The API's answer is counted, until
+// the MCP request ends, of the MCP request's memory (none when nil).
 type inProcess struct {
 	api           *apiMux
 	host          string
 	remoteAddr    string
 	authorization string
-	lease         *memLease
+	mem           *mcpMemory
 }
 
-// RoundTrip serves req and returns the recorded answer.
+// RoundTrip serves req and returns the recorded answer. The answer is
+// the API's, whatever the memory budget: the API refuses (503) before it
+// acts when the budget is spent, and an answer it made after acting is
+// counted, never refused (see mcpMemory).
 func (t *inProcess) RoundTrip(req *http.Request) (*http.Response, error) {
 	h, err := t.api.handler()
 	if err != nil {
@@ -183,9 +188,8 @@ func (t *inProcess) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 	rec := httptest.NewRecorder()
 	h.ServeHTTP(rec, in)
-	if n := int64(rec.Body.Len()); !t.lease.grow(n) {
-		return nil, fmt.Errorf("holding the API's answer of %s: %s", sites.FormatBytes(n), msgServerBusy)
-	}
+	// the recorded answer, and the copy the client reads it into
+	t.mem.count(int64(rec.Body.Cap() + rec.Body.Len()))
 	res := rec.Result()
 	res.Request = req
 	return res, nil

@@ -17,11 +17,20 @@ import (
 // Mcp-Protocol-Version: version unless it is "").
 func postMCP(t *testing.T, env *mcpEnv, body, version string) (*http.Response, string) {
 	t.Helper()
+	return postMCPKey(t, env, body, version, "")
+}
+
+// postMCPKey is postMCP with the API key key ("" for none).
+func postMCPKey(t *testing.T, env *mcpEnv, body, version, key string) (*http.Response, string) {
+	t.Helper()
 	req, _ := http.NewRequest(http.MethodPost, env.srv.URL+"/mcp", strings.NewReader(body))
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json, text/event-stream")
 	if version != "" {
 		req.Header.Set("Mcp-Protocol-Version", version)
+	}
+	if key != "" {
+		req.Header.Set("Authorization", "Bearer "+key)
 	}
 	res, err := http.DefaultClient.Do(req)
 	if err != nil {
@@ -78,34 +87,80 @@ func TestMCPBatchRefused(t *testing.T) {
 	}
 }
 
-// An MCP answer's bytes count against the deploy memory budget: with too
-// little left for the answer, the request is refused 503 (Retry-After)
-// rather than answered past the budget; with enough, it is answered, and
-// the budget is given back after.
+// mcpDeployCall is a tools/call of deploy, as one JSON-RPC message, of a
+// site at slug whose one page, deep in long directories, links to 100
+// missing pages: the deploy's report lists each (page and target, about
+// 1.6 KiB), so the answer is far longer than the body.
+func mcpDeployCall(t *testing.T, slug string) string {
+	t.Helper()
+	dir := strings.Repeat(strings.Repeat("d", 200)+"/", 4)
+	var links strings.Builder
+	links.WriteString("<title>deep</title>")
+	for i := range 100 {
+		fmt.Fprintf(&links, `<a href="x%d">%d</a>`, i, i)
+	}
+	msg, err := json.Marshal(map[string]any{
+		"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+		"params": map[string]any{"name": "deploy", "arguments": map[string]any{
+			"slug":  slug,
+			"files": []map[string]string{{"path": dir + "p.html", "content": links.String()}},
+		}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(msg)
+}
+
+// An MCP request is refused for memory only before anything is
+// dispatched: its body's memory and an allowance for its answer
+// (mcpAnswerAllowance) are reserved once the body has come, and with less
+// left the answer is 503 (Retry-After) and no tool runs. Once a tool has
+// run, its answer (the API's and the MCP answer, past the allowance) is
+// counted without a refusal: an agent told "busy" after its deploy was
+// made would deploy again. The budget is given back after either.
 func TestMCPAnswerMemory(t *testing.T) {
 	env := newMCPEnv(t)
-	const body = `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`
-	res, answer := postMCP(t, env, body, "2025-03-26")
-	if res.StatusCode != 200 {
-		t.Fatalf("tools/list: %d %s", res.StatusCode, answer)
-	}
-	if len(answer) < 4*len(body) {
-		t.Fatalf("the answer (%d bytes) is too short to tell from the body (%d)", len(answer), len(body))
-	}
-	// room for the body as it is read and decoded, not for the answer
-	room := int64(mcpMemoryFactor*len(body) + len(answer)/2)
-	env.sd.memory = newMemBudget(room)
 	env.sd.memoryWait = 0
-	res, refused := postMCP(t, env, body, "2025-03-26")
-	if res.StatusCode != 503 || res.Header.Get("Retry-After") == "" || strings.TrimSpace(refused) != errBody(msgServerBusy) {
-		t.Fatalf("an answer past the budget: %d %.300q Retry-After %q", res.StatusCode, refused, res.Header.Get("Retry-After"))
+	refused, made := mcpDeployCall(t, "refused"), mcpDeployCall(t, "answered")
+	need := func(body string) int64 { return mcpMemoryFactor*int64(len(body)) + mcpAnswerAllowance }
+	// room for what is reserved before the tool runs, and for the deploy
+	// it makes, but far from its answer
+	const deployRoom = 64 << 10
+
+	// one byte short of the reservation: refused before the tool runs
+	env.sd.memory = newMemBudget(need(refused) - 1)
+	res, body := postMCPKey(t, env, refused, "2025-03-26", keyAlice)
+	if res.StatusCode != 503 || res.Header.Get("Retry-After") == "" || strings.TrimSpace(body) != errBody(msgServerBusy) {
+		t.Fatalf("an MCP deploy short of its reservation: %d %.300s Retry-After %q", res.StatusCode, body, res.Header.Get("Retry-After"))
+	}
+	if _, err := env.app.FindFirstRecordByData("deployments", "slug", "refused"); err == nil {
+		t.Fatal("the refused deploy was made")
 	}
 	if n := env.sd.memory.inUse(); n != 0 {
 		t.Fatalf("%d bytes still reserved after a refusal", n)
 	}
-	env.sd.memory = newMemBudget(room + int64(len(answer)))
-	if res, got := postMCP(t, env, body, "2025-03-26"); res.StatusCode != 200 || got != answer {
-		t.Fatalf("an answer within the budget: %d %.300s", res.StatusCode, got)
+
+	// the reservation fits, the answer does not: the deploy is made and
+	// its answer delivered, counted past the budget while it is held
+	env.sd.memory = newMemBudget(need(made) + deployRoom)
+	res, body = postMCPKey(t, env, made, "2025-03-26", keyAlice)
+	var out struct {
+		Result struct {
+			IsError           bool                    `json:"isError"`
+			Content           []struct{ Text string } `json:"content"`
+			StructuredContent map[string]any          `json:"structuredContent"`
+		} `json:"result"`
+	}
+	if err := json.Unmarshal([]byte(body), &out); res.StatusCode != 200 || err != nil || out.Result.IsError || out.Result.StructuredContent["slug"] != "answered" ||
+		len(out.Result.Content) == 0 || !strings.HasPrefix(out.Result.Content[0].Text, "Published ") {
+		t.Fatalf("an MCP deploy whose answer is past the budget: %d %v %.500s", res.StatusCode, err, body)
+	}
+	if int64(len(body)) <= deployRoom+mcpAnswerAllowance {
+		t.Fatalf("the answer (%d bytes) fits the budget: nothing tested", len(body))
+	}
+	if _, err := env.app.FindFirstRecordByData("deployments", "slug", "answered"); err != nil {
+		t.Fatalf("the answered deploy: %v", err)
 	}
 	if n := env.sd.memory.inUse(); n != 0 {
 		t.Fatalf("%d bytes still reserved after an answer", n)

@@ -3,7 +3,6 @@ package hooks
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"net/http"
 	"strings"
 )
@@ -16,25 +15,20 @@ import (
 //     become the API's {"error": "..."} shape, so that every error a
 //     client can cause reads the same. Answers that are already JSON
 //     (JSON-RPC results and errors) pass through untouched.
-//   - Every byte of an answer is held of the request's memory lease before
-//     it is written: the SDK builds a JSON answer whole, so its size is
-//     memory the request holds. When the budget cannot give it and
-//     nothing is sent yet, the answer is the budget's 503 (Retry-After)
-//     instead; later (an event stream) the write fails.
+//   - Every byte of an answer is counted of the request's memory as it is
+//     written (the SDK builds a JSON answer whole, so its size is memory
+//     the request holds), never refused: a tool may have acted already
+//     (see mcpMemory).
 //
-// The head waits for the first bytes (or finish), so that a refusal can
-// still choose its status.
+// The head waits for the first bytes (or finish), so that an error answer
+// can still be rewritten.
 type mcpWriter struct {
 	http.ResponseWriter
-	lease   *memLease
+	mem     *mcpMemory
 	status  int           // the status set, sent with the first bytes
 	sent    bool          // the head has been sent
 	errText *bytes.Buffer // an error answer held to be rewritten, when non-nil
-	refused bool          // the answer was refused for its memory
 }
-
-// errMCPAnswerRefused is the SDK's write error once the answer was refused.
-var errMCPAnswerRefused = errors.New("the answer was refused: the memory budget is spent")
 
 // WriteHeader sets the status to send with the first bytes, and starts
 // holding an error answer that is not JSON.
@@ -48,24 +42,13 @@ func (w *mcpWriter) WriteHeader(status int) {
 	}
 }
 
-// Write holds the text of a rewritten answer, and writes the rest once
-// its bytes are held of the lease.
+// Write holds the text of a rewritten answer, and writes the rest,
+// counting its bytes of the request's memory.
 func (w *mcpWriter) Write(p []byte) (int, error) {
-	switch {
-	case w.errText != nil:
+	if w.errText != nil {
 		return w.errText.Write(p)
-	case w.refused:
-		return 0, errMCPAnswerRefused
 	}
-	if err := w.lease.reserve(int64(len(p))); err != nil {
-		if w.sent {
-			return 0, err
-		}
-		w.refused = true
-		ae, _ := toAPIError(err)
-		w.writeError(ae.Status, ae.Message)
-		return 0, errMCPAnswerRefused
-	}
+	w.mem.count(int64(len(p)))
 	w.sendHead()
 	return w.ResponseWriter.Write(p)
 }
@@ -83,9 +66,9 @@ func (w *mcpWriter) sendHead() {
 }
 
 // Flush sends the head and passes a flush on, except while an error
-// answer is held or after a refusal.
+// answer is held.
 func (w *mcpWriter) Flush() {
-	if w.errText != nil || w.refused {
+	if w.errText != nil {
 		return
 	}
 	w.sendHead()
@@ -101,7 +84,6 @@ func (w *mcpWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 // head of an answer without a body (202).
 func (w *mcpWriter) finish() {
 	switch {
-	case w.refused:
 	case w.errText != nil:
 		msg := strings.TrimSpace(w.errText.String())
 		if msg == "" {

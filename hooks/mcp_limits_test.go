@@ -52,11 +52,16 @@ func TestMCPAnonymousCrossOrigin(t *testing.T) {
 }
 
 // An MCP request holds its body (mcpMemoryFactor times, once it has come)
-// against the deploy memory budget: with the budget spent it is answered
-// 503, and the budget is given back after each request.
+// and an allowance for its answers (mcpAnswerAllowance) against the deploy
+// memory budget: with less than that left it is answered 503 before the
+// tool runs, and the budget is given back after each request. The budget
+// is sized from those reservations: with room for them and for the deploy
+// the tool makes, an MCP deploy goes through.
 func TestMCPMemoryBudget(t *testing.T) {
 	env := newMCPEnv(t)
-	env.sd.memory = newMemBudget(64 << 10)
+	body := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"deploy","arguments":{"slug":"busy","html":"` + strings.Repeat("b", 10<<10) + `"}}}`
+	need := mcpMemoryFactor*int64(len(body)) + mcpAnswerAllowance
+	env.sd.memory = newMemBudget(need + 64<<10) // 64 KiB for the deploy of 10 KiB
 	env.sd.memoryWait = 0
 	cs := env.connect(t, keyAlice, "")
 	mustTool(t, cs, "deploy", map[string]any{"html": "<p>" + strings.Repeat("a", 10<<10) + "</p>"})
@@ -64,21 +69,12 @@ func TestMCPMemoryBudget(t *testing.T) {
 		t.Fatalf("%d bytes still reserved after a deploy", n)
 	}
 
-	if !env.sd.memory.take(t.Context(), 60<<10, 0) {
+	// one byte short of what the request reserves
+	if !env.sd.memory.take(t.Context(), env.sd.memory.max-(need-1), 0) {
 		t.Fatal("could not fill the budget")
 	}
-	body := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"deploy","arguments":{"slug":"busy","html":"` + strings.Repeat("b", 10<<10) + `"}}}`
-	req, _ := http.NewRequest(http.MethodPost, env.srv.URL+"/mcp", strings.NewReader(body))
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json, text/event-stream")
-	req.Header.Set("Authorization", "Bearer "+keyAlice)
-	res, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, _ := io.ReadAll(res.Body)
-	res.Body.Close()
-	if res.StatusCode != 503 || res.Header.Get("Retry-After") == "" || !strings.Contains(string(b), msgServerBusy) {
+	res, b := postMCPKey(t, env, body, "", keyAlice)
+	if res.StatusCode != 503 || res.Header.Get("Retry-After") == "" || strings.TrimSpace(b) != errBody(msgServerBusy) {
 		t.Fatalf("past the budget: %d %s", res.StatusCode, b)
 	}
 	if _, err := env.app.FindFirstRecordByData("deployments", "slug", "busy"); err == nil {
