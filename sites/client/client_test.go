@@ -183,3 +183,20 @@ func TestClientErrors(t *testing.T) {
 		t.Errorf("3xx: %#v", err)
 	}
 }
+
+// TestClientSendsMarkupUnescaped: a page's <, > and & go out as
+// themselves, not as 6-byte \u escapes, which made markup-heavy HTML meet
+// the server's body limit at a sixth of its size.
+func TestClientSendsMarkupUnescaped(t *testing.T) {
+	srv, got := recorder(t, func(w http.ResponseWriter, r *http.Request) {
+		w.Write([]byte(`{"id":"d1","slug":"s","url":"u"}`))
+	})
+	html := "<p>fish & chips</p>"
+	if _, err := New(srv.URL, "key1").Deploy("", &DeployRequest{Files: []File{{Path: "index.html", Content: &html}}}); err != nil {
+		t.Fatal(err)
+	}
+	body := got()[0].body
+	if !strings.Contains(body, `"content":"<p>fish & chips</p>"`) || strings.HasSuffix(body, "\n") {
+		t.Fatalf("sent %q", body)
+	}
+}
