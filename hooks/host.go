@@ -20,34 +20,53 @@ import (
 // API, the admin UI, CORS, auth cookies or the activity log.
 const siteHostPriority = apis.DefaultWWWRedirectMiddlewarePriority - 1
 
-// bindSiteHost serves <slug>.<sites-domain> requests, and those of custom
-// domains (see customHost), from the site server and never lets them
-// reach PocketBase's routes; a malformed Host (see
-// sites.ValidHost) is refused with 400 before either. It does so twice over:
+// frontDoor is the one place that decides which part of the server
+// answers a request, by its Host:
 //
-//   - In production it wraps the HTTP server's handler (wrapServerHandler),
-//     so site requests skip PocketBase's router entirely (no request
-//     event, no body copy). Every listener serves that handler, so it is
-//     also where a host the server does not serve is refused (see
-//     webHostServes).
-//   - A router middleware before all others does the same for handlers
-//     that serve the router directly, such as the test harness, but lets
-//     other hosts through: test requests carry httptest's example.com.
+//   - <slug>.<sites-domain> (and a version host of it): the site server,
+//     never PocketBase's routes;
+//   - a malformed Host (see sites.ValidHost): 400, before anything else;
+//   - a custom domain (see customHost): its site, or its "not verified"
+//     answer;
+//   - a host the server does not serve (see webHostServes): 421 "unknown
+//     host", when refuseUnknown;
+//   - anything else: the web host, PocketBase's router (handled is false,
+//     and the caller passes the request on).
+//
+// The listeners' handler (wrapServerHandler) and the router middleware
+// (bindSiteHost) both call it, so the two can never disagree.
+func (sd *sitedrop) frontDoor(w http.ResponseWriter, r *http.Request, refuseUnknown bool) (handled bool) {
+	if slug, isSite := sd.siteSlug(r.Host); isSite {
+		sd.serveSite(w, r, slug)
+		return true
+	}
+	if !validRequestHost(r.Host) {
+		serve.RefuseHost(w)
+		return true
+	}
+	if sd.customHost(w, r) {
+		return true
+	}
+	if refuseUnknown && !sd.webHostServes(r) {
+		serve.RefuseUnknownHost(w)
+		return true
+	}
+	return false
+}
+
+// bindSiteHost puts the front door before every PocketBase middleware, for
+// handlers that serve the router directly, such as the test harness. In
+// production the listeners' handler (wrapServerHandler) has already
+// answered every request that is not the web host's, so site requests
+// skip PocketBase's router entirely (no request event, no body copy). The
+// middleware lets unknown hosts through: test requests carry httptest's
+// example.com.
 func bindSiteHost(sd *sitedrop, se *core.ServeEvent) {
 	se.Router.Bind(&hook.Handler[*core.RequestEvent]{
 		Id:       "sitedropSiteHost",
 		Priority: siteHostPriority,
 		Func: func(e *core.RequestEvent) error {
-			slug, isSite := sd.siteSlug(e.Request.Host)
-			if isSite {
-				sd.serveSite(e.Response, e.Request, slug)
-				return nil
-			}
-			if !validRequestHost(e.Request.Host) {
-				serve.RefuseHost(e.Response)
-				return nil
-			}
-			if sd.customHost(e.Response, e.Request) {
+			if sd.frontDoor(e.Response, e.Request, false) {
 				return nil
 			}
 			return e.Next()
@@ -71,30 +90,19 @@ func bindWWWRedirect(sd *sitedrop, se *core.ServeEvent) {
 	})
 }
 
-// wrapServerHandler puts the site split in front of the server's handler
-// once PocketBase has built it (after the OnServe chain).
+// wrapServerHandler puts the front door in front of the server's handler
+// once PocketBase has built it (after the OnServe chain): every listener
+// serves that handler, so it is where a host the server does not serve is
+// refused.
 func wrapServerHandler(sd *sitedrop, se *core.ServeEvent) {
 	if se.Server == nil || se.Server.Handler == nil {
 		return
 	}
 	next := se.Server.Handler
 	se.Server.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if slug, isSite := sd.siteSlug(r.Host); isSite {
-			sd.serveSite(w, r, slug)
-			return
+		if !sd.frontDoor(w, r, true) {
+			next.ServeHTTP(w, r)
 		}
-		if !validRequestHost(r.Host) {
-			serve.RefuseHost(w)
-			return
-		}
-		if sd.customHost(w, r) {
-			return
-		}
-		if !sd.webHostServes(r) {
-			serve.RefuseUnknownHost(w)
-			return
-		}
-		next.ServeHTTP(w, r)
 	})
 }
 
