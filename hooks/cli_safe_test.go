@@ -13,26 +13,6 @@ import (
 	"sitedrop/sites"
 )
 
-// TestTermSafe: runes a terminal acts on are shown as escapes; ordinary
-// text, Unicode included, is unchanged.
-func TestTermSafe(t *testing.T) {
-	for in, want := range map[string]string{
-		"plain text": "plain text",
-		"Café 東京 ✓ مرحبا 👩‍💻":          "Café 東京 ✓ مرحبا 👩‍💻",
-		"\x1b[2J\x1b]0;title\x07":      `\x1b[2J\x1b]0;title\x07`,
-		"a\r\nb\tc\x00d\x7f":           `a\x0d\x0ab\x09c\x00d\x7f`,
-		"csi\u009b2J":                  `csi\u009b2J`,
-		"rlo\u202etxt.exe":             `rlo\u202etxt.exe`,
-		"bad \xff utf-8":               `bad \xff utf-8`,
-		"back\\slash stays":            "back\\slash stays",
-		"isolate\u2066x\u2069 and bom": `isolate\u2066x\u2069 and bom`,
-	} {
-		if got := termSafe(in); got != want {
-			t.Errorf("termSafe(%q) = %q, want %q", in, got, want)
-		}
-	}
-}
-
 // hostile is text a malicious server sends: terminal escape sequences
 // (clear the screen, set the window title, C1 CSI) and a bidi override.
 const hostile = "\x1b[2J\x1b]0;pwned\x07\u009b31m\u202e\r"
