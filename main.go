@@ -14,6 +14,7 @@ import (
 	"github.com/pocketbase/pocketbase/plugins/migratecmd"
 
 	"sitedrop/hooks"
+	"sitedrop/hooks/cli"
 	_ "sitedrop/migrations"
 )
 
@@ -43,14 +44,13 @@ func main() {
 		cmd.NewSuperuserCommand(app),
 		hooks.NewUserCommand(app),
 		hooks.NewKeyCommand(app),
-		hooks.NewHealthCommand(),
 	)
-	app.RootCmd.AddCommand(hooks.NewClientCommands()...)
+	app.RootCmd.AddCommand(cli.Commands()...)
 	app.RootCmd.Use = "sitedrop"
 	app.RootCmd.Short = "sitedrop: publish a web site to a live URL with one HTTP request"
 	failed := hooks.TrackErrors(app.RootCmd)
 
-	if c, _, err := app.RootCmd.Find(os.Args[1:]); err == nil && (c.Annotations[hooks.NoBootstrapAnnotation] == "true" || hooks.ReplicaRequested(c, os.Args[1:])) {
+	if c, _, err := app.RootCmd.Find(os.Args[1:]); err == nil && (c.Annotations[cli.NoBootstrapAnnotation] == "true" || hooks.ReplicaRequested(c, os.Args[1:])) {
 		// The client commands and the health probe talk to a server over
 		// HTTP, and a replica serves from the object store: they must not
 		// bootstrap an app on (or create) a local data dir, which

@@ -1,4 +1,4 @@
-package hooks
+package cli
 
 import (
 	"encoding/base64"
@@ -26,11 +26,11 @@ type deployOptions struct {
 	parallel                     int  // uploads at once
 }
 
-// NewDeployCommand is `sitedrop deploy PATH`: a folder, an HTML file or a
+// newDeployCommand is `sitedrop deploy PATH`: a folder, an HTML file or a
 // zip/tar.gz archive. With a key it uploads only the contents the server
 // lacks (the digest protocol); without one it makes an anonymous
 // deployment with the bytes inline.
-func NewDeployCommand() *cobra.Command {
+func newDeployCommand() *cobra.Command {
 	var o deployOptions
 	c := &cobra.Command{
 		Use:   "deploy PATH",

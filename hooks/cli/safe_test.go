@@ -1,4 +1,4 @@
-package hooks
+package cli
 
 import (
 	"encoding/json"
@@ -81,10 +81,10 @@ func TestCLIPrintsServerTextSafely(t *testing.T) {
 		{"versions", func() (string, string, error) { return runCLI(t, newVersionsCommand(), append(key, "good")...) }, false},
 		{"rollback", func() (string, string, error) { return runCLI(t, newRollbackCommand(), append(key, "good", "1")...) }, false},
 		{"deploy", func() (string, string, error) {
-			return runCLI(t, NewDeployCommand(), "--server", srv.URL, dir)
+			return runCLI(t, newDeployCommand(), "--server", srv.URL, dir)
 		}, false},
 		{"keyed deploy, upload refused", func() (string, string, error) {
-			return runCLI(t, NewDeployCommand(), append(key, dir)...)
+			return runCLI(t, newDeployCommand(), append(key, dir)...)
 		}, true},
 		{"error answer", func() (string, string, error) { return runCLI(t, newRemoveCommand(), append(key, "bad")...) }, true},
 		{"non-JSON error answer", func() (string, string, error) { return runCLI(t, newRemoveCommand(), append(key, "text")...) }, true},

@@ -1,4 +1,4 @@
-package hooks
+package cli
 
 import (
 	"encoding/json"
@@ -11,11 +11,6 @@ import (
 	"sitedrop/sites/client"
 	"sitedrop/sites/safetext"
 )
-
-// NoBootstrapAnnotation marks commands that must run without PocketBase
-// bootstrapping a local data dir: the client commands (they talk to a
-// server over HTTP) and the health probe. main checks it.
-const NoBootstrapAnnotation = "sitedrop:no-bootstrap"
 
 // defaultServer is the server the client commands talk to when neither
 // --server, SITEDROP_SERVER nor a saved login names one.

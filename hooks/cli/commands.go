@@ -1,4 +1,4 @@
-package hooks
+package cli
 
 import (
 	"bufio"
@@ -13,21 +13,6 @@ import (
 
 	"github.com/spf13/cobra"
 )
-
-// NewClientCommands are the commands that talk to a sitedrop server over
-// HTTP: deploy, login, ls, rm, versions, rollback and mcp. None of them opens a
-// local data dir.
-func NewClientCommands() []*cobra.Command {
-	return []*cobra.Command{
-		NewDeployCommand(),
-		newLoginCommand(),
-		newListCommand(),
-		newRemoveCommand(),
-		newVersionsCommand(),
-		newRollbackCommand(),
-		newMCPCommand(),
-	}
-}
 
 // clientCommand builds a client command with --server and --key, whose
 // run gets the resolved API client.
