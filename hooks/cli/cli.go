@@ -7,9 +7,10 @@
 //	root.AddCommand(cli.Commands()...)
 //	err := root.Execute()
 //
-// Each command owns its flags (--server and --key, and its own), and
-// carries NoBootstrapAnnotation, so that a program that also embeds the
-// server runs it without bootstrapping PocketBase.
+// Each command has only its own flags (a client command: --server, --key
+// and those of its task), and carries NoBootstrapAnnotation, so that a
+// program that also embeds the server runs it without bootstrapping
+// PocketBase.
 package cli
 
 import "github.com/spf13/cobra"
