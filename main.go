@@ -12,8 +12,11 @@ import (
 	"github.com/pocketbase/pocketbase"
 	"github.com/pocketbase/pocketbase/cmd"
 	"github.com/pocketbase/pocketbase/plugins/migratecmd"
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"sitedrop/hooks"
+	"sitedrop/hooks/cli"
 	_ "sitedrop/migrations"
 )
 
@@ -31,26 +34,24 @@ func main() {
 	app.RootCmd.SetErr(os.Stderr)
 
 	cfg := hooks.DefaultConfig()
-	hooks.BindFlags(app.RootCmd.PersistentFlags(), &cfg)
-	// Parse early, as PocketBase does with its own flags, so the config is
-	// complete when the app bootstraps (before the command runs).
-	_ = app.RootCmd.ParseFlags(os.Args[1:])
-
 	migratecmd.MustRegister(app, app.RootCmd, migratecmd.Config{Automigrate: false})
-	hooks.MustRegister(app, &cfg)
 	app.RootCmd.AddCommand(
 		hooks.NewServeCommand(app, &cfg),
 		cmd.NewSuperuserCommand(app),
 		hooks.NewUserCommand(app),
 		hooks.NewKeyCommand(app),
-		hooks.NewHealthCommand(),
 	)
-	app.RootCmd.AddCommand(hooks.NewClientCommands()...)
+	app.RootCmd.AddCommand(cli.Commands()...)
+	bindServerFlags(app.RootCmd, &cfg)
+	// Parse early, as PocketBase does with its own flags, so the config is
+	// complete when the app bootstraps (before the command runs).
+	_ = app.RootCmd.ParseFlags(os.Args[1:])
+	hooks.MustRegister(app, &cfg)
 	app.RootCmd.Use = "sitedrop"
 	app.RootCmd.Short = "sitedrop: publish a web site to a live URL with one HTTP request"
 	failed := hooks.TrackErrors(app.RootCmd)
 
-	if c, _, err := app.RootCmd.Find(os.Args[1:]); err == nil && (c.Annotations[hooks.NoBootstrapAnnotation] == "true" || hooks.ReplicaRequested(c, os.Args[1:])) {
+	if c, _, err := app.RootCmd.Find(os.Args[1:]); err == nil && (c.Annotations[cli.NoBootstrapAnnotation] == "true" || hooks.ReplicaRequested(c, os.Args[1:])) {
 		// The client commands and the health probe talk to a server over
 		// HTTP, and a replica serves from the object store: they must not
 		// bootstrap an app on (or create) a local data dir, which
@@ -66,4 +67,26 @@ func main() {
 	if failed() != nil {
 		os.Exit(1) // cobra has printed the error
 	}
+}
+
+// bindServerFlags gives the server's flags (hooks.BindFlags) to every
+// command that bootstraps the app, whose bootstrap reads cfg: serve,
+// superuser, user, key, migrate, and their subcommands. The client
+// commands, which talk to a server over HTTP, keep only their own flags.
+//
+// The root command knows them too, hidden, for two readings of the whole
+// command line before the command runs: cobra's search for the command,
+// so that a flag given before the command's name (`sitedrop --analytics
+// serve`) is not taken for one that needs a value, and main's early
+// parse. A client command still refuses them.
+func bindServerFlags(root *cobra.Command, cfg *hooks.Config) {
+	for _, c := range root.Commands() {
+		if c.Annotations[cli.NoBootstrapAnnotation] != "true" {
+			hooks.BindFlags(c.PersistentFlags(), cfg)
+		}
+	}
+	early := pflag.NewFlagSet("server", pflag.ContinueOnError)
+	hooks.BindFlags(early, cfg)
+	early.VisitAll(func(f *pflag.Flag) { f.Hidden = true })
+	root.Flags().AddFlagSet(early)
 }

@@ -2,9 +2,12 @@ package hooks
 
 import (
 	"context"
+	"encoding/json"
 	"io"
 	"net/http"
 	"net/url"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -20,20 +23,24 @@ func TestMCPStdioAgainstRealServer(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a server")
 	}
-	t.Setenv("XDG_CONFIG_HOME", t.TempDir())
+	config := t.TempDir()
+	t.Setenv("XDG_CONFIG_HOME", config)
 	t.Setenv("HOME", t.TempDir())
 	t.Setenv("SITEDROP_KEY", "")
 	t.Setenv("SITEDROP_SERVER", "")
 	addr := loopback(freePort(t))
 	startServe(t, copyData(t, templates.fixtures(t)), nil, addr, "--http", addr)
 	server := "http://" + addr
-	if _, err := saveCredentials(credentials{Server: server, Key: keyAlice}); err != nil {
+	// the saved login, as `sitedrop login` leaves it (see TestCLILogin)
+	saved, _ := json.Marshal(map[string]string{"server": server, "key": keyAlice})
+	os.MkdirAll(filepath.Join(config, "sitedrop"), 0o700)
+	if err := os.WriteFile(filepath.Join(config, "sitedrop", "credentials.json"), saved, 0o600); err != nil {
 		t.Fatal(err)
 	}
 
 	inR, inW := io.Pipe()   // the agent's requests: the command's stdin
 	outR, outW := io.Pipe() // the command's stdout
-	cmd := newMCPCommand()
+	cmd := cliCommand(t, "mcp")
 	cmd.SetIn(inR)
 	cmd.SetOut(outW)
 	cmd.SetErr(io.Discard)

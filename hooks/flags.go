@@ -10,8 +10,10 @@ import (
 	"sitedrop/sites"
 )
 
-// BindFlags adds sitedrop's flags to fs, filling cfg when fs is parsed.
+// BindFlags adds the server's flags to fs, filling cfg when fs is parsed.
 // cfg should start from DefaultConfig so the help shows the defaults.
+// main gives them to the commands that bootstrap the app (serve, user,
+// key, superuser, migrate), never to the client commands.
 func BindFlags(fs *pflag.FlagSet, cfg *Config) {
 	fs.StringVar(&cfg.Domain, "domain", cfg.Domain, "the web host: API, claim and sign-in pages, admin UI")
 	fs.StringVar(&cfg.SitesDomain, "sites-domain", cfg.SitesDomain, "sites are served at <slug>.<sites-domain> (default: --domain)")

@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 
 	"github.com/pocketbase/pocketbase/core"
+
+	"sitedrop/sites/safetext"
 )
 
 // bindLogEscape escapes control characters in everything written to the
@@ -29,8 +31,8 @@ func bindLogEscape(app core.App) {
 // logSafe is a string as the request log keeps it: control characters
 // (CR and LF among them), format characters (bidi overrides), DEL and
 // invalid UTF-8 shown as Go-style escapes (\x0d, \u202e), as the CLI
-// shows server text (termSafe); the rest kept as is.
-func logSafe(s string) string { return termSafe(s) }
+// shows server text (safetext.Escape); the rest kept as is.
+func logSafe(s string) string { return safetext.Escape(s) }
 
 // logSafeValue is v with each string in it through logSafe: nested maps
 // and lists are copied, not changed in place (they may be shared with

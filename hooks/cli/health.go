@@ -1,4 +1,4 @@
-package hooks
+package cli
 
 import (
 	"context"
@@ -8,31 +8,33 @@ import (
 	"strings"
 	"time"
 
-	"sitedrop/hooks/certs"
-
 	"github.com/spf13/cobra"
 )
 
-// HealthCommandName is the name of the health probe command. It carries
+// healthCommandName is the name of the health probe command. It carries
 // NoBootstrapAnnotation: a probe must not open (or create) the data dir of
 // the server it checks.
-const HealthCommandName = "health"
+const healthCommandName = "health"
+
+// healthPath is PocketBase's health endpoint, which a sitedrop server
+// answers on its plain HTTP listener, with TLS or without.
+const healthPath = "/api/health"
 
 // defaultHealthURLs are probed in order: the default plain listener, then
 // the plain HTTP listener of a TLS server, which answers /api/health too.
 var defaultHealthURLs = []string{
-	"http://127.0.0.1:8090" + certs.HealthPath,
-	"http://127.0.0.1:80" + certs.HealthPath,
+	"http://127.0.0.1:8090" + healthPath,
+	"http://127.0.0.1:80" + healthPath,
 }
 
-// NewHealthCommand is `sitedrop health [--url URL]...`: it exits 0 when a
+// newHealthCommand is `sitedrop health [--url URL]...`: it exits 0 when a
 // sitedrop answers its health endpoint with 200, and 1 otherwise. It is
 // the container image's HEALTHCHECK, since the image has no curl.
-func NewHealthCommand() *cobra.Command {
+func newHealthCommand() *cobra.Command {
 	urls := append([]string(nil), defaultHealthURLs...)
 	var timeout time.Duration
 	c := &cobra.Command{
-		Use:          HealthCommandName,
+		Use:          healthCommandName,
 		Short:        "Checks that a local sitedrop answers (exit 0) or not (exit 1)",
 		Args:         cobra.NoArgs,
 		SilenceUsage: true,

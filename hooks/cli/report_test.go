@@ -1,4 +1,4 @@
-package hooks
+package cli
 
 import (
 	"strings"
@@ -6,6 +6,7 @@ import (
 
 	"sitedrop/sites/client"
 	"sitedrop/sites/report"
+	"sitedrop/sites/safetext"
 )
 
 func TestPrintReport(t *testing.T) {
@@ -38,7 +39,7 @@ func TestPrintReport(t *testing.T) {
 		{
 			name: "server text is made safe for the terminal",
 			in:   client.Report{BrokenLinks: []client.BrokenLink{{Page: "a\x1b[2J.html", Target: "/x"}}},
-			want: "report: 1 broken link (first: " + termSafe("a\x1b[2J.html") + " → /x)\n",
+			want: "report: 1 broken link (first: " + safetext.Escape("a\x1b[2J.html") + " → /x)\n",
 		},
 	}
 	for _, s := range scenarios {

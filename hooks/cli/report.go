@@ -1,4 +1,4 @@
-package hooks
+package cli
 
 import (
 	"fmt"
@@ -7,6 +7,7 @@ import (
 
 	"sitedrop/sites/client"
 	"sitedrop/sites/report"
+	"sitedrop/sites/safetext"
 )
 
 // printReport writes a short summary of a deploy's quality report to w
@@ -26,15 +27,15 @@ func printReport(w io.Writer, r client.Report) {
 		return s + " " + many
 	}
 	if l := r.BrokenLinks; len(l) > 0 {
-		fmt.Fprintf(w, "report: %s (first: %s → %s)\n", count(len(l), "broken link", "broken links"), termSafe(l[0].Page), termSafe(l[0].Target))
+		fmt.Fprintf(w, "report: %s (first: %s → %s)\n", count(len(l), "broken link", "broken links"), safetext.Escape(l[0].Page), safetext.Escape(l[0].Target))
 	}
 	if f := r.Forms; len(f) > 0 {
-		fmt.Fprintf(w, "report: %s (first: %s: %s)\n", count(len(f), "form posts nowhere", "forms post nowhere"), termSafe(f[0].Page), termSafe(f[0].Problem))
+		fmt.Fprintf(w, "report: %s (first: %s: %s)\n", count(len(f), "form posts nowhere", "forms post nowhere"), safetext.Escape(f[0].Page), safetext.Escape(f[0].Problem))
 	}
 	if p := r.UntitledPages; len(p) > 0 {
-		fmt.Fprintf(w, "report: %s (first: %s)\n", count(len(p), "page without a title", "pages without a title"), termSafe(p[0]))
+		fmt.Fprintf(w, "report: %s (first: %s)\n", count(len(p), "page without a title", "pages without a title"), safetext.Escape(p[0]))
 	}
 	if im := r.LargeImages; len(im) > 0 {
-		fmt.Fprintf(w, "report: %s (first: %s, %.1f MiB)\n", count(len(im), "image over 1 MiB", "images over 1 MiB"), termSafe(im[0].Path), float64(im[0].Size)/(1<<20))
+		fmt.Fprintf(w, "report: %s (first: %s, %.1f MiB)\n", count(len(im), "image over 1 MiB", "images over 1 MiB"), safetext.Escape(im[0].Path), float64(im[0].Size)/(1<<20))
 	}
 }

@@ -1,4 +1,4 @@
-package hooks
+package cli
 
 import (
 	"encoding/base64"
@@ -13,6 +13,7 @@ import (
 
 	"sitedrop/sites"
 	"sitedrop/sites/client"
+	"sitedrop/sites/safetext"
 	"sitedrop/sites/store"
 )
 
@@ -25,11 +26,11 @@ type deployOptions struct {
 	parallel                     int  // uploads at once
 }
 
-// NewDeployCommand is `sitedrop deploy PATH`: a folder, an HTML file or a
+// newDeployCommand is `sitedrop deploy PATH`: a folder, an HTML file or a
 // zip/tar.gz archive. With a key it uploads only the contents the server
 // lacks (the digest protocol); without one it makes an anonymous
 // deployment with the bytes inline.
-func NewDeployCommand() *cobra.Command {
+func newDeployCommand() *cobra.Command {
 	var o deployOptions
 	c := &cobra.Command{
 		Use:   "deploy PATH",
@@ -91,7 +92,7 @@ func runDeploy(c *cobra.Command, api *client.Client, o deployOptions, target str
 		}
 		if id != "" {
 			o.id = id
-			fmt.Fprintf(errOut, "Updating %s (deployment %s)\n", o.slug, termSafe(id))
+			fmt.Fprintf(errOut, "Updating %s (deployment %s)\n", o.slug, safetext.Escape(id))
 		}
 	}
 	var ans *client.Deployment
@@ -105,25 +106,25 @@ func runDeploy(c *cobra.Command, api *client.Client, o deployOptions, target str
 	if err != nil {
 		return err
 	}
-	fmt.Fprintln(out, termSafe(ans.URL))
+	fmt.Fprintln(out, safetext.Escape(ans.URL))
 	if ans.ShareURL != "" {
-		fmt.Fprintf(errOut, "Share link (lets its holder in): %s\n", termSafe(ans.ShareURL))
+		fmt.Fprintf(errOut, "Share link (lets its holder in): %s\n", safetext.Escape(ans.ShareURL))
 	}
 	for _, w := range ans.Warnings {
-		where := termSafe(w.File)
+		where := safetext.Escape(w.File)
 		if w.Line > 0 {
 			where += fmt.Sprintf(" line %d", w.Line)
 		}
 		if w.Text != "" {
-			where += ": " + termSafe(w.Text)
+			where += ": " + safetext.Escape(w.Text)
 		}
-		fmt.Fprintf(errOut, "warning: %s: %s\n", where, termSafe(w.Reason))
+		fmt.Fprintf(errOut, "warning: %s: %s\n", where, safetext.Escape(w.Reason))
 	}
 	printReport(errOut, ans.Report)
 	if ans.ClaimURL != "" {
-		fmt.Fprintf(errOut, "Anonymous deployment %s: it expires at %s unless claimed at\n%s\n", termSafe(ans.ID), termSafe(ans.ExpiresAt), termSafe(ans.ClaimURL))
+		fmt.Fprintf(errOut, "Anonymous deployment %s: it expires at %s unless claimed at\n%s\n", safetext.Escape(ans.ID), safetext.Escape(ans.ExpiresAt), safetext.Escape(ans.ClaimURL))
 	} else {
-		fmt.Fprintf(errOut, "Deployment %s (%s)\n", termSafe(ans.ID), termSafe(ans.Slug))
+		fmt.Fprintf(errOut, "Deployment %s (%s)\n", safetext.Escape(ans.ID), safetext.Escape(ans.Slug))
 	}
 	return nil
 }

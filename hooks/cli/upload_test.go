@@ -1,4 +1,4 @@
-package hooks
+package cli
 
 import (
 	"encoding/json"
@@ -19,7 +19,9 @@ import (
 
 // fakeBlobServer is a sitedrop API that has some contents already: a
 // deploy is refused until every content it names was uploaded. It counts
-// the uploads in flight, and fails the upload of failHash.
+// the uploads in flight, and fails the upload of failHash. An upload
+// whose bytes are not the content its hash names is refused with 400, as
+// a sitedrop server refuses it.
 type fakeBlobServer struct {
 	*httptest.Server
 	failHash string
@@ -54,7 +56,7 @@ func (f *fakeBlobServer) serve(w http.ResponseWriter, r *http.Request) {
 	body, _ := io.ReadAll(r.Body)
 	switch {
 	case r.Method == http.MethodPost && r.URL.Path == "/blobs/missing":
-		var req missingRequest
+		var req struct{ Hashes []string }
 		json.Unmarshal(body, &req)
 		missing := []string{}
 		f.mu.Lock()
@@ -85,11 +87,17 @@ func (f *fakeBlobServer) serve(w http.ResponseWriter, r *http.Request) {
 		}
 		f.mu.Lock()
 		f.inFlight--
-		ok := h != f.failHash && store.HashBytes(body) == h
+		got := store.HashBytes(body)
+		ok := h != f.failHash && got == h
 		if ok {
 			f.have[h] = true
 		}
 		f.mu.Unlock()
+		if got != h {
+			w.WriteHeader(http.StatusBadRequest)
+			fmt.Fprintf(w, `{"error":"content does not match its name: its sha256 is %s"}`, got)
+			return
+		}
 		if !ok {
 			w.WriteHeader(http.StatusInsufficientStorage)
 			w.Write([]byte(`{"error":"disk full"}`))
@@ -155,7 +163,7 @@ func TestCLIUploadsMissingInParallel(t *testing.T) {
 	dir, hashes := writeSite(t, 40)
 	srv := newFakeBlobServer(t, hashes["page-000.html"], hashes["page-001.html"])
 
-	out, errOut, err := runCLI(t, NewDeployCommand(), "--server", srv.URL, "--key", keyPia, dir)
+	out, errOut, err := runCLI(t, newDeployCommand(), "--server", srv.URL, "--key", keyPia, dir)
 	if err != nil {
 		t.Fatalf("deploy: %v\n%s", err, errOut)
 	}
@@ -200,7 +208,7 @@ func TestCLIUploadStopsAtFirstError(t *testing.T) {
 	srv.failHash = hashes["page-000.html"]
 	srv.refuseInline = true // so that every content is uploaded
 
-	_, errOut, err := runCLI(t, NewDeployCommand(), "--server", srv.URL, "--key", keyPia, dir)
+	_, errOut, err := runCLI(t, newDeployCommand(), "--server", srv.URL, "--key", keyPia, dir)
 	if err == nil || !strings.Contains(err.Error(), "upload page-000.html: disk full") {
 		t.Fatalf("deploy: %v, want the failed upload named\n%s", err, errOut)
 	}
@@ -245,7 +253,7 @@ func TestCLIInlinesManyMissing(t *testing.T) {
 	dir, _ := writeSite(t, inlineMinFiles+20)
 
 	srv := newFakeBlobServer(t)
-	_, errOut, err := runCLI(t, NewDeployCommand(), "--server", srv.URL, "--key", keyPia, dir)
+	_, errOut, err := runCLI(t, newDeployCommand(), "--server", srv.URL, "--key", keyPia, dir)
 	if err != nil {
 		t.Fatalf("deploy: %v\n%s", err, errOut)
 	}
@@ -258,7 +266,7 @@ func TestCLIInlinesManyMissing(t *testing.T) {
 
 	small := newFakeBlobServer(t)
 	small.refuseInline = true
-	_, errOut, err = runCLI(t, NewDeployCommand(), "--server", small.URL, "--key", keyPia, dir)
+	_, errOut, err = runCLI(t, newDeployCommand(), "--server", small.URL, "--key", keyPia, dir)
 	if err != nil {
 		t.Fatalf("deploy to a server with a small body limit: %v\n%s", err, errOut)
 	}
@@ -276,5 +284,32 @@ func TestPlanInline(t *testing.T) {
 	inlined, rest := planInline(todo, 60)
 	if len(inlined) != 3 || !inlined["b"] || !inlined["d"] || !inlined["c"] || len(rest) != 1 || rest[0].hash != "a" {
 		t.Errorf("inlined %v, rest %v", inlined, rest)
+	}
+}
+
+// TestUploadBlobRefusesChangedFile: a file changed between hashing and
+// upload is refused, not deployed with the wrong content: by the client
+// when its size changed, by the server (400, the content does not match
+// its hash) when only its bytes did, and the error says why.
+func TestUploadBlobRefusesChangedFile(t *testing.T) {
+	t.Setenv("XDG_CONFIG_HOME", t.TempDir()) // no saved login of the machine's
+	t.Setenv("HOME", t.TempDir())
+	changing := filepath.Join(t.TempDir(), "changing.html")
+	os.WriteFile(changing, []byte("<p>before</p>"), 0o644)
+	lf, err := hashLocalFile("index.html", changing)
+	if err != nil {
+		t.Fatal(err)
+	}
+	api, err := newAPIClient(newFakeBlobServer(t).URL, keyPia)
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(changing, []byte("<p>after!</p>"), 0o644) // same size
+	if err := uploadBlob(t.Context(), api, lf); err == nil || !strings.Contains(err.Error(), "did it change during the deploy") {
+		t.Errorf("same size, other bytes: %v", err)
+	}
+	os.WriteFile(changing, []byte("<p>longer now</p>"), 0o644)
+	if err := uploadBlob(t.Context(), api, lf); err == nil || !strings.Contains(err.Error(), "changed during the deploy") {
+		t.Errorf("other size: %v", err)
 	}
 }

@@ -1,4 +1,4 @@
-package hooks
+package cli
 
 import (
 	"encoding/json"
@@ -12,26 +12,6 @@ import (
 
 	"sitedrop/sites"
 )
-
-// TestTermSafe: runes a terminal acts on are shown as escapes; ordinary
-// text, Unicode included, is unchanged.
-func TestTermSafe(t *testing.T) {
-	for in, want := range map[string]string{
-		"plain text": "plain text",
-		"Café 東京 ✓ مرحبا 👩‍💻":          "Café 東京 ✓ مرحبا 👩‍💻",
-		"\x1b[2J\x1b]0;title\x07":      `\x1b[2J\x1b]0;title\x07`,
-		"a\r\nb\tc\x00d\x7f":           `a\x0d\x0ab\x09c\x00d\x7f`,
-		"csi\u009b2J":                  `csi\u009b2J`,
-		"rlo\u202etxt.exe":             `rlo\u202etxt.exe`,
-		"bad \xff utf-8":               `bad \xff utf-8`,
-		"back\\slash stays":            "back\\slash stays",
-		"isolate\u2066x\u2069 and bom": `isolate\u2066x\u2069 and bom`,
-	} {
-		if got := termSafe(in); got != want {
-			t.Errorf("termSafe(%q) = %q, want %q", in, got, want)
-		}
-	}
-}
 
 // hostile is text a malicious server sends: terminal escape sequences
 // (clear the screen, set the window title, C1 CSI) and a bidi override.
@@ -101,10 +81,10 @@ func TestCLIPrintsServerTextSafely(t *testing.T) {
 		{"versions", func() (string, string, error) { return runCLI(t, newVersionsCommand(), append(key, "good")...) }, false},
 		{"rollback", func() (string, string, error) { return runCLI(t, newRollbackCommand(), append(key, "good", "1")...) }, false},
 		{"deploy", func() (string, string, error) {
-			return runCLI(t, NewDeployCommand(), "--server", srv.URL, dir)
+			return runCLI(t, newDeployCommand(), "--server", srv.URL, dir)
 		}, false},
 		{"keyed deploy, upload refused", func() (string, string, error) {
-			return runCLI(t, NewDeployCommand(), append(key, dir)...)
+			return runCLI(t, newDeployCommand(), append(key, dir)...)
 		}, true},
 		{"error answer", func() (string, string, error) { return runCLI(t, newRemoveCommand(), append(key, "bad")...) }, true},
 		{"non-JSON error answer", func() (string, string, error) { return runCLI(t, newRemoveCommand(), append(key, "text")...) }, true},

@@ -1,4 +1,4 @@
-package hooks
+package cli
 
 import (
 	"encoding/json"
@@ -7,16 +7,10 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"unicode"
-	"unicode/utf8"
 
 	"sitedrop/sites/client"
+	"sitedrop/sites/safetext"
 )
-
-// NoBootstrapAnnotation marks commands that must run without PocketBase
-// bootstrapping a local data dir: the client commands (they talk to a
-// server over HTTP) and the health probe. main checks it.
-const NoBootstrapAnnotation = "sitedrop:no-bootstrap"
 
 // defaultServer is the server the client commands talk to when neither
 // --server, SITEDROP_SERVER nor a saved login names one.
@@ -117,7 +111,7 @@ func newAPIClient(server, key string) (*client.Client, error) {
 type serverError struct{ err error }
 
 // Error is the error's text made safe for a terminal.
-func (e serverError) Error() string { return termSafe(e.err.Error()) }
+func (e serverError) Error() string { return safetext.Escape(e.err.Error()) }
 
 // Unwrap is the error it stands for.
 func (e serverError) Unwrap() error { return e.err }
@@ -131,51 +125,4 @@ func shown(err error) error {
 		return serverError{err}
 	}
 	return err
-}
-
-// termSafe is text from a server as the CLI prints it: a malicious or
-// compromised server must not drive the user's terminal. Runes a terminal
-// may act on are shown as Go-style escapes: C0 controls (tab, CR and LF
-// included), DEL and invalid UTF-8 bytes as \x1b, C1 controls, format
-// characters (bidi overrides and isolates, the BOM...), private-use and
-// unassigned runes as \u202e. Printable Unicode, spaces and the emoji
-// joiners ZWJ and ZWNJ are kept. Every client command prints server text
-// through it.
-func termSafe(s string) string {
-	i := 0
-	for i < len(s) {
-		r, w := utf8.DecodeRuneInString(s[i:])
-		if !termPrintable(r, w) {
-			break
-		}
-		i += w
-	}
-	if i == len(s) {
-		return s
-	}
-	var b strings.Builder
-	b.WriteString(s[:i])
-	for i < len(s) {
-		r, w := utf8.DecodeRuneInString(s[i:])
-		switch {
-		case termPrintable(r, w):
-			b.WriteString(s[i : i+w])
-		case r == utf8.RuneError:
-			fmt.Fprintf(&b, `\x%02x`, s[i])
-		case r < 0x80:
-			fmt.Fprintf(&b, `\x%02x`, r)
-		default:
-			fmt.Fprintf(&b, `\u%04x`, r)
-		}
-		i += w
-	}
-	return b.String()
-}
-
-// termPrintable tells a rune (w bytes of UTF-8) that termSafe keeps.
-func termPrintable(r rune, w int) bool {
-	if r == utf8.RuneError && w == 1 {
-		return false
-	}
-	return unicode.IsGraphic(r) || r == '\u200c' || r == '\u200d'
 }

@@ -1,4 +1,4 @@
-package hooks
+package cli
 
 import (
 	"cmp"
@@ -10,6 +10,7 @@ import (
 
 	"sitedrop/sites"
 	"sitedrop/sites/client"
+	"sitedrop/sites/safetext"
 )
 
 // defaultUploadParallel is how many uploads `sitedrop deploy` runs at once
@@ -55,7 +56,7 @@ func uploadMissing(api *client.Client, files []localFile, errOut io.Writer, para
 	for _, h := range missing {
 		f, ok := byHash[h]
 		if !ok {
-			return nil, fmt.Errorf("the server asked for content %s that was not offered", termSafe(h))
+			return nil, fmt.Errorf("the server asked for content %s that was not offered", safetext.Escape(h))
 		}
 		todo = append(todo, f)
 		total += f.size

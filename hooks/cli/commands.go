@@ -1,4 +1,4 @@
-package hooks
+package cli
 
 import (
 	"bufio"
@@ -9,24 +9,10 @@ import (
 	"text/tabwriter"
 
 	"sitedrop/sites/client"
+	"sitedrop/sites/safetext"
 
 	"github.com/spf13/cobra"
 )
-
-// NewClientCommands are the commands that talk to a sitedrop server over
-// HTTP: deploy, login, ls, rm, versions, rollback and mcp. None of them opens a
-// local data dir.
-func NewClientCommands() []*cobra.Command {
-	return []*cobra.Command{
-		NewDeployCommand(),
-		newLoginCommand(),
-		newListCommand(),
-		newRemoveCommand(),
-		newVersionsCommand(),
-		newRollbackCommand(),
-		newMCPCommand(),
-	}
-}
 
 // clientCommand builds a client command with --server and --key, whose
 // run gets the resolved API client.
@@ -109,7 +95,7 @@ func newListCommand() *cobra.Command {
 			w := tabwriter.NewWriter(c.OutOrStdout(), 0, 4, 2, ' ', 0)
 			fmt.Fprintln(w, "ID\tSLUG\tURL\tUPDATED\tTITLE")
 			for _, d := range deployments {
-				fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\n", termSafe(d.ID), termSafe(d.Slug), termSafe(d.URL), termSafe(d.UpdatedAt), termSafe(d.Title))
+				fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\n", safetext.Escape(d.ID), safetext.Escape(d.Slug), safetext.Escape(d.URL), safetext.Escape(d.UpdatedAt), safetext.Escape(d.Title))
 			}
 			return w.Flush()
 		})
@@ -123,7 +109,7 @@ func newRemoveCommand() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			fmt.Fprintln(c.OutOrStdout(), termSafe(msg))
+			fmt.Fprintln(c.OutOrStdout(), safetext.Escape(msg))
 			return nil
 		})
 }
@@ -143,7 +129,7 @@ func newVersionsCommand() *cobra.Command {
 				if v.Live {
 					live = "live"
 				}
-				fmt.Fprintf(w, "%d\t%s\t%d\t%d\t%s\n", v.Version, termSafe(v.CreatedAt), v.FileCount, v.TotalBytes, live)
+				fmt.Fprintf(w, "%d\t%s\t%d\t%d\t%s\n", v.Version, safetext.Escape(v.CreatedAt), v.FileCount, v.TotalBytes, live)
 			}
 			return w.Flush()
 		})
@@ -161,7 +147,7 @@ func newRollbackCommand() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			fmt.Fprintf(c.OutOrStdout(), "Version %d of %s is live: %s\n", ans.Version, termSafe(ans.Slug), termSafe(ans.URL))
+			fmt.Fprintf(c.OutOrStdout(), "Version %d of %s is live: %s\n", ans.Version, safetext.Escape(ans.Slug), safetext.Escape(ans.URL))
 			return nil
 		})
 }

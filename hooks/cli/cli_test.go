@@ -1,0 +1,37 @@
+package cli
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+
+	"github.com/spf13/cobra"
+
+	"sitedrop/sites/accounts"
+)
+
+// keyAlice and keyPia are API keys of the shape a server hands out; the
+// fake servers of these tests take any key.
+var (
+	keyAlice = accounts.APIKeyPrefix + "alice" + strings.Repeat("0", 35)
+	keyPia   = accounts.APIKeyPrefix + "pia" + strings.Repeat("0", 37)
+)
+
+// runCLI runs a client command as `sitedrop <args>` would, and returns
+// its standard output and error output.
+func runCLI(t *testing.T, cmd *cobra.Command, args ...string) (string, string, error) {
+	t.Helper()
+	var out, errOut bytes.Buffer
+	cmd.SetOut(&out)
+	cmd.SetErr(&errOut)
+	cmd.SetIn(strings.NewReader(""))
+	cmd.SetArgs(args)
+	err := cmd.Execute()
+	return out.String(), errOut.String(), err
+}
+
+// isBidiOverride tells the bidirectional embedding, override and isolate
+// controls (LRE, RLE, PDF, LRO, RLO, LRI, RLI, FSI, PDI).
+func isBidiOverride(r rune) bool {
+	return (r >= 0x202A && r <= 0x202E) || (r >= 0x2066 && r <= 0x2069)
+}
