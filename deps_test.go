@@ -57,6 +57,8 @@ var depsRules = `
 	#                      changes what an applied migration did.
 	#   bench/*            tools that drive a server from outside.
 	#   s3test             an S3 server (versitygw) for tests.
+	#   sites/safetext     text from elsewhere made safe for a terminal or
+	#                      a log: it trusts nothing, so it needs nothing.
 	NONE
 	< sitedrop/sites/rules,
 	  sitedrop/sites/store,
@@ -68,7 +70,8 @@ var depsRules = `
 	  sitedrop/migrations,
 	  sitedrop/bench/deploybench,
 	  sitedrop/bench/genfiles,
-	  sitedrop/sites/store/s3store/s3test;
+	  sitedrop/sites/store/s3store/s3test,
+	  sitedrop/sites/safetext;
 
 	# Other stores implement sites/store's BlobStore, and its contract
 	# test (storetest) runs against each of them.
@@ -124,6 +127,7 @@ var depsRules = `
 	# hooks binds every service to the PocketBase app.
 	sitedrop/hooks/certs,
 	sitedrop/sites/agent,
+	sitedrop/sites/safetext,
 	sitedrop/sites/domains,
 	sitedrop/sites/forms,
 	sitedrop/sites/replica,
@@ -131,8 +135,18 @@ var depsRules = `
 	sitedrop/ui
 	< sitedrop/hooks;
 
+	# The client program: the API over HTTP (client), the MCP tools over
+	# stdio (agent), the report it prints (report), every server text
+	# escaped (safetext); sites for the limits it checks before sending.
+	sitedrop/sites,
+	sitedrop/sites/agent,
+	sitedrop/sites/report,
+	sitedrop/sites/safetext
+	< sitedrop/hooks/cli;
+
 	# The binary: wiring only.
 	sitedrop/hooks,
+	sitedrop/hooks/cli,
 	sitedrop/migrations
 	< sitedrop;
 
