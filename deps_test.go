@@ -99,6 +99,16 @@ var depsRules = `
 	sitedrop/sites/ratelimit
 	< sitedrop/sites/serve;
 
+	# The analytics' store: the daily rows of site_stats, which the
+	# in-memory counts are added to, one per deployment and day. It is a
+	# package of its own, apart from sites/analytics, so that the counting
+	# the hot path calls on every answer (replicas included, which have no
+	# database) stays free of PocketBase: the store builds on the counts,
+	# never the other way.
+	sitedrop/sites,
+	sitedrop/sites/analytics
+	< sitedrop/sites/analytics/statsdb;
+
 	# The report resolves a link exactly as the site server resolves a
 	# request (serve's Checker).
 	sitedrop/sites/serve
@@ -127,6 +137,7 @@ var depsRules = `
 	# hooks binds every service to the PocketBase app.
 	sitedrop/hooks/certs,
 	sitedrop/sites/agent,
+	sitedrop/sites/analytics/statsdb,
 	sitedrop/sites/safetext,
 	sitedrop/sites/domains,
 	sitedrop/sites/forms,
@@ -182,19 +193,21 @@ var depsRules = `
 // sites/serve is not here, and is never to be: the hot path runs on the
 // replicas too, which have no database, and a Site is all it needs.
 var pocketBaseImporters = map[string]string{
-	"sitedrop":                "the binary: the PocketBase app and its commands",
-	"sitedrop/hooks":          "the bindings: routes, record hooks and jobs of the PocketBase app",
-	"sitedrop/migrations":     "the schema, run by PocketBase's migration runner",
-	"sitedrop/sites":          "deployments are records of the deployments collection",
-	"sitedrop/sites/accounts": "keys, codes and sessions are records",
-	"sitedrop/sites/domains":  "the domains collection",
-	"sitedrop/sites/forms":    "the submissions, webhooks and deliveries collections",
+	"sitedrop":                         "the binary: the PocketBase app and its commands",
+	"sitedrop/hooks":                   "the bindings: routes, record hooks and jobs of the PocketBase app",
+	"sitedrop/migrations":              "the schema, run by PocketBase's migration runner",
+	"sitedrop/sites":                   "deployments are records of the deployments collection",
+	"sitedrop/sites/accounts":          "keys, codes and sessions are records",
+	"sitedrop/sites/analytics/statsdb": "the analytics' daily rows are records of the site_stats collection",
+	"sitedrop/sites/domains":           "the domains collection",
+	"sitedrop/sites/forms":             "the submissions, webhooks and deliveries collections",
 }
 
 // stdlibOnly are packages whose own files import nothing from outside the
 // module but the standard library, each with the reason.
 var stdlibOnly = map[string]string{
-	"sitedrop/sites/rules": "it parses untrusted files on every deploy and is fuzzed on its own: every line it runs is in this repository or Go's",
+	"sitedrop/sites/analytics": "it counts every answer of the site server, replicas included (which have no database), from untrusted headers and paths: the store of its counts is sites/analytics/statsdb's",
+	"sitedrop/sites/rules":     "it parses untrusted files on every deploy and is fuzzed on its own: every line it runs is in this repository or Go's",
 }
 
 // TestDependencies holds every package of the module to depsRules,
