@@ -12,22 +12,22 @@ import (
 	"github.com/pocketbase/pocketbase/tests"
 
 	"sitedrop/sites/analytics"
+	"sitedrop/sites/analytics/statsdb"
 )
 
 // mustStats stores a site_stats row for dep, days before today.
 func mustStats(t testing.TB, app core.App, dep string, daysAgo, views int, pages, refs []analytics.Count) {
 	t.Helper()
-	col, err := app.FindCollectionByNameOrId(statsCollection)
+	r, err := statsdb.NewRow(app)
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := core.NewRecord(col)
-	r.Set("deployment", dep)
-	r.Set("date", time.Now().UTC().AddDate(0, 0, -daysAgo).Format(time.DateOnly))
-	r.Set("page_views", views)
-	r.Set("visitors", max(views-2, 0))
-	r.Set("top_pages", pages)
-	r.Set("referrers", refs)
+	r.SetDeployment(dep)
+	r.SetDay(time.Now().UTC().AddDate(0, 0, -daysAgo))
+	r.SetPageViews(int64(views))
+	r.SetVisitors(int64(max(views-2, 0)))
+	r.SetTopPages(pages)
+	r.SetReferrers(refs)
 	if err := app.Save(r); err != nil {
 		t.Fatal(err)
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/pocketbase/pocketbase/tools/router"
 
 	"sitedrop/sites"
+	"sitedrop/sites/analytics/statsdb"
 )
 
 // Messages of the API contract (the README's Errors section). Tests assert
@@ -90,6 +91,13 @@ func toAPIError(err error) (*apiError, bool) {
 		return fail(http.StatusNotFound, msgVersionNotFound), true
 	case errors.Is(err, sites.ErrInvalidClaimToken):
 		return fail(http.StatusBadRequest, msgInvalidClaimToken), true
+	// analytics (statsdb): a period's bounds
+	case errors.Is(err, statsdb.ErrPeriodDate):
+		return fail(http.StatusBadRequest, msgAnalyticsDate), true
+	case errors.Is(err, statsdb.ErrPeriodOrder):
+		return fail(http.StatusBadRequest, msgAnalyticsOrder), true
+	case errors.Is(err, statsdb.ErrPeriodRange):
+		return fail(http.StatusBadRequest, msgAnalyticsRange), true
 	case errors.Is(err, context.Canceled):
 		return fail(statusClientClosed, msgClientClosed), true
 	case errors.As(err, &re):

@@ -10,6 +10,7 @@ import (
 	"sitedrop/hooks/certs"
 	"sitedrop/sites"
 	"sitedrop/sites/analytics"
+	"sitedrop/sites/analytics/statsdb"
 	"sitedrop/sites/forms"
 	"sitedrop/sites/publish"
 	"sitedrop/sites/serve"
@@ -32,8 +33,8 @@ type sitedrop struct {
 	publisher *publish.Publisher
 	// analytics counts the sites' visits; nil with --analytics=false.
 	analytics *analytics.Aggregator
-	// statsFlush writes the analytics to the database.
-	statsFlush statsFlusher
+	// statsFlush writes the analytics to the database; nil before init.
+	statsFlush *statsdb.Flusher
 	// anonDeploys limits anonymous deploys per client IP.
 	anonDeploys *limiter
 	// keyedDeploys limits deploys per account.
@@ -253,6 +254,7 @@ func (sd *sitedrop) init() error {
 	sd.s3 = s3
 	sd.svc = svc
 	sd.analytics = stats
+	sd.statsFlush = statsdb.NewFlusher(app, stats)
 	sd.server = server
 	sd.domainHosts = newDomainTable(app)
 	sd.domainActions = newLimiter(domainActionsPerMinute, time.Minute)
