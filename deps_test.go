@@ -86,11 +86,15 @@ var depsRules = `
 	sitedrop/sites/store
 	< sitedrop/sites;
 
-	# What belongs to a deployment: its custom domains, and what its
+	# What belongs to a deployment: its custom domains (their service
+	# limits the DNS questions the server asks: ratelimit), and what its
 	# visitors send.
+	sitedrop/sites,
+	sitedrop/sites/ratelimit
+	< sitedrop/sites/domains;
+
 	sitedrop/sites
-	< sitedrop/sites/domains,
-	  sitedrop/sites/forms;
+	< sitedrop/sites/forms;
 
 	# The hot path: from a Site to its bytes, counting each answer and
 	# limiting the gate's attempts on the way.

@@ -1,7 +1,6 @@
 package hooks
 
 import (
-	"errors"
 	"net/http"
 
 	"github.com/pocketbase/pocketbase/core"
@@ -41,14 +40,15 @@ func (sd *sitedrop) domainCreate(e *core.RequestEvent) error {
 		return err
 	}
 	if body.Domain == nil {
-		return fail(http.StatusBadRequest, "%s", domains.ErrEmpty.Error())
+		return domains.ErrEmpty
 	}
-	a, err := sd.startDomainAction(e, user.Id, true)
+	acct, site := domains.AccountOf(user), domains.SiteOf(dep)
+	a, err := sd.startDomainAction(e, acct.ID, true)
 	if err != nil {
 		return err
 	}
-	defer a.done()
-	rec, created, err := sd.addDomain(e.Request.Context(), user, dep, *body.Domain, a)
+	defer a.Done()
+	rec, created, err := sd.domainSvc.Add(e.Request.Context(), acct, site, *body.Domain, a)
 	if err != nil {
 		return err
 	}
@@ -56,7 +56,7 @@ func (sd *sitedrop) domainCreate(e *core.RequestEvent) error {
 	if created {
 		status = http.StatusCreated
 	}
-	return e.JSON(status, sd.domainAnswer(e.Request.Context(), rec, dep.GetString("slug")))
+	return e.JSON(status, sd.domainAnswer(e, rec, site.Slug))
 }
 
 // domainsList is GET /deploy/:id/domains.
@@ -65,66 +65,65 @@ func (sd *sitedrop) domainsList(e *core.RequestEvent) error {
 	if err != nil {
 		return err
 	}
-	recs, err := domains.List(e.App, dep.Id)
+	site := domains.SiteOf(dep)
+	recs, err := sd.domainSvc.List(site.ID)
 	if err != nil {
 		return err
 	}
 	out := make([]domainJSON, 0, len(recs))
 	for _, r := range recs {
-		out = append(out, sd.domainAnswer(e.Request.Context(), r, dep.GetString("slug")))
+		out = append(out, sd.domainAnswer(e, r, site.Slug))
 	}
 	return e.JSON(http.StatusOK, map[string]any{"domains": out})
 }
 
 // domainDelete is DELETE /deploy/:id/domains/:domain.
 func (sd *sitedrop) domainDelete(e *core.RequestEvent) error {
-	dep, rec, err := sd.ownedDomain(e)
+	site, rec, err := sd.ownedDomain(e)
 	if err != nil {
 		return err
 	}
-	if _, err := sd.startDomainAction(e, dep.GetString("owner"), false); err != nil {
+	if _, err := sd.startDomainAction(e, site.OwnerID, false); err != nil {
 		return err
 	}
-	if err := e.App.Delete(rec); err != nil {
+	if err := sd.domainSvc.Remove(rec); err != nil {
 		return err
 	}
 	return e.JSON(http.StatusOK, map[string]string{
-		"domain":  rec.GetString("domain"),
-		"message": "Domain " + rec.GetString("domain") + " removed from " + dep.GetString("slug"),
+		"domain":  rec.Name(),
+		"message": "Domain " + rec.Name() + " removed from " + site.Slug,
 	})
 }
 
 // domainVerifyNow is POST /deploy/:id/domains/:domain/verify: the check,
 // now (a failed claim starts again).
 func (sd *sitedrop) domainVerifyNow(e *core.RequestEvent) error {
-	dep, rec, err := sd.ownedDomain(e)
+	site, rec, err := sd.ownedDomain(e)
 	if err != nil {
 		return err
 	}
-	a, err := sd.startDomainAction(e, dep.GetString("owner"), true)
+	a, err := sd.startDomainAction(e, site.OwnerID, true)
 	if err != nil {
 		return err
 	}
-	defer a.done()
-	rec, err = sd.recheckDomain(e.Request.Context(), e.App, rec, dep.GetString("slug"), a)
-	if errors.Is(err, domains.ErrTaken) {
-		return fail(http.StatusConflict, "%s", err.Error())
-	} else if err != nil {
+	defer a.Done()
+	if rec, err = sd.domainSvc.Recheck(e.Request.Context(), rec, site.Slug, a); err != nil {
 		return err
 	}
-	return e.JSON(http.StatusOK, sd.domainAnswer(e.Request.Context(), rec, dep.GetString("slug")))
+	return e.JSON(http.StatusOK, sd.domainAnswer(e, rec, site.Slug))
 }
 
 // ownedDomain finds the caller's deployment and its domain named in the
 // path: 404 when either is not there.
-func (sd *sitedrop) ownedDomain(e *core.RequestEvent) (*core.Record, *core.Record, error) {
+func (sd *sitedrop) ownedDomain(e *core.RequestEvent) (domains.Site, *domains.Domain, error) {
 	dep, err := sd.ownedByPathValue(e, "id")
 	if err != nil {
-		return nil, nil, err
+		return domains.Site{}, nil, err
 	}
-	rec, err := findDomain(e.App, dep.Id, e.Request.PathValue("domain"))
+	site := domains.SiteOf(dep)
+	rec, err := sd.domainSvc.Lookup(site.ID, e.Request.PathValue("domain"))
 	if err != nil {
-		return nil, nil, fail(http.StatusNotFound, msgDomainNotFound)
+		return domains.Site{}, nil, err
 	}
-	return dep, rec, nil
+	return site, rec, nil
 }

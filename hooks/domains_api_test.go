@@ -29,7 +29,7 @@ func domainsAppFactory(dns *fakeDNS) func(t testing.TB) *tests.TestApp {
 }
 
 // mustDomain claims name for the deployment, verified when verified.
-func mustDomain(t testing.TB, app core.App, depID, name string, verified bool) *core.Record {
+func mustDomain(t testing.TB, app core.App, depID, name string, verified bool) *domains.Domain {
 	t.Helper()
 	rec, err := domains.Add(app, depID, name)
 	if err != nil {

@@ -5,108 +5,25 @@ import (
 	"net"
 	"net/http"
 	"strings"
-	"sync"
-	"sync/atomic"
 
-	"github.com/pocketbase/dbx"
 	"github.com/pocketbase/pocketbase/core"
 
 	"sitedrop/sites"
 	"sitedrop/sites/domains"
 )
 
-// Custom domains on the request path: a host that is a verified custom
-// domain serves its deployment as the slug host does; www.<apex> answers
-// 301 to the apex when both are verified on the same deployment; a
-// domain that is claimed but not verified answers 404. None of them ever
-// reaches the web host's routes. The table of domains is held in memory
-// and loaded again after any change to a domain or a deployment.
-
-// domainRoute is what a custom domain's requests get.
-type domainRoute struct {
-	// slug is the site served, "" when the domain is not verified.
-	slug string
-	// apex, for www.<apex>, is where it redirects.
-	apex string
-}
-
-// domainTable is the in-memory table of custom domains.
-type domainTable struct {
-	app core.App
-	// gen counts invalidations; a load started before one is not kept.
-	gen atomic.Uint64
-	cur atomic.Pointer[map[string]domainRoute]
-	mu  sync.Mutex // one load at a time
-}
-
-func newDomainTable(app core.App) *domainTable { return &domainTable{app: app} }
-
-// invalidate drops the table; the next lookup loads it again.
-func (t *domainTable) invalidate() {
-	t.gen.Add(1)
-	t.cur.Store(nil)
-}
-
-// lookup returns the route of host (normalised, without a port).
-func (t *domainTable) lookup(host string) (domainRoute, bool, error) {
-	m := t.cur.Load()
-	if m == nil {
-		var err error
-		if m, err = t.load(); err != nil {
-			return domainRoute{}, false, err
-		}
-	}
-	r, ok := (*m)[host]
-	return r, ok, nil
-}
-
-func (t *domainTable) load() (*map[string]domainRoute, error) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	if m := t.cur.Load(); m != nil {
-		return m, nil
-	}
-	gen := t.gen.Load()
-	var rows []struct {
-		Domain     string `db:"domain"`
-		Deployment string `db:"deployment"`
-		Status     string `db:"status"`
-		Slug       string `db:"slug"`
-	}
-	err := t.app.DB().Select("d.domain", "d.deployment", "d.status", "p.slug").
-		From(domains.Collection+" d").
-		InnerJoin(sites.DeploymentsCollection+" p", dbx.NewExp("p.id = d.deployment")).
-		All(&rows)
-	if err != nil {
-		return nil, fmt.Errorf("load custom domains: %w", err)
-	}
-	m := make(map[string]domainRoute, len(rows))
-	verifiedOn := map[string]string{} // domain -> deployment
-	for _, r := range rows {
-		if r.Status == domains.StatusVerified {
-			verifiedOn[r.Domain] = r.Deployment
-			m[r.Domain] = domainRoute{slug: r.Slug}
-		} else if _, ok := m[r.Domain]; !ok {
-			m[r.Domain] = domainRoute{}
-		}
-	}
-	for d, dep := range verifiedOn {
-		if apex, ok := domains.WWWApex(d); ok && verifiedOn[apex] == dep {
-			m[d] = domainRoute{slug: m[d].slug, apex: apex}
-		}
-	}
-	if t.gen.Load() == gen {
-		t.cur.Store(&m)
-	}
-	return &m, nil
-}
+// Custom domains on the request path (the route table is
+// domains.Table): a host that is a verified custom domain serves its
+// deployment as the slug host does; www.<apex> answers 301 to the apex;
+// a domain claimed but not verified answers 404. None of them ever
+// reaches the web host's routes.
 
 // bindDomainTable keeps the table in step with the database: any saved or
 // deleted domain or deployment (a slug edited, a site deleted) drops it,
 // once the change is committed.
 func bindDomainTable(sd *sitedrop) {
 	drop := func(e *core.RecordEvent) error {
-		sd.domainHosts.invalidate()
+		sd.domainHosts.Invalidate()
 		return e.Next()
 	}
 	for _, col := range []string{domains.Collection, sites.DeploymentsCollection} {
@@ -134,11 +51,7 @@ func (sd *sitedrop) forgetReleasedCertificate(e *core.RecordEvent) error {
 	if m == nil {
 		return e.Next()
 	}
-	names := []string{e.Record.GetString("domain")}
-	if orig := e.Record.Original(); orig != nil && orig.GetString("domain") != names[0] {
-		names = append(names, orig.GetString("domain"))
-	}
-	for _, name := range names {
+	for _, name := range domains.NamesOf(e.Record) {
 		if name != "" && sd.allowDomainCertificate(name) != nil {
 			m.Forget(name)
 		}
@@ -153,7 +66,7 @@ func (sd *sitedrop) customHost(w http.ResponseWriter, r *http.Request) bool {
 		return false
 	}
 	host, port := splitHostPortLoose(r.Host)
-	route, ok, err := sd.domainHosts.lookup(host)
+	route, ok, err := sd.domainHosts.Lookup(host)
 	if err != nil {
 		sd.app.Logger().Error("custom domain lookup", "host", host, "error", err)
 		http.Error(w, "Internal error", http.StatusInternalServerError)
@@ -163,14 +76,14 @@ func (sd *sitedrop) customHost(w http.ResponseWriter, r *http.Request) bool {
 		return false
 	}
 	switch {
-	case route.apex != "":
+	case route.Apex != "":
 		scheme := "http"
 		if sd.cfg.siteOverTLS(r) { // behind a TLS proxy too: never down to http
 			scheme = "https"
 		}
-		http.Redirect(w, r, scheme+"://"+hostPort(route.apex, scheme, port)+r.URL.RequestURI(), http.StatusMovedPermanently)
-	case route.slug != "":
-		sd.serveSite(w, r, route.slug)
+		http.Redirect(w, r, scheme+"://"+hostPort(route.Apex, scheme, port)+r.URL.RequestURI(), http.StatusMovedPermanently)
+	case route.Slug != "":
+		sd.serveSite(w, r, route.Slug)
 	default:
 		http.Error(w, "This domain is not verified yet.", http.StatusNotFound)
 	}
@@ -183,14 +96,7 @@ func (sd *sitedrop) allowDomainCertificate(name string) error {
 	if sd.domainHosts == nil {
 		return fmt.Errorf("no certificate for %q: not a sitedrop host", name)
 	}
-	route, ok, err := sd.domainHosts.lookup(name)
-	if err != nil {
-		return err
-	}
-	if !ok || (route.slug == "" && route.apex == "") {
-		return fmt.Errorf("no certificate for %q: not a verified custom domain", name)
-	}
-	return nil
+	return sd.domainHosts.AllowCertificate(name)
 }
 
 // splitHostPortLoose splits a Host header into its lower-case name and

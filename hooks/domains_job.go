@@ -3,9 +3,6 @@ package hooks
 import (
 	"context"
 	"time"
-
-	"sitedrop/sites"
-	"sitedrop/sites/domains"
 )
 
 // jobDomains is the id of the custom domain verification job.
@@ -23,38 +20,14 @@ func bindDomains(sd *sitedrop) {
 	sd.app.Cron().MustAdd(jobDomains, "* * * * *", func() { sd.runDomainsJob() })
 }
 
-// runDomainsJob checks the pending domains that are due.
+// runDomainsJob checks the pending domains that are due
+// (domains.Service.CheckDue), unless the app is shutting down.
 func (sd *sitedrop) runDomainsJob() {
 	if !sd.jobs.enter() {
 		return // the app is shutting down
 	}
 	defer sd.jobs.leave()
-	due, err := domains.Due(sd.app, time.Now().UTC(), domainsPerRun)
-	if err != nil {
-		sd.app.Logger().Error("find pending domains", "error", err)
-		return
-	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	for i, rec := range due {
-		dep, err := sd.app.FindRecordById(sites.DeploymentsCollection, rec.GetString("deployment"))
-		if err != nil {
-			continue // deleted meanwhile: its domains went with it
-		}
-		a, ok := sd.reserveDNS()
-		if !ok { // the server's DNS budget is spent: the rest wait for a later run
-			sd.app.Logger().Warn("custom domain checks postponed: DNS question budget spent", "postponed", len(due)-i)
-			return
-		}
-		saved, err := sd.checkDomain(ctx, rec, dep.GetString("slug"), a)
-		a.done()
-		if err != nil {
-			sd.app.Logger().Error("check custom domain", "domain", rec.GetString("domain"), "error", err)
-			continue
-		}
-		if s := saved.GetString("status"); s != domains.StatusPending {
-			sd.app.Logger().Info("custom domain checked", "domain", saved.GetString("domain"), "status", s,
-				"reason", saved.GetString("reason"))
-		}
-	}
+	sd.domainSvc.CheckDue(ctx, domainsPerRun)
 }

@@ -82,15 +82,20 @@ func TestDomainRateLimits(t *testing.T) {
 	}
 
 	// the server's DNS questions: room for one check, then none
-	sd.dnsQuestions = newLimiter(dnsQuestionsPerCheck, time.Minute)
+	budget := sd.domainSvc.DNSBudget()
+	leave := func(room int) { // spends the budget down to room questions
+		now := time.Now()
+		budget.AllowN(domains.DNSBudgetKey, budget.Max()-room-budget.Count(domains.DNSBudgetKey, now), now)
+	}
+	leave(domains.DNSQuestionsPerCheck)
 	asked = dns.questions.Load()
 	if res, body := do(t, mux, http.MethodPost, "http://web.test/deploy/"+idBobSite+"/domains/bob.custom.test/verify", "", bearer(keyBob)); res.StatusCode != http.StatusOK {
 		t.Fatalf("a check within the server's DNS budget: %d %s", res.StatusCode, body)
 	}
-	if n := dns.questions.Load() - asked; n == 0 || n > dnsQuestionsPerCheck {
+	if n := dns.questions.Load() - asked; n == 0 || n > domains.DNSQuestionsPerCheck {
 		t.Fatalf("one check asked %d questions", n)
 	}
-	sd.dnsQuestions.AllowN("", dnsQuestionsPerCheck, time.Now()) // the rest of the minute's budget, taken
+	leave(0) // the rest of the minute's budget, taken
 	asked = dns.questions.Load()
 	res, body = do(t, mux, http.MethodPost, "http://web.test/deploy/"+idBobSite+"/domains", `{"domain":"bob2.custom.test"}`, bearer(keyBob))
 	refused("add over the server's DNS budget", res, body)

@@ -16,6 +16,7 @@ import (
 
 	"sitedrop/sites"
 	"sitedrop/sites/analytics/statsdb"
+	"sitedrop/sites/domains"
 )
 
 // Messages of the API contract (the README's Errors section). Tests assert
@@ -98,6 +99,8 @@ func toAPIError(err error) (*apiError, bool) {
 		return fail(http.StatusBadRequest, msgAnalyticsOrder), true
 	case errors.Is(err, statsdb.ErrPeriodRange):
 		return fail(http.StatusBadRequest, msgAnalyticsRange), true
+	case isDomainError(err):
+		return domainAPIError(err), true
 	case errors.Is(err, context.Canceled):
 		return fail(statusClientClosed, msgClientClosed), true
 	case errors.As(err, &re):
@@ -188,3 +191,52 @@ func methodNotAllowed(allow string) func(e *core.RequestEvent) error {
 // msgCrossOriginAnonDeploy refuses an anonymous deploy that a browser
 // sends from a page of another origin.
 const msgCrossOriginAnonDeploy = "Anonymous deploys are refused from pages of other origins: send an API key (Authorization: Bearer <key>)"
+
+// Custom domains (sites/domains): the errors of domains.Service and
+// their contract messages.
+
+// msgDomainLimit is the refusal over the plan's custom domains.
+const msgDomainLimit = "Custom domain limit reached (%d on the %s plan). Remove a domain or upgrade your plan."
+
+// msgDomainNotFound answers a domain the deployment does not have.
+const msgDomainNotFound = "Domain not found"
+
+// isDomainError reports whether err is one of sites/domains' refusals.
+func isDomainError(err error) bool {
+	var le *domains.LimitError
+	return domains.NameRefusal(err) != nil || errors.Is(err, domains.ErrTaken) || errors.Is(err, domains.ErrNotFound) ||
+		errors.As(err, &le)
+}
+
+// domainAPIError is the answer to one of sites/domains' refusals
+// (isDomainError): 400 for a name that is not a domain or is the
+// server's own, 409 for one verified on another site, 404 for a domain
+// the deployment does not have, 403 over the plan's limit.
+func domainAPIError(err error) *apiError {
+	var le *domains.LimitError
+	switch {
+	case errors.As(err, &le):
+		return fail(http.StatusForbidden, msgDomainLimit, le.Limit, le.Plan)
+	case errors.Is(err, domains.ErrNotFound):
+		return fail(http.StatusNotFound, msgDomainNotFound)
+	case errors.Is(err, domains.ErrTaken):
+		return fail(http.StatusConflict, "%s", domains.ErrTaken.Error())
+	case domains.NameRefusal(err) != nil:
+		return fail(http.StatusBadRequest, "%s", domains.NameRefusal(err).Error())
+	}
+	return fail(http.StatusInternalServerError, msgInternal)
+}
+
+// domainRefusal is the answer to err when a client caused it: a limit of
+// the routes (*apiError) or a refusal of sites/domains. The pages show
+// its message in a flash.
+func domainRefusal(err error) (*apiError, bool) {
+	var ae *apiError
+	if errors.As(err, &ae) {
+		return ae, true
+	}
+	if isDomainError(err) {
+		return domainAPIError(err), true
+	}
+	return nil, false
+}

@@ -1,7 +1,7 @@
 package hooks
 
 import (
-	"net/netip"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -11,6 +11,7 @@ import (
 	"sitedrop/sites"
 	"sitedrop/sites/analytics"
 	"sitedrop/sites/analytics/statsdb"
+	"sitedrop/sites/domains"
 	"sitedrop/sites/forms"
 	"sitedrop/sites/publish"
 	"sitedrop/sites/serve"
@@ -67,7 +68,9 @@ type sitedrop struct {
 	// flashes are the pages' one-shot messages (POST → redirect → GET).
 	flashes flashStore
 	// domainHosts routes custom domains' hosts.
-	domainHosts *domainTable
+	domainHosts *domains.Table
+	// domainSvc adds, checks and removes custom domains.
+	domainSvc *domains.Service
 	// tlsCerts is the certificate manager once --https has built it
 	// (prepareTLS); nil without TLS. Record hooks read it to drop the
 	// certificate of a released domain.
@@ -75,15 +78,9 @@ type sitedrop struct {
 	// publicHost is the host of --public-url, parsed once (init): a
 	// name of the web host.
 	publicHost string
-	// publicIPs are --public-ip, parsed once (init).
-	publicIPs []netip.Addr
-	// hostAddrs caches the addresses site hosts resolve to (serverAddrs).
-	hostAddrs addrCache
 	// domainActions limits the adds, removals and checks of custom
-	// domains per account; dnsQuestions the DNS questions they and the
-	// job ask, server-wide.
+	// domains per account.
 	domainActions *limiter
-	dnsQuestions  *limiter
 	bodyGuards
 }
 
@@ -217,6 +214,7 @@ func (sd *sitedrop) init() error {
 		return err
 	}
 	hosts := sites.NewHostSplit(cfg.Domain, cfg.SitesDomain)
+	webHost, sitesDomain := hosts.Domains()
 
 	blobs, s3, err := openStore(app, cfg)
 	if err != nil {
@@ -248,7 +246,6 @@ func (sd *sitedrop) init() error {
 	server := serve.NewServer(svc.LoadSite, blobs, serverOpts)
 
 	sd.proxies = proxies
-	sd.publicIPs = publicIPs
 	sd.publicHost = publicHostOf(cfg.PublicURL)
 	sd.hosts = hosts
 	sd.s3 = s3
@@ -256,9 +253,16 @@ func (sd *sitedrop) init() error {
 	sd.analytics = stats
 	sd.statsFlush = statsdb.NewFlusher(app, stats)
 	sd.server = server
-	sd.domainHosts = newDomainTable(app)
+	sd.domainHosts = domains.NewTable(app)
+	sd.domainSvc = domains.NewService(app, domains.Config{
+		FreeLimit: cfg.DomainsFree,
+		ProLimit:  cfg.DomainsPro,
+		Rules:     domains.Rules{WebHost: webHost, SitesDomain: sitesDomain},
+		PublicIPs: publicIPs,
+		Resolvers: func() []string { return cfg.Serve.DNSResolvers },                             // the serve flags come later
+		SiteHost:  func(slug string) string { return strings.ToLower(slug + "." + sitesDomain) }, // as sd.siteHost
+	})
 	sd.domainActions = newLimiter(domainActionsPerMinute, time.Minute)
-	sd.dnsQuestions = newLimiter(dnsQuestionsPerMinute, time.Minute)
 	sd.publisher = sd.newPublisher() // reads svc and s3 from sd, set above
 	sd.limits = newAuthLimits()
 	sd.anonDeploys = newLimiter(cfg.AnonDeploysPerHour, time.Hour)

@@ -21,22 +21,22 @@ func bindSiteDomainsPages(sd *sitedrop, se *core.ServeEvent) {
 
 // siteDomains is the site page's custom domains panel of dep.
 func (sd *sitedrop) siteDomains(e *core.RequestEvent, user, dep *core.Record) (ui.SiteDomains, error) {
-	recs, err := domains.List(e.App, dep.Id)
+	acct, site := domains.AccountOf(user), domains.SiteOf(dep)
+	recs, err := sd.domainSvc.List(site.ID)
 	if err != nil {
 		return ui.SiteDomains{}, err
 	}
-	used, err := domains.CountOwned(e.App, user.Id)
+	used, err := sd.domainSvc.Used(acct)
 	if err != nil {
 		return ui.SiteDomains{}, err
 	}
-	plan := user.GetString("plan")
-	slug := dep.GetString("slug")
-	p := ui.SiteDomains{Used: used, Limit: sd.domainLimit(plan), Plan: planName(plan), SiteHost: sd.siteHost(slug)}
+	p := ui.SiteDomains{Used: used, Limit: sd.domainSvc.Limit(acct.Plan), Plan: domains.PlanName(acct.Plan),
+		SiteHost: sd.siteHost(site.Slug)}
 	for _, r := range recs {
-		j := sd.domainAnswer(e.Request.Context(), r, slug)
+		j := sd.domainAnswer(e, r, site.Slug)
 		d := ui.SiteDomain{
 			Domain: j.Domain, Status: j.Status, Reason: j.Reason, URL: j.URL,
-			Checked: r.GetDateTime("checked").Time(), Verified: r.GetDateTime("verified").Time(),
+			Checked: r.Checked(), Verified: r.Verified(),
 		}
 		for _, rr := range j.Records {
 			d.Records = append(d.Records, ui.DNSRecord{Type: rr.Type, Name: rr.Name, Value: rr.Value})
@@ -47,23 +47,22 @@ func (sd *sitedrop) siteDomains(e *core.RequestEvent, user, dep *core.Record) (u
 }
 
 // accountDomainCreate is the site page's "Add domain" form: the API's
-// rules (sd.addDomain), checked at once.
+// rules (domains.Service.Add), checked at once.
 func (sd *sitedrop) accountDomainCreate(e *core.RequestEvent) error {
 	dep, err := sd.formSite(e)
 	if dep == nil {
 		return err
 	}
-	user := sd.sessionUser(e)
-	var ae *apiError
-	a, err := sd.startDomainAction(e, user.Id, true)
-	if errors.As(err, &ae) {
+	acct, site := domains.AccountOf(sd.sessionUser(e)), domains.SiteOf(dep)
+	a, err := sd.startDomainAction(e, acct.ID, true)
+	if ae, ok := domainRefusal(err); ok {
 		return sd.backToSite(e, dep, ui.FlashError, "Domain not added: "+sentence(ae.Message))
 	} else if err != nil {
 		return err
 	}
-	defer a.done()
-	rec, _, err := sd.addDomain(e.Request.Context(), user, dep, e.Request.PostForm.Get("domain"), a)
-	if errors.As(err, &ae) {
+	defer a.Done()
+	rec, _, err := sd.domainSvc.Add(e.Request.Context(), acct, site, e.Request.PostForm.Get("domain"), a)
+	if ae, ok := domainRefusal(err); ok {
 		return sd.backToSite(e, dep, ui.FlashError, "Domain not added: "+sentence(ae.Message))
 	} else if err != nil {
 		return err
@@ -73,26 +72,25 @@ func (sd *sitedrop) accountDomainCreate(e *core.RequestEvent) error {
 
 // accountDomainVerify is a domain's "Check now" button.
 func (sd *sitedrop) accountDomainVerify(e *core.RequestEvent) error {
-	dep, rec, err := sd.formDomain(e)
+	dep, site, rec, err := sd.formDomain(e)
 	if rec == nil {
 		return err
 	}
-	a, err := sd.startDomainAction(e, dep.GetString("owner"), true)
-	var ae *apiError
-	if errors.As(err, &ae) {
-		return sd.backToSite(e, dep, ui.FlashError, rec.GetString("domain")+" not checked: "+sentence(ae.Message))
+	a, err := sd.startDomainAction(e, site.OwnerID, true)
+	if ae, ok := domainRefusal(err); ok {
+		return sd.backToSite(e, dep, ui.FlashError, rec.Name()+" not checked: "+sentence(ae.Message))
 	} else if err != nil {
 		return err
 	}
-	defer a.done()
-	checked, err := sd.recheckDomain(e.Request.Context(), e.App, rec, dep.GetString("slug"), a)
+	defer a.Done()
+	checked, err := sd.domainSvc.Recheck(e.Request.Context(), rec, site.Slug, a)
 	if errors.Is(err, domains.ErrTaken) {
-		return sd.backToSite(e, dep, ui.FlashError, rec.GetString("domain")+": "+err.Error()+".")
+		return sd.backToSite(e, dep, ui.FlashError, rec.Name()+": "+err.Error()+".")
 	} else if err != nil {
 		return err
 	}
 	kind := ui.FlashSuccess
-	if checked.GetString("status") != domains.StatusVerified {
+	if checked.Status() != domains.StatusVerified {
 		kind = ui.FlashError
 	}
 	return sd.backToSite(e, dep, kind, domainOutcome(checked, false))
@@ -100,47 +98,51 @@ func (sd *sitedrop) accountDomainVerify(e *core.RequestEvent) error {
 
 // accountDomainDelete is a domain's "Remove" button.
 func (sd *sitedrop) accountDomainDelete(e *core.RequestEvent) error {
-	dep, rec, err := sd.formDomain(e)
+	dep, site, rec, err := sd.formDomain(e)
 	if rec == nil {
 		return err
 	}
-	var ae *apiError
-	if _, err := sd.startDomainAction(e, dep.GetString("owner"), false); errors.As(err, &ae) {
-		return sd.backToSite(e, dep, ui.FlashError, rec.GetString("domain")+" not removed: "+sentence(ae.Message))
-	} else if err != nil {
+	if _, err := sd.startDomainAction(e, site.OwnerID, false); err != nil {
+		if ae, ok := domainRefusal(err); ok {
+			return sd.backToSite(e, dep, ui.FlashError, rec.Name()+" not removed: "+sentence(ae.Message))
+		}
 		return err
 	}
-	if err := e.App.Delete(rec); err != nil {
+	if err := sd.domainSvc.Remove(rec); err != nil {
 		return err
 	}
-	return sd.backToSite(e, dep, ui.FlashSuccess, rec.GetString("domain")+" removed: the site no longer answers there.")
+	return sd.backToSite(e, dep, ui.FlashSuccess, rec.Name()+" removed: the site no longer answers there.")
 }
 
 // formDomain checks a form post about domain {domain} of the user's site
 // {id}; with a nil domain the answer is decided (404 page for a domain the
 // site does not have).
-func (sd *sitedrop) formDomain(e *core.RequestEvent) (dep, rec *core.Record, err error) {
-	dep, err = sd.formSite(e)
+func (sd *sitedrop) formDomain(e *core.RequestEvent) (*core.Record, domains.Site, *domains.Domain, error) {
+	dep, err := sd.formSite(e)
 	if dep == nil {
-		return nil, nil, err
+		return nil, domains.Site{}, nil, err
 	}
-	if rec, err = findDomain(e.App, dep.Id, e.Request.PathValue("domain")); err != nil {
-		return nil, nil, sd.errorPage(e, http.StatusNotFound, "Domain not found", "There is no such domain on this site.")
+	site := domains.SiteOf(dep)
+	rec, err := sd.domainSvc.Lookup(site.ID, e.Request.PathValue("domain"))
+	if errors.Is(err, domains.ErrNotFound) {
+		return nil, site, nil, sd.errorPage(e, http.StatusNotFound, "Domain not found", "There is no such domain on this site.")
+	} else if err != nil {
+		return nil, site, nil, err
 	}
-	return dep, rec, nil
+	return dep, site, rec, nil
 }
 
 // domainOutcome is the flash after a domain was added or checked.
-func domainOutcome(rec *core.Record, added bool) string {
-	name := rec.GetString("domain")
-	switch rec.GetString("status") {
+func domainOutcome(rec *domains.Domain, added bool) string {
+	name := rec.Name()
+	switch rec.Status() {
 	case domains.StatusVerified:
 		return name + " is verified: the site answers there."
 	case domains.StatusFailed:
-		return name + " failed: " + sentence(rec.GetString("reason"))
+		return name + " failed: " + sentence(rec.Reason())
 	}
 	if added {
 		return name + " added. Create the DNS records below; it is checked every few minutes."
 	}
-	return name + " is not verified yet: " + sentence(rec.GetString("reason"))
+	return name + " is not verified yet: " + sentence(rec.Reason())
 }

@@ -1,9 +1,20 @@
-// Package domains holds the rules of custom domains: which names a
-// deployment may claim (Normalize, Rules.Check), the DNS records its owner
-// creates (Records), the check that they are in place (Checker), and the
-// domains collection (Add, Find, List, CountOwned, Result, Reset, Due,
-// VerifiedHosts). It has no routes: the API, the pages, the verification
-// job and the host routing are in hooks.
+// Package domains holds custom domains: which names a deployment may
+// claim (Normalize, Rules.Check), the DNS records its owner creates
+// (Records), the check that they are in place (Checker), the domains
+// collection behind a typed record model (Domain, model.go) and its
+// queries (query.go), the route table of the request path (Table), and
+// the service the API, the pages and the job share (Service: add with
+// the plan limits, check within the server's DNS budget, remove).
+//
+// Usage, as hooks binds it:
+//
+//	svc := domains.NewService(app, domains.Config{FreeLimit: 1, ProLimit: 10, SiteHost: siteHost})
+//	a, err := svc.Reserve(time.Now()) // a *BudgetError: no room for a check
+//	defer a.Done()
+//	d, created, err := svc.Add(ctx, domains.AccountOf(user), domains.SiteOf(dep), "shop.example.com", a)
+//
+// Refusals are the package's errors (ErrTaken, ErrNotFound, *LimitError,
+// Normalize's), never HTTP statuses: hooks maps them. It has no routes.
 package domains
 
 import (

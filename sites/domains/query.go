@@ -1,6 +1,7 @@
 package domains
 
 import (
+	"database/sql"
 	"errors"
 	"fmt"
 	"slices"
@@ -13,7 +14,8 @@ import (
 	"sitedrop/sites"
 )
 
-// The domains collection: one row per claim of a domain by a deployment.
+// The queries of the domains collection (PocketBase's core/otp_query.go
+// idiom): one row per claim of a domain by a deployment.
 // A domain may be claimed (pending) by several deployments, but verified
 // on one at a time (a unique index on domain where status is verified);
 // the first to verify wins and the others' claims fail.
@@ -27,12 +29,14 @@ const (
 	reasonExpired        = "not verified within 72 hours: "
 )
 
-// Errors of Add.
+// Errors of the queries.
 var (
 	// ErrTaken: the domain is verified on another deployment.
 	ErrTaken = errors.New("this domain is verified on another site")
 	// ErrExists: the deployment already has this domain.
 	ErrExists = errors.New("this site already has this domain")
+	// ErrNotFound: the deployment has no claim of this domain.
+	ErrNotFound = errors.New("domain not found")
 )
 
 // Backoff is the wait before the next check of a pending claim after
@@ -49,7 +53,7 @@ func Backoff(attempts int) time.Duration {
 // deployment, with a new token. It returns ErrTaken when another
 // deployment has it verified, and ErrExists, with the existing record,
 // when this one already claimed it. app may be a transaction.
-func Add(app core.App, deploymentID, domain string) (*core.Record, error) {
+func Add(app core.App, deploymentID, domain string) (*Domain, error) {
 	mine, err := Find(app, deploymentID, domain)
 	if err == nil {
 		return mine, ErrExists
@@ -63,36 +67,41 @@ func Add(app core.App, deploymentID, domain string) (*core.Record, error) {
 	if err != nil {
 		return nil, fmt.Errorf("find %s: %w", Collection, err)
 	}
-	rec := core.NewRecord(col)
-	rec.Set("domain", domain)
-	rec.Set("deployment", deploymentID)
-	rec.Set("status", StatusPending)
-	rec.Set("token", "sitedrop-verify-"+security.RandomString(32))
-	rec.Set("attempts", 0)
-	rec.Set("since", time.Now().UTC())
+	rec := newDomain(col)
+	rec.SetName(domain)
+	rec.SetDeploymentID(deploymentID)
+	rec.SetStatus(StatusPending)
+	rec.SetToken("sitedrop-verify-" + security.RandomString(32))
+	rec.SetAttempts(0)
+	rec.SetSince(time.Now().UTC())
 	if err := app.Save(rec); err != nil {
 		return nil, fmt.Errorf("save domain %s: %w", domain, err)
 	}
 	return rec, nil
 }
 
-// Find returns the deployment's claim of domain.
-func Find(app core.App, deploymentID, domain string) (*core.Record, error) {
-	rec, err := app.FindFirstRecordByFilter(Collection, "deployment = {:d} && domain = {:n}",
+// Find returns the deployment's claim of domain (normalised); an error
+// wrapping ErrNotFound when it has none.
+func Find(app core.App, deploymentID, domain string) (*Domain, error) {
+	rec, err := app.FindFirstRecordByFilter(Collection, fieldDeployment+" = {:d} && "+fieldDomain+" = {:n}",
 		dbx.Params{"d": deploymentID, "n": domain})
+	if errors.Is(err, sql.ErrNoRows) {
+		err = ErrNotFound
+	}
 	if err != nil {
 		return nil, fmt.Errorf("find domain %s of %s: %w", domain, deploymentID, err)
 	}
-	return rec, nil
+	return asDomain(rec), nil
 }
 
 // List returns the deployment's domains, oldest first.
-func List(app core.App, deploymentID string) ([]*core.Record, error) {
-	recs, err := app.FindRecordsByFilter(Collection, "deployment = {:d}", "created,id", 0, 0, dbx.Params{"d": deploymentID})
+func List(app core.App, deploymentID string) ([]*Domain, error) {
+	recs, err := app.FindRecordsByFilter(Collection, fieldDeployment+" = {:d}", fieldCreated+",id", 0, 0,
+		dbx.Params{"d": deploymentID})
 	if err != nil {
 		return nil, fmt.Errorf("list domains of %s: %w", deploymentID, err)
 	}
-	return recs, nil
+	return asDomains(recs), nil
 }
 
 // CountOwned counts the domains, whatever their state, of every
@@ -100,8 +109,8 @@ func List(app core.App, deploymentID string) ([]*core.Record, error) {
 func CountOwned(app core.App, userID string) (int, error) {
 	var n int
 	err := app.DB().Select("COUNT(*)").From(Collection+" d").
-		InnerJoin(sites.DeploymentsCollection+" p", dbx.NewExp("p.id = d.deployment")).
-		Where(dbx.HashExp{"p.owner": userID}).Row(&n)
+		InnerJoin(sites.DeploymentsCollection+" p", dbx.NewExp("p.id = d."+fieldDeployment)).
+		Where(dbx.HashExp{"p." + deploymentOwner: userID}).Row(&n)
 	if err != nil {
 		return 0, fmt.Errorf("count domains of %s: %w", userID, err)
 	}
@@ -111,14 +120,14 @@ func CountOwned(app core.App, userID string) (int, error) {
 // VerifiedHosts returns the verified domains of a deployment, sorted: the
 // extra hosts it is served at.
 func VerifiedHosts(app core.App, deploymentID string) ([]string, error) {
-	recs, err := app.FindRecordsByFilter(Collection, "deployment = {:d} && status = {:s}", "domain", 0, 0,
+	recs, err := app.FindRecordsByFilter(Collection, fieldDeployment+" = {:d} && "+fieldStatus+" = {:s}", fieldDomain, 0, 0,
 		dbx.Params{"d": deploymentID, "s": StatusVerified})
 	if err != nil {
 		return nil, fmt.Errorf("verified domains of %s: %w", deploymentID, err)
 	}
 	out := make([]string, len(recs))
 	for i, r := range recs {
-		out[i] = r.GetString("domain")
+		out[i] = asDomain(r).Name()
 	}
 	slices.Sort(out)
 	return out, nil
@@ -126,15 +135,16 @@ func VerifiedHosts(app core.App, deploymentID string) ([]string, error) {
 
 // Due returns the pending claims whose next check is due at now (see
 // Backoff), at most limit.
-func Due(app core.App, now time.Time, limit int) ([]*core.Record, error) {
-	recs, err := app.FindRecordsByFilter(Collection, "status = {:s}", "checked,id", 0, 0, dbx.Params{"s": StatusPending})
+func Due(app core.App, now time.Time, limit int) ([]*Domain, error) {
+	recs, err := app.FindRecordsByFilter(Collection, fieldStatus+" = {:s}", fieldChecked+",id", 0, 0,
+		dbx.Params{"s": StatusPending})
 	if err != nil {
 		return nil, fmt.Errorf("pending domains: %w", err)
 	}
-	var out []*core.Record
-	for _, r := range recs {
-		checked := r.GetDateTime("checked").Time()
-		if checked.IsZero() || !now.Before(checked.Add(Backoff(r.GetInt("attempts")))) {
+	var out []*Domain
+	for _, r := range asDomains(recs) {
+		checked := r.Checked()
+		if checked.IsZero() || !now.Before(checked.Add(Backoff(r.Attempts()))) {
 			out = append(out, r)
 			if len(out) == limit {
 				break
@@ -150,46 +160,47 @@ func Due(app core.App, now time.Time, limit int) ([]*core.Record, error) {
 // claim older than MaxPending fails with the last reason. Verified
 // claims are not checked again (a check that fails leaves one as it is).
 // It returns the saved record.
-func Result(app core.App, rec *core.Record, checkErr error, now time.Time) (*core.Record, error) {
-	var out *core.Record
+func Result(app core.App, rec *Domain, checkErr error, now time.Time) (*Domain, error) {
+	var out *Domain
 	err := app.RunInTransaction(func(tx core.App) error {
-		fresh, err := tx.FindRecordById(Collection, rec.Id)
+		found, err := tx.FindRecordById(Collection, rec.Id)
 		if err != nil {
 			return fmt.Errorf("reload domain %s: %w", rec.Id, err)
 		}
-		domain, dep := fresh.GetString("domain"), fresh.GetString("deployment")
-		fresh.Set("checked", now)
-		fresh.Set("attempts", fresh.GetInt("attempts")+1)
+		fresh := asDomain(found)
+		domain, dep := fresh.Name(), fresh.DeploymentID()
+		fresh.SetChecked(now)
+		fresh.SetAttempts(fresh.Attempts() + 1)
 		taken, err := verifiedElsewhere(tx, dep, domain)
 		if err != nil {
 			return err
 		}
 		switch {
 		case taken:
-			fresh.Set("status", StatusFailed)
-			fresh.Set("reason", ReasonTakenElsewhere)
-		case fresh.GetString("status") == StatusVerified:
+			fresh.SetStatus(StatusFailed)
+			fresh.SetReason(ReasonTakenElsewhere)
+		case fresh.Status() == StatusVerified:
 			// stays verified: serving does not hang on DNS once proven
 		case checkErr == nil:
-			fresh.Set("status", StatusVerified)
-			fresh.Set("reason", "")
-			fresh.Set("verified", now)
+			fresh.SetStatus(StatusVerified)
+			fresh.SetReason("")
+			fresh.SetVerified(now)
 		default:
 			reason := checkErr.Error()
 			var ce *CheckError
 			if !errors.As(checkErr, &ce) {
 				reason = "the check failed: " + reason
 			}
-			fresh.Set("reason", reason)
+			fresh.SetReason(reason)
 			if now.Sub(pendingSince(fresh)) >= MaxPending {
-				fresh.Set("status", StatusFailed)
-				fresh.Set("reason", reasonExpired+reason)
+				fresh.SetStatus(StatusFailed)
+				fresh.SetReason(reasonExpired + reason)
 			}
 		}
 		if err := tx.Save(fresh); err != nil {
 			return fmt.Errorf("save domain %s: %w", domain, err)
 		}
-		if fresh.GetString("status") == StatusVerified {
+		if fresh.Status() == StatusVerified {
 			if err := failOtherClaims(tx, dep, domain, now); err != nil {
 				return err
 			}
@@ -203,38 +214,47 @@ func Result(app core.App, rec *core.Record, checkErr error, now time.Time) (*cor
 // Reset puts a failed claim back to pending, so it is checked again (and
 // has MaxPending again, from now). It returns ErrTaken, and changes
 // nothing, when another deployment has the domain verified.
-func Reset(app core.App, rec *core.Record) error {
-	if rec.GetString("status") != StatusFailed {
+func Reset(app core.App, rec *Domain) error {
+	if rec.Status() != StatusFailed {
 		return nil
 	}
-	if taken, err := verifiedElsewhere(app, rec.GetString("deployment"), rec.GetString("domain")); err != nil {
+	if taken, err := verifiedElsewhere(app, rec.DeploymentID(), rec.Name()); err != nil {
 		return err
 	} else if taken {
 		return ErrTaken
 	}
-	rec.Set("status", StatusPending)
-	rec.Set("attempts", 0)
-	rec.Set("checked", "")
-	rec.Set("since", time.Now().UTC())
+	rec.SetStatus(StatusPending)
+	rec.SetAttempts(0)
+	rec.clearChecked()
+	rec.SetSince(time.Now().UTC())
 	if err := app.Save(rec); err != nil {
-		return fmt.Errorf("reset domain %s: %w", rec.GetString("domain"), err)
+		return fmt.Errorf("reset domain %s: %w", rec.Name(), err)
+	}
+	return nil
+}
+
+// Delete removes the claim: the deployment no longer answers at its
+// domain (the record hooks drop the route and the certificate).
+func Delete(app core.App, rec *Domain) error {
+	if err := app.Delete(rec); err != nil {
+		return fmt.Errorf("remove domain %s: %w", rec.Name(), err)
 	}
 	return nil
 }
 
 // pendingSince is when rec's claim (or its last reset) started.
-func pendingSince(rec *core.Record) time.Time {
-	if t := rec.GetDateTime("since").Time(); !t.IsZero() {
+func pendingSince(rec *Domain) time.Time {
+	if t := rec.Since(); !t.IsZero() {
 		return t
 	}
-	return rec.GetDateTime("created").Time()
+	return rec.Created()
 }
 
 // verifiedElsewhere reports whether another deployment has domain
 // verified.
 func verifiedElsewhere(app core.App, deploymentID, domain string) (bool, error) {
-	n, err := app.CountRecords(Collection, dbx.HashExp{"domain": domain, "status": StatusVerified},
-		dbx.Not(dbx.HashExp{"deployment": deploymentID}))
+	n, err := app.CountRecords(Collection, dbx.HashExp{fieldDomain: domain, fieldStatus: StatusVerified},
+		dbx.Not(dbx.HashExp{fieldDeployment: deploymentID}))
 	if err != nil {
 		return false, fmt.Errorf("find verified %s: %w", domain, err)
 	}
@@ -243,18 +263,51 @@ func verifiedElsewhere(app core.App, deploymentID, domain string) (bool, error) 
 
 // failOtherClaims fails the other deployments' pending claims of domain.
 func failOtherClaims(tx core.App, deploymentID, domain string, now time.Time) error {
-	others, err := tx.FindRecordsByFilter(Collection, "domain = {:n} && deployment != {:d} && status = {:s}", "", 0, 0,
+	others, err := tx.FindRecordsByFilter(Collection,
+		fieldDomain+" = {:n} && "+fieldDeployment+" != {:d} && "+fieldStatus+" = {:s}", "", 0, 0,
 		dbx.Params{"n": domain, "d": deploymentID, "s": StatusPending})
 	if err != nil {
 		return fmt.Errorf("find other claims of %s: %w", domain, err)
 	}
-	for _, o := range others {
-		o.Set("status", StatusFailed)
-		o.Set("reason", ReasonTakenElsewhere)
-		o.Set("checked", now)
+	for _, o := range asDomains(others) {
+		o.SetStatus(StatusFailed)
+		o.SetReason(ReasonTakenElsewhere)
+		o.SetChecked(now)
 		if err := tx.Save(o); err != nil {
 			return fmt.Errorf("fail claim %s of %s: %w", o.Id, domain, err)
 		}
 	}
 	return nil
+}
+
+// findSite is the deployment with id; an error when it is gone.
+func findSite(app core.App, id string) (Site, error) {
+	rec, err := app.FindRecordById(sites.DeploymentsCollection, id)
+	if err != nil {
+		return Site{}, fmt.Errorf("find deployment %s: %w", id, err)
+	}
+	return SiteOf(rec), nil
+}
+
+// routeRow is one claim with its deployment's slug: a row of the route
+// table.
+type routeRow struct {
+	Domain     string `db:"domain"`
+	Deployment string `db:"deployment"`
+	Status     string `db:"status"`
+	Slug       string `db:"slug"`
+}
+
+// routeRows reads every claim with its deployment's slug.
+func routeRows(app core.App) ([]routeRow, error) {
+	var rows []routeRow
+	err := app.DB().Select("d."+fieldDomain+" AS domain", "d."+fieldDeployment+" AS deployment",
+		"d."+fieldStatus+" AS status", "p."+deploymentSlug+" AS slug").
+		From(Collection+" d").
+		InnerJoin(sites.DeploymentsCollection+" p", dbx.NewExp("p.id = d."+fieldDeployment)).
+		All(&rows)
+	if err != nil {
+		return nil, fmt.Errorf("load custom domains: %w", err)
+	}
+	return rows, nil
 }

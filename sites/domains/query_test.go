@@ -101,7 +101,7 @@ func TestFirstToVerifyWins(t *testing.T) {
 	if err != nil || ra.GetString("status") != domains.StatusVerified || ra.GetDateTime("verified").IsZero() {
 		t.Fatalf("verified = %v, %v", ra, err)
 	}
-	rb, _ = app.FindRecordById(domains.Collection, rb.Id)
+	rb, _ = domains.Find(app, b.Id, "shop.example.com")
 	if rb.GetString("status") != domains.StatusFailed || rb.GetString("reason") != domains.ReasonTakenElsewhere {
 		t.Fatalf("the other claim: %s %q", rb.GetString("status"), rb.GetString("reason"))
 	}
@@ -112,7 +112,7 @@ func TestFirstToVerifyWins(t *testing.T) {
 	if err := domains.Reset(app, rb); !errors.Is(err, domains.ErrTaken) {
 		t.Fatalf("reset of the other claim = %v", err)
 	}
-	if rb, _ = app.FindRecordById(domains.Collection, rb.Id); rb.GetString("status") != domains.StatusFailed {
+	if rb, _ = domains.Find(app, b.Id, "shop.example.com"); rb.GetString("status") != domains.StatusFailed {
 		t.Fatalf("the refused reset changed the claim: %s", rb.GetString("status"))
 	}
 	if hosts, err := domains.VerifiedHosts(app, a.Id); err != nil || !slices.Equal(hosts, []string{"shop.example.com"}) {
