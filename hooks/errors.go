@@ -15,6 +15,7 @@ import (
 	"github.com/pocketbase/pocketbase/tools/router"
 
 	"sitedrop/sites"
+	"sitedrop/sites/forms"
 )
 
 // Messages of the API contract (the README's Errors section). Tests assert
@@ -67,6 +68,9 @@ func toAPIError(err error) (*apiError, bool) {
 	var arc *sites.ArchiveError
 	var rle *sites.RuleLimitError
 	var re *router.ApiError
+	if ae, ok := formsAPIError(err); ok {
+		return ae, true
+	}
 	switch {
 	case errors.As(err, &ae):
 		return ae, true
@@ -104,6 +108,21 @@ func toAPIError(err error) (*apiError, bool) {
 		}
 	}
 	return fail(http.StatusInternalServerError, msgInternal), false
+}
+
+// formsAPIError maps the domain errors of sites/forms (submissions,
+// webhooks) to the API's answers.
+func formsAPIError(err error) (*apiError, bool) {
+	var we *forms.WebhookError
+	switch {
+	case errors.As(err, &we):
+		return fail(http.StatusBadRequest, we.Msg), true
+	case errors.Is(err, forms.ErrSubmissionNotFound):
+		return fail(http.StatusNotFound, "Submission not found"), true
+	case errors.Is(err, forms.ErrWebhookNotFound):
+		return fail(http.StatusNotFound, "Webhook not found"), true
+	}
+	return nil, false
 }
 
 // jsonErrorsMiddleware renders every error of sitedrop's own routes (and
