@@ -71,8 +71,11 @@ func findSubmissionsSince(app core.App, deploymentID, since string, limit int) (
 	where := dbx.And(dbx.HashExp{submissionDeployment: deploymentID},
 		dbx.NewExp("[["+submissionCreated+"]] > {:since}", dbx.Params{"since": since}))
 	total, err := app.CountRecords(SubmissionsCollection, where)
-	if err != nil || total == 0 {
-		return nil, 0, err
+	if err != nil {
+		return nil, 0, fmt.Errorf("count new submissions of %s: %w", deploymentID, err)
+	}
+	if total == 0 {
+		return nil, 0, nil
 	}
 	var out []*Submission
 	err = app.RecordQuery(SubmissionsCollection).AndWhere(where).
