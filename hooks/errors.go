@@ -17,6 +17,7 @@ import (
 	"sitedrop/sites"
 	"sitedrop/sites/analytics/statsdb"
 	"sitedrop/sites/domains"
+	"sitedrop/sites/forms"
 )
 
 // Messages of the API contract (the README's Errors section). Tests assert
@@ -69,6 +70,9 @@ func toAPIError(err error) (*apiError, bool) {
 	var arc *sites.ArchiveError
 	var rle *sites.RuleLimitError
 	var re *router.ApiError
+	if ae, ok := formsAPIError(err); ok {
+		return ae, true
+	}
 	switch {
 	case errors.As(err, &ae):
 		return ae, true
@@ -115,6 +119,21 @@ func toAPIError(err error) (*apiError, bool) {
 		}
 	}
 	return fail(http.StatusInternalServerError, msgInternal), false
+}
+
+// formsAPIError maps the domain errors of sites/forms (submissions,
+// webhooks) to the API's answers.
+func formsAPIError(err error) (*apiError, bool) {
+	var we *forms.WebhookError
+	switch {
+	case errors.As(err, &we):
+		return fail(http.StatusBadRequest, we.Msg), true
+	case errors.Is(err, forms.ErrSubmissionNotFound):
+		return fail(http.StatusNotFound, "Submission not found"), true
+	case errors.Is(err, forms.ErrWebhookNotFound):
+		return fail(http.StatusNotFound, "Webhook not found"), true
+	}
+	return nil, false
 }
 
 // jsonErrorsMiddleware renders every error of sitedrop's own routes (and

@@ -1,6 +1,8 @@
 package hooks
 
 import (
+	"errors"
+
 	"github.com/pocketbase/pocketbase/core"
 
 	"sitedrop/sites/forms"
@@ -13,12 +15,10 @@ func (sd *sitedrop) accountSubmissionDelete(e *core.RequestEvent) error {
 	if dep == nil {
 		return err
 	}
-	sub, err := e.App.FindRecordById(forms.SubmissionsCollection, e.Request.PathValue("subId"))
-	if err != nil || sub.GetString("deployment") != dep.Id {
+	if _, err := forms.DeleteSubmission(e.App, dep.Id, e.Request.PathValue("subId")); errors.Is(err, forms.ErrSubmissionNotFound) {
 		// Gone already (a second click, a reload): say so, change nothing.
 		return sd.backToSite(e, dep, ui.FlashError, "That submission no longer exists.")
-	}
-	if err := e.App.Delete(sub); err != nil {
+	} else if err != nil {
 		return err
 	}
 	return sd.backToSite(e, dep, ui.FlashSuccess, "Submission deleted.")

@@ -19,19 +19,17 @@ const siteDeliveriesShown = 5
 // its latest deliveries.
 func accountWebhooks(app core.App, hooks []*core.Record) ([]ui.AccountWebhook, error) {
 	out := make([]ui.AccountWebhook, 0, len(hooks))
-	for _, h := range hooks {
+	for _, rec := range hooks {
+		h := forms.WebhookOf(rec)
 		log, err := forms.RecentDeliveries(app, h.Id, siteDeliveriesShown)
 		if err != nil {
 			return nil, err
 		}
-		w := ui.AccountWebhook{
-			ID: h.Id, URL: h.GetString("url"), Type: h.GetString("type"),
-			Events: strings.Join(h.GetStringSlice("events"), ", "),
-		}
+		w := ui.AccountWebhook{ID: h.Id, URL: h.URL(), Type: h.Type(), Events: strings.Join(h.Events(), ", ")}
 		for _, d := range log {
 			w.Deliveries = append(w.Deliveries, ui.WebhookDelivery{
-				ID: d.ID, Event: d.Event, Status: d.Status, Attempts: d.Attempts, LastStatus: d.LastStatus,
-				LastError: d.LastError, NextAttemptAt: d.NextAttemptAt, Created: d.Created,
+				ID: d.Id, Event: d.Event(), Status: d.Status(), Attempts: d.Attempts(), LastStatus: d.LastStatus(),
+				LastError: d.LastError(), NextAttemptAt: d.NextAttempt(), Created: d.Created(),
 			})
 		}
 		out = append(out, w)
@@ -42,20 +40,20 @@ func accountWebhooks(app core.App, hooks []*core.Record) ([]ui.AccountWebhook, e
 // formWebhook checks a form post about webhook {webhookId} of the user's
 // site {id}; with a nil webhook the answer is decided (404 page for a
 // webhook of another site).
-func (sd *sitedrop) formWebhook(e *core.RequestEvent) (dep, hook *core.Record, err error) {
+func (sd *sitedrop) formWebhook(e *core.RequestEvent) (dep *core.Record, hook *forms.Webhook, err error) {
 	dep, err = sd.formSite(e)
 	if dep == nil {
 		return nil, nil, err
 	}
-	hook, err = e.App.FindRecordById(forms.WebhooksCollection, e.Request.PathValue("webhookId"))
-	if err != nil || hook.GetString("deployment") != dep.Id {
+	hook, err = forms.FindWebhook(e.App, dep.Id, e.Request.PathValue("webhookId"))
+	if errors.Is(err, forms.ErrWebhookNotFound) {
 		return nil, nil, sd.errorPage(e, http.StatusNotFound, "Webhook not found", "There is no such webhook on this site.")
 	}
-	return dep, hook, nil
+	return dep, hook, err
 }
 
 // accountWebhookCreate is the site page's "Add webhook" form: the API's
-// rules (sd.createWebhook), and the signing secret shown once.
+// rules (forms.CreateWebhook), and the signing secret shown once.
 func (sd *sitedrop) accountWebhookCreate(e *core.RequestEvent) error {
 	dep, err := sd.formSite(e)
 	if dep == nil {
@@ -70,10 +68,10 @@ func (sd *sitedrop) accountWebhookCreate(e *core.RequestEvent) error {
 	if events == nil {
 		events = []string{} // none ticked: refused, not "all"
 	}
-	_, secret, err := sd.createWebhook(e, dep, f.Get("url"), typ, &events)
-	var ae *apiError
-	if errors.As(err, &ae) {
-		return sd.backToSite(e, dep, ui.FlashError, "Webhook not added: "+sentence(ae.Message))
+	_, secret, err := forms.CreateWebhook(e.Request.Context(), e.App, sd.webhookGuard(), dep.Id, f.Get("url"), typ, &events)
+	var we *forms.WebhookError
+	if errors.As(err, &we) {
+		return sd.backToSite(e, dep, ui.FlashError, "Webhook not added: "+sentence(we.Msg))
 	} else if err != nil {
 		return err
 	}
@@ -92,7 +90,7 @@ func (sd *sitedrop) accountWebhookTest(e *core.RequestEvent) error {
 		return err
 	}
 	var ae *apiError
-	if err := sd.webhookSends.check(e.Response, dep.GetString("owner")); errors.As(err, &ae) {
+	if err := sd.webhookSends.check(e.Response, forms.DeploymentOf(dep).OwnerID()); errors.As(err, &ae) {
 		return sd.backToSite(e, dep, ui.FlashError, "Test not sent: "+refusedLater(e, ae))
 	} else if err != nil {
 		return err
@@ -111,11 +109,13 @@ func (sd *sitedrop) accountWebhookRedeliver(e *core.RequestEvent) error {
 	if hook == nil {
 		return err
 	}
-	del, err := e.App.FindRecordById(forms.DeliveriesCollection, e.Request.PathValue("deliveryId"))
-	if err != nil || del.GetString("webhook") != hook.Id || del.GetString("deployment") != dep.Id {
+	del, err := forms.FindDelivery(e.App, hook, e.Request.PathValue("deliveryId"))
+	if errors.Is(err, forms.ErrDeliveryNotFound) {
 		return sd.errorPage(e, http.StatusNotFound, "Delivery not found", "There is no such delivery of this webhook.")
+	} else if err != nil {
+		return err
 	}
-	owner := dep.GetString("owner")
+	owner := forms.DeploymentOf(dep).OwnerID()
 	var ae *apiError
 	if err := sd.webhookSends.check(e.Response, owner); errors.As(err, &ae) {
 		return sd.backToSite(e, dep, ui.FlashError, "Not queued again: "+refusedLater(e, ae))
@@ -149,8 +149,8 @@ func (sd *sitedrop) accountSiteWebhookDelete(e *core.RequestEvent) error {
 	if hook == nil {
 		return err
 	}
-	if err := sd.deleteWebhook(e.App, hook); err != nil {
+	if err := forms.DeleteWebhook(e.App, hook); err != nil {
 		return err
 	}
-	return sd.backToSite(e, dep, ui.FlashSuccess, "Webhook to "+hook.GetString("url")+" deleted.")
+	return sd.backToSite(e, dep, ui.FlashSuccess, "Webhook to "+hook.URL()+" deleted.")
 }

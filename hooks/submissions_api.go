@@ -1,13 +1,11 @@
 package hooks
 
 import (
-	"encoding/json"
 	"net/http"
 	"strconv"
 
 	"sitedrop/sites/forms"
 
-	"github.com/pocketbase/dbx"
 	"github.com/pocketbase/pocketbase/core"
 )
 
@@ -57,34 +55,19 @@ func (sd *sitedrop) submissionsList(e *core.RequestEvent) error {
 	if err != nil {
 		return err
 	}
-	total, err := e.App.CountRecords(forms.SubmissionsCollection, dbx.HashExp{"deployment": dep.Id})
+	total, err := forms.CountSubmissions(e.App, dep.Id)
 	if err != nil {
 		return err
 	}
-	recs, err := e.App.FindRecordsByFilter(forms.SubmissionsCollection, "deployment = {:d}", "-created,-id",
-		limit, (page-1)*limit, dbx.Params{"d": dep.Id})
+	subs, err := forms.FindSubmissions(e.App, dep.Id, limit, (page-1)*limit)
 	if err != nil {
 		return err
 	}
-	out := make([]*forms.SubmissionJSON, 0, len(recs))
-	for _, r := range recs {
-		out = append(out, submissionJSON(r))
+	out := make([]*forms.SubmissionJSON, 0, len(subs))
+	for _, s := range subs {
+		out = append(out, s.JSON())
 	}
 	return e.JSON(http.StatusOK, map[string]any{"submissions": out, "page": page, "limit": limit, "total": total})
-}
-
-// displayValue shows a submitted value: strings as they are, other values
-// as JSON.
-func displayValue(v any) string {
-	switch t := v.(type) {
-	case nil:
-		return ""
-	case string:
-		return t
-	default:
-		b, _ := json.Marshal(t)
-		return string(b)
-	}
 }
 
 // submissionDelete is DELETE /submissions/{deployId}/{submissionId}.
@@ -93,12 +76,9 @@ func (sd *sitedrop) submissionDelete(e *core.RequestEvent) error {
 	if err != nil {
 		return err
 	}
-	sub, err := e.App.FindRecordById(forms.SubmissionsCollection, e.Request.PathValue("submissionId"))
-	if err != nil || sub.GetString("deployment") != dep.Id {
-		return fail(http.StatusNotFound, "Submission not found")
-	}
-	if err := e.App.Delete(sub); err != nil {
-		return err
+	sub, err := forms.DeleteSubmission(e.App, dep.Id, e.Request.PathValue("submissionId"))
+	if err != nil {
+		return err // forms.ErrSubmissionNotFound: 404
 	}
 	return e.JSON(http.StatusOK, map[string]string{"id": sub.Id, "message": "Submission deleted"})
 }

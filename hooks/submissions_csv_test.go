@@ -47,13 +47,13 @@ func TestSubmissionsCSVStreamsEveryRow(t *testing.T) {
 	t.Parallel()
 	app, _ := newFixtureApp(t)
 	defer app.Cleanup()
-	const n = 3*csvPageRows + 7
+	const n = 3*forms.CSVPageRows + 7
 	base := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 	created := make([]time.Time, n)
 	for i := range created {
 		created[i] = base.Add(time.Duration(i/9) * time.Millisecond) // nine rows per instant
 	}
-	extra := maxCSVFieldColumns + 20 // field names used once each, beyond the bound
+	extra := forms.MaxCSVFieldColumns + 20 // field names used once each, beyond the bound
 	ids := insertSubmissions(t, app, idAliceSite, created, func(i int) map[string]any {
 		d := map[string]any{"name": fmt.Sprintf("row %d", i), "email": "a@example.com"}
 		if i < extra {
@@ -89,7 +89,7 @@ func TestSubmissionsCSVStreamsEveryRow(t *testing.T) {
 		t.Fatal(err)
 	}
 	header := rows[0]
-	if len(header) != 2+maxCSVFieldColumns+1 || header[len(header)-1] != csvOtherColumn {
+	if len(header) != 2+forms.MaxCSVFieldColumns+1 || header[len(header)-1] != forms.CSVOtherColumn {
 		t.Fatalf("%d columns, last %q", len(header), header[len(header)-1])
 	}
 	if slices.Contains(header, "bobonly") || !slices.Contains(header, "name") || !slices.Contains(header, "email") {

@@ -4,21 +4,17 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"io"
 	"mime"
 	"mime/multipart"
 	"net/http"
 	"net/url"
 	"strings"
-	"time"
 
 	"github.com/pocketbase/pocketbase/apis"
 	"github.com/pocketbase/pocketbase/core"
 	"github.com/pocketbase/pocketbase/tools/security"
-	"github.com/pocketbase/pocketbase/tools/types"
 
-	"sitedrop/sites"
 	"sitedrop/sites/forms"
 	"sitedrop/ui"
 )
@@ -56,8 +52,8 @@ func submitPreflight(e *core.RequestEvent) error {
 // to its _redirect field on the site itself.
 func (sd *sitedrop) submitCreate(e *core.RequestEvent) error {
 	e.Response.Header().Set("Access-Control-Allow-Origin", "*")
-	dep, err := e.App.FindRecordById(sites.DeploymentsCollection, e.Request.PathValue("deployId"))
-	if err != nil || dep.GetString("status") != sites.StatusActive || sites.IsExpired(dep, time.Now()) {
+	dep, err := forms.FindAcceptingDeployment(e.App, e.Request.PathValue("deployId"))
+	if err != nil {
 		return fail(http.StatusNotFound, msgNotFound)
 	}
 	if err := sd.submitLimit.check(e.Response, dep.Id); err != nil {
@@ -76,10 +72,11 @@ func (sd *sitedrop) submitCreate(e *core.RequestEvent) error {
 	}
 	id := security.RandomStringWithAlphabet(15, idAlphabet) // what a bot sees
 	if honeypot == "" {
-		sub, err := sd.storeSubmission(e.App, dep, data, order)
+		sub, err := forms.Submit(e.App, dep.Ref(sd.siteURL(dep.Slug())), data, order)
 		if err != nil {
 			return err
 		}
+		sd.wakeWorkers()
 		id = sub.Id
 	}
 	if wantsHTML(e.Request) {
@@ -88,41 +85,12 @@ func (sd *sitedrop) submitCreate(e *core.RequestEvent) error {
 	return e.JSON(http.StatusOK, map[string]string{"message": "Submission received", "id": id})
 }
 
-// storeSubmission saves the submission and queues what follows from it:
-// webhook deliveries and the owner's notification mail. Its data is stored
-// with the keys in the form's order (see orderedJSON).
-func (sd *sitedrop) storeSubmission(app core.App, dep *core.Record, data map[string]any, order []string) (*core.Record, error) {
-	col, err := app.FindCachedCollectionByNameOrId(forms.SubmissionsCollection)
-	if err != nil {
-		return nil, err
-	}
-	raw, err := orderedJSON(data, order)
-	if err != nil {
-		return nil, fmt.Errorf("encode submission: %w", err)
-	}
-	sub := core.NewRecord(col)
-	err = app.RunInTransaction(func(tx core.App) error {
-		sub.Set("deployment", dep.Id)
-		sub.Set("data", types.JSONRaw(raw))
-		if err := tx.Save(sub); err != nil {
-			return err
-		}
-		_, err := forms.EnqueueWebhooks(tx, dep.Id, forms.EventSubmission, sd.deploymentRef(dep), submissionJSON(sub))
-		return err
-	})
-	if err != nil {
-		return nil, err
-	}
-	sd.wakeWorkers()
-	return sub, nil
-}
-
 // afterSubmit is where a browser goes after posting a form: its _redirect
 // when that is a page of the same site, else the thank-you page. A
 // relative _redirect ("/thanks", "thanks.html") is a page of the site:
 // the form posts to the web host, so the browser would resolve it there.
-func (sd *sitedrop) afterSubmit(dep *core.Record, redirect string) string {
-	site := sd.siteURL(dep.GetString("slug"))
+func (sd *sitedrop) afterSubmit(dep *forms.Deployment, redirect string) string {
+	site := sd.siteURL(dep.Slug())
 	siteURL, _ := url.Parse(site)
 	if u, err := url.Parse(redirect); err == nil && redirect != "" && siteURL != nil {
 		if u.Scheme == "" { // "//host/x" keeps its host, which must be the site's
@@ -219,7 +187,7 @@ func (sd *sitedrop) readSubmission(e *core.RequestEvent) (map[string]any, []stri
 		if dec.More() {
 			return nil, nil, fail(http.StatusBadRequest, "Malformed JSON: unexpected data after the JSON object")
 		}
-		order = jsonKeyOrder(seen.Bytes())
+		order = forms.JSONKeyOrder(seen.Bytes())
 	}
 	if len(data) > submitMaxFields {
 		return nil, nil, fail(http.StatusBadRequest, "Too many fields: at most %d", submitMaxFields)
@@ -268,13 +236,11 @@ func stringField(data map[string]any, key string) string {
 
 // submissionJSON is a submission as the API and webhooks show it.
 func submissionJSON(sub *core.Record) *forms.SubmissionJSON {
-	var data map[string]any
-	_ = json.Unmarshal([]byte(sub.GetString("data")), &data)
-	return &forms.SubmissionJSON{ID: sub.Id, Data: data, CreatedAt: timestamp(sub.GetDateTime("created").Time())}
+	return forms.SubmissionOf(sub).JSON()
 }
 
 // deploymentRef is a deployment as webhooks name it.
-func (sd *sitedrop) deploymentRef(dep *core.Record) forms.DeploymentRef {
-	slug := dep.GetString("slug")
-	return forms.DeploymentRef{ID: dep.Id, Slug: slug, URL: sd.siteURL(slug)}
+func (sd *sitedrop) deploymentRef(rec *core.Record) forms.DeploymentRef {
+	dep := forms.DeploymentOf(rec)
+	return dep.Ref(sd.siteURL(dep.Slug()))
 }

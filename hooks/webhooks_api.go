@@ -1,21 +1,12 @@
 package hooks
 
 import (
-	"errors"
 	"net/http"
-	"slices"
-	"strings"
 
 	"sitedrop/sites/forms"
 
-	"github.com/pocketbase/dbx"
-	validation "github.com/pocketbase/ozzo-validation/v4"
 	"github.com/pocketbase/pocketbase/core"
-	"github.com/pocketbase/pocketbase/tools/security"
 )
-
-// maxWebhooksPerDeployment bounds the webhooks of one deployment.
-const maxWebhooksPerDeployment = 10
 
 // webhookSendsPerMinute bounds the deliveries an account queues by hand
 // ("Send a test" and "Redeliver" together) in a minute: each one takes
@@ -58,80 +49,13 @@ func (sd *sitedrop) webhookCreate(e *core.RequestEvent) error {
 	if body.Type != nil {
 		typ = *body.Type
 	}
-	hook, secret, err := sd.createWebhook(e, dep, *body.URL, typ, body.Events)
+	hook, secret, err := forms.CreateWebhook(e.Request.Context(), e.App, sd.webhookGuard(), dep.Id, *body.URL, typ, body.Events)
 	if err != nil {
-		return err
+		return err // *forms.WebhookError: 400
 	}
-	url, events := hook.GetString("url"), hook.GetStringSlice("events")
 	return e.JSON(http.StatusOK, map[string]any{
-		"id": hook.Id, "deployment_id": dep.Id, "url": url, "type": typ, "events": events, "secret": secret,
+		"id": hook.Id, "deployment_id": dep.Id, "url": hook.URL(), "type": typ, "events": hook.Events(), "secret": secret,
 	})
-}
-
-// createWebhook validates a new webhook of dep as the API does (url
-// required and public, type generic or slack, events known and not empty;
-// nil events subscribes to all) and saves it with a new signing secret,
-// which it returns. Refusals are *apiError with the API's messages.
-func (sd *sitedrop) createWebhook(e *core.RequestEvent, dep *core.Record, rawURL, typ string, evs *[]string) (*core.Record, string, error) {
-	url := strings.TrimSpace(rawURL)
-	if url == "" {
-		return nil, "", fail(http.StatusBadRequest, "url is required")
-	}
-	if typ != forms.WebhookGeneric && typ != forms.WebhookSlack {
-		return nil, "", fail(http.StatusBadRequest, `type must be "generic" or "slack"`)
-	}
-	events := forms.WebhookEvents
-	if evs != nil {
-		if len(*evs) == 0 {
-			return nil, "", fail(http.StatusBadRequest, "events must name at least one event")
-		}
-		for _, ev := range *evs {
-			if !slices.Contains(forms.WebhookEvents, ev) {
-				return nil, "", fail(http.StatusBadRequest, "unknown event %q (use %s)", ev, strings.Join(forms.WebhookEvents, ", "))
-			}
-		}
-		events = slices.Compact(slices.Sorted(slices.Values(*evs)))
-	}
-	if err := sd.webhookGuard().CheckURL(e.Request.Context(), url); err != nil {
-		var ue *forms.WebhookURLError
-		if errors.As(err, &ue) {
-			return nil, "", fail(http.StatusBadRequest, ue.Msg)
-		}
-		return nil, "", err
-	}
-	col, err := e.App.FindCachedCollectionByNameOrId(forms.WebhooksCollection)
-	if err != nil {
-		return nil, "", err
-	}
-	secret := "whsec_" + security.RandomString(32)
-	hook := core.NewRecord(col)
-	hook.Set("deployment", dep.Id)
-	hook.Set("url", url)
-	hook.Set("type", typ)
-	hook.Set("events", events)
-	hook.Set("secret", secret)
-	hook.Set("active", true)
-	err = e.App.RunInTransaction(func(tx core.App) error {
-		n, err := tx.CountRecords(forms.WebhooksCollection, dbx.HashExp{"deployment": dep.Id})
-		if err != nil {
-			return err
-		}
-		if n >= maxWebhooksPerDeployment {
-			return fail(http.StatusBadRequest, "A deployment has at most %d webhooks", maxWebhooksPerDeployment)
-		}
-		if err := tx.Save(hook); err != nil {
-			var verrs validation.Errors
-			if errors.As(err, &verrs) {
-				return fail(http.StatusBadRequest, "webhook URL is not a valid URL")
-			}
-			return err
-		}
-		return nil
-	})
-	if err != nil {
-		return nil, "", err
-	}
-	return hook, secret, nil
 }
 
 // webhooksList is GET /webhooks/{deployId}.
@@ -140,16 +64,15 @@ func (sd *sitedrop) webhooksList(e *core.RequestEvent) error {
 	if err != nil {
 		return err
 	}
-	recs, err := e.App.FindRecordsByFilter(forms.WebhooksCollection, "deployment = {:d}", "created", 0, 0, dbx.Params{"d": dep.Id})
+	hooks, err := forms.FindWebhooks(e.App, dep.Id)
 	if err != nil {
 		return err
 	}
-	out := make([]map[string]any, 0, len(recs))
-	for _, h := range recs {
+	out := make([]map[string]any, 0, len(hooks))
+	for _, h := range hooks {
 		out = append(out, map[string]any{
-			"id": h.Id, "url": h.GetString("url"), "type": h.GetString("type"),
-			"events": h.GetStringSlice("events"), "active": h.GetBool("active"),
-			"created_at": timestamp(h.GetDateTime("created").Time()),
+			"id": h.Id, "url": h.URL(), "type": h.Type(), "events": h.Events(), "active": h.Active(),
+			"created_at": timestamp(h.Created()),
 		})
 	}
 	return e.JSON(http.StatusOK, map[string]any{"webhooks": out})
@@ -162,26 +85,14 @@ func (sd *sitedrop) webhookDelete(e *core.RequestEvent) error {
 	if err != nil {
 		return err
 	}
-	hook, err := e.App.FindRecordById(forms.WebhooksCollection, e.Request.PathValue("webhookId"))
-	if err != nil || hook.GetString("deployment") != dep.Id {
-		return fail(http.StatusNotFound, "Webhook not found")
+	hook, err := forms.FindWebhook(e.App, dep.Id, e.Request.PathValue("webhookId"))
+	if err != nil {
+		return err // forms.ErrWebhookNotFound: 404
 	}
-	if err := sd.deleteWebhook(e.App, hook); err != nil {
+	if err := forms.DeleteWebhook(e.App, hook); err != nil {
 		return err
 	}
 	return e.JSON(http.StatusOK, map[string]string{"id": hook.Id, "message": "Webhook deleted"})
-}
-
-// deleteWebhook deletes a webhook and drops its pending deliveries; past
-// ones stay as history.
-func (sd *sitedrop) deleteWebhook(app core.App, hook *core.Record) error {
-	return app.RunInTransaction(func(tx core.App) error {
-		if _, err := tx.NonconcurrentDB().Delete(forms.DeliveriesCollection,
-			dbx.HashExp{"webhook": hook.Id, "status": forms.DeliveryPending}).Execute(); err != nil {
-			return err
-		}
-		return tx.Delete(hook)
-	})
 }
 
 // notificationsUpdate is PUT /notifications/{deployId} {"email": bool}:
@@ -212,7 +123,7 @@ func (sd *sitedrop) notificationsView(e *core.RequestEvent) error {
 	if err != nil {
 		return err
 	}
-	return e.JSON(http.StatusOK, map[string]bool{"email": dep.GetBool("notify_email")})
+	return e.JSON(http.StatusOK, map[string]bool{"email": forms.DeploymentOf(dep).NotifyEmail()})
 }
 
 // webhookGuard is the SSRF guard of webhook URLs.

@@ -145,7 +145,7 @@ func TestWebhookLimitAndDelete(t *testing.T) {
 	defer app.Cleanup()
 	mux := newMux(t, app)
 	var first string
-	for i := range maxWebhooksPerDeployment {
+	for i := range forms.MaxWebhooksPerDeployment {
 		res, body := do(t, mux, http.MethodPost, "/webhooks/"+idAliceSite, `{"url":"https://93.184.216.34/h"}`, bearer(keyAlice))
 		if res.StatusCode != 200 {
 			t.Fatalf("webhook %d: %d %s", i, res.StatusCode, body)

@@ -28,132 +28,113 @@ var (
 	ErrWebhookGone = errors.New("the webhook of that delivery was deleted")
 )
 
-// Delivery is one delivery as the dashboard lists it.
-type Delivery struct {
-	ID, Event, Status string
-	Attempts          int
-	// LastStatus is the HTTP status of the last answer, 0 without one.
-	LastStatus int
-	LastError  string
-	// NextAttemptAt is when a pending delivery is tried next.
-	NextAttemptAt time.Time
-	Created       time.Time
-}
-
 // QueueTest queues a test delivery to hook, due now, whatever events it
 // subscribes to, and returns it.
-func QueueTest(app core.App, hook *core.Record, dep DeploymentRef) (*core.Record, error) {
-	typ := hook.GetString("type")
-	if typ != WebhookSlack {
-		typ = WebhookGeneric
-	}
+func QueueTest(app core.App, hook *Webhook, dep DeploymentRef) (*Delivery, error) {
+	typ := hook.PayloadType()
 	payload, err := webhookPayload(typ, EventTest, dep, nil)
 	if err != nil {
 		return nil, err
 	}
-	depID := hook.GetString("deployment")
+	depID := hook.DeploymentID()
 	account, err := deploymentAccount(app, depID)
 	if err != nil {
 		return nil, err
 	}
-	rec, err := newDelivery(app, hook, depID, account, EventTest, typ, payload, time.Now().UTC())
+	d, err := newDelivery(app, hook, depID, account, EventTest, typ, payload, time.Now().UTC())
 	if err != nil {
 		return nil, err
 	}
-	if err := app.Save(rec); err != nil {
+	if err := app.Save(d); err != nil {
 		return nil, fmt.Errorf("queue test delivery for webhook %s: %w", hook.Id, err)
 	}
-	return rec, nil
+	return d, nil
 }
 
 // Redeliver queues a copy of a finished delivery (same event, target and
 // body, a new id), due now, and returns it. A pending one is refused with
 // ErrDeliveryPending, one whose webhook is gone with ErrWebhookGone.
-func Redeliver(app core.App, orig *core.Record) (*core.Record, error) {
-	if orig.GetString("status") == DeliveryPending {
+func Redeliver(app core.App, orig *Delivery) (*Delivery, error) {
+	if orig.Status() == DeliveryPending {
 		return nil, ErrDeliveryPending
 	}
-	hookID := orig.GetString("webhook")
+	hookID := orig.WebhookID()
 	if hookID == "" {
 		return nil, ErrWebhookGone
 	}
 	if _, err := app.FindRecordById(WebhooksCollection, hookID); err != nil {
 		return nil, ErrWebhookGone
 	}
-	rec := core.NewRecord(orig.Collection())
-	for _, f := range []string{"deployment", "account", "webhook", "event", "url", "type", "secret", "payload"} {
-		rec.Set(f, orig.Get(f))
-	}
-	if rec.GetString("account") == "" && rec.GetString("deployment") != "" { // queued before deliveries had accounts
-		account, err := deploymentAccount(app, rec.GetString("deployment"))
+	d := DeliveryOf(core.NewRecord(orig.Collection()))
+	d.SetDeploymentID(orig.DeploymentID())
+	d.SetAccount(orig.Account())
+	d.SetWebhookID(hookID)
+	d.SetEvent(orig.Event())
+	d.SetURL(orig.URL())
+	d.SetType(orig.Type())
+	d.SetSecret(orig.Secret())
+	d.SetPayload(orig.Payload())
+	if d.Account() == "" && d.DeploymentID() != "" { // queued before deliveries had accounts
+		account, err := deploymentAccount(app, d.DeploymentID())
 		if err != nil {
 			return nil, err
 		}
-		rec.Set("account", account)
+		d.SetAccount(account)
 	}
-	rec.Set("status", DeliveryPending)
-	rec.Set("attempts", 0)
-	rec.Set("next_attempt_at", time.Now().UTC())
-	if err := app.Save(rec); err != nil {
+	d.SetStatus(DeliveryPending)
+	d.SetAttempts(0)
+	d.SetNextAttemptAt(time.Now().UTC())
+	if err := app.Save(d); err != nil {
 		return nil, fmt.Errorf("queue copy of delivery %s: %w", orig.Id, err)
 	}
-	return rec, nil
+	return d, nil
 }
 
 // newDelivery makes (unsaved) a pending delivery of payload to hook's
 // target for account, due at now; deploymentID may be empty (a
 // deployment.deleted delivery outlives its deployment).
-func newDelivery(app core.App, hook *core.Record, deploymentID, account, event, typ, payload string, now time.Time) (*core.Record, error) {
-	col, err := app.FindCachedCollectionByNameOrId(DeliveriesCollection)
+func newDelivery(app core.App, hook *Webhook, deploymentID, account, event, typ, payload string, now time.Time) (*Delivery, error) {
+	d, err := NewDelivery(app)
 	if err != nil {
-		return nil, fmt.Errorf("find %s collection: %w", DeliveriesCollection, err)
+		return nil, err
 	}
-	rec := core.NewRecord(col)
 	if deploymentID != "" {
-		rec.Set("deployment", deploymentID)
+		d.SetDeploymentID(deploymentID)
 	}
-	rec.Set("account", account)
-	rec.Set("webhook", hook.Id)
-	rec.Set("event", event)
-	rec.Set("url", hook.GetString("url"))
-	rec.Set("type", typ)
-	rec.Set("secret", hook.GetString("secret"))
-	rec.Set("payload", payload)
-	rec.Set("status", DeliveryPending)
-	rec.Set("attempts", 0)
-	rec.Set("next_attempt_at", now)
-	return rec, nil
+	d.SetAccount(account)
+	d.SetWebhookID(hook.Id)
+	d.SetEvent(event)
+	d.SetURL(hook.URL())
+	d.SetType(typ)
+	d.SetSecret(hook.Secret())
+	d.SetPayload(payload)
+	d.SetStatus(DeliveryPending)
+	d.SetAttempts(0)
+	d.SetNextAttemptAt(now)
+	return d, nil
 }
 
 // deploymentAccount is the owner of deployment id, the account its
 // deliveries are sent for ("" for an anonymous one).
 func deploymentAccount(app core.App, id string) (string, error) {
-	dep, err := app.FindRecordById(sites.DeploymentsCollection, id)
+	rec, err := app.FindRecordById(sites.DeploymentsCollection, id)
 	if err != nil {
 		return "", fmt.Errorf("find the owner of deployment %s: %w", id, err)
 	}
-	return dep.GetString("owner"), nil
+	return DeploymentOf(rec).OwnerID(), nil
 }
 
 // RecentDeliveries returns the latest limit deliveries of a webhook,
 // newest first.
-func RecentDeliveries(app core.App, webhookID string, limit int) ([]Delivery, error) {
-	recs, err := app.FindRecordsByFilter(DeliveriesCollection, "webhook = {:w}", "-created,-id", limit, 0,
-		dbx.Params{"w": webhookID})
-	if err != nil {
-		return nil, fmt.Errorf("find deliveries of webhook %s: %w", webhookID, err)
+func RecentDeliveries(app core.App, webhookID string, limit int) ([]*Delivery, error) {
+	var out []*Delivery
+	q := app.RecordQuery(DeliveriesCollection).AndWhere(dbx.HashExp{deliveryWebhook: webhookID}).
+		OrderBy(deliveryCreated+" DESC", "id DESC")
+	if limit > 0 {
+		q.Limit(int64(limit))
 	}
-	out := make([]Delivery, 0, len(recs))
-	for _, r := range recs {
-		d := Delivery{
-			ID: r.Id, Event: r.GetString("event"), Status: r.GetString("status"),
-			Attempts: r.GetInt("attempts"), LastStatus: r.GetInt("last_status"), LastError: r.GetString("last_error"),
-			Created: r.GetDateTime("created").Time(),
-		}
-		if d.Status == DeliveryPending {
-			d.NextAttemptAt = r.GetDateTime("next_attempt_at").Time()
-		}
-		out = append(out, d)
+	if err := q.All(&out); err != nil {
+		return nil, fmt.Errorf("find deliveries of webhook %s: %w", webhookID, err)
 	}
 	return out, nil
 }

@@ -22,7 +22,7 @@ func TestQueueTestIsDeliveredAndListed(t *testing.T) {
 	generic := mustWebhook(t, app, dep.Id, rc.URL+"/g", forms.WebhookGeneric, true, forms.EventSubmission)
 	slack := mustWebhook(t, app, dep.Id, rc.URL+"/s", forms.WebhookSlack, true, forms.EventDeploymentDeleted)
 	for _, hook := range []*core.Record{generic, slack} {
-		if _, err := forms.QueueTest(app, hook, ref); err != nil {
+		if _, err := forms.QueueTest(app, forms.WebhookOf(hook), ref); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -43,7 +43,7 @@ func TestQueueTestIsDeliveredAndListed(t *testing.T) {
 	if err != nil || len(log) != 1 {
 		t.Fatalf("log = %v, %v", log, err)
 	}
-	if d := log[0]; d.Event != forms.EventTest || d.Status != forms.DeliveryDelivered || d.Attempts != 1 || d.LastStatus != 204 {
+	if d := log[0]; d.Event() != forms.EventTest || d.Status() != forms.DeliveryDelivered || d.Attempts() != 1 || d.LastStatus() != 204 {
 		t.Fatalf("logged %+v", d)
 	}
 }
@@ -64,7 +64,7 @@ func TestRedeliver(t *testing.T) {
 	hook := mustWebhook(t, app, dep.Id, rc.URL, forms.WebhookGeneric, true)
 	mustEnqueue(t, app, ref, forms.EventSubmission, testSubmission(), 1)
 	orig := deliveries(t, app, "", nil)[0]
-	if _, err := forms.Redeliver(app, orig); !errors.Is(err, forms.ErrDeliveryPending) {
+	if _, err := forms.Redeliver(app, forms.DeliveryOf(orig)); !errors.Is(err, forms.ErrDeliveryPending) {
 		t.Fatalf("pending: %v", err)
 	}
 	d := loopbackDeliverer(app)
@@ -74,7 +74,7 @@ func TestRedeliver(t *testing.T) {
 	if orig.GetString("status") != forms.DeliveryFailed {
 		t.Fatalf("status %s", orig.GetString("status"))
 	}
-	cp, err := forms.Redeliver(app, orig)
+	cp, err := forms.Redeliver(app, forms.DeliveryOf(orig))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -82,11 +82,11 @@ func TestRedeliver(t *testing.T) {
 		t.Fatalf("copy %v", cp)
 	}
 	mustRunOnce(t, d, 1)
-	if len(rc.got()) != 2 || reload(t, app, cp).GetString("status") != forms.DeliveryDelivered {
-		t.Fatalf("copy not delivered: %d calls, %s", len(rc.got()), reload(t, app, cp).GetString("status"))
+	if len(rc.got()) != 2 || reload(t, app, cp.Record).GetString("status") != forms.DeliveryDelivered {
+		t.Fatalf("copy not delivered: %d calls, %s", len(rc.got()), reload(t, app, cp.Record).GetString("status"))
 	}
 	checkSigned(t, rc.got()[1], forms.EventSubmission)
-	if log, _ := forms.RecentDeliveries(app, hook.Id, 1); len(log) != 1 || log[0].ID != cp.Id {
+	if log, _ := forms.RecentDeliveries(app, hook.Id, 1); len(log) != 1 || log[0].Id != cp.Id {
 		t.Fatalf("newest first: %v", log)
 	}
 	if err := app.Delete(hook); err != nil {
@@ -95,7 +95,7 @@ func TestRedeliver(t *testing.T) {
 	if n, err := app.CountRecords(forms.DeliveriesCollection, dbx.HashExp{"status": forms.DeliveryPending}); err != nil || n != 0 {
 		t.Fatalf("%d pending, %v", n, err)
 	}
-	if _, err := forms.Redeliver(app, reload(t, app, cp)); !errors.Is(err, forms.ErrWebhookGone) {
+	if _, err := forms.Redeliver(app, forms.DeliveryOf(reload(t, app, cp.Record))); !errors.Is(err, forms.ErrWebhookGone) {
 		t.Fatalf("webhook deleted: %v", err)
 	}
 }

@@ -427,8 +427,8 @@ func (d *Deliverer) lanes() ([]lane, error) {
 		Account string `db:"account"`
 		Due     string `db:"due"`
 	}
-	err := d.App.DB().Select("account", "MIN(next_attempt_at) AS due").From(DeliveriesCollection).
-		Where(dbx.HashExp{"status": DeliveryPending}).GroupBy("account").All(&rows)
+	err := d.App.DB().Select(deliveryAccount+" AS account", "MIN("+deliveryNextAttemptAt+") AS due").From(DeliveriesCollection).
+		Where(dbx.HashExp{deliveryStatus: DeliveryPending}).GroupBy(deliveryAccount).All(&rows)
 	if err != nil {
 		return nil, fmt.Errorf("find accounts with pending webhook deliveries: %w", err)
 	}
@@ -458,7 +458,7 @@ func (d *Deliverer) nextDue(account string, now time.Time, seen map[string]bool,
 		counts = append(counts, n)
 	}
 	slices.Sort(counts)
-	if id, url, err = d.oldestDue(account, now, seen, sending, dbx.NotIn("url", urls...)); id != "" || err != nil {
+	if id, url, err = d.oldestDue(account, now, seen, sending, dbx.NotIn(deliveryURL, urls...)); id != "" || err != nil {
 		return id, url, err
 	}
 	for _, n := range slices.Compact(counts) {
@@ -468,7 +468,7 @@ func (d *Deliverer) nextDue(account string, now time.Time, seen map[string]bool,
 				level = append(level, u)
 			}
 		}
-		if id, url, err = d.oldestDue(account, now, seen, sending, dbx.In("url", level...)); id != "" || err != nil {
+		if id, url, err = d.oldestDue(account, now, seen, sending, dbx.In(deliveryURL, level...)); id != "" || err != nil {
 			return id, url, err
 		}
 	}
@@ -484,11 +484,11 @@ func (d *Deliverer) oldestDue(account string, now time.Time, seen map[string]boo
 			ID  string `db:"id"`
 			URL string `db:"url"`
 		}
-		err := d.App.DB().Select("id", "url").From(DeliveriesCollection).
-			Where(dbx.HashExp{"status": DeliveryPending, "account": account}).
-			AndWhere(dbx.NewExp("next_attempt_at <= {:now}", dbx.Params{"now": sites.DBTime(now)})).
+		err := d.App.DB().Select("id", deliveryURL+" AS url").From(DeliveriesCollection).
+			Where(dbx.HashExp{deliveryStatus: DeliveryPending, deliveryAccount: account}).
+			AndWhere(dbx.NewExp("[["+deliveryNextAttemptAt+"]] <= {:now}", dbx.Params{"now": sites.DBTime(now)})).
 			AndWhere(dbx.NotIn("id", sending...)).AndWhere(where).
-			OrderBy("next_attempt_at", "created", "id").Limit(deliveryBatch).Offset(offset).All(&rows)
+			OrderBy(deliveryNextAttemptAt, deliveryCreated, "id").Limit(deliveryBatch).Offset(offset).All(&rows)
 		if err != nil {
 			return "", "", fmt.Errorf("find due webhook deliveries of account %q: %w", account, err)
 		}
@@ -506,24 +506,24 @@ func (d *Deliverer) oldestDue(account string, now time.Time, seen map[string]boo
 // deliver makes one attempt at the delivery id and records its outcome.
 // sent reports whether a request was made (and its outcome recorded).
 func (d *Deliverer) deliver(ctx context.Context, client *http.Client, id string) (sent bool, err error) {
-	rec, err := d.App.FindRecordById(DeliveriesCollection, id)
+	rec, err := findDelivery(d.App, id)
 	if errors.Is(err, sql.ErrNoRows) {
 		return false, nil // deleted meanwhile, with its deployment or webhook
 	}
 	if err != nil {
 		return false, fmt.Errorf("read delivery %s: %w", id, err)
 	}
-	if rec.GetString("status") != DeliveryPending {
+	if rec.Status() != DeliveryPending {
 		return false, nil
 	}
-	if next := rec.GetDateTime("next_attempt_at"); !next.IsZero() && next.Time().After(d.now()) {
+	if next := rec.NextAttemptAt(); !next.IsZero() && next.After(d.now()) {
 		return false, nil
 	}
 	if reason, err := d.webhookGone(rec); err != nil {
 		return false, err
 	} else if reason != "" {
-		rec.Set("status", DeliveryFailed)
-		rec.Set("last_error", reason)
+		rec.SetStatus(DeliveryFailed)
+		rec.SetLastError(reason)
 		if err := d.App.Save(rec); err != nil {
 			return false, fmt.Errorf("save delivery %s: %w", id, err)
 		}
@@ -538,27 +538,27 @@ func (d *Deliverer) deliver(ctx context.Context, client *http.Client, id string)
 
 	// Record the outcome on a fresh copy: a cascade may have removed the
 	// row or unset its webhook while the request was in flight.
-	rec, err = d.App.FindRecordById(DeliveriesCollection, id)
+	rec, err = findDelivery(d.App, id)
 	if errors.Is(err, sql.ErrNoRows) {
 		return true, nil
 	}
 	if err != nil {
 		return true, fmt.Errorf("read delivery %s: %w", id, err)
 	}
-	attempts := rec.GetInt("attempts") + 1
-	rec.Set("attempts", attempts)
-	rec.Set("last_status", status)
+	attempts := rec.Attempts() + 1
+	rec.SetAttempts(attempts)
+	rec.SetLastStatus(status)
 	if sendErr == nil {
-		rec.Set("status", DeliveryDelivered)
-		rec.Set("last_error", "")
+		rec.SetStatus(DeliveryDelivered)
+		rec.SetLastError("")
 	} else {
-		rec.Set("last_error", truncateRunes(sendErr.Error(), maxLastError))
+		rec.SetLastError(truncateRunes(sendErr.Error(), maxLastError))
 		if attempts >= d.maxAttempts() {
-			rec.Set("status", DeliveryFailed)
-			d.App.Logger().Warn("webhook delivery failed for good", "delivery", id, "webhook", rec.GetString("webhook"),
+			rec.SetStatus(DeliveryFailed)
+			d.App.Logger().Warn("webhook delivery failed for good", "delivery", id, "webhook", rec.WebhookID(),
 				"attempts", attempts, "error", sendErr)
 		} else {
-			rec.Set("next_attempt_at", now.Add(d.backoff(attempts)))
+			rec.SetNextAttemptAt(now.Add(d.backoff(attempts)))
 		}
 	}
 	if err := d.App.Save(rec); err != nil {
@@ -571,22 +571,23 @@ func (d *Deliverer) deliver(ctx context.Context, client *http.Client, id string)
 // was deleted or deactivated since it was queued, or "". A
 // deployment.deleted delivery is sent regardless: its webhook goes with
 // the deployment.
-func (d *Deliverer) webhookGone(rec *core.Record) (string, error) {
-	if rec.GetString("event") == EventDeploymentDeleted {
+func (d *Deliverer) webhookGone(rec *Delivery) (string, error) {
+	if rec.Event() == EventDeploymentDeleted {
 		return "", nil
 	}
-	hookID := rec.GetString("webhook")
+	hookID := rec.WebhookID()
 	if hookID == "" {
 		return "webhook was deleted", nil
 	}
-	hook, err := d.App.FindRecordById(WebhooksCollection, hookID)
+	hook := &Webhook{}
+	err := d.App.RecordQuery(WebhooksCollection).AndWhere(dbx.HashExp{"id": hookID}).Limit(1).One(hook)
 	if errors.Is(err, sql.ErrNoRows) {
 		return "webhook was deleted", nil
 	}
 	if err != nil {
 		return "", fmt.Errorf("read webhook %s: %w", hookID, err)
 	}
-	if !hook.GetBool("active") {
+	if !hook.Active() {
 		return "webhook is inactive", nil
 	}
 	return "", nil
@@ -594,23 +595,23 @@ func (d *Deliverer) webhookGone(rec *core.Record) (string, error) {
 
 // send POSTs the delivery and returns the answer's status (0 without an
 // answer) and nil for a 2xx, else the reason it failed.
-func (d *Deliverer) send(ctx context.Context, client *http.Client, rec *core.Record, now time.Time) (int, error) {
-	body := []byte(rec.GetString("payload"))
-	if rec.GetString("type") != WebhookSlack {
+func (d *Deliverer) send(ctx context.Context, client *http.Client, rec *Delivery, now time.Time) (int, error) {
+	body := []byte(rec.Payload())
+	if rec.Type() != WebhookSlack {
 		var err error
 		if body, err = addSentAt(body, now); err != nil {
 			return 0, err
 		}
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, rec.GetString("url"), bytes.NewReader(body))
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, rec.URL(), bytes.NewReader(body))
 	if err != nil {
 		return 0, fmt.Errorf("build request: %w", err)
 	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("User-Agent", webhookUserAgent)
-	req.Header.Set(HeaderWebhookEvent, rec.GetString("event"))
+	req.Header.Set(HeaderWebhookEvent, rec.Event())
 	req.Header.Set(HeaderWebhookDelivery, rec.Id)
-	req.Header.Set(HeaderWebhookSignature, SignWebhook(rec.GetString("secret"), body))
+	req.Header.Set(HeaderWebhookSignature, SignWebhook(rec.Secret(), body))
 
 	resp, err := client.Do(req)
 	if err != nil {

@@ -102,7 +102,7 @@ func fairnessFixture(t *testing.T) (core.App, *arrivals) {
 	aliceHook := mustWebhook(t, app, aliceDep.Id, hang.URL, forms.WebhookGeneric, true)
 	mustWebhook(t, app, bobDep.Id, fast.URL, forms.WebhookGeneric, true, forms.EventSubmission)
 	for range 16 {
-		if _, err := forms.QueueTest(app, aliceHook, aliceRef); err != nil {
+		if _, err := forms.QueueTest(app, forms.WebhookOf(aliceHook), aliceRef); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -280,7 +280,7 @@ func startRun(t *testing.T, d *forms.Deliverer) {
 func queueTests(t *testing.T, app core.App, hook *core.Record, ref forms.DeploymentRef, n int) {
 	t.Helper()
 	for range n {
-		if _, err := forms.QueueTest(app, hook, ref); err != nil {
+		if _, err := forms.QueueTest(app, forms.WebhookOf(hook), ref); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -1,10 +1,24 @@
 // Package forms holds what a deployment's visitors send and where it goes:
-// the submissions, webhooks and deliveries collections, webhook payloads
-// (generic and Slack) and their signature, the Deliverer that sends queued
-// deliveries with retries, the dashboard's test sends, redeliveries and
-// delivery log, and the SSRF guard that every webhook URL passes
-// when it is saved and again when it is dialled. The routes, the
-// notification mails and the record hooks that queue events are in hooks.
+// the submissions, webhooks and deliveries collections behind typed record
+// models (Submission, Webhook, Delivery, and forms' view of a Deployment:
+// core.BaseRecordProxy with typed getters, each field name written once,
+// in its *_model.go file) and their queries; storing a submission with its
+// webhook deliveries (Submit); the CSV export (CSVExport); the query of the
+// notification mails that are due (FindDueNotifications, FindNotification);
+// webhook payloads (generic and Slack) and their signature; the Deliverer
+// that sends queued deliveries with retries; the dashboard's test sends,
+// redeliveries and delivery log; and the SSRF guard that every webhook URL
+// passes when it is saved and again when it is dialled.
+//
+// Refusals are domain errors (*WebhookError, ErrSubmissionNotFound,
+// ErrWebhookNotFound, ErrDeliveryNotFound, ErrDeliveryPending,
+// ErrWebhookGone), never HTTP statuses. The routes, the rendering and
+// sending of the notification mails, and the record hooks that queue
+// deployment events are in hooks. A form post, from the handler:
+//
+//	dep, err := forms.FindAcceptingDeployment(app, id) // sites.ErrNotFound if closed
+//	sub, err := forms.Submit(app, dep.Ref(siteURL), data, order)
+//	deliverer.Wake()
 package forms
 
 // Collections of form submissions and webhooks.

@@ -114,8 +114,10 @@ func EnqueueWebhooks(app core.App, deploymentID string, event string, dep Deploy
 	if !slices.Contains(WebhookEvents, event) {
 		return 0, fmt.Errorf("queue webhooks: unknown event %q", event)
 	}
-	hooks, err := app.FindRecordsByFilter(WebhooksCollection, "deployment = {:d} && active = true", "created,id", 0, 0,
-		dbx.Params{"d": deploymentID})
+	var hooks []*Webhook
+	err := app.RecordQuery(WebhooksCollection).
+		AndWhere(dbx.HashExp{webhookDeployment: deploymentID, webhookActive: true}).
+		OrderBy(webhookCreated+" ASC", "id ASC").All(&hooks)
 	if err != nil {
 		return 0, fmt.Errorf("find webhooks of %s: %w", deploymentID, err)
 	}
@@ -124,7 +126,7 @@ func EnqueueWebhooks(app core.App, deploymentID string, event string, dep Deploy
 	n := 0
 	account, looked := "", false
 	for _, h := range hooks {
-		if !slices.Contains(h.GetStringSlice("events"), event) {
+		if !slices.Contains(h.Events(), event) {
 			continue
 		}
 		if !looked {
@@ -133,10 +135,7 @@ func EnqueueWebhooks(app core.App, deploymentID string, event string, dep Deploy
 			}
 			looked = true
 		}
-		typ := h.GetString("type")
-		if typ != WebhookSlack {
-			typ = WebhookGeneric
-		}
+		typ := h.PayloadType()
 		payload, ok := payloads[typ]
 		if !ok {
 			if payload, err = webhookPayload(typ, event, dep, sub); err != nil {
@@ -148,11 +147,11 @@ func EnqueueWebhooks(app core.App, deploymentID string, event string, dep Deploy
 		if event == EventDeploymentDeleted {
 			depID = "" // its deliveries outlive the deployment
 		}
-		rec, err := newDelivery(app, h, depID, account, event, typ, payload, now)
+		d, err := newDelivery(app, h, depID, account, event, typ, payload, now)
 		if err != nil {
 			return n, err
 		}
-		if err := app.Save(rec); err != nil {
+		if err := app.Save(d); err != nil {
 			return n, fmt.Errorf("queue %s delivery for webhook %s: %w", event, h.Id, err)
 		}
 		n++

@@ -1,0 +1,109 @@
+package forms
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/pocketbase/dbx"
+	"github.com/pocketbase/pocketbase/core"
+
+	"sitedrop/sites"
+)
+
+// Fields of the deployments collection that forms reads and writes: the
+// two that name a deployment and its owner, its status, and its e-mail
+// notification settings, which are forms' own. The collection is sites';
+// when sites has a typed Deployment, this view builds on it.
+const (
+	deploymentSlug          = "slug"
+	deploymentOwner         = "owner"
+	deploymentStatus        = "status"
+	deploymentNotifyEmail   = "notify_email"
+	deploymentNotifiedUntil = "notified_until"
+	deploymentLastMailAt    = "last_mail_at"
+)
+
+var _ core.RecordProxy = (*Deployment)(nil)
+
+// Deployment is a deployments record as forms sees it: the site its
+// visitors' forms post to, and its owner's e-mail notification settings.
+type Deployment struct {
+	core.BaseRecordProxy
+}
+
+// DeploymentOf is rec, a deployments record, seen by forms.
+func DeploymentOf(rec *core.Record) *Deployment {
+	d := &Deployment{}
+	d.SetProxyRecord(rec)
+	return d
+}
+
+// Slug returns the "slug" field: the deployment's name in its host.
+func (d *Deployment) Slug() string { return d.GetString(deploymentSlug) }
+
+// OwnerID returns the "owner" field: the owning account's id, "" for an
+// anonymous deployment.
+func (d *Deployment) OwnerID() string { return d.GetString(deploymentOwner) }
+
+// NotifyEmail returns the "notify_email" field: whether the owner is
+// mailed about new submissions.
+func (d *Deployment) NotifyEmail() bool { return d.GetBool(deploymentNotifyEmail) }
+
+// NotifiedUntil returns the "notified_until" field: submissions created
+// after it are not mailed yet.
+func (d *Deployment) NotifiedUntil() time.Time { return d.GetDateTime(deploymentNotifiedUntil).Time() }
+
+// Accepting reports whether the deployment's forms take submissions at
+// now: it is active and not expired.
+func (d *Deployment) Accepting(now time.Time) bool {
+	return d.GetString(deploymentStatus) == sites.StatusActive && !sites.IsExpired(d.Record, now)
+}
+
+// Ref is the deployment as webhooks name it, with siteURL its live URL.
+func (d *Deployment) Ref(siteURL string) DeploymentRef {
+	return DeploymentRef{ID: d.Id, Slug: d.Slug(), URL: siteURL}
+}
+
+// FindAcceptingDeployment returns the deployment id if its forms take
+// submissions now (Accepting), else an error that is sites.ErrNotFound.
+func FindAcceptingDeployment(app core.App, id string) (*Deployment, error) {
+	rec, err := app.FindRecordById(sites.DeploymentsCollection, id)
+	if err != nil {
+		return nil, fmt.Errorf("deployment %q: %w", id, errors.Join(sites.ErrNotFound, err))
+	}
+	d := DeploymentOf(rec)
+	if !d.Accepting(time.Now()) {
+		return nil, fmt.Errorf("deployment %q takes no submissions: %w", id, sites.ErrNotFound)
+	}
+	return d, nil
+}
+
+// SetNotifyEmail turns the deployment's notification mails on or off and
+// saves it; when turned on, only submissions from now on are mailed.
+func SetNotifyEmail(app core.App, d *Deployment, on bool) error {
+	if on && !d.NotifyEmail() {
+		d.Set(deploymentNotifiedUntil, notifyFrom())
+	}
+	d.Set(deploymentNotifyEmail, on)
+	if err := app.Save(d); err != nil {
+		return fmt.Errorf("save the notification setting of %s: %w", d.Id, err)
+	}
+	return nil
+}
+
+// notifyFrom is the notified_until of a deployment whose notifications are
+// turned on now: submissions from this millisecond on are mailed (a
+// submission in the same millisecond as the switch is not lost).
+func notifyFrom() time.Time { return time.Now().UTC().Add(-time.Millisecond) }
+
+// markMailed writes only the given pacing fields of a deployment: a
+// whole-record save could undo a deploy or a setting made while the mail
+// was sent.
+func markMailed(app core.App, id string, cols dbx.Params) error {
+	_, err := app.NonconcurrentDB().Update(sites.DeploymentsCollection, cols, dbx.HashExp{"id": id}).Execute()
+	if err != nil {
+		return fmt.Errorf("record notification mail of %s: %w", id, err)
+	}
+	return nil
+}
