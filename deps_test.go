@@ -41,15 +41,16 @@ import (
 // commit. The "!<" rules at the end are the architecture's own rules:
 // they are not to be removed.
 var depsRules = `
+	# The wire: the JSON bodies of the HTTP API, once. The server, the
+	# client and the API's description (hooks' drift test) share it, so
+	# it stands below all of them and imports nothing of ours.
+	NONE < sitedrop/sites/wire;
+
 	# The bottom layer: packages that import nothing of the module.
-	#   sites/rules        a site's _redirects and _headers: parsed from
-	#                      untrusted files, fuzzed on its own.
 	#   sites/store        the blob store interface every backend meets.
 	#   sites/ratelimit,   counters the serving path feeds; they know
 	#   sites/analytics    nothing of what they count.
 	#   sites/accounts     keys, codes and sessions, on PocketBase alone.
-	#   sites/client       the HTTP API seen from outside: it shares only
-	#                      the wire with the server.
 	#   ui                 components render the props they are given;
 	#                      they never fetch what they show.
 	#   migrations         schema changes, run by PocketBase's runner: they
@@ -60,18 +61,27 @@ var depsRules = `
 	#   sites/safetext     text from elsewhere made safe for a terminal or
 	#                      a log: it trusts nothing, so it needs nothing.
 	NONE
-	< sitedrop/sites/rules,
-	  sitedrop/sites/store,
+	< sitedrop/sites/store,
 	  sitedrop/sites/ratelimit,
 	  sitedrop/sites/analytics,
 	  sitedrop/sites/accounts,
-	  sitedrop/sites/client,
 	  sitedrop/ui,
 	  sitedrop/migrations,
 	  sitedrop/bench/deploybench,
 	  sitedrop/bench/genfiles,
 	  sitedrop/sites/store/s3store/s3test,
 	  sitedrop/sites/safetext;
+
+	# On the wire alone:
+	#   sites/rules        a site's _redirects and _headers: parsed from
+	#                      untrusted files, fuzzed on its own; the
+	#                      warnings it finds are the wire's, which a
+	#                      deploy's answer carries as they are.
+	#   sites/client       the HTTP API seen from outside: it shares only
+	#                      the wire with the server.
+	sitedrop/sites/wire
+	< sitedrop/sites/rules,
+	  sitedrop/sites/client;
 
 	# Other stores implement sites/store's BlobStore, and its contract
 	# test (storetest) runs against each of them.
@@ -177,6 +187,10 @@ var depsRules = `
 	# run a query or a rule of its own.
 	sitedrop/... !< sitedrop/ui;
 
+	# The wire imports nothing of ours: every side of the API can use it,
+	# and no rule or query can hide in a JSON body.
+	sitedrop/... !< sitedrop/sites/wire;
+
 	# The client program talks to a server over HTTP: it never links the
 	# server's bindings.
 	sitedrop/hooks !< sitedrop/hooks/cli;
@@ -212,6 +226,7 @@ var pocketBaseImporters = map[string]string{
 var stdlibOnly = map[string]string{
 	"sitedrop/sites/analytics": "it counts every answer of the site server, replicas included (which have no database), from untrusted headers and paths: the store of its counts is sites/analytics/statsdb's",
 	"sitedrop/sites/rules":     "it parses untrusted files on every deploy and is fuzzed on its own: every line it runs is in this repository or Go's",
+	"sitedrop/sites/wire":      "the API's JSON bodies: a client of the API links them without any dependency of the server's",
 }
 
 // TestDependencies holds every package of the module to depsRules,

@@ -12,6 +12,7 @@ import (
 
 	"sitedrop/sites"
 	"sitedrop/sites/store"
+	"sitedrop/sites/wire"
 )
 
 // maxMissingHashes bounds one POST /blobs/missing, or --max-files when
@@ -43,11 +44,6 @@ func bindBlobsAPI(sd *sitedrop, se *core.ServeEvent) {
 	})
 }
 
-// missingRequest is the body of POST /blobs/missing.
-type missingRequest struct {
-	Hashes []string `json:"hashes"`
-}
-
 // blobsMissing is POST /blobs/missing {"hashes": [...]}: the hashes the
 // server does not have, in the order given, each once. Asking does not
 // refresh anything: content nothing references may still be collected
@@ -59,7 +55,7 @@ func (sd *sitedrop) blobsMissing(e *core.RequestEvent) error {
 		return err
 	}
 	limit := max(maxMissingHashes, sd.cfg.MaxFiles)
-	var req missingRequest
+	var req wire.MissingRequest
 	if err := sd.readJSON(e, int64(limit)*70+1024, &req); err != nil {
 		return err
 	}
@@ -85,7 +81,7 @@ func (sd *sitedrop) blobsMissing(e *core.RequestEvent) error {
 	if err != nil {
 		return err
 	}
-	return e.JSON(http.StatusOK, map[string]any{"missing": missing})
+	return e.JSON(http.StatusOK, wire.Missing{Missing: missing})
 }
 
 // On an S3 store, where every question about a blob is a request, one

@@ -9,8 +9,7 @@ import (
 	"github.com/pocketbase/pocketbase/core"
 
 	"sitedrop/sites"
-	"sitedrop/sites/report"
-	"sitedrop/sites/rules"
+	"sitedrop/sites/wire"
 )
 
 // claimBodyLimit bounds the small JSON body of a claim.
@@ -170,20 +169,20 @@ func (sd *sitedrop) deployCreate(e *core.RequestEvent) error {
 	}
 	rec := created.Record
 	slug := rec.GetString("slug")
-	ref := deployRef{ID: rec.Id, Slug: slug, URL: sd.siteURL(slug)}
-	rep := deployReport(ctx, rec, p.Upload.Files, redirects, warnings)
-	if user != nil {
-		return e.JSON(http.StatusOK, deployAnswer{deployRef: ref, ShareURL: sd.shareURL(rec), Warnings: warnings, Report: rep})
+	ans := wire.DeployAnswer{
+		DeployRef: wire.DeployRef{ID: rec.Id, Slug: slug, URL: sd.siteURL(slug)},
+		ShareURL:  sd.shareURL(rec),
+		Warnings:  warnings,
+		Report:    deployReport(ctx, rec, p.Upload.Files, redirects, warnings),
 	}
-	return e.JSON(http.StatusOK, anonDeployAnswer{
-		deployRef:  ref,
-		ClaimToken: created.ClaimToken,
-		ClaimURL:   sd.claimURL(slug, created.ClaimToken),
-		ExpiresAt:  timestamp(rec.GetDateTime("expires_at").Time()),
-		ShareURL:   sd.shareURL(rec),
-		Warnings:   warnings,
-		Report:     rep,
-	})
+	if user == nil {
+		ans.Claim = &wire.Claim{
+			ClaimToken: created.ClaimToken,
+			ClaimURL:   sd.claimURL(slug, created.ClaimToken),
+			ExpiresAt:  timestamp(rec.GetDateTime("expires_at").Time()),
+		}
+	}
+	return e.JSON(http.StatusOK, ans)
 }
 
 // deployView is GET /deploy/:id.
@@ -197,7 +196,7 @@ func (sd *sitedrop) deployView(e *core.RequestEvent) error {
 		desc = &d
 	}
 	slug := rec.GetString("slug")
-	return e.JSON(http.StatusOK, deployStatus{
+	return e.JSON(http.StatusOK, wire.DeployStatus{
 		ID:          rec.Id,
 		Slug:        slug,
 		URL:         sd.siteURL(slug),
@@ -265,8 +264,8 @@ func (sd *sitedrop) deployUpdate(e *core.RequestEvent) error {
 		return overWorkBudget(e, ctx, limit, err)
 	}
 	slug := rec.GetString("slug")
-	return e.JSON(http.StatusOK, deployAnswer{
-		deployRef: deployRef{ID: rec.Id, Slug: slug, URL: sd.siteURL(slug)},
+	return e.JSON(http.StatusOK, wire.DeployAnswer{
+		DeployRef: wire.DeployRef{ID: rec.Id, Slug: slug, URL: sd.siteURL(slug)},
 		ShareURL:  sd.shareURL(rec),
 		Warnings:  warnings,
 		Report:    deployReport(ctx, rec, up.Files, redirects, warnings),
@@ -282,9 +281,9 @@ func (sd *sitedrop) deployDelete(e *core.RequestEvent) error {
 	if err := sd.svc.Delete(rec); err != nil {
 		return err
 	}
-	return e.JSON(http.StatusOK, map[string]string{
-		"id":      rec.Id,
-		"message": "Deployment " + rec.GetString("slug") + " deleted",
+	return e.JSON(http.StatusOK, wire.IDMessage{
+		ID:      rec.Id,
+		Message: "Deployment " + rec.GetString("slug") + " deleted",
 	})
 }
 
@@ -298,10 +297,10 @@ func (sd *sitedrop) deploysList(e *core.RequestEvent) error {
 	if err != nil {
 		return err
 	}
-	out := make([]deploySummary, 0, len(recs))
+	out := make([]wire.DeploySummary, 0, len(recs))
 	for _, rec := range recs {
 		slug := rec.GetString("slug")
-		out = append(out, deploySummary{
+		out = append(out, wire.DeploySummary{
 			ID:        rec.Id,
 			Slug:      slug,
 			URL:       sd.siteURL(slug),
@@ -309,7 +308,7 @@ func (sd *sitedrop) deploysList(e *core.RequestEvent) error {
 			UpdatedAt: timestamp(rec.GetDateTime("updated").Time()),
 		})
 	}
-	return e.JSON(http.StatusOK, map[string]any{"deployments": out})
+	return e.JSON(http.StatusOK, wire.DeploymentList{Deployments: out})
 }
 
 // deployClaim is POST /deploy/claim.
@@ -318,7 +317,7 @@ func (sd *sitedrop) deployClaim(e *core.RequestEvent) error {
 	if err != nil {
 		return err
 	}
-	var req claimRequest
+	var req wire.ClaimRequest
 	if err := sd.readJSON(e, claimBodyLimit, &req); err != nil {
 		return err
 	}
@@ -333,61 +332,7 @@ func (sd *sitedrop) deployClaim(e *core.RequestEvent) error {
 		return err
 	}
 	slug := rec.GetString("slug")
-	return e.JSON(http.StatusOK, deployRef{ID: rec.Id, Slug: slug, URL: sd.siteURL(slug)})
-}
-
-// deployRef is the short answer of claim, and the start of the others.
-type deployRef struct {
-	ID   string `json:"id"`
-	Slug string `json:"slug"`
-	URL  string `json:"url"`
-}
-
-// deployAnswer is the answer of a create or an update with a key: the
-// deployment, the lines of its _redirects and _headers that are not
-// applied (always a list, empty when all apply), and its quality report.
-type deployAnswer struct {
-	deployRef
-	// ShareURL is the share link of a site whose link is on.
-	ShareURL string          `json:"share_url,omitempty"`
-	Warnings []rules.Warning `json:"warnings"`
-	Report   report.Report   `json:"report"`
-}
-
-// anonDeployAnswer is the answer of an anonymous create.
-type anonDeployAnswer struct {
-	deployRef
-	ClaimToken string          `json:"claim_token"`
-	ClaimURL   string          `json:"claim_url"`
-	ExpiresAt  string          `json:"expires_at"`
-	ShareURL   string          `json:"share_url,omitempty"`
-	Warnings   []rules.Warning `json:"warnings"`
-	Report     report.Report   `json:"report"`
-}
-
-// deployStatus is the answer of GET /deploy/:id.
-type deployStatus struct {
-	ID          string  `json:"id"`
-	Slug        string  `json:"slug"`
-	URL         string  `json:"url"`
-	Status      string  `json:"status"`
-	StorageType string  `json:"storage_type"`
-	IsSPA       bool    `json:"is_spa"`
-	Title       string  `json:"title"`
-	Description *string `json:"description"`
-	Favicon     string  `json:"favicon"`
-	Protected   bool    `json:"protected"`
-	CreatedAt   string  `json:"created_at"`
-	UpdatedAt   string  `json:"updated_at"`
-}
-
-// deploySummary is one entry of GET /deploys.
-type deploySummary struct {
-	ID        string `json:"id"`
-	Slug      string `json:"slug"`
-	URL       string `json:"url"`
-	Title     string `json:"title"`
-	UpdatedAt string `json:"updated_at"`
+	return e.JSON(http.StatusOK, wire.DeployRef{ID: rec.Id, Slug: slug, URL: sd.siteURL(slug)})
 }
 
 // timestamp formats t as RFC 3339 in UTC with a Z.

@@ -41,12 +41,6 @@ type deployRequest struct {
 	Protect  protectField  `json:"protect"`
 }
 
-// claimRequest is the body of POST /deploy/claim.
-type claimRequest struct {
-	Slug       *string `json:"slug"`
-	ClaimToken *string `json:"claim_token"`
-}
-
 // readJSON decodes the request body, at most limit bytes, into dst. The
 // body is read as deploy bodies are (guardBody: the minimum rate after the
 // grace, each byte held of the memory budget as it comes, until it is

@@ -1,12 +1,24 @@
 package hooks
 
 import (
+	"encoding/json"
+	"fmt"
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"maps"
+	"path/filepath"
 	"reflect"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
+	"github.com/getkin/kin-openapi/openapi3"
 	"github.com/pocketbase/pocketbase/apis"
 	"github.com/pocketbase/pocketbase/core"
+
+	"sitedrop/sites/wire"
 )
 
 // notInOpenAPI are the routes sitedrop registers that are not part of the
@@ -131,4 +143,326 @@ func TestOpenAPIDrift(t *testing.T) {
 	if !registered["POST /deploy"] {
 		t.Error("POST /deploy not seen: the walk misses routes")
 	}
+}
+
+// wireBodies pairs the bodies of sitedrop/sites/wire with where
+// openapi.json describes them: a component schema's name, or "METHOD
+// /path STATUS" for an answer described inline, or "METHOD /path body"
+// for a request's body. A value is the body as it is sent: an embedded
+// nil pointer is left out, as encoding/json leaves it out (a keyed
+// deploy's answer has no Claim).
+var wireBodies = []struct {
+	v      any
+	where  string
+	answer bool // sent by the server: a pointer field may be null
+}{
+	{wire.DeployRef{}, "DeployRef", true},
+	{wire.DeployAnswer{}, "DeployAnswer", true},
+	{wire.DeployAnswer{Claim: &wire.Claim{}}, "AnonDeployAnswer", true},
+	{wire.DeployStatus{}, "DeployStatus", true},
+	{wire.DeploySummary{}, "DeploySummary", true},
+	{wire.DeploymentList{}, "GET /deploys 200", true},
+	{wire.IDMessage{}, "IDMessage", true},
+	{wire.ClaimRequest{}, "POST /deploy/claim body", false},
+	{wire.Version{}, "Version", true},
+	{wire.VersionList{}, "GET /deploy/{id}/versions 200", true},
+	{wire.RollbackRequest{}, "POST /deploy/{id}/rollback body", false},
+	{wire.Rollback{}, "POST /deploy/{id}/rollback 200", true},
+	{wire.MissingRequest{}, "POST /blobs/missing body", false},
+	{wire.Missing{}, "POST /blobs/missing 200", true},
+	{wire.Warning{}, "Warning", true},
+	{wire.Report{}, "Report", true},
+}
+
+// TestOpenAPIWireTypes: openapi.json describes each body of
+// sitedrop/sites/wire field for field, as encoding/json writes it: the
+// same property names, a property required exactly when its field is
+// always sent (no omitempty), a JSON type the Go type encodes to, and
+// the same again inside arrays and nested objects. Every type of the
+// package is checked, directly or inside another.
+func TestOpenAPIWireTypes(t *testing.T) {
+	doc, _ := loadOpenAPI(t)
+	visited := map[string]bool{}
+	visit := func(typ reflect.Type) {
+		if typ.PkgPath() == "sitedrop/sites/wire" {
+			visited[typ.Name()] = true
+		}
+	}
+	for _, b := range wireBodies {
+		s, err := describedSchema(doc, b.where)
+		if err != nil {
+			t.Errorf("%T: %v", b.v, err)
+			continue
+		}
+		for _, msg := range wireDrift(b.where, reflect.ValueOf(b.v), s, b.answer, visit) {
+			t.Errorf("%T against openapi.json's %s", b.v, msg)
+		}
+	}
+	names, err := exportedTypes("../sites/wire")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(names) == 0 {
+		t.Fatal("no types found in sites/wire: the walk is broken")
+	}
+	for _, name := range names {
+		if !visited[name] {
+			t.Errorf("wire.%s is not checked against openapi.json: add the body it is (or holds it) to wireBodies", name)
+		}
+	}
+}
+
+// TestWireDriftRefuses: wireDrift finds each way a Go type and a schema
+// can disagree.
+func TestWireDriftRefuses(t *testing.T) {
+	type inner struct {
+		N int `json:"n"`
+	}
+	type Embedded struct {
+		E string `json:"e"`
+	}
+	type body struct {
+		*Embedded
+		A string   `json:"a"`
+		B *string  `json:"b"`
+		C []inner  `json:"c"`
+		D bool     `json:"d,omitempty"`
+		X string   `json:"-"`
+		L []string `json:"l"`
+	}
+	const ok = `{"type": "object", "required": ["a", "b", "c", "l"], "properties": {
+		"a": {"type": "string"}, "b": {"type": ["string", "null"]},
+		"c": {"type": "array", "items": {"type": "object", "required": ["n"], "properties": {"n": {"type": "integer"}}}},
+		"d": {"type": "boolean"}, "l": {"type": "array", "items": {"type": "string"}}}}`
+	tests := []struct {
+		name   string
+		v      any
+		schema string
+		answer bool
+		want   string // in the one message; "" for none
+	}{
+		{"agree", body{}, ok, true, ""},
+		{"a request's pointer needs no null", body{}, strings.Replace(ok, `["string", "null"]`, `"string"`, 1), false, ""},
+		{"property missing", body{}, strings.Replace(ok, `"a": {"type": "string"}, `, "", 1), true, `X: field "a" (json:"a") is not a property`},
+		{"property extra", body{}, strings.Replace(ok, `"d": {"type": "boolean"}`, `"d": {"type": "boolean"}, "z": {"type": "string"}`, 1), true, `X: property "z" is no field`},
+		{"wrong type", body{}, strings.Replace(ok, `"a": {"type": "string"}`, `"a": {"type": "integer"}`, 1), true, "X.a: the Go type string encodes to string, the schema has [integer]"},
+		{"required but omitempty", body{}, strings.Replace(ok, `"required": ["a", `, `"required": ["d", "a", `, 1), true, `X.d: required, but the field is left out when empty`},
+		{"always sent, not required", body{}, strings.Replace(ok, `"required": ["a", `, `"required": [`, 1), true, `X.a: always sent, but not required`},
+		{"answer's pointer may be null", body{}, strings.Replace(ok, `["string", "null"]`, `"string"`, 1), true, "X.b: the field may be null, the schema has [string]"},
+		{"nested in an array", body{}, strings.Replace(ok, `"n": {"type": "integer"}`, `"n": {"type": "string"}`, 1), true, "X.c[].n: the Go type int encodes to integer"},
+		{"array items", body{}, strings.Replace(ok, `"items": {"type": "string"}`, `"items": {"type": "integer"}`, 1), true, "X.l[]: the Go type string encodes to string"},
+		{"embedded pointer set", body{Embedded: &Embedded{}}, ok, true, `X: field "e" (json:"e") is not a property`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var s openapi3.Schema
+			if err := json.Unmarshal([]byte(tt.schema), &s); err != nil {
+				t.Fatal(err)
+			}
+			got := wireDrift("X", reflect.ValueOf(tt.v), &s, tt.answer, func(reflect.Type) {})
+			switch {
+			case tt.want == "" && len(got) != 0:
+				t.Fatalf("got %q, want nothing", got)
+			case tt.want != "" && (len(got) != 1 || !strings.Contains(got[0], tt.want)):
+				t.Fatalf("got %q, want one message with %q", got, tt.want)
+			}
+		})
+	}
+}
+
+// describedSchema is the schema openapi.json gives at where (see
+// wireBodies).
+func describedSchema(doc *openapi3.T, where string) (*openapi3.Schema, error) {
+	f := strings.Fields(where)
+	if len(f) == 1 {
+		ref := doc.Components.Schemas[where]
+		if ref == nil || ref.Value == nil {
+			return nil, fmt.Errorf("no component schema %q", where)
+		}
+		return ref.Value, nil
+	}
+	if len(f) != 3 {
+		return nil, fmt.Errorf("%q: want a schema name, METHOD /path STATUS or METHOD /path body", where)
+	}
+	item := doc.Paths.Value(f[1])
+	if item == nil || item.GetOperation(f[0]) == nil {
+		return nil, fmt.Errorf("%q: no such operation", where)
+	}
+	op := item.GetOperation(f[0])
+	var content openapi3.Content
+	if f[2] == "body" {
+		if op.RequestBody == nil || op.RequestBody.Value == nil {
+			return nil, fmt.Errorf("%q: no request body", where)
+		}
+		content = op.RequestBody.Value.Content
+	} else {
+		status, err := strconv.Atoi(f[2])
+		if err != nil {
+			return nil, fmt.Errorf("%q: %w", where, err)
+		}
+		res := op.Responses.Status(status)
+		if res == nil || res.Value == nil {
+			return nil, fmt.Errorf("%q: no such answer", where)
+		}
+		content = res.Value.Content
+	}
+	mt := content.Get("application/json")
+	if mt == nil || mt.Schema == nil || mt.Schema.Value == nil {
+		return nil, fmt.Errorf("%q: no application/json schema", where)
+	}
+	return mt.Schema.Value, nil
+}
+
+// wireField is a JSON field of a struct, as encoding/json sees it.
+type wireField struct {
+	name, tag string
+	v         reflect.Value
+	omit      bool // omitempty or omitzero: left out when empty
+}
+
+// jsonFields lists the fields encoding/json writes of v, a struct:
+// embedded structs flattened, an embedded nil pointer's fields left out.
+// visit sees every struct type met.
+func jsonFields(v reflect.Value, visit func(reflect.Type)) []wireField {
+	visit(v.Type())
+	var out []wireField
+	for i := range v.NumField() {
+		sf, fv := v.Type().Field(i), v.Field(i)
+		tag := sf.Tag.Get("json")
+		name, opts, _ := strings.Cut(tag, ",")
+		if tag == "-" || (!sf.IsExported() && !sf.Anonymous) {
+			continue
+		}
+		if sf.Anonymous && name == "" {
+			if fv.Kind() == reflect.Pointer {
+				visit(fv.Type().Elem())
+				if fv.IsNil() {
+					continue // left out, as encoding/json does
+				}
+				fv = fv.Elem()
+			}
+			if fv.Kind() == reflect.Struct {
+				out = append(out, jsonFields(fv, visit)...)
+				continue
+			}
+		}
+		if !sf.IsExported() {
+			continue
+		}
+		if name == "" {
+			name = sf.Name
+		}
+		omit := slices.Contains(strings.Split(opts, ","), "omitempty") || slices.Contains(strings.Split(opts, ","), "omitzero")
+		out = append(out, wireField{name: name, tag: tag, v: fv, omit: omit})
+	}
+	return out
+}
+
+// jsonType is the JSON type a value of typ encodes to, and whether it
+// may be null.
+func jsonType(typ reflect.Type) (string, bool) {
+	switch typ.Kind() {
+	case reflect.Pointer:
+		elem, _ := jsonType(typ.Elem())
+		return elem, true
+	case reflect.String:
+		return "string", false
+	case reflect.Bool:
+		return "boolean", false
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		return "integer", false
+	case reflect.Float32, reflect.Float64:
+		return "number", false
+	case reflect.Slice, reflect.Array:
+		return "array", false
+	case reflect.Struct, reflect.Map:
+		return "object", false
+	}
+	return typ.Kind().String(), false
+}
+
+// wireDrift compares v, a value of a wire type, with s, the schema that
+// describes it at where, and returns a message for each difference: see
+// TestOpenAPIWireTypes. answer tells a body the server sends, where a
+// nil pointer is sent as null and the schema must allow it.
+func wireDrift(where string, v reflect.Value, s *openapi3.Schema, answer bool, visit func(reflect.Type)) []string {
+	for s.Type == nil && len(s.AllOf) == 1 && s.AllOf[0].Value != nil {
+		s = s.AllOf[0].Value // {"allOf": [{"$ref": …}], "description": …}
+	}
+	typ := v.Type()
+	want, nullable := jsonType(typ)
+	if !s.Type.Includes(want) {
+		return []string{fmt.Sprintf("%s: the Go type %s encodes to %s, the schema has %v", where, typ, want, s.Type.Slice())}
+	}
+	if nullable && answer && !s.Type.Includes("null") {
+		return []string{fmt.Sprintf("%s: the field may be null, the schema has %v", where, s.Type.Slice())}
+	}
+	for typ.Kind() == reflect.Pointer {
+		typ = typ.Elem()
+		v = reflect.Zero(typ)
+	}
+	var msgs []string
+	switch typ.Kind() {
+	case reflect.Slice, reflect.Array:
+		if s.Items == nil || s.Items.Value == nil {
+			return []string{where + ": an array without items"}
+		}
+		msgs = append(msgs, wireDrift(where+"[]", reflect.Zero(typ.Elem()), s.Items.Value, answer, visit)...)
+	case reflect.Struct:
+		fields := jsonFields(v, visit)
+		named := map[string]bool{}
+		for _, f := range fields {
+			named[f.name] = true
+			p := s.Properties[f.name]
+			if p == nil || p.Value == nil {
+				msgs = append(msgs, fmt.Sprintf("%s: field %q (json:%q) is not a property", where, f.name, f.tag))
+				continue
+			}
+			required := slices.Contains(s.Required, f.name)
+			switch {
+			case required && f.omit:
+				msgs = append(msgs, fmt.Sprintf("%s.%s: required, but the field is left out when empty", where, f.name))
+			case !required && !f.omit:
+				msgs = append(msgs, fmt.Sprintf("%s.%s: always sent, but not required", where, f.name))
+			}
+			msgs = append(msgs, wireDrift(where+"."+f.name, f.v, p.Value, answer, visit)...)
+		}
+		for _, name := range slices.Sorted(maps.Keys(s.Properties)) {
+			if !named[name] {
+				msgs = append(msgs, fmt.Sprintf("%s: property %q is no field of %s", where, name, typ))
+			}
+		}
+	}
+	return msgs
+}
+
+// exportedTypes lists the exported types declared in the Go files (tests
+// aside) of the package in dir.
+func exportedTypes(dir string) ([]string, error) {
+	files, err := filepath.Glob(filepath.Join(dir, "*.go"))
+	if err != nil {
+		return nil, err
+	}
+	var names []string
+	fset := token.NewFileSet()
+	for _, path := range files {
+		if strings.HasSuffix(path, "_test.go") {
+			continue
+		}
+		f, err := parser.ParseFile(fset, path, nil, parser.SkipObjectResolution)
+		if err != nil {
+			return nil, fmt.Errorf("reading the wire types: %w", err)
+		}
+		for _, decl := range f.Decls {
+			if gd, ok := decl.(*ast.GenDecl); ok && gd.Tok == token.TYPE {
+				for _, spec := range gd.Specs {
+					if name := spec.(*ast.TypeSpec).Name.Name; ast.IsExported(name) {
+						names = append(names, name)
+					}
+				}
+			}
+		}
+	}
+	return names, nil
 }

@@ -4,6 +4,8 @@ import (
 	"net/http"
 
 	"github.com/pocketbase/pocketbase/core"
+
+	"sitedrop/sites/wire"
 )
 
 // msgVersionNotFound answers a rollback to a version that is not kept.
@@ -22,15 +24,6 @@ func bindVersionsAPI(sd *sitedrop, se *core.ServeEvent) {
 	r.Any("/deploy/{id}/rollback", methodNotAllowed("POST"))
 }
 
-// versionOut is one entry of GET /deploy/:id/versions.
-type versionOut struct {
-	Version    int    `json:"version"`
-	CreatedAt  string `json:"created_at"`
-	FileCount  int    `json:"file_count"`
-	TotalBytes int64  `json:"total_bytes"`
-	Live       bool   `json:"live"`
-}
-
 // deployVersions is GET /deploy/:id/versions: the kept versions, newest
 // first.
 func (sd *sitedrop) deployVersions(e *core.RequestEvent) error {
@@ -42,9 +35,9 @@ func (sd *sitedrop) deployVersions(e *core.RequestEvent) error {
 	if err != nil {
 		return err
 	}
-	out := make([]versionOut, 0, len(vs))
+	out := make([]wire.Version, 0, len(vs))
 	for _, v := range vs {
-		out = append(out, versionOut{
+		out = append(out, wire.Version{
 			Version:    v.Number,
 			CreatedAt:  timestamp(v.Created),
 			FileCount:  v.FileCount,
@@ -52,19 +45,7 @@ func (sd *sitedrop) deployVersions(e *core.RequestEvent) error {
 			Live:       v.Live,
 		})
 	}
-	return e.JSON(http.StatusOK, map[string]any{"versions": out})
-}
-
-// rollbackRequest is the body of POST /deploy/:id/rollback.
-type rollbackRequest struct {
-	Version *int `json:"version"`
-}
-
-// rollbackOut is the answer of a rollback: the deployment and the version
-// now live.
-type rollbackOut struct {
-	deployRef
-	Version int `json:"version"`
+	return e.JSON(http.StatusOK, wire.VersionList{Versions: out})
 }
 
 // deployRollback is POST /deploy/:id/rollback {"version": N}.
@@ -73,7 +54,7 @@ func (sd *sitedrop) deployRollback(e *core.RequestEvent) error {
 	if err != nil {
 		return err
 	}
-	var req rollbackRequest
+	var req wire.RollbackRequest
 	if err := sd.readJSON(e, rollbackBodyLimit, &req); err != nil {
 		return err
 	}
@@ -85,8 +66,8 @@ func (sd *sitedrop) deployRollback(e *core.RequestEvent) error {
 		return err
 	}
 	slug := rec.GetString("slug")
-	return e.JSON(http.StatusOK, rollbackOut{
-		deployRef: deployRef{ID: rec.Id, Slug: slug, URL: sd.siteURL(slug)},
+	return e.JSON(http.StatusOK, wire.Rollback{
+		DeployRef: wire.DeployRef{ID: rec.Id, Slug: slug, URL: sd.siteURL(slug)},
 		Version:   *req.Version,
 	})
 }

@@ -15,6 +15,7 @@ import (
 	"sitedrop/sites/client"
 	"sitedrop/sites/safetext"
 	"sitedrop/sites/store"
+	"sitedrop/sites/wire"
 )
 
 // deployOptions are the flags of `sitedrop deploy`.
@@ -95,7 +96,7 @@ func runDeploy(c *cobra.Command, api *client.Client, o deployOptions, target str
 			fmt.Fprintf(errOut, "Updating %s (deployment %s)\n", o.slug, safetext.Escape(id))
 		}
 	}
-	var ans *client.Deployment
+	var ans *wire.DeployAnswer
 	var err error
 	o.protectSet = c.Flags().Changed("protect")
 	if format := archiveOfPath(target); format != "" {
@@ -121,7 +122,7 @@ func runDeploy(c *cobra.Command, api *client.Client, o deployOptions, target str
 		fmt.Fprintf(errOut, "warning: %s: %s\n", where, safetext.Escape(w.Reason))
 	}
 	printReport(errOut, ans.Report)
-	if ans.ClaimURL != "" {
+	if ans.Claim != nil && ans.ClaimURL != "" {
 		fmt.Fprintf(errOut, "Anonymous deployment %s: it expires at %s unless claimed at\n%s\n", safetext.Escape(ans.ID), safetext.Escape(ans.ExpiresAt), safetext.Escape(ans.ClaimURL))
 	} else {
 		fmt.Fprintf(errOut, "Deployment %s (%s)\n", safetext.Escape(ans.ID), safetext.Escape(ans.Slug))
@@ -131,7 +132,7 @@ func runDeploy(c *cobra.Command, api *client.Client, o deployOptions, target str
 
 // deployArchive sends a zip or tar.gz archive as it is, streamed from
 // disk, with the metadata in the query. spaSet tells that --spa was given.
-func deployArchive(api *client.Client, format, target string, o deployOptions, spaSet bool) (*client.Deployment, error) {
+func deployArchive(api *client.Client, format, target string, o deployOptions, spaSet bool) (*wire.DeployAnswer, error) {
 	archive, err := openSized(target)
 	if err != nil {
 		return nil, err
@@ -161,7 +162,7 @@ func deployArchive(api *client.Client, format, target string, o deployOptions, s
 // and the deploy sent again; twice, in case the collector took content
 // the server had when asked (nothing referenced it). Without a key the
 // bytes go inline.
-func deployFolder(api *client.Client, target string, o deployOptions, spaSet bool, errOut io.Writer) (*client.Deployment, error) {
+func deployFolder(api *client.Client, target string, o deployOptions, spaSet bool, errOut io.Writer) (*wire.DeployAnswer, error) {
 	files, err := collectFiles(target, errOut)
 	if err != nil {
 		return nil, err

@@ -5,9 +5,9 @@ import (
 	"io"
 	"strconv"
 
-	"sitedrop/sites/client"
 	"sitedrop/sites/report"
 	"sitedrop/sites/safetext"
+	"sitedrop/sites/wire"
 )
 
 // printReport writes a short summary of a deploy's quality report to w
@@ -15,7 +15,7 @@ import (
 // report is in the API's answer. A truncated report's list of
 // report.MaxEntries says "100+". The rule lines are printed as warnings
 // already, so they are not repeated.
-func printReport(w io.Writer, r client.Report) {
+func printReport(w io.Writer, r wire.Report) {
 	count := func(n int, one, many string) string {
 		s := strconv.Itoa(n)
 		if r.Truncated && n >= report.MaxEntries {

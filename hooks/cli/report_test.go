@@ -4,27 +4,27 @@ import (
 	"strings"
 	"testing"
 
-	"sitedrop/sites/client"
 	"sitedrop/sites/report"
 	"sitedrop/sites/safetext"
+	"sitedrop/sites/wire"
 )
 
 func TestPrintReport(t *testing.T) {
 	t.Parallel()
 	scenarios := []struct {
 		name string
-		in   client.Report
+		in   wire.Report
 		want string
 	}{
-		{name: "nothing to report", in: client.Report{}, want: ""},
+		{name: "nothing to report", in: wire.Report{}, want: ""},
 		{
 			name: "each kind, the first named",
-			in: client.Report{
-				BrokenLinks:   []client.BrokenLink{{Page: "about.html", Target: "/missing.png"}, {Page: "index.html", Target: "/x"}},
-				Forms:         []client.FormProblem{{Page: "index.html", Problem: "no action"}},
-				Rules:         []client.RuleProblem{{File: "_redirects", Line: 2, Message: "printed as a warning"}},
+			in: wire.Report{
+				BrokenLinks:   []wire.BrokenLink{{Page: "about.html", Target: "/missing.png"}, {Page: "index.html", Target: "/x"}},
+				Forms:         []wire.FormProblem{{Page: "index.html", Problem: "no action"}},
+				Rules:         []wire.RuleProblem{{File: "_redirects", Line: 2, Message: "printed as a warning"}},
 				UntitledPages: []string{"a.html", "b.html", "c.html"},
-				LargeImages:   []client.LargeImage{{Path: "big.jpg", Size: 3 << 20}},
+				LargeImages:   []wire.LargeImage{{Path: "big.jpg", Size: 3 << 20}},
 			},
 			want: "report: 2 broken links (first: about.html → /missing.png)\n" +
 				"report: 1 form posts nowhere (first: index.html: no action)\n" +
@@ -33,12 +33,12 @@ func TestPrintReport(t *testing.T) {
 		},
 		{
 			name: "a truncated list",
-			in:   client.Report{UntitledPages: make([]string, report.MaxEntries), Truncated: true},
+			in:   wire.Report{UntitledPages: make([]string, report.MaxEntries), Truncated: true},
 			want: "report: 100+ pages without a title (first: )\n",
 		},
 		{
 			name: "server text is made safe for the terminal",
-			in:   client.Report{BrokenLinks: []client.BrokenLink{{Page: "a\x1b[2J.html", Target: "/x"}}},
+			in:   wire.Report{BrokenLinks: []wire.BrokenLink{{Page: "a\x1b[2J.html", Target: "/x"}}},
 			want: "report: 1 broken link (first: " + safetext.Escape("a\x1b[2J.html") + " → /x)\n",
 		},
 	}

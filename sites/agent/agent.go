@@ -9,6 +9,7 @@ package agent
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/url"
@@ -90,6 +91,24 @@ func (t *tools) call(ctx context.Context, method, path string, body any) (Answer
 	}
 	if ans == nil {
 		ans = Answer{}
+	}
+	return ans, nil
+}
+
+// callAs is call that also decodes the answer into typed, a body of
+// sitedrop/sites/wire, for the tool's text; the structured content stays
+// the answer as the API gave it.
+func (t *tools) callAs(ctx context.Context, method, path string, body, typed any) (Answer, error) {
+	ans, err := t.call(ctx, method, path, body)
+	if err != nil {
+		return nil, err
+	}
+	raw, err := json.Marshal(ans)
+	if err == nil {
+		err = json.Unmarshal(raw, typed)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("reading the sitedrop API's answer: %w", err)
 	}
 	return ans, nil
 }

@@ -7,6 +7,8 @@ import (
 	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"sitedrop/sites/wire"
 )
 
 // File is one file of a deploy or an update.
@@ -95,12 +97,18 @@ func (c Content) body(slug *string) map[string]any {
 	return b
 }
 
-// shareLine tells a deploy's share link, when the site has one on.
-func shareLine(ans Answer) []string {
-	if u := str(ans, "share_url"); u != "" {
-		return []string{"Private: anyone with this share link can open it: " + u}
+// deployLines are the lines of a deploy's or an update's answer after
+// the first: the share link, when the site has one on, the warnings and
+// the report.
+func deployLines(d *wire.DeployAnswer) []string {
+	var lines []string
+	if d.ShareURL != "" {
+		lines = append(lines, "Private: anyone with this share link can open it: "+d.ShareURL)
 	}
-	return nil
+	if len(d.Warnings) > 0 {
+		lines = append(lines, fmt.Sprintf("%d line(s) of _redirects or _headers not applied: see warnings.", len(d.Warnings)))
+	}
+	return append(lines, reportLines(d.Report)...)
 }
 
 // addDeployTools adds the tools of a deployment's life: deploy, update,
@@ -154,17 +162,16 @@ func (t *tools) addDeployTools(s *mcp.Server) {
 
 // deploy is POST /deploy.
 func (t *tools) deploy(ctx context.Context, _ *mcp.CallToolRequest, in DeployInput) (*mcp.CallToolResult, Answer, error) {
-	ans, err := t.call(ctx, "POST", "/deploy", in.body(in.Slug))
+	var d wire.DeployAnswer
+	ans, err := t.callAs(ctx, "POST", "/deploy", in.body(in.Slug), &d)
 	if err != nil {
 		return nil, nil, err
 	}
-	lines := []string{fmt.Sprintf("Published %s (id %s).", str(ans, "url"), str(ans, "id"))}
-	if claim := str(ans, "claim_url"); claim != "" {
-		lines = append(lines, fmt.Sprintf("Anonymous: it expires at %s unless claimed at %s", str(ans, "expires_at"), claim))
+	lines := []string{fmt.Sprintf("Published %s (id %s).", d.URL, d.ID)}
+	if d.Claim != nil && d.ClaimURL != "" {
+		lines = append(lines, fmt.Sprintf("Anonymous: it expires at %s unless claimed at %s", d.ExpiresAt, d.ClaimURL))
 	}
-	lines = append(lines, shareLine(ans)...)
-	lines = append(lines, warnings(ans)...)
-	return text(append(lines, reportLines(ans)...)...), ans, nil
+	return text(append(lines, deployLines(&d)...)...), ans, nil
 }
 
 // update is PUT /deploy/{id}.
@@ -176,37 +183,29 @@ func (t *tools) update(ctx context.Context, _ *mcp.CallToolRequest, in UpdateInp
 	if err != nil {
 		return nil, nil, err
 	}
-	ans, err := t.call(ctx, "PUT", path, in.body(nil))
+	var d wire.DeployAnswer
+	ans, err := t.callAs(ctx, "PUT", path, in.body(nil), &d)
 	if err != nil {
 		return nil, nil, err
 	}
-	lines := append([]string{fmt.Sprintf("Updated %s (id %s).", str(ans, "url"), str(ans, "id"))}, shareLine(ans)...)
-	lines = append(lines, warnings(ans)...)
-	return text(append(lines, reportLines(ans)...)...), ans, nil
-}
-
-// warnings are the lines of a deploy's warnings: rules not applied.
-func warnings(ans Answer) []string {
-	ws, _ := ans["warnings"].([]any)
-	if len(ws) == 0 {
-		return nil
-	}
-	return []string{fmt.Sprintf("%d line(s) of _redirects or _headers not applied: see warnings.", len(ws))}
+	return text(append([]string{fmt.Sprintf("Updated %s (id %s).", d.URL, d.ID)}, deployLines(&d)...)...), ans, nil
 }
 
 // reportLines sum up a deploy's report, whose findings the structured
 // result carries: how many of each kind, when there are any.
-func reportLines(ans Answer) []string {
-	r, _ := ans["report"].(map[string]any)
+func reportLines(r wire.Report) []string {
 	var found []string
-	for _, k := range []struct{ key, what string }{
-		{"broken_links", "broken internal link(s)"},
-		{"forms", "form(s) that post nowhere"},
-		{"untitled_pages", "page(s) without a title"},
-		{"large_images", "image(s) over 1 MiB"},
+	for _, k := range []struct {
+		n    int
+		what string
+	}{
+		{len(r.BrokenLinks), "broken internal link(s)"},
+		{len(r.Forms), "form(s) that post nowhere"},
+		{len(r.UntitledPages), "page(s) without a title"},
+		{len(r.LargeImages), "image(s) over 1 MiB"},
 	} {
-		if l, _ := r[k.key].([]any); len(l) > 0 {
-			found = append(found, fmt.Sprintf("%d %s", len(l), k.what))
+		if k.n > 0 {
+			found = append(found, fmt.Sprintf("%d %s", k.n, k.what))
 		}
 	}
 	if len(found) == 0 {
@@ -224,11 +223,12 @@ func (t *tools) getStatus(ctx context.Context, _ *mcp.CallToolRequest, in IDInpu
 	if err != nil {
 		return nil, nil, err
 	}
-	ans, err := t.call(ctx, "GET", path, nil)
+	var d wire.DeployStatus
+	ans, err := t.callAs(ctx, "GET", path, nil, &d)
 	if err != nil {
 		return nil, nil, err
 	}
-	return text(fmt.Sprintf("%s is %s at %s (id %s), updated %s.", str(ans, "slug"), str(ans, "status"), str(ans, "url"), str(ans, "id"), str(ans, "updated_at"))), ans, nil
+	return text(fmt.Sprintf("%s is %s at %s (id %s), updated %s.", d.Slug, d.Status, d.URL, d.ID, d.UpdatedAt)), ans, nil
 }
 
 // listDeploys is GET /deploys.
@@ -236,16 +236,14 @@ func (t *tools) listDeploys(ctx context.Context, _ *mcp.CallToolRequest, _ NoInp
 	if err := t.keyed("list_deploys"); err != nil {
 		return nil, nil, err
 	}
-	ans, err := t.call(ctx, "GET", "/deploys", nil)
+	var list wire.DeploymentList
+	ans, err := t.callAs(ctx, "GET", "/deploys", nil, &list)
 	if err != nil {
 		return nil, nil, err
 	}
-	ds, _ := ans["deployments"].([]any)
-	lines := []string{fmt.Sprintf("%d site(s).", len(ds))}
-	for _, d := range ds {
-		if m, ok := d.(map[string]any); ok {
-			lines = append(lines, fmt.Sprintf("%s %s (id %s)", str(m, "slug"), str(m, "url"), str(m, "id")))
-		}
+	lines := []string{fmt.Sprintf("%d site(s).", len(list.Deployments))}
+	for _, d := range list.Deployments {
+		lines = append(lines, fmt.Sprintf("%s %s (id %s)", d.Slug, d.URL, d.ID))
 	}
 	return text(lines...), ans, nil
 }
@@ -262,11 +260,12 @@ func (t *tools) teardown(ctx context.Context, _ *mcp.CallToolRequest, in Teardow
 	if !in.Confirm {
 		return nil, nil, errors.New("teardown deletes the site for good: call it again with confirm: true to go ahead; nothing was deleted")
 	}
-	ans, err := t.call(ctx, "DELETE", path, nil)
+	var d wire.IDMessage
+	ans, err := t.callAs(ctx, "DELETE", path, nil, &d)
 	if err != nil {
 		return nil, nil, err
 	}
-	return text(fmt.Sprintf("%s (id %s).", str(ans, "message"), str(ans, "id"))), ans, nil
+	return text(fmt.Sprintf("%s (id %s).", d.Message, d.ID)), ans, nil
 }
 
 // claim is POST /deploy/claim.
@@ -274,11 +273,12 @@ func (t *tools) claim(ctx context.Context, _ *mcp.CallToolRequest, in ClaimInput
 	if err := t.keyed("claim"); err != nil {
 		return nil, nil, err
 	}
-	ans, err := t.call(ctx, "POST", "/deploy/claim", map[string]string{"slug": in.Slug, "claim_token": in.ClaimToken})
+	var d wire.DeployRef
+	ans, err := t.callAs(ctx, "POST", "/deploy/claim", wire.ClaimRequest{Slug: &in.Slug, ClaimToken: &in.ClaimToken}, &d)
 	if err != nil {
 		return nil, nil, err
 	}
-	return text(fmt.Sprintf("Claimed %s (id %s): it is yours and no longer expires.", str(ans, "url"), str(ans, "id"))), ans, nil
+	return text(fmt.Sprintf("Claimed %s (id %s): it is yours and no longer expires.", d.URL, d.ID)), ans, nil
 }
 
 // whoami is GET /auth/whoami.

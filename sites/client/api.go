@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+
+	"sitedrop/sites/wire"
 )
 
 // DeployRequest is the JSON body of a deploy (POST /deploy) or an update
@@ -46,92 +48,6 @@ type Archive struct {
 	Protect     *bool  // nil to leave out
 }
 
-// Deployment is a deployment as the API describes it: in the answer of a
-// deploy (ClaimURL and ExpiresAt are set for an anonymous one) or in the
-// list of the caller's deployments (Title, UpdatedAt).
-type Deployment struct {
-	ID        string `json:"id"`
-	Slug      string `json:"slug"`
-	URL       string `json:"url"`
-	Title     string `json:"title"`
-	UpdatedAt string `json:"updated_at"`
-	ClaimURL  string `json:"claim_url"`
-	ExpiresAt string `json:"expires_at"`
-	// ShareURL is the share link of a protected site whose link is on
-	// (a deploy's answer only).
-	ShareURL string `json:"share_url"`
-	// Warnings are the lines of the site's _redirects and _headers that
-	// the server will not apply (a deploy's answer only).
-	Warnings []Warning `json:"warnings"`
-	// Report is the site's quality report (a deploy's answer only).
-	Report Report `json:"report"`
-}
-
-// Report is a deploy's quality report: what a visitor of the site would
-// meet. Each list holds at most 100 entries; Truncated tells that some
-// were left out.
-type Report struct {
-	BrokenLinks   []BrokenLink  `json:"broken_links"`
-	Forms         []FormProblem `json:"forms"`
-	Rules         []RuleProblem `json:"rules"`
-	UntitledPages []string      `json:"untitled_pages"`
-	LargeImages   []LargeImage  `json:"large_images"`
-	Truncated     bool          `json:"truncated"`
-}
-
-// BrokenLink is a link of Page (a file) to Target, a path of the site
-// that the site does not serve.
-type BrokenLink struct {
-	Page   string `json:"page"`
-	Target string `json:"target"`
-}
-
-// FormProblem is a form of Page whose submissions go nowhere.
-type FormProblem struct {
-	Page    string `json:"page"`
-	Problem string `json:"problem"`
-}
-
-// RuleProblem is a line of _redirects or _headers that is not applied.
-type RuleProblem struct {
-	File    string `json:"file"`
-	Line    int    `json:"line"`
-	Message string `json:"message"`
-}
-
-// LargeImage is an image over 1 MiB.
-type LargeImage struct {
-	Path string `json:"path"`
-	Size int64  `json:"size"`
-}
-
-// Warning is a line of a site's _redirects or _headers that is not
-// applied, and why.
-type Warning struct {
-	File   string `json:"file"`
-	Line   int    `json:"line"`
-	Text   string `json:"text"`
-	Reason string `json:"reason"`
-}
-
-// Version is one kept version of a deployment.
-type Version struct {
-	Version    int    `json:"version"`
-	CreatedAt  string `json:"created_at"`
-	FileCount  int    `json:"file_count"`
-	TotalBytes int64  `json:"total_bytes"`
-	Live       bool   `json:"live"`
-}
-
-// Rollback is the answer of a rollback: the deployment and the version
-// now live.
-type Rollback struct {
-	ID      string `json:"id"`
-	Slug    string `json:"slug"`
-	URL     string `json:"url"`
-	Version int    `json:"version"`
-}
-
 // deployTarget is the method and path that create a deployment (id "")
 // or update the deployment id.
 func deployTarget(id string) (method, path string) {
@@ -142,12 +58,12 @@ func deployTarget(id string) (method, path string) {
 }
 
 // Deploy creates a deployment (id "") or updates the deployment id with
-// req. Without a key the deployment is anonymous and its files must be
-// inline. A deploy naming content the server lacks is refused with a 400
-// *Error: upload it and deploy again.
-func (c *Client) Deploy(id string, req *DeployRequest) (*Deployment, error) {
+// req. Without a key the deployment is anonymous (its answer's Claim is
+// set) and its files must be inline. A deploy naming content the server
+// lacks is refused with a 400 *Error: upload it and deploy again.
+func (c *Client) Deploy(id string, req *DeployRequest) (*wire.DeployAnswer, error) {
 	method, path := deployTarget(id)
-	var ans Deployment
+	var ans wire.DeployAnswer
 	if err := c.Do(method, path, req, "", &ans); err != nil {
 		return nil, err
 	}
@@ -156,7 +72,7 @@ func (c *Client) Deploy(id string, req *DeployRequest) (*Deployment, error) {
 
 // DeployArchive creates a deployment (id "") or updates the deployment id
 // with the files of an archive, streamed.
-func (c *Client) DeployArchive(id string, a Archive) (*Deployment, error) {
+func (c *Client) DeployArchive(id string, a Archive) (*wire.DeployAnswer, error) {
 	method, path := deployTarget(id)
 	q := url.Values{}
 	if a.Slug != "" {
@@ -178,7 +94,7 @@ func (c *Client) DeployArchive(id string, a Archive) (*Deployment, error) {
 	if a.Password != "" {
 		body.Header = http.Header{"X-Sitedrop-Password": {a.Password}}
 	}
-	var ans Deployment
+	var ans wire.DeployAnswer
 	if err := c.Do(method, path, body, a.ContentType, &ans); err != nil {
 		return nil, err
 	}
@@ -188,10 +104,8 @@ func (c *Client) DeployArchive(id string, a Archive) (*Deployment, error) {
 // Missing returns which of the contents named by their SHA-256 (hex) the
 // server lacks.
 func (c *Client) Missing(hashes []string) ([]string, error) {
-	var ans struct {
-		Missing []string `json:"missing"`
-	}
-	if err := c.Do("POST", "/blobs/missing", map[string]any{"hashes": hashes}, "", &ans); err != nil {
+	var ans wire.Missing
+	if err := c.Do("POST", "/blobs/missing", wire.MissingRequest{Hashes: hashes}, "", &ans); err != nil {
 		return nil, err
 	}
 	return ans.Missing, nil
@@ -205,10 +119,8 @@ func (c *Client) UploadBlob(ctx context.Context, hash string, body Sized) error 
 }
 
 // List returns the caller's deployments.
-func (c *Client) List() ([]Deployment, error) {
-	var ans struct {
-		Deployments []Deployment `json:"deployments"`
-	}
+func (c *Client) List() ([]wire.DeploySummary, error) {
+	var ans wire.DeploymentList
 	if err := c.Do("GET", "/deploys", nil, "", &ans); err != nil {
 		return nil, err
 	}
@@ -217,9 +129,7 @@ func (c *Client) List() ([]Deployment, error) {
 
 // Delete deletes the deployment id and returns the server's message.
 func (c *Client) Delete(id string) (string, error) {
-	var ans struct {
-		Message string `json:"message"`
-	}
+	var ans wire.IDMessage
 	if err := c.Do("DELETE", "/deploy/"+url.PathEscape(id), nil, "", &ans); err != nil {
 		return "", err
 	}
@@ -227,10 +137,8 @@ func (c *Client) Delete(id string) (string, error) {
 }
 
 // Versions returns the kept versions of the deployment id, newest first.
-func (c *Client) Versions(id string) ([]Version, error) {
-	var ans struct {
-		Versions []Version `json:"versions"`
-	}
+func (c *Client) Versions(id string) ([]wire.Version, error) {
+	var ans wire.VersionList
 	if err := c.Do("GET", "/deploy/"+url.PathEscape(id)+"/versions", nil, "", &ans); err != nil {
 		return nil, err
 	}
@@ -238,9 +146,9 @@ func (c *Client) Versions(id string) ([]Version, error) {
 }
 
 // Rollback makes the kept version of the deployment id live again.
-func (c *Client) Rollback(id string, version int) (*Rollback, error) {
-	var ans Rollback
-	if err := c.Do("POST", "/deploy/"+url.PathEscape(id)+"/rollback", map[string]int{"version": version}, "", &ans); err != nil {
+func (c *Client) Rollback(id string, version int) (*wire.Rollback, error) {
+	var ans wire.Rollback
+	if err := c.Do("POST", "/deploy/"+url.PathEscape(id)+"/rollback", wire.RollbackRequest{Version: &version}, "", &ans); err != nil {
 		return nil, err
 	}
 	return &ans, nil

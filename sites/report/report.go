@@ -9,52 +9,26 @@ import (
 	"sitedrop/sites"
 	"sitedrop/sites/rules"
 	"sitedrop/sites/serve"
+	"sitedrop/sites/wire"
 )
 
-// Report is a deploy's quality report, as the deploy's answer carries it
-// in "report". Every list is present (empty when nothing was found), in
-// a stable order: pages by path, then in document order.
-type Report struct {
-	BrokenLinks   []BrokenLink  `json:"broken_links"`
-	Forms         []FormProblem `json:"forms"`
-	Rules         []RuleProblem `json:"rules"`
-	UntitledPages []string      `json:"untitled_pages"`
-	LargeImages   []LargeImage  `json:"large_images"`
-	// Truncated is true when findings were left out: a list had more
-	// than MaxEntries to hold, or a scan limit (or the deploy's end)
-	// stopped the examination before the last file. A rule file's
-	// line-0 summary of the lines it did not list (rules.Parse's) counts
-	// them, so it leaves nothing out and does not set it.
-	Truncated bool `json:"truncated"`
-}
-
-// BrokenLink is a link to a path of the site that the site does not
-// serve: Page is the file that holds it (a page or a style sheet), Target
-// the path it resolves to, starting with "/".
-type BrokenLink struct {
-	Page   string `json:"page"`
-	Target string `json:"target"`
-}
-
-// FormProblem is a form whose submissions go nowhere.
-type FormProblem struct {
-	Page    string `json:"page"`
-	Problem string `json:"problem"`
-}
-
-// RuleProblem is a line of _redirects or _headers that is not applied
-// (Line 0: a summary of the lines left out).
-type RuleProblem struct {
-	File    string `json:"file"`
-	Line    int    `json:"line"`
-	Message string `json:"message"`
-}
-
-// LargeImage is an image over LargeImageBytes.
-type LargeImage struct {
-	Path string `json:"path"`
-	Size int64  `json:"size"`
-}
+// The report's types are the wire's (sitedrop/sites/wire), where the
+// deploy's answer, the client and the API's description share them; the
+// names here are the same types.
+type (
+	// Report is a deploy's quality report, as the deploy's answer
+	// carries it in "report". Truncated is also set when a list had
+	// more than MaxEntries to hold.
+	Report = wire.Report
+	// BrokenLink is a link to a path of the site it does not serve.
+	BrokenLink = wire.BrokenLink
+	// FormProblem is a form whose submissions go nowhere.
+	FormProblem = wire.FormProblem
+	// RuleProblem is a line of _redirects or _headers not applied.
+	RuleProblem = wire.RuleProblem
+	// LargeImage is an image over LargeImageBytes.
+	LargeImage = wire.LargeImage
+)
 
 // Input is what a report is built from.
 type Input struct {
@@ -103,7 +77,7 @@ func Build(ctx context.Context, in Input) Report {
 		}
 		switch {
 		case strings.HasPrefix(f.ContentType, "image/") && len(f.Data) > LargeImageBytes:
-			b.r.LargeImages = appendCapped(b, b.r.LargeImages, LargeImage{f.Path, int64(len(f.Data))})
+			b.r.LargeImages = appendCapped(b, b.r.LargeImages, LargeImage{Path: f.Path, Size: int64(len(f.Data))})
 		case sites.IsHTML(f.ContentType):
 			if b.take(len(f.Data)) {
 				b.page(f, untitled)

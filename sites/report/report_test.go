@@ -84,37 +84,37 @@ func TestBuild(t *testing.T) {
 	}{
 		{name: "each problem", files: broken, want: Report{
 			BrokenLinks: []BrokenLink{
-				{"about.html", "/docs/guide"}, {"about.html", "/team.html"},
-				{"docs/index.html", "/docs/guide"}, {"docs/index.html", "/bg.png"},
-				{"index.html", "/nope"}, {"index.html", "/missing.png"}, {"index.html", "/gone@2x.png"}, {"index.html", "/old"}, // its rule did not parse
-				{"style.css", "/img/bg.png"}, {"style.css", "/more.css"},
+				{Page: "about.html", Target: "/docs/guide"}, {Page: "about.html", Target: "/team.html"},
+				{Page: "docs/index.html", Target: "/docs/guide"}, {Page: "docs/index.html", Target: "/bg.png"},
+				{Page: "index.html", Target: "/nope"}, {Page: "index.html", Target: "/missing.png"}, {Page: "index.html", Target: "/gone@2x.png"}, {Page: "index.html", Target: "/old"}, // its rule did not parse
+				{Page: "style.css", Target: "/img/bg.png"}, {Page: "style.css", Target: "/more.css"},
 			},
 			Forms: []FormProblem{
-				{"index.html", problemNoAction},
-				{"index.html", fmt.Sprintf(problemMissing, "/send")},
+				{Page: "index.html", Problem: problemNoAction},
+				{Page: "index.html", Problem: fmt.Sprintf(problemMissing, "/send")},
 			},
 			Rules: []RuleProblem{
-				{"_headers", 2, "Set-Cookie cannot be changed: not allowed: a site host shares its parent domain with other sites, so sites set no cookies from _headers"},
-				{"_redirects", 1, "missing destination path or URL"},
-				{"_redirects", 2, "status 999 is not supported (200, 301, 302, 303, 307, 308, 404, 410)"},
+				{File: "_headers", Line: 2, Message: "Set-Cookie cannot be changed: not allowed: a site host shares its parent domain with other sites, so sites set no cookies from _headers"},
+				{File: "_redirects", Line: 1, Message: "missing destination path or URL"},
+				{File: "_redirects", Line: 2, Message: "status 999 is not supported (200, 301, 302, 303, 307, 308, 404, 410)"},
 			},
 			UntitledPages: []string{"index.html"},
-			LargeImages:   []LargeImage{{"big.jpg", int64(len(big))}},
+			LargeImages:   []LargeImage{{Path: "big.jpg", Size: int64(len(big))}},
 		}},
 		{name: "the same site fixed", files: fixed, want: Empty()},
 		{name: "a page without title gets the deployment's", files: map[string]string{"index.html": page("", "")},
 			title: "Mine", want: Empty()},
 		{name: "a single-page app: pages resolve, assets are checked", files: spa, isSPA: true, want: Report{
-			BrokenLinks: []BrokenLink{{"index.html", "/docs/manual.pdf"}, {"index.html", "/logo.png"}},
+			BrokenLinks: []BrokenLink{{Page: "index.html", Target: "/docs/manual.pdf"}, {Page: "index.html", Target: "/logo.png"}},
 		}},
 		{name: "a POST to a static page", files: map[string]string{
 			"index.html":  page("Home", `<form action="thanks.html" method="POST"><input name="q"></form>`),
 			"thanks.html": page("Thanks", ""),
-		}, want: Report{Forms: []FormProblem{{"index.html", fmt.Sprintf(problemPost, "/thanks.html")}}}},
+		}, want: Report{Forms: []FormProblem{{Page: "index.html", Problem: fmt.Sprintf(problemPost, "/thanks.html")}}}},
 		{name: "a base href", files: map[string]string{
 			"docs/index.html": page("Docs", `<base href="/v2/"><a href="guide">guide</a> <a href="gone">x</a>`),
 			"v2/guide.html":   page("Guide", `<base href="https://other.example/"><a href="anything">x</a> <a href="/nope">y</a>`),
-		}, want: Report{BrokenLinks: []BrokenLink{{"docs/index.html", "/v2/gone"}, {"v2/guide.html", "/nope"}}}},
+		}, want: Report{BrokenLinks: []BrokenLink{{Page: "docs/index.html", Target: "/v2/gone"}, {Page: "v2/guide.html", Target: "/nope"}}}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -15,6 +15,8 @@
 // use; matching a request that no rule matches allocates nothing.
 package rules
 
+import "sitedrop/sites/wire"
+
 // Limits of what a _redirects or _headers file may hold.
 const (
 	// MaxLineBytes is the longest line kept; a longer line is a Warning
@@ -51,10 +53,10 @@ const (
 	HeadersFile   = "_headers"
 )
 
-// Warning is a line of _redirects or _headers that was not applied.
-type Warning struct {
-	File   string `json:"file"`   // "_redirects" or "_headers"
-	Line   int    `json:"line"`   // 1-based
-	Text   string `json:"text"`   // the line (trimmed, cut to ~200 bytes)
-	Reason string `json:"reason"` // why, in plain words
-}
+// Warning is a line of _redirects or _headers that was not applied:
+// File is RedirectsFile or HeadersFile, Line is 1-based (0 for the
+// summary of the lines left out past MaxWarnings), Text the line trimmed
+// and cut to about 200 bytes, Reason why, in plain words. It is the
+// wire's type (sitedrop/sites/wire): a deploy's answer carries it as
+// the parser made it.
+type Warning = wire.Warning
