@@ -81,14 +81,14 @@ func (sd *sitedrop) accountKeyRevoke(e *core.RequestEvent) error {
 
 // readForm checks a page's form post: same origin, a readable small form
 // (in PostForm), read as deploy bodies are (guardBody: the minimum rate
-// after the grace, each byte held of the memory budget as it comes, until
-// it is parsed). When ok is false the answer has been decided: an error
+// after the grace, each byte held of the small bodies' pool as it comes,
+// until it is parsed; see bodyLease). When ok is false the answer has been decided: an error
 // page, or the error of writing it.
 func (sd *sitedrop) readForm(e *core.RequestEvent) (ok bool, err error) {
 	if err := checkOrigin(e); err != nil {
 		return false, sd.errorPage(e, http.StatusForbidden, "Request refused", "This form can only be sent from this server's own pages.")
 	}
-	lease := sd.memoryLease(e)
+	lease := sd.bodyLease(e, formBodyLimit)
 	defer lease.release()
 	body, err := sd.guardBody(e, formBodyLimit, lease)
 	if err == nil {
@@ -101,6 +101,7 @@ func (sd *sitedrop) readForm(e *core.RequestEvent) (ok bool, err error) {
 		// A read past its deadline cancels the request's context, which
 		// would stop the page's rendering: the client still reads it.
 		e.Request = e.Request.WithContext(context.WithoutCancel(e.Request.Context()))
+		setRetryAfter(e, ae)
 		return false, sd.errorPage(e, ae.Status, http.StatusText(ae.Status), ae.Message)
 	case err != nil:
 		return false, sd.errorPage(e, http.StatusBadRequest, "Bad request", "The form could not be read.")

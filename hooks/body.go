@@ -8,7 +8,6 @@ import (
 	"net/http"
 	"os"
 	"runtime/debug"
-	"strconv"
 	"sync"
 	"time"
 
@@ -38,37 +37,79 @@ const (
 	memoryRetryAfter = 5 // seconds
 )
 
+// Small bodies (JSON of the API, page forms, form submissions: a limit of
+// at most smallBodyMax) take their memory from a pool of their own,
+// smallBodyMemory, rather than --deploy-memory: deploys that fill it
+// cannot make sign-in, forms or submissions 503. They keep the rate and
+// grace rules, so a slow client holds its bytes for bodyGrace plus
+// smallBodyMax/bodyMinRate (14 s) at most.
+const (
+	smallBodyMax    = 64 << 10
+	smallBodyMemory = 16 << 20
+)
+
+// Collections that a reservation runs (see memBudget): no sooner than
+// collectSpacing after the last one, unless a collectShare of the budget
+// has been given back since it.
+const (
+	collectSpacing = time.Second
+	collectShare   = 4 // a quarter
+)
+
 const msgServerBusy = "Server busy: try again"
 
 // memBudget is a weighted semaphore of bytes: the memory that every
-// deploy and blob upload together may hold (--deploy-memory).
+// deploy and blob upload together may hold (--deploy-memory), or the small
+// bodies' pool.
 //
 // Bytes given back are not free memory yet: they are garbage until the
 // garbage collector runs, which the runtime paces on the heap's growth,
 // so fresh reservations would add to them and the process hold up to
 // twice the budget. So given-back bytes count as held (garbage) until a
-// collection: a reservation that does not fit with them first runs one
-// (debug.FreeOSMemory, one at a time), which frees them.
+// collection. A reservation that does not fit with them runs one,
+// bounded: at most one per reservation, none for a request that has
+// ended, and one no sooner than collectSpacing after the last unless a
+// 1/collectShare of the budget has been given back since (so forced
+// collections cost at most one per that many bytes deployed, like the
+// runtime's own pacing, or one a second); otherwise the reservation
+// waits, within its time, for bytes or for the next collection.
+//
+// The collection also returns the freed pages to the system
+// (debug.FreeOSMemory, not runtime.GC alone): the next reservations'
+// allocations (a 16 MiB file, say) may not fit the holes the freed pieces
+// leave, and would add to them. Measured with TestArchiveDeployPeakMemory
+// (--deploy-memory 64 MiB): 66-76 MiB at the peak with it, 69-87 MiB with
+// runtime.GC alone. Bounded as it is, its cost (returning and faulting
+// back the free pages) is small next to the deploys' own.
 type memBudget struct {
 	mu   sync.Mutex
 	max  int64
 	used int64
 	// garbage is what was given back since the last collection.
 	garbage int64
+	// lastCollect is when the last collection started.
+	lastCollect time.Time
 	// collecting serializes the collections take runs.
 	collecting sync.Mutex
-	// freed is closed (and replaced) whenever bytes are given back, to
-	// wake the requests waiting for them.
+	// freed is closed (and replaced) whenever bytes are given back or
+	// collected, to wake the requests waiting for them.
 	freed chan struct{}
+	// gc collects the garbage: debug.FreeOSMemory.
+	gc func()
 }
 
 func newMemBudget(max int64) *memBudget {
-	return &memBudget{max: max, freed: make(chan struct{})}
+	return &memBudget{max: max, freed: make(chan struct{}), gc: debug.FreeOSMemory}
 }
 
 // take reserves n bytes, waiting at most wait for others to give bytes
-// back; false when they could not be had (or ctx ended).
+// back (or for a collection to free them); false when they could not be
+// had (or ctx ended). See memBudget for the collections it runs.
 func (b *memBudget) take(ctx context.Context, n int64, wait time.Duration) bool {
+	if n > b.max {
+		return false // never fits
+	}
+	collected := false
 	var timeout <-chan time.Time
 	for {
 		b.mu.Lock()
@@ -77,12 +118,18 @@ func (b *memBudget) take(ctx context.Context, n int64, wait time.Duration) bool 
 			b.mu.Unlock()
 			return true
 		}
-		freed, garbage := b.freed, b.garbage
-		b.mu.Unlock()
-		if n > b.max {
-			return false // never fits
+		freed := b.freed
+		// a collection would make room: now, or when it is due
+		collectIn := time.Duration(-1)
+		if !collected && b.used+n <= b.max {
+			collectIn = b.collectDueLocked(time.Now())
 		}
-		if garbage > 0 && b.used+n <= b.max {
+		b.mu.Unlock()
+		if ctx.Err() != nil {
+			return false
+		}
+		if collectIn == 0 {
+			collected = true
 			b.collect()
 			continue
 		}
@@ -91,33 +138,53 @@ func (b *memBudget) take(ctx context.Context, n int64, wait time.Duration) bool 
 			defer t.Stop()
 			timeout = t.C
 		}
+		var due <-chan time.Time
+		var dueTimer *time.Timer
+		if collectIn > 0 {
+			dueTimer = time.NewTimer(collectIn)
+			due = dueTimer.C
+		}
 		select {
 		case <-freed:
+		case <-due:
 		case <-timeout:
 			return false
 		case <-ctx.Done():
 			return false
 		}
+		if dueTimer != nil {
+			dueTimer.Stop()
+		}
 	}
 }
 
+// collectDueLocked is how long until a collection may run (0: now); b.mu
+// is held.
+func (b *memBudget) collectDueLocked(now time.Time) time.Duration {
+	if b.garbage*collectShare >= b.max {
+		return 0
+	}
+	return max(0, b.lastCollect.Add(collectSpacing).Sub(now))
+}
+
 // collect runs the garbage collector, which frees what was given back
-// before it started, unless another collection did meanwhile.
+// before it started, unless another collection did meanwhile (or ran too
+// recently: see collectDueLocked).
 func (b *memBudget) collect() {
 	b.collecting.Lock()
 	defer b.collecting.Unlock()
 	b.mu.Lock()
 	freed := b.garbage
-	b.mu.Unlock()
-	if freed == 0 {
-		return // another collection freed it
+	if freed == 0 || b.collectDueLocked(time.Now()) > 0 {
+		b.mu.Unlock()
+		return // another collection freed it, or has just run
 	}
-	// a collection that also returns the freed pages to the system: the
-	// next reservations' allocations may not fit the holes the freed
-	// pieces leave, and would add to them
-	debug.FreeOSMemory()
+	b.lastCollect = time.Now()
+	b.mu.Unlock()
+	b.gc()
 	b.mu.Lock()
 	b.garbage -= freed // what was given back during the collection stays
+	b.wakeLocked()
 	b.mu.Unlock()
 }
 
@@ -129,9 +196,38 @@ func (b *memBudget) give(n int64) {
 	b.mu.Lock()
 	b.used -= n
 	b.garbage += n
+	b.wakeLocked()
+	b.mu.Unlock()
+}
+
+// unreserve returns n bytes that were reserved and never allocated: free
+// at once, no garbage.
+func (b *memBudget) unreserve(n int64) {
+	if n == 0 {
+		return
+	}
+	b.mu.Lock()
+	b.used -= n
+	b.wakeLocked()
+	b.mu.Unlock()
+}
+
+// tryTake reserves n bytes if they are free now, without a collection or
+// a wait.
+func (b *memBudget) tryTake(n int64) bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.used+b.garbage+n > b.max {
+		return false
+	}
+	b.used += n
+	return true
+}
+
+// wakeLocked wakes the requests waiting for bytes; b.mu is held.
+func (b *memBudget) wakeLocked() {
 	close(b.freed)
 	b.freed = make(chan struct{})
-	b.mu.Unlock()
 }
 
 // inUse is the number of bytes reserved now.
@@ -141,35 +237,52 @@ func (b *memBudget) inUse() int64 {
 	return b.used
 }
 
-// memLease is what one request holds of the memory budget: it grows as
+// memLease is what one request holds of a memory budget: it grows as
 // bytes arrive and is given back whole when the request ends. It may grow
-// from several goroutines (an MCP request's tool and its answer).
+// from several goroutines (an MCP request's tool and its answer, a
+// deploy's compression workers), so it never touches the response: a
+// refusal is an error (with its Retry-After) that the request's own
+// goroutine answers.
 type memLease struct {
 	budget *memBudget
-	e      *core.RequestEvent
+	ctx    context.Context // the request's
 	wait   time.Duration
 	mu     sync.Mutex // guards held
 	held   int64
 }
 
-// memoryLease starts the lease of a deploy or upload; release it when
-// the request ends (defer), whatever the outcome.
+// memoryLease starts the lease of a deploy or upload on --deploy-memory;
+// release it when the request ends (defer), whatever the outcome.
 func (sd *sitedrop) memoryLease(e *core.RequestEvent) *memLease {
-	return &memLease{budget: sd.memory, e: e, wait: sd.memoryWait}
+	return &memLease{budget: sd.memory, ctx: e.Request.Context(), wait: sd.memoryWait}
 }
 
-// reserve adds n bytes to the lease, or answers 503 (with Retry-After)
-// when the budget stays exhausted. A nil lease reserves nothing (a body
-// read and dropped).
+// bodyLease starts the lease of a body of at most limit bytes: a small
+// one (smallBodyMax or less) on the small bodies' pool, any other on
+// --deploy-memory. Release it when the request ends.
+func (sd *sitedrop) bodyLease(e *core.RequestEvent, limit int64) *memLease {
+	if limit <= smallBodyMax {
+		return &memLease{budget: sd.smallMemory, ctx: e.Request.Context(), wait: sd.memoryWait}
+	}
+	return sd.memoryLease(e)
+}
+
+// reserve adds n bytes to the lease, or returns the 503 (with its
+// Retry-After) of a budget that stays exhausted. A nil lease reserves
+// nothing (a body read and dropped).
 func (l *memLease) reserve(n int64) error {
 	if l.grow(n) {
 		return nil
 	}
-	if l.e.Request.Context().Err() != nil {
+	if l.ctx.Err() != nil {
 		return fail(statusClientClosed, msgClientClosed) // nobody to answer
 	}
-	l.e.Response.Header().Set("Retry-After", strconv.Itoa(memoryRetryAfter))
-	return fail(http.StatusServiceUnavailable, msgServerBusy)
+	return errServerBusy()
+}
+
+// errServerBusy is the refusal of a memory budget that stays exhausted.
+func errServerBusy() *apiError {
+	return &apiError{Status: http.StatusServiceUnavailable, Message: msgServerBusy, RetryAfter: memoryRetryAfter}
 }
 
 // grow adds n bytes to the lease, waiting for the budget as reserve does;
@@ -179,13 +292,51 @@ func (l *memLease) grow(n int64) bool {
 	if l == nil || n <= 0 {
 		return true
 	}
-	if !l.budget.take(l.e.Request.Context(), n, l.wait) {
+	if !l.budget.take(l.ctx, n, l.wait) {
 		return false
 	}
+	l.add(n)
+	return true
+}
+
+func (l *memLease) add(n int64) {
 	l.mu.Lock()
 	l.held += n
 	l.mu.Unlock()
+}
+
+// Reserve is reserve, for sites.Memory: n bytes about to be allocated.
+func (l *memLease) Reserve(n int64) error { return l.reserve(n) }
+
+// TryReserve adds n bytes to the lease if the budget has them now,
+// without waiting (sites.Memory).
+func (l *memLease) TryReserve(n int64) bool {
+	if l == nil || n <= 0 {
+		return true
+	}
+	if !l.budget.tryTake(n) {
+		return false
+	}
+	l.add(n)
 	return true
+}
+
+// Release gives back n bytes of the lease before the request ends
+// (sites.Memory): allocated ones become garbage until a collection, ones
+// never allocated are free at once.
+func (l *memLease) Release(n int64, allocated bool) {
+	if l == nil || n <= 0 {
+		return
+	}
+	l.mu.Lock()
+	n = min(n, l.held)
+	l.held -= n
+	l.mu.Unlock()
+	if allocated {
+		l.budget.give(n)
+	} else {
+		l.budget.unreserve(n)
+	}
 }
 
 // release gives back everything the lease holds.
@@ -287,6 +438,9 @@ func (g *guardedBody) readAll() ([]byte, error) {
 type bodyGuards struct {
 	// memory is the --deploy-memory budget shared by deploys and uploads.
 	memory *memBudget
+	// smallMemory is the small bodies' pool (smallBodyMemory; see
+	// bodyLease).
+	smallMemory *memBudget
 	// memoryWait is how long a request waits for the budget (memoryWait;
 	// tests shorten it).
 	memoryWait time.Duration
@@ -305,6 +459,7 @@ type bodyGuards struct {
 func newBodyGuards(cfg *Config) bodyGuards {
 	return bodyGuards{
 		memory:          newMemBudget(cfg.DeployMemory),
+		smallMemory:     newMemBudget(smallBodyMemory),
 		memoryWait:      memoryWait,
 		bodyGrace:       bodyGrace,
 		bodyMinRate:     bodyMinRate,

@@ -140,7 +140,7 @@ func (sd *sitedrop) deployCreate(e *core.RequestEvent) error {
 	if p.Meta, p.Upload, err = req.content(sd.cfg.MaxFiles, load); err != nil {
 		return err
 	}
-	p.Upload.Reserve = lease.reserve // the variants and changed pages, too
+	p.Upload.Memory = lease // the variants and changed pages, too
 	// the rule files within their plan's limit, and their cost within the budget
 	redirects, warnings, err := sites.CheckRules(p.Upload.Files, sites.RuleLimitOf(user))
 	if err != nil {
@@ -243,7 +243,7 @@ func (sd *sitedrop) deployUpdate(e *core.RequestEvent) error {
 	if err != nil {
 		return err
 	}
-	up.Reserve = lease.reserve // the variants and changed pages, too
+	up.Memory = lease // the variants and changed pages, too
 	// the rule files within their plan's limit, and their cost within the budget
 	redirects, warnings, err := sites.CheckRules(up.Files, sites.RuleLimitOf(user))
 	if err != nil {

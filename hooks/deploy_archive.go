@@ -73,6 +73,7 @@ func (sd *sitedrop) readArchiveDeploy(e *core.RequestEvent, format string, req *
 		MaxFiles: sd.cfg.MaxFiles,
 		MaxBytes: archiveUnpackFactor * limit,
 		Reserve:  lease.reserve,
+		Release:  func(n int64) { lease.Release(n, true) },
 	}
 	if anonCap := int64(sd.anonStorage.Max()); anon && anonCap < lim.MaxBytes {
 		lim.MaxBytes = anonCap

@@ -43,12 +43,13 @@ type deployRequest struct {
 
 // readJSON decodes the request body, at most limit bytes, into dst. The
 // body is read as deploy bodies are (guardBody: the minimum rate after the
-// grace, each byte held of the memory budget as it comes, until it is
-// decoded). Every failure is a client error naming what is wrong: 413
+// grace, each byte held of a memory budget as it comes, until it is
+// decoded: the small bodies' pool for a limit of smallBodyMax or less,
+// see bodyLease). Every failure is a client error naming what is wrong: 413
 // past the limit, 408 too slow, 503 (Retry-After) with the budget spent,
 // 400 for malformed JSON, a wrong field type or trailing data.
 func (sd *sitedrop) readJSON(e *core.RequestEvent, limit int64, dst any) error {
-	lease := sd.memoryLease(e)
+	lease := sd.bodyLease(e, limit)
 	defer lease.release()
 	body, err := sd.guardBody(e, limit, lease)
 	if err != nil {

@@ -1,10 +1,18 @@
 package hooks
 
 import (
+	"context"
+	"errors"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/pocketbase/pocketbase/core"
+
+	"sitedrop/sites"
+	"sitedrop/sites/store"
 )
 
 // TestDeployWorkBudget: a deploy's work (validating, the rule files,
@@ -61,5 +69,68 @@ func TestDeployWorkBudget(t *testing.T) {
 	overBudget("an update", res, body)
 	if deployments() != before || versions() != vBefore {
 		t.Fatal("a keyed deploy over its budget was committed")
+	}
+
+	// the deadline passes inside Create and Replace, while the store
+	// writes the blobs (a store that ignores the context): still nothing
+	// is committed, and the answer says why
+	sd.keyedDeployWork = 300 * time.Millisecond
+	sd.svc = sites.NewService(app, &slowStore{BlobStore: sd.svc.Store(), delay: 400 * time.Millisecond}, sites.ServiceConfig{})
+	before, vBefore = deployments(), versions()
+	fresh := `{"files":[{"path":"index.html","content":"<title>slow</title><p>a page the store takes long to write</p>"}]}`
+	res, body = do(t, mux, http.MethodPost, "/deploy", fresh, withHeaders(bearer(keyPia), map[string]string{"Content-Type": "application/json"}))
+	overBudget("a create whose store is slow", res, body)
+	update := strings.Replace(fresh, "slow", "slower", 1) // blobs the store has not got yet
+	res, body = do(t, mux, http.MethodPut, "/deploy/"+idAliceSite, update, withHeaders(bearer(keyAlice), map[string]string{"Content-Type": "application/json"}))
+	overBudget("an update whose store is slow", res, body)
+	if deployments() != before || versions() != vBefore {
+		t.Fatal("a deploy whose deadline passed inside Create or Replace was committed")
+	}
+}
+
+// slowStore takes delay for every blob it writes, whatever the context.
+type slowStore struct {
+	store.BlobStore
+	delay time.Duration
+}
+
+func (s *slowStore) Put(ctx context.Context, h string, data []byte) error {
+	time.Sleep(s.delay)
+	return s.BlobStore.Put(context.WithoutCancel(ctx), h, data)
+}
+
+// TestWorkBudgetOnlyContextErrors: past the deploy's work budget, only an
+// error the budget caused becomes "Deploy took too long"; a refusal of
+// its own (a slug taken meanwhile, the slot limit) stays what it is.
+func TestWorkBudgetOnlyContextErrors(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Nanosecond)
+	defer cancel()
+	<-ctx.Done()
+	e := &core.RequestEvent{}
+	e.Request = httptest.NewRequest(http.MethodPost, "/deploy", nil)
+	e.Response = httptest.NewRecorder()
+	for _, tc := range []struct {
+		name    string
+		err     error
+		status  int
+		tooLong bool // answered as the work budget's
+	}{
+		{"the budget's end", ctx.Err(), http.StatusServiceUnavailable, true},
+		{"the budget's end, wrapped", errors.Join(errors.New("store blob"), ctx.Err()), http.StatusServiceUnavailable, true},
+		{"slug taken", sites.ErrSlugTaken, http.StatusConflict, false},
+		{"slot limit", sites.ErrSlotLimit, http.StatusForbidden, false},
+		{"the memory budget", errServerBusy(), http.StatusServiceUnavailable, false},
+		{"a store failure", errors.New("disk full"), http.StatusInternalServerError, false},
+	} {
+		ae, _ := toAPIError(overWorkBudget(e, ctx, time.Second, tc.err))
+		if ae.Status != tc.status || strings.Contains(ae.Message, "Deploy took too long") != tc.tooLong {
+			t.Errorf("%s: %d %q, want %d (the work budget's: %v)", tc.name, ae.Status, ae.Message, tc.status, tc.tooLong)
+		}
+		if tc.status == http.StatusServiceUnavailable && ae.RetryAfter == 0 {
+			t.Errorf("%s: 503 without Retry-After", tc.name)
+		}
+	}
+	if anonDeployWork > 8*time.Second {
+		t.Errorf("anonymous work budget %s: at most 8 s, report included", anonDeployWork)
 	}
 }

@@ -45,10 +45,22 @@ const (
 const statusClientClosed = 499
 
 // apiError is an error a handler returns to answer with a status and an
-// exact message: {"error": Message}.
+// exact message: {"error": Message}. RetryAfter, when set, is the
+// answer's Retry-After in seconds: an error made away from the request's
+// goroutine (a deploy's compression workers) carries it there, since only
+// that goroutine may write the response's headers.
 type apiError struct {
-	Status  int
-	Message string
+	Status     int
+	Message    string
+	RetryAfter int
+}
+
+// setRetryAfter sets the Retry-After header of ae, when it has one, on
+// e's response; call it from the request's goroutine.
+func setRetryAfter(e *core.RequestEvent, ae *apiError) {
+	if ae.RetryAfter > 0 {
+		e.Response.Header().Set("Retry-After", strconv.Itoa(ae.RetryAfter))
+	}
 }
 
 func (e *apiError) Error() string { return e.Message }
@@ -155,6 +167,7 @@ func jsonErrorsMiddleware() *hook.Handler[*core.RequestEvent] {
 			if !known {
 				e.App.Logger().Error("request failed", "method", e.Request.Method, "path", e.Request.URL.Path, "error", err)
 			}
+			setRetryAfter(e, ae)
 			if waitsToSendBody(e.Request) {
 				if jerr := refuseWaitingBody(e, ae); jerr != nil {
 					return errors.Join(err, jerr)

@@ -124,9 +124,10 @@ func wantsHTML(r *http.Request) bool {
 // form (fields only) of at most submitBodyLimit bytes, and returns its
 // field names in the order they came too. The body is read as deploy
 // bodies are (guardBody: the minimum rate after the grace, each byte held
-// of the memory budget as it comes, until it is decoded).
+// of the small bodies' pool as it comes, until it is decoded; see
+// bodyLease).
 func (sd *sitedrop) readSubmission(e *core.RequestEvent) (map[string]any, []string, error) {
-	lease := sd.memoryLease(e)
+	lease := sd.bodyLease(e, submitBodyLimit)
 	defer lease.release()
 	body, err := sd.guardBody(e, submitBodyLimit, lease)
 	if err != nil {

@@ -35,6 +35,10 @@ type ArchiveLimits struct {
 	// it is told covers what is allocated. Its error refuses the archive
 	// and is returned as it is.
 	Reserve func(n int64) error
+	// Release, when set, is told of reserved memory the archive has
+	// dropped: the pieces a copy was joined from, and a zip read whole
+	// once it is unpacked.
+	Release func(n int64)
 }
 
 // ArchiveError is a refused archive: Status is 400 (a malformed or unsafe
@@ -82,8 +86,9 @@ func readArchive(r io.Reader, data []byte, format string, lim ArchiveLimits) ([]
 	switch format {
 	case ArchiveZip:
 		var rerr error
+		var held int64 // what the zip read whole holds, dropped once unpacked
 		if data == nil {
-			data, err = readPieces(src, -1, u.reserveInto(&rerr))
+			data, held, err = readPieces(src, -1, u.reserveInto(&rerr), u.release)
 		}
 		switch {
 		case rerr != nil:
@@ -93,6 +98,7 @@ func readArchive(r io.Reader, data []byte, format string, lim ArchiveLimits) ([]
 		default:
 			err = badArchive("reading the archive: %v", err)
 		}
+		u.release(held)
 	case ArchiveTarGz:
 		err = u.tarGz(src)
 	default:
@@ -175,6 +181,13 @@ func (u *unpacker) reserve(n int64) error {
 	return u.lim.Reserve(n)
 }
 
+// release tells the limits' Release of n reserved bytes dropped.
+func (u *unpacker) release(n int64) {
+	if u.lim.Release != nil && n > 0 {
+		u.lim.Release(n)
+	}
+}
+
 // reserveInto is reserve, remembering its error in *err, so that the
 // caller tells the budget's refusal from a read error.
 func (u *unpacker) reserveInto(err *error) func(int64) error {
@@ -200,7 +213,7 @@ func (u *unpacker) add(name string, size int64, r io.Reader, inMemory bool) erro
 		_, err = io.ReadFull(r, b)
 	} else {
 		var rerr error
-		b, err = readPieces(r, size, u.reserveInto(&rerr))
+		b, _, err = readPieces(r, size, u.reserveInto(&rerr), u.release)
 		if rerr != nil {
 			return rerr // the memory budget's
 		}
@@ -229,13 +242,14 @@ func (u *unpacker) add(name string, size int64, r io.Reader, inMemory bool) erro
 // nothing reserved: the bytes are read into pieces of at most entryChunk,
 // each reserved before it is allocated, as they come (so a stream that
 // declares much and trickles holds little), then pieces that are more
-// than one are joined into a slice of the exact length, reserved too.
-// What is reserved covers what is allocated, the pieces included. An
-// error of reserve is returned as it is; io.ErrUnexpectedEOF when r ends
-// before size bytes.
-func readPieces(r io.Reader, size int64, reserve func(int64) error) ([]byte, error) {
+// than one are joined into a slice of the exact length, reserved too,
+// and the pieces then given to release. What is reserved covers what is
+// allocated; held is what stays reserved for the slice returned. An error
+// of reserve is returned as it is; io.ErrUnexpectedEOF when r ends before
+// size bytes.
+func readPieces(r io.Reader, size int64, reserve func(int64) error, release func(int64)) (data []byte, held int64, err error) {
 	var pieces [][]byte
-	var total int64
+	var total, reserved int64
 	for size < 0 || total < size {
 		// pieces grow with what came (no copy): a small stream holds
 		// little, a large one few pieces
@@ -244,8 +258,9 @@ func readPieces(r io.Reader, size int64, reserve func(int64) error) ([]byte, err
 			n = min(n, size-total)
 		}
 		if err := reserve(n); err != nil {
-			return nil, err
+			return nil, 0, err
 		}
+		reserved += n
 		p := make([]byte, n)
 		m, err := io.ReadFull(r, p)
 		total += int64(m)
@@ -259,23 +274,24 @@ func readPieces(r io.Reader, size int64, reserve func(int64) error) ([]byte, err
 			if errors.Is(err, io.EOF) {
 				err = io.ErrUnexpectedEOF
 			}
-			return nil, err
+			return nil, 0, err
 		}
 	}
 	switch len(pieces) {
 	case 0:
-		return []byte{}, nil
+		return []byte{}, reserved, nil
 	case 1:
-		return pieces[0], nil
+		return pieces[0], reserved, nil
 	}
 	if err := reserve(total); err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	out := make([]byte, 0, total)
 	for _, p := range pieces {
 		out = append(out, p...)
 	}
-	return out, nil
+	release(reserved) // the pieces
+	return out, total, nil
 }
 
 func (u *unpacker) zip(data []byte) error {

@@ -1,6 +1,7 @@
 package sites
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -134,100 +135,146 @@ func Compressible(contentType string) bool {
 // work a deploy did.
 var compressions atomic.Int64
 
+// takeCompressor waits for one of compressSlots, or for ctx's end.
+func takeCompressor(ctx context.Context) (*compressor, error) {
+	select {
+	case c := <-compressSlots:
+		if c == nil {
+			c = newCompressor()
+		}
+		return c, nil
+	case <-ctx.Done():
+		return nil, cancelled(ctx)
+	}
+}
+
 // compressVariants returns the precompressed variants of data by coding,
 // keeping only those at least 5% smaller. Every coding is deterministic,
 // so unchanged content yields the same variant blobs on every deploy.
 //
-// Each coding writes into a boundedOutput: its memory is reserved
-// (reserve, nil for none) before it is allocated, and a coding stops as
-// soon as its output reaches the size it would be dropped at, so that
-// incompressible data costs neither the memory nor the rest of the time.
-func compressVariants(data []byte, reserve func(int64) error) (map[string][]byte, error) {
+// Each coding writes into a boundedOutput: its memory is reserved from
+// mem (nil for none) before it is allocated, a coding stops as soon as
+// its output reaches the size it would be dropped at (so that
+// incompressible data costs neither the memory nor the rest of the
+// time), and what a coding drops is given back at once. A compressor is
+// held only while it compresses: waiting for one ends with ctx, and a
+// coding that finds the memory short gives its compressor back, waits for
+// the memory, and starts again (see compressCoding).
+func compressVariants(ctx context.Context, data []byte, mem Memory) (map[string][]byte, error) {
 	compressions.Add(1)
-	c := <-compressSlots
-	if c == nil {
-		c = newCompressor()
-	}
-	defer func() { compressSlots <- c }()
 	out := make(map[string][]byte, len(EncodingPreference))
 	limit := len(data) - len(data)/20 // kept only when smaller
-	run := func(coding string, compress func(w io.Writer) error) error {
-		o := &boundedOutput{limit: limit, reserve: reserve}
-		err := compress(o)
+	for _, coding := range EncodingPreference {
+		b, err := compressCoding(ctx, coding, data, limit, mem)
+		if err != nil {
+			return nil, err
+		}
+		if b != nil {
+			out[coding] = b
+		}
+	}
+	return out, nil
+}
+
+// compressCoding compresses data with one coding into fewer than limit
+// bytes, nil when it does not get that small. While it holds a compressor
+// it only takes memory that is free now (TryReserve); short of it, it
+// drops the output, gives the compressor back, waits for (reserves) twice
+// what the output had come to (limit at most, which is always enough),
+// and compresses again with that credit. What is not used of the credit
+// is given back. Short of memory, a coding is thus done again a few times
+// at most (the credit doubles each time).
+func compressCoding(ctx context.Context, coding string, data []byte, limit int, mem Memory) ([]byte, error) {
+	var credit int64
+	for {
+		c, err := takeCompressor(ctx)
+		if err != nil {
+			releaseMem(mem, credit, false)
+			return nil, err
+		}
+		o := &boundedOutput{limit: limit, mem: mem, credit: credit}
+		err = c.compress(coding, o, data)
+		compressSlots <- c
 		switch {
 		case errors.Is(err, errNotSmaller):
-			return nil
-		case o.err != nil:
-			return o.err // the memory budget's
+			o.drop()
+			return nil, nil
+		case o.short && credit < int64(limit):
+			credit = min(int64(limit), 2*(o.reserved+o.wanted))
+			o.drop()
+			if err := reserveMem(mem, credit); err != nil {
+				return nil, err
+			}
+			continue
 		case err != nil:
-			return fmt.Errorf("%s: %w", coding, err)
+			o.drop()
+			return nil, fmt.Errorf("%s: %w", coding, err)
 		}
-		b, err := o.bytes()
-		if err != nil {
-			return err
-		}
-		out[coding] = b
-		return nil
+		return o.bytes()
 	}
+}
 
-	err := run(EncodingBrotli, func(w io.Writer) error {
+// compress writes data compressed with coding to w.
+func (c *compressor) compress(coding string, w io.Writer, data []byte) error {
+	switch coding {
+	case EncodingBrotli:
 		bw := c.br
 		bw.Reset(w)
 		if err := writePieces(bw, data); err != nil {
 			return err
 		}
 		return bw.Close()
-	})
-	if err == nil {
-		err = run(EncodingZstd, func(w io.Writer) error {
-			zw := c.zs
-			zw.Reset(w)
-			if err := writePieces(zw, data); err != nil {
-				zw.Reset(nil)
-				return err
-			}
-			err := zw.Close()
-			zw.Reset(nil) // hold no output
+	case EncodingZstd:
+		zw := c.zs
+		zw.Reset(w)
+		if err := writePieces(zw, data); err != nil {
+			zw.Reset(nil)
 			return err
-		})
+		}
+		err := zw.Close()
+		zw.Reset(nil) // hold no output
+		return err
+	case EncodingGzip:
+		gw := c.gz
+		gw.Reset(w)
+		if err := writePieces(gw, data); err != nil {
+			return err
+		}
+		return gw.Close()
 	}
-	if err == nil {
-		err = run(EncodingGzip, func(w io.Writer) error {
-			gw := c.gz
-			gw.Reset(w)
-			if err := writePieces(gw, data); err != nil {
-				return err
-			}
-			return gw.Close()
-		})
-	}
-	if err != nil {
-		return nil, err
-	}
-	return out, nil
+	return fmt.Errorf("unknown coding %q", coding)
 }
 
 // errNotSmaller stops a coding whose output is not smaller enough to keep.
 var errNotSmaller = errors.New("compressed output not smaller")
 
+// errMemoryShort stops a coding that would wait for memory while it holds
+// a compressor (see compressCoding).
+var errMemoryShort = errors.New("compression memory short")
+
 // A compressed output is written into pieces of firstOutputPiece bytes
 // first, growing to outputPiece (the last one may be smaller).
 const (
-	firstOutputPiece = 1 << 10
+	firstOutputPiece = 256
 	outputPiece      = 64 << 10
 )
 
 // boundedOutput collects a compressed output of fewer than limit bytes
-// in pieces, each reserved before it is allocated, so nothing is copied
-// to grow; bytes joins them (reserving the joined copy). Writing limit
-// bytes or more fails with errNotSmaller; a refused reservation fails
-// the write and stays in err.
+// in pieces, each reserved before it is allocated (from credit, reserved
+// beforehand, then from what mem has free now), so nothing is copied to
+// grow; bytes joins them. Writing limit bytes or more fails with
+// errNotSmaller; memory that is not free fails the write with
+// errMemoryShort (short, for a piece of wanted bytes). reserved is what
+// its pieces took.
 type boundedOutput struct {
-	limit   int
-	reserve func(int64) error
-	pieces  [][]byte
-	n       int
-	err     error
+	limit    int
+	mem      Memory
+	credit   int64
+	reserved int64
+	short    bool
+	wanted   int64
+	pieces   [][]byte
+	n        int
 }
 
 func (o *boundedOutput) Write(p []byte) (int, error) {
@@ -254,31 +301,51 @@ func (o *boundedOutput) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
+// take reserves n bytes for a piece: from the credit, else if mem has
+// them free now.
 func (o *boundedOutput) take(n int64) error {
-	if o.reserve == nil {
-		return nil
+	switch {
+	case o.credit >= n:
+		o.credit -= n
+	case tryReserveMem(o.mem, n):
+	default:
+		o.short, o.wanted = true, n
+		return errMemoryShort
 	}
-	if err := o.reserve(n); err != nil {
-		o.err = err
-		return err
-	}
+	o.reserved += n
 	return nil
 }
 
-// bytes is the output in one slice.
+// drop gives back the output's memory: its pieces, and the credit it did
+// not use.
+func (o *boundedOutput) drop() {
+	o.pieces = nil
+	releaseMem(o.mem, o.reserved, true)
+	releaseMem(o.mem, o.credit, false)
+	o.reserved, o.credit = 0, 0
+}
+
+// bytes is the output in one slice. The credit not used is given back;
+// several pieces are joined into a copy (reserved, waiting as need be:
+// no compressor is held) and given back.
 func (o *boundedOutput) bytes() ([]byte, error) {
+	releaseMem(o.mem, o.credit, false)
+	o.credit = 0
 	switch len(o.pieces) {
 	case 0:
+		releaseMem(o.mem, o.reserved, true)
 		return []byte{}, nil
 	case 1:
-		return o.pieces[0], nil
+		return o.pieces[0], nil // reserved: held by the variant
 	}
-	if err := o.take(int64(o.n)); err != nil {
+	if err := reserveMem(o.mem, int64(o.n)); err != nil {
+		o.drop()
 		return nil, err
 	}
 	b := make([]byte, 0, o.n)
 	for _, p := range o.pieces {
 		b = append(b, p...)
 	}
+	o.drop() // the pieces
 	return b, nil
 }

@@ -40,12 +40,51 @@ type Upload struct {
 	// StorageType is StorageHTML or StorageFiles.
 	StorageType string
 	Files       []File
-	// Reserve, when set, is told of the memory a deploy allocates for the
-	// content beyond the files themselves (HTML with its head added, the
-	// precompressed variants) before it is allocated: the deploy's memory
-	// budget. Its error stops the deploy before anything is committed and
-	// is returned as it is.
-	Reserve func(n int64) error
+	// Memory, when set, is the deploy's memory budget: what a deploy
+	// allocates for the content beyond the files themselves (HTML with
+	// the submit URL or its head added, the precompressed variants) is
+	// reserved from it before it is allocated, and given back when it is
+	// dropped. Its error stops the deploy before anything is committed
+	// and is returned as it is.
+	Memory Memory
+}
+
+// Memory is a deploy's memory budget (see Upload.Memory).
+type Memory interface {
+	// Reserve reserves n bytes about to be allocated, waiting for them
+	// (for a bounded time); its error stops the deploy.
+	Reserve(n int64) error
+	// TryReserve reserves n bytes if they are free now, without waiting:
+	// what a compression asks for while it holds a compressor.
+	TryReserve(n int64) bool
+	// Release gives back n reserved bytes the deploy no longer holds:
+	// allocated ones (garbage now) or ones never allocated.
+	Release(n int64, allocated bool)
+}
+
+// reserveMem reserves n bytes of mem (nil: no budget).
+func reserveMem(mem Memory, n int64) error {
+	if mem == nil || n <= 0 {
+		return nil
+	}
+	return mem.Reserve(n)
+}
+
+// tryReserveMem reserves n bytes of mem if they are free now (nil: no
+// budget, always).
+func tryReserveMem(mem Memory, n int64) bool {
+	if mem == nil || n <= 0 {
+		return true
+	}
+	return mem.TryReserve(n)
+}
+
+// releaseMem gives n bytes back to mem (nil: no budget).
+func releaseMem(mem Memory, n int64, allocated bool) {
+	if mem == nil || n <= 0 {
+		return
+	}
+	mem.Release(n, allocated)
 }
 
 // CreateParams describes a new deployment.
@@ -181,7 +220,7 @@ func (s *Service) replaceLocked(ctx context.Context, dep *core.Record, meta Meta
 
 	s.gcMu.RLock()
 	defer s.gcMu.RUnlock()
-	if err := s.ensureVariants(ctx, manifest, blobs, known, up.Reserve); err != nil {
+	if err := s.ensureVariants(ctx, manifest, blobs, known, up.Memory); err != nil {
 		return nil, err
 	}
 	if err := s.writeBlobs(ctx, blobs); err != nil {

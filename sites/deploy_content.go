@@ -102,32 +102,40 @@ func DeployedFiles(ctx context.Context, files []File) (Manifest, map[string][]by
 //
 // It stops between files, and its compression workers between blobs,
 // when ctx is cancelled. What it allocates beyond the files (a changed
-// HTML file, the variants) is reserved from up.Reserve first.
+// HTML file, the variants) is reserved from up.Memory first, and what it
+// drops is given back at once (see compressVariants).
 func buildManifest(ctx context.Context, up Upload, meta resolvedMeta, submitURL string, known map[string]map[string]EncodedEntry) (Manifest, map[string][]byte, error) {
 	files := up.Files
 	m := make(Manifest, len(files))
 	blobs := make(map[string][]byte, len(files))
 	placeholder := []byte(SubmitURLPlaceholder)
-	var todo []string // hashes to compress, once each
+	var todo []string                                               // hashes to compress, once each
+	tags := newHeadTags(meta.title, meta.description, meta.favicon) // once for every page
 	for _, f := range files {
 		if err := cancelled(ctx); err != nil {
 			return nil, nil, err
 		}
 		data := f.Data
 		if IsHTML(f.ContentType) {
+			replaced := false
 			if submitURL != "" && bytes.Contains(data, placeholder) {
 				grown := bytes.Count(data, placeholder) * (len(submitURL) - len(placeholder))
-				if err := reserve(up.Reserve, int64(len(data)+max(grown, 0))); err != nil {
+				if err := reserveMem(up.Memory, int64(len(data)+max(grown, 0))); err != nil {
 					return nil, nil, err
 				}
 				data = bytes.ReplaceAll(data, placeholder, []byte(submitURL))
+				replaced = true
 			}
-			if meta.title != "" || meta.description != "" || meta.favicon != "" {
-				// the head's tags: escaped metadata, within the field limits
-				if err := reserve(up.Reserve, int64(len(data))+headTagsMax); err != nil {
+			// the tags the page lacks, reserved only when it gets them
+			if at, add := tags.plan(data); at >= 0 {
+				if err := reserveMem(up.Memory, int64(len(data)+len(add))); err != nil {
 					return nil, nil, err
 				}
-				data = InjectHead(data, meta.title, meta.description, meta.favicon)
+				withTags := insertTags(data, at, add)
+				if replaced {
+					releaseMem(up.Memory, int64(len(data)), true) // the page between the two
+				}
+				data = withTags
 			}
 		}
 		h := store.HashBytes(data)
@@ -147,7 +155,7 @@ func buildManifest(ctx context.Context, up Upload, meta resolvedMeta, submitURL 
 		m[f.Path] = entry
 	}
 
-	variants, err := compressAll(ctx, todo, blobs, up.Reserve)
+	variants, err := compressAll(ctx, todo, blobs, up.Memory)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -183,13 +191,18 @@ func storeVariants(v map[string][]byte, blobs map[string][]byte) map[string]Enco
 }
 
 // compressAll makes the variants of the blobs named by hashes, on every
-// core. When ctx is cancelled, no further blob is started, the workers
-// end after the blob they are on, and ctx's error is returned.
-func compressAll(ctx context.Context, hashes []string, blobs map[string][]byte, r func(int64) error) (map[string]map[string][]byte, error) {
+// core, reserving them from mem. When ctx is cancelled or a blob fails
+// (the memory budget refused, say), no further blob is started, the
+// workers end after the blob they are on (a worker waiting for a
+// compressor stops waiting), and the first error is returned: ctx's, or
+// the failure's.
+func compressAll(parent context.Context, hashes []string, blobs map[string][]byte, mem Memory) (map[string]map[string][]byte, error) {
 	out := make(map[string]map[string][]byte, len(hashes))
 	if len(hashes) == 0 {
 		return out, nil
 	}
+	ctx, cancel := context.WithCancel(parent)
+	defer cancel()
 	var (
 		mu       sync.Mutex
 		firstErr error
@@ -199,15 +212,19 @@ func compressAll(ctx context.Context, hashes []string, blobs map[string][]byte, 
 	for range min(runtime.GOMAXPROCS(0), len(hashes)) {
 		wg.Go(func() {
 			for h := range next {
-				if ctx.Err() != nil {
+				if parent.Err() != nil || ctx.Err() != nil {
 					continue // drain: the feeder stops too
 				}
-				v, err := compressVariants(blobs[h], r)
+				v, err := compressVariants(ctx, blobs[h], mem)
 				mu.Lock()
-				if err != nil && firstErr == nil {
-					firstErr = err
+				if err != nil {
+					if firstErr == nil {
+						firstErr = err
+					}
+					cancel() // stop the feeder and the other workers
+				} else {
+					out[h] = v
 				}
-				out[h] = v
 				mu.Unlock()
 			}
 		})
@@ -222,22 +239,13 @@ feed:
 	}
 	close(next)
 	wg.Wait()
-	if err := cancelled(ctx); err != nil {
+	if err := cancelled(parent); err != nil {
 		return nil, err
 	}
-	return out, firstErr
-}
-
-// headTagsMax bounds what InjectHead adds to a page: the title,
-// description and icon tags, with their escaped values.
-const headTagsMax = 64 << 10
-
-// reserve tells r (nil: nobody) of n bytes about to be allocated.
-func reserve(r func(int64) error, n int64) error {
-	if r == nil || n <= 0 {
-		return nil
+	if firstErr != nil {
+		return nil, firstErr
 	}
-	return r(n)
+	return out, nil
 }
 
 // cancelled returns ctx's error, wrapped, when it is done.
@@ -267,7 +275,7 @@ func (s *Service) knownVariants(dep *core.Record) map[string]map[string]EncodedE
 // ensureVariants checks that the variant blobs reused from the live
 // version still exist (touching them, so the collector spares them), and
 // compresses again the files whose variants are gone.
-func (s *Service) ensureVariants(ctx context.Context, m Manifest, blobs map[string][]byte, known map[string]map[string]EncodedEntry, r func(int64) error) error {
+func (s *Service) ensureVariants(ctx context.Context, m Manifest, blobs map[string][]byte, known map[string]map[string]EncodedEntry, mem Memory) error {
 	checked := map[string]bool{}
 	for _, e := range m {
 		if err := cancelled(ctx); err != nil {
@@ -289,7 +297,7 @@ func (s *Service) ensureVariants(ctx context.Context, m Manifest, blobs map[stri
 		if whole {
 			continue
 		}
-		fresh, err := compressVariants(blobs[e.Hash], r)
+		fresh, err := compressVariants(ctx, blobs[e.Hash], mem)
 		if err != nil {
 			return err
 		}

@@ -43,32 +43,60 @@ func InjectHead(doc []byte, title, description, favicon string) []byte {
 // injectHead is InjectHead that also returns where the tags went: out is
 // doc[:at] + tags + doc[at:]; at is -1 when doc is returned unchanged.
 func injectHead(doc []byte, title, description, favicon string) (out []byte, at int) {
-	title = strings.TrimSpace(title)
-	description = strings.TrimSpace(description)
-	favicon = strings.TrimSpace(favicon)
-	if title == "" && description == "" && favicon == "" {
+	at, tags := newHeadTags(title, description, favicon).plan(doc)
+	if at < 0 {
 		return doc, -1
 	}
+	return insertTags(doc, at, tags), at
+}
 
+// headTags are the tags InjectHead may add for a deployment's metadata,
+// escaped once (a deploy builds them once for all its pages); "" for an
+// empty value.
+type headTags struct {
+	title, description, icon string
+}
+
+func newHeadTags(title, description, favicon string) headTags {
+	var t headTags
+	if title = strings.TrimSpace(title); title != "" {
+		t.title = "<title>" + html.EscapeString(title) + "</title>"
+	}
+	if description = strings.TrimSpace(description); description != "" {
+		t.description = `<meta name="description" content="` + html.EscapeString(description) + `">`
+	}
+	if favicon = strings.TrimSpace(favicon); favicon != "" {
+		t.icon = `<link rel="icon" href="` + html.EscapeString(emojiIconURL(favicon)) + `">`
+	}
+	return t
+}
+
+// plan returns the tags doc lacks and where they go (see InjectHead): at
+// is -1 when nothing is to be added. The page with them is
+// insertTags(doc, at, tags), len(doc)+len(tags) bytes.
+func (t headTags) plan(doc []byte) (at int, tags string) {
+	if t == (headTags{}) {
+		return -1, ""
+	}
 	sc := scanHead(doc)
 	if !sc.complete {
-		return doc, -1
+		return -1, ""
 	}
 	var add strings.Builder
-	if title != "" && !sc.hasTitle {
-		add.WriteString("<title>" + html.EscapeString(title) + "</title>")
+	if t.title != "" && !sc.hasTitle {
+		add.WriteString(t.title)
 	}
-	if description != "" && !sc.hasDescription {
-		add.WriteString(`<meta name="description" content="` + html.EscapeString(description) + `">`)
+	if t.description != "" && !sc.hasDescription {
+		add.WriteString(t.description)
 	}
-	if favicon != "" && !sc.hasIcon {
-		add.WriteString(`<link rel="icon" href="` + html.EscapeString(emojiIconURL(favicon)) + `">`)
+	if t.icon != "" && !sc.hasIcon {
+		add.WriteString(t.icon)
 	}
 	if add.Len() == 0 {
-		return doc, -1
+		return -1, ""
 	}
 
-	at, tags := sc.headOpenEnd, add.String()
+	at, tags = sc.headOpenEnd, add.String()
 	if at < 0 {
 		tags = "<head>" + tags + "</head>"
 		switch {
@@ -82,11 +110,16 @@ func injectHead(doc []byte, title, description, favicon string) (out []byte, at 
 			at = 0
 		}
 	}
-	out = make([]byte, 0, len(doc)+len(tags))
+	return at, tags
+}
+
+// insertTags returns a new slice: doc[:at] + tags + doc[at:].
+func insertTags(doc []byte, at int, tags string) []byte {
+	out := make([]byte, 0, len(doc)+len(tags))
 	out = append(out, doc[:at]...)
 	out = append(out, tags...)
 	out = append(out, doc[at:]...)
-	return out, at
+	return out
 }
 
 // maxHeadScan is how much of a document the head scan reads.
