@@ -18,7 +18,7 @@ func TestMCPMemoryCount(t *testing.T) {
 	e.Request = httptest.NewRequest(http.MethodPost, "/mcp", nil)
 	e.Response = httptest.NewRecorder()
 	b := newMemBudget(1000)
-	m := &mcpMemory{lease: &memLease{budget: b, e: e}}
+	m := &mcpMemory{lease: &memLease{budget: b, ctx: e.Request.Context()}}
 	if err := m.lease.reserve(300); err != nil { // the body's 100, and the allowance
 		t.Fatal(err)
 	}
