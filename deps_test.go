@@ -122,10 +122,10 @@ var depsRules = `
 	# TLS: which hosts may have a certificate (sites), and the answer to a
 	# malformed Host (serve).
 	sitedrop/sites/serve
-	< sitedrop/hooks/certs;
+	< sitedrop/hooks/server/certs;
 
 	# hooks binds every service to the PocketBase app.
-	sitedrop/hooks/certs,
+	sitedrop/hooks/server/certs,
 	sitedrop/sites/agent,
 	sitedrop/sites/safetext,
 	sitedrop/sites/domains,

@@ -12,7 +12,7 @@ import (
 	"net"
 	"time"
 
-	"sitedrop/hooks/certs"
+	"sitedrop/hooks/server/certs"
 )
 
 // Config holds sitedrop's settings. Fields are read when the app

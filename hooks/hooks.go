@@ -7,7 +7,7 @@ import (
 
 	"github.com/pocketbase/pocketbase/core"
 
-	"sitedrop/hooks/certs"
+	"sitedrop/hooks/server/certs"
 	"sitedrop/sites"
 	"sitedrop/sites/analytics"
 	"sitedrop/sites/forms"

@@ -10,7 +10,7 @@ import (
 	"github.com/pocketbase/pocketbase/core"
 	"github.com/pocketbase/pocketbase/tools/hook"
 
-	"sitedrop/hooks/certs"
+	"sitedrop/hooks/server/certs"
 	"sitedrop/sites"
 	"sitedrop/sites/serve"
 )

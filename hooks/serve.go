@@ -16,7 +16,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
-	"sitedrop/hooks/certs"
+	"sitedrop/hooks/server/certs"
 )
 
 // defaultHTTPAddr is where sitedrop listens without --https.

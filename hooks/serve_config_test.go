@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"sitedrop/hooks/certs"
+	"sitedrop/hooks/server/certs"
 )
 
 func TestCheckServeConfig(t *testing.T) {

@@ -14,7 +14,7 @@ import (
 	"github.com/andybalholm/brotli"
 	"github.com/caddyserver/certmagic"
 
-	"sitedrop/hooks/certs"
+	"sitedrop/hooks/server/certs"
 )
 
 // TestHTTPSOnDemand runs `sitedrop serve --https` against an in-process
