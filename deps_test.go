@@ -124,8 +124,14 @@ var depsRules = `
 	sitedrop/sites/serve
 	< sitedrop/hooks/server/certs;
 
-	# hooks binds every service to the PocketBase app.
+	# The front door: client addresses, listeners and their caps, TLS
+	# (certs) and the site server it hands site hosts to (serve).
 	sitedrop/hooks/server/certs,
+	sitedrop/sites/serve
+	< sitedrop/hooks/server;
+
+	# hooks binds every service to the PocketBase app.
+	sitedrop/hooks/server,
 	sitedrop/sites/agent,
 	sitedrop/sites/safetext,
 	sitedrop/sites/domains,
@@ -161,6 +167,10 @@ var depsRules = `
 	# ui imports nothing of ours: a page renders its props, so no page can
 	# run a query or a rule of its own.
 	sitedrop/... !< sitedrop/ui;
+
+	# The front door is handed what it serves, built once by the
+	# bindings: it never reaches back into them.
+	sitedrop/hooks !< sitedrop/hooks/server/...;
 
 	# The client program talks to a server over HTTP: it never links the
 	# server's bindings.

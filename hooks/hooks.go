@@ -7,6 +7,7 @@ import (
 
 	"github.com/pocketbase/pocketbase/core"
 
+	"sitedrop/hooks/server"
 	"sitedrop/hooks/server/certs"
 	"sitedrop/sites"
 	"sitedrop/sites/analytics"
@@ -43,7 +44,7 @@ type sitedrop struct {
 	// hosts tells site hosts from the web host.
 	hosts sites.HostSplit
 	// proxies are the trusted reverse proxies (--trusted-proxies).
-	proxies trustedProxies
+	proxies server.TrustedProxies
 	// limits are the per-IP limits of the sign-in endpoints.
 	limits authLimits
 	// submitLimit limits form submissions per deployment.
@@ -198,8 +199,8 @@ func MustRegister(app core.App, cfg *Config) {
 // init builds the services from the configuration, in dependency order,
 // and only then stores them in sd. Every service is a local until the end,
 // so the compiler refuses a service that is handed another before that one
-// is built: a method value such as proxies.clientIP is always taken from a
-// finished value. (The site server was once handed sd.proxies.clientIP
+// is built: a method value such as proxies.ClientIP is always taken from a
+// finished value. (The site server was once handed sd.proxies.ClientIP
 // before sd.proxies was set, and so counted every visitor behind a load
 // balancer as the load balancer.) Settings parsed from flags come first, so
 // a bad one fails before anything is opened.
@@ -207,7 +208,7 @@ func (sd *sitedrop) init() error {
 	app, cfg := sd.app, sd.cfg
 	cfg.withDefaults()
 
-	proxies, err := parseProxies(cfg.TrustedProxies)
+	proxies, err := server.ParseProxies(cfg.TrustedProxies)
 	if err != nil {
 		return err
 	}
@@ -235,7 +236,7 @@ func (sd *sitedrop) init() error {
 	})
 	serverOpts := serve.ServerOptions{
 		ContentCacheBytes: cfg.ContentCache,
-		ClientIP:          proxies.clientIP, // analytics and the gate's attempt limits
+		ClientIP:          proxies.ClientIP, // analytics and the gate's attempt limits
 		GateCookieTTL:     cfg.ProtectCookieTTL,
 		SecureCookies:     cfg.siteOverTLS,
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"sitedrop/hooks/server"
 	"sitedrop/sites/replica"
 	"sitedrop/sites/serve"
 )
@@ -62,7 +63,7 @@ func runReplica(ctx context.Context, cfg *Config, out, logs io.Writer) error {
 	if err != nil {
 		return err
 	}
-	proxies, err := parseProxies(cfg.TrustedProxies)
+	proxies, err := server.ParseProxies(cfg.TrustedProxies)
 	if err != nil {
 		return err
 	}
@@ -106,10 +107,10 @@ func runReplica(ctx context.Context, cfg *Config, out, logs io.Writer) error {
 // --trusted-proxies (X-Forwarded-For), not the load balancer every
 // request comes from; and behind a load balancer that terminates TLS
 // (an https --public-url) the gate's cookie is Secure and __Host-.
-func replicaServerOptions(cfg *Config, proxies trustedProxies) serve.ServerOptions {
+func replicaServerOptions(cfg *Config, proxies server.TrustedProxies) serve.ServerOptions {
 	return serve.ServerOptions{
 		ContentCacheBytes: cfg.ContentCache,
-		ClientIP:          proxies.clientIP,
+		ClientIP:          proxies.ClientIP,
 		SecureCookies:     cfg.siteOverTLS,
 	}
 }
