@@ -194,6 +194,7 @@ var depsRules = `
 var pocketBaseImporters = map[string]string{
 	"sitedrop":                "the binary: the PocketBase app and its commands",
 	"sitedrop/hooks":          "the bindings: routes, record hooks and jobs of the PocketBase app",
+	"sitedrop/hooks/server":   "the front door binds to PocketBase's serve event: its server, listener and router",
 	"sitedrop/migrations":     "the schema, run by PocketBase's migration runner",
 	"sitedrop/sites":          "deployments are records of the deployments collection",
 	"sitedrop/sites/accounts": "keys, codes and sessions are records",

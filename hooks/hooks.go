@@ -62,8 +62,6 @@ type sitedrop struct {
 	jobs jobGate
 	// uploads bounds the bytes each account uploads with PUT /blobs.
 	uploads *limiter
-	// conns caps the open connections per client on the listeners.
-	conns *serve.ConnLimit
 	// flashes are the pages' one-shot messages (POST → redirect → GET).
 	flashes flashStore
 	// domainHosts routes custom domains' hosts.
@@ -119,13 +117,15 @@ func register(app core.App, cfg *Config) (*sitedrop, error) {
 		if err := bindOpenAPI(sd, se); err != nil { // needs the web URL
 			return err
 		}
-		ln, err := sd.listenMain(se)
+		// one cap per client, over the main and the plain HTTP listener
+		conns := serve.NewConnLimit(sd.cfg.Serve.MaxConnsPerIP, sd.proxies)
+		ln, err := server.ListenMain(se, sd.cfg.Serve, conns)
 		if err != nil {
 			return err
 		}
 		var ts *tlsServing
 		if se.Server != nil && sd.cfg.Serve.HTTPSAddr != "" {
-			if ts, err = sd.prepareTLS(se); err != nil {
+			if ts, err = sd.prepareTLS(se, conns); err != nil {
 				ln.Close()
 				return err
 			}
@@ -171,7 +171,7 @@ func register(app core.App, cfg *Config) (*sitedrop, error) {
 			return nil
 		}
 		sd.startWorkers()
-		if w := sd.cfg.Serve.banner; w != nil {
+		if w := sd.cfg.Serve.Banner; w != nil {
 			sd.printBanner(w)
 		}
 		if ts == nil {

@@ -32,7 +32,7 @@ func ReplicaRequested(c *cobra.Command, args []string) bool {
 	fs := pflag.NewFlagSet("serve", pflag.ContinueOnError)
 	fs.ParseErrorsAllowlist.UnknownFlags = true
 	fs.SetOutput(io.Discard)
-	var s ServeConfig
+	var s server.Config
 	BindServeFlags(fs, &s)
 	cfg := DefaultConfig()
 	BindFlags(fs, &cfg)
@@ -77,7 +77,7 @@ func runReplica(ctx context.Context, cfg *Config, out, logs io.Writer) error {
 		return err
 	}
 	srv := &http.Server{Handler: rep, ConnContext: serve.ConnContext}
-	cfg.Serve.serverTimeouts(srv)
+	cfg.Serve.SetTimeouts(srv)
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	go rep.Run(ctx)

@@ -16,6 +16,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"sitedrop/hooks/server"
 	"sitedrop/hooks/server/certs"
 )
 
@@ -67,8 +68,8 @@ publishes to that store, on --http, with no database, API or dashboard
 			if err := checkServeConfig(cfg); err != nil {
 				return err
 			}
-			s.banner = c.OutOrStdout() // sitedrop's own banner (PocketBase's omits ports)
-			s.logs = c.ErrOrStderr()
+			s.Banner = c.OutOrStdout() // sitedrop's own banner (PocketBase's omits ports)
+			s.Logs = c.ErrOrStderr()
 			sc := apis.ServeConfig{AllowedOrigins: s.Origins}
 			if s.HTTPSAddr == "" {
 				sc.HttpAddr = s.HTTPAddr
@@ -92,7 +93,7 @@ publishes to that store, on --http, with no database, API or dashboard
 }
 
 // BindServeFlags adds the serve command's flags to fs, filling s.
-func BindServeFlags(fs *pflag.FlagSet, s *ServeConfig) {
+func BindServeFlags(fs *pflag.FlagSet, s *server.Config) {
 	fs.StringVar(&s.HTTPAddr, "http", s.HTTPAddr, "plain HTTP listen address (default "+defaultHTTPAddr+"; with --https: port 80, for ACME challenges and redirects; \"\" for none)")
 	fs.StringVar(&s.HTTPSAddr, "https", s.HTTPSAddr, "TLS listen address, e.g. :443; certificates are obtained automatically through ACME")
 	fs.StringSliceVar(&s.Origins, "origins", s.Origins, "CORS allowed origins of PocketBase's own API (/api/collections...)")

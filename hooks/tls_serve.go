@@ -45,7 +45,7 @@ type tlsServing struct {
 // autocert with certmagic and binds the plain HTTP listener (so a busy
 // port fails the start). Call start once the HTTPS listener is bound;
 // close undoes everything when the start fails.
-func (sd *sitedrop) prepareTLS(se *core.ServeEvent) (*tlsServing, error) {
+func (sd *sitedrop) prepareTLS(se *core.ServeEvent, conns *serve.ConnLimit) (*tlsServing, error) {
 	s := sd.cfg.Serve
 	ts := &tlsServing{}
 	if s.HTTPAddr != "" {
@@ -54,7 +54,7 @@ func (sd *sitedrop) prepareTLS(se *core.ServeEvent) (*tlsServing, error) {
 			return nil, fmt.Errorf("listen on --http %s: %w", s.HTTPAddr, err)
 		}
 		// counted with the main listener's connections: one cap per client
-		ts.httpListener = serve.LimitListener(ln, sd.conns)
+		ts.httpListener = serve.LimitListener(ln, conns)
 	}
 	httpPort := 0
 	if ts.httpListener != nil {
@@ -74,7 +74,7 @@ func (sd *sitedrop) prepareTLS(se *core.ServeEvent) (*tlsServing, error) {
 		},
 		StorageDir:      certStorageDir(sd.app),
 		Logger:          sd.app.Logger(),
-		LogOutput:       s.logs,
+		LogOutput:       s.Logs,
 		CA:              s.ACMECA,
 		CARoot:          s.ACMECARoot,
 		Email:           s.ACMEEmail,
@@ -83,7 +83,7 @@ func (sd *sitedrop) prepareTLS(se *core.ServeEvent) (*tlsServing, error) {
 		NewCertsPerHour: s.NewCertsPerHour,
 		HTTPPort:        httpPort,
 		HTTPSPort:       httpsPort,
-		DisableTLSALPN:  s.disableTLSALPN,
+		DisableTLSALPN:  s.DisableTLSALPN,
 	})
 	if err != nil {
 		ts.close()
@@ -154,7 +154,7 @@ func (ts *tlsServing) start(sd *sitedrop, main *http.Server) error {
 			MaxHeaderBytes: 64 << 10,
 			ErrorLog:       main.ErrorLog,
 		}
-		sd.cfg.Serve.serverTimeouts(ts.http)
+		sd.cfg.Serve.SetTimeouts(ts.http)
 		go func() {
 			if err := ts.http.Serve(ts.httpListener); err != nil && !errors.Is(err, http.ErrServerClosed) {
 				sd.app.Logger().Error("plain HTTP listener stopped", "error", err)
