@@ -70,9 +70,6 @@ type sitedrop struct {
 	// (prepareTLS); nil without TLS. Record hooks read it to drop the
 	// certificate of a released domain.
 	tlsCerts atomic.Pointer[certs.Manager]
-	// publicHost is the host of --public-url, parsed once (init): a
-	// name of the web host.
-	publicHost string
 	// publicIPs are --public-ip, parsed once (init).
 	publicIPs []netip.Addr
 	// hostAddrs caches the addresses site hosts resolve to (serverAddrs).
@@ -136,7 +133,8 @@ func register(app core.App, cfg *Config) (*sitedrop, error) {
 				}
 			}
 		}
-		bindSiteHost(sd, se)
+		front := sd.front() // the listen address is known: complete
+		front.Bind(se.Router)
 		bindWWWRedirect(sd, se)
 		se.Router.Bind(jsonErrorsMiddleware())
 		se.Router.Bind(builtinAuthGuard())
@@ -164,9 +162,12 @@ func register(app core.App, cfg *Config) (*sitedrop, error) {
 			return err
 		}
 		if se.Server != nil {
-			api.use(se.Server.Handler) // the mux, before the site split wraps it
+			api.use(se.Server.Handler) // the mux, before the front door wraps it
+			if se.Server.Handler != nil {
+				// every listener serves this handler: the front door first
+				se.Server.Handler = front.Wrap(se.Server.Handler)
+			}
 		}
-		wrapServerHandler(sd, se)
 		if se.Server == nil { // a test harness, not a real server
 			return nil
 		}
@@ -249,7 +250,6 @@ func (sd *sitedrop) init() error {
 
 	sd.proxies = proxies
 	sd.publicIPs = publicIPs
-	sd.publicHost = publicHostOf(cfg.PublicURL)
 	sd.hosts = hosts
 	sd.s3 = s3
 	sd.svc = svc
