@@ -176,14 +176,14 @@ func register(app core.App, cfg *Config) (*sitedrop, error) {
 			sd.printBanner(w)
 		}
 		if ts == nil {
-			sd.bindGracefulShutdown(se.Server)
+			server.BindGracefulShutdown(sd.app, sd.cfg.Serve.ShutdownTimeout, se.Server)
 			return nil
 		}
 		if err := ts.start(sd, se.Server); err != nil {
 			ts.close()
 			return err
 		}
-		sd.bindGracefulShutdown(se.Server, ts.http)
+		server.BindGracefulShutdown(sd.app, sd.cfg.Serve.ShutdownTimeout, se.Server, ts.http)
 		sd.bindTLSCleanup(ts)
 		return nil
 	})

@@ -194,7 +194,7 @@ func awaitTermination(app core.App) (wait func()) {
 	done := make(chan struct{})
 	app.OnTerminate().Bind(&hook.Handler[*core.TerminateEvent]{
 		Id:       "sitedropAwaitTermination",
-		Priority: gracefulShutdownPriority - 1, // first, so it sees the whole chain
+		Priority: server.GracefulShutdownPriority - 1, // first, so it sees the whole chain
 		Func: func(e *core.TerminateEvent) error {
 			started.Store(true)
 			// a failed restart's execve is followed by a second terminate

@@ -167,7 +167,7 @@ func (ts *tlsServing) start(sd *sitedrop, main *http.Server) error {
 }
 
 // close stops certificate management and closes the plain HTTP listener
-// at once (shutdown drains it first, see bindGracefulShutdown).
+// at once (shutdown drains it first, see server.BindGracefulShutdown).
 func (ts *tlsServing) close() {
 	if ts.stopCerts != nil {
 		ts.stopCerts()
