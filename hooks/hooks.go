@@ -67,7 +67,7 @@ type sitedrop struct {
 	// domainHosts routes custom domains' hosts.
 	domainHosts *domainTable
 	// tlsCerts is the certificate manager once --https has built it
-	// (prepareTLS); nil without TLS. Record hooks read it to drop the
+	// (server.TLS.Prepare); nil without TLS. Record hooks read it to drop the
 	// certificate of a released domain.
 	tlsCerts atomic.Pointer[certs.Manager]
 	// publicIPs are --public-ip, parsed once (init).
@@ -120,12 +120,13 @@ func register(app core.App, cfg *Config) (*sitedrop, error) {
 		if err != nil {
 			return err
 		}
-		var ts *tlsServing
+		var ts *server.TLSServing
 		if se.Server != nil && sd.cfg.Serve.HTTPSAddr != "" {
-			if ts, err = sd.prepareTLS(se, conns); err != nil {
+			if ts, err = sd.tls().Prepare(se, conns); err != nil {
 				ln.Close()
 				return err
 			}
+			sd.tlsCerts.Store(ts.Certs)
 			if install := se.InstallerFunc; install != nil {
 				// PocketBase's install link would leave out the port
 				se.InstallerFunc = func(app core.App, su *core.Record, _ string) error {
@@ -156,7 +157,7 @@ func register(app core.App, cfg *Config) (*sitedrop, error) {
 		bindPages(sd, se)
 		if err := se.Next(); err != nil {
 			if ts != nil {
-				ts.close()
+				ts.Close()
 			}
 			ln.Close()
 			return err
@@ -179,12 +180,12 @@ func register(app core.App, cfg *Config) (*sitedrop, error) {
 			server.BindGracefulShutdown(sd.app, sd.cfg.Serve.ShutdownTimeout, se.Server)
 			return nil
 		}
-		if err := ts.start(sd, se.Server); err != nil {
-			ts.close()
+		if err := ts.Start(se.Server); err != nil {
+			ts.Close()
 			return err
 		}
-		server.BindGracefulShutdown(sd.app, sd.cfg.Serve.ShutdownTimeout, se.Server, ts.http)
-		sd.bindTLSCleanup(ts)
+		server.BindGracefulShutdown(sd.app, sd.cfg.Serve.ShutdownTimeout, se.Server, ts.HTTP)
+		ts.BindCleanup(sd.app)
 		return nil
 	})
 	return sd, nil

@@ -75,7 +75,7 @@ publishes to that store, on --http, with no database, API or dashboard
 				sc.HttpAddr = s.HTTPAddr
 			} else {
 				// The plain HTTP listener is sitedrop's own (see
-				// prepareTLS): PocketBase's would serve autocert.
+				// server.TLS.Prepare): PocketBase's would serve autocert.
 				sc.HttpsAddr = s.HTTPSAddr
 				sc.CertificateDomains = []string{cfg.Domain}
 			}
@@ -134,11 +134,11 @@ func checkServeConfig(cfg *Config) error {
 		}
 		return nil
 	}
-	if _, _, err := splitListenAddr(s.HTTPSAddr); err != nil {
+	if _, _, err := server.SplitListenAddr(s.HTTPSAddr); err != nil {
 		return fmt.Errorf("--https %q: %w", s.HTTPSAddr, err)
 	}
 	if s.HTTPAddr != "" {
-		if _, _, err := splitListenAddr(s.HTTPAddr); err != nil {
+		if _, _, err := server.SplitListenAddr(s.HTTPAddr); err != nil {
 			return fmt.Errorf("--http %q: %w", s.HTTPAddr, err)
 		}
 	}

@@ -79,7 +79,7 @@ func TestAllowCertificate(t *testing.T) {
 		"example.com":             {false, 0},
 		"":                        {false, 0},
 	} {
-		class, err := sd.allowCertificate(name)
+		class, err := sd.tls().AllowCertificate(name)
 		if (err == nil) != w.allowed || (w.allowed && class != w.class) {
 			t.Errorf("allowCertificate(%q) = %v, %v; want allowed %v, %v", name, class, err, w.allowed, w.class)
 		}
@@ -100,7 +100,7 @@ func TestHTTPRedirectPort(t *testing.T) {
 	} {
 		sd.cfg.listenPort, sd.cfg.PublicURL = c.listenPort, c.publicURL
 		rec := httptest.NewRecorder()
-		sd.httpRedirectHandler(app, challenges).ServeHTTP(rec, httptest.NewRequest("GET", "http://web.test/x", nil))
+		sd.tls().RedirectHandler(app, challenges).ServeHTTP(rec, httptest.NewRequest("GET", "http://web.test/x", nil))
 		if got := rec.Header().Get("Location"); rec.Code != http.StatusPermanentRedirect || got != c.location {
 			t.Errorf("port %s, public URL %q: %d to %q, want 308 to %q", c.listenPort, c.publicURL, rec.Code, got, c.location)
 		}

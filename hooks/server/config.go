@@ -29,7 +29,7 @@ type Config struct {
 	ACMECARoot string
 	// ACMEEmail is the ACME account's contact address (expiry notices).
 	ACMEEmail string
-	// DNSProvider names the DNS provider (see RegisterDNSProvider) used
+	// DNSProvider names the DNS provider (see certs.RegisterDNSProvider) used
 	// to obtain one wildcard certificate for the sites domain through
 	// DNS-01. Empty: one certificate per live site, on demand.
 	DNSProvider string
