@@ -125,9 +125,11 @@ var depsRules = `
 	< sitedrop/hooks/server/certs;
 
 	# The front door: client addresses, listeners and their caps, TLS
-	# (certs) and the site server it hands site hosts to (serve).
+	# (certs), the site server it hands site hosts to (serve), and the
+	# serve command, whose --replica mode serves from the primary's
+	# store (replica).
 	sitedrop/hooks/server/certs,
-	sitedrop/sites/serve
+	sitedrop/sites/replica
 	< sitedrop/hooks/server;
 
 	# hooks binds every service to the PocketBase app.
@@ -153,6 +155,7 @@ var depsRules = `
 	# The binary: wiring only.
 	sitedrop/hooks,
 	sitedrop/hooks/cli,
+	sitedrop/hooks/server,
 	sitedrop/migrations
 	< sitedrop;
 
@@ -194,7 +197,7 @@ var depsRules = `
 var pocketBaseImporters = map[string]string{
 	"sitedrop":                "the binary: the PocketBase app and its commands",
 	"sitedrop/hooks":          "the bindings: routes, record hooks and jobs of the PocketBase app",
-	"sitedrop/hooks/server":   "the front door binds to PocketBase's serve event: its server, listener and router",
+	"sitedrop/hooks/server":   "the front door binds to PocketBase's serve and terminate events (its server, listener and router), and the serve command runs apis.Serve",
 	"sitedrop/migrations":     "the schema, run by PocketBase's migration runner",
 	"sitedrop/sites":          "deployments are records of the deployments collection",
 	"sitedrop/sites/accounts": "keys, codes and sessions are records",

@@ -39,7 +39,7 @@ func TestCheckServeConfig(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			cfg := testConfig(t)
 			c.tune(cfg)
-			err := checkServeConfig(cfg)
+			err := cfg.Serve.Check(ServeSettings(cfg))
 			switch {
 			case c.wantErr == "" && err != nil:
 				t.Errorf("error %v, want none", err)
@@ -47,14 +47,6 @@ func TestCheckServeConfig(t *testing.T) {
 				t.Errorf("error %v, want one about %q", err, c.wantErr)
 			}
 		})
-	}
-}
-
-func TestRedirectAddrFor(t *testing.T) {
-	for in, want := range map[string]string{":443": ":80", "0.0.0.0:443": "0.0.0.0:80", "127.0.0.1:8443": "127.0.0.1:80", "[::1]:443": "[::1]:80"} {
-		if got := redirectAddrFor(in); got != want {
-			t.Errorf("redirectAddrFor(%q) = %q, want %q", in, got, want)
-		}
 	}
 }
 
