@@ -67,8 +67,8 @@ type sitedrop struct {
 	// domainHosts routes custom domains' hosts.
 	domainHosts *domainTable
 	// tlsCerts is the certificate manager once --https has built it
-	// (server.TLS.Prepare); nil without TLS. Record hooks read it to drop the
-	// certificate of a released domain.
+	// (server.TLS.Prepare); nil without TLS. Record hooks read it to drop
+	// the certificate of a released domain.
 	tlsCerts atomic.Pointer[certs.Manager]
 	// publicIPs are --public-ip, parsed once (init).
 	publicIPs []netip.Addr
