@@ -146,10 +146,18 @@ var depsRules = `
 	# TLS: which hosts may have a certificate (sites), and the answer to a
 	# malformed Host (serve).
 	sitedrop/sites/serve
-	< sitedrop/hooks/certs;
+	< sitedrop/hooks/server/certs;
+
+	# The front door: client addresses, listeners and their caps, TLS
+	# (certs), the site server it hands site hosts to (serve), and the
+	# serve command, whose --replica mode serves from the primary's
+	# store (replica).
+	sitedrop/hooks/server/certs,
+	sitedrop/sites/replica
+	< sitedrop/hooks/server;
 
 	# hooks binds every service to the PocketBase app.
-	sitedrop/hooks/certs,
+	sitedrop/hooks/server,
 	sitedrop/sites/agent,
 	sitedrop/sites/analytics/statsdb,
 	sitedrop/sites/safetext,
@@ -172,6 +180,7 @@ var depsRules = `
 	# The binary: wiring only.
 	sitedrop/hooks,
 	sitedrop/hooks/cli,
+	sitedrop/hooks/server,
 	sitedrop/migrations
 	< sitedrop;
 
@@ -190,6 +199,10 @@ var depsRules = `
 	# The wire imports nothing of ours: every side of the API can use it,
 	# and no rule or query can hide in a JSON body.
 	sitedrop/... !< sitedrop/sites/wire;
+
+	# The front door is handed what it serves, built once by the
+	# bindings: it never reaches back into them.
+	sitedrop/hooks !< sitedrop/hooks/server/...;
 
 	# The client program talks to a server over HTTP: it never links the
 	# server's bindings.
@@ -213,6 +226,7 @@ var depsRules = `
 var pocketBaseImporters = map[string]string{
 	"sitedrop":                         "the binary: the PocketBase app and its commands",
 	"sitedrop/hooks":                   "the bindings: routes, record hooks and jobs of the PocketBase app",
+	"sitedrop/hooks/server":            "the front door binds to PocketBase's serve and terminate events (its server, listener and router), and the serve command runs apis.Serve",
 	"sitedrop/migrations":              "the schema, run by PocketBase's migration runner",
 	"sitedrop/sites":                   "deployments are records of the deployments collection",
 	"sitedrop/sites/accounts":          "keys, codes and sessions are records",

@@ -17,6 +17,7 @@ import (
 
 	"sitedrop/hooks"
 	"sitedrop/hooks/cli"
+	"sitedrop/hooks/server"
 	_ "sitedrop/migrations"
 )
 
@@ -36,7 +37,7 @@ func main() {
 	cfg := hooks.DefaultConfig()
 	migratecmd.MustRegister(app, app.RootCmd, migratecmd.Config{Automigrate: false})
 	app.RootCmd.AddCommand(
-		hooks.NewServeCommand(app, &cfg),
+		server.NewServeCommand(app, &cfg.Serve, hooks.ServeSettings(&cfg)),
 		cmd.NewSuperuserCommand(app),
 		hooks.NewUserCommand(app),
 		hooks.NewKeyCommand(app),

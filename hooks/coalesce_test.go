@@ -27,7 +27,7 @@ func TestSiteResponsesCoalesced(t *testing.T) {
 	addr := loopback(freePort(t))
 	srv := startServe(t, copyData(t, templates.fixtures(t)), func(c *Config) {
 		c.MaxBody = 1 << 20
-		c.Serve.onSend = func(c net.Conn, _ int) {
+		c.Serve.OnSend = func(c net.Conn, _ int) {
 			mu.Lock()
 			sends[c.RemoteAddr().String()]++
 			mu.Unlock()

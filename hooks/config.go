@@ -8,11 +8,9 @@
 package hooks
 
 import (
-	"io"
-	"net"
 	"time"
 
-	"sitedrop/hooks/certs"
+	"sitedrop/hooks/server"
 )
 
 // Config holds sitedrop's settings. Fields are read when the app
@@ -109,7 +107,7 @@ type Config struct {
 
 	// Serve holds the settings of the serve command: listen addresses,
 	// certificates and shutdown.
-	Serve ServeConfig
+	Serve server.Config
 
 	// listenPort is the port the server listens on, learned at serve
 	// time; site and web URLs carry it when they are derived.
@@ -119,71 +117,6 @@ type Config struct {
 	listenHost string
 	// listenScheme is "https" when the server listens with TLS.
 	listenScheme string
-}
-
-// ServeConfig holds the settings of `sitedrop serve`. They are flags of
-// that command only (see BindServeFlags).
-type ServeConfig struct {
-	// HTTPAddr is the plain HTTP listen address. Without HTTPSAddr it
-	// serves everything (default 127.0.0.1:8090); with HTTPSAddr it only
-	// answers ACME HTTP-01 challenges and /api/health, and redirects the
-	// rest to https (default :80; empty: no HTTP listener).
-	HTTPAddr string
-	// HTTPSAddr, when set, serves TLS with certificates obtained and
-	// renewed through ACME (certmagic).
-	HTTPSAddr string
-	// Origins are the CORS origins of PocketBase's own API. Default "*".
-	Origins []string
-	// ACMECA is the ACME directory URL. Default: Let's Encrypt production.
-	ACMECA string
-	// ACMECARoot is a PEM file of root certificates to trust for the ACME
-	// server's own TLS (a private CA). Default: the system roots.
-	ACMECARoot string
-	// ACMEEmail is the ACME account's contact address (expiry notices).
-	ACMEEmail string
-	// DNSProvider names the DNS provider (see RegisterDNSProvider) used
-	// to obtain one wildcard certificate for the sites domain through
-	// DNS-01. Empty: one certificate per live site, on demand.
-	DNSProvider string
-	// DNSResolvers are the DNS servers (host:port) asked when finding the
-	// zone of a DNS-01 record and checking its propagation. Default: the
-	// system's, and the zone's authoritative servers.
-	DNSResolvers []string
-	// NewCertsPerHour bounds the new certificates obtained on demand in
-	// an hour (renewals and certificates already stored do not count).
-	// Anonymous sites may take at most half of them (rounded down), so
-	// owners' sites and custom domains always have the other half.
-	// Default 20; 0: none; negative: no limit.
-	NewCertsPerHour int
-	// ShutdownTimeout bounds how long a SIGTERM waits for in-flight
-	// requests and uploads. Default 30s; 0: no wait.
-	ShutdownTimeout time.Duration
-	// MaxConnsPerIP caps the open connections of one client address (an
-	// IPv6 /64) on the listeners; a connection over it is closed at once.
-	// Connections from TrustedProxies are not counted. Default 256; 0 or
-	// negative: no cap.
-	MaxConnsPerIP int
-
-	// Replica serves the sites published to an S3 --store, with no
-	// database (see runReplica).
-	Replica bool
-
-	// disableTLSALPN leaves only HTTP-01 (and DNS-01) to certmagic; tests
-	// use it to exercise the plain HTTP listener's challenges.
-	disableTLSALPN bool
-	// headerTimeout and idleTimeout, when set, replace the listeners'
-	// header and keep-alive timeouts (tests use short ones).
-	headerTimeout, idleTimeout time.Duration
-	// onSend, when set, is told of each write of the main listener's
-	// connections (tests count the writes of a response).
-	onSend func(c net.Conn, n int)
-
-	// banner, when set, receives the start banner (the serve command's
-	// output).
-	banner io.Writer
-	// logs, when set, receives certificate events (the serve command's
-	// error output); nil: os.Stderr (certs.Config.LogOutput).
-	logs io.Writer
 }
 
 // deployMemoryFactor times --max-body is the least --deploy-memory: what
@@ -219,13 +152,7 @@ func DefaultConfig() Config {
 		ProtectCookieTTL:   7 * 24 * time.Hour,
 		KeepVersions:       10,
 		Analytics:          true,
-		Serve: ServeConfig{
-			ACMECA:          certs.ProductionCA,
-			Origins:         []string{"*"},
-			NewCertsPerHour: 20,
-			ShutdownTimeout: 30 * time.Second,
-			MaxConnsPerIP:   defaultMaxConnsPerIP,
-		},
+		Serve:              server.DefaultConfig(),
 	}
 }
 

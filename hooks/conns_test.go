@@ -260,8 +260,8 @@ func TestServeConnectionTimeouts(t *testing.T) {
 	}
 	addr := loopback(freePort(t))
 	startServe(t, copyData(t, templates.bare(t)), func(c *Config) {
-		c.Serve.headerTimeout = 300 * time.Millisecond
-		c.Serve.idleTimeout = 300 * time.Millisecond
+		c.Serve.HeaderTimeout = 300 * time.Millisecond
+		c.Serve.IdleTimeout = 300 * time.Millisecond
 	}, addr, "--http", addr)
 
 	cut := func(c net.Conn, what string) {

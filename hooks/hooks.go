@@ -7,7 +7,8 @@ import (
 
 	"github.com/pocketbase/pocketbase/core"
 
-	"sitedrop/hooks/certs"
+	"sitedrop/hooks/server"
+	"sitedrop/hooks/server/certs"
 	"sitedrop/sites"
 	"sitedrop/sites/analytics"
 	"sitedrop/sites/analytics/statsdb"
@@ -45,7 +46,7 @@ type sitedrop struct {
 	// hosts tells site hosts from the web host.
 	hosts sites.HostSplit
 	// proxies are the trusted reverse proxies (--trusted-proxies).
-	proxies trustedProxies
+	proxies server.TrustedProxies
 	// limits are the per-IP limits of the sign-in endpoints.
 	limits authLimits
 	// submitLimit limits form submissions per deployment.
@@ -63,8 +64,6 @@ type sitedrop struct {
 	jobs jobGate
 	// uploads bounds the bytes each account uploads with PUT /blobs.
 	uploads *limiter
-	// conns caps the open connections per client on the listeners.
-	conns *serve.ConnLimit
 	// flashes are the pages' one-shot messages (POST → redirect → GET).
 	flashes flashStore
 	// domainHosts routes custom domains' hosts.
@@ -72,12 +71,9 @@ type sitedrop struct {
 	// domainSvc adds, checks and removes custom domains.
 	domainSvc *domains.Service
 	// tlsCerts is the certificate manager once --https has built it
-	// (prepareTLS); nil without TLS. Record hooks read it to drop the
-	// certificate of a released domain.
+	// (server.TLS.Prepare); nil without TLS. Record hooks read it to drop
+	// the certificate of a released domain.
 	tlsCerts atomic.Pointer[certs.Manager]
-	// publicHost is the host of --public-url, parsed once (init): a
-	// name of the web host.
-	publicHost string
 	// domainActions limits the adds, removals and checks of custom
 	// domains per account.
 	domainActions *limiter
@@ -116,16 +112,19 @@ func register(app core.App, cfg *Config) (*sitedrop, error) {
 		if err := bindOpenAPI(sd, se); err != nil { // needs the web URL
 			return err
 		}
-		ln, err := sd.listenMain(se)
+		// one cap per client, over the main and the plain HTTP listener
+		conns := serve.NewConnLimit(sd.cfg.Serve.MaxConnsPerIP, sd.proxies)
+		ln, err := server.ListenMain(se, sd.cfg.Serve, conns)
 		if err != nil {
 			return err
 		}
-		var ts *tlsServing
+		var ts *server.TLSServing
 		if se.Server != nil && sd.cfg.Serve.HTTPSAddr != "" {
-			if ts, err = sd.prepareTLS(se); err != nil {
+			if ts, err = sd.tls().Prepare(se, conns); err != nil {
 				ln.Close()
 				return err
 			}
+			sd.tlsCerts.Store(ts.Certs)
 			if install := se.InstallerFunc; install != nil {
 				// PocketBase's install link would leave out the port
 				se.InstallerFunc = func(app core.App, su *core.Record, _ string) error {
@@ -133,7 +132,8 @@ func register(app core.App, cfg *Config) (*sitedrop, error) {
 				}
 			}
 		}
-		bindSiteHost(sd, se)
+		front := sd.front() // the listen address is known: complete
+		front.Bind(se.Router)
 		bindWWWRedirect(sd, se)
 		se.Router.Bind(jsonErrorsMiddleware())
 		se.Router.Bind(builtinAuthGuard())
@@ -155,32 +155,35 @@ func register(app core.App, cfg *Config) (*sitedrop, error) {
 		bindPages(sd, se)
 		if err := se.Next(); err != nil {
 			if ts != nil {
-				ts.close()
+				ts.Close()
 			}
 			ln.Close()
 			return err
 		}
 		if se.Server != nil {
-			api.use(se.Server.Handler) // the mux, before the site split wraps it
+			api.use(se.Server.Handler) // the mux, before the front door wraps it
+			if se.Server.Handler != nil {
+				// every listener serves this handler: the front door first
+				se.Server.Handler = front.Wrap(se.Server.Handler)
+			}
 		}
-		wrapServerHandler(sd, se)
 		if se.Server == nil { // a test harness, not a real server
 			return nil
 		}
 		sd.startWorkers()
-		if w := sd.cfg.Serve.banner; w != nil {
+		if w := sd.cfg.Serve.Banner; w != nil {
 			sd.printBanner(w)
 		}
 		if ts == nil {
-			sd.bindGracefulShutdown(se.Server)
+			server.BindGracefulShutdown(sd.app, sd.cfg.Serve.ShutdownTimeout, se.Server)
 			return nil
 		}
-		if err := ts.start(sd, se.Server); err != nil {
-			ts.close()
+		if err := ts.Start(se.Server); err != nil {
+			ts.Close()
 			return err
 		}
-		sd.bindGracefulShutdown(se.Server, ts.http)
-		sd.bindTLSCleanup(ts)
+		server.BindGracefulShutdown(sd.app, sd.cfg.Serve.ShutdownTimeout, se.Server, ts.HTTP)
+		ts.BindCleanup(sd.app)
 		return nil
 	})
 	return sd, nil
@@ -196,8 +199,8 @@ func MustRegister(app core.App, cfg *Config) {
 // init builds the services from the configuration, in dependency order,
 // and only then stores them in sd. Every service is a local until the end,
 // so the compiler refuses a service that is handed another before that one
-// is built: a method value such as proxies.clientIP is always taken from a
-// finished value. (The site server was once handed sd.proxies.clientIP
+// is built: a method value such as proxies.ClientIP is always taken from a
+// finished value. (The site server was once handed sd.proxies.ClientIP
 // before sd.proxies was set, and so counted every visitor behind a load
 // balancer as the load balancer.) Settings parsed from flags come first, so
 // a bad one fails before anything is opened.
@@ -205,7 +208,7 @@ func (sd *sitedrop) init() error {
 	app, cfg := sd.app, sd.cfg
 	cfg.withDefaults()
 
-	proxies, err := parseProxies(cfg.TrustedProxies)
+	proxies, err := server.ParseProxies(cfg.TrustedProxies)
 	if err != nil {
 		return err
 	}
@@ -234,7 +237,7 @@ func (sd *sitedrop) init() error {
 	})
 	serverOpts := serve.ServerOptions{
 		ContentCacheBytes: cfg.ContentCache,
-		ClientIP:          proxies.clientIP, // analytics and the gate's attempt limits
+		ClientIP:          proxies.ClientIP, // analytics and the gate's attempt limits
 		GateCookieTTL:     cfg.ProtectCookieTTL,
 		SecureCookies:     cfg.siteOverTLS,
 	}
@@ -246,7 +249,6 @@ func (sd *sitedrop) init() error {
 	server := serve.NewServer(svc.LoadSite, blobs, serverOpts)
 
 	sd.proxies = proxies
-	sd.publicHost = publicHostOf(cfg.PublicURL)
 	sd.hosts = hosts
 	sd.s3 = s3
 	sd.svc = svc

@@ -24,7 +24,7 @@ func TestServerHandlerWrapper(t *testing.T) {
 		reached++
 		io.WriteString(w, "pocketbase")
 	})}}
-	wrapServerHandler(sd, se)
+	se.Server.Handler = sd.front().Wrap(se.Server.Handler)
 
 	for _, c := range []struct {
 		host, path string
@@ -260,7 +260,7 @@ func TestUnknownHostRefused(t *testing.T) {
 				io.WriteString(w, "pocketbase")
 			})}}
 			sd.learnListenPort(se)
-			wrapServerHandler(sd, se)
+			se.Server.Handler = sd.front().Wrap(se.Server.Handler)
 			for host, served := range c.hosts {
 				for _, path := range []string{"/", "/auth/login", "/_/"} {
 					req := httptest.NewRequest(http.MethodGet, "http://placeholder"+path, nil)

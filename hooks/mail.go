@@ -29,7 +29,7 @@ const msgMailUnavailable = "The sign-in e-mail could not be sent: this server's 
 // a 503, which says that retrying later may work.
 func (sd *sitedrop) mailFailed(err error) error {
 	sd.app.Logger().Error("sending a sign-in e-mail failed", "error", err)
-	if w := sd.cfg.Serve.logs; w != nil {
+	if w := sd.cfg.Serve.Logs; w != nil {
 		fmt.Fprintf(w, "sitedrop: sending a sign-in e-mail failed (set up SMTP in the dashboard's Mail settings): %v\n", err)
 	}
 	return fail(http.StatusServiceUnavailable, msgMailUnavailable)

@@ -120,7 +120,7 @@ func (sd *sitedrop) inProcessClient(r *http.Request, api *apiMux) *client.Client
 		HTTP: &http.Client{Transport: &inProcess{
 			api:           api,
 			host:          r.Host,
-			remoteAddr:    net.JoinHostPort(sd.proxies.clientIP(r), "0"),
+			remoteAddr:    net.JoinHostPort(sd.proxies.ClientIP(r), "0"),
 			authorization: r.Header.Get("Authorization"),
 			mem:           mem,
 		}},

@@ -15,6 +15,8 @@ import (
 	"github.com/getkin/kin-openapi/routers"
 	"github.com/getkin/kin-openapi/routers/legacy"
 	"github.com/pocketbase/pocketbase/tests"
+
+	"sitedrop/hooks/server"
 )
 
 // openAPI is the description, loaded and checked once for all tests.
@@ -64,7 +66,7 @@ func checkAnswer(t testing.TB, req *http.Request, res *http.Response, body []byt
 	if h, _, err := net.SplitHostPort(host); err == nil {
 		host = h
 	}
-	if strings.HasSuffix(host, ".sites.test") || strings.HasPrefix(host, "www.") || !validRequestHost(req.Host) {
+	if strings.HasSuffix(host, ".sites.test") || strings.HasPrefix(host, "www.") || !server.ValidRequestHost(req.Host) {
 		return // a site host, the www. redirect or a malformed Host: not the API
 	}
 	route, params, err := router.FindRoute(req)

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"sitedrop/hooks/server"
 	"sitedrop/sites"
 	"sitedrop/sites/replica"
 	"sitedrop/sites/serve"
@@ -44,7 +45,7 @@ func runProtectedReplica(t *testing.T, edit func(*Config)) (addr, token string) 
 // runReplicaCmd runs `serve --replica` on sd's store, with cfg changed by
 // edit (nil: no change), and waits until it is ready. It returns the
 // replica's address, its standard output, and stop, which ends it and
-// returns runReplica's error.
+// returns server.RunReplica's error.
 func runReplicaCmd(t *testing.T, sd *sitedrop, edit func(*Config)) (addr string, out *bytes.Buffer, stop func() error) {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
@@ -63,7 +64,7 @@ func runReplicaCmd(t *testing.T, sd *sitedrop, edit func(*Config)) (addr string,
 	var logs bytes.Buffer
 	out = new(bytes.Buffer)
 	errc := make(chan error, 1)
-	go func() { errc <- runReplica(ctx, &cfg, out, &logs) }()
+	go func() { errc <- server.RunReplica(ctx, cfg.Serve, ServeSettings(&cfg).Replica(), out, &logs) }()
 	stop = func() error { cancel(); return <-errc }
 	deadline := time.Now().Add(15 * time.Second)
 	for {

@@ -31,14 +31,6 @@ func TestReplicaRequested(t *testing.T) {
 			t.Errorf("ReplicaRequested(%v) = %v", c.args, got)
 		}
 	}
-	cfg := DefaultConfig()
-	if err := checkReplicaConfig(&cfg); err == nil || !strings.Contains(err.Error(), "--store s3://") {
-		t.Errorf("a replica on the file store: %v", err)
-	}
-	cfg.Store, cfg.Serve.HTTPSAddr = "s3://b", ":443"
-	if err := checkReplicaConfig(&cfg); err == nil || !strings.Contains(err.Error(), "terminates TLS") {
-		t.Errorf("a replica with --https: %v", err)
-	}
 }
 
 // TestRunReplica runs `serve --replica` as the command does: it listens
@@ -65,7 +57,7 @@ func TestRunReplica(t *testing.T) {
 		t.Fatalf("%d %q", resp.StatusCode, body)
 	}
 	if err := stop(); err != nil {
-		t.Fatalf("runReplica: %v", err)
+		t.Fatalf("RunReplica: %v", err)
 	}
 	if !strings.Contains(out.String(), "replica serving") {
 		t.Fatalf("banner: %q", out.String())

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"sitedrop/hooks/certs"
+	"sitedrop/hooks/server/certs"
 )
 
 func TestCheckServeConfig(t *testing.T) {
@@ -39,7 +39,7 @@ func TestCheckServeConfig(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			cfg := testConfig(t)
 			c.tune(cfg)
-			err := checkServeConfig(cfg)
+			err := cfg.Serve.Check(ServeSettings(cfg))
 			switch {
 			case c.wantErr == "" && err != nil:
 				t.Errorf("error %v, want none", err)
@@ -47,14 +47,6 @@ func TestCheckServeConfig(t *testing.T) {
 				t.Errorf("error %v, want one about %q", err, c.wantErr)
 			}
 		})
-	}
-}
-
-func TestRedirectAddrFor(t *testing.T) {
-	for in, want := range map[string]string{":443": ":80", "0.0.0.0:443": "0.0.0.0:80", "127.0.0.1:8443": "127.0.0.1:80", "[::1]:443": "[::1]:80"} {
-		if got := redirectAddrFor(in); got != want {
-			t.Errorf("redirectAddrFor(%q) = %q, want %q", in, got, want)
-		}
 	}
 }
 
@@ -79,7 +71,7 @@ func TestAllowCertificate(t *testing.T) {
 		"example.com":             {false, 0},
 		"":                        {false, 0},
 	} {
-		class, err := sd.allowCertificate(name)
+		class, err := sd.tls().AllowCertificate(name)
 		if (err == nil) != w.allowed || (w.allowed && class != w.class) {
 			t.Errorf("allowCertificate(%q) = %v, %v; want allowed %v, %v", name, class, err, w.allowed, w.class)
 		}
@@ -100,7 +92,7 @@ func TestHTTPRedirectPort(t *testing.T) {
 	} {
 		sd.cfg.listenPort, sd.cfg.PublicURL = c.listenPort, c.publicURL
 		rec := httptest.NewRecorder()
-		sd.httpRedirectHandler(app, challenges).ServeHTTP(rec, httptest.NewRequest("GET", "http://web.test/x", nil))
+		sd.tls().RedirectHandler(app, challenges).ServeHTTP(rec, httptest.NewRequest("GET", "http://web.test/x", nil))
 		if got := rec.Header().Get("Location"); rec.Code != http.StatusPermanentRedirect || got != c.location {
 			t.Errorf("port %s, public URL %q: %d to %q, want 308 to %q", c.listenPort, c.publicURL, rec.Code, got, c.location)
 		}

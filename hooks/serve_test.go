@@ -18,6 +18,8 @@ import (
 	"time"
 
 	"github.com/pocketbase/pocketbase/core"
+
+	"sitedrop/hooks/server"
 )
 
 // liveServer is `sitedrop serve` running in process on a data dir, with
@@ -59,7 +61,7 @@ func startServe(t *testing.T, dataDir string, tune func(*Config), waitAddr strin
 		se.InstallerFunc = nil // no superuser: do not open a browser
 		return se.Next()
 	})
-	cmd := NewServeCommand(app, cfg)
+	cmd := server.NewServeCommand(app, &cfg.Serve, ServeSettings(cfg))
 	cmd.SetArgs(args)
 	cmd.SetOut(io.Discard)
 	// certmagic's events, shown when the test fails

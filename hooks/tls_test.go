@@ -14,7 +14,7 @@ import (
 	"github.com/andybalholm/brotli"
 	"github.com/caddyserver/certmagic"
 
-	"sitedrop/hooks/certs"
+	"sitedrop/hooks/server/certs"
 )
 
 // TestHTTPSOnDemand runs `sitedrop serve --https` against an in-process
@@ -38,7 +38,7 @@ func TestHTTPSOnDemand(t *testing.T) {
 	}
 	// TLS-ALPN-01 off, so every order is validated through the plain HTTP
 	// listener (TestHTTPSTLSALPN covers the other challenge).
-	httpOnly := func(c *Config) { c.Serve.disableTLSALPN = true }
+	httpOnly := func(c *Config) { c.Serve.DisableTLSALPN = true }
 	srv := startServe(t, dir, httpOnly, httpsAddr, args...)
 	client := pinnedClient(httpsAddr, acme.roots)
 	// The web host's certificate is obtained at start, in the background.

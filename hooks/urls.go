@@ -13,7 +13,7 @@ import (
 // learnListenPort remembers the scheme, host and port of the serving
 // address: derived URLs carry the scheme and port
 // (http://<slug>.localhost:8090/; https and no port when serving TLS on
-// 443), and the host names the web host (see isWebHost). Under test
+// 443), and the host names the web host (see server.Front.IsWebHost). Under test
 // harnesses there is no server and URLs have no port.
 func (sd *sitedrop) learnListenPort(se *core.ServeEvent) {
 	if se.Server == nil {

@@ -1,4 +1,4 @@
-package hooks
+package server
 
 import (
 	"context"
@@ -18,23 +18,43 @@ import (
 
 	"sitedrop/sites/replica"
 	"sitedrop/sites/serve"
+	"sitedrop/sites/store/s3store"
 )
+
+// ReplicaConfig is what `serve --replica` needs beyond the serve
+// settings: the primary's store and the site server's options.
+type ReplicaConfig struct {
+	// Store is --store: an S3 URL, the primary's.
+	Store string
+	// OpenStore opens Store.
+	OpenStore func(url string) (*s3store.Store, error)
+	// TrustedProxies are --trusted-proxies (see ParseProxies).
+	TrustedProxies []string
+	// ContentCache bounds the memory holding site files (--content-cache).
+	ContentCache int64
+	// SecureCookies reports whether a site request came over TLS, its
+	// own or a load balancer's (an https --public-url): the gate's cookie
+	// is Secure and __Host- then.
+	SecureCookies func(*http.Request) bool
+}
 
 // ReplicaRequested reports whether args (the command line after the
 // program name) run `serve --replica`: main then runs it without
 // bootstrapping PocketBase, so a replica opens no database and needs no
-// data dir.
-func ReplicaRequested(c *cobra.Command, args []string) bool {
+// data dir. bindOther binds the command line's other flags (nil: none),
+// so that a value of one is not taken for a flag.
+func ReplicaRequested(c *cobra.Command, args []string, bindOther func(*pflag.FlagSet)) bool {
 	if c.Name() != "serve" || c.Parent() == nil || c.Parent().Parent() != nil {
 		return false
 	}
 	fs := pflag.NewFlagSet("serve", pflag.ContinueOnError)
 	fs.ParseErrorsAllowlist.UnknownFlags = true
 	fs.SetOutput(io.Discard)
-	var s ServeConfig
+	var s Config
 	BindServeFlags(fs, &s)
-	cfg := DefaultConfig()
-	BindFlags(fs, &cfg)
+	if bindOther != nil {
+		bindOther(fs)
+	}
 	if err := fs.Parse(args); err != nil {
 		return false
 	}
@@ -42,55 +62,56 @@ func ReplicaRequested(c *cobra.Command, args []string) bool {
 }
 
 // checkReplicaConfig refuses replica settings that cannot work.
-func checkReplicaConfig(cfg *Config) error {
-	if !strings.HasPrefix(cfg.Store, "s3://") {
+func checkReplicaConfig(c Config, rc ReplicaConfig) error {
+	if !strings.HasPrefix(rc.Store, "s3://") {
 		return errors.New("--replica serves from an S3 store: give --store s3://bucket/prefix?endpoint=...&region=... (the primary's)")
 	}
-	if cfg.Serve.HTTPSAddr != "" {
+	if c.HTTPSAddr != "" {
 		return errors.New("--replica serves plain HTTP (--http): put replicas behind a load balancer or CDN that terminates TLS")
 	}
 	return nil
 }
 
-// runReplica is `sitedrop serve --replica`: it serves the sites the
-// primary publishes to --store, on --http, until SIGINT or SIGTERM.
-func runReplica(ctx context.Context, cfg *Config, out, logs io.Writer) error {
-	if err := checkReplicaConfig(cfg); err != nil {
+// RunReplica is `sitedrop serve --replica`: it serves the sites the
+// primary publishes to rc.Store, on c.HTTPAddr, until SIGINT, SIGTERM or
+// the end of ctx.
+func RunReplica(ctx context.Context, c Config, rc ReplicaConfig, out, logs io.Writer) error {
+	if err := checkReplicaConfig(c, rc); err != nil {
 		return err
 	}
-	s3, err := openS3Store(cfg.Store)
+	s3, err := rc.OpenStore(rc.Store)
 	if err != nil {
 		return err
 	}
-	proxies, err := parseProxies(cfg.TrustedProxies)
+	proxies, err := ParseProxies(rc.TrustedProxies)
 	if err != nil {
 		return err
 	}
 	logger := slog.New(slog.NewTextHandler(logs, nil))
 	rep := replica.New(replica.Config{
 		Objects: s3, Blobs: s3, Logger: logger,
-		Server: replicaServerOptions(cfg, proxies),
+		Server: replicaServerOptions(rc, proxies),
 	})
-	ln, err := net.Listen("tcp", cfg.Serve.HTTPAddr)
+	ln, err := net.Listen("tcp", c.HTTPAddr)
 	if err != nil {
 		return err
 	}
 	srv := &http.Server{Handler: rep, ConnContext: serve.ConnContext}
-	cfg.Serve.serverTimeouts(srv)
+	c.SetTimeouts(srv)
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	go rep.Run(ctx)
 	fmt.Fprintf(out, "sitedrop replica serving the sites of %s at http://%s\n", s3.Location().Bucket, ln.Addr())
 	errc := make(chan error, 1)
 	go func() {
-		errc <- srv.Serve(serve.NewListener(ln, serve.NewConnLimit(cfg.Serve.MaxConnsPerIP, proxies), nil))
+		errc <- srv.Serve(serve.NewListener(ln, serve.NewConnLimit(c.MaxConnsPerIP, proxies), nil))
 	}()
 	select {
 	case err := <-errc:
 		return err
 	case <-ctx.Done():
 	}
-	sctx, cancel := context.WithTimeout(context.Background(), cfg.Serve.ShutdownTimeout)
+	sctx, cancel := context.WithTimeout(context.Background(), c.ShutdownTimeout)
 	defer cancel()
 	if err := srv.Shutdown(sctx); err != nil {
 		srv.Close()
@@ -106,10 +127,10 @@ func runReplica(ctx context.Context, cfg *Config, out, logs io.Writer) error {
 // --trusted-proxies (X-Forwarded-For), not the load balancer every
 // request comes from; and behind a load balancer that terminates TLS
 // (an https --public-url) the gate's cookie is Secure and __Host-.
-func replicaServerOptions(cfg *Config, proxies trustedProxies) serve.ServerOptions {
+func replicaServerOptions(rc ReplicaConfig, proxies TrustedProxies) serve.ServerOptions {
 	return serve.ServerOptions{
-		ContentCacheBytes: cfg.ContentCache,
-		ClientIP:          proxies.clientIP,
-		SecureCookies:     cfg.siteOverTLS,
+		ContentCacheBytes: rc.ContentCache,
+		ClientIP:          proxies.ClientIP,
+		SecureCookies:     rc.SecureCookies,
 	}
 }

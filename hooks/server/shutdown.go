@@ -1,4 +1,4 @@
-package hooks
+package server
 
 import (
 	"context"
@@ -11,13 +11,13 @@ import (
 	"github.com/pocketbase/pocketbase/tools/hook"
 )
 
-// gracefulShutdownPriority runs the drain before PocketBase's own
+// GracefulShutdownPriority runs the drain before PocketBase's own
 // shutdown (priority -9999), which gives the server one second only.
-const gracefulShutdownPriority = -10000
+const GracefulShutdownPriority = -10000
 
-// bindGracefulShutdown makes termination (SIGTERM, Ctrl-C) graceful: the
+// BindGracefulShutdown makes termination (SIGTERM, Ctrl-C) graceful: the
 // servers stop accepting connections, and requests in flight, uploads
-// included, get up to --shutdown-timeout to finish. Realtime (SSE)
+// included, get up to timeout (--shutdown-timeout) to finish. Realtime (SSE)
 // connections of the dashboard never finish by themselves, so they are
 // ended at once. At the deadline the connections still open are closed;
 // their handlers see write errors and end on their own.
@@ -29,15 +29,15 @@ const gracefulShutdownPriority = -10000
 //
 // Call it in OnServe, before the main server starts; others (the plain
 // HTTP listener under TLS) are drained too.
-func (sd *sitedrop) bindGracefulShutdown(main *http.Server, others ...*http.Server) {
+func BindGracefulShutdown(app core.App, timeout time.Duration, main *http.Server, others ...*http.Server) {
 	baseCtx, cancelBase := context.WithCancel(context.Background())
 	main.BaseContext = func(net.Listener) context.Context { return baseCtx }
 	servers := append([]*http.Server{main}, others...)
-	sd.app.OnTerminate().Bind(&hook.Handler[*core.TerminateEvent]{
+	app.OnTerminate().Bind(&hook.Handler[*core.TerminateEvent]{
 		Id:       "sitedropGracefulShutdown",
-		Priority: gracefulShutdownPriority,
+		Priority: GracefulShutdownPriority,
 		Func: func(e *core.TerminateEvent) error {
-			ctx, cancel := context.WithTimeout(context.Background(), sd.cfg.Serve.ShutdownTimeout)
+			ctx, cancel := context.WithTimeout(context.Background(), timeout)
 			defer cancel()
 			var wg sync.WaitGroup
 			for _, srv := range servers {
@@ -57,7 +57,7 @@ func (sd *sitedrop) bindGracefulShutdown(main *http.Server, others ...*http.Serv
 			tick := time.NewTicker(100 * time.Millisecond)
 			defer tick.Stop()
 			for {
-				sd.endRealtimeClients()
+				endRealtimeClients(app)
 				select {
 				case <-drained:
 					cancelBase()
@@ -71,8 +71,8 @@ func (sd *sitedrop) bindGracefulShutdown(main *http.Server, others ...*http.Serv
 
 // endRealtimeClients closes every realtime subscription, which ends its
 // SSE request.
-func (sd *sitedrop) endRealtimeClients() {
-	for _, c := range sd.app.SubscriptionsBroker().Clients() {
+func endRealtimeClients(app core.App) {
+	for _, c := range app.SubscriptionsBroker().Clients() {
 		c.Discard()
 	}
 }
