@@ -45,6 +45,7 @@ func QueueTest(app core.App, hook *Webhook, dep DeploymentRef) (*Delivery, error
 	if err != nil {
 		return nil, err
 	}
+	d.SetManual(true)
 	if err := app.Save(d); err != nil {
 		return nil, fmt.Errorf("queue test delivery for webhook %s: %w", hook.Id, err)
 	}
@@ -83,6 +84,7 @@ func Redeliver(app core.App, orig *Delivery) (*Delivery, error) {
 	}
 	d.SetStatus(DeliveryPending)
 	d.SetAttempts(0)
+	d.SetManual(true)
 	d.SetNextAttemptAt(time.Now().UTC())
 	if err := app.Save(d); err != nil {
 		return nil, fmt.Errorf("queue copy of delivery %s: %w", orig.Id, err)
