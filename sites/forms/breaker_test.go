@@ -223,6 +223,51 @@ func TestDeliveryBreakerSuccessDrains(t *testing.T) {
 	}
 }
 
+// TestDeliveryBacklogCap: a webhook keeps at most MaxPendingDeliveries
+// pending deliveries; queueing past that marks its oldest pending ones
+// failed with a clear reason, and other webhooks' deliveries are left
+// alone. Before, the queue grew without bound.
+func TestDeliveryBacklogCap(t *testing.T) {
+	t.Parallel()
+	app := newHookApp(t)
+	alice := mustUser(t, app, "alice@example.com")
+	dep, ref := mustOwnedDeployment(t, app, "backlog-site", alice)
+	full := mustWebhook(t, app, dep.Id, "https://full.example.com/hook", forms.WebhookGeneric, true, forms.EventDeploymentUpdated)
+	other := mustWebhook(t, app, dep.Id, "https://other.example.com/hook", forms.WebhookGeneric, true, forms.EventSubmission)
+	mustEnqueue(t, app, ref, forms.EventSubmission, testSubmission(), 1)
+	const over = 3
+	for range forms.MaxPendingDeliveries + over - 1 {
+		mustEnqueue(t, app, ref, forms.EventDeploymentUpdated, nil, 1)
+	}
+	if _, err := forms.QueueTest(app, forms.WebhookOf(full), ref); err != nil { // the tests count too
+		t.Fatal(err)
+	}
+	rows := deliveries(t, app, "webhook = {:w}", map[string]any{"w": full.Id})
+	if len(rows) != forms.MaxPendingDeliveries+over {
+		t.Fatalf("%d deliveries", len(rows))
+	}
+	for i, rec := range rows {
+		r := forms.DeliveryOf(rec)
+		want, reason := forms.DeliveryPending, ""
+		if i < over {
+			want, reason = forms.DeliveryFailed, "dropped: the receiver's backlog is full"
+		}
+		if r.Status() != want || r.LastError() != reason || r.Attempts() != 0 {
+			t.Fatalf("delivery %d of %d (oldest first): %v, want %s %q", i, len(rows), r.FieldsData(), want, reason)
+		}
+	}
+	if rows := deliveries(t, app, "webhook = {:w} && status = 'pending'", map[string]any{"w": other.Id}); len(rows) != 1 {
+		t.Fatalf("%d pending deliveries of the other webhook, want 1", len(rows))
+	}
+	// A redelivery of a dropped one is queued, and drops the oldest again.
+	if _, err := forms.Redeliver(app, forms.DeliveryOf(rows[0])); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(deliveries(t, app, "webhook = {:w} && status = 'pending'", map[string]any{"w": full.Id})); n != forms.MaxPendingDeliveries {
+		t.Fatalf("%d pending after a redelivery, want %d", n, forms.MaxPendingDeliveries)
+	}
+}
+
 // TestDeliveryBreakerManualProbe: a test an owner sends while the
 // receiver's window is open goes at once, as its probe (the owner may just
 // have fixed it), but only one at a time: of three sent together, one

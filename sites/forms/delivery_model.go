@@ -24,6 +24,7 @@ const (
 	deliveryLastError     = "last_error"
 	deliveryManual        = "manual"
 	deliveryCreated       = "created"
+	deliveryUpdated       = "updated"
 )
 
 var _ core.RecordProxy = (*Delivery)(nil)
