@@ -494,6 +494,8 @@ func (d *Deliverer) claim(r receiver, row dueRow) {
 	defer d.mu.Unlock()
 	if d.held == nil {
 		d.held, d.receivers, d.sending, d.served = map[string]int{}, map[receiver]int{}, map[string]bool{}, map[string]uint64{}
+	}
+	if d.breakers == nil {
 		d.breakers = map[receiver]*breaker{}
 	}
 	if _, known := d.breakers[r]; !known && row.wentDown() {
