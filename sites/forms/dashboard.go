@@ -29,7 +29,8 @@ var (
 )
 
 // QueueTest queues a test delivery to hook, due now, whatever events it
-// subscribes to, and returns it.
+// subscribes to, and returns it. Like every delivery queued, it may drop
+// the webhook's oldest pending one (see MaxPendingDeliveries).
 func QueueTest(app core.App, hook *Webhook, dep DeploymentRef) (*Delivery, error) {
 	typ := hook.PayloadType()
 	payload, err := webhookPayload(typ, EventTest, dep, nil)
@@ -45,15 +46,23 @@ func QueueTest(app core.App, hook *Webhook, dep DeploymentRef) (*Delivery, error
 	if err != nil {
 		return nil, err
 	}
-	if err := app.Save(d); err != nil {
-		return nil, fmt.Errorf("queue test delivery for webhook %s: %w", hook.Id, err)
+	d.SetManual(true)
+	if err := app.RunInTransaction(func(tx core.App) error {
+		if err := tx.Save(d); err != nil {
+			return fmt.Errorf("queue test delivery for webhook %s: %w", hook.Id, err)
+		}
+		return capBacklog(tx, hook.Id)
+	}); err != nil {
+		return nil, err
 	}
 	return d, nil
 }
 
 // Redeliver queues a copy of a finished delivery (same event, target and
 // body, a new id), due now, and returns it. A pending one is refused with
-// ErrDeliveryPending, one whose webhook is gone with ErrWebhookGone.
+// ErrDeliveryPending, one whose webhook is gone with ErrWebhookGone. It
+// may drop the webhook's oldest pending delivery (see
+// MaxPendingDeliveries).
 func Redeliver(app core.App, orig *Delivery) (*Delivery, error) {
 	if orig.Status() == DeliveryPending {
 		return nil, ErrDeliveryPending
@@ -83,9 +92,15 @@ func Redeliver(app core.App, orig *Delivery) (*Delivery, error) {
 	}
 	d.SetStatus(DeliveryPending)
 	d.SetAttempts(0)
+	d.SetManual(true)
 	d.SetNextAttemptAt(time.Now().UTC())
-	if err := app.Save(d); err != nil {
-		return nil, fmt.Errorf("queue copy of delivery %s: %w", orig.Id, err)
+	if err := app.RunInTransaction(func(tx core.App) error {
+		if err := tx.Save(d); err != nil {
+			return fmt.Errorf("queue copy of delivery %s: %w", orig.Id, err)
+		}
+		return capBacklog(tx, hookID)
+	}); err != nil {
+		return nil, err
 	}
 	return d, nil
 }

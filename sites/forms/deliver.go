@@ -39,7 +39,28 @@ import (
 // free: an account whose receivers never answer delays another account's
 // due delivery by at most one request (one Timeout) behind the accounts
 // that waited longer, and a dead receiver delays the other receivers of
-// its own account the same way. At most Senders requests are in flight;
+// its own account the same way.
+//
+// Each receiver has a circuit breaker. When an attempt gets no answer
+// (timeout, connection refused or cut, address refused by the guard) or
+// a 5xx or 429 answer, the receiver is down for a window of
+// Backoff(n), n counting its windows in a row (at least the attempts of
+// the delivery that failed): every pending delivery to it, those queued
+// later included, waits until the window ends, written to their
+// next_attempt_at, so a restart keeps the window. Then one delivery at a
+// time (the oldest, a probe) is attempted: if it fails the next window is
+// twice as long, if the receiver answers (any status but 5xx and 429) it
+// is up again and its backlog drains with every sender free, as before.
+// So a dead receiver costs at most one attempt per window, whatever its
+// backlog, plus the requests that were in flight when it went down, and
+// deliveries that waited spend no attempts. After a restart, a receiver
+// whose oldest due delivery last failed so is probed one at a time again.
+// A test or redelivery an owner asked for (manual) does not wait for the
+// window: queued since the receiver's last failure, it is the next probe
+// at once (the owner may just have fixed the receiver), and if it fails
+// too the window widens as for any probe.
+//
+// At most Senders requests are in flight;
 // runs of one Deliverer (Run, RunOnce) share these bounds and never send
 // one delivery twice at once. One Deliverer per database: it does not
 // coordinate with others.
@@ -55,8 +76,9 @@ type Deliverer struct {
 	// MaxAttempts is how many attempts a delivery gets before it is
 	// marked failed (default 8).
 	MaxAttempts int
-	// Backoff is the delay after the attempt-th failed attempt (default
-	// 15s·2^(attempt-1), at most 1h).
+	// Backoff is the delay after the attempt-th failed attempt of a
+	// delivery, and the n-th window in a row of a receiver that is down
+	// (default 15s·2^(n-1), at most 1h).
 	Backoff func(attempt int) time.Duration
 	// Now is the clock (default time.Now).
 	Now func() time.Time
@@ -75,6 +97,31 @@ type Deliverer struct {
 	sending   map[string]bool   // deliveries in flight
 	served    map[string]uint64 // the turn at which each account last got a sender
 	turn      uint64
+	breakers  map[receiver]*breaker // what is known of receivers' health
+}
+
+// breaker is what the Deliverer knows of one receiver's health (see
+// Deliverer). failures counts its windows down in a row, 0 when it
+// answered last; since is when that last changed, so that a request
+// begun before then (in flight when the receiver went down) does not
+// widen the window again. A receiver down with until passed is half open:
+// one request at a time.
+type breaker struct {
+	failures int
+	since    time.Time
+	until    time.Time
+}
+
+// open reports whether r's deliveries must not be sent at now: its
+// window has not ended, or its probe is in flight (inFlight requests).
+func (b *breaker) open(now time.Time, inFlight int) bool {
+	return b.failures > 0 && (now.Before(b.until) || inFlight > 0)
+}
+
+// probing reports whether the receiver is down with a request in flight:
+// then not even a manual delivery may go.
+func (b *breaker) probing(inFlight int) bool {
+	return b.failures > 0 && inFlight > 0
 }
 
 // receiver is where a delivery goes: its URL, as one account's.
@@ -232,8 +279,10 @@ func (d *Deliverer) finished(p *pass, o outcome) {
 // RunOnce sends every delivery due now, sharing the senders between
 // accounts and receivers as Run does (oldest due first within each
 // receiver), and returns how many requests were made. Each delivery gets
-// at most one attempt: a failed one is scheduled again after Backoff or,
-// at MaxAttempts, marked failed. Database errors of single deliveries are
+// at most one attempt: a failed one is scheduled again after Backoff (or
+// when its receiver's window ends, if later) or, at MaxAttempts, marked
+// failed; deliveries held by their receiver's breaker wait, unless its
+// probe is answered during the run. Database errors of single deliveries are
 // collected and the rest still run. A delivery that another run is
 // sending is left to that run, and so is what is due when other runs
 // hold every sender: RunOnce does not wait for their requests. When ctx
@@ -323,51 +372,87 @@ func (d *Deliverer) fill(ctx context.Context, client *http.Client, p *pass) (tim
 			delete(d.served, a)
 		}
 	}
+	for r, b := range d.breakers {
+		switch {
+		case b.failures > 0 && now.Before(b.until):
+			if pending[r.account] {
+				later(b.until) // the receiver's deliveries queued since it went down
+			}
+		case !pending[r.account] && d.receivers[r] == 0:
+			delete(d.breakers, r) // nothing queued, window over: start afresh
+		}
+	}
 	d.mu.Unlock()
 
 	var errs []error
 	for {
-		i, busy, sending := d.pick(due)
+		i, c := d.pick(due, now)
 		if i < 0 {
 			break
 		}
 		account := due[i].account
-		id, url, err := d.nextDue(account, now, p.seen, busy, sending)
-		if err != nil || id == "" {
+		row, err := d.nextDue(account, now, p.seen, c)
+		if err != nil || row.ID == "" {
 			// Nothing more for this account in this fill: all its due
-			// deliveries are seen (RunOnce) or in flight.
+			// deliveries are seen (RunOnce), in flight or wait for their
+			// receiver's window or probe. It is spent for RunOnce only
+			// when none of its requests is in flight, since an answer
+			// may close a breaker and free what waits.
 			due = slices.Delete(due, i, i+1)
 			if err != nil {
 				errs = append(errs, err)
-			} else if p.once {
+			} else if p.once && c.held == 0 {
 				p.spent[account] = true
 			}
 			continue
 		}
-		r := receiver{account, url}
-		d.claim(r, id)
+		r := receiver{account, row.URL}
+		d.claim(r, row)
 		if p.once {
-			p.seen[id] = true
+			p.seen[row.ID] = true
 		}
 		p.running++
 		go func() {
-			sent, err := d.deliver(ctx, client, id)
-			d.release(r, id)
+			sent, err := d.deliver(ctx, client, r, row.ID)
+			d.release(r, row.ID)
 			p.done <- outcome{account, sent, err}
 		}()
 	}
 	return next, errors.Join(errs...)
 }
 
+// choice is what pick saw of the account it chose: its requests in
+// flight (held), those of each of its busy receivers (by URL), the URLs
+// of its receivers whose breaker is open (blocked, see breaker.open) and
+// of those down with a request in flight (probing, a part of blocked),
+// and the ids of every delivery in flight.
+type choice struct {
+	held    int
+	busy    map[string]int
+	blocked []any
+	probing []any
+	sending []any
+}
+
+// allowed is the condition a due delivery of the chosen account must
+// meet for its receiver's breaker: the receiver is not blocked, or the
+// delivery is manual, never attempted, and its receiver not probing.
+func (c choice) allowed() dbx.Expression {
+	if len(c.blocked) == 0 {
+		return nil
+	}
+	return dbx.Or(dbx.NotIn(deliveryURL, c.blocked...),
+		dbx.And(dbx.HashExp{deliveryManual: true, deliveryAttempts: 0}, dbx.NotIn(deliveryURL, c.probing...)))
+}
+
 // pick returns the index in due of the account the next free sender goes
-// to (-1 when no sender is free or due is empty), with the requests in
-// flight of each of its busy receivers (by URL) and the ids of every
-// delivery in flight.
-func (d *Deliverer) pick(due []lane) (int, map[string]int, []any) {
+// to (-1 when no sender is free or due is empty), with what it saw of
+// that account at now.
+func (d *Deliverer) pick(due []lane, now time.Time) (int, choice) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if d.inFlight >= d.senders() || len(due) == 0 {
-		return -1, nil, nil
+		return -1, choice{}
 	}
 	best := 0
 	for i := 1; i < len(due); i++ {
@@ -377,27 +462,46 @@ func (d *Deliverer) pick(due []lane) (int, map[string]int, []any) {
 			best = i
 		}
 	}
-	busy := map[string]int{}
+	account := due[best].account
+	c := choice{held: d.held[account], busy: map[string]int{}, sending: make([]any, 0, len(d.sending))}
 	for r, n := range d.receivers {
-		if r.account == due[best].account {
-			busy[r.url] = n
+		if r.account == account {
+			c.busy[r.url] = n
 		}
 	}
-	sending := make([]any, 0, len(d.sending))
-	for id := range d.sending {
-		sending = append(sending, id)
+	for r, b := range d.breakers {
+		if r.account == account && b.open(now, d.receivers[r]) {
+			c.blocked = append(c.blocked, r.url)
+			if b.probing(d.receivers[r]) {
+				c.probing = append(c.probing, r.url)
+			}
+		}
 	}
-	return best, busy, sending
+	for id := range d.sending {
+		c.sending = append(c.sending, id)
+	}
+	return best, c
 }
 
-// claim takes a free sender for the delivery id to r, which then is its
+// claim takes a free sender for the delivery row to r, which then is its
 // account's turn. The caller holds fillMu and saw a free sender in pick.
-func (d *Deliverer) claim(r receiver, id string) {
+// A receiver this Deliverer knows nothing of yet whose delivery last got
+// no answer, a 5xx or a 429 (sent before a restart) is taken as down
+// with its window over: this delivery is its probe, the only request in
+// flight to it until it ends.
+func (d *Deliverer) claim(r receiver, row dueRow) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if d.held == nil {
 		d.held, d.receivers, d.sending, d.served = map[string]int{}, map[receiver]int{}, map[string]bool{}, map[string]uint64{}
 	}
+	if d.breakers == nil {
+		d.breakers = map[receiver]*breaker{}
+	}
+	if _, known := d.breakers[r]; !known && row.wentDown() {
+		d.breakers[r] = &breaker{failures: row.Attempts}
+	}
+	id := row.ID
 	d.inFlight++
 	d.held[r.account]++
 	d.receivers[r]++
@@ -443,69 +547,91 @@ func (d *Deliverer) lanes() ([]lane, error) {
 	return out, nil
 }
 
-// nextDue returns the id and URL of account's delivery due at now that
-// the next sender goes to, or "" if there is none: not in seen nor
-// sending (ids in flight), to the receiver with the fewest requests in
-// flight (busy counts them by URL; any other URL has none), oldest due
-// first. That is one query for the idle receivers, then one per count in
-// flight (at most Senders).
-func (d *Deliverer) nextDue(account string, now time.Time, seen map[string]bool, busy map[string]int,
-	sending []any) (id, url string, err error) {
-	urls := make([]any, 0, len(busy))
+// dueRow is a due delivery as nextDue finds it.
+type dueRow struct {
+	ID         string `db:"id"`
+	URL        string `db:"url"`
+	Attempts   int    `db:"attempts"`
+	LastStatus int    `db:"last_status"`
+	LastError  string `db:"last_error"`
+}
+
+// wentDown reports whether the row's last attempt found its receiver
+// down: no answer, a 5xx or a 429.
+func (r dueRow) wentDown() bool {
+	return r.Attempts > 0 && (receiverDown(r.LastStatus) ||
+		r.LastStatus == 0 && strings.HasPrefix(r.LastError, requestFailed))
+}
+
+// receiverDown reports whether an answer's status counts as its receiver
+// being down for its breaker: a 5xx or 429.
+func receiverDown(status int) bool {
+	return status >= 500 || status == http.StatusTooManyRequests
+}
+
+// nextDue returns account's delivery due at now that the next sender
+// goes to (ID "" if there is none): not in seen nor c.sending (ids in
+// flight), allowed by its receiver's breaker (c.allowed), to the
+// receiver with the fewest requests in flight (c.busy counts them by URL;
+// any other URL has none), oldest due first. That is one query for the idle receivers, then
+// one per count in flight (at most Senders).
+func (d *Deliverer) nextDue(account string, now time.Time, seen map[string]bool, c choice) (dueRow, error) {
+	urls := make([]any, 0, len(c.busy))
 	var counts []int
-	for u, n := range busy {
+	for u, n := range c.busy {
 		urls = append(urls, u)
 		counts = append(counts, n)
 	}
 	slices.Sort(counts)
-	if id, url, err = d.oldestDue(account, now, seen, sending, dbx.NotIn(deliveryURL, urls...)); id != "" || err != nil {
-		return id, url, err
+	row, err := d.oldestDue(account, now, seen, c, dbx.NotIn(deliveryURL, urls...))
+	if row.ID != "" || err != nil {
+		return row, err
 	}
 	for _, n := range slices.Compact(counts) {
 		var level []any
-		for u, c := range busy {
-			if c == n {
+		for u, k := range c.busy {
+			if k == n {
 				level = append(level, u)
 			}
 		}
-		if id, url, err = d.oldestDue(account, now, seen, sending, dbx.In(deliveryURL, level...)); id != "" || err != nil {
-			return id, url, err
+		if row, err = d.oldestDue(account, now, seen, c, dbx.In(deliveryURL, level...)); row.ID != "" || err != nil {
+			return row, err
 		}
 	}
-	return "", "", nil
+	return dueRow{}, nil
 }
 
-// oldestDue returns the id and URL of account's oldest delivery due at
-// now that matches where and is neither in seen nor sending, or "".
-func (d *Deliverer) oldestDue(account string, now time.Time, seen map[string]bool, sending []any,
-	where dbx.Expression) (string, string, error) {
+// oldestDue returns account's oldest delivery due at now that matches
+// where, is neither in seen nor c.sending and is allowed by its
+// receiver's breaker (c.allowed), or an empty row.
+func (d *Deliverer) oldestDue(account string, now time.Time, seen map[string]bool, c choice,
+	where dbx.Expression) (dueRow, error) {
 	for offset := int64(0); ; offset += deliveryBatch {
-		var rows []struct {
-			ID  string `db:"id"`
-			URL string `db:"url"`
-		}
-		err := d.App.DB().Select("id", deliveryURL+" AS url").From(DeliveriesCollection).
+		var rows []dueRow
+		err := d.App.DB().Select("id", deliveryURL+" AS url", deliveryAttempts+" AS attempts",
+			deliveryLastStatus+" AS last_status", deliveryLastError+" AS last_error").From(DeliveriesCollection).
 			Where(dbx.HashExp{deliveryStatus: DeliveryPending, deliveryAccount: account}).
 			AndWhere(dbx.NewExp("[["+deliveryNextAttemptAt+"]] <= {:now}", dbx.Params{"now": sites.DBTime(now)})).
-			AndWhere(dbx.NotIn("id", sending...)).AndWhere(where).
+			AndWhere(dbx.NotIn("id", c.sending...)).AndWhere(c.allowed()).AndWhere(where).
 			OrderBy(deliveryNextAttemptAt, deliveryCreated, "id").Limit(deliveryBatch).Offset(offset).All(&rows)
 		if err != nil {
-			return "", "", fmt.Errorf("find due webhook deliveries of account %q: %w", account, err)
+			return dueRow{}, fmt.Errorf("find due webhook deliveries of account %q: %w", account, err)
 		}
 		for _, r := range rows {
 			if !seen[r.ID] {
-				return r.ID, r.URL, nil
+				return r, nil
 			}
 		}
 		if len(rows) < deliveryBatch {
-			return "", "", nil
+			return dueRow{}, nil
 		}
 	}
 }
 
-// deliver makes one attempt at the delivery id and records its outcome.
-// sent reports whether a request was made (and its outcome recorded).
-func (d *Deliverer) deliver(ctx context.Context, client *http.Client, id string) (sent bool, err error) {
+// deliver makes one attempt at the delivery id to r and records its
+// outcome, and r's breaker's (see Deliverer). sent reports whether a
+// request was made (and its outcome recorded).
+func (d *Deliverer) deliver(ctx context.Context, client *http.Client, r receiver, id string) (sent bool, err error) {
 	rec, err := findDelivery(d.App, id)
 	if errors.Is(err, sql.ErrNoRows) {
 		return false, nil // deleted meanwhile, with its deployment or webhook
@@ -517,7 +643,7 @@ func (d *Deliverer) deliver(ctx context.Context, client *http.Client, id string)
 		return false, nil
 	}
 	if next := rec.NextAttemptAt(); !next.IsZero() && next.After(d.now()) {
-		return false, nil
+		return false, nil // postponed meanwhile, by its receiver's breaker
 	}
 	if reason, err := d.webhookGone(rec); err != nil {
 		return false, err
@@ -531,40 +657,147 @@ func (d *Deliverer) deliver(ctx context.Context, client *http.Client, id string)
 	}
 
 	now := d.now()
-	status, sendErr := d.send(ctx, client, rec, now)
+	status, answered, sendErr := d.send(ctx, client, rec, now)
 	if sendErr != nil && ctx.Err() != nil {
 		return false, nil // shutting down: not the target's fault, retried later
 	}
+	end := d.now()
+	attempts := rec.Attempts() + 1
+
+	// The receiver's breaker: down opens or widens its window (hold),
+	// an answer closes it, and what its window held is due again (pull).
+	var hold, pull time.Time
+	var unsent *noRequestError
+	switch {
+	case answered && sendErr != nil && receiverDown(status), !answered && !errors.As(sendErr, &unsent):
+		hold = d.trip(r, now, end, attempts)
+	case answered:
+		pull = d.reset(r, end)
+	}
 
 	// Record the outcome on a fresh copy: a cascade may have removed the
-	// row or unset its webhook while the request was in flight.
-	rec, err = findDelivery(d.App, id)
+	// row or unset its webhook while the request was in flight, or the
+	// backlog cap dropped it.
+	err = d.App.RunInTransaction(func(tx core.App) error {
+		if err := d.record(tx, id, status, sendErr, now, hold); err != nil {
+			return err
+		}
+		return d.moveBacklog(tx, r, id, end, hold, pull)
+	})
+	return true, err
+}
+
+// record saves the outcome of an attempt at the delivery id begun at now:
+// the answer's status (0: none) and sendErr (nil: delivered). A failed
+// attempt is due again after Backoff, or at hold if later (its receiver's
+// window), or failed for good after MaxAttempts. A delivery no longer
+// pending (dropped by the backlog cap while in flight) keeps its status
+// and reason unless it was delivered. One gone meanwhile is left gone.
+func (d *Deliverer) record(tx core.App, id string, status int, sendErr error, now, hold time.Time) error {
+	rec, err := findDelivery(tx, id)
 	if errors.Is(err, sql.ErrNoRows) {
-		return true, nil
+		return nil
 	}
 	if err != nil {
-		return true, fmt.Errorf("read delivery %s: %w", id, err)
+		return fmt.Errorf("read delivery %s: %w", id, err)
 	}
 	attempts := rec.Attempts() + 1
 	rec.SetAttempts(attempts)
 	rec.SetLastStatus(status)
-	if sendErr == nil {
+	pending := rec.Status() == DeliveryPending
+	switch {
+	case sendErr == nil:
 		rec.SetStatus(DeliveryDelivered)
 		rec.SetLastError("")
-	} else {
+	case !pending:
+	case attempts >= d.maxAttempts():
 		rec.SetLastError(truncateRunes(sendErr.Error(), maxLastError))
-		if attempts >= d.maxAttempts() {
-			rec.SetStatus(DeliveryFailed)
-			d.App.Logger().Warn("webhook delivery failed for good", "delivery", id, "webhook", rec.WebhookID(),
-				"attempts", attempts, "error", sendErr)
-		} else {
-			rec.SetNextAttemptAt(now.Add(d.backoff(attempts)))
+		rec.SetStatus(DeliveryFailed)
+		d.App.Logger().Warn("webhook delivery failed for good", "delivery", id, "webhook", rec.WebhookID(),
+			"attempts", attempts, "error", sendErr)
+	default:
+		rec.SetLastError(truncateRunes(sendErr.Error(), maxLastError))
+		next := now.Add(d.backoff(attempts))
+		if hold.After(next) {
+			next = hold
 		}
+		rec.SetNextAttemptAt(next)
 	}
-	if err := d.App.Save(rec); err != nil {
-		return true, fmt.Errorf("save delivery %s: %w", id, err)
+	if err := tx.Save(rec); err != nil {
+		return fmt.Errorf("save delivery %s: %w", id, err)
 	}
-	return true, nil
+	return nil
+}
+
+// trip books that an attempt at r begun at start found it down at end,
+// the attempts-th attempt of its delivery, and returns when r's window
+// ends. A first failure, or one of a request begun after r's last change
+// (the probe), opens a new window of Backoff(n), n one more than the
+// windows before it and at least attempts; one begun earlier (in flight
+// when r went down) leaves the window as it is.
+func (d *Deliverer) trip(r receiver, start, end time.Time, attempts int) time.Time {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.breakers == nil {
+		d.breakers = map[receiver]*breaker{}
+	}
+	b := d.breakers[r]
+	if b == nil {
+		b = &breaker{}
+		d.breakers[r] = b
+	}
+	if b.failures == 0 || start.After(b.since) {
+		b.failures = max(b.failures+1, attempts)
+		b.since = end
+		b.until = end.Add(d.backoff(b.failures))
+	}
+	return b.until
+}
+
+// reset books that r answered at end: it is up. It returns the end of
+// the window r was down for if that is still to come (its deliveries
+// that the window held are due now), else zero.
+func (d *Deliverer) reset(r receiver, end time.Time) time.Time {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.breakers == nil {
+		d.breakers = map[receiver]*breaker{}
+	}
+	var pull time.Time
+	if b := d.breakers[r]; b != nil && b.failures > 0 && b.until.After(end) {
+		pull = b.until
+	}
+	d.breakers[r] = &breaker{since: end} // known up: never taken as down from old rows
+	return pull
+}
+
+// moveBacklog writes r's breaker to its other pending deliveries (not
+// id): with hold set, those due before it wait until hold; with pull set
+// (r answered before its window ended), those the window held, due after
+// now and by pull, are due at now.
+func (d *Deliverer) moveBacklog(tx core.App, r receiver, id string, now, hold, pull time.Time) error {
+	var (
+		to   time.Time
+		when dbx.Expression
+	)
+	switch {
+	case !hold.IsZero():
+		to = hold
+		when = dbx.NewExp("[["+deliveryNextAttemptAt+"]] < {:hold}", dbx.Params{"hold": sites.DBTime(hold)})
+	case !pull.IsZero():
+		to = now
+		when = dbx.NewExp("[["+deliveryNextAttemptAt+"]] > {:now} AND [["+deliveryNextAttemptAt+"]] <= {:pull}",
+			dbx.Params{"now": sites.DBTime(now), "pull": sites.DBTime(pull)})
+	default:
+		return nil
+	}
+	_, err := tx.DB().Update(DeliveriesCollection, dbx.Params{deliveryNextAttemptAt: sites.DBTime(to)},
+		dbx.And(dbx.HashExp{deliveryStatus: DeliveryPending, deliveryAccount: r.account, deliveryURL: r.url},
+			dbx.Not(dbx.HashExp{"id": id}), when)).Execute()
+	if err != nil {
+		return fmt.Errorf("reschedule the webhook deliveries to %s: %w", r.url, err)
+	}
+	return nil
 }
 
 // webhookGone returns why a delivery must not be sent because its webhook
@@ -593,19 +826,30 @@ func (d *Deliverer) webhookGone(rec *Delivery) (string, error) {
 	return "", nil
 }
 
+// noRequestError is the reason of a failed attempt that made no request:
+// the delivery itself is at fault, not its receiver.
+type noRequestError struct{ err error }
+
+func (e *noRequestError) Error() string { return e.err.Error() }
+func (e *noRequestError) Unwrap() error { return e.err }
+
+// requestFailed starts the reason of an attempt that got no answer.
+const requestFailed = "request failed:"
+
 // send POSTs the delivery and returns the answer's status (0 without an
-// answer) and nil for a 2xx, else the reason it failed.
-func (d *Deliverer) send(ctx context.Context, client *http.Client, rec *Delivery, now time.Time) (int, error) {
+// answer), whether an answer came, and nil for a 2xx, else the reason it
+// failed: a *noRequestError if no request was made.
+func (d *Deliverer) send(ctx context.Context, client *http.Client, rec *Delivery, now time.Time) (int, bool, error) {
 	body := []byte(rec.Payload())
 	if rec.Type() != WebhookSlack {
 		var err error
 		if body, err = addSentAt(body, now); err != nil {
-			return 0, err
+			return 0, false, &noRequestError{err}
 		}
 	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, rec.URL(), bytes.NewReader(body))
 	if err != nil {
-		return 0, fmt.Errorf("build request: %w", err)
+		return 0, false, &noRequestError{fmt.Errorf("build request: %w", err)}
 	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("User-Agent", webhookUserAgent)
@@ -621,18 +865,18 @@ func (d *Deliverer) send(ctx context.Context, client *http.Client, rec *Delivery
 		if errors.As(err, &ue) {
 			err = ue.Err
 		}
-		return 0, fmt.Errorf("request failed: %w", err)
+		return 0, false, fmt.Errorf(requestFailed+" %w", err)
 	}
 	defer resp.Body.Close()
 	answer, readErr := io.ReadAll(io.LimitReader(resp.Body, maxResponseRead))
 	if resp.StatusCode >= 200 && resp.StatusCode < 300 {
-		return resp.StatusCode, nil
+		return resp.StatusCode, true, nil
 	}
 	msg := fmt.Sprintf("HTTP %d", resp.StatusCode)
 	if snippet := oneLine(string(answer)); snippet != "" && readErr == nil && utf8.ValidString(snippet) {
 		msg += ": " + truncateRunes(snippet, 200)
 	}
-	return resp.StatusCode, errors.New(msg)
+	return resp.StatusCode, true, errors.New(msg)
 }
 
 // addSentAt appends "sent_at" (RFC 3339, UTC) as the last field of the

@@ -22,7 +22,9 @@ const (
 	deliveryNextAttemptAt = "next_attempt_at"
 	deliveryLastStatus    = "last_status"
 	deliveryLastError     = "last_error"
+	deliveryManual        = "manual"
 	deliveryCreated       = "created"
+	deliveryUpdated       = "updated"
 )
 
 var _ core.RecordProxy = (*Delivery)(nil)
@@ -133,6 +135,14 @@ func (d *Delivery) LastError() string { return d.GetString(deliveryLastError) }
 
 // SetLastError sets the "last_error" field.
 func (d *Delivery) SetLastError(msg string) { d.Set(deliveryLastError, msg) }
+
+// Manual returns the "manual" field: an owner asked for it (Send a test,
+// Redeliver), so while its receiver is down its first attempt is the
+// receiver's probe at once (see Deliverer).
+func (d *Delivery) Manual() bool { return d.GetBool(deliveryManual) }
+
+// SetManual sets the "manual" field.
+func (d *Delivery) SetManual(on bool) { d.Set(deliveryManual, on) }
 
 // Created returns the "created" field.
 func (d *Delivery) Created() time.Time { return d.GetDateTime(deliveryCreated).Time() }

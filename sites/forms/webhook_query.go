@@ -6,11 +6,14 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/pocketbase/dbx"
 	validation "github.com/pocketbase/ozzo-validation/v4"
 	"github.com/pocketbase/pocketbase/core"
 	"github.com/pocketbase/pocketbase/tools/security"
+
+	"sitedrop/sites"
 )
 
 // MaxWebhooksPerDeployment bounds the webhooks of one deployment.
@@ -139,6 +142,26 @@ func DeleteWebhook(app core.App, hook *Webhook) error {
 		}
 		return nil
 	})
+}
+
+// droppedReason is the last_error of a delivery dropped by capBacklog.
+const droppedReason = "dropped: the receiver's backlog is full"
+
+// capBacklog marks failed, with droppedReason, the oldest pending
+// deliveries of the webhook hookID past the newest MaxPendingDeliveries.
+// app may be a transaction.
+func capBacklog(app core.App, hookID string) error {
+	_, err := app.DB().NewQuery("UPDATE {{" + DeliveriesCollection + "}} SET [[" + deliveryStatus + "]] = {:failed}, " +
+		"[[" + deliveryLastError + "]] = {:reason}, [[" + deliveryUpdated + "]] = {:now} WHERE [[id]] IN (SELECT [[id]] FROM {{" +
+		DeliveriesCollection + "}} WHERE [[" + deliveryWebhook + "]] = {:hook} AND [[" + deliveryStatus + "]] = {:pending} " +
+		"ORDER BY [[" + deliveryCreated + "]] DESC, [[id]] DESC LIMIT -1 OFFSET {:keep})").Bind(dbx.Params{
+		"failed": DeliveryFailed, "reason": droppedReason, "now": sites.DBTime(time.Now()),
+		"hook": hookID, "pending": DeliveryPending, "keep": MaxPendingDeliveries,
+	}).Execute()
+	if err != nil {
+		return fmt.Errorf("drop the oldest pending deliveries of webhook %s: %w", hookID, err)
+	}
+	return nil
 }
 
 // FindDelivery returns the delivery id of the webhook hook; any other (or

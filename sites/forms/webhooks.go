@@ -81,6 +81,12 @@ const (
 	backoffMax         = time.Hour
 )
 
+// MaxPendingDeliveries is how many pending deliveries a webhook keeps:
+// queueing one more marks its oldest pending one failed ("dropped: the
+// receiver's backlog is full"), so a receiver that never answers cannot
+// grow the queue without bound.
+const MaxPendingDeliveries = 1000
+
 // DeploymentRef identifies a deployment in webhook payloads.
 type DeploymentRef struct {
 	ID   string `json:"id"`
@@ -153,6 +159,9 @@ func EnqueueWebhooks(app core.App, deploymentID string, event string, dep Deploy
 		}
 		if err := app.Save(d); err != nil {
 			return n, fmt.Errorf("queue %s delivery for webhook %s: %w", event, h.Id, err)
+		}
+		if err := capBacklog(app, h.Id); err != nil {
+			return n, err
 		}
 		n++
 	}
