@@ -62,7 +62,7 @@ func CompileRedirects(rs []Redirect) *Redirects {
 		if checkRedirect(&rule) != "" {
 			continue
 		}
-		fp, _ := compileFrom(rule.From)
+		fp, _ := compileFrom(rule.From) // checked: the one compile of From
 		i := int32(len(r.rules))
 		r.rules = append(r.rules, compiledRedirect{Redirect: rule, from: fp})
 		c := &r.rules[i]

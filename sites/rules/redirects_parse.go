@@ -93,12 +93,13 @@ func ParseRedirectsN(data []byte, maxRules int) ([]Redirect, []Warning) {
 // parseRedirectLine parses one non-comment line; a non-empty reason says
 // why it is not a rule.
 func parseRedirectLine(line string) (Redirect, string) {
-	fields := strings.Fields(line)
-	for i, f := range fields {
+	var buf [8]string // the fields of a usual line, without allocating
+	fields := buf[:0]
+	for f := range strings.FieldsSeq(line) {
 		if f[0] == '#' {
-			fields = fields[:i]
 			break
 		}
+		fields = append(fields, f)
 	}
 	from, parts := fields[0], fields[1:]
 	if isAbsoluteURL(from) {
@@ -170,7 +171,7 @@ func parseRedirectLine(line string) (Redirect, string) {
 // checkRedirect validates a rule's parts; a non-empty reason says what is
 // wrong. It is shared by ParseRedirects and CompileRedirects.
 func checkRedirect(rule *Redirect) string {
-	if _, reason := compileFrom(rule.From); reason != "" {
+	if reason := checkFrom(rule.From); reason != "" {
 		return reason
 	}
 	if !supportedStatus(rule.Status) {
@@ -179,7 +180,7 @@ func checkRedirect(rule *Redirect) string {
 	if len(rule.To) == 0 || !(rule.To[0] == '/' || isAbsoluteURL(rule.To)) {
 		return `the destination must start with "/", "http://" or "https://"`
 	}
-	if strings.ContainsAny(rule.To, "\x00\r\n\t ") {
+	if hasSpaceOrControl(rule.To) {
 		return "the destination contains white space or control characters"
 	}
 	if isAbsoluteURL(rule.To) {
