@@ -93,31 +93,48 @@ const (
 var reservedPrefixes = []string{"x-accel-", "x-envoy-"}
 
 // reservedHeader tells whether a site may not set the header name (any
-// case), and why. A name of ASCII is lower-cased on the stack (no
-// allocation: it runs for every header line and every compiled header).
+// case), and why. It runs for every header line and every compiled
+// header, so a name of ASCII costs no allocation and, mostly, no map
+// look-up: only a name whose length and last letter are those of a
+// reserved name (reservedShapes) is lower-cased, on the stack, and
+// looked up.
 func reservedHeader(name string) (why string, reserved bool) {
-	var buf [maxReservedName]byte
-	if len(name) > len(buf) || !isASCII(name) {
+	if len(name) > maxReservedName || !isASCII(name) {
 		return reservedHeaderSlow(name)
 	}
-	lower := buf[:len(name)]
-	for i := range len(name) {
-		lower[i] = lowerASCII(name[i])
-	}
-	if why, ok := reservedHeaders[string(lower)]; ok {
-		return why, true
+	if len(name) > 0 && reservedShapes[len(name)]&shapeBit(name[len(name)-1]) != 0 {
+		var buf [maxReservedName]byte
+		lower := buf[:len(name)]
+		for i := range len(name) {
+			lower[i] = lowerASCII(name[i])
+		}
+		if why, ok := reservedHeaders[string(lower)]; ok {
+			return why, true
+		}
 	}
 	for _, p := range reservedPrefixes {
-		if len(lower) >= len(p) && string(lower[:len(p)]) == p {
+		if len(name) >= len(p) && strings.EqualFold(name[:len(p)], p) {
 			return proxyHeader, true
 		}
 	}
 	return "", false
 }
 
-// maxReservedName is the longest name lower-cased on the stack; every
-// name of reservedHeaders and reservedPrefixes is shorter (see
-// TestReservedHeaderFast), so a longer name is one only by its prefix.
+// reservedShapes has, for each length of a reserved name, the shapeBit
+// of the last byte of each reserved name of that length.
+var reservedShapes = func() (t [maxReservedName + 1]uint64) {
+	for name := range reservedHeaders {
+		t[len(name)] |= shapeBit(name[len(name)-1])
+	}
+	return t
+}()
+
+// shapeBit is the bit of a name's last byte (any case) in reservedShapes.
+func shapeBit(c byte) uint64 { return 1 << (lowerASCII(c) & 63) }
+
+// maxReservedName is the longest name reservedHeader reads without
+// strings.ToLower; every name of reservedHeaders and reservedPrefixes is
+// shorter (see TestReservedHeaderFast).
 const maxReservedName = 64
 
 // reservedHeaderSlow is reservedHeader for any name (Unicode lower-casing,

@@ -171,9 +171,23 @@ func parseRedirectLine(line string) (Redirect, string) {
 // checkRedirect validates a rule's parts; a non-empty reason says what is
 // wrong. It is shared by ParseRedirects and CompileRedirects.
 func checkRedirect(rule *Redirect) string {
-	if reason := checkFrom(rule.From); reason != "" {
-		return reason
+	_, reason := checkRedirectFrom(rule, false)
+	return reason
+}
+
+// checkRedirectFrom is checkRedirect that returns the rule's From
+// compiled too, with its segments when keep is set (CompileRedirects
+// checks and compiles each From in one pass).
+func checkRedirectFrom(rule *Redirect, keep bool) (fromPattern, string) {
+	fp, reason := compileFrom(rule.From, keep)
+	if reason == "" {
+		reason = checkRedirectRest(rule)
 	}
+	return fp, reason
+}
+
+// checkRedirectRest is checkRedirect past the From.
+func checkRedirectRest(rule *Redirect) string {
 	if !supportedStatus(rule.Status) {
 		return fmt.Sprintf("status %d is not supported (200, 301, 302, 303, 307, 308, 404, 410)", rule.Status)
 	}

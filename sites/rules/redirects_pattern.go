@@ -23,22 +23,10 @@ func trimSlash(p string) string {
 	return p
 }
 
-// compileFrom compiles a rule's From; a non-empty reason says why it is
-// not a valid pattern.
-func compileFrom(from string) (fromPattern, string) {
-	return scanFrom(from, true)
-}
-
-// checkFrom is compileFrom's reason alone: it checks From without
-// keeping its segments (no allocation).
-func checkFrom(from string) string {
-	_, reason := scanFrom(from, false)
-	return reason
-}
-
-// scanFrom checks and compiles From; the pattern has its segments only
-// when keep is set.
-func scanFrom(from string, keep bool) (fromPattern, string) {
+// compileFrom checks and compiles a rule's From; a non-empty reason says
+// why it is not a valid pattern. The pattern has its segments only when
+// keep is set: a check alone allocates nothing.
+func compileFrom(from string, keep bool) (fromPattern, string) {
 	if isAbsoluteURL(from) {
 		return fromPattern{}, "host rules wait for custom domains"
 	}
@@ -60,22 +48,22 @@ func scanFrom(from string, keep bool) (fromPattern, string) {
 	if strings.IndexByte(body, '*') >= 0 {
 		return fromPattern{}, `a splat "*" must be the last segment of the path ("/path/*")`
 	}
-	placeholders, n := false, 0
+	placeholders := false
 	if body != "" && body != "/" {
-		for s := range strings.SplitSeq(body[1:], "/") {
-			n++
+		rest := body[1:]
+		if keep {
+			p.segs = make([]string, 0, strings.Count(rest, "/")+1)
+		}
+		for s := range strings.SplitSeq(rest, "/") {
 			if strings.HasPrefix(s, ":") {
 				if !validName(s[1:]) {
 					return fromPattern{}, fmt.Sprintf("invalid placeholder %q (letters, digits and _ only)", s)
 				}
 				placeholders = true
 			}
-		}
-	}
-	if keep && n > 0 {
-		p.segs = make([]string, 0, n)
-		for s := range strings.SplitSeq(body[1:], "/") {
-			p.segs = append(p.segs, s)
+			if keep {
+				p.segs = append(p.segs, s)
+			}
 		}
 	}
 	p.literal = !p.splat && !placeholders
