@@ -53,7 +53,7 @@ func compileHeaderPattern(p string) ([]headerToken, string) {
 			flushLit()
 			toks = append(toks, headerToken{kind: tokRest})
 		case part[0] == ':':
-			if reason := headerPartReason(part); reason != "" {
+			if reason := headerPartReason(part, true); reason != "" {
 				return nil, reason
 			}
 			flushLit()
@@ -164,7 +164,7 @@ type compiledHeaderRule struct {
 func CompileHeaders(rs []HeaderRule) *Headers {
 	h := &Headers{rules: make([]compiledHeaderRule, 0, len(rs))}
 	for _, r := range rs {
-		if checkHeaderPattern(r.Pattern) != "" || len(r.Pattern) == 0 || r.Pattern[0] != '/' {
+		if checkHeaderPattern(r.Pattern, false) != "" || len(r.Pattern) == 0 || r.Pattern[0] != '/' {
 			continue
 		}
 		toks, _ := compileHeaderPattern(r.Pattern)

@@ -204,7 +204,7 @@ func ParseHeaders(data []byte) ([]HeaderRule, []Warning) {
 				warn.add(r.num, line, fmt.Sprintf("more than %d path blocks: this line and the rest are ignored", MaxHeaderBlocks))
 				break
 			}
-			if reason := checkHeaderPattern(line); reason != "" {
+			if reason := checkHeaderPattern(line, explain(!warn.full())); reason != "" {
 				warn.add(r.num, line, reason)
 				skipBlock = true
 				continue
@@ -221,7 +221,7 @@ func ParseHeaders(data []byte) ([]HeaderRule, []Warning) {
 			warn.add(r.num, line, `a path line ("/…") must come before the headers`)
 			continue
 		}
-		if reason := cur.addLine(line); reason != "" {
+		if reason := cur.addLine(line, explain(!warn.full())); reason != "" {
 			if name, _, _ := strings.Cut(line, ":"); strings.EqualFold(strings.TrimSpace(name), BasicAuthHeader) {
 				line = BasicAuthHeader + ": (credentials hidden)"
 			}
@@ -235,14 +235,19 @@ func ParseHeaders(data []byte) ([]HeaderRule, []Warning) {
 // headerBlock is the block ParseHeaders is reading: its path, the headers
 // set so far, and an index of their names, so that each line finds the
 // header of its name (case-insensitive) in one look-up, not by comparing
-// it with every name before it: parsing is linear in the file. The
-// headers and the index are reused from block to block; a closed block
-// gets a copy of its headers.
+// it with every name before it; a name given on several lines has its
+// values appended to a buffer (joined), made a string once when the block
+// closes, not copied whole at each line. So parsing is linear in the
+// file. The headers, the index and the buffers are reused from block to
+// block; a closed block gets a copy of its headers.
 type headerBlock struct {
 	open    bool
 	pattern string
 	line    int
-	headers []Header
+	headers []Header // a joined header's Value is its first line's until close
+	// joined[i] is the value of headers[i] once a second line joined it
+	// (empty until then: no value is empty).
+	joined [][]byte
 	// names maps the folded hash of each name (nameKey) to its place in
 	// headers. Two names of one hash (never seen in practice) are told
 	// apart by comparing them: a look-up that finds another name scans
@@ -254,6 +259,9 @@ type headerBlock struct {
 func (b *headerBlock) openAt(pattern string, num int) {
 	b.open, b.pattern, b.line = true, pattern, num
 	b.headers = b.headers[:0]
+	for i := range b.joined {
+		b.joined[i] = b.joined[i][:0]
+	}
 	if b.names == nil {
 		b.names = make(map[uint64]int, MaxHeadersPerBlock)
 	}
@@ -268,7 +276,32 @@ func (b *headerBlock) close() (rule HeaderRule, ok bool) {
 		return HeaderRule{}, false
 	}
 	b.open = false
-	return HeaderRule{Pattern: b.pattern, Headers: slices.Clone(b.headers), Line: b.line}, true
+	headers := slices.Clone(b.headers)
+	for i := range headers {
+		if i < len(b.joined) && len(b.joined[i]) > 0 {
+			headers[i].Value = string(b.joined[i])
+		}
+	}
+	return HeaderRule{Pattern: b.pattern, Headers: headers, Line: b.line}, true
+}
+
+// join appends value to the value of headers[i], after sep; false when
+// the value would pass MaxHeaderValueBytes (it is left as it was).
+func (b *headerBlock) join(i int, sep, value string) bool {
+	for len(b.joined) <= i {
+		b.joined = append(b.joined, nil)
+	}
+	buf := b.joined[i]
+	if len(buf) == 0 {
+		buf = append(buf, b.headers[i].Value...)
+	}
+	if len(buf)+len(sep)+len(value) > MaxHeaderValueBytes {
+		b.joined[i] = buf
+		return false
+	}
+	buf = append(buf, sep...)
+	b.joined[i] = append(buf, value...)
+	return true
 }
 
 // findName returns the place of the header called name (any case) in the
@@ -301,8 +334,8 @@ func nameKey(name string) uint64 {
 }
 
 // addLine adds a "Name: value" line to the block; a non-empty reason says
-// why it was not.
-func (b *headerBlock) addLine(line string) string {
+// why it was not (written out when e is set).
+func (b *headerBlock) addLine(line string, e explain) string {
 	if isAbsoluteURL(line) {
 		return "host rules wait for custom domains"
 	}
@@ -322,7 +355,7 @@ func (b *headerBlock) addLine(line string) string {
 		return "missing header name"
 	}
 	if !validHeaderName(name) {
-		return fmt.Sprintf("invalid header name %q", name)
+		return e.str("invalid header name %q", name)
 	}
 	if value == "" {
 		return "missing header value"
@@ -331,6 +364,9 @@ func (b *headerBlock) addLine(line string) string {
 		return "the value contains a control character (CR, LF or NUL)"
 	}
 	if why, ok := reservedHeader(name); ok {
+		if !e {
+			return notExplained
+		}
 		return fmt.Sprintf("%s cannot be changed: %s", name, why)
 	}
 	if auth {
@@ -344,14 +380,16 @@ func (b *headerBlock) addLine(line string) string {
 		if auth {
 			sep = " "
 		}
-		if len(b.headers[i].Value)+len(sep)+len(value) > MaxHeaderValueBytes {
+		if !b.join(i, sep, value) {
+			if !e {
+				return notExplained
+			}
 			return fmt.Sprintf("the value of %s would pass %d bytes", name, MaxHeaderValueBytes)
 		}
-		b.headers[i].Value = b.headers[i].Value + sep + value
 		return ""
 	}
 	if len(b.headers) == MaxHeadersPerBlock {
-		return fmt.Sprintf("more than %d headers in one block", MaxHeadersPerBlock)
+		return e.num("more than %d headers in one block", MaxHeadersPerBlock)
 	}
 	if _, taken := b.names[key]; !taken {
 		b.names[key] = len(b.headers)
@@ -431,14 +469,14 @@ func validHeaderName(name string) bool {
 }
 
 // checkHeaderPattern validates a block's path; a non-empty reason says why
-// it is not applied. It reads the parts as compileHeaderPattern does,
-// without compiling them (no allocation).
-func checkHeaderPattern(p string) string {
+// it is not applied (written out when e is set). It reads the parts as
+// compileHeaderPattern does, without compiling them (no allocation).
+func checkHeaderPattern(p string, e explain) string {
 	if strings.ContainsAny(p, "\x00\r?#") {
 		return "the path contains a query, a fragment or a control character"
 	}
 	for part := range strings.SplitSeq(p, "/") {
-		if reason := headerPartReason(strings.TrimRight(part, " \t")); reason != "" {
+		if reason := headerPartReason(strings.TrimRight(part, " \t"), e); reason != "" {
 			return reason
 		}
 	}
@@ -446,10 +484,10 @@ func checkHeaderPattern(p string) string {
 }
 
 // headerPartReason says why a part of a _headers path (between slashes,
-// trimmed) is not valid, or "".
-func headerPartReason(part string) string {
+// trimmed) is not valid, or "" (written out when e is set).
+func headerPartReason(part string, e explain) string {
 	if part != "" && part[0] == ':' && !validName(part[1:]) {
-		return "invalid placeholder " + part + " (letters, digits and _ only)"
+		return e.str("invalid placeholder %s (letters, digits and _ only)", part)
 	}
 	return ""
 }

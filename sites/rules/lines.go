@@ -81,6 +81,10 @@ func (w *warnings) add(num int, text, reason string) {
 	w.list = append(w.list, Warning{File: w.file, Line: num, Text: cut(text), Reason: reason})
 }
 
+// full tells whether no more Warnings are kept: a line not applied now
+// is only counted, so why need not be written out (see explain).
+func (w *warnings) full() bool { return len(w.list) >= MaxWarnings-1 }
+
 // done returns the Warnings, the last one counting those left out.
 func (w *warnings) done() []Warning {
 	if w.dropped > 0 {
@@ -102,4 +106,31 @@ func cut(text string) string {
 		text = text[:i] + "…"
 	}
 	return strings.Clone(strings.ToValidUTF8(text, "\uFFFD"))
+}
+
+// explain tells a check whether to write out why a line or rule is not
+// applied. A parse past MaxWarnings keeps no more Warnings, and
+// CompileRedirects and CompileHeaders keep only whether a rule checks:
+// formatting a reason for each line would then be most of what a file of
+// bad lines costs (see BenchmarkParseBadLines), so they ask for none and
+// get notExplained.
+type explain bool
+
+// notExplained is the reason of a line whose reason was not asked for.
+const notExplained = "not applied"
+
+// str is fmt.Sprintf(format, s) when e is set.
+func (e explain) str(format, s string) string {
+	if !e {
+		return notExplained
+	}
+	return fmt.Sprintf(format, s)
+}
+
+// num is fmt.Sprintf(format, n) when e is set.
+func (e explain) num(format string, n int) string {
+	if !e {
+		return notExplained
+	}
+	return fmt.Sprintf(format, n)
 }

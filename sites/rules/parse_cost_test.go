@@ -114,13 +114,13 @@ func TestHeaderBlockHashCollision(t *testing.T) {
 	var b headerBlock
 	b.openAt("/*", 1)
 	for _, line := range []string{"X-A: 1", "X-B: 2"} {
-		if reason := b.addLine(line); reason != "" {
+		if reason := b.addLine(line, true); reason != "" {
 			t.Fatal(reason)
 		}
 	}
 	b.names[nameKey("x-c")] = 0 // X-C's key leads to X-A
 	for _, line := range []string{"x-c: 3", "X-C: 4", "x-a: 5", "x-b: 6"} {
-		if reason := b.addLine(line); reason != "" {
+		if reason := b.addLine(line, true); reason != "" {
 			t.Fatal(reason)
 		}
 	}
@@ -179,5 +179,82 @@ func TestNormalizeValue(t *testing.T) {
 	}
 	if a := testing.AllocsPerRun(10, func() { normalizeValue("public, max-age=0, must-revalidate") }); a != 0 {
 		t.Errorf("a normalized value: %v allocations", a)
+	}
+}
+
+// TestParseJoinedValuesCost: a name given on many lines of one block has
+// its values appended to one buffer, not copied whole at each line (that
+// was quadratic: a 2 MiB _headers of such lines allocated 1.2 GB), and
+// the value stops at MaxHeaderValueBytes as it did.
+func TestParseJoinedValuesCost(t *testing.T) {
+	const lines = 3000
+	data := []byte("/*\n" + strings.Repeat("X-A: v\n", lines) + "Basic-Auth: u:p\n" + strings.Repeat("basic-auth: u:p\n", 3))
+	hs, warns := ParseHeaders(data)
+	joins := 1 + (MaxHeaderValueBytes-1)/len(", v")
+	if len(hs) != 1 || len(hs[0].Headers) != 2 || hs[0].Headers[0].Value != "v"+strings.Repeat(", v", joins-1) ||
+		hs[0].Headers[1].Value != "u:p u:p u:p u:p" {
+		t.Fatalf("%+v", hs)
+	}
+	if last := warns[len(warns)-1]; len(warns) != MaxWarnings || last.Reason != fmt.Sprintf(
+		"%d more lines were not applied (only the first %d are listed)", lines-joins-(MaxWarnings-1), MaxWarnings-1) {
+		t.Fatalf("%d warnings, the last %+v", len(warns), last)
+	}
+	if warns[0].Reason != fmt.Sprintf("the value of X-A would pass %d bytes", MaxHeaderValueBytes) {
+		t.Errorf("first warning %+v", warns[0])
+	}
+	if a := testing.AllocsPerRun(3, func() { ParseHeaders(data) }); a > 3*MaxWarnings+100 {
+		t.Errorf("ParseHeaders: %.0f allocations for a name on %d lines", a, lines)
+	}
+}
+
+// TestParseBadLinesCost: past the Warnings kept (MaxWarnings), a line not
+// applied costs no allocation (its reason is not written out, a status
+// is read without strconv's errors): a file of bad lines costs about
+// what its bytes do to read.
+func TestParseBadLinesCost(t *testing.T) {
+	const n = 20_000
+	redirects := strings.Repeat("/a b /c\n/a /b 999\n/:x- /b\n/a /b 301 Country=us\n/a /b 200 x\n", n/5)
+	var sb strings.Builder
+	sb.WriteString("/*\n" + strings.Repeat("X Bad: v\nSet-Cookie: a=b\nX-A: v\n", n/4))
+	for i := range MaxHeadersPerBlock + n/5 {
+		fmt.Fprintf(&sb, "X-%d: v\n", i)
+	}
+	sb.WriteString(strings.Repeat("/:x-\n  X-B: v\n", n/5))
+	headers := sb.String()
+	rs, rw := ParseRedirects([]byte(redirects))
+	hs, hw := ParseHeaders([]byte(headers))
+	if len(rs) != 0 || len(rw) != MaxWarnings || len(hs) != 1 || len(hw) != MaxWarnings {
+		t.Fatalf("%d rules, %d warnings; %d blocks, %d warnings", len(rs), len(rw), len(hs), len(hw))
+	}
+	for _, w := range append(rw, hw...) {
+		if w.Reason == notExplained {
+			t.Fatalf("a kept warning is not explained: %+v", w)
+		}
+	}
+	// the Warnings kept cost a few allocations each
+	if a := testing.AllocsPerRun(3, func() { ParseRedirects([]byte(redirects)) }); a > 5*MaxWarnings {
+		t.Errorf("ParseRedirects: %.0f allocations for %d bad lines", a, n)
+	}
+	if a := testing.AllocsPerRun(3, func() { ParseHeaders([]byte(headers)) }); a > 5*MaxWarnings {
+		t.Errorf("ParseHeaders: %.0f allocations for %d bad lines", a, n)
+	}
+}
+
+// TestUnsupportedCondition: the look-up on the stack finds what
+// strings.ToLower finds.
+func TestUnsupportedCondition(t *testing.T) {
+	keys := []string{"", "x", "Countryx", "LANGUAGES", "ſign", "\u212Aey", strings.Repeat("A", 100)}
+	for k := range unsupportedConditions {
+		if len(k) > maxConditionKey {
+			t.Errorf("%s is longer than %d bytes", k, maxConditionKey)
+		}
+		keys = append(keys, k, strings.ToUpper(k), strings.ToUpper(k[:1])+k[1:], k[1:])
+	}
+	for _, k := range keys {
+		reason, known := unsupportedCondition(k)
+		want, wantKnown := unsupportedConditions[strings.ToLower(k)]
+		if reason != want || known != wantKnown {
+			t.Errorf("%q: %v %q, want %v %q", k, known, reason, wantKnown, want)
+		}
 	}
 }

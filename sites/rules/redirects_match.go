@@ -59,7 +59,7 @@ func (ix *redirectIndex) add(i int32, fp *fromPattern) {
 func CompileRedirects(rs []Redirect) *Redirects {
 	r := &Redirects{rules: make([]compiledRedirect, 0, len(rs))}
 	for _, rule := range rs {
-		fp, reason := checkRedirectFrom(&rule, true)
+		fp, reason := checkRedirectFrom(&rule, true, false)
 		if reason != "" {
 			continue
 		}

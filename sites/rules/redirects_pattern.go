@@ -1,9 +1,6 @@
 package rules
 
-import (
-	"fmt"
-	"strings"
-)
+import "strings"
 
 // fromPattern is a compiled From: a literal path, or segments (literal or
 // :placeholder) optionally followed by a splat.
@@ -24,9 +21,10 @@ func trimSlash(p string) string {
 }
 
 // compileFrom checks and compiles a rule's From; a non-empty reason says
-// why it is not a valid pattern. The pattern has its segments only when
-// keep is set: a check alone allocates nothing.
-func compileFrom(from string, keep bool) (fromPattern, string) {
+// why it is not a valid pattern (written out when e is set). The pattern
+// has its segments only when keep is set: a check alone allocates
+// nothing.
+func compileFrom(from string, keep bool, e explain) (fromPattern, string) {
 	if isAbsoluteURL(from) {
 		return fromPattern{}, "host rules wait for custom domains"
 	}
@@ -57,7 +55,7 @@ func compileFrom(from string, keep bool) (fromPattern, string) {
 		for s := range strings.SplitSeq(rest, "/") {
 			if strings.HasPrefix(s, ":") {
 				if !validName(s[1:]) {
-					return fromPattern{}, fmt.Sprintf("invalid placeholder %q (letters, digits and _ only)", s)
+					return fromPattern{}, e.str("invalid placeholder %q (letters, digits and _ only)", s)
 				}
 				placeholders = true
 			}
