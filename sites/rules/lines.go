@@ -112,8 +112,8 @@ func cut(text string) string {
 // applied. A parse past MaxWarnings keeps no more Warnings, and
 // CompileRedirects and CompileHeaders keep only whether a rule checks:
 // formatting a reason for each line would then be most of what a file of
-// bad lines costs (see BenchmarkParseBadLines), so they ask for none and
-// get notExplained.
+// bad lines costs (see sites/serve's BenchmarkCompileRules), so they ask
+// for none and get notExplained.
 type explain bool
 
 // notExplained is the reason of a line whose reason was not asked for.
