@@ -202,7 +202,8 @@ func TestParseJoinedValuesCost(t *testing.T) {
 	if warns[0].Reason != fmt.Sprintf("the value of X-A would pass %d bytes", MaxHeaderValueBytes) {
 		t.Errorf("first warning %+v", warns[0])
 	}
-	if a := testing.AllocsPerRun(3, func() { ParseHeaders(data) }); a > 3*MaxWarnings+100 {
+	// far below one a line (3 a line before; the race detector adds some)
+	if a := testing.AllocsPerRun(3, func() { ParseHeaders(data) }); a > lines/4 {
 		t.Errorf("ParseHeaders: %.0f allocations for a name on %d lines", a, lines)
 	}
 }
@@ -231,11 +232,11 @@ func TestParseBadLinesCost(t *testing.T) {
 			t.Fatalf("a kept warning is not explained: %+v", w)
 		}
 	}
-	// the Warnings kept cost a few allocations each
-	if a := testing.AllocsPerRun(3, func() { ParseRedirects([]byte(redirects)) }); a > 5*MaxWarnings {
+	// the Warnings kept cost a few allocations each, the other lines none
+	if a := testing.AllocsPerRun(3, func() { ParseRedirects([]byte(redirects)) }); a > 8*MaxWarnings {
 		t.Errorf("ParseRedirects: %.0f allocations for %d bad lines", a, n)
 	}
-	if a := testing.AllocsPerRun(3, func() { ParseHeaders([]byte(headers)) }); a > 5*MaxWarnings {
+	if a := testing.AllocsPerRun(3, func() { ParseHeaders([]byte(headers)) }); a > 8*MaxWarnings {
 		t.Errorf("ParseHeaders: %.0f allocations for %d bad lines", a, n)
 	}
 }
