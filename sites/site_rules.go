@@ -37,12 +37,14 @@ func ParseRules(files []File) (redirects []rules.Redirect, warnings []rules.Warn
 // and the path blocks of _headers together, and the two files' bytes
 // together. They bound what a site's rules cost: to compile (once per
 // distinct rule set while the site server's rule cache keeps it; at the
-// largest limit 17 to 39 ms for 20,000 rules, 42 ms for a _headers of
-// 2 MiB, by sites/serve's BenchmarkCompileRules), to hold while it is
-// cached (about 200 bytes a rule besides its text: 20,000 rules of a
-// 1.8 MB file hold 6 MiB, which the rule cache counts as 7), and to match
-// (a rule that starts with a placeholder is tried on every request its
-// path could match).
+// largest limit at most about 20 ms of CPU, whatever the 2 MiB hold: 11
+// to 13 ms for 20,000 rules or a _headers of 1,000 blocks, 15 to 21 ms
+// for the files of 2 MiB that cost the most, by sites/serve's
+// BenchmarkCompileRules, cpu-ms/op; parsing is linear in the files), to
+// hold while it is cached (about 200 bytes a rule besides its text:
+// 20,000 rules of a 1.8 MB file hold 6 MiB, which the rule cache counts
+// as 7), and to match (a rule that starts with a placeholder is tried on
+// every request its path could match).
 const (
 	AnonRules     = 1_000
 	AnonRuleBytes = 128 << 10

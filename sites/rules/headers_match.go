@@ -53,8 +53,8 @@ func compileHeaderPattern(p string) ([]headerToken, string) {
 			flushLit()
 			toks = append(toks, headerToken{kind: tokRest})
 		case part[0] == ':':
-			if !validName(part[1:]) {
-				return nil, "invalid placeholder " + part + " (letters, digits and _ only)"
+			if reason := headerPartReason(part, true); reason != "" {
+				return nil, reason
 			}
 			flushLit()
 			toks = append(toks, headerToken{kind: tokSeg})
@@ -164,13 +164,13 @@ type compiledHeaderRule struct {
 func CompileHeaders(rs []HeaderRule) *Headers {
 	h := &Headers{rules: make([]compiledHeaderRule, 0, len(rs))}
 	for _, r := range rs {
-		if checkHeaderPattern(r.Pattern) != "" || len(r.Pattern) == 0 || r.Pattern[0] != '/' {
+		if checkHeaderPattern(r.Pattern, false) != "" || len(r.Pattern) == 0 || r.Pattern[0] != '/' {
 			continue
 		}
 		toks, _ := compileHeaderPattern(r.Pattern)
 		c := compiledHeaderRule{toks: toks}
 		for _, hd := range r.Headers {
-			if !validHeaderName(hd.Name) || strings.ContainsAny(hd.Value, "\x00\r\n") {
+			if !validHeaderName(hd.Name) || hasCRLFNUL(hd.Value) {
 				continue
 			}
 			if _, reserved := reservedHeader(hd.Name); reserved {
@@ -181,6 +181,9 @@ func CompileHeaders(rs []HeaderRule) *Headers {
 					c.auth, c.hasAuth = creds, true
 				}
 				continue
+			}
+			if c.headers == nil {
+				c.headers = make([]Header, 0, len(r.Headers))
 			}
 			c.headers = append(c.headers, hd)
 		}

@@ -59,10 +59,10 @@ func (ix *redirectIndex) add(i int32, fp *fromPattern) {
 func CompileRedirects(rs []Redirect) *Redirects {
 	r := &Redirects{rules: make([]compiledRedirect, 0, len(rs))}
 	for _, rule := range rs {
-		if checkRedirect(&rule) != "" {
+		fp, reason := checkRedirectFrom(&rule, true, false)
+		if reason != "" {
 			continue
 		}
-		fp, _ := compileFrom(rule.From)
 		i := int32(len(r.rules))
 		r.rules = append(r.rules, compiledRedirect{Redirect: rule, from: fp})
 		c := &r.rules[i]

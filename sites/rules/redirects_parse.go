@@ -2,7 +2,6 @@ package rules
 
 import (
 	"fmt"
-	"strconv"
 	"strings"
 )
 
@@ -45,6 +44,31 @@ var unsupportedConditions = map[string]string{
 	"signed":   "signed proxy rules (Sign=) are not supported",
 }
 
+// unsupportedCondition looks key up in unsupportedConditions, in any
+// case (as strings.ToLower has it). An ASCII key is lower-cased on the
+// stack, without allocating: every key of unsupportedConditions is at
+// most maxConditionKey bytes (see TestUnsupportedCondition), so a longer
+// one is none of them.
+func unsupportedCondition(key string) (reason string, known bool) {
+	if !isASCII(key) {
+		reason, known = unsupportedConditions[strings.ToLower(key)]
+		return reason, known
+	}
+	var buf [maxConditionKey]byte
+	if len(key) > len(buf) {
+		return "", false
+	}
+	lower := buf[:len(key)]
+	for i := range len(key) {
+		lower[i] = lowerASCII(key[i])
+	}
+	reason, known = unsupportedConditions[string(lower)]
+	return reason, known
+}
+
+// maxConditionKey is the longest key of unsupportedConditions.
+const maxConditionKey = 8
+
 // ParseRedirects reads a _redirects file: one rule a line,
 // `from [name=value …] to [status][!]`, blank lines and "#" comments
 // (whole line or from a token starting with "#") skipped. Lines that are
@@ -79,7 +103,7 @@ func ParseRedirectsN(data []byte, maxRules int) ([]Redirect, []Warning) {
 			warn.add(r.num, line, fmt.Sprintf("more than %d rules: this line and the rest are ignored", maxRules))
 			break
 		}
-		rule, reason := parseRedirectLine(line)
+		rule, reason := parseRedirectLine(line, explain(!warn.full()))
 		if reason != "" {
 			warn.add(r.num, line, reason)
 			continue
@@ -91,14 +115,15 @@ func ParseRedirectsN(data []byte, maxRules int) ([]Redirect, []Warning) {
 }
 
 // parseRedirectLine parses one non-comment line; a non-empty reason says
-// why it is not a rule.
-func parseRedirectLine(line string) (Redirect, string) {
-	fields := strings.Fields(line)
-	for i, f := range fields {
+// why it is not a rule (written out when e is set).
+func parseRedirectLine(line string, e explain) (Redirect, string) {
+	var buf [8]string // the fields of a usual line, without allocating
+	fields := buf[:0]
+	for f := range strings.FieldsSeq(line) {
 		if f[0] == '#' {
-			fields = fields[:i]
 			break
 		}
+		fields = append(fields, f)
 	}
 	from, parts := fields[0], fields[1:]
 	if isAbsoluteURL(from) {
@@ -127,7 +152,7 @@ func parseRedirectLine(line string) (Redirect, string) {
 		for _, q := range parts[:to] {
 			name, value, ok := strings.Cut(q, "=")
 			if !ok || name == "" {
-				return Redirect{}, fmt.Sprintf("query condition %q must be name=value", q)
+				return Redirect{}, e.str("query condition %q must be name=value", q)
 			}
 			rule.Query = append(rule.Query, QueryMatch{Name: name, Value: value})
 		}
@@ -137,10 +162,10 @@ func parseRedirectLine(line string) (Redirect, string) {
 	if len(parts) > 0 && !strings.Contains(parts[0], "=") {
 		status, force, ok := parseStatus(parts[0])
 		if !ok {
-			return Redirect{}, fmt.Sprintf("invalid status code %q", parts[0])
+			return Redirect{}, e.str("invalid status code %q", parts[0])
 		}
 		if !supportedStatus(status) {
-			return Redirect{}, fmt.Sprintf("status %d is not supported (200, 301, 302, 303, 307, 308, 404, 410)", status)
+			return Redirect{}, e.num("status %d is not supported (200, 301, 302, 303, 307, 308, 404, 410)", status)
 		}
 		rule.Status, rule.Force = status, force
 		parts = parts[1:]
@@ -148,12 +173,12 @@ func parseRedirectLine(line string) (Redirect, string) {
 	for _, c := range parts {
 		key, _, ok := strings.Cut(c, "=")
 		if !ok {
-			return Redirect{}, fmt.Sprintf("unexpected %q after the status", c)
+			return Redirect{}, e.str("unexpected %q after the status", c)
 		}
-		if reason, known := unsupportedConditions[strings.ToLower(key)]; known {
+		if reason, known := unsupportedCondition(key); known {
 			return Redirect{}, reason
 		}
-		return Redirect{}, fmt.Sprintf("unknown condition %q", c)
+		return Redirect{}, e.str("unknown condition %q", c)
 	}
 	if rule.To == "" {
 		if !strings.HasSuffix(from, "/*") || rule.Status != 200 {
@@ -161,7 +186,7 @@ func parseRedirectLine(line string) (Redirect, string) {
 		}
 		rule.To = strings.TrimSuffix(from, "*") + ":splat"
 	}
-	if reason := checkRedirect(&rule); reason != "" {
+	if _, reason := checkRedirectFrom(&rule, false, e); reason != "" {
 		return Redirect{}, reason
 	}
 	return rule, ""
@@ -170,16 +195,31 @@ func parseRedirectLine(line string) (Redirect, string) {
 // checkRedirect validates a rule's parts; a non-empty reason says what is
 // wrong. It is shared by ParseRedirects and CompileRedirects.
 func checkRedirect(rule *Redirect) string {
-	if _, reason := compileFrom(rule.From); reason != "" {
-		return reason
+	_, reason := checkRedirectFrom(rule, false, true)
+	return reason
+}
+
+// checkRedirectFrom is checkRedirect that returns the rule's From
+// compiled too, with its segments when keep is set (CompileRedirects
+// checks and compiles each From in one pass); the reason is written out
+// when e is set.
+func checkRedirectFrom(rule *Redirect, keep bool, e explain) (fromPattern, string) {
+	fp, reason := compileFrom(rule.From, keep, e)
+	if reason == "" {
+		reason = checkRedirectRest(rule, e)
 	}
+	return fp, reason
+}
+
+// checkRedirectRest is checkRedirectFrom past the From.
+func checkRedirectRest(rule *Redirect, e explain) string {
 	if !supportedStatus(rule.Status) {
-		return fmt.Sprintf("status %d is not supported (200, 301, 302, 303, 307, 308, 404, 410)", rule.Status)
+		return e.num("status %d is not supported (200, 301, 302, 303, 307, 308, 404, 410)", rule.Status)
 	}
 	if len(rule.To) == 0 || !(rule.To[0] == '/' || isAbsoluteURL(rule.To)) {
 		return `the destination must start with "/", "http://" or "https://"`
 	}
-	if strings.ContainsAny(rule.To, "\x00\r\n\t ") {
+	if hasSpaceOrControl(rule.To) {
 		return "the destination contains white space or control characters"
 	}
 	if isAbsoluteURL(rule.To) {
@@ -187,7 +227,7 @@ func checkRedirect(rule *Redirect) string {
 		case 200:
 			return "proxying to another origin is not supported"
 		case 404, 410:
-			return fmt.Sprintf("a %d rule must name a page of this site, not a URL", rule.Status)
+			return e.num("a %d rule must name a page of this site, not a URL", rule.Status)
 		}
 		if !validHost(rule.To) {
 			return "the destination URL has no valid host"
@@ -202,23 +242,28 @@ func checkRedirect(rule *Redirect) string {
 		}
 	}
 	if binds > MaxPlaceholders {
-		return fmt.Sprintf("more than %d placeholders", MaxPlaceholders)
+		return e.num("more than %d placeholders", MaxPlaceholders)
 	}
 	return ""
 }
 
 // parseStatus reads "301" or "301!"; ok is false when part is not a
-// number (with an optional "!").
+// number of one to three digits (with an optional "!"). It reads the
+// digits itself: strconv.Atoi would allocate an error for every part
+// that is not a number, and most parts it sees are paths.
 func parseStatus(part string) (status int, force, ok bool) {
 	digits, force := strings.CutSuffix(part, "!")
 	if len(digits) == 0 || len(digits) > 3 {
 		return 0, false, false
 	}
-	n, err := strconv.Atoi(digits)
-	if err != nil || digits[0] == '+' || digits[0] == '-' {
-		return 0, false, false
+	for i := 0; i < len(digits); i++ {
+		c := digits[i]
+		if c < '0' || c > '9' {
+			return 0, false, false
+		}
+		status = status*10 + int(c-'0')
 	}
-	return n, force, true
+	return status, force, true
 }
 
 // isAbsoluteURL tells an http(s) URL from a path.

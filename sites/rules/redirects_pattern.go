@@ -1,9 +1,6 @@
 package rules
 
-import (
-	"fmt"
-	"strings"
-)
+import "strings"
 
 // fromPattern is a compiled From: a literal path, or segments (literal or
 // :placeholder) optionally followed by a splat.
@@ -23,19 +20,21 @@ func trimSlash(p string) string {
 	return p
 }
 
-// compileFrom compiles a rule's From; a non-empty reason says why it is
-// not a valid pattern.
-func compileFrom(from string) (fromPattern, string) {
+// compileFrom checks and compiles a rule's From; a non-empty reason says
+// why it is not a valid pattern (written out when e is set). The pattern
+// has its segments only when keep is set: a check alone allocates
+// nothing.
+func compileFrom(from string, keep bool, e explain) (fromPattern, string) {
 	if isAbsoluteURL(from) {
 		return fromPattern{}, "host rules wait for custom domains"
 	}
 	if from == "" || from[0] != '/' {
 		return fromPattern{}, `the path must start with "/"`
 	}
-	if strings.ContainsAny(from, "?") {
+	if strings.IndexByte(from, '?') >= 0 {
 		return fromPattern{}, "put query conditions after the path, as name=value"
 	}
-	if strings.ContainsAny(from, "\x00\r\n\t ") {
+	if hasSpaceOrControl(from) {
 		return fromPattern{}, "the path contains white space or control characters"
 	}
 	p := fromPattern{norm: trimSlash(from)}
@@ -44,23 +43,41 @@ func compileFrom(from string) (fromPattern, string) {
 		p.splat = true
 		body = body[:len(body)-2]
 	}
-	if strings.Contains(body, "*") {
+	if strings.IndexByte(body, '*') >= 0 {
 		return fromPattern{}, `a splat "*" must be the last segment of the path ("/path/*")`
 	}
-	if body != "" && body != "/" {
-		p.segs = strings.Split(body[1:], "/")
-	}
 	placeholders := false
-	for _, s := range p.segs {
-		if strings.HasPrefix(s, ":") {
-			if !validName(s[1:]) {
-				return fromPattern{}, fmt.Sprintf("invalid placeholder %q (letters, digits and _ only)", s)
+	if body != "" && body != "/" {
+		rest := body[1:]
+		if keep {
+			p.segs = make([]string, 0, strings.Count(rest, "/")+1)
+		}
+		for s := range strings.SplitSeq(rest, "/") {
+			if strings.HasPrefix(s, ":") {
+				if !validName(s[1:]) {
+					return fromPattern{}, e.str("invalid placeholder %q (letters, digits and _ only)", s)
+				}
+				placeholders = true
 			}
-			placeholders = true
+			if keep {
+				p.segs = append(p.segs, s)
+			}
 		}
 	}
 	p.literal = !p.splat && !placeholders
 	return p, ""
+}
+
+// hasSpaceOrControl tells whether s holds a space, a tab, a CR, an LF or
+// a NUL, which neither side of a redirect may.
+func hasSpaceOrControl(s string) bool {
+	for i := 0; i < len(s); i++ {
+		switch s[i] {
+		case ' ', '\t', '\r', '\n', 0:
+			return true
+		}
+	}
+	return false
 }
 
 // validName tells a placeholder name: one or more of [A-Za-z0-9_].

@@ -7,6 +7,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
 	"sitedrop/sites"
 	"sitedrop/sites/rules"
@@ -108,7 +109,14 @@ func BenchmarkServeSiteGate(b *testing.B) {
 // the rule cache does not hold it, at the largest plan's limits (20,000
 // rules, 2 MiB for both files): 20,000 rules that each start with a
 // placeholder (none indexed by its first segment), 20,000 rules filling
-// 2 MiB, and a _headers of 1,000 blocks filling 2 MiB.
+// 2 MiB, a _headers of 1,000 blocks filling 2 MiB, and the files of
+// 2 MiB that cost the most per byte: a _headers whose blocks give each of
+// 64 names on 3,000 lines (joined up to MaxHeaderValueBytes), one whose
+// lines past a block's 64 names are not applied, and a _redirects of
+// short lines that are not rules. Besides the time, it reports the CPU
+// time of the whole process per compile (cpu-ms/op, the garbage
+// collector's included), which a busy machine does not inflate as it
+// does the time.
 func BenchmarkCompileRules(b *testing.B) {
 	limit := sites.MaxRuleLimit()
 	var long, headers strings.Builder
@@ -122,21 +130,43 @@ func BenchmarkCompileRules(b *testing.B) {
 			fmt.Fprintf(&headers, "  X-Header-%d: value-%d-%d\n", j, i, j)
 		}
 	}
+	var joined, past64, bad strings.Builder
+	for i := 0; joined.Len() < int(limit.Bytes)-64; i++ {
+		if i%(64*3000) == 0 {
+			fmt.Fprintf(&joined, "/joined-%d/*\n", i)
+		}
+		fmt.Fprintf(&joined, "X-%d:v\n", i/3000%64)
+	}
+	past64.WriteString("/*\n")
+	for i := 0; past64.Len() < int(limit.Bytes)-64; i++ {
+		fmt.Fprintf(&past64, "X-%d:v\n", i)
+	}
+	bad.WriteString("/ok /x\n")
+	for bad.Len() < int(limit.Bytes)-64 {
+		bad.WriteString("/:x- /b\n")
+	}
 	for _, bc := range []struct{ name, file, content string }{
 		{"20k-placeholder-redirects", rules.RedirectsFile, placeholderRules(limit.Rules, "x")},
 		{"20k-redirects-2MiB", rules.RedirectsFile, long.String()},
 		{"1k-header-blocks-2MiB", rules.HeadersFile, headers.String()},
+		{"headers-joined-2MiB", rules.HeadersFile, joined.String()},
+		{"headers-past-64-names-2MiB", rules.HeadersFile, past64.String()},
+		{"bad-redirect-lines-2MiB", rules.RedirectsFile, bad.String()},
 	} {
 		b.Run(bc.name, func(b *testing.B) {
 			all, counting := ruleSites(b, map[string]map[string]string{"demo": {bc.file: bc.content}})
 			key, _ := ruleKeyOf(all["demo"].Files)
-			b.ReportMetric(float64(len(bc.content)), "file-bytes")
+			cpu0, cpuOK := processCPU()
 			for b.Loop() {
 				r, err := compileRules(context.Background(), counting, key)
 				if err != nil || r.bytes == 0 {
 					b.Fatalf("%v, %d bytes", err, r.bytes)
 				}
 			}
+			if cpu1, ok := processCPU(); ok && cpuOK {
+				b.ReportMetric(float64(cpu1-cpu0)/float64(time.Millisecond)/float64(b.N), "cpu-ms/op")
+			}
+			b.ReportMetric(float64(len(bc.content)), "file-bytes") // after the loop, which clears metrics
 		})
 	}
 }
