@@ -31,7 +31,7 @@ func (s *Service) ListVersions(dep *core.Record) ([]VersionInfo, error) {
 	if err != nil {
 		return nil, fmt.Errorf("list versions: %w", err)
 	}
-	live := dep.GetString("live_version")
+	live := dep.GetString(FieldLiveVersion)
 	out := make([]VersionInfo, 0, len(recs))
 	for _, v := range recs {
 		out = append(out, VersionInfo{
@@ -65,7 +65,7 @@ func (s *Service) Rollback(dep *core.Record, number int) (*core.Record, error) {
 		if err != nil {
 			return ErrVersionNotFound
 		}
-		fresh.Set("live_version", v.Id)
+		fresh.Set(FieldLiveVersion, v.Id)
 		if err := tx.Save(fresh); err != nil {
 			return fmt.Errorf("switch to version %d: %w", number, err)
 		}
@@ -82,13 +82,13 @@ func (s *Service) Rollback(dep *core.Record, number int) (*core.Record, error) {
 // sql.ErrNoRows when that version does not exist (none is live, or it
 // was deleted since dep was read).
 func liveManifest(app core.App, dep *core.Record) (Manifest, error) {
-	id := dep.GetString("live_version")
+	id := dep.GetString(FieldLiveVersion)
 	if id == "" {
-		return nil, fmt.Errorf("%s has no live version: %w", dep.GetString("slug"), sql.ErrNoRows)
+		return nil, fmt.Errorf("%s has no live version: %w", dep.GetString(FieldSlug), sql.ErrNoRows)
 	}
 	ver, err := app.FindRecordById(VersionsCollection, id)
 	if err != nil {
-		return nil, fmt.Errorf("find live version of %s: %w", dep.GetString("slug"), err)
+		return nil, fmt.Errorf("find live version of %s: %w", dep.GetString(FieldSlug), err)
 	}
 	return ParseManifest([]byte(ver.GetString("manifest")))
 }
