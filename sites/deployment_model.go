@@ -62,13 +62,8 @@ func deploymentsOf(recs []*core.Record) []*Deployment {
 }
 
 // Original is the deployment as it was loaded, before unsaved changes
-// (nil for a new one).
-func (d *Deployment) Original() *Deployment {
-	if d.IsNew() {
-		return nil
-	}
-	return DeploymentOf(d.Record.Original())
-}
+// (blank for a new one), as core.Record.Original.
+func (d *Deployment) Original() *Deployment { return DeploymentOf(d.Record.Original()) }
 
 // Slug is the deployment's name in its host.
 func (d *Deployment) Slug() string { return d.GetString(FieldSlug) }
