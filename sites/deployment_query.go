@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/pocketbase/dbx"
 	"github.com/pocketbase/pocketbase/core"
 )
 
@@ -51,10 +50,6 @@ func FindVersionOf(app core.App, depID, versionID string) (*core.Record, error) 
 	return v, nil
 }
 
-// DeploymentIDOfVersion is the id of the deployment a versions record
-// belongs to.
-func DeploymentIDOfVersion(v *core.Record) string { return v.GetString(FieldVersionDeployment) }
-
 // AllSlugs returns the slugs of every deployment.
 func AllSlugs(app core.App) ([]string, error) {
 	var slugs []string
@@ -63,13 +58,4 @@ func AllSlugs(app core.App) ([]string, error) {
 		return nil, fmt.Errorf("list deployment slugs: %w", err)
 	}
 	return slugs, nil
-}
-
-// CountOwnedBy is the number of deployments owner has.
-func CountOwnedBy(app core.App, ownerID string) (int64, error) {
-	n, err := app.CountRecords(DeploymentsCollection, dbx.HashExp{FieldOwner: ownerID})
-	if err != nil {
-		return 0, fmt.Errorf("count deployments of %s: %w", ownerID, err)
-	}
-	return n, nil
 }

@@ -151,3 +151,12 @@ func FindLiveSessionOf(app core.App, userID, id string, now time.Time) (*Session
 	}
 	return s, nil
 }
+
+// DeleteAPIKey deletes the key k (a session standing on it ends with it,
+// by cascade).
+func DeleteAPIKey(app core.App, k *APIKey) error {
+	if err := app.Delete(k); err != nil {
+		return fmt.Errorf("delete api key %s: %w", k.Id, err)
+	}
+	return nil
+}

@@ -116,6 +116,10 @@ func (d *Domain) SetVerified(t time.Time) { d.Set(fieldVerified, t) }
 // Created is when the claim was first saved.
 func (d *Domain) Created() time.Time { return d.GetDateTime(fieldCreated).Time() }
 
+// DeploymentIDOf is the id of the deployment that claims rec, a record of
+// the domains collection.
+func DeploymentIDOf(rec *core.Record) string { return asDomain(rec).DeploymentID() }
+
 // NamesOf returns the domains a saved or deleted record of the domains
 // collection stood for: its domain and, when an update changed it, the
 // one before (for the hooks that drop what a released domain had).
