@@ -275,11 +275,11 @@ func (s *Service) saveVersion(tx core.App, depID, versionID string, number int, 
 	}
 	v := core.NewRecord(col)
 	v.Set("id", versionID)
-	v.Set("deployment", depID)
-	v.Set("number", number)
-	v.Set("manifest", m)
-	v.Set("file_count", len(m))
-	v.Set("total_bytes", m.TotalBytes())
+	v.Set(FieldVersionDeployment, depID)
+	v.Set(FieldVersionNumber, number)
+	v.Set(FieldVersionManifest, m)
+	v.Set(FieldVersionFileCount, len(m))
+	v.Set(FieldVersionTotalBytes, m.TotalBytes())
 	if err := tx.Save(v); err != nil {
 		return fmt.Errorf("save version %d: %w", number, err)
 	}

@@ -28,9 +28,13 @@ const (
 	FieldUpdated        = "updated"
 )
 
-// The fields of the versions collection that name their deployment.
+// The fields of the versions collection.
 const (
 	FieldVersionDeployment = "deployment"
+	FieldVersionNumber     = "number"
+	FieldVersionManifest   = "manifest"
+	FieldVersionFileCount  = "file_count"
+	FieldVersionTotalBytes = "total_bytes"
 )
 
 var _ core.RecordProxy = (*Deployment)(nil)

@@ -33,7 +33,7 @@ func (s *Service) CheckSlot(tx core.App, rec *core.Record) error {
 	if err != nil {
 		return fmt.Errorf("count deployments: %w", err)
 	}
-	if n >= int64(s.SlotLimit(user.GetString("plan"))) {
+	if n >= int64(s.SlotLimit(accounts.UserOf(user).Plan())) {
 		return ErrSlotLimit
 	}
 	return nil

@@ -35,10 +35,10 @@ func (s *Service) ListVersions(dep *core.Record) ([]VersionInfo, error) {
 	out := make([]VersionInfo, 0, len(recs))
 	for _, v := range recs {
 		out = append(out, VersionInfo{
-			Number:     v.GetInt("number"),
-			Created:    v.GetDateTime("created").Time(),
-			FileCount:  v.GetInt("file_count"),
-			TotalBytes: int64(v.GetInt("total_bytes")),
+			Number:     v.GetInt(FieldVersionNumber),
+			Created:    v.GetDateTime(FieldCreated).Time(),
+			FileCount:  v.GetInt(FieldVersionFileCount),
+			TotalBytes: int64(v.GetInt(FieldVersionTotalBytes)),
 			Live:       v.Id == live,
 		})
 	}
@@ -90,7 +90,7 @@ func liveManifest(app core.App, dep *core.Record) (Manifest, error) {
 	if err != nil {
 		return nil, fmt.Errorf("find live version of %s: %w", dep.GetString(FieldSlug), err)
 	}
-	return ParseManifest([]byte(ver.GetString("manifest")))
+	return ParseManifest([]byte(ver.GetString(FieldVersionManifest)))
 }
 
 // LiveHashes calls fn with every blob hash that the live versions of
