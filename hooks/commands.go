@@ -141,7 +141,7 @@ func findUser(app core.App, email string) (*core.Record, error) {
 	if err := app.RunAllMigrations(); err != nil {
 		return nil, fmt.Errorf("run migrations: %w", err)
 	}
-	user, err := app.FindAuthRecordByEmail(accounts.UsersCollection, normalizeEmail(email))
+	user, err := accounts.FindUserByEmail(app, normalizeEmail(email))
 	if err != nil {
 		return nil, fmt.Errorf("no user %q (create one with: sitedrop user create %s)", email, email)
 	}

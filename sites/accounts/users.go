@@ -12,7 +12,7 @@ import (
 // finds it; a non-empty plan is set either way. It reports whether the
 // account was created.
 func UpsertUser(app core.App, email, plan string) (*core.Record, bool, error) {
-	rec, err := app.FindAuthRecordByEmail(UsersCollection, email)
+	rec, err := FindUserByEmail(app, email)
 	created := false
 	if err != nil && !errors.Is(err, sql.ErrNoRows) {
 		return nil, false, fmt.Errorf("look up user %s: %w", email, err)
@@ -35,4 +35,14 @@ func UpsertUser(app core.App, email, plan string) (*core.Record, bool, error) {
 		return nil, false, fmt.Errorf("save user %s: %w", email, err)
 	}
 	return rec, created, nil
+}
+
+// FindUserByEmail returns the account of email (already normalised); an
+// unknown address is an error that is sql.ErrNoRows.
+func FindUserByEmail(app core.App, email string) (*core.Record, error) {
+	rec, err := app.FindAuthRecordByEmail(UsersCollection, email)
+	if err != nil {
+		return nil, fmt.Errorf("find user %s: %w", email, err)
+	}
+	return rec, nil
 }
