@@ -19,7 +19,7 @@ func (s *Service) PurgeExpired(now time.Time) (int, error) {
 	total := 0
 	for {
 		recs, err := s.app.FindRecordsByFilter(DeploymentsCollection,
-			"owner = '' && expires_at != '' && expires_at <= {:now}", "expires_at", 200, 0,
+			FieldOwner+" = '' && "+FieldExpiresAt+" != '' && "+FieldExpiresAt+" <= {:now}", FieldExpiresAt, 200, 0,
 			dbx.Params{"now": DBTime(now)})
 		if err != nil {
 			return total, fmt.Errorf("find expired deployments: %w", err)

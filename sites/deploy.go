@@ -292,7 +292,7 @@ func (s *Service) pruneVersions(tx core.App, depID string, keepFrom int) error {
 	if keepFrom <= 1 {
 		return nil
 	}
-	old, err := tx.FindRecordsByFilter(VersionsCollection, "deployment = {:d} && number < {:n}", "", 0, 0,
+	old, err := tx.FindRecordsByFilter(VersionsCollection, FieldVersionDeployment+" = {:d} && "+FieldVersionNumber+" < {:n}", "", 0, 0,
 		dbx.Params{"d": depID, "n": keepFrom})
 	if err != nil {
 		return fmt.Errorf("find old versions: %w", err)

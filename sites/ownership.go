@@ -67,7 +67,7 @@ func (s *Service) FindOwned(owner *core.Record, id string) (*core.Record, error)
 
 // ListOwned returns owner's deployments, most recently updated first.
 func (s *Service) ListOwned(owner *core.Record) ([]*core.Record, error) {
-	recs, err := s.app.FindRecordsByFilter(DeploymentsCollection, "owner = {:owner}", "-updated,-created", 0, 0,
+	recs, err := s.app.FindRecordsByFilter(DeploymentsCollection, FieldOwner+" = {:owner}", "-"+FieldUpdated+",-"+FieldCreated, 0, 0,
 		dbx.Params{"owner": owner.Id})
 	if err != nil {
 		return nil, fmt.Errorf("list deployments: %w", err)

@@ -26,7 +26,7 @@ type VersionInfo struct {
 
 // ListVersions returns the kept versions of dep, newest first.
 func (s *Service) ListVersions(dep *core.Record) ([]VersionInfo, error) {
-	recs, err := s.app.FindRecordsByFilter(VersionsCollection, "deployment = {:d}", "-number", 0, 0,
+	recs, err := s.app.FindRecordsByFilter(VersionsCollection, FieldVersionDeployment+" = {:d}", "-"+FieldVersionNumber, 0, 0,
 		dbx.Params{"d": dep.Id})
 	if err != nil {
 		return nil, fmt.Errorf("list versions: %w", err)
@@ -60,7 +60,7 @@ func (s *Service) Rollback(dep *core.Record, number int) (*core.Record, error) {
 		if err != nil {
 			return ErrNotFound
 		}
-		v, err := tx.FindFirstRecordByFilter(VersionsCollection, "deployment = {:d} && number = {:n}",
+		v, err := tx.FindFirstRecordByFilter(VersionsCollection, FieldVersionDeployment+" = {:d} && "+FieldVersionNumber+" = {:n}",
 			dbx.Params{"d": fresh.Id, "n": number})
 		if err != nil {
 			return ErrVersionNotFound

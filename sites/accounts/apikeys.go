@@ -100,7 +100,7 @@ func APIKeyByPlain(app core.App, plain string) (key, user *core.Record, err erro
 
 // ListAPIKeys returns user's keys, newest first.
 func ListAPIKeys(app core.App, user *core.Record) ([]*core.Record, error) {
-	recs, err := app.FindRecordsByFilter(APIKeysCollection, "user = {:u}", "-created", 0, 0, dbx.Params{"u": user.Id})
+	recs, err := app.FindRecordsByFilter(APIKeysCollection, FieldUser+" = {:u}", "-"+FieldCreated, 0, 0, dbx.Params{"u": user.Id})
 	if err != nil {
 		return nil, fmt.Errorf("list api keys: %w", err)
 	}
@@ -110,7 +110,7 @@ func ListAPIKeys(app core.App, user *core.Record) ([]*core.Record, error) {
 // RevokeAPIKey deletes the one key whose display prefix is prefix. It
 // refuses an ambiguous prefix.
 func RevokeAPIKey(app core.App, prefix string) (*core.Record, error) {
-	recs, err := app.FindRecordsByFilter(APIKeysCollection, "prefix = {:p}", "", 0, 0, dbx.Params{"p": prefix})
+	recs, err := app.FindRecordsByFilter(APIKeysCollection, FieldPrefix+" = {:p}", "", 0, 0, dbx.Params{"p": prefix})
 	if err != nil {
 		return nil, fmt.Errorf("find api key: %w", err)
 	}

@@ -92,7 +92,7 @@ func EndSession(app core.App, rec *core.Record) error {
 
 // ListSessions returns user's live sessions (not expired), newest first.
 func ListSessions(app core.App, user *core.Record) ([]*core.Record, error) {
-	recs, err := app.FindRecordsByFilter(SessionsCollection, "user = {:u} && expires_at > {:now}", "-created", 0, 0,
+	recs, err := app.FindRecordsByFilter(SessionsCollection, FieldUser+" = {:u} && "+FieldExpiresAt+" > {:now}", "-"+FieldCreated, 0, 0,
 		dbx.Params{"u": user.Id, "now": time.Now().UTC().Format(types.DefaultDateLayout)})
 	if err != nil {
 		return nil, fmt.Errorf("list sessions: %w", err)
@@ -119,7 +119,7 @@ func PurgeExpiredSessions(app core.App, now time.Time) error {
 // browser session (owns_key): they are the sessions' own, not API keys the
 // user made.
 func SessionKeyIDs(app core.App, user *core.Record) (map[string]bool, error) {
-	recs, err := app.FindRecordsByFilter(SessionsCollection, "user = {:u} && owns_key = true", "", 0, 0, dbx.Params{"u": user.Id})
+	recs, err := app.FindRecordsByFilter(SessionsCollection, FieldUser+" = {:u} && "+FieldOwnsKey+" = true", "", 0, 0, dbx.Params{"u": user.Id})
 	if err != nil {
 		return nil, fmt.Errorf("list session keys: %w", err)
 	}
