@@ -66,14 +66,14 @@ func (sd *sitedrop) accountKeyRevoke(e *core.RequestEvent) error {
 	if user == nil {
 		return err
 	}
-	key, err := e.App.FindRecordById(accounts.APIKeysCollection, e.Request.PathValue("id"))
-	if err != nil || key.GetString("user") != user.Id {
+	key, err := accounts.FindAPIKeyOf(e.App, user.Id, e.Request.PathValue("id"))
+	if err != nil {
 		return sd.errorPage(e, http.StatusNotFound, "Key not found", "There is no such key on your account.")
 	}
-	label := ui.KeyLabel(ui.AccountKey{Prefix: key.GetString("prefix"), Name: key.GetString("name")})
+	label := ui.KeyLabel(ui.AccountKey{Prefix: key.Prefix(), Name: key.Name()})
 	// queued first: it would be lost with the session if the key was its
 	sd.flash(e, ui.FlashSuccess, "Key "+label+" revoked. Requests with it are refused from now on.")
-	if err := e.App.Delete(key); err != nil {
+	if err := accounts.DeleteAPIKey(e.App, key); err != nil {
 		return fmt.Errorf("revoke key: %w", err)
 	}
 	return e.Redirect(http.StatusSeeOther, "/account")
@@ -142,21 +142,23 @@ func (sd *sitedrop) renderAccount(e *core.RequestEvent, user *core.Record) error
 		return err
 	}
 	now := time.Now()
+	plan := accounts.UserOf(user).Plan()
 	p := ui.AccountProps{
 		DomainsUsed: domainsUsed,
 		Email:       user.Email(),
-		Plan:        user.GetString("plan"),
+		Plan:        plan,
 		SlotsUsed:   len(deps),
-		SlotLimit:   sd.svc.SlotLimit(user.GetString("plan")),
-		DomainLimit: sd.domainLimit(user.GetString("plan")),
+		SlotLimit:   sd.svc.SlotLimit(plan),
+		DomainLimit: sd.domainLimit(plan),
 		Drop:        sd.dropProps("Deploy a new site", user, ""),
 	}
-	for _, d := range deps {
-		slug := d.GetString("slug")
+	for _, rec := range deps {
+		d := sites.DeploymentOf(rec)
+		slug := d.Slug()
 		p.Deployments = append(p.Deployments, ui.AccountDeployment{
-			ID: d.Id, Slug: slug, Title: d.GetString("title"), URL: sd.siteURL(slug),
-			UpdatedAt: timestamp(d.GetDateTime("updated").Time()),
-			Protected: sites.ProtectionOf(d) != nil,
+			ID: d.Id, Slug: slug, Title: d.Title(), URL: sd.siteURL(slug),
+			UpdatedAt: timestamp(d.Updated()),
+			Protected: d.Protection() != nil,
 		})
 	}
 	if p.Keys, err = accountKeys(e.App, user, now); err != nil {
@@ -180,17 +182,18 @@ func accountKeys(app core.App, user *core.Record, now time.Time) ([]ui.AccountKe
 		return nil, err
 	}
 	var out []ui.AccountKey
-	for _, k := range keys {
-		if own[k.Id] {
+	for _, rec := range keys {
+		if own[rec.Id] {
 			continue
 		}
-		created := k.GetDateTime("created").Time()
+		k := accounts.APIKeyOf(rec)
+		created := k.Created()
 		ak := ui.AccountKey{
-			ID: k.Id, Prefix: k.GetString("prefix"), Name: k.GetString("name"),
+			ID: k.Id, Prefix: k.Prefix(), Name: k.Name(),
 			CreatedAt: timestamp(created), CreatedAgo: ago(now, created),
 		}
-		if t := k.GetDateTime("last_used_at"); !t.IsZero() {
-			ak.LastUsed, ak.LastUsedAgo = timestamp(t.Time()), ago(now, t.Time())
+		if t := k.LastUsedAt(); !t.IsZero() {
+			ak.LastUsed, ak.LastUsedAgo = timestamp(t), ago(now, t)
 		}
 		out = append(out, ak)
 	}

@@ -20,7 +20,8 @@ func accountSessions(app core.App, user *core.Record, token string, now time.Tim
 	}
 	out := make([]ui.AccountSession, 0, len(recs))
 	for _, r := range recs {
-		created, expires := r.GetDateTime("created").Time(), r.GetDateTime("expires_at").Time()
+		sess := accounts.SessionOf(r)
+		created, expires := sess.Created(), sess.ExpiresAt()
 		s := ui.AccountSession{
 			ID:         r.Id,
 			Current:    accounts.IsSessionOf(r, token),
@@ -28,11 +29,11 @@ func accountSessions(app core.App, user *core.Record, token string, now time.Tim
 			CreatedAgo: ago(now, created),
 			ExpiresAt:  timestamp(expires),
 			ExpiresIn:  "in " + timeLeft(expires.Sub(now)),
-			ByCode:     r.GetBool("owns_key"),
+			ByCode:     sess.OwnsKey(),
 		}
 		if !s.ByCode {
-			if k, err := app.FindRecordById(accounts.APIKeysCollection, r.GetString("api_key")); err == nil {
-				s.KeyPrefix = k.GetString("prefix")
+			if k, err := accounts.FindAPIKey(app, sess.APIKeyID()); err == nil {
+				s.KeyPrefix = k.Prefix()
 			}
 		}
 		out = append(out, s)
@@ -42,11 +43,11 @@ func accountSessions(app core.App, user *core.Record, token string, now time.Tim
 
 // userSession is the session {id} of the path when it belongs to user.
 func userSession(e *core.RequestEvent, user *core.Record) (*core.Record, bool) {
-	rec, err := e.App.FindRecordById(accounts.SessionsCollection, e.Request.PathValue("id"))
-	if err != nil || rec.GetString("user") != user.Id || !rec.GetDateTime("expires_at").Time().After(time.Now()) {
+	s, err := accounts.FindLiveSessionOf(e.App, user.Id, e.Request.PathValue("id"), time.Now())
+	if err != nil {
 		return nil, false
 	}
-	return rec, true
+	return s.Record, true
 }
 
 // sessionRevokeConfirm is GET /account/sessions/{id}/revoke: the question

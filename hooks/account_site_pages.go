@@ -6,7 +6,6 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/pocketbase/dbx"
 	"github.com/pocketbase/pocketbase/core"
 
 	"sitedrop/sites"
@@ -75,29 +74,29 @@ func (sd *sitedrop) accountSitePage(e *core.RequestEvent) error {
 	}
 	page, _ := strconv.Atoi(e.Request.URL.Query().Get("page"))
 	page = min(max(page, 1), maxPage)
-	total, err := e.App.CountRecords(forms.SubmissionsCollection, dbx.HashExp{"deployment": dep.Id})
+	total, err := forms.CountSubmissions(e.App, dep.Id)
 	if err != nil {
 		return err
 	}
-	subs, err := e.App.FindRecordsByFilter(forms.SubmissionsCollection, "deployment = {:d}", "-created,-id",
-		accountSitePageSize, (page-1)*accountSitePageSize, dbx.Params{"d": dep.Id})
+	subs, err := forms.FindSubmissions(e.App, dep.Id, accountSitePageSize, (page-1)*accountSitePageSize)
 	if err != nil {
 		return err
 	}
-	hooks, err := e.App.FindRecordsByFilter(forms.WebhooksCollection, "deployment = {:d}", "created", 0, 0, dbx.Params{"d": dep.Id})
+	hooks, err := forms.FindWebhooks(e.App, dep.Id)
 	if err != nil {
 		return err
 	}
-	slug := dep.GetString("slug")
+	d := sites.DeploymentOf(dep)
+	slug := d.Slug()
 	p := ui.AccountSiteProps{
-		ID: dep.Id, Slug: slug, Title: dep.GetString("title"), URL: sd.siteURL(slug),
-		Disabled: dep.GetString("status") != sites.StatusActive,
+		ID: dep.Id, Slug: slug, Title: d.Title(), URL: sd.siteURL(slug),
+		Disabled: d.Status() != sites.StatusActive,
 		Settings: ui.SiteSettings{
-			Title: dep.GetString("title"), Description: dep.GetString("description"),
-			Favicon: dep.GetString("favicon"), IsSPA: dep.GetBool("is_spa"),
+			Title: d.Title(), Description: d.Description(),
+			Favicon: d.Favicon(), IsSPA: d.IsSPA(),
 		},
 		SubmitURL:   sd.webURL() + "/submit/" + dep.Id,
-		NotifyEmail: dep.GetBool("notify_email"), Total: int(total), Page: page,
+		NotifyEmail: d.NotifyEmail(), Total: int(total), Page: page,
 		Drop:          sd.dropProps("Deploy again", user, dep.Id),
 		WebhookEvents: forms.WebhookEvents,
 		Protection:    sd.siteProtection(dep),
@@ -109,9 +108,9 @@ func (sd *sitedrop) accountSitePage(e *core.RequestEvent) error {
 		p.NextPage = page + 1
 	}
 	for _, s := range subs {
-		j := submissionJSON(s)
+		j := s.JSON()
 		p.Submissions = append(p.Submissions, ui.AccountSubmission{ID: j.ID, CreatedAt: j.CreatedAt,
-			Fields: orderedFields([]byte(s.GetString("data")), j.Data)})
+			Fields: orderedFields(s.RawData(), j.Data)})
 	}
 	if p.Webhooks, err = accountWebhooks(e.App, hooks); err != nil {
 		return err

@@ -98,7 +98,7 @@ func (sd *sitedrop) sendCode(e *core.RequestEvent, raw string) (string, error) {
 	if err := sd.limits.otpPerAddress.check(e.Response, email); err != nil {
 		return "", err
 	}
-	_, err := e.App.FindAuthRecordByEmail(accounts.UsersCollection, email)
+	_, err := accounts.FindUserByEmail(e.App, email)
 	known := err == nil
 	if !known && !sd.cfg.Signup {
 		accounts.DummyLoginCodeWork()
@@ -165,14 +165,14 @@ func (sd *sitedrop) verifyCode(e *core.RequestEvent, otpID, code string) (string
 	if err != nil {
 		return "", nil, err
 	}
-	user, err := e.App.FindAuthRecordByEmail(accounts.UsersCollection, email)
+	user, err := accounts.FindUserByEmail(e.App, email)
 	if err != nil {
 		if !sd.cfg.Signup {
 			return "", nil, fail(http.StatusForbidden, msgSignupClosed)
 		}
 		if user, _, err = upsertUser(e.App, email, ""); err != nil {
 			// a concurrent first sign-in of the same address created it
-			if user, err = e.App.FindAuthRecordByEmail(accounts.UsersCollection, email); err != nil {
+			if user, err = accounts.FindUserByEmail(e.App, email); err != nil {
 				return "", nil, err
 			}
 		}

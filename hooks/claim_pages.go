@@ -53,7 +53,7 @@ func (sd *sitedrop) claimSubmit(e *core.RequestEvent) error {
 		return err
 	}
 	return render(e, http.StatusOK, ui.ClaimDone(sd.pageLayout(e, user), ui.ClaimDoneProps{
-		Slug: rec.GetString("slug"), Title: rec.GetString("title"), SiteURL: sd.siteURL(rec.GetString("slug")),
+		Slug: sites.DeploymentOf(rec).Slug(), Title: sites.DeploymentOf(rec).Title(), SiteURL: sd.siteURL(sites.DeploymentOf(rec).Slug()),
 	}))
 }
 
@@ -71,15 +71,16 @@ func (sd *sitedrop) claimable(slug, token string) (*core.Record, int, error) {
 }
 
 func (sd *sitedrop) claimProps(e *core.RequestEvent, rec *core.Record, errMsg string) ui.ClaimProps {
-	slug := rec.GetString("slug")
-	exp := rec.GetDateTime("expires_at").Time()
+	dep := sites.DeploymentOf(rec)
+	slug := dep.Slug()
+	exp := dep.ExpiresAt()
 	token := e.Request.URL.Query().Get("token")
 	if token == "" {
 		token = e.Request.PostForm.Get("token")
 	}
 	return ui.ClaimProps{
 		Slug:      slug,
-		Title:     rec.GetString("title"),
+		Title:     dep.Title(),
 		SiteURL:   sd.siteURL(slug),
 		Token:     token,
 		LoginURL:  loginURL(sd.claimPath(slug, token)),

@@ -1,7 +1,6 @@
 package hooks
 
 import (
-	"database/sql"
 	"errors"
 	"fmt"
 	"strings"
@@ -38,7 +37,7 @@ func NewUserCommand(app core.App) *cobra.Command {
 			if created {
 				verb = "Created"
 			}
-			fmt.Fprintf(c.OutOrStdout(), "%s user %s (plan %s, id %s)\n", verb, user.Email(), user.GetString("plan"), user.Id)
+			fmt.Fprintf(c.OutOrStdout(), "%s user %s (plan %s, id %s)\n", verb, user.Email(), accounts.UserOf(user).Plan(), user.Id)
 			return nil
 		},
 	}
@@ -50,30 +49,7 @@ func NewUserCommand(app core.App) *cobra.Command {
 // upsertUser creates the account for email, or finds it; a non-empty plan
 // is set either way.
 func upsertUser(app core.App, email, plan string) (*core.Record, bool, error) {
-	email = normalizeEmail(email)
-	user, err := app.FindAuthRecordByEmail(accounts.UsersCollection, email)
-	created := false
-	if err != nil && !errors.Is(err, sql.ErrNoRows) {
-		return nil, false, fmt.Errorf("look up user %s: %w", email, err)
-	}
-	if err != nil {
-		col, err := app.FindCollectionByNameOrId(accounts.UsersCollection)
-		if err != nil {
-			return nil, false, fmt.Errorf("find users collection: %w", err)
-		}
-		user = core.NewRecord(col)
-		user.SetEmail(email)
-		user.SetVerified(true)
-		user.SetRandomPassword() // accounts sign in with keys and e-mail codes
-		created = true
-	}
-	if plan != "" {
-		user.Set("plan", plan)
-	}
-	if err := app.Save(user); err != nil {
-		return nil, false, fmt.Errorf("save user %s: %w", email, err)
-	}
-	return user, created, nil
+	return accounts.UpsertUser(app, normalizeEmail(email), plan)
 }
 
 // NewKeyCommand is `sitedrop key create|list|revoke`.
@@ -95,7 +71,7 @@ func NewKeyCommand(app core.App) *cobra.Command {
 				return err
 			}
 			out := c.OutOrStdout()
-			fmt.Fprintf(out, "Created API key %s for %s. It is shown once; store it now:\n", rec.GetString("prefix"), user.Email())
+			fmt.Fprintf(out, "Created API key %s for %s. It is shown once; store it now:\n", accounts.APIKeyOf(rec).Prefix(), user.Email())
 			fmt.Fprintln(out, plain)
 			return nil
 		},
@@ -118,13 +94,14 @@ func NewKeyCommand(app core.App) *cobra.Command {
 			}
 			w := tabwriter.NewWriter(c.OutOrStdout(), 0, 4, 2, ' ', 0)
 			fmt.Fprintln(w, "PREFIX\tNAME\tCREATED\tLAST USED")
-			for _, k := range keys {
+			for _, rec := range keys {
+				k := accounts.APIKeyOf(rec)
 				last := "never"
-				if t := k.GetDateTime("last_used_at"); !t.IsZero() {
-					last = timestamp(t.Time())
+				if t := k.LastUsedAt(); !t.IsZero() {
+					last = timestamp(t)
 				}
-				fmt.Fprintf(w, "%s\t%s\t%s\t%s\n", k.GetString("prefix"), k.GetString("name"),
-					timestamp(k.GetDateTime("created").Time()), last)
+				fmt.Fprintf(w, "%s\t%s\t%s\t%s\n", k.Prefix(), k.Name(),
+					timestamp(k.Created()), last)
 			}
 			return w.Flush()
 		},
@@ -146,7 +123,7 @@ func NewKeyCommand(app core.App) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			fmt.Fprintf(c.OutOrStdout(), "Revoked API key %s\n", rec.GetString("prefix"))
+			fmt.Fprintf(c.OutOrStdout(), "Revoked API key %s\n", accounts.APIKeyOf(rec).Prefix())
 			return nil
 		},
 	}
@@ -164,7 +141,7 @@ func findUser(app core.App, email string) (*core.Record, error) {
 	if err := app.RunAllMigrations(); err != nil {
 		return nil, fmt.Errorf("run migrations: %w", err)
 	}
-	user, err := app.FindAuthRecordByEmail(accounts.UsersCollection, normalizeEmail(email))
+	user, err := accounts.FindUserByEmail(app, normalizeEmail(email))
 	if err != nil {
 		return nil, fmt.Errorf("no user %q (create one with: sitedrop user create %s)", email, email)
 	}

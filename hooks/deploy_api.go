@@ -168,7 +168,7 @@ func (sd *sitedrop) deployCreate(e *core.RequestEvent) error {
 		return overWorkBudget(e, ctx, limit, err)
 	}
 	rec := created.Record
-	slug := rec.GetString("slug")
+	slug := sites.DeploymentOf(rec).Slug()
 	ans := wire.DeployAnswer{
 		DeployRef: wire.DeployRef{ID: rec.Id, Slug: slug, URL: sd.siteURL(slug)},
 		ShareURL:  sd.shareURL(rec),
@@ -179,7 +179,7 @@ func (sd *sitedrop) deployCreate(e *core.RequestEvent) error {
 		ans.Claim = &wire.Claim{
 			ClaimToken: created.ClaimToken,
 			ClaimURL:   sd.claimURL(slug, created.ClaimToken),
-			ExpiresAt:  timestamp(rec.GetDateTime("expires_at").Time()),
+			ExpiresAt:  timestamp(sites.DeploymentOf(rec).ExpiresAt()),
 		}
 	}
 	return e.JSON(http.StatusOK, ans)
@@ -191,24 +191,25 @@ func (sd *sitedrop) deployView(e *core.RequestEvent) error {
 	if err != nil {
 		return err
 	}
+	dep := sites.DeploymentOf(rec)
 	var desc *string
-	if d := rec.GetString("description"); d != "" {
+	if d := dep.Description(); d != "" {
 		desc = &d
 	}
-	slug := rec.GetString("slug")
+	slug := dep.Slug()
 	return e.JSON(http.StatusOK, wire.DeployStatus{
 		ID:          rec.Id,
 		Slug:        slug,
 		URL:         sd.siteURL(slug),
-		Status:      rec.GetString("status"),
-		StorageType: rec.GetString("storage_type"),
-		IsSPA:       rec.GetBool("is_spa"),
-		Title:       rec.GetString("title"),
+		Status:      dep.Status(),
+		StorageType: dep.StorageType(),
+		IsSPA:       dep.IsSPA(),
+		Title:       dep.Title(),
 		Description: desc,
-		Favicon:     rec.GetString("favicon"),
-		Protected:   sites.ProtectionOf(rec) != nil,
-		CreatedAt:   timestamp(rec.GetDateTime("created").Time()),
-		UpdatedAt:   timestamp(rec.GetDateTime("updated").Time()),
+		Favicon:     dep.Favicon(),
+		Protected:   dep.Protection() != nil,
+		CreatedAt:   timestamp(dep.Created()),
+		UpdatedAt:   timestamp(dep.Updated()),
 	})
 }
 
@@ -222,7 +223,7 @@ func (sd *sitedrop) deployUpdate(e *core.RequestEvent) error {
 	if err != nil {
 		return err
 	}
-	if err := sd.keyedDeploys.check(e.Response, rec.GetString("owner")); err != nil {
+	if err := sd.keyedDeploys.check(e.Response, sites.DeploymentOf(rec).OwnerID()); err != nil {
 		return err
 	}
 	lease := sd.memoryLease(e)
@@ -263,7 +264,7 @@ func (sd *sitedrop) deployUpdate(e *core.RequestEvent) error {
 		sd.gcDue.set() // blobs may have been written before the failure
 		return overWorkBudget(e, ctx, limit, err)
 	}
-	slug := rec.GetString("slug")
+	slug := sites.DeploymentOf(rec).Slug()
 	return e.JSON(http.StatusOK, wire.DeployAnswer{
 		DeployRef: wire.DeployRef{ID: rec.Id, Slug: slug, URL: sd.siteURL(slug)},
 		ShareURL:  sd.shareURL(rec),
@@ -283,7 +284,7 @@ func (sd *sitedrop) deployDelete(e *core.RequestEvent) error {
 	}
 	return e.JSON(http.StatusOK, wire.IDMessage{
 		ID:      rec.Id,
-		Message: "Deployment " + rec.GetString("slug") + " deleted",
+		Message: "Deployment " + sites.DeploymentOf(rec).Slug() + " deleted",
 	})
 }
 
@@ -299,13 +300,14 @@ func (sd *sitedrop) deploysList(e *core.RequestEvent) error {
 	}
 	out := make([]wire.DeploySummary, 0, len(recs))
 	for _, rec := range recs {
-		slug := rec.GetString("slug")
+		dep := sites.DeploymentOf(rec)
+		slug := dep.Slug()
 		out = append(out, wire.DeploySummary{
 			ID:        rec.Id,
 			Slug:      slug,
 			URL:       sd.siteURL(slug),
-			Title:     rec.GetString("title"),
-			UpdatedAt: timestamp(rec.GetDateTime("updated").Time()),
+			Title:     dep.Title(),
+			UpdatedAt: timestamp(dep.Updated()),
 		})
 	}
 	return e.JSON(http.StatusOK, wire.DeploymentList{Deployments: out})
@@ -331,7 +333,7 @@ func (sd *sitedrop) deployClaim(e *core.RequestEvent) error {
 	if err != nil {
 		return err
 	}
-	slug := rec.GetString("slug")
+	slug := sites.DeploymentOf(rec).Slug()
 	return e.JSON(http.StatusOK, wire.DeployRef{ID: rec.Id, Slug: slug, URL: sd.siteURL(slug)})
 }
 

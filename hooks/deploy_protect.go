@@ -142,5 +142,5 @@ func (sd *sitedrop) shareURL(rec *core.Record) string {
 	if p == nil || !p.Link {
 		return ""
 	}
-	return sd.siteURL(rec.GetString("slug")) + "?" + serve.TokenParam + "=" + url.QueryEscape(p.ShareToken())
+	return sd.siteURL(sites.DeploymentOf(rec).Slug()) + "?" + serve.TokenParam + "=" + url.QueryEscape(p.ShareToken())
 }

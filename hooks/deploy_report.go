@@ -34,8 +34,8 @@ func deployReport(ctx context.Context, rec *core.Record, files []sites.File, red
 	return report.Build(ctx, report.Input{
 		Files:     files,
 		Redirects: redirects,
-		IsSPA:     rec.GetBool("is_spa"),
-		Title:     rec.GetString("title"),
+		IsSPA:     sites.DeploymentOf(rec).IsSPA(),
+		Title:     sites.DeploymentOf(rec).Title(),
 		Warnings:  warnings,
 	})
 }

@@ -2,7 +2,6 @@ package hooks
 
 import (
 	"context"
-	"fmt"
 	"strings"
 
 	"github.com/pocketbase/pocketbase/core"
@@ -39,11 +38,7 @@ func (sd *sitedrop) siteHost(slug string) string {
 
 // allSlugs lists every deployment's slug, for the publisher's reconcile.
 func (sd *sitedrop) allSlugs() ([]string, error) {
-	var slugs []string
-	if err := sd.app.DB().NewQuery("SELECT [[slug]] FROM {{deployments}}").Column(&slugs); err != nil {
-		return nil, fmt.Errorf("list slugs: %w", err)
-	}
-	return slugs, nil
+	return sites.AllSlugs(sd.app)
 }
 
 // verifiedHosts are the verified custom domains of the deployment with
@@ -58,8 +53,8 @@ func (sd *sitedrop) verifiedHosts(siteID string) ([]string, error) {
 // removed adds or removes a host of the site's published manifest.
 func (sd *sitedrop) republishDomainSite(e *core.RecordEvent) error {
 	if sd.publisher != nil {
-		if dep, err := e.App.FindRecordById(sites.DeploymentsCollection, e.Record.GetString("deployment")); err == nil {
-			sd.Republish(dep.GetString("slug"))
+		if dep, err := sites.FindDeployment(e.App, domains.DeploymentIDOf(e.Record)); err == nil {
+			sd.Republish(dep.Slug())
 		}
 	}
 	return e.Next()

@@ -1,6 +1,8 @@
 package hooks
 
 import (
+	"time"
+
 	validation "github.com/pocketbase/ozzo-validation/v4"
 	"github.com/pocketbase/pocketbase/core"
 
@@ -17,16 +19,9 @@ func bindRecordHooks(sd *sitedrop) {
 	// Slot limits: counted and saved in one transaction, so concurrent
 	// creates and claims never exceed the plan.
 	guardSlots := func(e *core.RecordEvent) error {
-		orig := e.App
-		err := e.App.RunInTransaction(func(tx core.App) error {
-			e.App = tx
-			if err := sd.svc.CheckSlot(tx, e.Record); err != nil {
-				return err
-			}
-			return e.Next()
+		return sites.InEventTransaction(e, func(tx core.App) error {
+			return sd.svc.CheckSlot(tx, e.Record)
 		})
-		e.App = orig
-		return err
 	}
 	app.OnRecordCreateExecute(sites.DeploymentsCollection).BindFunc(guardSlots)
 	app.OnRecordUpdateExecute(sites.DeploymentsCollection).BindFunc(guardSlots)
@@ -34,9 +29,9 @@ func bindRecordHooks(sd *sitedrop) {
 	// An owned deployment never expires and cannot be claimed: setting an
 	// owner (a claim, or an edit in the dashboard) clears both.
 	ownedNeverExpires := func(e *core.RecordEvent) error {
-		if e.Record.GetString("owner") != "" {
-			e.Record.Set("expires_at", "")
-			e.Record.Set("claim_token_hash", "")
+		if dep := sites.DeploymentOf(e.Record); dep.OwnerID() != "" {
+			dep.SetExpiresAt(time.Time{})
+			dep.SetClaimTokenHash("")
 		}
 		return e.Next()
 	}
@@ -49,7 +44,7 @@ func bindRecordHooks(sd *sitedrop) {
 	// sites.NormalizeProtection): the gate never sees half a protection.
 	normalizeProtection := func(e *core.RecordEvent) error {
 		if err := sites.NormalizeProtection(e.Record); err != nil {
-			return validation.Errors{"protect_password_hash": validation.NewError("validation_invalid_password", err.Error())}
+			return validation.Errors{sites.FieldProtectPasswordHash: validation.NewError("validation_invalid_password", err.Error())}
 		}
 		return e.Next()
 	}
@@ -58,13 +53,14 @@ func bindRecordHooks(sd *sitedrop) {
 
 	// Slugs edited in the dashboard follow the API's rules.
 	app.OnRecordValidate(sites.DeploymentsCollection).BindFunc(func(e *core.RecordEvent) error {
-		slug := e.Record.GetString("slug")
-		if e.Record.IsNew() || e.Record.Original().GetString("slug") != slug {
+		dep := sites.DeploymentOf(e.Record)
+		slug := dep.Slug()
+		if dep.IsNew() || dep.Original().Slug() != slug {
 			if err := sites.ValidateSlug(slug); err != nil {
-				return validation.Errors{"slug": validation.NewError("validation_invalid_slug", err.Error())}
+				return validation.Errors{sites.FieldSlug: validation.NewError("validation_invalid_slug", err.Error())}
 			}
 			if sd.svc.IsReserved(slug) {
-				return validation.Errors{"slug": validation.NewError("validation_reserved_slug", msgSlugReserved)}
+				return validation.Errors{sites.FieldSlug: validation.NewError("validation_reserved_slug", msgSlugReserved)}
 			}
 		}
 		return e.Next()
@@ -74,7 +70,7 @@ func bindRecordHooks(sd *sitedrop) {
 	// on characters (see checkMetadataRunes); unchanged ones are not
 	// checked again.
 	app.OnRecordValidate(sites.DeploymentsCollection).BindFunc(func(e *core.RecordEvent) error {
-		for _, field := range []string{"title", "description", "favicon"} {
+		for _, field := range []string{sites.FieldTitle, sites.FieldDescription, sites.FieldFavicon} {
 			v := e.Record.GetString(field)
 			if !e.Record.IsNew() && e.Record.Original().GetString(field) == v {
 				continue
@@ -89,11 +85,11 @@ func bindRecordHooks(sd *sitedrop) {
 	// The dashboard's rollback: live_version may be set to any kept
 	// version of the same deployment, and to nothing else.
 	app.OnRecordValidate(sites.DeploymentsCollection).BindFunc(func(e *core.RecordEvent) error {
-		live := e.Record.GetString("live_version")
-		if !e.Record.IsNew() && live != e.Record.Original().GetString("live_version") {
-			v, err := e.App.FindRecordById(sites.VersionsCollection, live)
-			if err != nil || v.GetString("deployment") != e.Record.Id {
-				return validation.Errors{"live_version": validation.NewError("validation_unknown_version",
+		dep := sites.DeploymentOf(e.Record)
+		live := dep.LiveVersion()
+		if !dep.IsNew() && live != dep.Original().LiveVersion() {
+			if _, err := sites.FindVersionOf(e.App, dep.Id, live); err != nil {
+				return validation.Errors{sites.FieldLiveVersion: validation.NewError("validation_unknown_version",
 					"live_version must be the id of one of this deployment's versions")}
 			}
 		}
@@ -120,9 +116,10 @@ func bindRecordHooks(sd *sitedrop) {
 		return e.Next()
 	}
 	changing := func(e *core.RecordEvent) error {
-		slugs := []string{e.Record.GetString("slug")}
-		if orig := e.Record.Original(); orig != nil && orig.GetString("slug") != "" && orig.GetString("slug") != slugs[0] {
-			slugs = append(slugs, orig.GetString("slug"))
+		dep := sites.DeploymentOf(e.Record)
+		slugs := []string{dep.Slug()}
+		if orig := dep.Original(); orig != nil && orig.Slug() != "" && orig.Slug() != slugs[0] {
+			slugs = append(slugs, orig.Slug())
 		}
 		return bracket(e, slugs...)
 	}
@@ -132,11 +129,11 @@ func bindRecordHooks(sd *sitedrop) {
 	// A version edited in the dashboard (its manifest) changes what its
 	// deployment serves when it is the live one.
 	versionChanging := func(e *core.RecordEvent) error {
-		dep, err := e.App.FindFirstRecordByData(sites.DeploymentsCollection, "live_version", e.Record.Id)
+		dep, err := sites.FindDeploymentByLiveVersion(e.App, e.Record.Id)
 		if err != nil {
 			return e.Next() // not live anywhere
 		}
-		return bracket(e, dep.GetString("slug"))
+		return bracket(e, dep.Slug())
 	}
 	app.OnRecordUpdateExecute(sites.VersionsCollection).BindFunc(versionChanging)
 	// Deleting, from anywhere, takes the site offline at once and leaves
@@ -155,7 +152,7 @@ func bindRecordHooks(sd *sitedrop) {
 	// deployment.deleted is queued in the delete's own transaction, before
 	// the cascade removes the webhooks, and its deliveries outlive it.
 	app.OnRecordAfterUpdateSuccess(sites.DeploymentsCollection).BindFunc(func(e *core.RecordEvent) error {
-		if orig := e.Record.Original(); orig != nil && orig.GetString("live_version") != e.Record.GetString("live_version") {
+		if dep := sites.DeploymentOf(e.Record); dep.Original().LiveVersion() != dep.LiveVersion() {
 			if _, err := forms.EnqueueWebhooks(e.App, e.Record.Id, forms.EventDeploymentUpdated, sd.deploymentRef(e.Record), nil); err != nil {
 				e.App.Logger().Error("queue deployment.updated webhooks", "deployment", e.Record.Id, "error", err)
 			}
@@ -164,15 +161,10 @@ func bindRecordHooks(sd *sitedrop) {
 		return e.Next()
 	})
 	app.OnRecordDelete(sites.DeploymentsCollection).BindFunc(func(e *core.RecordEvent) error {
-		orig := e.App
-		err := e.App.RunInTransaction(func(tx core.App) error {
-			e.App = tx
-			if _, err := forms.EnqueueWebhooks(tx, e.Record.Id, forms.EventDeploymentDeleted, sd.deploymentRef(e.Record), nil); err != nil {
-				return err
-			}
-			return e.Next()
+		err := sites.InEventTransaction(e, func(tx core.App) error {
+			_, err := forms.EnqueueWebhooks(tx, e.Record.Id, forms.EventDeploymentDeleted, sd.deploymentRef(e.Record), nil)
+			return err
 		})
-		e.App = orig
 		if err == nil {
 			sd.wakeWorkers()
 		}
@@ -181,8 +173,8 @@ func bindRecordHooks(sd *sitedrop) {
 
 	// Every account has a plan; free unless set.
 	defaultPlan := func(e *core.RecordEvent) error {
-		if e.Record.GetString("plan") == "" {
-			e.Record.Set("plan", sites.PlanFree)
+		if u := accounts.UserOf(e.Record); u.Plan() == "" {
+			u.SetPlan(sites.PlanFree)
 		}
 		return e.Next()
 	}

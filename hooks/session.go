@@ -108,5 +108,5 @@ func checkOrigin(e *core.RequestEvent) error {
 
 // userJSON is the user object of the auth answers.
 func userJSON(u *core.Record) map[string]string {
-	return map[string]string{"id": u.Id, "email": u.Email(), "plan": u.GetString("plan")}
+	return map[string]string{"id": u.Id, "email": u.Email(), "plan": accounts.UserOf(u).Plan()}
 }

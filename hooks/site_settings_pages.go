@@ -8,6 +8,7 @@ import (
 
 	"github.com/pocketbase/pocketbase/core"
 
+	"sitedrop/sites"
 	"sitedrop/ui"
 )
 
@@ -30,10 +31,11 @@ func (sd *sitedrop) accountSiteSettings(e *core.RequestEvent) error {
 	} else if err != nil {
 		return err
 	}
-	if title != dep.GetString("title") || desc != dep.GetString("description") || icon != dep.GetString("favicon") {
+	d := sites.DeploymentOf(dep)
+	if title != d.Title() || desc != d.Description() || icon != d.Favicon() {
 		// A new version: a deploy, under the API's per-account rate and
 		// the --concurrent-deploys slots.
-		if err := sd.keyedDeploys.check(e.Response, dep.GetString("owner")); errors.As(err, &ae) {
+		if err := sd.keyedDeploys.check(e.Response, d.OwnerID()); errors.As(err, &ae) {
 			return sd.backToSite(e, dep, ui.FlashError, "Settings not saved: "+sentence(ae.Message))
 		} else if err != nil {
 			return err
@@ -44,7 +46,7 @@ func (sd *sitedrop) accountSiteSettings(e *core.RequestEvent) error {
 		}
 		defer release()
 	}
-	before := dep.GetString("live_version")
+	before := d.LiveVersion()
 	out, changed, err := sd.svc.UpdateSettings(e.Request.Context(), dep, meta)
 	if err != nil {
 		return err
@@ -52,7 +54,7 @@ func (sd *sitedrop) accountSiteSettings(e *core.RequestEvent) error {
 	switch {
 	case !changed:
 		return sd.backToSite(e, dep, ui.FlashSuccess, "Nothing to change.")
-	case out.GetString("live_version") != before:
+	case sites.DeploymentOf(out).LiveVersion() != before:
 		n, err := sd.liveNumber(out)
 		if err != nil {
 			return err
@@ -84,9 +86,10 @@ func (sd *sitedrop) accountSiteDeletePage(e *core.RequestEvent) error {
 	if dep == nil {
 		return err
 	}
-	slug := dep.GetString("slug")
+	d := sites.DeploymentOf(dep)
+	slug := d.Slug()
 	return render(e, http.StatusOK, ui.SiteDelete(sd.pageLayout(e, user), ui.SiteDeleteProps{
-		ID: dep.Id, Slug: slug, Title: dep.GetString("title"), URL: sd.siteURL(slug),
+		ID: dep.Id, Slug: slug, Title: d.Title(), URL: sd.siteURL(slug),
 	}))
 }
 
@@ -97,7 +100,7 @@ func (sd *sitedrop) accountSiteDelete(e *core.RequestEvent) error {
 	if dep == nil {
 		return err
 	}
-	slug := dep.GetString("slug")
+	slug := sites.DeploymentOf(dep).Slug()
 	if strings.TrimSpace(e.Request.PostForm.Get("slug")) != slug {
 		sd.flash(e, ui.FlashError, "The slug you typed does not match "+slug+": the site was not deleted.")
 		return e.Redirect(http.StatusSeeOther, "/account/sites/"+dep.Id+"/delete")

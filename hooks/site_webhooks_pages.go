@@ -17,10 +17,9 @@ const siteDeliveriesShown = 5
 
 // accountWebhooks is the site page's view of the webhooks hooks, each with
 // its latest deliveries.
-func accountWebhooks(app core.App, hooks []*core.Record) ([]ui.AccountWebhook, error) {
+func accountWebhooks(app core.App, hooks []*forms.Webhook) ([]ui.AccountWebhook, error) {
 	out := make([]ui.AccountWebhook, 0, len(hooks))
-	for _, rec := range hooks {
-		h := forms.WebhookOf(rec)
+	for _, h := range hooks {
 		log, err := forms.RecentDeliveries(app, h.Id, siteDeliveriesShown)
 		if err != nil {
 			return nil, err

@@ -43,11 +43,11 @@ func (sd *sitedrop) tls() *server.TLS {
 // siteClass is the certificate class of a live site: anonymous when the
 // deployment has no owner.
 func (sd *sitedrop) siteClass(slug string) (certs.Class, error) {
-	rec, err := sd.app.FindFirstRecordByData(sites.DeploymentsCollection, "slug", slug)
+	dep, err := sites.FindDeploymentBySlug(sd.app, slug)
 	if err != nil {
 		return certs.Owned, fmt.Errorf("no certificate for site %q: %w", slug, err)
 	}
-	if rec.GetString("owner") == "" {
+	if dep.OwnerID() == "" {
 		return certs.Anonymous, nil
 	}
 	return certs.Owned, nil

@@ -5,6 +5,7 @@ import (
 
 	"github.com/pocketbase/pocketbase/core"
 
+	"sitedrop/sites"
 	"sitedrop/sites/wire"
 )
 
@@ -65,7 +66,7 @@ func (sd *sitedrop) deployRollback(e *core.RequestEvent) error {
 	if err != nil {
 		return err
 	}
-	slug := rec.GetString("slug")
+	slug := sites.DeploymentOf(rec).Slug()
 	return e.JSON(http.StatusOK, wire.Rollback{
 		DeployRef: wire.DeployRef{ID: rec.Id, Slug: slug, URL: sd.siteURL(slug)},
 		Version:   *req.Version,

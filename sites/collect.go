@@ -19,14 +19,14 @@ func (s *Service) PurgeExpired(now time.Time) (int, error) {
 	total := 0
 	for {
 		recs, err := s.app.FindRecordsByFilter(DeploymentsCollection,
-			"owner = '' && expires_at != '' && expires_at <= {:now}", "expires_at", 200, 0,
+			FieldOwner+" = '' && "+FieldExpiresAt+" != '' && "+FieldExpiresAt+" <= {:now}", FieldExpiresAt, 200, 0,
 			dbx.Params{"now": DBTime(now)})
 		if err != nil {
 			return total, fmt.Errorf("find expired deployments: %w", err)
 		}
 		for _, r := range recs {
 			if err := s.app.Delete(r); err != nil {
-				return total, fmt.Errorf("delete expired %s: %w", r.GetString("slug"), err)
+				return total, fmt.Errorf("delete expired %s: %w", r.GetString(FieldSlug), err)
 			}
 			total++
 		}
@@ -132,7 +132,7 @@ func (s *Service) referencedHashes() (map[string]struct{}, error) {
 // and the manifest of its live version. It returns ErrNotFound when there is
 // no such deployment.
 func (s *Service) LoadSite(slug string) (*Site, error) {
-	rec, err := s.app.FindFirstRecordByData(DeploymentsCollection, "slug", slug)
+	rec, err := s.app.FindFirstRecordByData(DeploymentsCollection, FieldSlug, slug)
 	if err != nil {
 		return nil, ErrNotFound
 	}
@@ -142,14 +142,14 @@ func (s *Service) LoadSite(slug string) (*Site, error) {
 func siteFromRecord(app core.App, rec *core.Record) (*Site, error) {
 	site := &Site{
 		ID:         rec.Id,
-		Slug:       rec.GetString("slug"),
-		Status:     rec.GetString("status"),
-		IsSPA:      rec.GetBool("is_spa"),
-		VersionID:  rec.GetString("live_version"),
+		Slug:       rec.GetString(FieldSlug),
+		Status:     rec.GetString(FieldStatus),
+		IsSPA:      rec.GetBool(FieldIsSPA),
+		VersionID:  rec.GetString(FieldLiveVersion),
 		Protection: ProtectionOf(rec),
 		Files:      Manifest{},
 	}
-	if exp := rec.GetDateTime("expires_at"); !exp.IsZero() {
+	if exp := rec.GetDateTime(FieldExpiresAt); !exp.IsZero() {
 		site.ExpiresAt = exp.Time()
 	}
 	if site.VersionID == "" {

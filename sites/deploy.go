@@ -161,18 +161,18 @@ func (s *Service) Create(ctx context.Context, p CreateParams) (*Created, error) 
 		rec := core.NewRecord(deps)
 		rec.Set("id", p.ID)
 		versionID := core.GenerateDefaultRandomId()
-		rec.Set("slug", slug)
-		rec.Set("status", StatusActive)
-		rec.Set("storage_type", p.Upload.StorageType)
-		rec.Set("live_version", versionID)
+		rec.Set(FieldSlug, slug)
+		rec.Set(FieldStatus, StatusActive)
+		rec.Set(FieldStorageType, p.Upload.StorageType)
+		rec.Set(FieldLiveVersion, versionID)
 		meta.apply(rec)
 		p.Meta.Protect.apply(rec)
 		if p.Owner != nil {
-			rec.Set("owner", p.Owner.Id)
+			rec.Set(FieldOwner, p.Owner.Id)
 		} else {
 			out.ClaimToken = security.RandomString(40)
-			rec.Set("claim_token_hash", accounts.HashSecret(out.ClaimToken))
-			rec.Set("expires_at", now.Add(p.AnonTTL))
+			rec.Set(FieldClaimTokenHash, accounts.HashSecret(out.ClaimToken))
+			rec.Set(FieldExpiresAt, now.Add(p.AnonTTL))
 		}
 		if err := tx.Save(rec); err != nil {
 			return mapSaveError(err)
@@ -249,8 +249,8 @@ func (s *Service) replaceLocked(ctx context.Context, dep *core.Record, meta Meta
 		if err := s.saveVersion(tx, fresh.Id, versionID, number, manifest); err != nil {
 			return err
 		}
-		fresh.Set("live_version", versionID)
-		fresh.Set("storage_type", up.StorageType)
+		fresh.Set(FieldLiveVersion, versionID)
+		fresh.Set(FieldStorageType, up.StorageType)
 		m.apply(fresh)
 		meta.Protect.apply(fresh)
 		if err := tx.Save(fresh); err != nil {
@@ -275,11 +275,11 @@ func (s *Service) saveVersion(tx core.App, depID, versionID string, number int, 
 	}
 	v := core.NewRecord(col)
 	v.Set("id", versionID)
-	v.Set("deployment", depID)
-	v.Set("number", number)
-	v.Set("manifest", m)
-	v.Set("file_count", len(m))
-	v.Set("total_bytes", m.TotalBytes())
+	v.Set(FieldVersionDeployment, depID)
+	v.Set(FieldVersionNumber, number)
+	v.Set(FieldVersionManifest, m)
+	v.Set(FieldVersionFileCount, len(m))
+	v.Set(FieldVersionTotalBytes, m.TotalBytes())
 	if err := tx.Save(v); err != nil {
 		return fmt.Errorf("save version %d: %w", number, err)
 	}
@@ -292,7 +292,7 @@ func (s *Service) pruneVersions(tx core.App, depID string, keepFrom int) error {
 	if keepFrom <= 1 {
 		return nil
 	}
-	old, err := tx.FindRecordsByFilter(VersionsCollection, "deployment = {:d} && number < {:n}", "", 0, 0,
+	old, err := tx.FindRecordsByFilter(VersionsCollection, FieldVersionDeployment+" = {:d} && "+FieldVersionNumber+" < {:n}", "", 0, 0,
 		dbx.Params{"d": depID, "n": keepFrom})
 	if err != nil {
 		return fmt.Errorf("find old versions: %w", err)
@@ -310,7 +310,7 @@ func (s *Service) pruneVersions(tx core.App, depID string, keepFrom int) error {
 func mapSaveError(err error) error {
 	var verrs validation.Errors
 	if errors.As(err, &verrs) {
-		if ve, ok := verrs["slug"].(validation.Error); ok && ve.Code() == "validation_not_unique" {
+		if ve, ok := verrs[FieldSlug].(validation.Error); ok && ve.Code() == "validation_not_unique" {
 			return ErrSlugTaken
 		}
 	}
@@ -327,7 +327,7 @@ type resolvedMeta struct {
 func resolveMeta(rec *core.Record, m Metadata) resolvedMeta {
 	var r resolvedMeta
 	if rec != nil {
-		r = resolvedMeta{rec.GetString("title"), rec.GetString("description"), rec.GetString("favicon"), rec.GetBool("is_spa")}
+		r = resolvedMeta{rec.GetString(FieldTitle), rec.GetString(FieldDescription), rec.GetString(FieldFavicon), rec.GetBool(FieldIsSPA)}
 	}
 	if m.Title != nil {
 		r.title = *m.Title
@@ -345,10 +345,10 @@ func resolveMeta(rec *core.Record, m Metadata) resolvedMeta {
 }
 
 func (r resolvedMeta) apply(rec *core.Record) {
-	rec.Set("title", r.title)
-	rec.Set("description", r.description)
-	rec.Set("favicon", r.favicon)
-	rec.Set("is_spa", r.isSPA)
+	rec.Set(FieldTitle, r.title)
+	rec.Set(FieldDescription, r.description)
+	rec.Set(FieldFavicon, r.favicon)
+	rec.Set(FieldIsSPA, r.isSPA)
 }
 
 // SubmitURLPlaceholder in a deployed HTML file becomes the deployment's

@@ -22,9 +22,9 @@ func (s *Service) Claim(owner *core.Record, slug, token string) (*core.Record, e
 		if err != nil {
 			return err
 		}
-		rec.Set("owner", owner.Id)
-		rec.Set("expires_at", "")
-		rec.Set("claim_token_hash", "")
+		rec.Set(FieldOwner, owner.Id)
+		rec.Set(FieldExpiresAt, "")
+		rec.Set(FieldClaimTokenHash, "")
 		if err := tx.Save(rec); err != nil {
 			return mapSaveError(err)
 		}
@@ -38,11 +38,11 @@ func (s *Service) Claim(owner *core.Record, slug, token string) (*core.Record, e
 // its claim token: ErrNotFound for unknown, expired and owned slugs,
 // ErrInvalidClaimToken for a wrong token (compared in constant time).
 func Claimable(app core.App, slug, token string) (*core.Record, error) {
-	rec, err := app.FindFirstRecordByData(DeploymentsCollection, "slug", slug)
-	if err != nil || rec.GetString("owner") != "" || IsExpired(rec, time.Now()) {
+	rec, err := app.FindFirstRecordByData(DeploymentsCollection, FieldSlug, slug)
+	if err != nil || rec.GetString(FieldOwner) != "" || IsExpired(rec, time.Now()) {
 		return nil, ErrNotFound
 	}
-	want := rec.GetString("claim_token_hash")
+	want := rec.GetString(FieldClaimTokenHash)
 	if want == "" || token == "" || subtle.ConstantTimeCompare([]byte(want), []byte(accounts.HashSecret(token))) != 1 {
 		return nil, ErrInvalidClaimToken
 	}
@@ -52,15 +52,14 @@ func Claimable(app core.App, slug, token string) (*core.Record, error) {
 // IsExpired reports whether an anonymous deployment record has passed its
 // expiry at now.
 func IsExpired(rec *core.Record, now time.Time) bool {
-	exp := rec.GetDateTime("expires_at")
-	return !exp.IsZero() && !exp.Time().After(now)
+	return DeploymentOf(rec).Expired(now)
 }
 
 // FindOwned returns the deployment id owned by owner, or ErrNotFound (also
 // when it exists but belongs to someone else, so ids do not leak).
 func (s *Service) FindOwned(owner *core.Record, id string) (*core.Record, error) {
 	rec, err := s.app.FindRecordById(DeploymentsCollection, id)
-	if err != nil || owner == nil || rec.GetString("owner") != owner.Id {
+	if err != nil || owner == nil || rec.GetString(FieldOwner) != owner.Id {
 		return nil, ErrNotFound
 	}
 	return rec, nil
@@ -68,7 +67,7 @@ func (s *Service) FindOwned(owner *core.Record, id string) (*core.Record, error)
 
 // ListOwned returns owner's deployments, most recently updated first.
 func (s *Service) ListOwned(owner *core.Record) ([]*core.Record, error) {
-	recs, err := s.app.FindRecordsByFilter(DeploymentsCollection, "owner = {:owner}", "-updated,-created", 0, 0,
+	recs, err := s.app.FindRecordsByFilter(DeploymentsCollection, FieldOwner+" = {:owner}", "-"+FieldUpdated+",-"+FieldCreated, 0, 0,
 		dbx.Params{"owner": owner.Id})
 	if err != nil {
 		return nil, fmt.Errorf("list deployments: %w", err)

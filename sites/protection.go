@@ -142,9 +142,9 @@ func (c ProtectionChange) IsZero() bool {
 
 // Deployment record fields of the protection.
 const (
-	fieldPasswordHash = "protect_password_hash"
-	fieldLink         = "protect_link"
-	fieldSecret       = "protect_secret"
+	FieldProtectPasswordHash = "protect_password_hash"
+	FieldProtectLink         = "protect_link"
+	FieldProtectSecret       = "protect_secret"
 )
 
 // apply writes c on rec. The secret is created with the first
@@ -153,20 +153,20 @@ const (
 // removed and set again.
 func (c ProtectionChange) apply(rec *core.Record) {
 	if c.PasswordHash != nil {
-		rec.Set(fieldPasswordHash, *c.PasswordHash)
+		rec.Set(FieldProtectPasswordHash, *c.PasswordHash)
 	}
 	if c.Link != nil {
-		rec.Set(fieldLink, *c.Link)
+		rec.Set(FieldProtectLink, *c.Link)
 	}
 	if c.Rotate {
-		rec.Set(fieldLink, true)
-		rec.Set(fieldSecret, newSecret())
+		rec.Set(FieldProtectLink, true)
+		rec.Set(FieldProtectSecret, newSecret())
 	}
 	switch {
-	case rec.GetString(fieldPasswordHash) == "" && !rec.GetBool(fieldLink):
-		rec.Set(fieldSecret, "")
-	case rec.GetString(fieldSecret) == "":
-		rec.Set(fieldSecret, newSecret())
+	case rec.GetString(FieldProtectPasswordHash) == "" && !rec.GetBool(FieldProtectLink):
+		rec.Set(FieldProtectSecret, "")
+	case rec.GetString(FieldProtectSecret) == "":
+		rec.Set(FieldProtectSecret, newSecret())
 	}
 }
 
@@ -177,12 +177,12 @@ func (c ProtectionChange) apply(rec *core.Record) {
 // is), and the record gets its secret with a password or the link on and
 // loses it with neither (see ProtectionChange.apply).
 func NormalizeProtection(rec *core.Record) error {
-	if typed := rec.GetString(fieldPasswordHash); typed != "" && !isPasswordHash(typed) {
+	if typed := rec.GetString(FieldProtectPasswordHash); typed != "" && !isPasswordHash(typed) {
 		hash, err := HashPassword(typed)
 		if err != nil {
 			return err
 		}
-		rec.Set(fieldPasswordHash, hash)
+		rec.Set(FieldProtectPasswordHash, hash)
 	}
 	ProtectionChange{}.apply(rec)
 	return nil
@@ -199,9 +199,9 @@ func isPasswordHash(s string) bool {
 // site.
 func ProtectionOf(rec *core.Record) *Protection {
 	p := &Protection{
-		PasswordHash: rec.GetString(fieldPasswordHash),
-		Link:         rec.GetBool(fieldLink),
-		Secret:       rec.GetString(fieldSecret),
+		PasswordHash: rec.GetString(FieldProtectPasswordHash),
+		Link:         rec.GetBool(FieldProtectLink),
+		Secret:       rec.GetString(FieldProtectSecret),
 	}
 	if (p.PasswordHash == "" && !p.Link) || p.Secret == "" {
 		return nil

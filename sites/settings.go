@@ -31,7 +31,7 @@ func (s *Service) UpdateSettings(ctx context.Context, dep *core.Record, meta Met
 		return fresh, false, nil
 	}
 	if next.title == cur.title && next.description == cur.description && next.favicon == cur.favicon {
-		fresh.Set("is_spa", next.isSPA)
+		fresh.Set(FieldIsSPA, next.isSPA)
 		if err := s.app.Save(fresh); err != nil {
 			return nil, false, fmt.Errorf("save settings: %w", err)
 		}
@@ -41,7 +41,7 @@ func (s *Service) UpdateSettings(ctx context.Context, dep *core.Record, meta Met
 	if err != nil {
 		return nil, false, err
 	}
-	up := Upload{StorageType: fresh.GetString("storage_type"), Files: files}
+	up := Upload{StorageType: fresh.GetString(FieldStorageType), Files: files}
 	out, err = s.replaceLocked(ctx, fresh, meta, up)
 	if err != nil {
 		return nil, false, err

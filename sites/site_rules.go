@@ -6,6 +6,7 @@ import (
 
 	"github.com/pocketbase/pocketbase/core"
 
+	"sitedrop/sites/accounts"
 	"sitedrop/sites/rules"
 )
 
@@ -71,7 +72,7 @@ func RuleLimitOf(owner *core.Record) RuleLimit {
 	switch {
 	case owner == nil:
 		return RuleLimit{Rules: AnonRules, Bytes: AnonRuleBytes, who: "an anonymous site"}
-	case owner.GetString("plan") == PlanPro:
+	case accounts.UserOf(owner).Plan() == PlanPro:
 		return MaxRuleLimit()
 	}
 	return RuleLimit{Rules: FreeRules, Bytes: FreeRuleBytes, who: "a site of the free plan"}

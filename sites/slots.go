@@ -18,22 +18,22 @@ import (
 // transaction that saves rec, so that concurrent creates and claims are
 // counted one after the other.
 func (s *Service) CheckSlot(tx core.App, rec *core.Record) error {
-	owner := rec.GetString("owner")
+	owner := rec.GetString(FieldOwner)
 	if owner == "" {
 		return nil
 	}
-	if !rec.IsNew() && rec.Original().GetString("owner") == owner {
+	if !rec.IsNew() && rec.Original().GetString(FieldOwner) == owner {
 		return nil
 	}
 	user, err := tx.FindRecordById(accounts.UsersCollection, owner)
 	if err != nil {
 		return fmt.Errorf("find owner %s: %w", owner, err)
 	}
-	n, err := tx.CountRecords(DeploymentsCollection, dbx.HashExp{"owner": owner}, dbx.Not(dbx.HashExp{"id": rec.Id}))
+	n, err := tx.CountRecords(DeploymentsCollection, dbx.HashExp{FieldOwner: owner}, dbx.Not(dbx.HashExp{"id": rec.Id}))
 	if err != nil {
 		return fmt.Errorf("count deployments: %w", err)
 	}
-	if n >= int64(s.SlotLimit(user.GetString("plan"))) {
+	if n >= int64(s.SlotLimit(accounts.UserOf(user).Plan())) {
 		return ErrSlotLimit
 	}
 	return nil
@@ -52,8 +52,8 @@ func (s *Service) PrecheckCreate(owner *core.Record, slug string) error {
 		if s.IsReserved(slug) {
 			return ErrSlugReserved
 		}
-		if rec, err := s.app.FindFirstRecordByData(DeploymentsCollection, "slug", slug); err == nil &&
-			!(rec.GetString("owner") == "" && IsExpired(rec, time.Now())) {
+		if rec, err := s.app.FindFirstRecordByData(DeploymentsCollection, FieldSlug, slug); err == nil &&
+			!(rec.GetString(FieldOwner) == "" && IsExpired(rec, time.Now())) {
 			return ErrSlugTaken
 		}
 	}
@@ -65,7 +65,7 @@ func (s *Service) PrecheckCreate(owner *core.Record, slug string) error {
 		return fmt.Errorf("find deployments collection: %w", err)
 	}
 	probe := core.NewRecord(col)
-	probe.Set("owner", owner.Id)
+	probe.Set(FieldOwner, owner.Id)
 	return s.CheckSlot(s.app, probe)
 }
 
@@ -82,14 +82,14 @@ func (s *Service) lockDeployment(id string) func() {
 // takeSlug makes sure slug is free inside tx. An anonymous deployment that
 // has expired but is not yet purged gives its slug up at once.
 func (s *Service) takeSlug(tx core.App, slug string, now time.Time) error {
-	rec, err := tx.FindFirstRecordByData(DeploymentsCollection, "slug", slug)
+	rec, err := tx.FindFirstRecordByData(DeploymentsCollection, FieldSlug, slug)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil
 	}
 	if err != nil {
 		return fmt.Errorf("look up slug %s: %w", slug, err)
 	}
-	if rec.GetString("owner") == "" && IsExpired(rec, now) {
+	if rec.GetString(FieldOwner) == "" && IsExpired(rec, now) {
 		if err := tx.Delete(rec); err != nil {
 			return fmt.Errorf("purge expired %s: %w", slug, err)
 		}
@@ -104,7 +104,7 @@ func (s *Service) generateFreeSlug(tx core.App) (string, error) {
 		if s.IsReserved(slug) {
 			continue
 		}
-		if _, err := tx.FindFirstRecordByData(DeploymentsCollection, "slug", slug); err != nil {
+		if _, err := tx.FindFirstRecordByData(DeploymentsCollection, FieldSlug, slug); err != nil {
 			return slug, nil
 		}
 	}

@@ -26,19 +26,19 @@ type VersionInfo struct {
 
 // ListVersions returns the kept versions of dep, newest first.
 func (s *Service) ListVersions(dep *core.Record) ([]VersionInfo, error) {
-	recs, err := s.app.FindRecordsByFilter(VersionsCollection, "deployment = {:d}", "-number", 0, 0,
+	recs, err := s.app.FindRecordsByFilter(VersionsCollection, FieldVersionDeployment+" = {:d}", "-"+FieldVersionNumber, 0, 0,
 		dbx.Params{"d": dep.Id})
 	if err != nil {
 		return nil, fmt.Errorf("list versions: %w", err)
 	}
-	live := dep.GetString("live_version")
+	live := dep.GetString(FieldLiveVersion)
 	out := make([]VersionInfo, 0, len(recs))
 	for _, v := range recs {
 		out = append(out, VersionInfo{
-			Number:     v.GetInt("number"),
-			Created:    v.GetDateTime("created").Time(),
-			FileCount:  v.GetInt("file_count"),
-			TotalBytes: int64(v.GetInt("total_bytes")),
+			Number:     v.GetInt(FieldVersionNumber),
+			Created:    v.GetDateTime(FieldCreated).Time(),
+			FileCount:  v.GetInt(FieldVersionFileCount),
+			TotalBytes: int64(v.GetInt(FieldVersionTotalBytes)),
 			Live:       v.Id == live,
 		})
 	}
@@ -60,12 +60,12 @@ func (s *Service) Rollback(dep *core.Record, number int) (*core.Record, error) {
 		if err != nil {
 			return ErrNotFound
 		}
-		v, err := tx.FindFirstRecordByFilter(VersionsCollection, "deployment = {:d} && number = {:n}",
+		v, err := tx.FindFirstRecordByFilter(VersionsCollection, FieldVersionDeployment+" = {:d} && "+FieldVersionNumber+" = {:n}",
 			dbx.Params{"d": fresh.Id, "n": number})
 		if err != nil {
 			return ErrVersionNotFound
 		}
-		fresh.Set("live_version", v.Id)
+		fresh.Set(FieldLiveVersion, v.Id)
 		if err := tx.Save(fresh); err != nil {
 			return fmt.Errorf("switch to version %d: %w", number, err)
 		}
@@ -82,15 +82,15 @@ func (s *Service) Rollback(dep *core.Record, number int) (*core.Record, error) {
 // sql.ErrNoRows when that version does not exist (none is live, or it
 // was deleted since dep was read).
 func liveManifest(app core.App, dep *core.Record) (Manifest, error) {
-	id := dep.GetString("live_version")
+	id := dep.GetString(FieldLiveVersion)
 	if id == "" {
-		return nil, fmt.Errorf("%s has no live version: %w", dep.GetString("slug"), sql.ErrNoRows)
+		return nil, fmt.Errorf("%s has no live version: %w", dep.GetString(FieldSlug), sql.ErrNoRows)
 	}
 	ver, err := app.FindRecordById(VersionsCollection, id)
 	if err != nil {
-		return nil, fmt.Errorf("find live version of %s: %w", dep.GetString("slug"), err)
+		return nil, fmt.Errorf("find live version of %s: %w", dep.GetString(FieldSlug), err)
 	}
-	return ParseManifest([]byte(ver.GetString("manifest")))
+	return ParseManifest([]byte(ver.GetString(FieldVersionManifest)))
 }
 
 // LiveHashes calls fn with every blob hash that the live versions of

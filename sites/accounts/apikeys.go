@@ -54,10 +54,10 @@ func CreateAPIKey(app core.App, user *core.Record, name string) (string, *core.R
 	}
 	plain := APIKeyPrefix + security.RandomString(apiKeySecretLen)
 	rec := core.NewRecord(col)
-	rec.Set("user", user.Id)
-	rec.Set("name", name)
-	rec.Set("prefix", plain[:apiKeyDisplayLen])
-	rec.Set("hash", HashSecret(plain))
+	rec.Set(FieldUser, user.Id)
+	rec.Set(FieldName, name)
+	rec.Set(FieldPrefix, plain[:apiKeyDisplayLen])
+	rec.Set(FieldHash, HashSecret(plain))
 	if err := app.Save(rec); err != nil {
 		return "", nil, fmt.Errorf("save api key: %w", err)
 	}
@@ -81,16 +81,16 @@ func APIKeyByPlain(app core.App, plain string) (key, user *core.Record, err erro
 	h := HashSecret(plain)
 	// An indexed equality lookup on the SHA-256 of a 238-bit secret: its
 	// timing tells an attacker nothing usable.
-	key, err = app.FindFirstRecordByData(APIKeysCollection, "hash", h)
+	key, err = app.FindFirstRecordByData(APIKeysCollection, FieldHash, h)
 	if err != nil {
 		return nil, nil, ErrKeyNotFound
 	}
-	user, err = app.FindRecordById(UsersCollection, key.GetString("user"))
+	user, err = app.FindRecordById(UsersCollection, key.GetString(FieldUser))
 	if err != nil {
 		return nil, nil, ErrKeyNotFound
 	}
-	if last := key.GetDateTime("last_used_at"); last.IsZero() || time.Since(last.Time()) > lastUsedResolution {
-		key.Set("last_used_at", time.Now().UTC())
+	if last := key.GetDateTime(FieldLastUsedAt); last.IsZero() || time.Since(last.Time()) > lastUsedResolution {
+		key.Set(FieldLastUsedAt, time.Now().UTC())
 		if err := app.SaveNoValidate(key); err != nil {
 			app.Logger().Warn("update api key last_used_at", "error", err)
 		}
@@ -100,7 +100,7 @@ func APIKeyByPlain(app core.App, plain string) (key, user *core.Record, err erro
 
 // ListAPIKeys returns user's keys, newest first.
 func ListAPIKeys(app core.App, user *core.Record) ([]*core.Record, error) {
-	recs, err := app.FindRecordsByFilter(APIKeysCollection, "user = {:u}", "-created", 0, 0, dbx.Params{"u": user.Id})
+	recs, err := app.FindRecordsByFilter(APIKeysCollection, FieldUser+" = {:u}", "-"+FieldCreated, 0, 0, dbx.Params{"u": user.Id})
 	if err != nil {
 		return nil, fmt.Errorf("list api keys: %w", err)
 	}
@@ -110,7 +110,7 @@ func ListAPIKeys(app core.App, user *core.Record) ([]*core.Record, error) {
 // RevokeAPIKey deletes the one key whose display prefix is prefix. It
 // refuses an ambiguous prefix.
 func RevokeAPIKey(app core.App, prefix string) (*core.Record, error) {
-	recs, err := app.FindRecordsByFilter(APIKeysCollection, "prefix = {:p}", "", 0, 0, dbx.Params{"p": prefix})
+	recs, err := app.FindRecordsByFilter(APIKeysCollection, FieldPrefix+" = {:p}", "", 0, 0, dbx.Params{"p": prefix})
 	if err != nil {
 		return nil, fmt.Errorf("find api key: %w", err)
 	}

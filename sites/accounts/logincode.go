@@ -15,6 +15,13 @@ import (
 	"golang.org/x/crypto/bcrypt"
 )
 
+// The fields of the login_codes collection (and FieldExpiresAt).
+const (
+	fieldCodeEmail    = "email"
+	fieldCodeHash     = "code_hash"
+	fieldCodeAttempts = "attempts"
+)
+
 // Sign-in codes.
 const (
 	// LoginCodesCollection holds pending sign-in codes.
@@ -50,12 +57,12 @@ func NewLoginCode(app core.App, email string) (id, code string, err error) {
 		return "", "", fmt.Errorf("find login_codes collection: %w", err)
 	}
 	rec := core.NewRecord(col)
-	rec.Set("email", email)
-	rec.Set("code_hash", string(hash))
-	rec.Set("attempts", 0)
-	rec.Set("expires_at", time.Now().UTC().Add(LoginCodeTTL))
+	rec.Set(fieldCodeEmail, email)
+	rec.Set(fieldCodeHash, string(hash))
+	rec.Set(fieldCodeAttempts, 0)
+	rec.Set(FieldExpiresAt, time.Now().UTC().Add(LoginCodeTTL))
 	err = app.RunInTransaction(func(tx core.App) error {
-		if _, err := tx.NonconcurrentDB().Delete(LoginCodesCollection, dbx.HashExp{"email": email}).Execute(); err != nil {
+		if _, err := tx.NonconcurrentDB().Delete(LoginCodesCollection, dbx.HashExp{fieldCodeEmail: email}).Execute(); err != nil {
 			return fmt.Errorf("delete earlier login codes: %w", err)
 		}
 		if err := tx.Save(rec); err != nil {
@@ -85,10 +92,10 @@ func VerifyLoginCode(app core.App, id, code string) (string, error) {
 		if err != nil {
 			return ErrInvalidCode
 		}
-		if !r.GetDateTime("expires_at").Time().After(time.Now()) || r.GetInt("attempts") >= MaxCodeAttempts {
+		if !r.GetDateTime(FieldExpiresAt).Time().After(time.Now()) || r.GetInt(fieldCodeAttempts) >= MaxCodeAttempts {
 			return ErrInvalidCode
 		}
-		r.Set("attempts", r.GetInt("attempts")+1)
+		r.Set(fieldCodeAttempts, r.GetInt(fieldCodeAttempts)+1)
 		if err := tx.Save(r); err != nil {
 			return fmt.Errorf("count login code attempt: %w", err)
 		}
@@ -101,8 +108,8 @@ func VerifyLoginCode(app core.App, id, code string) (string, error) {
 		_ = bcrypt.CompareHashAndPassword(dummyCodeHash(), []byte(code))
 		return "", err
 	}
-	if bcrypt.CompareHashAndPassword([]byte(rec.GetString("code_hash")), []byte(code)) != nil {
-		if rec.GetInt("attempts") >= MaxCodeAttempts {
+	if bcrypt.CompareHashAndPassword([]byte(rec.GetString(fieldCodeHash)), []byte(code)) != nil {
+		if rec.GetInt(fieldCodeAttempts) >= MaxCodeAttempts {
 			_ = DeleteLoginCode(app, id)
 		}
 		return "", ErrInvalidCode
@@ -111,7 +118,7 @@ func VerifyLoginCode(app core.App, id, code string) (string, error) {
 	if err := DeleteLoginCode(app, id); err != nil {
 		return "", ErrInvalidCode
 	}
-	return rec.GetString("email"), nil
+	return rec.GetString(fieldCodeEmail), nil
 }
 
 // dummyCodeHash is a bcrypt hash to compare against when there is no code.

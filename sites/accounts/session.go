@@ -33,11 +33,11 @@ func CreateSession(app core.App, key *core.Record, ownsKey bool) (string, error)
 	}
 	token := security.RandomString(43)
 	rec := core.NewRecord(col)
-	rec.Set("user", key.GetString("user"))
-	rec.Set("api_key", key.Id)
-	rec.Set("owns_key", ownsKey)
-	rec.Set("token_hash", HashSecret(token))
-	rec.Set("expires_at", time.Now().UTC().Add(SessionTTL))
+	rec.Set(FieldUser, key.GetString(FieldUser))
+	rec.Set(FieldAPIKey, key.Id)
+	rec.Set(FieldOwnsKey, ownsKey)
+	rec.Set(FieldTokenHash, HashSecret(token))
+	rec.Set(FieldExpiresAt, time.Now().UTC().Add(SessionTTL))
 	if err := app.Save(rec); err != nil {
 		return "", fmt.Errorf("save session: %w", err)
 	}
@@ -49,11 +49,11 @@ func UserBySession(app core.App, token string) (*core.Record, error) {
 	if token == "" || len(token) > 128 {
 		return nil, ErrNoSession
 	}
-	rec, err := app.FindFirstRecordByData(SessionsCollection, "token_hash", HashSecret(token))
-	if err != nil || !rec.GetDateTime("expires_at").Time().After(time.Now()) {
+	rec, err := app.FindFirstRecordByData(SessionsCollection, FieldTokenHash, HashSecret(token))
+	if err != nil || !rec.GetDateTime(FieldExpiresAt).Time().After(time.Now()) {
 		return nil, ErrNoSession
 	}
-	user, err := app.FindRecordById(UsersCollection, rec.GetString("user"))
+	user, err := app.FindRecordById(UsersCollection, rec.GetString(FieldUser))
 	if err != nil {
 		return nil, ErrNoSession
 	}
@@ -66,7 +66,7 @@ func DeleteSession(app core.App, token string) error {
 	if token == "" {
 		return nil
 	}
-	rec, err := app.FindFirstRecordByData(SessionsCollection, "token_hash", HashSecret(token))
+	rec, err := app.FindFirstRecordByData(SessionsCollection, FieldTokenHash, HashSecret(token))
 	if err != nil {
 		return nil
 	}
@@ -76,8 +76,8 @@ func DeleteSession(app core.App, token string) error {
 // EndSession ends the session rec, and revokes its key when the key was
 // made for it (the session then goes with its key, by cascade).
 func EndSession(app core.App, rec *core.Record) error {
-	if rec.GetBool("owns_key") {
-		if key, err := app.FindRecordById(APIKeysCollection, rec.GetString("api_key")); err == nil {
+	if rec.GetBool(FieldOwnsKey) {
+		if key, err := app.FindRecordById(APIKeysCollection, rec.GetString(FieldAPIKey)); err == nil {
 			if err := app.Delete(key); err != nil {
 				return fmt.Errorf("revoke session key: %w", err)
 			}
@@ -92,7 +92,7 @@ func EndSession(app core.App, rec *core.Record) error {
 
 // ListSessions returns user's live sessions (not expired), newest first.
 func ListSessions(app core.App, user *core.Record) ([]*core.Record, error) {
-	recs, err := app.FindRecordsByFilter(SessionsCollection, "user = {:u} && expires_at > {:now}", "-created", 0, 0,
+	recs, err := app.FindRecordsByFilter(SessionsCollection, FieldUser+" = {:u} && "+FieldExpiresAt+" > {:now}", "-"+FieldCreated, 0, 0,
 		dbx.Params{"u": user.Id, "now": time.Now().UTC().Format(types.DefaultDateLayout)})
 	if err != nil {
 		return nil, fmt.Errorf("list sessions: %w", err)
@@ -102,7 +102,7 @@ func ListSessions(app core.App, user *core.Record) ([]*core.Record, error) {
 
 // IsSessionOf reports whether rec is the session of token.
 func IsSessionOf(rec *core.Record, token string) bool {
-	return token != "" && rec.GetString("token_hash") == HashSecret(token)
+	return token != "" && rec.GetString(FieldTokenHash) == HashSecret(token)
 }
 
 // PurgeExpiredSessions deletes sessions past their expiry.
@@ -119,13 +119,13 @@ func PurgeExpiredSessions(app core.App, now time.Time) error {
 // browser session (owns_key): they are the sessions' own, not API keys the
 // user made.
 func SessionKeyIDs(app core.App, user *core.Record) (map[string]bool, error) {
-	recs, err := app.FindRecordsByFilter(SessionsCollection, "user = {:u} && owns_key = true", "", 0, 0, dbx.Params{"u": user.Id})
+	recs, err := app.FindRecordsByFilter(SessionsCollection, FieldUser+" = {:u} && "+FieldOwnsKey+" = true", "", 0, 0, dbx.Params{"u": user.Id})
 	if err != nil {
 		return nil, fmt.Errorf("list session keys: %w", err)
 	}
 	ids := make(map[string]bool, len(recs))
 	for _, r := range recs {
-		ids[r.GetString("api_key")] = true
+		ids[r.GetString(FieldAPIKey)] = true
 	}
 	return ids, nil
 }

@@ -4,6 +4,9 @@ import (
 	"time"
 
 	"github.com/pocketbase/pocketbase/core"
+
+	"sitedrop/sites"
+	"sitedrop/sites/accounts"
 )
 
 // The fields of the domains collection: the only place their names are
@@ -113,6 +116,10 @@ func (d *Domain) SetVerified(t time.Time) { d.Set(fieldVerified, t) }
 // Created is when the claim was first saved.
 func (d *Domain) Created() time.Time { return d.GetDateTime(fieldCreated).Time() }
 
+// DeploymentIDOf is the id of the deployment that claims rec, a record of
+// the domains collection.
+func DeploymentIDOf(rec *core.Record) string { return asDomain(rec).DeploymentID() }
+
 // NamesOf returns the domains a saved or deleted record of the domains
 // collection stood for: its domain and, when an update changed it, the
 // one before (for the hooks that drop what a released domain had).
@@ -127,15 +134,6 @@ func NamesOf(rec *core.Record) []string {
 	return names
 }
 
-// The deployments and users fields this package reads: a domain belongs
-// to a deployment, whose owner's plan sets the limit. (They move to
-// sites' own models when sites has them.)
-const (
-	deploymentSlug  = "slug"
-	deploymentOwner = "owner"
-	userPlan        = "plan"
-)
-
 // Site is what a claim needs of its deployment.
 type Site struct {
 	// ID is the deployment's id, Slug its slug, OwnerID its owner's id
@@ -145,7 +143,8 @@ type Site struct {
 
 // SiteOf reads a record of the deployments collection.
 func SiteOf(dep *core.Record) Site {
-	return Site{ID: dep.Id, Slug: dep.GetString(deploymentSlug), OwnerID: dep.GetString(deploymentOwner)}
+	d := sites.DeploymentOf(dep)
+	return Site{ID: d.Id, Slug: d.Slug(), OwnerID: d.OwnerID()}
 }
 
 // Account is what the plan limit needs of a user.
@@ -156,5 +155,5 @@ type Account struct {
 
 // AccountOf reads a record of the users collection.
 func AccountOf(user *core.Record) Account {
-	return Account{ID: user.Id, Plan: user.GetString(userPlan)}
+	return Account{ID: user.Id, Plan: accounts.UserOf(user).Plan()}
 }

@@ -110,7 +110,7 @@ func CountOwned(app core.App, userID string) (int, error) {
 	var n int
 	err := app.DB().Select("COUNT(*)").From(Collection+" d").
 		InnerJoin(sites.DeploymentsCollection+" p", dbx.NewExp("p.id = d."+fieldDeployment)).
-		Where(dbx.HashExp{"p." + deploymentOwner: userID}).Row(&n)
+		Where(dbx.HashExp{"p." + sites.FieldOwner: userID}).Row(&n)
 	if err != nil {
 		return 0, fmt.Errorf("count domains of %s: %w", userID, err)
 	}
@@ -302,7 +302,7 @@ type routeRow struct {
 func routeRows(app core.App) ([]routeRow, error) {
 	var rows []routeRow
 	err := app.DB().Select("d."+fieldDomain+" AS domain", "d."+fieldDeployment+" AS deployment",
-		"d."+fieldStatus+" AS status", "p."+deploymentSlug+" AS slug").
+		"d."+fieldStatus+" AS status", "p."+sites.FieldSlug+" AS slug").
 		From(Collection+" d").
 		InnerJoin(sites.DeploymentsCollection+" p", dbx.NewExp("p.id = d."+fieldDeployment)).
 		All(&rows)

@@ -1,7 +1,6 @@
 package forms
 
 import (
-	"errors"
 	"fmt"
 	"time"
 
@@ -11,25 +10,13 @@ import (
 	"sitedrop/sites"
 )
 
-// Fields of the deployments collection that forms reads and writes: the
-// two that name a deployment and its owner, its status, and its e-mail
-// notification settings, which are forms' own. The collection is sites';
-// when sites has a typed Deployment, this view builds on it.
-const (
-	deploymentSlug          = "slug"
-	deploymentOwner         = "owner"
-	deploymentStatus        = "status"
-	deploymentNotifyEmail   = "notify_email"
-	deploymentNotifiedUntil = "notified_until"
-	deploymentLastMailAt    = "last_mail_at"
-)
-
 var _ core.RecordProxy = (*Deployment)(nil)
 
-// Deployment is a deployments record as forms sees it: the site its
-// visitors' forms post to, and its owner's e-mail notification settings.
+// Deployment is a deployments record as forms sees it: sites' typed
+// Deployment (the site its visitors' forms post to, and its owner's
+// e-mail notification settings), whose accessors hold the field names.
 type Deployment struct {
-	core.BaseRecordProxy
+	sites.Deployment
 }
 
 // DeploymentOf is rec, a deployments record, seen by forms.
@@ -39,25 +26,10 @@ func DeploymentOf(rec *core.Record) *Deployment {
 	return d
 }
 
-// Slug returns the "slug" field: the deployment's name in its host.
-func (d *Deployment) Slug() string { return d.GetString(deploymentSlug) }
-
-// OwnerID returns the "owner" field: the owning account's id, "" for an
-// anonymous deployment.
-func (d *Deployment) OwnerID() string { return d.GetString(deploymentOwner) }
-
-// NotifyEmail returns the "notify_email" field: whether the owner is
-// mailed about new submissions.
-func (d *Deployment) NotifyEmail() bool { return d.GetBool(deploymentNotifyEmail) }
-
-// NotifiedUntil returns the "notified_until" field: submissions created
-// after it are not mailed yet.
-func (d *Deployment) NotifiedUntil() time.Time { return d.GetDateTime(deploymentNotifiedUntil).Time() }
-
 // Accepting reports whether the deployment's forms take submissions at
 // now: it is active and not expired.
 func (d *Deployment) Accepting(now time.Time) bool {
-	return d.GetString(deploymentStatus) == sites.StatusActive && !sites.IsExpired(d.Record, now)
+	return d.Status() == sites.StatusActive && !d.Expired(now)
 }
 
 // Ref is the deployment as webhooks name it, with siteURL its live URL.
@@ -68,11 +40,11 @@ func (d *Deployment) Ref(siteURL string) DeploymentRef {
 // FindAcceptingDeployment returns the deployment id if its forms take
 // submissions now (Accepting), else an error that is sites.ErrNotFound.
 func FindAcceptingDeployment(app core.App, id string) (*Deployment, error) {
-	rec, err := app.FindRecordById(sites.DeploymentsCollection, id)
+	dep, err := sites.FindDeployment(app, id)
 	if err != nil {
-		return nil, fmt.Errorf("deployment %q: %w", id, errors.Join(sites.ErrNotFound, err))
+		return nil, err
 	}
-	d := DeploymentOf(rec)
+	d := &Deployment{Deployment: *dep}
 	if !d.Accepting(time.Now()) {
 		return nil, fmt.Errorf("deployment %q takes no submissions: %w", id, sites.ErrNotFound)
 	}
@@ -83,9 +55,9 @@ func FindAcceptingDeployment(app core.App, id string) (*Deployment, error) {
 // saves it; when turned on, only submissions from now on are mailed.
 func SetNotifyEmail(app core.App, d *Deployment, on bool) error {
 	if on && !d.NotifyEmail() {
-		d.Set(deploymentNotifiedUntil, notifyFrom())
+		d.SetNotifiedUntil(notifyFrom())
 	}
-	d.Set(deploymentNotifyEmail, on)
+	d.SetNotifyEmail(on)
 	if err := app.Save(d); err != nil {
 		return fmt.Errorf("save the notification setting of %s: %w", d.Id, err)
 	}

@@ -49,11 +49,11 @@ func FindDueNotifications(app core.App, now time.Time) ([]string, error) {
 	}
 	err := app.DB().NewQuery(`
 		SELECT d.[[id]] FROM {{` + sites.DeploymentsCollection + `}} d
-		WHERE d.[[` + deploymentNotifyEmail + `]] = TRUE AND d.[[` + deploymentOwner + `]] != ''
-		  AND (d.[[` + deploymentLastMailAt + `]] = '' OR d.[[` + deploymentLastMailAt + `]] <= {:due})
+		WHERE d.[[` + sites.FieldNotifyEmail + `]] = TRUE AND d.[[` + sites.FieldOwner + `]] != ''
+		  AND (d.[[` + sites.FieldLastMailAt + `]] = '' OR d.[[` + sites.FieldLastMailAt + `]] <= {:due})
 		  AND EXISTS (SELECT 1 FROM {{` + SubmissionsCollection + `}} s WHERE s.[[` + submissionDeployment + `]] = d.[[id]]
-		              AND s.[[` + submissionCreated + `]] > d.[[` + deploymentNotifiedUntil + `]])
-		ORDER BY d.[[` + deploymentLastMailAt + `]]
+		              AND s.[[` + submissionCreated + `]] > d.[[` + sites.FieldNotifiedUntil + `]])
+		ORDER BY d.[[` + sites.FieldLastMailAt + `]]
 		LIMIT {:max}`).
 		Bind(dbx.Params{"due": sites.DBTime(now.Add(-NotifyInterval)), "max": NotifyMaxPerPass}).All(&rows)
 	if err != nil {
@@ -91,13 +91,13 @@ func FindNotification(app core.App, id string) (*Notification, error) {
 // the listed ones arrived meanwhile: the next mail takes it.
 func MarkNotified(app core.App, n *Notification, now time.Time) error {
 	return markMailed(app, n.Deployment.Id, dbx.Params{
-		deploymentNotifiedUntil: sites.DBTime(n.Submissions[0].Created()),
-		deploymentLastMailAt:    sites.DBTime(now),
+		sites.FieldNotifiedUntil: sites.DBTime(n.Submissions[0].Created()),
+		sites.FieldLastMailAt:    sites.DBTime(now),
 	})
 }
 
 // MarkNotifyFailed records that the mail of deployment id failed at now:
 // it is tried again after NotifyInterval, not on every pass.
 func MarkNotifyFailed(app core.App, id string, now time.Time) error {
-	return markMailed(app, id, dbx.Params{deploymentLastMailAt: sites.DBTime(now)})
+	return markMailed(app, id, dbx.Params{sites.FieldLastMailAt: sites.DBTime(now)})
 }

@@ -1,0 +1,170 @@
+package sites
+
+import (
+	"time"
+
+	"github.com/pocketbase/pocketbase/core"
+)
+
+// The fields of the deployments collection: the only place their names
+// are written (PocketBase's core/otp_model.go idiom). The protection's
+// fields are in protection.go.
+const (
+	FieldSlug           = "slug"
+	FieldOwner          = "owner"
+	FieldStatus         = "status"
+	FieldStorageType    = "storage_type"
+	FieldLiveVersion    = "live_version"
+	FieldClaimTokenHash = "claim_token_hash"
+	FieldExpiresAt      = "expires_at"
+	FieldTitle          = "title"
+	FieldDescription    = "description"
+	FieldFavicon        = "favicon"
+	FieldIsSPA          = "is_spa"
+	FieldNotifyEmail    = "notify_email"
+	FieldNotifiedUntil  = "notified_until"
+	FieldLastMailAt     = "last_mail_at"
+	FieldCreated        = "created"
+	FieldUpdated        = "updated"
+)
+
+// The fields of the versions collection.
+const (
+	FieldVersionDeployment = "deployment"
+	FieldVersionNumber     = "number"
+	FieldVersionManifest   = "manifest"
+	FieldVersionFileCount  = "file_count"
+	FieldVersionTotalBytes = "total_bytes"
+)
+
+var _ core.RecordProxy = (*Deployment)(nil)
+
+// Deployment is one site: a record of the deployments collection, read
+// and written through its typed accessors.
+type Deployment struct {
+	core.BaseRecordProxy
+}
+
+// DeploymentOf wraps rec, a record of the deployments collection (nil
+// for nil).
+func DeploymentOf(rec *core.Record) *Deployment {
+	if rec == nil {
+		return nil
+	}
+	d := &Deployment{}
+	d.SetProxyRecord(rec)
+	return d
+}
+
+// deploymentsOf wraps records of the deployments collection.
+func deploymentsOf(recs []*core.Record) []*Deployment {
+	out := make([]*Deployment, len(recs))
+	for i, r := range recs {
+		out[i] = DeploymentOf(r)
+	}
+	return out
+}
+
+// Original is the deployment as it was loaded, before unsaved changes
+// (blank for a new one), as core.Record.Original.
+func (d *Deployment) Original() *Deployment { return DeploymentOf(d.Record.Original()) }
+
+// Slug is the deployment's name in its host.
+func (d *Deployment) Slug() string { return d.GetString(FieldSlug) }
+
+// SetSlug sets the deployment's name.
+func (d *Deployment) SetSlug(s string) { d.Set(FieldSlug, s) }
+
+// OwnerID is the owning account's id, "" for an anonymous deployment.
+func (d *Deployment) OwnerID() string { return d.GetString(FieldOwner) }
+
+// SetOwnerID sets the owning account.
+func (d *Deployment) SetOwnerID(id string) { d.Set(FieldOwner, id) }
+
+// Status is StatusActive or a disabled status.
+func (d *Deployment) Status() string { return d.GetString(FieldStatus) }
+
+// SetStatus sets the deployment's status.
+func (d *Deployment) SetStatus(s string) { d.Set(FieldStatus, s) }
+
+// StorageType is how the deployment's content was uploaded.
+func (d *Deployment) StorageType() string { return d.GetString(FieldStorageType) }
+
+// SetStorageType sets how the content was uploaded.
+func (d *Deployment) SetStorageType(s string) { d.Set(FieldStorageType, s) }
+
+// LiveVersion is the id of the version served, "" for none.
+func (d *Deployment) LiveVersion() string { return d.GetString(FieldLiveVersion) }
+
+// SetLiveVersion sets the version served.
+func (d *Deployment) SetLiveVersion(id string) { d.Set(FieldLiveVersion, id) }
+
+// ClaimTokenHash is the hash of an anonymous deployment's claim token.
+func (d *Deployment) ClaimTokenHash() string { return d.GetString(FieldClaimTokenHash) }
+
+// SetClaimTokenHash sets the hash of the claim token ("" for none).
+func (d *Deployment) SetClaimTokenHash(h string) { d.Set(FieldClaimTokenHash, h) }
+
+// ExpiresAt is when an anonymous deployment expires; zero when it does
+// not.
+func (d *Deployment) ExpiresAt() time.Time { return d.GetDateTime(FieldExpiresAt).Time() }
+
+// SetExpiresAt sets the expiry; the zero time clears it.
+func (d *Deployment) SetExpiresAt(t time.Time) {
+	if t.IsZero() {
+		d.Set(FieldExpiresAt, "")
+		return
+	}
+	d.Set(FieldExpiresAt, t)
+}
+
+// Expired reports whether the deployment has passed its expiry at now.
+func (d *Deployment) Expired(now time.Time) bool {
+	exp := d.GetDateTime(FieldExpiresAt)
+	return !exp.IsZero() && !exp.Time().After(now)
+}
+
+// Title is the site's title, from its HTML or its settings.
+func (d *Deployment) Title() string { return d.GetString(FieldTitle) }
+
+// SetTitle sets the site's title.
+func (d *Deployment) SetTitle(s string) { d.Set(FieldTitle, s) }
+
+// Description is the site's description.
+func (d *Deployment) Description() string { return d.GetString(FieldDescription) }
+
+// SetDescription sets the site's description.
+func (d *Deployment) SetDescription(s string) { d.Set(FieldDescription, s) }
+
+// Favicon is the path of the site's icon.
+func (d *Deployment) Favicon() string { return d.GetString(FieldFavicon) }
+
+// SetFavicon sets the path of the site's icon.
+func (d *Deployment) SetFavicon(s string) { d.Set(FieldFavicon, s) }
+
+// IsSPA reports whether unknown paths serve the index (a single-page app).
+func (d *Deployment) IsSPA() bool { return d.GetBool(FieldIsSPA) }
+
+// SetIsSPA sets whether unknown paths serve the index.
+func (d *Deployment) SetIsSPA(on bool) { d.Set(FieldIsSPA, on) }
+
+// NotifyEmail reports whether the owner is mailed about new submissions.
+func (d *Deployment) NotifyEmail() bool { return d.GetBool(FieldNotifyEmail) }
+
+// SetNotifyEmail sets whether the owner is mailed about submissions.
+func (d *Deployment) SetNotifyEmail(on bool) { d.Set(FieldNotifyEmail, on) }
+
+// NotifiedUntil is the time before which submissions were mailed.
+func (d *Deployment) NotifiedUntil() time.Time { return d.GetDateTime(FieldNotifiedUntil).Time() }
+
+// SetNotifiedUntil sets the time before which submissions were mailed.
+func (d *Deployment) SetNotifiedUntil(t time.Time) { d.Set(FieldNotifiedUntil, t) }
+
+// Created is when the deployment was first saved.
+func (d *Deployment) Created() time.Time { return d.GetDateTime(FieldCreated).Time() }
+
+// Updated is when the deployment was last saved.
+func (d *Deployment) Updated() time.Time { return d.GetDateTime(FieldUpdated).Time() }
+
+// Protection is the deployment's protection; nil for a public site.
+func (d *Deployment) Protection() *Protection { return ProtectionOf(d.Record) }

@@ -1,0 +1,61 @@
+package sites
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/pocketbase/pocketbase/core"
+)
+
+// FindDeploymentBySlug returns the deployment named slug, or an error
+// that is ErrNotFound.
+func FindDeploymentBySlug(app core.App, slug string) (*Deployment, error) {
+	rec, err := app.FindFirstRecordByData(DeploymentsCollection, FieldSlug, slug)
+	if err != nil {
+		return nil, fmt.Errorf("deployment %q: %w", slug, errors.Join(ErrNotFound, err))
+	}
+	return DeploymentOf(rec), nil
+}
+
+// FindDeployment returns the deployment id, or an error that is
+// ErrNotFound.
+func FindDeployment(app core.App, id string) (*Deployment, error) {
+	rec, err := app.FindRecordById(DeploymentsCollection, id)
+	if err != nil {
+		return nil, fmt.Errorf("deployment %q: %w", id, errors.Join(ErrNotFound, err))
+	}
+	return DeploymentOf(rec), nil
+}
+
+// FindDeploymentByLiveVersion returns the deployment that serves the
+// version versionID, or an error that is ErrNotFound.
+func FindDeploymentByLiveVersion(app core.App, versionID string) (*Deployment, error) {
+	rec, err := app.FindFirstRecordByData(DeploymentsCollection, FieldLiveVersion, versionID)
+	if err != nil {
+		return nil, fmt.Errorf("deployment serving %q: %w", versionID, errors.Join(ErrNotFound, err))
+	}
+	return DeploymentOf(rec), nil
+}
+
+// FindVersionOf returns the version versionID if it belongs to the
+// deployment depID, or an error that is ErrNotFound.
+func FindVersionOf(app core.App, depID, versionID string) (*core.Record, error) {
+	v, err := app.FindRecordById(VersionsCollection, versionID)
+	if err != nil {
+		return nil, fmt.Errorf("version %q: %w", versionID, errors.Join(ErrNotFound, err))
+	}
+	if v.GetString(FieldVersionDeployment) != depID {
+		return nil, fmt.Errorf("version %q of another deployment: %w", versionID, ErrNotFound)
+	}
+	return v, nil
+}
+
+// AllSlugs returns the slugs of every deployment.
+func AllSlugs(app core.App) ([]string, error) {
+	var slugs []string
+	q := app.DB().Select(FieldSlug).From(DeploymentsCollection)
+	if err := q.Column(&slugs); err != nil {
+		return nil, fmt.Errorf("list deployment slugs: %w", err)
+	}
+	return slugs, nil
+}
