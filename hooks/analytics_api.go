@@ -20,18 +20,15 @@ const (
 
 // bindAnalyticsAPI binds GET /deploy/:id/analytics (owner only; 404
 // otherwise).
-func bindAnalyticsAPI(sd *sitedrop, se *core.ServeEvent) {
-	se.Router.GET("/deploy/{id}/analytics", sd.deployAnalytics)
+func bindAnalyticsAPI(sd *sitedrop, se *core.ServeEvent, auth *apiAuth) {
+	se.Router.GET("/deploy/{id}/analytics", sd.deployAnalytics).Bind(auth.requireOwner("id"))
 	se.Router.Any("/deploy/{id}/analytics", methodNotAllowed("GET"))
 }
 
 // deployAnalytics is GET /deploy/:id/analytics?from=&to=: a
 // statsdb.Report.
 func (sd *sitedrop) deployAnalytics(e *core.RequestEvent) error {
-	rec, err := sd.ownedByPathValue(e, "id")
-	if err != nil {
-		return err
-	}
+	rec := ownedOf(e)
 	q := e.Request.URL.Query()
 	from, to, err := statsdb.ParsePeriod(q.Get("from"), q.Get("to"), time.Now())
 	if err != nil {

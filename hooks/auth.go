@@ -4,6 +4,7 @@ import (
 	"net/http"
 	"strings"
 
+	"sitedrop/sites"
 	"sitedrop/sites/accounts"
 
 	"github.com/pocketbase/pocketbase/apis"
@@ -25,13 +26,110 @@ func bearerToken(r *http.Request) (token string, sent bool) {
 	return strings.TrimSpace(tok), true
 }
 
-// requireUser returns the user of the request's API key, or a 401.
-// Without an Authorization header the browser session counts instead, when
-// the request comes from the web host's own pages (see cookieUser).
-func (sd *sitedrop) requireUser(e *core.RequestEvent) (*core.Record, error) {
+// The keys under which the auth middlewares leave what they found on the
+// request event (e.Set); read them with userOf and ownedOf.
+const (
+	userKey       = "sitedropUser"
+	deploymentKey = "sitedropDeployment"
+)
+
+// apiAuth authenticates API requests, bound at the route (PocketBase's
+// RequireSuperuserOrOwnerAuth shape): an API key in "Authorization:
+// Bearer", or the browser session of a request from the web host's own
+// pages. A handler behind one of its middlewares reads the caller with
+// userOf and the deployment with ownedOf; it never starts with an auth call.
+type apiAuth struct {
+	// secure tells that TLS ends in front of sitedrop (the scheme of
+	// fromOwnPages).
+	secure func() bool
+	// session is the user of the request's session cookie, nil without one.
+	session func(*core.RequestEvent) *core.Record
+	// deploys finds the caller's deployments (requireOwner).
+	deploys *sites.Service
+}
+
+// requireUser refuses a request without a valid API key (or same-origin
+// session) with the contract's 401 and leaves the user on the event.
+func (a *apiAuth) requireUser() *hook.Handler[*core.RequestEvent] {
+	return &hook.Handler[*core.RequestEvent]{
+		Id: "sitedropRequireUser",
+		Func: func(e *core.RequestEvent) error {
+			user, err := a.user(e)
+			if err != nil {
+				return err
+			}
+			e.Set(userKey, user)
+			return e.Next()
+		},
+	}
+}
+
+// loadUser leaves the caller on the event when there is one (nil when no
+// Authorization header was sent and no same-origin session), and refuses a
+// header that is not a valid key with a 401: anonymous deploys are allowed,
+// a wrong key is not taken for none.
+func (a *apiAuth) loadUser() *hook.Handler[*core.RequestEvent] {
+	return &hook.Handler[*core.RequestEvent]{
+		Id: "sitedropLoadUser",
+		Func: func(e *core.RequestEvent) error {
+			var user *core.Record
+			if _, sent := bearerToken(e.Request); !sent {
+				user = a.cookieUser(e)
+			} else {
+				var err error
+				if user, err = a.user(e); err != nil {
+					return err
+				}
+			}
+			e.Set(userKey, user)
+			return e.Next()
+		},
+	}
+}
+
+// requireOwner authenticates the request as requireUser does and loads the
+// caller's deployment named by the path value param, refusing anyone
+// else's (or none) with the contract's 404. The user and the deployment are
+// left on the event.
+func (a *apiAuth) requireOwner(param string) *hook.Handler[*core.RequestEvent] {
+	return &hook.Handler[*core.RequestEvent]{
+		Id: "sitedropRequireOwner",
+		Func: func(e *core.RequestEvent) error {
+			user, err := a.user(e)
+			if err != nil {
+				return err
+			}
+			dep, err := a.deploys.FindOwned(user, e.Request.PathValue(param))
+			if err != nil {
+				return err
+			}
+			e.Set(userKey, user)
+			e.Set(deploymentKey, dep)
+			return e.Next()
+		},
+	}
+}
+
+// userOf is the caller left on e by requireUser, loadUser or requireOwner
+// (nil for an anonymous caller of loadUser's routes).
+func userOf(e *core.RequestEvent) *core.Record {
+	u, _ := e.Get(userKey).(*core.Record)
+	return u
+}
+
+// ownedOf is the caller's deployment left on e by requireOwner.
+func ownedOf(e *core.RequestEvent) *core.Record {
+	d, _ := e.Get(deploymentKey).(*core.Record)
+	return d
+}
+
+// user returns the user of the request's API key, or a 401. Without an
+// Authorization header the browser session counts instead, when the
+// request comes from the web host's own pages (see cookieUser).
+func (a *apiAuth) user(e *core.RequestEvent) (*core.Record, error) {
 	tok, sent := bearerToken(e.Request)
 	if !sent {
-		if user := sd.cookieUser(e); user != nil {
+		if user := a.cookieUser(e); user != nil {
 			return user, nil
 		}
 		return nil, fail(http.StatusUnauthorized, msgUnauthorized)
@@ -46,27 +144,16 @@ func (sd *sitedrop) requireUser(e *core.RequestEvent) (*core.Record, error) {
 	return user, nil
 }
 
-// optionalUser returns the key's user, nil when no Authorization header was
-// sent, and a 401 when one was sent but is not a valid key. Without the
-// header a same-origin session counts (see cookieUser): the dashboard's
-// deploys belong to the signed-in account.
-func (sd *sitedrop) optionalUser(e *core.RequestEvent) (*core.Record, error) {
-	if _, sent := bearerToken(e.Request); !sent {
-		return sd.cookieUser(e), nil
-	}
-	return sd.requireUser(e)
-}
-
 // cookieUser is the session user of an API request that proves it comes
 // from the web host's own pages (see fromOwnPages), nil otherwise: the
 // dashboard's scripts call the API with the browser's cookie, while a page
 // of another origin, a site host's included (same site, so its requests
 // carry the SameSite=Lax cookie), is as anonymous as curl.
-func (sd *sitedrop) cookieUser(e *core.RequestEvent) *core.Record {
-	if !fromOwnPages(e.Request, sd.secure()) {
+func (a *apiAuth) cookieUser(e *core.RequestEvent) *core.Record {
+	if !fromOwnPages(e.Request, a.secure()) {
 		return nil
 	}
-	return sd.sessionUser(e)
+	return a.session(e)
 }
 
 // fromOwnPages reports whether a browser says the request comes from the

@@ -25,17 +25,17 @@ const (
 )
 
 // bindAuthAPI registers the sign-in endpoints.
-func bindAuthAPI(sd *sitedrop, se *core.ServeEvent) {
+func bindAuthAPI(sd *sitedrop, se *core.ServeEvent, auth *apiAuth) {
 	r := se.Router
 	r.POST("/auth/otp", sd.authOTP)               // mail a sign-in code
 	r.POST("/auth/verify", sd.authVerify)         // code → API key + session
 	r.POST("/auth/session", sd.authSessionCreate) // API key → session
 	r.DELETE("/auth/session", sd.authSessionDelete)
-	r.POST("/auth/logout", sd.authLogoutForm)    // sign-out button of the pages
-	r.GET("/auth/whoami", sd.authWhoami)         // API key → its user
-	r.GET("/auth/login", sd.loginPage)           // sign-in page: e-mail, then code
-	r.POST("/auth/login", sd.loginEmailForm)     // its e-mail form without JavaScript
-	r.POST("/auth/login/code", sd.loginCodeForm) // its code form without JavaScript
+	r.POST("/auth/logout", sd.authLogoutForm)                     // sign-out button of the pages
+	r.GET("/auth/whoami", sd.authWhoami).Bind(auth.requireUser()) // API key → its user
+	r.GET("/auth/login", sd.loginPage)                            // sign-in page: e-mail, then code
+	r.POST("/auth/login", sd.loginEmailForm)                      // its e-mail form without JavaScript
+	r.POST("/auth/login/code", sd.loginCodeForm)                  // its code form without JavaScript
 	r.Any("/auth/otp", methodNotAllowed("POST"))
 	r.Any("/auth/verify", methodNotAllowed("POST"))
 	r.Any("/auth/session", methodNotAllowed("POST, DELETE"))
@@ -45,11 +45,7 @@ func bindAuthAPI(sd *sitedrop, se *core.ServeEvent) {
 // authWhoami is GET /auth/whoami with an API key: the key's user, as
 // POST /auth/verify gives it, and nothing else (no session, no cookie).
 func (sd *sitedrop) authWhoami(e *core.RequestEvent) error {
-	user, err := sd.requireUser(e)
-	if err != nil {
-		return err
-	}
-	return e.JSON(http.StatusOK, map[string]any{"user": userJSON(user)})
+	return e.JSON(http.StatusOK, map[string]any{"user": userJSON(userOf(e))})
 }
 
 // authOTP is POST /auth/otp {email}: it mails a code and answers

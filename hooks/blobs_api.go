@@ -32,10 +32,10 @@ type blobKeeper interface {
 // bindBlobsAPI binds the digest protocol: POST /blobs/missing tells which
 // contents the server lacks, PUT /blobs/:sha256 uploads one, and a deploy
 // then names contents by "sha256" instead of sending them. Keyed.
-func bindBlobsAPI(sd *sitedrop, se *core.ServeEvent) {
+func bindBlobsAPI(sd *sitedrop, se *core.ServeEvent, auth *apiAuth) {
 	r := se.Router
-	r.POST("/blobs/missing", sd.blobsMissing)
-	r.PUT("/blobs/{sha256}", sd.blobPut).Unbind(apis.DefaultBodyLimitMiddlewareId)
+	r.POST("/blobs/missing", sd.blobsMissing).Bind(auth.requireUser())
+	r.PUT("/blobs/{sha256}", sd.blobPut).Bind(auth.requireUser()).Unbind(apis.DefaultBodyLimitMiddlewareId)
 	r.Any("/blobs/{sha256}", func(e *core.RequestEvent) error {
 		if e.Request.PathValue("sha256") == "missing" {
 			return methodNotAllowed("POST")(e)
@@ -50,10 +50,7 @@ func bindBlobsAPI(sd *sitedrop, se *core.ServeEvent) {
 // before the deploy, which then answers 400 and the client uploads it.
 // See missingHashes for how the store is asked.
 func (sd *sitedrop) blobsMissing(e *core.RequestEvent) error {
-	user, err := sd.requireUser(e)
-	if err != nil {
-		return err
-	}
+	user := userOf(e)
 	limit := max(maxMissingHashes, sd.cfg.MaxFiles)
 	var req wire.MissingRequest
 	if err := sd.readJSON(e, int64(limit)*70+1024, &req); err != nil {
@@ -166,10 +163,7 @@ func (sd *sitedrop) missingHashes(ctx context.Context, user *core.Record, asked 
 // blobPut is PUT /blobs/:sha256 with the raw bytes: stored when they hash
 // to the name, within --max-body.
 func (sd *sitedrop) blobPut(e *core.RequestEvent) error {
-	user, err := sd.requireUser(e)
-	if err != nil {
-		return err
-	}
+	user := userOf(e)
 	h, ok := store.ParseHash(e.Request.PathValue("sha256"))
 	if !ok {
 		return fail(http.StatusBadRequest, "%s", store.InvalidHashMsg(e.Request.PathValue("sha256")))

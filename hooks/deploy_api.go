@@ -16,16 +16,16 @@ import (
 const claimBodyLimit = 64 << 10
 
 // bindDeployAPI registers the deploy endpoints of the contract.
-func bindDeployAPI(sd *sitedrop, se *core.ServeEvent) {
+func bindDeployAPI(sd *sitedrop, se *core.ServeEvent, auth *apiAuth) {
 	r := se.Router
 	// deploy bodies are bounded by --max-body in guardBody, with a message
 	// that names the limit, instead of PocketBase's 32 MiB default.
-	r.POST("/deploy", sd.deployCreate).Unbind(apis.DefaultBodyLimitMiddlewareId)     // create, keyed or anonymous
-	r.POST("/deploy/claim", sd.deployClaim)                                          // claim an anonymous deployment
-	r.GET("/deploy/{id}", sd.deployView)                                             // metadata
-	r.PUT("/deploy/{id}", sd.deployUpdate).Unbind(apis.DefaultBodyLimitMiddlewareId) // replace content
-	r.DELETE("/deploy/{id}", sd.deployDelete)                                        // delete
-	r.GET("/deploys", sd.deploysList)                                                // the caller's deployments
+	r.POST("/deploy", sd.deployCreate).Bind(auth.loadUser()).Unbind(apis.DefaultBodyLimitMiddlewareId)             // create, keyed or anonymous
+	r.POST("/deploy/claim", sd.deployClaim).Bind(auth.requireUser())                                               // claim an anonymous deployment
+	r.GET("/deploy/{id}", sd.deployView).Bind(auth.requireOwner("id"))                                             // metadata
+	r.PUT("/deploy/{id}", sd.deployUpdate).Bind(auth.requireOwner("id")).Unbind(apis.DefaultBodyLimitMiddlewareId) // replace content
+	r.DELETE("/deploy/{id}", sd.deployDelete).Bind(auth.requireOwner("id"))                                        // delete
+	r.GET("/deploys", sd.deploysList).Bind(auth.requireUser())                                                     // the caller's deployments
 	r.Any("/deploy", methodNotAllowed("POST"))
 	r.Any("/deploy/{id}", func(e *core.RequestEvent) error {
 		if e.Request.PathValue("id") == "claim" {
@@ -100,10 +100,8 @@ func (sd *sitedrop) readJSONDeploy(e *core.RequestEvent, req *deployRequest, lea
 
 // deployCreate is POST /deploy.
 func (sd *sitedrop) deployCreate(e *core.RequestEvent) error {
-	user, err := sd.optionalUser(e)
-	if err != nil {
-		return err
-	}
+	user := userOf(e)
+	var err error
 	if user == nil {
 		err = sd.anonDeploys.check(e.Response, sd.rateKey(e.Request))
 	} else {
@@ -187,10 +185,7 @@ func (sd *sitedrop) deployCreate(e *core.RequestEvent) error {
 
 // deployView is GET /deploy/:id.
 func (sd *sitedrop) deployView(e *core.RequestEvent) error {
-	rec, err := sd.ownedByPathValue(e, "id")
-	if err != nil {
-		return err
-	}
+	rec := ownedOf(e)
 	dep := sites.DeploymentOf(rec)
 	var desc *string
 	if d := dep.Description(); d != "" {
@@ -215,14 +210,7 @@ func (sd *sitedrop) deployView(e *core.RequestEvent) error {
 
 // deployUpdate is PUT /deploy/:id.
 func (sd *sitedrop) deployUpdate(e *core.RequestEvent) error {
-	user, err := sd.requireUser(e)
-	if err != nil {
-		return err
-	}
-	rec, err := sd.svc.FindOwned(user, e.Request.PathValue("id"))
-	if err != nil {
-		return err
-	}
+	user, rec := userOf(e), ownedOf(e)
 	if err := sd.keyedDeploys.check(e.Response, sites.DeploymentOf(rec).OwnerID()); err != nil {
 		return err
 	}
@@ -275,10 +263,7 @@ func (sd *sitedrop) deployUpdate(e *core.RequestEvent) error {
 
 // deployDelete is DELETE /deploy/:id.
 func (sd *sitedrop) deployDelete(e *core.RequestEvent) error {
-	rec, err := sd.ownedByPathValue(e, "id")
-	if err != nil {
-		return err
-	}
+	rec := ownedOf(e)
 	if err := sd.svc.Delete(rec); err != nil {
 		return err
 	}
@@ -290,11 +275,7 @@ func (sd *sitedrop) deployDelete(e *core.RequestEvent) error {
 
 // deploysList is GET /deploys.
 func (sd *sitedrop) deploysList(e *core.RequestEvent) error {
-	user, err := sd.requireUser(e)
-	if err != nil {
-		return err
-	}
-	recs, err := sd.svc.ListOwned(user)
+	recs, err := sd.svc.ListOwned(userOf(e))
 	if err != nil {
 		return err
 	}
@@ -315,10 +296,6 @@ func (sd *sitedrop) deploysList(e *core.RequestEvent) error {
 
 // deployClaim is POST /deploy/claim.
 func (sd *sitedrop) deployClaim(e *core.RequestEvent) error {
-	user, err := sd.requireUser(e)
-	if err != nil {
-		return err
-	}
 	var req wire.ClaimRequest
 	if err := sd.readJSON(e, claimBodyLimit, &req); err != nil {
 		return err
@@ -329,7 +306,7 @@ func (sd *sitedrop) deployClaim(e *core.RequestEvent) error {
 	if req.ClaimToken == nil || *req.ClaimToken == "" {
 		return fail(http.StatusBadRequest, "claim_token is required")
 	}
-	rec, err := sd.svc.Claim(user, *req.Slug, *req.ClaimToken)
+	rec, err := sd.svc.Claim(userOf(e), *req.Slug, *req.ClaimToken)
 	if err != nil {
 		return err
 	}

@@ -10,12 +10,12 @@ import (
 
 // bindDomainsAPI registers the custom domain endpoints of deployments
 // (owner only, like the rest of /deploy/:id).
-func bindDomainsAPI(sd *sitedrop, se *core.ServeEvent) {
+func bindDomainsAPI(sd *sitedrop, se *core.ServeEvent, auth *apiAuth) {
 	r := se.Router
-	r.POST("/deploy/{id}/domains", sd.domainCreate)                    // claim a domain, check it at once
-	r.GET("/deploy/{id}/domains", sd.domainsList)                      // the deployment's domains and their state
-	r.DELETE("/deploy/{id}/domains/{domain}", sd.domainDelete)         // release a domain
-	r.POST("/deploy/{id}/domains/{domain}/verify", sd.domainVerifyNow) // check now
+	r.POST("/deploy/{id}/domains", sd.domainCreate).Bind(auth.requireOwner("id"))                    // claim a domain, check it at once
+	r.GET("/deploy/{id}/domains", sd.domainsList).Bind(auth.requireOwner("id"))                      // the deployment's domains and their state
+	r.DELETE("/deploy/{id}/domains/{domain}", sd.domainDelete).Bind(auth.requireOwner("id"))         // release a domain
+	r.POST("/deploy/{id}/domains/{domain}/verify", sd.domainVerifyNow).Bind(auth.requireOwner("id")) // check now
 	r.Any("/deploy/{id}/domains", methodNotAllowed("GET, POST"))
 	r.Any("/deploy/{id}/domains/{domain}", methodNotAllowed("DELETE"))
 	r.Any("/deploy/{id}/domains/{domain}/verify", methodNotAllowed("POST"))
@@ -25,14 +25,7 @@ func bindDomainsAPI(sd *sitedrop, se *core.ServeEvent) {
 // records to create for a new claim, 200 for one the deployment already
 // has (checked again).
 func (sd *sitedrop) domainCreate(e *core.RequestEvent) error {
-	user, err := sd.requireUser(e)
-	if err != nil {
-		return err
-	}
-	dep, err := sd.svc.FindOwned(user, e.Request.PathValue("id"))
-	if err != nil {
-		return err
-	}
+	user, dep := userOf(e), ownedOf(e)
 	var body struct {
 		Domain *string `json:"domain"`
 	}
@@ -61,10 +54,7 @@ func (sd *sitedrop) domainCreate(e *core.RequestEvent) error {
 
 // domainsList is GET /deploy/:id/domains.
 func (sd *sitedrop) domainsList(e *core.RequestEvent) error {
-	dep, err := sd.ownedByPathValue(e, "id")
-	if err != nil {
-		return err
-	}
+	dep := ownedOf(e)
 	site := domains.SiteOf(dep)
 	recs, err := sd.domainSvc.List(site.ID)
 	if err != nil {
@@ -116,10 +106,7 @@ func (sd *sitedrop) domainVerifyNow(e *core.RequestEvent) error {
 // ownedDomain finds the caller's deployment and its domain named in the
 // path: 404 when either is not there.
 func (sd *sitedrop) ownedDomain(e *core.RequestEvent) (domains.Site, *domains.Domain, error) {
-	dep, err := sd.ownedByPathValue(e, "id")
-	if err != nil {
-		return domains.Site{}, nil, err
-	}
+	dep := ownedOf(e)
 	site := domains.SiteOf(dep)
 	rec, err := sd.domainSvc.Lookup(site.ID, e.Request.PathValue("domain"))
 	if err != nil {

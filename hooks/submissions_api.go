@@ -17,30 +17,17 @@ const (
 )
 
 // bindSubmissionsAPI registers the owner's view of form submissions.
-func bindSubmissionsAPI(sd *sitedrop, se *core.ServeEvent) {
+func bindSubmissionsAPI(sd *sitedrop, se *core.ServeEvent, auth *apiAuth) {
 	r := se.Router
-	r.GET("/submissions/{deployId}", sd.submissionsList)                    // newest first, paged; ?format=csv
-	r.DELETE("/submissions/{deployId}/{submissionId}", sd.submissionDelete) // remove one
+	r.GET("/submissions/{deployId}", sd.submissionsList).Bind(auth.requireOwner("deployId"))                    // newest first, paged; ?format=csv
+	r.DELETE("/submissions/{deployId}/{submissionId}", sd.submissionDelete).Bind(auth.requireOwner("deployId")) // remove one
 	r.Any("/submissions/{deployId}", methodNotAllowed("GET"))
 	r.Any("/submissions/{deployId}/{submissionId}", methodNotAllowed("DELETE"))
 }
 
-// ownedByPathValue authenticates the request and returns the caller's
-// deployment named by the path value name (404 for anyone else's).
-func (sd *sitedrop) ownedByPathValue(e *core.RequestEvent, name string) (*core.Record, error) {
-	user, err := sd.requireUser(e)
-	if err != nil {
-		return nil, err
-	}
-	return sd.svc.FindOwned(user, e.Request.PathValue(name))
-}
-
 // submissionsList is GET /submissions/{deployId}?page=&limit=&format=.
 func (sd *sitedrop) submissionsList(e *core.RequestEvent) error {
-	dep, err := sd.ownedByPathValue(e, "deployId")
-	if err != nil {
-		return err
-	}
+	dep := ownedOf(e)
 	q := e.Request.URL.Query()
 	if f := q.Get("format"); f == "csv" {
 		return sd.submissionsCSV(e, dep)
@@ -72,10 +59,7 @@ func (sd *sitedrop) submissionsList(e *core.RequestEvent) error {
 
 // submissionDelete is DELETE /submissions/{deployId}/{submissionId}.
 func (sd *sitedrop) submissionDelete(e *core.RequestEvent) error {
-	dep, err := sd.ownedByPathValue(e, "deployId")
-	if err != nil {
-		return err
-	}
+	dep := ownedOf(e)
 	sub, err := forms.DeleteSubmission(e.App, dep.Id, e.Request.PathValue("submissionId"))
 	if err != nil {
 		return err // forms.ErrSubmissionNotFound: 404

@@ -17,10 +17,10 @@ const rollbackBodyLimit = 1 << 10
 
 // bindVersionsAPI binds GET /deploy/:id/versions and POST
 // /deploy/:id/rollback (owner only; 404 otherwise).
-func bindVersionsAPI(sd *sitedrop, se *core.ServeEvent) {
+func bindVersionsAPI(sd *sitedrop, se *core.ServeEvent, auth *apiAuth) {
 	r := se.Router
-	r.GET("/deploy/{id}/versions", sd.deployVersions)
-	r.POST("/deploy/{id}/rollback", sd.deployRollback)
+	r.GET("/deploy/{id}/versions", sd.deployVersions).Bind(auth.requireOwner("id"))
+	r.POST("/deploy/{id}/rollback", sd.deployRollback).Bind(auth.requireOwner("id"))
 	r.Any("/deploy/{id}/versions", methodNotAllowed("GET"))
 	r.Any("/deploy/{id}/rollback", methodNotAllowed("POST"))
 }
@@ -28,10 +28,7 @@ func bindVersionsAPI(sd *sitedrop, se *core.ServeEvent) {
 // deployVersions is GET /deploy/:id/versions: the kept versions, newest
 // first.
 func (sd *sitedrop) deployVersions(e *core.RequestEvent) error {
-	rec, err := sd.ownedByPathValue(e, "id")
-	if err != nil {
-		return err
-	}
+	rec := ownedOf(e)
 	vs, err := sd.svc.ListVersions(rec)
 	if err != nil {
 		return err
@@ -51,10 +48,7 @@ func (sd *sitedrop) deployVersions(e *core.RequestEvent) error {
 
 // deployRollback is POST /deploy/:id/rollback {"version": N}.
 func (sd *sitedrop) deployRollback(e *core.RequestEvent) error {
-	rec, err := sd.ownedByPathValue(e, "id")
-	if err != nil {
-		return err
-	}
+	rec := ownedOf(e)
 	var req wire.RollbackRequest
 	if err := sd.readJSON(e, rollbackBodyLimit, &req); err != nil {
 		return err
@@ -62,7 +56,7 @@ func (sd *sitedrop) deployRollback(e *core.RequestEvent) error {
 	if req.Version == nil || *req.Version < 1 {
 		return fail(http.StatusBadRequest, "version is required (a positive version number)")
 	}
-	rec, err = sd.svc.Rollback(rec, *req.Version)
+	rec, err := sd.svc.Rollback(rec, *req.Version)
 	if err != nil {
 		return err
 	}

@@ -15,13 +15,13 @@ const webhookSendsPerMinute = 10
 
 // bindWebhooksAPI registers the webhook endpoints and e-mail notification
 // settings of deployments.
-func bindWebhooksAPI(sd *sitedrop, se *core.ServeEvent) {
+func bindWebhooksAPI(sd *sitedrop, se *core.ServeEvent, auth *apiAuth) {
 	r := se.Router
-	r.POST("/webhooks/{deployId}", sd.webhookCreate)
-	r.GET("/webhooks/{deployId}", sd.webhooksList)
-	r.DELETE("/webhooks/{deployId}/{webhookId}", sd.webhookDelete)
-	r.PUT("/notifications/{deployId}", sd.notificationsUpdate)
-	r.GET("/notifications/{deployId}", sd.notificationsView)
+	r.POST("/webhooks/{deployId}", sd.webhookCreate).Bind(auth.requireOwner("deployId"))
+	r.GET("/webhooks/{deployId}", sd.webhooksList).Bind(auth.requireOwner("deployId"))
+	r.DELETE("/webhooks/{deployId}/{webhookId}", sd.webhookDelete).Bind(auth.requireOwner("deployId"))
+	r.PUT("/notifications/{deployId}", sd.notificationsUpdate).Bind(auth.requireOwner("deployId"))
+	r.GET("/notifications/{deployId}", sd.notificationsView).Bind(auth.requireOwner("deployId"))
 	r.Any("/webhooks/{deployId}", methodNotAllowed("GET, POST"))
 	r.Any("/webhooks/{deployId}/{webhookId}", methodNotAllowed("DELETE"))
 	r.Any("/notifications/{deployId}", methodNotAllowed("GET, PUT"))
@@ -30,10 +30,7 @@ func bindWebhooksAPI(sd *sitedrop, se *core.ServeEvent) {
 // webhookCreate is POST /webhooks/{deployId} {url, type?, events?}. The
 // answer carries the signing secret, shown once.
 func (sd *sitedrop) webhookCreate(e *core.RequestEvent) error {
-	dep, err := sd.ownedByPathValue(e, "deployId")
-	if err != nil {
-		return err
-	}
+	dep := ownedOf(e)
 	var body struct {
 		URL    *string   `json:"url"`
 		Type   *string   `json:"type"`
@@ -60,10 +57,7 @@ func (sd *sitedrop) webhookCreate(e *core.RequestEvent) error {
 
 // webhooksList is GET /webhooks/{deployId}.
 func (sd *sitedrop) webhooksList(e *core.RequestEvent) error {
-	dep, err := sd.ownedByPathValue(e, "deployId")
-	if err != nil {
-		return err
-	}
+	dep := ownedOf(e)
 	hooks, err := forms.FindWebhooks(e.App, dep.Id)
 	if err != nil {
 		return err
@@ -81,10 +75,7 @@ func (sd *sitedrop) webhooksList(e *core.RequestEvent) error {
 // webhookDelete is DELETE /webhooks/{deployId}/{webhookId}. Its pending
 // deliveries are dropped with it.
 func (sd *sitedrop) webhookDelete(e *core.RequestEvent) error {
-	dep, err := sd.ownedByPathValue(e, "deployId")
-	if err != nil {
-		return err
-	}
+	dep := ownedOf(e)
 	hook, err := forms.FindWebhook(e.App, dep.Id, e.Request.PathValue("webhookId"))
 	if err != nil {
 		return err // forms.ErrWebhookNotFound: 404
@@ -98,10 +89,7 @@ func (sd *sitedrop) webhookDelete(e *core.RequestEvent) error {
 // notificationsUpdate is PUT /notifications/{deployId} {"email": bool}:
 // mail the owner about new submissions (at most one mail a minute).
 func (sd *sitedrop) notificationsUpdate(e *core.RequestEvent) error {
-	dep, err := sd.ownedByPathValue(e, "deployId")
-	if err != nil {
-		return err
-	}
+	dep := ownedOf(e)
 	var body struct {
 		Email *bool `json:"email"`
 	}
@@ -119,10 +107,7 @@ func (sd *sitedrop) notificationsUpdate(e *core.RequestEvent) error {
 
 // notificationsView is GET /notifications/{deployId}.
 func (sd *sitedrop) notificationsView(e *core.RequestEvent) error {
-	dep, err := sd.ownedByPathValue(e, "deployId")
-	if err != nil {
-		return err
-	}
+	dep := ownedOf(e)
 	return e.JSON(http.StatusOK, map[string]bool{"email": forms.DeploymentOf(dep).NotifyEmail()})
 }
 
