@@ -156,7 +156,7 @@ func (sd *sitedrop) renderAccount(e *core.RequestEvent, user *core.Record) error
 		d := sites.DeploymentOf(rec)
 		slug := d.Slug()
 		p.Deployments = append(p.Deployments, ui.AccountDeployment{
-			ID: d.Id, Slug: slug, Title: d.Title(), URL: sd.siteURL(slug),
+			ID: d.Id, Slug: slug, Title: d.Title(), URL: sd.cfg.siteURL(slug),
 			UpdatedAt: timestamp(d.Updated()),
 			Protected: d.Protection() != nil,
 		})

@@ -89,13 +89,13 @@ func (sd *sitedrop) accountSitePage(e *core.RequestEvent) error {
 	d := sites.DeploymentOf(dep)
 	slug := d.Slug()
 	p := ui.AccountSiteProps{
-		ID: dep.Id, Slug: slug, Title: d.Title(), URL: sd.siteURL(slug),
+		ID: dep.Id, Slug: slug, Title: d.Title(), URL: sd.cfg.siteURL(slug),
 		Disabled: d.Status() != sites.StatusActive,
 		Settings: ui.SiteSettings{
 			Title: d.Title(), Description: d.Description(),
 			Favicon: d.Favicon(), IsSPA: d.IsSPA(),
 		},
-		SubmitURL:   sd.webURL() + "/submit/" + dep.Id,
+		SubmitURL:   sd.cfg.webURL() + "/submit/" + dep.Id,
 		NotifyEmail: d.NotifyEmail(), Total: int(total), Page: page,
 		Drop:          sd.dropProps("Deploy again", user, dep.Id),
 		WebhookEvents: forms.WebhookEvents,

@@ -8,10 +8,12 @@ import (
 
 	"github.com/pocketbase/pocketbase/apis"
 	"github.com/pocketbase/pocketbase/core"
+	"github.com/pocketbase/pocketbase/tools/router"
 	"golang.org/x/sync/errgroup"
 
 	"sitedrop/sites"
 	"sitedrop/sites/store"
+	"sitedrop/sites/store/s3store"
 	"sitedrop/sites/wire"
 )
 
@@ -29,13 +31,28 @@ type blobKeeper interface {
 	KeepUntil(ctx context.Context, hash string, t time.Time) error
 }
 
+// blobsAPI serves the digest protocol with exactly the services it uses.
+type blobsAPI struct {
+	// cfg is read for --max-body and --max-files.
+	cfg *Config
+	// deploys hold the blob store and tell the caller's live contents.
+	deploys *sites.Service
+	// s3 is the blob store when --store is an S3 URL (nil: the file store).
+	s3 *s3store.Store
+	// uploads bounds the bytes each account uploads (uploadBytesFactor).
+	uploads *limiter
+	// guards read the bodies within the memory budget and at a minimum rate.
+	guards *bodyGuards
+	// gate holds the processing slots an upload shares with the deploys.
+	gate *deployGate
+}
+
 // bindBlobsAPI binds the digest protocol: POST /blobs/missing tells which
 // contents the server lacks, PUT /blobs/:sha256 uploads one, and a deploy
 // then names contents by "sha256" instead of sending them. Keyed.
-func bindBlobsAPI(sd *sitedrop, se *core.ServeEvent, auth *apiAuth) {
-	r := se.Router
-	r.POST("/blobs/missing", sd.blobsMissing).Bind(auth.requireUser())
-	r.PUT("/blobs/{sha256}", sd.blobPut).Bind(auth.requireUser()).Unbind(apis.DefaultBodyLimitMiddlewareId)
+func bindBlobsAPI(r *router.Router[*core.RequestEvent], api *blobsAPI, auth *apiAuth) {
+	r.POST("/blobs/missing", api.missing).Bind(auth.requireUser())
+	r.PUT("/blobs/{sha256}", api.put).Bind(auth.requireUser()).Unbind(apis.DefaultBodyLimitMiddlewareId)
 	r.Any("/blobs/{sha256}", func(e *core.RequestEvent) error {
 		if e.Request.PathValue("sha256") == "missing" {
 			return methodNotAllowed("POST")(e)
@@ -44,16 +61,16 @@ func bindBlobsAPI(sd *sitedrop, se *core.ServeEvent, auth *apiAuth) {
 	})
 }
 
-// blobsMissing is POST /blobs/missing {"hashes": [...]}: the hashes the
+// missing is POST /blobs/missing {"hashes": [...]}: the hashes the
 // server does not have, in the order given, each once. Asking does not
 // refresh anything: content nothing references may still be collected
 // before the deploy, which then answers 400 and the client uploads it.
 // See missingHashes for how the store is asked.
-func (sd *sitedrop) blobsMissing(e *core.RequestEvent) error {
+func (api *blobsAPI) missing(e *core.RequestEvent) error {
 	user := userOf(e)
-	limit := max(maxMissingHashes, sd.cfg.MaxFiles)
+	limit := max(maxMissingHashes, api.cfg.MaxFiles)
 	var req wire.MissingRequest
-	if err := sd.readJSON(e, int64(limit)*70+1024, &req); err != nil {
+	if err := api.guards.readJSON(e, int64(limit)*70+1024, &req); err != nil {
 		return err
 	}
 	if req.Hashes == nil {
@@ -74,7 +91,7 @@ func (sd *sitedrop) blobsMissing(e *core.RequestEvent) error {
 			asked = append(asked, h)
 		}
 	}
-	missing, err := sd.missingHashes(e.Request.Context(), user, asked)
+	missing, err := api.missingHashes(e.Request.Context(), user, asked)
 	if err != nil {
 		return err
 	}
@@ -97,10 +114,10 @@ const (
 // answered missing without asking. An answer "missing" for content the
 // store has costs only its upload, which stores nothing again (blobPut
 // asks first); an answer "present" is always true.
-func (sd *sitedrop) missingHashes(ctx context.Context, user *core.Record, asked []string) ([]string, error) {
-	blobs := sd.svc.Store()
+func (api *blobsAPI) missingHashes(ctx context.Context, user *core.Record, asked []string) ([]string, error) {
+	blobs := api.deploys.Store()
 	missing := make([]string, 0)
-	if sd.s3 == nil {
+	if api.s3 == nil {
 		for _, h := range asked {
 			ok, err := exists(ctx, blobs, h)
 			if err != nil {
@@ -115,12 +132,12 @@ func (sd *sitedrop) missingHashes(ctx context.Context, user *core.Record, asked 
 
 	unknown := make(map[string]bool, len(asked))
 	for _, h := range asked {
-		if !sd.s3.Known(h) {
+		if !api.s3.Known(h) {
 			unknown[h] = true
 		}
 	}
 	if len(unknown) > 0 {
-		err := sd.svc.LiveHashes(user, func(h string) bool {
+		err := api.deploys.LiveHashes(user, func(h string) bool {
 			delete(unknown, h)
 			return len(unknown) > 0
 		})
@@ -160,27 +177,27 @@ func (sd *sitedrop) missingHashes(ctx context.Context, user *core.Record, asked 
 	return missing, nil
 }
 
-// blobPut is PUT /blobs/:sha256 with the raw bytes: stored when they hash
+// put is PUT /blobs/:sha256 with the raw bytes: stored when they hash
 // to the name, within --max-body.
-func (sd *sitedrop) blobPut(e *core.RequestEvent) error {
+func (api *blobsAPI) put(e *core.RequestEvent) error {
 	user := userOf(e)
 	h, ok := store.ParseHash(e.Request.PathValue("sha256"))
 	if !ok {
 		return fail(http.StatusBadRequest, "%s", store.InvalidHashMsg(e.Request.PathValue("sha256")))
 	}
 	size := e.Request.ContentLength
-	if size < 0 || size > sd.cfg.MaxBody {
-		size = sd.cfg.MaxBody // unknown length: charge the most it may be
+	if size < 0 || size > api.cfg.MaxBody {
+		size = api.cfg.MaxBody // unknown length: charge the most it may be
 	}
-	if err := sd.uploads.checkN(e.Response, user.Id, int(size),
-		"Upload limit reached: at most "+sites.FormatBytes(int64(sd.uploads.Max()))+" an hour per account"); err != nil {
+	if err := api.uploads.checkN(e.Response, user.Id, int(size),
+		"Upload limit reached: at most "+sites.FormatBytes(int64(api.uploads.Max()))+" an hour per account"); err != nil {
 		return err
 	}
 	// the body before the slot: a slow client holds no slot, only the
 	// memory it has sent (reserved from --deploy-memory)
-	lease := sd.memoryLease(e)
+	lease := api.guards.memoryLease(e)
 	defer lease.release()
-	body, err := sd.guardBody(e, sd.cfg.MaxBody, lease)
+	body, err := api.guards.guardBody(e, api.cfg.MaxBody, lease)
 	if err != nil {
 		return err
 	}
@@ -188,7 +205,7 @@ func (sd *sitedrop) blobPut(e *core.RequestEvent) error {
 	if err != nil {
 		return err
 	}
-	release, err := sd.acquireDeploySlot(e)
+	release, err := api.gate.acquire(e)
 	if err != nil {
 		return err
 	}
@@ -196,7 +213,7 @@ func (sd *sitedrop) blobPut(e *core.RequestEvent) error {
 	if got := store.HashBytes(data); got != h {
 		return fail(http.StatusBadRequest, "content does not match its name: its sha256 is %s", got)
 	}
-	blobs := sd.svc.Store()
+	blobs := api.deploys.Store()
 	if ok, err := blobs.Has(e.Request.Context(), h); err != nil {
 		return err
 	} else if !ok {
@@ -227,10 +244,10 @@ func exists(ctx context.Context, blobs store.BlobStore, h string) (bool, error) 
 // storedContent loads the contents a deploy names by sha256, each once,
 // within what an archive may unpack to (archiveUnpackFactor x --max-body)
 // in all, reserving them from lease.
-func (sd *sitedrop) storedContent(e *core.RequestEvent, lease *memLease) sites.BlobLoader {
-	limit := archiveUnpackFactor * sd.cfg.MaxBody
+func (api *deployAPI) storedContent(e *core.RequestEvent, lease *memLease) sites.BlobLoader {
+	limit := archiveUnpackFactor * api.cfg.MaxBody
 	budget := limit
-	blobs := sd.svc.Store()
+	blobs := api.deploys.Store()
 	loaded := map[string][]byte{}
 	return func(hash string) ([]byte, error) {
 		if data, ok := loaded[hash]; ok {

@@ -253,18 +253,18 @@ type memLease struct {
 
 // memoryLease starts the lease of a deploy or upload on --deploy-memory;
 // release it when the request ends (defer), whatever the outcome.
-func (sd *sitedrop) memoryLease(e *core.RequestEvent) *memLease {
-	return &memLease{budget: sd.memory, ctx: e.Request.Context(), wait: sd.memoryWait}
+func (g *bodyGuards) memoryLease(e *core.RequestEvent) *memLease {
+	return &memLease{budget: g.memory, ctx: e.Request.Context(), wait: g.memoryWait}
 }
 
 // bodyLease starts the lease of a body of at most limit bytes: a small
 // one (smallBodyMax or less) on the small bodies' pool, any other on
 // --deploy-memory. Release it when the request ends.
-func (sd *sitedrop) bodyLease(e *core.RequestEvent, limit int64) *memLease {
+func (g *bodyGuards) bodyLease(e *core.RequestEvent, limit int64) *memLease {
 	if limit <= smallBodyMax {
-		return &memLease{budget: sd.smallMemory, ctx: e.Request.Context(), wait: sd.memoryWait}
+		return &memLease{budget: g.smallMemory, ctx: e.Request.Context(), wait: g.memoryWait}
 	}
-	return sd.memoryLease(e)
+	return g.memoryLease(e)
 }
 
 // reserve adds n bytes to the lease, or returns the 503 (with its
@@ -377,7 +377,7 @@ type guardedBody struct {
 
 // guardBody wraps e's body; see guardedBody. A body whose Content-Length
 // is over limit is refused (413) before any of it is read.
-func (sd *sitedrop) guardBody(e *core.RequestEvent, limit int64, lease *memLease) (*guardedBody, error) {
+func (g *bodyGuards) guardBody(e *core.RequestEvent, limit int64, lease *memLease) (*guardedBody, error) {
 	if e.Request.ContentLength > limit {
 		return nil, tooLarge(limit)
 	}
@@ -387,8 +387,8 @@ func (sd *sitedrop) guardBody(e *core.RequestEvent, limit int64, lease *memLease
 		lease:     lease,
 		limit:     limit,
 		start:     time.Now(),
-		grace:     sd.bodyGrace,
-		minRate:   sd.bodyMinRate,
+		grace:     g.bodyGrace,
+		minRate:   g.bodyMinRate,
 		deadlines: true,
 	}, nil
 }

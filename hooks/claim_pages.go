@@ -53,7 +53,7 @@ func (sd *sitedrop) claimSubmit(e *core.RequestEvent) error {
 		return err
 	}
 	return render(e, http.StatusOK, ui.ClaimDone(sd.pageLayout(e, user), ui.ClaimDoneProps{
-		Slug: sites.DeploymentOf(rec).Slug(), Title: sites.DeploymentOf(rec).Title(), SiteURL: sd.siteURL(sites.DeploymentOf(rec).Slug()),
+		Slug: sites.DeploymentOf(rec).Slug(), Title: sites.DeploymentOf(rec).Title(), SiteURL: sd.cfg.siteURL(sites.DeploymentOf(rec).Slug()),
 	}))
 }
 
@@ -81,7 +81,7 @@ func (sd *sitedrop) claimProps(e *core.RequestEvent, rec *core.Record, errMsg st
 	return ui.ClaimProps{
 		Slug:      slug,
 		Title:     dep.Title(),
-		SiteURL:   sd.siteURL(slug),
+		SiteURL:   sd.cfg.siteURL(slug),
 		Token:     token,
 		LoginURL:  loginURL(sd.claimPath(slug, token)),
 		ExpiresAt: exp,
@@ -92,7 +92,7 @@ func (sd *sitedrop) claimProps(e *core.RequestEvent, rec *core.Record, errMsg st
 
 // claimPath is the claim page's path for slug and token.
 func (sd *sitedrop) claimPath(slug, token string) string {
-	return sd.claimURL(slug, token)[len(sd.webURL()):]
+	return sd.cfg.claimURL(slug, token)[len(sd.cfg.webURL()):]
 }
 
 // claimError is the page for a claim link that does not work.

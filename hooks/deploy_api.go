@@ -7,7 +7,9 @@ import (
 
 	"github.com/pocketbase/pocketbase/apis"
 	"github.com/pocketbase/pocketbase/core"
+	"github.com/pocketbase/pocketbase/tools/router"
 
+	"sitedrop/hooks/server"
 	"sitedrop/sites"
 	"sitedrop/sites/wire"
 )
@@ -15,17 +17,37 @@ import (
 // claimBodyLimit bounds the small JSON body of a claim.
 const claimBodyLimit = 64 << 10
 
-// bindDeployAPI registers the deploy endpoints of the contract.
-func bindDeployAPI(sd *sitedrop, se *core.ServeEvent, auth *apiAuth) {
-	r := se.Router
+// deployAPI serves the deploy endpoints (and the versions ones, which
+// act on the same deployments). It holds exactly the services they use,
+// built before it is: bindDeployAPI is handed a finished value.
+type deployAPI struct {
+	// cfg is read for --max-body, --max-files and --anon-ttl, and the
+	// URLs of the answers.
+	cfg *Config
+	// deploys creates, replaces, finds and deletes deployments.
+	deploys *sites.Service
+	// gate holds the deploy rate limits and the processing slots.
+	gate *deployGate
+	// guards read the bodies within the memory budget and at a minimum
+	// rate, and hold the anonymous storage limit and the work budgets.
+	guards *bodyGuards
+	// proxies give the rate key of an anonymous client.
+	proxies server.TrustedProxies
+	// gc is set when a failed deploy may have left unreferenced blobs.
+	gc *gcFlag
+}
+
+// bindDeployAPI registers the deploy endpoints of the contract on r, each
+// behind the auth it needs (auth).
+func bindDeployAPI(r *router.Router[*core.RequestEvent], api *deployAPI, auth *apiAuth) {
 	// deploy bodies are bounded by --max-body in guardBody, with a message
 	// that names the limit, instead of PocketBase's 32 MiB default.
-	r.POST("/deploy", sd.deployCreate).Bind(auth.loadUser()).Unbind(apis.DefaultBodyLimitMiddlewareId)             // create, keyed or anonymous
-	r.POST("/deploy/claim", sd.deployClaim).Bind(auth.requireUser())                                               // claim an anonymous deployment
-	r.GET("/deploy/{id}", sd.deployView).Bind(auth.requireOwner("id"))                                             // metadata
-	r.PUT("/deploy/{id}", sd.deployUpdate).Bind(auth.requireOwner("id")).Unbind(apis.DefaultBodyLimitMiddlewareId) // replace content
-	r.DELETE("/deploy/{id}", sd.deployDelete).Bind(auth.requireOwner("id"))                                        // delete
-	r.GET("/deploys", sd.deploysList).Bind(auth.requireUser())                                                     // the caller's deployments
+	r.POST("/deploy", api.create).Bind(auth.loadUser()).Unbind(apis.DefaultBodyLimitMiddlewareId)             // create, keyed or anonymous
+	r.POST("/deploy/claim", api.claim).Bind(auth.requireUser())                                               // claim an anonymous deployment
+	r.GET("/deploy/{id}", api.view).Bind(auth.requireOwner("id"))                                             // metadata
+	r.PUT("/deploy/{id}", api.update).Bind(auth.requireOwner("id")).Unbind(apis.DefaultBodyLimitMiddlewareId) // replace content
+	r.DELETE("/deploy/{id}", api.delete).Bind(auth.requireOwner("id"))                                        // delete
+	r.GET("/deploys", api.list).Bind(auth.requireUser())                                                      // the caller's deployments
 	r.Any("/deploy", methodNotAllowed("POST"))
 	r.Any("/deploy/{id}", func(e *core.RequestEvent) error {
 		if e.Request.PathValue("id") == "claim" {
@@ -36,12 +58,30 @@ func bindDeployAPI(sd *sitedrop, se *core.ServeEvent, auth *apiAuth) {
 	r.Any("/deploys", methodNotAllowed("GET"))
 }
 
-// acquireDeploySlot waits for one of the --concurrent-deploys slots and
-// returns its release; it gives up when the client goes away.
-func (sd *sitedrop) acquireDeploySlot(e *core.RequestEvent) (func(), error) {
+// deployGate bounds the deploys: anonymous ones per client address, keyed
+// ones per account, and all of them to the --concurrent-deploys slots. The
+// deploy API, the blob uploads and the pages' redeploys share one.
+type deployGate struct {
+	anon  *limiter // --anon-deploys-per-hour per client IP
+	keyed *limiter // --deploys-per-minute per account
+	slots chan struct{}
+}
+
+// newDeployGate builds the gate of cfg's limits.
+func newDeployGate(cfg *Config) *deployGate {
+	return &deployGate{
+		anon:  newLimiter(cfg.AnonDeploysPerHour, time.Hour),
+		keyed: newLimiter(cfg.DeploysPerMinute, time.Minute),
+		slots: make(chan struct{}, cfg.ConcurrentDeploys),
+	}
+}
+
+// acquire waits for one of the --concurrent-deploys slots and returns its
+// release; it gives up when the client goes away.
+func (g *deployGate) acquire(e *core.RequestEvent) (func(), error) {
 	select {
-	case sd.deploySlots <- struct{}{}:
-		return func() { <-sd.deploySlots }, nil
+	case g.slots <- struct{}{}:
+		return func() { <-g.slots }, nil
 	case <-e.Request.Context().Done():
 		return nil, fail(statusClientClosed, msgClientClosed) // nobody to answer
 	}
@@ -54,23 +94,23 @@ func (sd *sitedrop) acquireDeploySlot(e *core.RequestEvent) (func(), error) {
 // request's metadata before its files are decoded; an archive's (in the
 // query) before its body is read. anon tells an anonymous deploy, whose
 // archive may unpack to no more than the anonymous cap.
-func (sd *sitedrop) readDeploy(e *core.RequestEvent, lease *memLease, anon bool, precheck func(*deployRequest) error) (*deployRequest, func(), error) {
+func (api *deployAPI) readDeploy(e *core.RequestEvent, lease *memLease, anon bool, precheck func(*deployRequest) error) (*deployRequest, func(), error) {
 	var req *deployRequest
 	if format := archiveFormat(e.Request.Header.Get("Content-Type")); format != "" {
 		var err error
-		if req, err = sd.archiveMetadata(e, precheck); err != nil {
+		if req, err = api.archiveMetadata(e, precheck); err != nil {
 			return nil, nil, err
 		}
-		if err := sd.readArchiveDeploy(e, format, req, lease, anon); err != nil {
+		if err := api.readArchiveDeploy(e, format, req, lease, anon); err != nil {
 			return nil, nil, err
 		}
 	} else {
 		req = &deployRequest{}
-		if err := sd.readJSONDeploy(e, req, lease, precheck); err != nil {
+		if err := api.readJSONDeploy(e, req, lease, precheck); err != nil {
 			return nil, nil, err
 		}
 	}
-	release, err := sd.acquireDeploySlot(e)
+	release, err := api.gate.acquire(e)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -79,9 +119,9 @@ func (sd *sitedrop) readDeploy(e *core.RequestEvent, lease *memLease, anon bool,
 
 // readJSONDeploy decodes a JSON deploy body into req and prechecks it. The
 // decoded form is reserved from lease too: its strings copy the body.
-func (sd *sitedrop) readJSONDeploy(e *core.RequestEvent, req *deployRequest, lease *memLease, precheck func(*deployRequest) error) error {
-	limit := sd.cfg.MaxBody
-	body, err := sd.guardBody(e, limit, lease)
+func (api *deployAPI) readJSONDeploy(e *core.RequestEvent, req *deployRequest, lease *memLease, precheck func(*deployRequest) error) error {
+	limit := api.cfg.MaxBody
+	body, err := api.guards.guardBody(e, limit, lease)
 	if err != nil {
 		return err
 	}
@@ -98,24 +138,24 @@ func (sd *sitedrop) readJSONDeploy(e *core.RequestEvent, req *deployRequest, lea
 	return precheck(req)
 }
 
-// deployCreate is POST /deploy.
-func (sd *sitedrop) deployCreate(e *core.RequestEvent) error {
+// create is POST /deploy.
+func (api *deployAPI) create(e *core.RequestEvent) error {
 	user := userOf(e)
 	var err error
 	if user == nil {
-		err = sd.anonDeploys.check(e.Response, sd.rateKey(e.Request))
+		err = api.gate.anon.check(e.Response, api.proxies.RateKey(e.Request))
 	} else {
-		err = sd.keyedDeploys.check(e.Response, user.Id)
+		err = api.gate.keyed.check(e.Response, user.Id)
 	}
 	if err != nil {
 		return err
 	}
-	p := sites.CreateParams{Owner: user, AnonTTL: sd.cfg.AnonTTL}
-	lease := sd.memoryLease(e)
+	p := sites.CreateParams{Owner: user, AnonTTL: api.cfg.AnonTTL}
+	lease := api.guards.memoryLease(e)
 	defer lease.release()
 	// the slug and the slots before the content: a refused deploy is
 	// refused before its files are decoded, looked up or unpacked
-	req, release, err := sd.readDeploy(e, lease, user == nil, func(req *deployRequest) error {
+	req, release, err := api.readDeploy(e, lease, user == nil, func(req *deployRequest) error {
 		if req.Slug != nil {
 			// a slug that is sent must be valid; "" does not mean "generate"
 			if err := sites.ValidateSlug(*req.Slug); err != nil {
@@ -123,19 +163,19 @@ func (sd *sitedrop) deployCreate(e *core.RequestEvent) error {
 			}
 			p.Slug = *req.Slug
 		}
-		return sd.svc.PrecheckCreate(user, p.Slug)
+		return api.deploys.PrecheckCreate(user, p.Slug)
 	})
 	if err != nil {
 		return err
 	}
 	defer release()
-	ctx, cancel, limit := sd.deployWork(e, user == nil)
+	ctx, cancel, limit := api.guards.deployWork(e, user == nil)
 	defer cancel()
 	var load sites.BlobLoader // anonymous deploys send their bytes
 	if user != nil {
-		load = sd.storedContent(e, lease)
+		load = api.storedContent(e, lease)
 	}
-	if p.Meta, p.Upload, err = req.content(sd.cfg.MaxFiles, load); err != nil {
+	if p.Meta, p.Upload, err = req.content(api.cfg.MaxFiles, load); err != nil {
 		return err
 	}
 	p.Upload.Memory = lease // the variants and changed pages, too
@@ -155,36 +195,36 @@ func (sd *sitedrop) deployCreate(e *core.RequestEvent) error {
 	}
 	refund := func() {}
 	if user == nil {
-		if refund, err = sd.chargeAnonStorage(e, p.Upload); err != nil {
+		if refund, err = api.chargeAnonStorage(e, p.Upload); err != nil {
 			return err
 		}
 	}
-	created, err := sd.svc.Create(ctx, p)
+	created, err := api.deploys.Create(ctx, p)
 	if err != nil {
 		refund()
-		sd.gcDue.set() // blobs may have been written before the failure
+		api.gc.set() // blobs may have been written before the failure
 		return overWorkBudget(e, ctx, limit, err)
 	}
 	rec := created.Record
 	slug := sites.DeploymentOf(rec).Slug()
 	ans := wire.DeployAnswer{
-		DeployRef: wire.DeployRef{ID: rec.Id, Slug: slug, URL: sd.siteURL(slug)},
-		ShareURL:  sd.shareURL(rec),
+		DeployRef: wire.DeployRef{ID: rec.Id, Slug: slug, URL: api.cfg.siteURL(slug)},
+		ShareURL:  api.cfg.shareURL(rec),
 		Warnings:  warnings,
 		Report:    deployReport(ctx, rec, p.Upload.Files, redirects, warnings),
 	}
 	if user == nil {
 		ans.Claim = &wire.Claim{
 			ClaimToken: created.ClaimToken,
-			ClaimURL:   sd.claimURL(slug, created.ClaimToken),
+			ClaimURL:   api.cfg.claimURL(slug, created.ClaimToken),
 			ExpiresAt:  timestamp(sites.DeploymentOf(rec).ExpiresAt()),
 		}
 	}
 	return e.JSON(http.StatusOK, ans)
 }
 
-// deployView is GET /deploy/:id.
-func (sd *sitedrop) deployView(e *core.RequestEvent) error {
+// view is GET /deploy/:id.
+func (api *deployAPI) view(e *core.RequestEvent) error {
 	rec := ownedOf(e)
 	dep := sites.DeploymentOf(rec)
 	var desc *string
@@ -195,7 +235,7 @@ func (sd *sitedrop) deployView(e *core.RequestEvent) error {
 	return e.JSON(http.StatusOK, wire.DeployStatus{
 		ID:          rec.Id,
 		Slug:        slug,
-		URL:         sd.siteURL(slug),
+		URL:         api.cfg.siteURL(slug),
 		Status:      dep.Status(),
 		StorageType: dep.StorageType(),
 		IsSPA:       dep.IsSPA(),
@@ -208,15 +248,15 @@ func (sd *sitedrop) deployView(e *core.RequestEvent) error {
 	})
 }
 
-// deployUpdate is PUT /deploy/:id.
-func (sd *sitedrop) deployUpdate(e *core.RequestEvent) error {
+// update is PUT /deploy/:id.
+func (api *deployAPI) update(e *core.RequestEvent) error {
 	user, rec := userOf(e), ownedOf(e)
-	if err := sd.keyedDeploys.check(e.Response, sites.DeploymentOf(rec).OwnerID()); err != nil {
+	if err := api.gate.keyed.check(e.Response, sites.DeploymentOf(rec).OwnerID()); err != nil {
 		return err
 	}
-	lease := sd.memoryLease(e)
+	lease := api.guards.memoryLease(e)
 	defer lease.release()
-	req, release, err := sd.readDeploy(e, lease, false, func(req *deployRequest) error {
+	req, release, err := api.readDeploy(e, lease, false, func(req *deployRequest) error {
 		if req.Slug != nil {
 			return fail(http.StatusBadRequest, msgSlugImmutable)
 		}
@@ -226,9 +266,9 @@ func (sd *sitedrop) deployUpdate(e *core.RequestEvent) error {
 		return err
 	}
 	defer release()
-	ctx, cancel, limit := sd.deployWork(e, false)
+	ctx, cancel, limit := api.guards.deployWork(e, false)
 	defer cancel()
-	meta, up, err := req.content(sd.cfg.MaxFiles, sd.storedContent(e, lease))
+	meta, up, err := req.content(api.cfg.MaxFiles, api.storedContent(e, lease))
 	if err != nil {
 		return err
 	}
@@ -247,24 +287,24 @@ func (sd *sitedrop) deployUpdate(e *core.RequestEvent) error {
 	if err := workCheck(e, ctx, limit); err != nil {
 		return err
 	}
-	rec, err = sd.svc.Replace(ctx, rec, meta, up)
+	rec, err = api.deploys.Replace(ctx, rec, meta, up)
 	if err != nil {
-		sd.gcDue.set() // blobs may have been written before the failure
+		api.gc.set() // blobs may have been written before the failure
 		return overWorkBudget(e, ctx, limit, err)
 	}
 	slug := sites.DeploymentOf(rec).Slug()
 	return e.JSON(http.StatusOK, wire.DeployAnswer{
-		DeployRef: wire.DeployRef{ID: rec.Id, Slug: slug, URL: sd.siteURL(slug)},
-		ShareURL:  sd.shareURL(rec),
+		DeployRef: wire.DeployRef{ID: rec.Id, Slug: slug, URL: api.cfg.siteURL(slug)},
+		ShareURL:  api.cfg.shareURL(rec),
 		Warnings:  warnings,
 		Report:    deployReport(ctx, rec, up.Files, redirects, warnings),
 	})
 }
 
-// deployDelete is DELETE /deploy/:id.
-func (sd *sitedrop) deployDelete(e *core.RequestEvent) error {
+// delete is DELETE /deploy/:id.
+func (api *deployAPI) delete(e *core.RequestEvent) error {
 	rec := ownedOf(e)
-	if err := sd.svc.Delete(rec); err != nil {
+	if err := api.deploys.Delete(rec); err != nil {
 		return err
 	}
 	return e.JSON(http.StatusOK, wire.IDMessage{
@@ -273,9 +313,9 @@ func (sd *sitedrop) deployDelete(e *core.RequestEvent) error {
 	})
 }
 
-// deploysList is GET /deploys.
-func (sd *sitedrop) deploysList(e *core.RequestEvent) error {
-	recs, err := sd.svc.ListOwned(userOf(e))
+// list is GET /deploys.
+func (api *deployAPI) list(e *core.RequestEvent) error {
+	recs, err := api.deploys.ListOwned(userOf(e))
 	if err != nil {
 		return err
 	}
@@ -286,7 +326,7 @@ func (sd *sitedrop) deploysList(e *core.RequestEvent) error {
 		out = append(out, wire.DeploySummary{
 			ID:        rec.Id,
 			Slug:      slug,
-			URL:       sd.siteURL(slug),
+			URL:       api.cfg.siteURL(slug),
 			Title:     dep.Title(),
 			UpdatedAt: timestamp(dep.Updated()),
 		})
@@ -294,10 +334,10 @@ func (sd *sitedrop) deploysList(e *core.RequestEvent) error {
 	return e.JSON(http.StatusOK, wire.DeploymentList{Deployments: out})
 }
 
-// deployClaim is POST /deploy/claim.
-func (sd *sitedrop) deployClaim(e *core.RequestEvent) error {
+// claim is POST /deploy/claim.
+func (api *deployAPI) claim(e *core.RequestEvent) error {
 	var req wire.ClaimRequest
-	if err := sd.readJSON(e, claimBodyLimit, &req); err != nil {
+	if err := api.guards.readJSON(e, claimBodyLimit, &req); err != nil {
 		return err
 	}
 	if req.Slug == nil || *req.Slug == "" {
@@ -306,12 +346,12 @@ func (sd *sitedrop) deployClaim(e *core.RequestEvent) error {
 	if req.ClaimToken == nil || *req.ClaimToken == "" {
 		return fail(http.StatusBadRequest, "claim_token is required")
 	}
-	rec, err := sd.svc.Claim(userOf(e), *req.Slug, *req.ClaimToken)
+	rec, err := api.deploys.Claim(userOf(e), *req.Slug, *req.ClaimToken)
 	if err != nil {
 		return err
 	}
 	slug := sites.DeploymentOf(rec).Slug()
-	return e.JSON(http.StatusOK, wire.DeployRef{ID: rec.Id, Slug: slug, URL: sd.siteURL(slug)})
+	return e.JSON(http.StatusOK, wire.DeployRef{ID: rec.Id, Slug: slug, URL: api.cfg.siteURL(slug)})
 }
 
 // timestamp formats t as RFC 3339 in UTC with a Z.
@@ -323,21 +363,21 @@ func timestamp(t time.Time) string {
 // --anon-storage-per-ip budget of the --anon-ttl window: 429 (with
 // Retry-After) when the budget is spent, 413 when the deploy alone is
 // larger. refund takes the bytes back when the deploy then fails.
-func (sd *sitedrop) chargeAnonStorage(e *core.RequestEvent, up sites.Upload) (refund func(), err error) {
+func (api *deployAPI) chargeAnonStorage(e *core.RequestEvent, up sites.Upload) (refund func(), err error) {
 	var size int64
 	for _, f := range up.Files {
 		size += int64(len(f.Data))
 	}
-	limit := int64(sd.anonStorage.Max())
+	limit := int64(api.guards.anonStorage.Max())
 	if size > limit {
 		return nil, fail(http.StatusRequestEntityTooLarge, "%s", anonTooLarge(limit))
 	}
-	key := sd.rateKey(e.Request)
-	if err := sd.anonStorage.checkN(e.Response, key, int(size),
+	key := api.proxies.RateKey(e.Request)
+	if err := api.guards.anonStorage.checkN(e.Response, key, int(size),
 		"Anonymous storage limit reached: at most "+sites.FormatBytes(limit)+" from one address until its earlier deploys expire; deploy with an API key"); err != nil {
 		return nil, err
 	}
-	return func() { sd.anonStorage.Refund(key, int(size)) }, nil
+	return func() { api.guards.anonStorage.Refund(key, int(size)) }, nil
 }
 
 // anonTooLarge is the refusal of a site over the anonymous cap (limit).

@@ -36,7 +36,7 @@ func archiveFormat(contentType string) string {
 // archiveMetadata reads an archive deploy's metadata (query parameters:
 // slug, title, description, favicon, is_spa), validates it and runs
 // precheck on it. A refused archive is not read; see discardBody.
-func (sd *sitedrop) archiveMetadata(e *core.RequestEvent, precheck func(*deployRequest) error) (*deployRequest, error) {
+func (api *deployAPI) archiveMetadata(e *core.RequestEvent, precheck func(*deployRequest) error) (*deployRequest, error) {
 	req, err := archiveDeployMetadata(e)
 	if err == nil {
 		_, err = req.metadata()
@@ -45,7 +45,7 @@ func (sd *sitedrop) archiveMetadata(e *core.RequestEvent, precheck func(*deployR
 		err = precheck(req)
 	}
 	if err != nil {
-		sd.discardBody(e, sd.cfg.MaxBody)
+		api.guards.discardBody(e, api.cfg.MaxBody)
 		return nil, err
 	}
 	return req, nil
@@ -63,19 +63,19 @@ func (sd *sitedrop) archiveMetadata(e *core.RequestEvent, precheck func(*deployR
 // --max-body, and for an anonymous deploy (anon) no more than its
 // --anon-storage-per-ip, which it could never store, so that an archive
 // too large for it costs nothing to refuse.
-func (sd *sitedrop) readArchiveDeploy(e *core.RequestEvent, format string, req *deployRequest, lease *memLease, anon bool) error {
-	limit := sd.cfg.MaxBody
-	body, err := sd.guardBody(e, limit, nil)
+func (api *deployAPI) readArchiveDeploy(e *core.RequestEvent, format string, req *deployRequest, lease *memLease, anon bool) error {
+	limit := api.cfg.MaxBody
+	body, err := api.guards.guardBody(e, limit, nil)
 	if err != nil {
 		return err
 	}
 	lim := sites.ArchiveLimits{
-		MaxFiles: sd.cfg.MaxFiles,
+		MaxFiles: api.cfg.MaxFiles,
 		MaxBytes: archiveUnpackFactor * limit,
 		Reserve:  lease.reserve,
 		Release:  func(n int64) { lease.Release(n, true) },
 	}
-	if anonCap := int64(sd.anonStorage.Max()); anon && anonCap < lim.MaxBytes {
+	if anonCap := int64(api.guards.anonStorage.Max()); anon && anonCap < lim.MaxBytes {
 		lim.MaxBytes = anonCap
 		lim.TooLarge = anonTooLarge(anonCap)
 	}
@@ -100,11 +100,11 @@ func (sd *sitedrop) readArchiveDeploy(e *core.RequestEvent, format string, req *
 // nothing yet: the error answer closes the connection (see
 // jsonErrorsMiddleware), and it sends nothing. It is read at the minimum
 // rate of bodies, and holds no memory.
-func (sd *sitedrop) discardBody(e *core.RequestEvent, limit int64) {
+func (g *bodyGuards) discardBody(e *core.RequestEvent, limit int64) {
 	if waitsToSendBody(e.Request) || e.Request.ProtoMajor != 1 {
 		return // HTTP/2 resets the stream alone
 	}
-	if body, err := sd.guardBody(e, limit, nil); err == nil { // nil: over the limit, not read
+	if body, err := g.guardBody(e, limit, nil); err == nil { // nil: over the limit, not read
 		_, _ = io.Copy(io.Discard, body)
 	}
 }

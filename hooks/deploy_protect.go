@@ -137,10 +137,10 @@ func (c *Config) siteOverTLS(r *http.Request) bool {
 
 // shareURL is the share link of a deployment whose link is on, "" for
 // any other: the site's URL with the share token.
-func (sd *sitedrop) shareURL(rec *core.Record) string {
+func (c *Config) shareURL(rec *core.Record) string {
 	p := sites.ProtectionOf(rec)
 	if p == nil || !p.Link {
 		return ""
 	}
-	return sd.siteURL(sites.DeploymentOf(rec).Slug()) + "?" + serve.TokenParam + "=" + url.QueryEscape(p.ShareToken())
+	return c.siteURL(sites.DeploymentOf(rec).Slug()) + "?" + serve.TokenParam + "=" + url.QueryEscape(p.ShareToken())
 }

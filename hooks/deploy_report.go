@@ -57,10 +57,10 @@ const (
 // away. The deploy checks it between its steps and between files; past
 // it, nothing is committed (see overWorkBudget), and the report, which
 // comes after the commit, is cut.
-func (sd *sitedrop) deployWork(e *core.RequestEvent, anon bool) (context.Context, context.CancelFunc, time.Duration) {
-	limit := sd.keyedDeployWork
+func (g *bodyGuards) deployWork(e *core.RequestEvent, anon bool) (context.Context, context.CancelFunc, time.Duration) {
+	limit := g.keyedDeployWork
 	if anon {
-		limit = sd.anonDeployWork
+		limit = g.anonDeployWork
 	}
 	ctx, cancel := context.WithTimeout(e.Request.Context(), limit)
 	return ctx, cancel, limit

@@ -48,10 +48,10 @@ type deployRequest struct {
 // see bodyLease). Every failure is a client error naming what is wrong: 413
 // past the limit, 408 too slow, 503 (Retry-After) with the budget spent,
 // 400 for malformed JSON, a wrong field type or trailing data.
-func (sd *sitedrop) readJSON(e *core.RequestEvent, limit int64, dst any) error {
-	lease := sd.bodyLease(e, limit)
+func (g *bodyGuards) readJSON(e *core.RequestEvent, limit int64, dst any) error {
+	lease := g.bodyLease(e, limit)
 	defer lease.release()
-	body, err := sd.guardBody(e, limit, lease)
+	body, err := g.guardBody(e, limit, lease)
 	if err != nil {
 		return err
 	}

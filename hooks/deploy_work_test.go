@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pocketbase/pocketbase/apis"
 	"github.com/pocketbase/pocketbase/core"
 
 	"sitedrop/sites"
@@ -75,7 +76,8 @@ func TestDeployWorkBudget(t *testing.T) {
 	// writes the blobs (a store that ignores the context): still nothing
 	// is committed, and the answer says why
 	sd.keyedDeployWork = 300 * time.Millisecond
-	sd.svc = sites.NewService(app, &slowStore{BlobStore: sd.svc.Store(), delay: 400 * time.Millisecond}, sites.ServiceConfig{})
+	slow := sites.NewService(app, &slowStore{BlobStore: sd.svc.Store(), delay: 400 * time.Millisecond}, sites.ServiceConfig{})
+	mux = newDeployMux(t, app, sd, slow) // the deploy API is bound with the service it is handed
 	before, vBefore = deployments(), versions()
 	fresh := `{"files":[{"path":"index.html","content":"<title>slow</title><p>a page the store takes long to write</p>"}]}`
 	res, body = do(t, mux, http.MethodPost, "/deploy", fresh, withHeaders(bearer(keyPia), map[string]string{"Content-Type": "application/json"}))
@@ -133,4 +135,22 @@ func TestWorkBudgetOnlyContextErrors(t *testing.T) {
 	if anonDeployWork > 8*time.Second {
 		t.Errorf("anonymous work budget %s: at most 8 s, report included", anonDeployWork)
 	}
+}
+
+// newDeployMux is the deploy API alone, bound as register binds it but
+// over svc (a test's service), behind the one error exit.
+func newDeployMux(t testing.TB, app core.App, sd *sitedrop, svc *sites.Service) http.Handler {
+	t.Helper()
+	r, err := apis.NewRouter(app)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.Bind(jsonErrorsMiddleware())
+	api := &deployAPI{cfg: sd.cfg, deploys: svc, gate: sd.gate, guards: &sd.bodyGuards, proxies: sd.proxies, gc: &sd.gcDue}
+	bindDeployAPI(r, api, &apiAuth{secure: sd.secure, session: sd.sessionUser, deploys: svc})
+	mux, err := r.BuildMux()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return mux
 }

@@ -88,7 +88,7 @@ func (sd *sitedrop) domainAnswer(e *core.RequestEvent, rec *domains.Domain, slug
 		Status:     rec.Status(),
 		Reason:     rec.Reason(),
 		Records:    sd.domainSvc.Records(e.Request.Context(), rec, slug),
-		URL:        sd.siteHostURL(rec.Name()),
+		URL:        sd.cfg.siteHostURL(rec.Name()),
 		CreatedAt:  timestamp(rec.Created()),
 		CheckedAt:  optTimestamp(rec.Checked()),
 		VerifiedAt: optTimestamp(rec.Verified()),

@@ -37,12 +37,8 @@ type sitedrop struct {
 	analytics *analytics.Aggregator
 	// statsFlush writes the analytics to the database; nil before init.
 	statsFlush *statsdb.Flusher
-	// anonDeploys limits anonymous deploys per client IP.
-	anonDeploys *limiter
-	// keyedDeploys limits deploys per account.
-	keyedDeploys *limiter
-	// deploySlots bounds the deploys processed at once.
-	deploySlots chan struct{}
+	// gate limits the deploys and holds their processing slots.
+	gate *deployGate
 	// hosts tells site hosts from the web host.
 	hosts sites.HostSplit
 	// proxies are the trusted reverse proxies (--trusted-proxies).
@@ -108,7 +104,7 @@ func register(app core.App, cfg *Config) (*sitedrop, error) {
 	bindAnalyticsJobs(sd)
 	bindDomains(sd)
 	app.OnServe().BindFunc(func(se *core.ServeEvent) error {
-		sd.learnListenPort(se)
+		sd.cfg.learnListenPort(se)
 		if err := bindOpenAPI(sd, se); err != nil { // needs the web URL
 			return err
 		}
@@ -128,7 +124,7 @@ func register(app core.App, cfg *Config) (*sitedrop, error) {
 			if install := se.InstallerFunc; install != nil {
 				// PocketBase's install link would leave out the port
 				se.InstallerFunc = func(app core.App, su *core.Record, _ string) error {
-					return install(app, su, sd.webURL())
+					return install(app, su, sd.cfg.webURL())
 				}
 			}
 		}
@@ -141,10 +137,11 @@ func register(app core.App, cfg *Config) (*sitedrop, error) {
 		bindWebGuards(sd, se)
 		bindHSTS(sd, se)
 		auth := &apiAuth{secure: sd.secure, session: sd.sessionUser, deploys: sd.svc}
-		bindDeployAPI(sd, se, auth)
-		bindVersionsAPI(sd, se, auth)
+		deploys := &deployAPI{cfg: sd.cfg, deploys: sd.svc, gate: sd.gate, guards: &sd.bodyGuards, proxies: sd.proxies, gc: &sd.gcDue}
+		bindDeployAPI(se.Router, deploys, auth)
+		bindVersionsAPI(se.Router, deploys, auth)
 		bindAnalyticsAPI(sd, se, auth)
-		bindBlobsAPI(sd, se, auth)
+		bindBlobsAPI(se.Router, &blobsAPI{cfg: sd.cfg, deploys: sd.svc, s3: sd.s3, uploads: sd.uploads, guards: &sd.bodyGuards, gate: sd.gate}, auth)
 		bindAuthAPI(sd, se, auth)
 		bindSubmitAPI(sd, se)
 		bindSubmissionsAPI(sd, se, auth)
@@ -234,7 +231,7 @@ func (sd *sitedrop) init() error {
 		KeepVersions:  cfg.KeepVersions,
 		ProSlots:      cfg.ProSlots,
 		ReservedSlugs: reserved,
-		SubmitURL:     func(id string) string { return sd.webURL() + "/submit/" + id },
+		SubmitURL:     func(id string) string { return sd.cfg.webURL() + "/submit/" + id },
 	})
 	serverOpts := serve.ServerOptions{
 		ContentCacheBytes: cfg.ContentCache,
@@ -268,9 +265,7 @@ func (sd *sitedrop) init() error {
 	sd.domainActions = newLimiter(domainActionsPerMinute, time.Minute)
 	sd.publisher = sd.newPublisher() // reads svc and s3 from sd, set above
 	sd.limits = newAuthLimits()
-	sd.anonDeploys = newLimiter(cfg.AnonDeploysPerHour, time.Hour)
-	sd.keyedDeploys = newLimiter(cfg.DeploysPerMinute, time.Minute)
-	sd.deploySlots = make(chan struct{}, cfg.ConcurrentDeploys)
+	sd.gate = newDeployGate(cfg)
 	sd.submitLimit = newLimiter(10, time.Minute)
 	sd.webhookSends = newLimiter(webhookSendsPerMinute, time.Minute)
 	sd.uploads = newLimiter(int(uploadBytesFactor*cfg.MaxBody), time.Hour)

@@ -259,7 +259,7 @@ func TestUnknownHostRefused(t *testing.T) {
 			se := &core.ServeEvent{App: app, Router: nil, Server: &http.Server{Addr: "devbox:8090", Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 				io.WriteString(w, "pocketbase")
 			})}}
-			sd.learnListenPort(se)
+			sd.cfg.learnListenPort(se)
 			se.Server.Handler = sd.front().Wrap(se.Server.Handler)
 			for host, served := range c.hosts {
 				for _, path := range []string{"/", "/auth/login", "/_/"} {

@@ -423,8 +423,8 @@ func TestDeploysWaitForASlot(t *testing.T) {
 	app, sd := newFixtureApp(t)
 	defer app.Cleanup()
 	mux := newMux(t, app)
-	for range cap(sd.deploySlots) {
-		sd.deploySlots <- struct{}{} // every slot busy
+	for range cap(sd.gate.slots) {
+		sd.gate.slots <- struct{}{} // every slot busy
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
 	defer cancel()
@@ -435,7 +435,7 @@ func TestDeploysWaitForASlot(t *testing.T) {
 	if rec.Code != statusClientClosed {
 		t.Fatalf("busy: %d %s", rec.Code, rec.Body)
 	}
-	<-sd.deploySlots // one slot frees up
+	<-sd.gate.slots // one slot frees up
 	if res, body := do(t, mux, http.MethodPost, "/deploy", `{"html":"x","slug":"waiting-site"}`, bearer(keyPia)); res.StatusCode != 200 {
 		t.Fatalf("after a slot freed: %d %s", res.StatusCode, body)
 	}

@@ -16,7 +16,7 @@ import (
 
 // sendLoginCode mails a sign-in code.
 func (sd *sitedrop) sendLoginCode(app core.App, to, code string) error {
-	p := ui.LoginCodeMailProps{Code: code, Minutes: int(accounts.LoginCodeTTL.Minutes()), WebURL: sd.webURL()}
+	p := ui.LoginCodeMailProps{Code: code, Minutes: int(accounts.LoginCodeTTL.Minutes()), WebURL: sd.cfg.webURL()}
 	return sendMail(app, to, ui.LoginCodeMailSubject, ui.LoginCodeMail(p), ui.LoginCodeText(p))
 }
 
@@ -38,7 +38,7 @@ func (sd *sitedrop) mailFailed(err error) error {
 // sendNoAccount tells an address without an account, on a server whose
 // sign-up is closed, that it cannot sign in.
 func (sd *sitedrop) sendNoAccount(app core.App, to string) error {
-	p := ui.NoAccountMailProps{WebURL: sd.webURL()}
+	p := ui.NoAccountMailProps{WebURL: sd.cfg.webURL()}
 	return sendMail(app, to, ui.NoAccountMailSubject, ui.NoAccountMail(p), ui.NoAccountText(p))
 }
 

@@ -24,7 +24,7 @@ var openAPIDoc []byte
 // (site hosts never reach the router). The body is built once per serve,
 // when the web URL is known.
 func bindOpenAPI(sd *sitedrop, se *core.ServeEvent) error {
-	body, err := openAPIFor(sd.webURL())
+	body, err := openAPIFor(sd.cfg.webURL())
 	if err != nil {
 		return err
 	}

@@ -59,8 +59,8 @@ func (sd *sitedrop) errorPage(e *core.RequestEvent, status int, title, msg strin
 func (sd *sitedrop) homePage(e *core.RequestEvent) error {
 	user := sd.sessionUser(e)
 	return render(e, http.StatusOK, ui.Home(sd.pageLayout(e, user), ui.HomeProps{
-		WebURL:         sd.webURL(),
-		SiteURLExample: sd.siteURL("your-site"),
+		WebURL:         sd.cfg.webURL(),
+		SiteURLExample: sd.cfg.siteURL("your-site"),
 		Drop:           sd.dropProps("Drop a folder to publish it", user, ""),
 	}))
 }

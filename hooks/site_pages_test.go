@@ -195,7 +195,7 @@ func TestSitePageSettings(t *testing.T) {
 				app := newSitePagesApp(t)
 				sd := stateOf(t, app)
 				rec, _ := app.FindRecordById(sites.DeploymentsCollection, idAliceSite)
-				for sd.keyedDeploys.check(httptest.NewRecorder(), rec.GetString("owner")) == nil {
+				for sd.gate.keyed.check(httptest.NewRecorder(), rec.GetString("owner")) == nil {
 				}
 				return app
 			},

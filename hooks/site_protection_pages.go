@@ -13,7 +13,7 @@ func (sd *sitedrop) siteProtection(dep *core.Record) ui.SiteProtection {
 	if p == nil {
 		return ui.SiteProtection{}
 	}
-	return ui.SiteProtection{Password: p.PasswordHash != "", ShareURL: sd.shareURL(dep)}
+	return ui.SiteProtection{Password: p.PasswordHash != "", ShareURL: sd.cfg.shareURL(dep)}
 }
 
 // accountSiteProtection is POST /account/sites/{id}/protection: the site

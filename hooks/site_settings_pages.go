@@ -35,12 +35,12 @@ func (sd *sitedrop) accountSiteSettings(e *core.RequestEvent) error {
 	if title != d.Title() || desc != d.Description() || icon != d.Favicon() {
 		// A new version: a deploy, under the API's per-account rate and
 		// the --concurrent-deploys slots.
-		if err := sd.keyedDeploys.check(e.Response, d.OwnerID()); errors.As(err, &ae) {
+		if err := sd.gate.keyed.check(e.Response, d.OwnerID()); errors.As(err, &ae) {
 			return sd.backToSite(e, dep, ui.FlashError, "Settings not saved: "+sentence(ae.Message))
 		} else if err != nil {
 			return err
 		}
-		release, err := sd.acquireDeploySlot(e)
+		release, err := sd.gate.acquire(e)
 		if err != nil {
 			return err
 		}
@@ -89,7 +89,7 @@ func (sd *sitedrop) accountSiteDeletePage(e *core.RequestEvent) error {
 	d := sites.DeploymentOf(dep)
 	slug := d.Slug()
 	return render(e, http.StatusOK, ui.SiteDelete(sd.pageLayout(e, user), ui.SiteDeleteProps{
-		ID: dep.Id, Slug: slug, Title: d.Title(), URL: sd.siteURL(slug),
+		ID: dep.Id, Slug: slug, Title: d.Title(), URL: sd.cfg.siteURL(slug),
 	}))
 }
 

@@ -72,7 +72,7 @@ func (sd *sitedrop) submitCreate(e *core.RequestEvent) error {
 	}
 	id := security.RandomStringWithAlphabet(15, idAlphabet) // what a bot sees
 	if honeypot == "" {
-		sub, err := forms.Submit(e.App, dep.Ref(sd.siteURL(dep.Slug())), data, order)
+		sub, err := forms.Submit(e.App, dep.Ref(sd.cfg.siteURL(dep.Slug())), data, order)
 		if err != nil {
 			return err
 		}
@@ -90,7 +90,7 @@ func (sd *sitedrop) submitCreate(e *core.RequestEvent) error {
 // relative _redirect ("/thanks", "thanks.html") is a page of the site:
 // the form posts to the web host, so the browser would resolve it there.
 func (sd *sitedrop) afterSubmit(dep *forms.Deployment, redirect string) string {
-	site := sd.siteURL(dep.Slug())
+	site := sd.cfg.siteURL(dep.Slug())
 	siteURL, _ := url.Parse(site)
 	if u, err := url.Parse(redirect); err == nil && redirect != "" && siteURL != nil {
 		if u.Scheme == "" { // "//host/x" keeps its host, which must be the site's
@@ -243,5 +243,5 @@ func submissionJSON(sub *core.Record) *forms.SubmissionJSON {
 // deploymentRef is a deployment as webhooks name it.
 func (sd *sitedrop) deploymentRef(rec *core.Record) forms.DeploymentRef {
 	dep := forms.DeploymentOf(rec)
-	return dep.Ref(sd.siteURL(dep.Slug()))
+	return dep.Ref(sd.cfg.siteURL(dep.Slug()))
 }

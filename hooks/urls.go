@@ -15,53 +15,53 @@ import (
 // (http://<slug>.localhost:8090/; https and no port when serving TLS on
 // 443), and the host names the web host (see server.Front.IsWebHost). Under test
 // harnesses there is no server and URLs have no port.
-func (sd *sitedrop) learnListenPort(se *core.ServeEvent) {
+func (c *Config) learnListenPort(se *core.ServeEvent) {
 	if se.Server == nil {
 		return
 	}
-	if sd.cfg.Serve.HTTPSAddr != "" {
-		sd.cfg.listenScheme = "https"
+	if c.Serve.HTTPSAddr != "" {
+		c.listenScheme = "https"
 	}
 	if host, port, err := net.SplitHostPort(se.Server.Addr); err == nil {
-		sd.cfg.listenHost = sites.NormHost(host)
+		c.listenHost = sites.NormHost(host)
 		switch port {
 		case "http":
 			port = "80"
 		case "https":
 			port = "443"
 		}
-		sd.cfg.listenPort = port
+		c.listenPort = port
 	}
 }
 
 // scheme is the scheme of derived URLs.
-func (sd *sitedrop) scheme() string {
-	if sd.cfg.listenScheme != "" {
-		return sd.cfg.listenScheme
+func (c *Config) scheme() string {
+	if c.listenScheme != "" {
+		return c.listenScheme
 	}
 	return "http"
 }
 
 // webURL is the base URL of the web host, without a trailing slash.
-func (sd *sitedrop) webURL() string {
-	if sd.cfg.PublicURL != "" {
-		return strings.TrimSuffix(sd.cfg.PublicURL, "/")
+func (c *Config) webURL() string {
+	if c.PublicURL != "" {
+		return strings.TrimSuffix(c.PublicURL, "/")
 	}
-	return sd.scheme() + "://" + hostPort(sd.cfg.Domain, sd.scheme(), sd.cfg.listenPort)
+	return c.scheme() + "://" + hostPort(c.Domain, c.scheme(), c.listenPort)
 }
 
 // siteURL is the live URL of a slug, with a trailing slash.
-func (sd *sitedrop) siteURL(slug string) string {
-	return sd.siteHostURL(slug + "." + sd.cfg.SitesDomain)
+func (c *Config) siteURL(slug string) string {
+	return c.siteHostURL(slug + "." + c.SitesDomain)
 }
 
 // siteHostURL is the URL of a host that serves a site (a slug host, a
 // custom domain): the public URL's scheme and port when one is set,
 // else the server's own.
-func (sd *sitedrop) siteHostURL(host string) string {
-	scheme, port := sd.scheme(), sd.cfg.listenPort
-	if sd.cfg.PublicURL != "" {
-		if u, err := url.Parse(sd.cfg.PublicURL); err == nil && u.Scheme != "" {
+func (c *Config) siteHostURL(host string) string {
+	scheme, port := c.scheme(), c.listenPort
+	if c.PublicURL != "" {
+		if u, err := url.Parse(c.PublicURL); err == nil && u.Scheme != "" {
 			scheme, port = u.Scheme, u.Port()
 		}
 	}
@@ -69,8 +69,8 @@ func (sd *sitedrop) siteHostURL(host string) string {
 }
 
 // claimURL is where the claim page of an anonymous deployment is.
-func (sd *sitedrop) claimURL(slug, token string) string {
-	return sd.webURL() + "/claim/" + url.PathEscape(slug) + "?token=" + url.QueryEscape(token)
+func (c *Config) claimURL(slug, token string) string {
+	return c.webURL() + "/claim/" + url.PathEscape(slug) + "?token=" + url.QueryEscape(token)
 }
 
 // hostPort joins host and port, leaving out the scheme's default port.

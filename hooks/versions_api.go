@@ -4,6 +4,7 @@ import (
 	"net/http"
 
 	"github.com/pocketbase/pocketbase/core"
+	"github.com/pocketbase/pocketbase/tools/router"
 
 	"sitedrop/sites"
 	"sitedrop/sites/wire"
@@ -17,19 +18,18 @@ const rollbackBodyLimit = 1 << 10
 
 // bindVersionsAPI binds GET /deploy/:id/versions and POST
 // /deploy/:id/rollback (owner only; 404 otherwise).
-func bindVersionsAPI(sd *sitedrop, se *core.ServeEvent, auth *apiAuth) {
-	r := se.Router
-	r.GET("/deploy/{id}/versions", sd.deployVersions).Bind(auth.requireOwner("id"))
-	r.POST("/deploy/{id}/rollback", sd.deployRollback).Bind(auth.requireOwner("id"))
+func bindVersionsAPI(r *router.Router[*core.RequestEvent], api *deployAPI, auth *apiAuth) {
+	r.GET("/deploy/{id}/versions", api.versions).Bind(auth.requireOwner("id"))
+	r.POST("/deploy/{id}/rollback", api.rollback).Bind(auth.requireOwner("id"))
 	r.Any("/deploy/{id}/versions", methodNotAllowed("GET"))
 	r.Any("/deploy/{id}/rollback", methodNotAllowed("POST"))
 }
 
-// deployVersions is GET /deploy/:id/versions: the kept versions, newest
+// versions is GET /deploy/:id/versions: the kept versions, newest
 // first.
-func (sd *sitedrop) deployVersions(e *core.RequestEvent) error {
+func (api *deployAPI) versions(e *core.RequestEvent) error {
 	rec := ownedOf(e)
-	vs, err := sd.svc.ListVersions(rec)
+	vs, err := api.deploys.ListVersions(rec)
 	if err != nil {
 		return err
 	}
@@ -46,23 +46,23 @@ func (sd *sitedrop) deployVersions(e *core.RequestEvent) error {
 	return e.JSON(http.StatusOK, wire.VersionList{Versions: out})
 }
 
-// deployRollback is POST /deploy/:id/rollback {"version": N}.
-func (sd *sitedrop) deployRollback(e *core.RequestEvent) error {
+// rollback is POST /deploy/:id/rollback {"version": N}.
+func (api *deployAPI) rollback(e *core.RequestEvent) error {
 	rec := ownedOf(e)
 	var req wire.RollbackRequest
-	if err := sd.readJSON(e, rollbackBodyLimit, &req); err != nil {
+	if err := api.guards.readJSON(e, rollbackBodyLimit, &req); err != nil {
 		return err
 	}
 	if req.Version == nil || *req.Version < 1 {
 		return fail(http.StatusBadRequest, "version is required (a positive version number)")
 	}
-	rec, err := sd.svc.Rollback(rec, *req.Version)
+	rec, err := api.deploys.Rollback(rec, *req.Version)
 	if err != nil {
 		return err
 	}
 	slug := sites.DeploymentOf(rec).Slug()
 	return e.JSON(http.StatusOK, wire.Rollback{
-		DeployRef: wire.DeployRef{ID: rec.Id, Slug: slug, URL: sd.siteURL(slug)},
+		DeployRef: wire.DeployRef{ID: rec.Id, Slug: slug, URL: api.cfg.siteURL(slug)},
 		Version:   *req.Version,
 	})
 }
