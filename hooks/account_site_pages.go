@@ -169,7 +169,7 @@ func (sd *sitedrop) accountSiteCSV(e *core.RequestEvent) error {
 	if dep == nil {
 		return err
 	}
-	return sd.submissionsCSV(e, dep)
+	return submissionsCSV(e, dep)
 }
 
 // accountSiteNotifications is the notifications toggle of the site page.

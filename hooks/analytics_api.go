@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/pocketbase/pocketbase/core"
+	"github.com/pocketbase/pocketbase/tools/router"
 
 	"sitedrop/sites/analytics"
 	"sitedrop/sites/analytics/statsdb"
@@ -20,21 +21,21 @@ const (
 
 // bindAnalyticsAPI binds GET /deploy/:id/analytics (owner only; 404
 // otherwise).
-func bindAnalyticsAPI(sd *sitedrop, se *core.ServeEvent, auth *apiAuth) {
-	se.Router.GET("/deploy/{id}/analytics", sd.deployAnalytics).Bind(auth.requireOwner("id"))
-	se.Router.Any("/deploy/{id}/analytics", methodNotAllowed("GET"))
+func bindAnalyticsAPI(r *router.Router[*core.RequestEvent], auth *apiAuth) {
+	r.GET("/deploy/{id}/analytics", deployAnalytics).Bind(auth.requireOwner("id"))
+	r.Any("/deploy/{id}/analytics", methodNotAllowed("GET"))
 }
 
 // deployAnalytics is GET /deploy/:id/analytics?from=&to=: a
 // statsdb.Report.
-func (sd *sitedrop) deployAnalytics(e *core.RequestEvent) error {
+func deployAnalytics(e *core.RequestEvent) error {
 	rec := ownedOf(e)
 	q := e.Request.URL.Query()
 	from, to, err := statsdb.ParsePeriod(q.Get("from"), q.Get("to"), time.Now())
 	if err != nil {
 		return err
 	}
-	out, err := statsdb.Load(sd.app, rec.Id, from, to)
+	out, err := statsdb.Load(e.App, rec.Id, from, to)
 	if err != nil {
 		return err
 	}

@@ -140,12 +140,12 @@ func register(app core.App, cfg *Config) (*sitedrop, error) {
 		deploys := &deployAPI{cfg: sd.cfg, deploys: sd.svc, gate: sd.gate, guards: &sd.bodyGuards, proxies: sd.proxies, gc: &sd.gcDue}
 		bindDeployAPI(se.Router, deploys, auth)
 		bindVersionsAPI(se.Router, deploys, auth)
-		bindAnalyticsAPI(sd, se, auth)
+		bindAnalyticsAPI(se.Router, auth)
 		bindBlobsAPI(se.Router, &blobsAPI{cfg: sd.cfg, deploys: sd.svc, s3: sd.s3, uploads: sd.uploads, guards: &sd.bodyGuards, gate: sd.gate}, auth)
 		bindAuthAPI(sd, se, auth)
 		bindSubmitAPI(sd, se)
-		bindSubmissionsAPI(sd, se, auth)
-		bindWebhooksAPI(sd, se, auth)
+		bindSubmissionsAPI(se.Router, auth)
+		bindWebhooksAPI(se.Router, &webhooksAPI{cfg: sd.cfg, guards: &sd.bodyGuards}, auth)
 		bindDomainsAPI(sd, se, auth)
 		bindAccountSitePages(sd, se)
 		bindSiteDomainsPages(sd, se)
@@ -270,7 +270,7 @@ func (sd *sitedrop) init() error {
 	sd.webhookSends = newLimiter(webhookSendsPerMinute, time.Minute)
 	sd.uploads = newLimiter(int(uploadBytesFactor*cfg.MaxBody), time.Hour)
 	sd.bodyGuards = newBodyGuards(cfg)
-	sd.deliverer = forms.NewDeliverer(app, sd.webhookGuard())
+	sd.deliverer = forms.NewDeliverer(app, sd.cfg.webhookGuard())
 	sd.notifyWake = make(chan struct{}, 1)
 	return nil
 }

@@ -67,7 +67,7 @@ func (sd *sitedrop) accountWebhookCreate(e *core.RequestEvent) error {
 	if events == nil {
 		events = []string{} // none ticked: refused, not "all"
 	}
-	_, secret, err := forms.CreateWebhook(e.Request.Context(), e.App, sd.webhookGuard(), dep.Id, f.Get("url"), typ, &events)
+	_, secret, err := forms.CreateWebhook(e.Request.Context(), e.App, sd.cfg.webhookGuard(), dep.Id, f.Get("url"), typ, &events)
 	var we *forms.WebhookError
 	if errors.As(err, &we) {
 		return sd.backToSite(e, dep, ui.FlashError, "Webhook not added: "+sentence(we.Msg))

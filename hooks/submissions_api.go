@@ -7,6 +7,7 @@ import (
 	"sitedrop/sites/forms"
 
 	"github.com/pocketbase/pocketbase/core"
+	"github.com/pocketbase/pocketbase/tools/router"
 )
 
 // Paging and export limits of GET /submissions.
@@ -17,20 +18,19 @@ const (
 )
 
 // bindSubmissionsAPI registers the owner's view of form submissions.
-func bindSubmissionsAPI(sd *sitedrop, se *core.ServeEvent, auth *apiAuth) {
-	r := se.Router
-	r.GET("/submissions/{deployId}", sd.submissionsList).Bind(auth.requireOwner("deployId"))                    // newest first, paged; ?format=csv
-	r.DELETE("/submissions/{deployId}/{submissionId}", sd.submissionDelete).Bind(auth.requireOwner("deployId")) // remove one
+func bindSubmissionsAPI(r *router.Router[*core.RequestEvent], auth *apiAuth) {
+	r.GET("/submissions/{deployId}", submissionsList).Bind(auth.requireOwner("deployId"))                    // newest first, paged; ?format=csv
+	r.DELETE("/submissions/{deployId}/{submissionId}", submissionDelete).Bind(auth.requireOwner("deployId")) // remove one
 	r.Any("/submissions/{deployId}", methodNotAllowed("GET"))
 	r.Any("/submissions/{deployId}/{submissionId}", methodNotAllowed("DELETE"))
 }
 
 // submissionsList is GET /submissions/{deployId}?page=&limit=&format=.
-func (sd *sitedrop) submissionsList(e *core.RequestEvent) error {
+func submissionsList(e *core.RequestEvent) error {
 	dep := ownedOf(e)
 	q := e.Request.URL.Query()
 	if f := q.Get("format"); f == "csv" {
-		return sd.submissionsCSV(e, dep)
+		return submissionsCSV(e, dep)
 	} else if f != "" && f != "json" {
 		return fail(http.StatusBadRequest, "format must be json or csv")
 	}
@@ -58,7 +58,7 @@ func (sd *sitedrop) submissionsList(e *core.RequestEvent) error {
 }
 
 // submissionDelete is DELETE /submissions/{deployId}/{submissionId}.
-func (sd *sitedrop) submissionDelete(e *core.RequestEvent) error {
+func submissionDelete(e *core.RequestEvent) error {
 	dep := ownedOf(e)
 	sub, err := forms.DeleteSubmission(e.App, dep.Id, e.Request.PathValue("submissionId"))
 	if err != nil {

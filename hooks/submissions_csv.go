@@ -16,7 +16,7 @@ const csvPageWriteTimeout = 2 * time.Minute
 
 // submissionsCSV streams every submission of dep as CSV (forms.CSVExport):
 // a download named after its slug.
-func (sd *sitedrop) submissionsCSV(e *core.RequestEvent, rec *core.Record) error {
+func submissionsCSV(e *core.RequestEvent, rec *core.Record) error {
 	dep := forms.DeploymentOf(rec)
 	export, err := forms.NewCSVExport(e.App, dep.Id)
 	if err != nil {

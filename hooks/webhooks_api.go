@@ -6,6 +6,7 @@ import (
 	"sitedrop/sites/forms"
 
 	"github.com/pocketbase/pocketbase/core"
+	"github.com/pocketbase/pocketbase/tools/router"
 )
 
 // webhookSendsPerMinute bounds the deliveries an account queues by hand
@@ -13,30 +14,38 @@ import (
 // the account's webhook sender for up to the delivery timeout.
 const webhookSendsPerMinute = 10
 
+// webhooksAPI serves the webhook endpoints and the e-mail notification
+// settings with exactly the services they use.
+type webhooksAPI struct {
+	// cfg is read for --webhooks-allow-private (webhookGuard).
+	cfg *Config
+	// guards read the bodies within the memory budget and at a minimum rate.
+	guards *bodyGuards
+}
+
 // bindWebhooksAPI registers the webhook endpoints and e-mail notification
 // settings of deployments.
-func bindWebhooksAPI(sd *sitedrop, se *core.ServeEvent, auth *apiAuth) {
-	r := se.Router
-	r.POST("/webhooks/{deployId}", sd.webhookCreate).Bind(auth.requireOwner("deployId"))
-	r.GET("/webhooks/{deployId}", sd.webhooksList).Bind(auth.requireOwner("deployId"))
-	r.DELETE("/webhooks/{deployId}/{webhookId}", sd.webhookDelete).Bind(auth.requireOwner("deployId"))
-	r.PUT("/notifications/{deployId}", sd.notificationsUpdate).Bind(auth.requireOwner("deployId"))
-	r.GET("/notifications/{deployId}", sd.notificationsView).Bind(auth.requireOwner("deployId"))
+func bindWebhooksAPI(r *router.Router[*core.RequestEvent], api *webhooksAPI, auth *apiAuth) {
+	r.POST("/webhooks/{deployId}", api.createWebhook).Bind(auth.requireOwner("deployId"))
+	r.GET("/webhooks/{deployId}", api.listWebhooks).Bind(auth.requireOwner("deployId"))
+	r.DELETE("/webhooks/{deployId}/{webhookId}", api.deleteWebhook).Bind(auth.requireOwner("deployId"))
+	r.PUT("/notifications/{deployId}", api.updateNotifications).Bind(auth.requireOwner("deployId"))
+	r.GET("/notifications/{deployId}", api.viewNotifications).Bind(auth.requireOwner("deployId"))
 	r.Any("/webhooks/{deployId}", methodNotAllowed("GET, POST"))
 	r.Any("/webhooks/{deployId}/{webhookId}", methodNotAllowed("DELETE"))
 	r.Any("/notifications/{deployId}", methodNotAllowed("GET, PUT"))
 }
 
-// webhookCreate is POST /webhooks/{deployId} {url, type?, events?}. The
+// createWebhook is POST /webhooks/{deployId} {url, type?, events?}. The
 // answer carries the signing secret, shown once.
-func (sd *sitedrop) webhookCreate(e *core.RequestEvent) error {
+func (api *webhooksAPI) createWebhook(e *core.RequestEvent) error {
 	dep := ownedOf(e)
 	var body struct {
 		URL    *string   `json:"url"`
 		Type   *string   `json:"type"`
 		Events *[]string `json:"events"`
 	}
-	if err := sd.readJSON(e, authBodyLimit, &body); err != nil {
+	if err := api.guards.readJSON(e, authBodyLimit, &body); err != nil {
 		return err
 	}
 	if body.URL == nil {
@@ -46,7 +55,7 @@ func (sd *sitedrop) webhookCreate(e *core.RequestEvent) error {
 	if body.Type != nil {
 		typ = *body.Type
 	}
-	hook, secret, err := forms.CreateWebhook(e.Request.Context(), e.App, sd.webhookGuard(), dep.Id, *body.URL, typ, body.Events)
+	hook, secret, err := forms.CreateWebhook(e.Request.Context(), e.App, api.cfg.webhookGuard(), dep.Id, *body.URL, typ, body.Events)
 	if err != nil {
 		return err // *forms.WebhookError: 400
 	}
@@ -55,8 +64,8 @@ func (sd *sitedrop) webhookCreate(e *core.RequestEvent) error {
 	})
 }
 
-// webhooksList is GET /webhooks/{deployId}.
-func (sd *sitedrop) webhooksList(e *core.RequestEvent) error {
+// listWebhooks is GET /webhooks/{deployId}.
+func (api *webhooksAPI) listWebhooks(e *core.RequestEvent) error {
 	dep := ownedOf(e)
 	hooks, err := forms.FindWebhooks(e.App, dep.Id)
 	if err != nil {
@@ -72,9 +81,9 @@ func (sd *sitedrop) webhooksList(e *core.RequestEvent) error {
 	return e.JSON(http.StatusOK, map[string]any{"webhooks": out})
 }
 
-// webhookDelete is DELETE /webhooks/{deployId}/{webhookId}. Its pending
+// deleteWebhook is DELETE /webhooks/{deployId}/{webhookId}. Its pending
 // deliveries are dropped with it.
-func (sd *sitedrop) webhookDelete(e *core.RequestEvent) error {
+func (api *webhooksAPI) deleteWebhook(e *core.RequestEvent) error {
 	dep := ownedOf(e)
 	hook, err := forms.FindWebhook(e.App, dep.Id, e.Request.PathValue("webhookId"))
 	if err != nil {
@@ -86,14 +95,14 @@ func (sd *sitedrop) webhookDelete(e *core.RequestEvent) error {
 	return e.JSON(http.StatusOK, map[string]string{"id": hook.Id, "message": "Webhook deleted"})
 }
 
-// notificationsUpdate is PUT /notifications/{deployId} {"email": bool}:
+// updateNotifications is PUT /notifications/{deployId} {"email": bool}:
 // mail the owner about new submissions (at most one mail a minute).
-func (sd *sitedrop) notificationsUpdate(e *core.RequestEvent) error {
+func (api *webhooksAPI) updateNotifications(e *core.RequestEvent) error {
 	dep := ownedOf(e)
 	var body struct {
 		Email *bool `json:"email"`
 	}
-	if err := sd.readJSON(e, authBodyLimit, &body); err != nil {
+	if err := api.guards.readJSON(e, authBodyLimit, &body); err != nil {
 		return err
 	}
 	if body.Email == nil {
@@ -105,13 +114,13 @@ func (sd *sitedrop) notificationsUpdate(e *core.RequestEvent) error {
 	return e.JSON(http.StatusOK, map[string]bool{"email": *body.Email})
 }
 
-// notificationsView is GET /notifications/{deployId}.
-func (sd *sitedrop) notificationsView(e *core.RequestEvent) error {
+// viewNotifications is GET /notifications/{deployId}.
+func (api *webhooksAPI) viewNotifications(e *core.RequestEvent) error {
 	dep := ownedOf(e)
 	return e.JSON(http.StatusOK, map[string]bool{"email": forms.DeploymentOf(dep).NotifyEmail()})
 }
 
 // webhookGuard is the SSRF guard of webhook URLs.
-func (sd *sitedrop) webhookGuard() forms.WebhookGuard {
-	return forms.WebhookGuard{AllowPrivate: sd.cfg.WebhooksAllowPrivate}
+func (c *Config) webhookGuard() forms.WebhookGuard {
+	return forms.WebhookGuard{AllowPrivate: c.WebhooksAllowPrivate}
 }
