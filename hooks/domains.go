@@ -37,22 +37,34 @@ type domainJSON struct {
 	VerifiedAt string           `json:"verified_at,omitempty"`
 }
 
-// startDomainAction counts an add, removal or check of the domains of
+// domainDesk runs the custom domains' actions an account asks for, from
+// the API and from the pages: it holds the per-account limit of adds,
+// removals and checks, and shows a domain as the API does.
+type domainDesk struct {
+	// svc adds, checks and removes custom domains.
+	svc *domains.Service
+	// actions limits the actions per account (domainActionsPerMinute).
+	actions *limiter
+	// cfg gives the domains' site URLs.
+	cfg *Config
+}
+
+// start counts an add, removal or check of the domains of
 // the account owner against its limit and, for one that checks DNS,
 // reserves the check's questions from the server's budget. Over either
 // limit it returns the 429 (Retry-After set on e's response) before
 // anything changes, and nothing is counted. The caller ends the check
 // with the allowance's Done (nil when dns is false).
-func (sd *sitedrop) startDomainAction(e *core.RequestEvent, owner string, dns bool) (*domains.Allowance, error) {
-	if err := sd.domainActions.check(e.Response, owner); err != nil {
+func (d *domainDesk) start(e *core.RequestEvent, owner string, dns bool) (*domains.Allowance, error) {
+	if err := d.actions.check(e.Response, owner); err != nil {
 		return nil, err
 	}
 	if !dns {
 		return nil, nil
 	}
-	a, err := sd.domainSvc.Reserve(time.Now())
+	a, err := d.svc.Reserve(time.Now())
 	if err != nil {
-		sd.domainActions.Refund(owner, 1)
+		d.actions.Refund(owner, 1)
 		var be *domains.BudgetError
 		if errors.As(err, &be) {
 			secs := max(int(be.RetryAfter.Round(time.Second)/time.Second), 1)
@@ -80,15 +92,15 @@ func parsePublicIPs(list []string) ([]netip.Addr, error) {
 // domainLimit is the custom domains the plan allows.
 func (sd *sitedrop) domainLimit(plan string) int { return sd.domainSvc.Limit(plan) }
 
-// domainAnswer is rec, a domain of the site slug, as the API shows it,
+// answer is rec, a domain of the site slug, as the API shows it,
 // with the records to create.
-func (sd *sitedrop) domainAnswer(e *core.RequestEvent, rec *domains.Domain, slug string) domainJSON {
+func (d *domainDesk) answer(e *core.RequestEvent, rec *domains.Domain, slug string) domainJSON {
 	return domainJSON{
 		Domain:     rec.Name(),
 		Status:     rec.Status(),
 		Reason:     rec.Reason(),
-		Records:    sd.domainSvc.Records(e.Request.Context(), rec, slug),
-		URL:        sd.cfg.siteHostURL(rec.Name()),
+		Records:    d.svc.Records(e.Request.Context(), rec, slug),
+		URL:        d.cfg.siteHostURL(rec.Name()),
 		CreatedAt:  timestamp(rec.Created()),
 		CheckedAt:  optTimestamp(rec.Checked()),
 		VerifiedAt: optTimestamp(rec.Verified()),

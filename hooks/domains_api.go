@@ -4,44 +4,53 @@ import (
 	"net/http"
 
 	"github.com/pocketbase/pocketbase/core"
+	"github.com/pocketbase/pocketbase/tools/router"
 
 	"sitedrop/sites/domains"
 )
 
+// domainsAPI serves the custom domain endpoints with exactly the
+// services they use.
+type domainsAPI struct {
+	// desk runs the actions within the account's limits.
+	desk *domainDesk
+	// guards read the bodies within the memory budget and at a minimum rate.
+	guards *bodyGuards
+}
+
 // bindDomainsAPI registers the custom domain endpoints of deployments
 // (owner only, like the rest of /deploy/:id).
-func bindDomainsAPI(sd *sitedrop, se *core.ServeEvent, auth *apiAuth) {
-	r := se.Router
-	r.POST("/deploy/{id}/domains", sd.domainCreate).Bind(auth.requireOwner("id"))                    // claim a domain, check it at once
-	r.GET("/deploy/{id}/domains", sd.domainsList).Bind(auth.requireOwner("id"))                      // the deployment's domains and their state
-	r.DELETE("/deploy/{id}/domains/{domain}", sd.domainDelete).Bind(auth.requireOwner("id"))         // release a domain
-	r.POST("/deploy/{id}/domains/{domain}/verify", sd.domainVerifyNow).Bind(auth.requireOwner("id")) // check now
+func bindDomainsAPI(r *router.Router[*core.RequestEvent], api *domainsAPI, auth *apiAuth) {
+	r.POST("/deploy/{id}/domains", api.create).Bind(auth.requireOwner("id"))                    // claim a domain, check it at once
+	r.GET("/deploy/{id}/domains", api.list).Bind(auth.requireOwner("id"))                       // the deployment's domains and their state
+	r.DELETE("/deploy/{id}/domains/{domain}", api.delete).Bind(auth.requireOwner("id"))         // release a domain
+	r.POST("/deploy/{id}/domains/{domain}/verify", api.verifyNow).Bind(auth.requireOwner("id")) // check now
 	r.Any("/deploy/{id}/domains", methodNotAllowed("GET, POST"))
 	r.Any("/deploy/{id}/domains/{domain}", methodNotAllowed("DELETE"))
 	r.Any("/deploy/{id}/domains/{domain}/verify", methodNotAllowed("POST"))
 }
 
-// domainCreate is POST /deploy/:id/domains {"domain"}: 201 with the
+// create is POST /deploy/:id/domains {"domain"}: 201 with the
 // records to create for a new claim, 200 for one the deployment already
 // has (checked again).
-func (sd *sitedrop) domainCreate(e *core.RequestEvent) error {
+func (api *domainsAPI) create(e *core.RequestEvent) error {
 	user, dep := userOf(e), ownedOf(e)
 	var body struct {
 		Domain *string `json:"domain"`
 	}
-	if err := sd.readJSON(e, authBodyLimit, &body); err != nil {
+	if err := api.guards.readJSON(e, authBodyLimit, &body); err != nil {
 		return err
 	}
 	if body.Domain == nil {
 		return domains.ErrEmpty
 	}
 	acct, site := domains.AccountOf(user), domains.SiteOf(dep)
-	a, err := sd.startDomainAction(e, acct.ID, true)
+	a, err := api.desk.start(e, acct.ID, true)
 	if err != nil {
 		return err
 	}
 	defer a.Done()
-	rec, created, err := sd.domainSvc.Add(e.Request.Context(), acct, site, *body.Domain, a)
+	rec, created, err := api.desk.svc.Add(e.Request.Context(), acct, site, *body.Domain, a)
 	if err != nil {
 		return err
 	}
@@ -49,34 +58,34 @@ func (sd *sitedrop) domainCreate(e *core.RequestEvent) error {
 	if created {
 		status = http.StatusCreated
 	}
-	return e.JSON(status, sd.domainAnswer(e, rec, site.Slug))
+	return e.JSON(status, api.desk.answer(e, rec, site.Slug))
 }
 
-// domainsList is GET /deploy/:id/domains.
-func (sd *sitedrop) domainsList(e *core.RequestEvent) error {
+// list is GET /deploy/:id/domains.
+func (api *domainsAPI) list(e *core.RequestEvent) error {
 	dep := ownedOf(e)
 	site := domains.SiteOf(dep)
-	recs, err := sd.domainSvc.List(site.ID)
+	recs, err := api.desk.svc.List(site.ID)
 	if err != nil {
 		return err
 	}
 	out := make([]domainJSON, 0, len(recs))
 	for _, r := range recs {
-		out = append(out, sd.domainAnswer(e, r, site.Slug))
+		out = append(out, api.desk.answer(e, r, site.Slug))
 	}
 	return e.JSON(http.StatusOK, map[string]any{"domains": out})
 }
 
-// domainDelete is DELETE /deploy/:id/domains/:domain.
-func (sd *sitedrop) domainDelete(e *core.RequestEvent) error {
-	site, rec, err := sd.ownedDomain(e)
+// delete is DELETE /deploy/:id/domains/:domain.
+func (api *domainsAPI) delete(e *core.RequestEvent) error {
+	site, rec, err := api.ownedDomain(e)
 	if err != nil {
 		return err
 	}
-	if _, err := sd.startDomainAction(e, site.OwnerID, false); err != nil {
+	if _, err := api.desk.start(e, site.OwnerID, false); err != nil {
 		return err
 	}
-	if err := sd.domainSvc.Remove(rec); err != nil {
+	if err := api.desk.svc.Remove(rec); err != nil {
 		return err
 	}
 	return e.JSON(http.StatusOK, map[string]string{
@@ -85,30 +94,30 @@ func (sd *sitedrop) domainDelete(e *core.RequestEvent) error {
 	})
 }
 
-// domainVerifyNow is POST /deploy/:id/domains/:domain/verify: the check,
+// verifyNow is POST /deploy/:id/domains/:domain/verify: the check,
 // now (a failed claim starts again).
-func (sd *sitedrop) domainVerifyNow(e *core.RequestEvent) error {
-	site, rec, err := sd.ownedDomain(e)
+func (api *domainsAPI) verifyNow(e *core.RequestEvent) error {
+	site, rec, err := api.ownedDomain(e)
 	if err != nil {
 		return err
 	}
-	a, err := sd.startDomainAction(e, site.OwnerID, true)
+	a, err := api.desk.start(e, site.OwnerID, true)
 	if err != nil {
 		return err
 	}
 	defer a.Done()
-	if rec, err = sd.domainSvc.Recheck(e.Request.Context(), rec, site.Slug, a); err != nil {
+	if rec, err = api.desk.svc.Recheck(e.Request.Context(), rec, site.Slug, a); err != nil {
 		return err
 	}
-	return e.JSON(http.StatusOK, sd.domainAnswer(e, rec, site.Slug))
+	return e.JSON(http.StatusOK, api.desk.answer(e, rec, site.Slug))
 }
 
 // ownedDomain finds the caller's deployment and its domain named in the
 // path: 404 when either is not there.
-func (sd *sitedrop) ownedDomain(e *core.RequestEvent) (domains.Site, *domains.Domain, error) {
+func (api *domainsAPI) ownedDomain(e *core.RequestEvent) (domains.Site, *domains.Domain, error) {
 	dep := ownedOf(e)
 	site := domains.SiteOf(dep)
-	rec, err := sd.domainSvc.Lookup(site.ID, e.Request.PathValue("domain"))
+	rec, err := api.desk.svc.Lookup(site.ID, e.Request.PathValue("domain"))
 	if err != nil {
 		return domains.Site{}, nil, err
 	}

@@ -70,9 +70,9 @@ type sitedrop struct {
 	// (server.TLS.Prepare); nil without TLS. Record hooks read it to drop
 	// the certificate of a released domain.
 	tlsCerts atomic.Pointer[certs.Manager]
-	// domainActions limits the adds, removals and checks of custom
-	// domains per account.
-	domainActions *limiter
+	// domainDesk runs the domain actions accounts ask for, within their
+	// limit (the API's and the pages').
+	domainDesk *domainDesk
 	bodyGuards
 }
 
@@ -146,7 +146,7 @@ func register(app core.App, cfg *Config) (*sitedrop, error) {
 		bindSubmitAPI(sd, se)
 		bindSubmissionsAPI(se.Router, auth)
 		bindWebhooksAPI(se.Router, &webhooksAPI{cfg: sd.cfg, guards: &sd.bodyGuards}, auth)
-		bindDomainsAPI(sd, se, auth)
+		bindDomainsAPI(se.Router, &domainsAPI{desk: sd.domainDesk, guards: &sd.bodyGuards}, auth)
 		bindAccountSitePages(sd, se)
 		bindSiteDomainsPages(sd, se)
 		api := bindMCP(sd, se)
@@ -262,7 +262,7 @@ func (sd *sitedrop) init() error {
 		Resolvers: func() []string { return cfg.Serve.DNSResolvers },                             // the serve flags come later
 		SiteHost:  func(slug string) string { return strings.ToLower(slug + "." + sitesDomain) }, // as sd.siteHost
 	})
-	sd.domainActions = newLimiter(domainActionsPerMinute, time.Minute)
+	sd.domainDesk = &domainDesk{svc: sd.domainSvc, actions: newLimiter(domainActionsPerMinute, time.Minute), cfg: cfg}
 	sd.publisher = sd.newPublisher() // reads svc and s3 from sd, set above
 	sd.limits = newAuthLimits()
 	sd.gate = newDeployGate(cfg)

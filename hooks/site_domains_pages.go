@@ -33,7 +33,7 @@ func (sd *sitedrop) siteDomains(e *core.RequestEvent, user, dep *core.Record) (u
 	p := ui.SiteDomains{Used: used, Limit: sd.domainSvc.Limit(acct.Plan), Plan: domains.PlanName(acct.Plan),
 		SiteHost: sd.siteHost(site.Slug)}
 	for _, r := range recs {
-		j := sd.domainAnswer(e, r, site.Slug)
+		j := sd.domainDesk.answer(e, r, site.Slug)
 		d := ui.SiteDomain{
 			Domain: j.Domain, Status: j.Status, Reason: j.Reason, URL: j.URL,
 			Checked: r.Checked(), Verified: r.Verified(),
@@ -54,7 +54,7 @@ func (sd *sitedrop) accountDomainCreate(e *core.RequestEvent) error {
 		return err
 	}
 	acct, site := domains.AccountOf(sd.sessionUser(e)), domains.SiteOf(dep)
-	a, err := sd.startDomainAction(e, acct.ID, true)
+	a, err := sd.domainDesk.start(e, acct.ID, true)
 	if ae, ok := domainRefusal(err); ok {
 		return sd.backToSite(e, dep, ui.FlashError, "Domain not added: "+sentence(ae.Message))
 	} else if err != nil {
@@ -76,7 +76,7 @@ func (sd *sitedrop) accountDomainVerify(e *core.RequestEvent) error {
 	if rec == nil {
 		return err
 	}
-	a, err := sd.startDomainAction(e, site.OwnerID, true)
+	a, err := sd.domainDesk.start(e, site.OwnerID, true)
 	if ae, ok := domainRefusal(err); ok {
 		return sd.backToSite(e, dep, ui.FlashError, rec.Name()+" not checked: "+sentence(ae.Message))
 	} else if err != nil {
@@ -102,7 +102,7 @@ func (sd *sitedrop) accountDomainDelete(e *core.RequestEvent) error {
 	if rec == nil {
 		return err
 	}
-	if _, err := sd.startDomainAction(e, site.OwnerID, false); err != nil {
+	if _, err := sd.domainDesk.start(e, site.OwnerID, false); err != nil {
 		if ae, ok := domainRefusal(err); ok {
 			return sd.backToSite(e, dep, ui.FlashError, rec.Name()+" not removed: "+sentence(ae.Message))
 		}
