@@ -2,7 +2,6 @@ package hooks
 
 import (
 	"context"
-	"io"
 	"net/http"
 	"time"
 
@@ -239,39 +238,6 @@ func exists(ctx context.Context, blobs store.BlobStore, h string) (bool, error) 
 		return x.Exists(ctx, h)
 	}
 	return blobs.Has(ctx, h)
-}
-
-// storedContent loads the contents a deploy names by sha256, each once,
-// within what an archive may unpack to (archiveUnpackFactor x --max-body)
-// in all, reserving them from lease.
-func (api *deployAPI) storedContent(e *core.RequestEvent, lease *memLease) sites.BlobLoader {
-	limit := archiveUnpackFactor * api.cfg.MaxBody
-	budget := limit
-	blobs := api.deploys.Store()
-	loaded := map[string][]byte{}
-	return func(hash string) ([]byte, error) {
-		if data, ok := loaded[hash]; ok {
-			return data, nil
-		}
-		b, err := blobs.Open(e.Request.Context(), hash)
-		if err != nil {
-			return nil, err
-		}
-		defer b.Close()
-		if b.Size() > budget {
-			return nil, fail(http.StatusRequestEntityTooLarge, "Site too large: the files a deploy names may total %s", sites.FormatBytes(limit))
-		}
-		if err := lease.reserve(b.Size()); err != nil {
-			return nil, err
-		}
-		budget -= b.Size()
-		data := make([]byte, b.Size())
-		if _, err := io.ReadFull(b, data); err != nil {
-			return nil, err
-		}
-		loaded[hash] = data
-		return data, nil
-	}
 }
 
 // uploadBytesFactor bounds what one account may upload with PUT /blobs in

@@ -2,6 +2,7 @@ package hooks
 
 import (
 	"bufio"
+	"io"
 	"net/http"
 	"time"
 
@@ -352,6 +353,39 @@ func (api *deployAPI) claim(e *core.RequestEvent) error {
 	}
 	slug := sites.DeploymentOf(rec).Slug()
 	return e.JSON(http.StatusOK, wire.DeployRef{ID: rec.Id, Slug: slug, URL: api.cfg.siteURL(slug)})
+}
+
+// storedContent loads the contents a deploy names by sha256, each once,
+// within what an archive may unpack to (archiveUnpackFactor x --max-body)
+// in all, reserving them from lease.
+func (api *deployAPI) storedContent(e *core.RequestEvent, lease *memLease) sites.BlobLoader {
+	limit := archiveUnpackFactor * api.cfg.MaxBody
+	budget := limit
+	blobs := api.deploys.Store()
+	loaded := map[string][]byte{}
+	return func(hash string) ([]byte, error) {
+		if data, ok := loaded[hash]; ok {
+			return data, nil
+		}
+		b, err := blobs.Open(e.Request.Context(), hash)
+		if err != nil {
+			return nil, err
+		}
+		defer b.Close()
+		if b.Size() > budget {
+			return nil, fail(http.StatusRequestEntityTooLarge, "Site too large: the files a deploy names may total %s", sites.FormatBytes(limit))
+		}
+		if err := lease.reserve(b.Size()); err != nil {
+			return nil, err
+		}
+		budget -= b.Size()
+		data := make([]byte, b.Size())
+		if _, err := io.ReadFull(b, data); err != nil {
+			return nil, err
+		}
+		loaded[hash] = data
+		return data, nil
+	}
 }
 
 // timestamp formats t as RFC 3339 in UTC with a Z.
