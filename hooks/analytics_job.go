@@ -4,8 +4,6 @@ import (
 	"context"
 	"time"
 
-	"github.com/pocketbase/pocketbase/core"
-
 	"sitedrop/sites/analytics/statsdb"
 )
 
@@ -24,39 +22,34 @@ const (
 	statsShutdownBudget = 10 * time.Second
 )
 
-// bindAnalyticsJobs flushes the counts every minute and at shutdown (after
-// the running jobs, before the databases close), and purges old rows
-// daily. Both are bound whatever --analytics says: with counting off the
+// bindAnalyticsJobs flushes the counts every minute and purges old rows
+// daily; the lifecycle flushes them at shutdown too (flushAtShutdown).
+// Both jobs are bound whatever --analytics says: with counting off the
 // flush finds nothing to write, and rows counted before are still purged
 // when they are 400 days old.
 func bindAnalyticsJobs(sd *sitedrop) {
-	sd.app.Cron().MustAdd(jobStatsFlush, "* * * * *", func() {
-		if !sd.jobs.enter() {
-			return // the app is shutting down: the terminate hook flushes
-		}
-		defer sd.jobs.leave()
-		sd.flushAnalytics()
-	})
-	sd.app.Cron().MustAdd(jobStatsPurge, "41 3 * * *", func() {
-		if !sd.jobs.enter() {
-			return
-		}
-		defer sd.jobs.leave()
-		if n, err := statsdb.Purge(sd.app, time.Now()); err != nil {
-			sd.app.Logger().Error("purge old analytics", "error", err)
-		} else if n > 0 {
-			sd.app.Logger().Info("purged old analytics", "rows", n)
-		}
-	})
-	sd.app.OnTerminate().BindFunc(func(e *core.TerminateEvent) error {
-		sd.jobs.close() // idempotent; the flush job is not running then
-		ctx, cancel := context.WithTimeout(context.Background(), statsShutdownBudget)
-		defer cancel()
-		if left := sd.statsFlush.Flush(ctx); left > 0 {
-			sd.app.Logger().Error("analytics not written at shutdown", "days", left)
-		}
-		return e.Next()
-	})
+	sd.jobs.bind(sd.app.Cron(), jobStatsFlush, "* * * * *", sd.flushAnalytics)
+	sd.jobs.bind(sd.app.Cron(), jobStatsPurge, "41 3 * * *", sd.purgeAnalytics)
+}
+
+// purgeAnalytics deletes the rows past their keeping (statsdb.Purge).
+func (sd *sitedrop) purgeAnalytics() {
+	if n, err := statsdb.Purge(sd.app, time.Now()); err != nil {
+		sd.app.Logger().Error("purge old analytics", "error", err)
+	} else if n > 0 {
+		sd.app.Logger().Info("purged old analytics", "rows", n)
+	}
+}
+
+// flushAtShutdown writes what is left to write, within
+// statsShutdownBudget and ctx; the lifecycle runs it after the running
+// jobs, the flush job among them, and before the databases close.
+func (sd *sitedrop) flushAtShutdown(ctx context.Context) {
+	ctx, cancel := context.WithTimeout(ctx, statsShutdownBudget)
+	defer cancel()
+	if left := sd.statsFlush.Flush(ctx); left > 0 {
+		sd.app.Logger().Error("analytics not written at shutdown", "days", left)
+	}
 }
 
 // flushAnalytics writes what was counted since the last flush, within

@@ -17,16 +17,15 @@ const domainsPerRun = 50
 // verified or has been pending for domains.MaxPending.
 func bindDomains(sd *sitedrop) {
 	bindDomainTable(sd)
-	sd.app.Cron().MustAdd(jobDomains, "* * * * *", func() { sd.runDomainsJob() })
+	sd.jobs.bind(sd.app.Cron(), jobDomains, "* * * * *", sd.checkDomains)
 }
 
-// runDomainsJob checks the pending domains that are due
-// (domains.Service.CheckDue), unless the app is shutting down.
-func (sd *sitedrop) runDomainsJob() {
-	if !sd.jobs.enter() {
-		return // the app is shutting down
-	}
-	defer sd.jobs.leave()
+// runDomainsJob runs the domains job (checkDomains) through the gate.
+func (sd *sitedrop) runDomainsJob() { sd.jobs.run(sd.checkDomains) }
+
+// checkDomains checks the pending domains that are due
+// (domains.Service.CheckDue).
+func (sd *sitedrop) checkDomains() {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	sd.domainSvc.CheckDue(ctx, domainsPerRun)

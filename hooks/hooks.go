@@ -58,6 +58,10 @@ type sitedrop struct {
 	gcDue gcFlag
 	// jobs keeps the background jobs and the shutdown apart.
 	jobs jobGate
+	// life starts and stops the background services (bindLifecycle).
+	life lifecycle
+	// workers are the running senders (startWorkers).
+	workers workers
 	// uploads bounds the bytes each account uploads with PUT /blobs.
 	uploads *limiter
 	// flashes are the pages' one-shot messages (POST → redirect → GET).
@@ -100,6 +104,7 @@ func register(app core.App, cfg *Config) (*sitedrop, error) {
 	}
 	bindRecordHooks(sd)
 	bindLogEscape(app)
+	bindLifecycle(sd)
 	bindJobs(sd)
 	bindAnalyticsJobs(sd)
 	bindDomains(sd)
@@ -168,7 +173,7 @@ func register(app core.App, cfg *Config) (*sitedrop, error) {
 		if se.Server == nil { // a test harness, not a real server
 			return nil
 		}
-		sd.startWorkers()
+		sd.life.Start()
 		if w := sd.cfg.Serve.Banner; w != nil {
 			sd.printBanner(w)
 		}

@@ -6,7 +6,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/pocketbase/pocketbase/core"
+	"github.com/pocketbase/pocketbase/tools/cron"
 
 	"sitedrop/sites/accounts"
 )
@@ -27,8 +27,9 @@ func (f *gcFlag) take() bool { return f.due.Swap(false) }
 // jobGate keeps the background jobs and the app's shutdown apart.
 // PocketBase stops its cron and then closes the databases, but a job the
 // cron already started keeps running: it would use a closed (nil)
-// database. The app's terminate hook closes the gate, which waits for the
-// running jobs; a job that finds the gate closed does nothing.
+// database. The app's lifecycle closes the gate (bindLifecycle), which
+// waits for the running jobs; a job that finds the gate closed does
+// nothing. Every cron job of sitedrop is bound through the gate (bind).
 type jobGate struct {
 	mu      sync.Mutex
 	closed  bool
@@ -48,6 +49,21 @@ func (g *jobGate) enter() bool {
 
 func (g *jobGate) leave() { g.running.Done() }
 
+// run runs job unless the gate is closed, and holds the gate's close
+// until job returns.
+func (g *jobGate) run(job func()) {
+	if !g.enter() {
+		return // the app is shutting down
+	}
+	defer g.leave()
+	job()
+}
+
+// bind adds job to the cron c as id, at spec, run through the gate.
+func (g *jobGate) bind(c *cron.Cron, id, spec string, job func()) {
+	c.MustAdd(id, spec, func() { g.run(job) })
+}
+
 // close lets no job start and waits for the running ones.
 func (g *jobGate) close() {
 	g.mu.Lock()
@@ -61,21 +77,19 @@ func (g *jobGate) close() {
 // deleted, unreferenced content is collected; every hour the collector
 // runs anyway (it also removes blobs left by a crash mid-deploy).
 func bindJobs(sd *sitedrop) {
-	sd.app.Cron().MustAdd(jobExpire, "* * * * *", func() { sd.runExpireJob() })
-	sd.app.Cron().MustAdd(jobCollect, "17 * * * *", func() { sd.runCollectJob() })
-	sd.app.OnTerminate().BindFunc(func(e *core.TerminateEvent) error {
-		sd.jobs.close() // before the databases close, further down the chain
-		return e.Next()
-	})
+	sd.jobs.bind(sd.app.Cron(), jobExpire, "* * * * *", sd.expire)
+	sd.jobs.bind(sd.app.Cron(), jobCollect, "17 * * * *", sd.collect)
 }
 
-// runExpireJob purges expired anonymous deployments, sign-in codes and
+// runExpireJob runs the expiry job (expire) through the gate.
+func (sd *sitedrop) runExpireJob() { sd.jobs.run(sd.expire) }
+
+// runCollectJob runs the collector (collect) through the gate.
+func (sd *sitedrop) runCollectJob() { sd.jobs.run(sd.collect) }
+
+// expire purges expired anonymous deployments, sign-in codes and
 // sessions, then collects content when anything became unreferenced.
-func (sd *sitedrop) runExpireJob() {
-	if !sd.jobs.enter() {
-		return // the app is shutting down
-	}
-	defer sd.jobs.leave()
+func (sd *sitedrop) expire() {
 	n, err := sd.svc.PurgeExpired(time.Now())
 	if err != nil {
 		sd.app.Logger().Error("purge expired deployments", "error", err)
@@ -94,12 +108,8 @@ func (sd *sitedrop) runExpireJob() {
 	}
 }
 
-// runCollectJob deletes blobs that no version references.
-func (sd *sitedrop) runCollectJob() {
-	if !sd.jobs.enter() {
-		return // the app is shutting down
-	}
-	defer sd.jobs.leave()
+// collect deletes blobs that no version references.
+func (sd *sitedrop) collect() {
 	if sd.publisher != nil && !sd.publisher.Settled() {
 		// a change not yet published may drop blobs that replicas still
 		// serve: the publisher spares them first (publish.Config.Retention)

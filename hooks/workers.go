@@ -4,14 +4,17 @@ import (
 	"context"
 	"sync"
 	"time"
-
-	"github.com/pocketbase/pocketbase/core"
-	"github.com/pocketbase/pocketbase/tools/hook"
 )
 
-// startWorkers runs the background senders of a serving app: webhook
-// deliveries, notification mails and, with --store s3://, the published
-// manifests. They stop when the app terminates.
+// workers are the background senders of a serving app, started and
+// stopped by its lifecycle (bindLifecycle).
+type workers struct {
+	cancel  context.CancelFunc
+	stopped chan struct{} // closed when every sender has returned
+}
+
+// startWorkers runs the background senders: webhook deliveries,
+// notification mails and, with --store s3://, the published manifests.
 func (sd *sitedrop) startWorkers() {
 	ctx, cancel := context.WithCancel(context.Background())
 	var running sync.WaitGroup
@@ -20,20 +23,17 @@ func (sd *sitedrop) startWorkers() {
 	running.Go(func() { sd.runPublisher(ctx) })
 	stopped := make(chan struct{})
 	go func() { running.Wait(); close(stopped) }()
-	var stopOnce sync.Once // terminate may run twice (a failed restart)
-	sd.app.OnTerminate().Bind(&hook.Handler[*core.TerminateEvent]{
-		Id: "sitedropStopWorkers",
-		Func: func(e *core.TerminateEvent) error {
-			stopOnce.Do(func() {
-				cancel()
-				select { // a send in flight may take its own timeout
-				case <-stopped:
-				case <-time.After(workersStopWait):
-				}
-			})
-			return e.Next()
-		},
-	})
+	sd.workers = workers{cancel: cancel, stopped: stopped}
+}
+
+// stopWorkers stops the senders and waits for them until ctx ends (a send
+// in flight may take its own timeout).
+func (sd *sitedrop) stopWorkers(ctx context.Context) {
+	sd.workers.cancel()
+	select {
+	case <-sd.workers.stopped:
+	case <-ctx.Done():
+	}
 }
 
 // workersStopWait bounds how long terminating waits for the workers.
