@@ -177,7 +177,7 @@ func (sd *sitedrop) verifyCode(e *core.RequestEvent, otpID, code string) (string
 	if err != nil {
 		return "", nil, err
 	}
-	if err := sd.startSession(e, key, true); err != nil {
+	if err := sd.sessions.start(e, key, true); err != nil {
 		return "", nil, err
 	}
 	return plain, user, nil
@@ -198,7 +198,7 @@ func (sd *sitedrop) authSessionCreate(e *core.RequestEvent) error {
 		return fail(http.StatusUnauthorized, msgUnauthorized)
 	}
 	// the session lasts as long as the key does
-	if err := sd.startSession(e, key, false); err != nil {
+	if err := sd.sessions.start(e, key, false); err != nil {
 		return err
 	}
 	return e.JSON(http.StatusOK, map[string]any{"user": userJSON(user)})
@@ -209,7 +209,7 @@ func (sd *sitedrop) authSessionDelete(e *core.RequestEvent) error {
 	if err := checkOrigin(e); err != nil {
 		return err
 	}
-	if err := sd.endSession(e); err != nil {
+	if err := sd.sessions.end(e); err != nil {
 		return err
 	}
 	return e.JSON(http.StatusOK, map[string]string{"message": "Signed out"})
@@ -218,34 +218,12 @@ func (sd *sitedrop) authSessionDelete(e *core.RequestEvent) error {
 // authLogoutForm is the pages' sign-out form: sign out, back to the start.
 func (sd *sitedrop) authLogoutForm(e *core.RequestEvent) error {
 	if err := checkOrigin(e); err != nil {
-		return sd.errorPage(e, http.StatusForbidden, "Request refused", "This form can only be sent from this server's own pages.")
+		return sd.sessions.errorPage(e, http.StatusForbidden, "Request refused", "This form can only be sent from this server's own pages.")
 	}
-	if err := sd.endSession(e); err != nil {
+	if err := sd.sessions.end(e); err != nil {
 		return err
 	}
 	return e.Redirect(http.StatusSeeOther, "/")
-}
-
-// startSession replaces the browser's session (if any) with a new one on
-// key.
-func (sd *sitedrop) startSession(e *core.RequestEvent, key *core.Record, ownsKey bool) error {
-	if err := accounts.DeleteSession(e.App, sd.sessionToken(e)); err != nil {
-		return err
-	}
-	tok, err := accounts.CreateSession(e.App, key, ownsKey)
-	if err != nil {
-		return err
-	}
-	sd.setSessionCookie(e, tok)
-	return nil
-}
-
-func (sd *sitedrop) endSession(e *core.RequestEvent) error {
-	if err := accounts.DeleteSession(e.App, sd.sessionToken(e)); err != nil {
-		return err
-	}
-	sd.clearSessionCookie(e)
-	return nil
 }
 
 // idAlphabet is the alphabet of PocketBase record ids.

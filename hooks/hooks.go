@@ -60,8 +60,10 @@ type sitedrop struct {
 	jobs jobGate
 	// uploads bounds the bytes each account uploads with PUT /blobs.
 	uploads *limiter
-	// flashes are the pages' one-shot messages (POST → redirect → GET).
-	flashes flashStore
+	// sessions is the browser session service (cookie, user, flashes).
+	sessions *sessions
+	// kit is what the page handlers share (sessions, form guards).
+	kit *pageKit
 	// domainHosts routes custom domains' hosts.
 	domainHosts *domains.Table
 	// domainSvc adds, checks and removes custom domains.
@@ -136,7 +138,7 @@ func register(app core.App, cfg *Config) (*sitedrop, error) {
 		se.Router.Bind(sd.superuserSignInLimit())
 		bindWebGuards(sd, se)
 		bindHSTS(sd, se)
-		auth := &apiAuth{secure: sd.secure, session: sd.sessionUser, deploys: sd.svc}
+		auth := &apiAuth{sessions: sd.sessions, deploys: sd.svc}
 		deploys := &deployAPI{cfg: sd.cfg, deploys: sd.svc, gate: sd.gate, guards: &sd.bodyGuards, proxies: sd.proxies, gc: &sd.gcDue}
 		bindDeployAPI(se.Router, deploys, auth)
 		bindVersionsAPI(se.Router, deploys, auth)
@@ -270,6 +272,8 @@ func (sd *sitedrop) init() error {
 	sd.webhookSends = newLimiter(webhookSendsPerMinute, time.Minute)
 	sd.uploads = newLimiter(int(uploadBytesFactor*cfg.MaxBody), time.Hour)
 	sd.bodyGuards = newBodyGuards(cfg)
+	sd.sessions = newSessions(cfg)
+	sd.kit = &pageKit{sessions: sd.sessions, guards: &sd.bodyGuards}
 	sd.deliverer = forms.NewDeliverer(app, sd.cfg.webhookGuard())
 	sd.notifyWake = make(chan struct{}, 1)
 	return nil

@@ -30,20 +30,20 @@ func (sd *sitedrop) loginPage(e *core.RequestEvent) error {
 		if !wantsHTML(e.Request) {
 			return err
 		}
-		return sd.errorPage(e, http.StatusTooManyRequests, msgRateLimited, "Too many requests from your address. Wait a minute and try again.")
+		return sd.sessions.errorPage(e, http.StatusTooManyRequests, msgRateLimited, "Too many requests from your address. Wait a minute and try again.")
 	}
 	q := e.Request.URL.Query()
 	p := sd.loginProps(q.Get("next"))
 	if otp := q.Get("otp"); validOTPID(otp) {
 		p.OTPID = otp
 	}
-	return render(e, http.StatusOK, ui.Login(sd.pageLayout(e, sd.sessionUser(e)), p))
+	return render(e, http.StatusOK, ui.Login(sd.sessions.layout(e, sd.sessions.user(e)), p))
 }
 
 // loginEmailForm is POST /auth/login (email, next): it mails a code and
 // sends the browser to the code step.
 func (sd *sitedrop) loginEmailForm(e *core.RequestEvent) error {
-	if ok, err := sd.readForm(e); !ok {
+	if ok, err := sd.kit.readForm(e); !ok {
 		return err
 	}
 	p := sd.loginProps(e.Request.PostForm.Get("next"))
@@ -61,7 +61,7 @@ func (sd *sitedrop) loginEmailForm(e *core.RequestEvent) error {
 // loginCodeForm is POST /auth/login/code (otp_id, code, next): a right code
 // signs the browser in and sends it on to next.
 func (sd *sitedrop) loginCodeForm(e *core.RequestEvent) error {
-	if ok, err := sd.readForm(e); !ok {
+	if ok, err := sd.kit.readForm(e); !ok {
 		return err
 	}
 	f := e.Request.PostForm
@@ -97,7 +97,7 @@ func (sd *sitedrop) loginRefused(e *core.RequestEvent, p ui.LoginProps, err erro
 		return err
 	}
 	p.Error = ae.Message
-	return render(e, ae.Status, ui.Login(sd.pageLayout(e, sd.sessionUser(e)), p))
+	return render(e, ae.Status, ui.Login(sd.sessions.layout(e, sd.sessions.user(e)), p))
 }
 
 // validOTPID tells a well-formed sign-in code id (a record id: 15

@@ -112,7 +112,7 @@ func (sd *sitedrop) submittedPage(e *core.RequestEvent) error {
 	} else if _, isSite := sd.siteSlug(u.Host); !isSite {
 		back = ""
 	}
-	return render(e, http.StatusOK, ui.Submitted(sd.pageLayout(e, sd.sessionUser(e)), ui.SubmittedProps{BackURL: back}))
+	return render(e, http.StatusOK, ui.Submitted(sd.sessions.layout(e, sd.sessions.user(e)), ui.SubmittedProps{BackURL: back}))
 }
 
 // wantsHTML tells a browser form post from an API call.
