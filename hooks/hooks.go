@@ -43,8 +43,6 @@ type sitedrop struct {
 	hosts sites.HostSplit
 	// proxies are the trusted reverse proxies (--trusted-proxies).
 	proxies server.TrustedProxies
-	// limits are the per-IP limits of the sign-in endpoints.
-	limits authLimits
 	// submitLimit limits form submissions per deployment.
 	submitLimit *limiter
 	// webhookSends limits the webhook tests and redeliveries an account
@@ -144,7 +142,8 @@ func register(app core.App, cfg *Config) (*sitedrop, error) {
 		bindVersionsAPI(se.Router, deploys, auth)
 		bindAnalyticsAPI(se.Router, auth)
 		bindBlobsAPI(se.Router, &blobsAPI{cfg: sd.cfg, deploys: sd.svc, s3: sd.s3, uploads: sd.uploads, guards: &sd.bodyGuards, gate: sd.gate}, auth)
-		bindAuthAPI(sd, se, auth)
+		limits := newAuthLimits()
+		bindAuthAPI(se.Router, &signInDesk{cfg: sd.cfg, limits: &limits, proxies: sd.proxies, kit: sd.kit}, auth)
 		bindSubmitAPI(sd, se)
 		bindSubmissionsAPI(se.Router, auth)
 		bindWebhooksAPI(se.Router, &webhooksAPI{cfg: sd.cfg, guards: &sd.bodyGuards}, auth)
@@ -266,7 +265,6 @@ func (sd *sitedrop) init() error {
 	})
 	sd.domainDesk = &domainDesk{svc: sd.domainSvc, actions: newLimiter(domainActionsPerMinute, time.Minute), cfg: cfg}
 	sd.publisher = sd.newPublisher() // reads svc and s3 from sd, set above
-	sd.limits = newAuthLimits()
 	sd.gate = newDeployGate(cfg)
 	sd.submitLimit = newLimiter(10, time.Minute)
 	sd.webhookSends = newLimiter(webhookSendsPerMinute, time.Minute)
