@@ -43,8 +43,6 @@ type sitedrop struct {
 	hosts sites.HostSplit
 	// proxies are the trusted reverse proxies (--trusted-proxies).
 	proxies server.TrustedProxies
-	// submitLimit limits form submissions per deployment.
-	submitLimit *limiter
 	// webhookSends limits the webhook tests and redeliveries an account
 	// queues by hand (webhookSendsPerMinute).
 	webhookSends *limiter
@@ -144,7 +142,7 @@ func register(app core.App, cfg *Config) (*sitedrop, error) {
 		bindBlobsAPI(se.Router, &blobsAPI{cfg: sd.cfg, deploys: sd.svc, s3: sd.s3, uploads: sd.uploads, guards: &sd.bodyGuards, gate: sd.gate}, auth)
 		limits := newAuthLimits()
 		bindAuthAPI(se.Router, &signInDesk{cfg: sd.cfg, limits: &limits, proxies: sd.proxies, kit: sd.kit}, auth)
-		bindSubmitAPI(sd, se)
+		bindSubmitAPI(se.Router, &formPosts{cfg: sd.cfg, limit: newLimiter(10, time.Minute), guards: &sd.bodyGuards, sessions: sd.sessions, hosts: sd.hosts, wake: sd.wakeWorkers})
 		bindSubmissionsAPI(se.Router, auth)
 		bindWebhooksAPI(se.Router, &webhooksAPI{cfg: sd.cfg, guards: &sd.bodyGuards}, auth)
 		bindDomainsAPI(se.Router, &domainsAPI{desk: sd.domainDesk, guards: &sd.bodyGuards}, auth)
@@ -266,7 +264,6 @@ func (sd *sitedrop) init() error {
 	sd.domainDesk = &domainDesk{svc: sd.domainSvc, actions: newLimiter(domainActionsPerMinute, time.Minute), cfg: cfg}
 	sd.publisher = sd.newPublisher() // reads svc and s3 from sd, set above
 	sd.gate = newDeployGate(cfg)
-	sd.submitLimit = newLimiter(10, time.Minute)
 	sd.webhookSends = newLimiter(webhookSendsPerMinute, time.Minute)
 	sd.uploads = newLimiter(int(uploadBytesFactor*cfg.MaxBody), time.Hour)
 	sd.bodyGuards = newBodyGuards(cfg)
