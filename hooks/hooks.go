@@ -148,7 +148,7 @@ func register(app core.App, cfg *Config) (*sitedrop, error) {
 		bindDomainsAPI(se.Router, &domainsAPI{desk: sd.domainDesk, guards: &sd.bodyGuards}, auth)
 		bindAccountSitePages(sd, se)
 		bindSiteDomainsPages(sd, se)
-		api := bindMCP(sd, se)
+		api := bindMCP(se.Router, &mcpEndpoint{cfg: sd.cfg, guards: &sd.bodyGuards, proxies: sd.proxies})
 		bindPages(sd, se)
 		if err := se.Next(); err != nil {
 			if ts != nil {
