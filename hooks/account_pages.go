@@ -24,7 +24,7 @@ const maxKeyNameLen = 100
 // accountPage is GET /account: the signed-in user's sites (with slots used
 // of the plan), API keys, signed-in browsers and sign-out.
 func (sd *sitedrop) accountPage(e *core.RequestEvent) error {
-	user := sd.sessionUser(e)
+	user := sd.sessions.user(e)
 	if user == nil {
 		return e.Redirect(http.StatusSeeOther, loginURL("/account"))
 	}
@@ -35,13 +35,13 @@ func (sd *sitedrop) accountPage(e *core.RequestEvent) error {
 // page, which shows the new key once (a flash), so a reload makes no
 // second key.
 func (sd *sitedrop) accountKeyCreate(e *core.RequestEvent) error {
-	user, err := sd.formUser(e)
+	user, err := sd.kit.formUser(e)
 	if user == nil {
 		return err
 	}
 	name := strings.TrimSpace(e.Request.PostForm.Get("name"))
 	if utf8.RuneCountInString(name) > maxKeyNameLen {
-		sd.flash(e, ui.FlashError, fmt.Sprintf("No key was created: a key name has at most %d characters.", maxKeyNameLen))
+		sd.sessions.flash(e, ui.FlashError, fmt.Sprintf("No key was created: a key name has at most %d characters.", maxKeyNameLen))
 		return e.Redirect(http.StatusSeeOther, "/account")
 	}
 	if name == "" {
@@ -51,7 +51,7 @@ func (sd *sitedrop) accountKeyCreate(e *core.RequestEvent) error {
 	if err != nil {
 		return err
 	}
-	sd.flashWith(e, ui.Flash{
+	sd.sessions.flashWith(e, ui.Flash{
 		Kind:   ui.FlashSuccess,
 		Text:   fmt.Sprintf("New key %s created. Copy it now: it is shown once.", name),
 		Secret: plain,
@@ -62,21 +62,28 @@ func (sd *sitedrop) accountKeyCreate(e *core.RequestEvent) error {
 // accountKeyRevoke is a key's "revoke" button. Revoking the key this
 // browser's session stands on ends the session too.
 func (sd *sitedrop) accountKeyRevoke(e *core.RequestEvent) error {
-	user, err := sd.formUser(e)
+	user, err := sd.kit.formUser(e)
 	if user == nil {
 		return err
 	}
 	key, err := accounts.FindAPIKeyOf(e.App, user.Id, e.Request.PathValue("id"))
 	if err != nil {
-		return sd.errorPage(e, http.StatusNotFound, "Key not found", "There is no such key on your account.")
+		return sd.sessions.errorPage(e, http.StatusNotFound, "Key not found", "There is no such key on your account.")
 	}
 	label := ui.KeyLabel(ui.AccountKey{Prefix: key.Prefix(), Name: key.Name()})
 	// queued first: it would be lost with the session if the key was its
-	sd.flash(e, ui.FlashSuccess, "Key "+label+" revoked. Requests with it are refused from now on.")
+	sd.sessions.flash(e, ui.FlashSuccess, "Key "+label+" revoked. Requests with it are refused from now on.")
 	if err := accounts.DeleteAPIKey(e.App, key); err != nil {
 		return fmt.Errorf("revoke key: %w", err)
 	}
 	return e.Redirect(http.StatusSeeOther, "/account")
+}
+
+// pageKit is what the page handlers share: the browser session service
+// and the guards that read form bodies.
+type pageKit struct {
+	sessions *sessions
+	guards   *bodyGuards
 }
 
 // readForm checks a page's form post: same origin, a readable small form
@@ -84,13 +91,13 @@ func (sd *sitedrop) accountKeyRevoke(e *core.RequestEvent) error {
 // after the grace, each byte held of the small bodies' pool as it comes,
 // until it is parsed; see bodyLease). When ok is false the answer has been decided: an error
 // page, or the error of writing it.
-func (sd *sitedrop) readForm(e *core.RequestEvent) (ok bool, err error) {
+func (k *pageKit) readForm(e *core.RequestEvent) (ok bool, err error) {
 	if err := checkOrigin(e); err != nil {
-		return false, sd.errorPage(e, http.StatusForbidden, "Request refused", "This form can only be sent from this server's own pages.")
+		return false, k.sessions.errorPage(e, http.StatusForbidden, "Request refused", "This form can only be sent from this server's own pages.")
 	}
-	lease := sd.bodyLease(e, formBodyLimit)
+	lease := k.guards.bodyLease(e, formBodyLimit)
 	defer lease.release()
-	body, err := sd.guardBody(e, formBodyLimit, lease)
+	body, err := k.guards.guardBody(e, formBodyLimit, lease)
 	if err == nil {
 		e.Request.Body = readCloser{body, e.Request.Body}
 		err = e.Request.ParseForm()
@@ -102,9 +109,9 @@ func (sd *sitedrop) readForm(e *core.RequestEvent) (ok bool, err error) {
 		// would stop the page's rendering: the client still reads it.
 		e.Request = e.Request.WithContext(context.WithoutCancel(e.Request.Context()))
 		setRetryAfter(e, ae)
-		return false, sd.errorPage(e, ae.Status, http.StatusText(ae.Status), ae.Message)
+		return false, k.sessions.errorPage(e, ae.Status, http.StatusText(ae.Status), ae.Message)
 	case err != nil:
-		return false, sd.errorPage(e, http.StatusBadRequest, "Bad request", "The form could not be read.")
+		return false, k.sessions.errorPage(e, http.StatusBadRequest, "Bad request", "The form could not be read.")
 	}
 	return true, nil
 }
@@ -120,11 +127,11 @@ type readCloser struct {
 // readable small form, a signed-in user. When it returns a nil user the
 // answer has been decided (the returned error, possibly nil after a
 // redirect or an error page).
-func (sd *sitedrop) formUser(e *core.RequestEvent) (*core.Record, error) {
-	if ok, err := sd.readForm(e); !ok {
+func (k *pageKit) formUser(e *core.RequestEvent) (*core.Record, error) {
+	if ok, err := k.readForm(e); !ok {
 		return nil, err
 	}
-	user := sd.sessionUser(e)
+	user := k.sessions.user(e)
 	if user == nil {
 		return nil, e.Redirect(http.StatusSeeOther, loginURL("/account"))
 	}
@@ -164,10 +171,10 @@ func (sd *sitedrop) renderAccount(e *core.RequestEvent, user *core.Record) error
 	if p.Keys, err = accountKeys(e.App, user, now); err != nil {
 		return err
 	}
-	if p.Sessions, err = accountSessions(e.App, user, sd.sessionToken(e), now); err != nil {
+	if p.Sessions, err = accountSessions(e.App, user, sd.sessions.token(e), now); err != nil {
 		return err
 	}
-	return render(e, http.StatusOK, ui.Account(sd.pageLayout(e, user), p))
+	return render(e, http.StatusOK, ui.Account(sd.sessions.layout(e, user), p))
 }
 
 // accountKeys are user's API keys, without the keys that browser sessions

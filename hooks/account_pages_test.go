@@ -17,7 +17,7 @@ import (
 // token, as its next page would.
 func flashesOf(t testing.TB, app *tests.TestApp, token string) []ui.Flash {
 	t.Helper()
-	return stateOf(t, app).flashes.take(accounts.HashSecret(token), time.Now())
+	return stateOf(t, app).sessions.flashes.take(accounts.HashSecret(token), time.Now())
 }
 
 // expectRedirect fails unless res is a 303 to loc.

@@ -37,7 +37,7 @@ func bindAccountSitePages(sd *sitedrop, se *core.ServeEvent) {
 // backToSite answers a site page's form post: the message for the next
 // page, and 303 to the site page (POST → redirect → GET).
 func (sd *sitedrop) backToSite(e *core.RequestEvent, dep *core.Record, kind, text string) error {
-	sd.flash(e, kind, text)
+	sd.sessions.flash(e, kind, text)
 	return e.Redirect(http.StatusSeeOther, "/account/sites/"+dep.Id)
 }
 
@@ -49,7 +49,7 @@ func (sd *sitedrop) pageSite(e *core.RequestEvent, user *core.Record) (*core.Rec
 	}
 	dep, err := sd.svc.FindOwned(user, e.Request.PathValue("id"))
 	if err != nil {
-		return nil, sd.errorPage(e, http.StatusNotFound, "Site not found", "There is no such site on your account.")
+		return nil, sd.sessions.errorPage(e, http.StatusNotFound, "Site not found", "There is no such site on your account.")
 	}
 	return dep, nil
 }
@@ -57,7 +57,7 @@ func (sd *sitedrop) pageSite(e *core.RequestEvent, user *core.Record) (*core.Rec
 // formSite checks a form post of a site page (see formUser) and returns
 // the signed-in user's site {id}; with a nil site the answer is decided.
 func (sd *sitedrop) formSite(e *core.RequestEvent) (*core.Record, error) {
-	user, err := sd.formUser(e)
+	user, err := sd.kit.formUser(e)
 	if user == nil {
 		return nil, err
 	}
@@ -67,7 +67,7 @@ func (sd *sitedrop) formSite(e *core.RequestEvent) (*core.Record, error) {
 // accountSitePage is GET /account/sites/{id}?page=: the state, settings,
 // submissions, e-mail notifications, versions and webhooks of one site.
 func (sd *sitedrop) accountSitePage(e *core.RequestEvent) error {
-	user := sd.sessionUser(e)
+	user := sd.sessions.user(e)
 	dep, err := sd.pageSite(e, user)
 	if dep == nil {
 		return err
@@ -131,7 +131,7 @@ func (sd *sitedrop) accountSitePage(e *core.RequestEvent) error {
 	if p.Domains, err = sd.siteDomains(e, user, dep); err != nil {
 		return err
 	}
-	return render(e, http.StatusOK, ui.AccountSite(sd.pageLayout(e, user), p))
+	return render(e, http.StatusOK, ui.AccountSite(sd.sessions.layout(e, user), p))
 }
 
 // accountSiteRollback is a version's "Make live" button on the site page.
@@ -165,7 +165,7 @@ func formatSizeShort(n int64) string {
 
 // accountSiteCSV is the site page's CSV download (cookie-authenticated).
 func (sd *sitedrop) accountSiteCSV(e *core.RequestEvent) error {
-	dep, err := sd.pageSite(e, sd.sessionUser(e))
+	dep, err := sd.pageSite(e, sd.sessions.user(e))
 	if dep == nil {
 		return err
 	}

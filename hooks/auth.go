@@ -39,11 +39,9 @@ const (
 // pages. A handler behind one of its middlewares reads the caller with
 // userOf and the deployment with ownedOf; it never starts with an auth call.
 type apiAuth struct {
-	// secure tells that TLS ends in front of sitedrop (the scheme of
-	// fromOwnPages).
-	secure func() bool
-	// session is the user of the request's session cookie, nil without one.
-	session func(*core.RequestEvent) *core.Record
+	// sessions gives the user of the request's session cookie, and tells
+	// that TLS ends in front of sitedrop (the scheme of fromOwnPages).
+	sessions *sessions
 	// deploys finds the caller's deployments (requireOwner).
 	deploys *sites.Service
 }
@@ -150,10 +148,10 @@ func (a *apiAuth) user(e *core.RequestEvent) (*core.Record, error) {
 // of another origin, a site host's included (same site, so its requests
 // carry the SameSite=Lax cookie), is as anonymous as curl.
 func (a *apiAuth) cookieUser(e *core.RequestEvent) *core.Record {
-	if !fromOwnPages(e.Request, a.secure()) {
+	if !fromOwnPages(e.Request, a.sessions.secure()) {
 		return nil
 	}
-	return a.session(e)
+	return a.sessions.user(e)
 }
 
 // fromOwnPages reports whether a browser says the request comes from the

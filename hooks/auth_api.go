@@ -8,8 +8,10 @@ import (
 
 	"github.com/pocketbase/ozzo-validation/v4/is"
 	"github.com/pocketbase/pocketbase/core"
+	"github.com/pocketbase/pocketbase/tools/router"
 	"github.com/pocketbase/pocketbase/tools/security"
 
+	"sitedrop/hooks/server"
 	"sitedrop/sites/accounts"
 )
 
@@ -24,18 +26,29 @@ const (
 	msgEmailInvalid  = "email is not a valid address"
 )
 
-// bindAuthAPI registers the sign-in endpoints.
-func bindAuthAPI(sd *sitedrop, se *core.ServeEvent, auth *apiAuth) {
-	r := se.Router
-	r.POST("/auth/otp", sd.authOTP)               // mail a sign-in code
-	r.POST("/auth/verify", sd.authVerify)         // code → API key + session
-	r.POST("/auth/session", sd.authSessionCreate) // API key → session
-	r.DELETE("/auth/session", sd.authSessionDelete)
-	r.POST("/auth/logout", sd.authLogoutForm)                     // sign-out button of the pages
-	r.GET("/auth/whoami", sd.authWhoami).Bind(auth.requireUser()) // API key → its user
-	r.GET("/auth/login", sd.loginPage)                            // sign-in page: e-mail, then code
-	r.POST("/auth/login", sd.loginEmailForm)                      // its e-mail form without JavaScript
-	r.POST("/auth/login/code", sd.loginCodeForm)                  // its code form without JavaScript
+// signInDesk is the sign-in endpoints and page: codes mailed and verified,
+// browser sessions started and ended, within the per-client limits.
+type signInDesk struct {
+	cfg *Config
+	// limits are the per-client (and per-address) sign-in limits.
+	limits *authLimits
+	// proxies tell the client the limits count (RateKey).
+	proxies server.TrustedProxies
+	// kit is the session service and the form readers of the pages.
+	kit *pageKit
+}
+
+// bindAuthAPI registers the sign-in endpoints; whoami behind auth.
+func bindAuthAPI(r *router.Router[*core.RequestEvent], a *signInDesk, auth *apiAuth) {
+	r.POST("/auth/otp", a.authOTP)               // mail a sign-in code
+	r.POST("/auth/verify", a.authVerify)         // code → API key + session
+	r.POST("/auth/session", a.authSessionCreate) // API key → session
+	r.DELETE("/auth/session", a.authSessionDelete)
+	r.POST("/auth/logout", a.authLogoutForm)                     // sign-out button of the pages
+	r.GET("/auth/whoami", a.authWhoami).Bind(auth.requireUser()) // API key → its user
+	r.GET("/auth/login", a.loginPage)                            // sign-in page: e-mail, then code
+	r.POST("/auth/login", a.loginEmailForm)                      // its e-mail form without JavaScript
+	r.POST("/auth/login/code", a.loginCodeForm)                  // its code form without JavaScript
 	r.Any("/auth/otp", methodNotAllowed("POST"))
 	r.Any("/auth/verify", methodNotAllowed("POST"))
 	r.Any("/auth/session", methodNotAllowed("POST, DELETE"))
@@ -44,7 +57,7 @@ func bindAuthAPI(sd *sitedrop, se *core.ServeEvent, auth *apiAuth) {
 
 // authWhoami is GET /auth/whoami with an API key: the key's user, as
 // POST /auth/verify gives it, and nothing else (no session, no cookie).
-func (sd *sitedrop) authWhoami(e *core.RequestEvent) error {
+func (a *signInDesk) authWhoami(e *core.RequestEvent) error {
 	return e.JSON(http.StatusOK, map[string]any{"user": userJSON(userOf(e))})
 }
 
@@ -52,23 +65,23 @@ func (sd *sitedrop) authWhoami(e *core.RequestEvent) error {
 // {"otp_id"}. Known and unknown addresses get the same answer after the
 // same work; with sign-up closed an unknown address is mailed that it has
 // no account, and its id is made up.
-func (sd *sitedrop) authOTP(e *core.RequestEvent) error {
+func (a *signInDesk) authOTP(e *core.RequestEvent) error {
 	if err := checkOrigin(e); err != nil {
 		return err
 	}
-	if err := sd.limits.otp.check(e.Response, sd.rateKey(e.Request)); err != nil {
+	if err := a.limits.otp.check(e.Response, a.proxies.RateKey(e.Request)); err != nil {
 		return err
 	}
 	var body struct {
 		Email *string `json:"email"`
 	}
-	if err := sd.readJSON(e, authBodyLimit, &body); err != nil {
+	if err := a.kit.guards.readJSON(e, authBodyLimit, &body); err != nil {
 		return err
 	}
 	if body.Email == nil {
 		return fail(http.StatusBadRequest, msgEmailRequired)
 	}
-	id, err := sd.sendCode(e, *body.Email)
+	id, err := a.sendCode(e, *body.Email)
 	if err != nil {
 		return err
 	}
@@ -80,7 +93,7 @@ func (sd *sitedrop) authOTP(e *core.RequestEvent) error {
 // and unknown addresses get the same answer after the same work; with
 // sign-up closed an unknown address is mailed that it has no account, and
 // its id is made up. Client errors are *apiError.
-func (sd *sitedrop) sendCode(e *core.RequestEvent, raw string) (string, error) {
+func (a *signInDesk) sendCode(e *core.RequestEvent, raw string) (string, error) {
 	if raw == "" {
 		return "", fail(http.StatusBadRequest, msgEmailRequired)
 	}
@@ -91,16 +104,16 @@ func (sd *sitedrop) sendCode(e *core.RequestEvent, raw string) (string, error) {
 	// Codes per address are limited too, so that many client addresses
 	// together cannot guess at one account (each new code also ends the
 	// earlier ones).
-	if err := sd.limits.otpPerAddress.check(e.Response, email); err != nil {
+	if err := a.limits.otpPerAddress.check(e.Response, email); err != nil {
 		return "", err
 	}
 	_, err := accounts.FindUserByEmail(e.App, email)
 	known := err == nil
-	if !known && !sd.cfg.Signup {
+	if !known && !a.cfg.Signup {
 		accounts.DummyLoginCodeWork()
-		if err := sd.sendNoAccount(e.App, email); err != nil {
-			sd.limits.otpPerAddress.Refund(email, 1)
-			return "", sd.mailFailed(err)
+		if err := a.sendNoAccount(e.App, email); err != nil {
+			a.limits.otpPerAddress.Refund(email, 1)
+			return "", a.mailFailed(e.App, err)
 		}
 		return security.RandomStringWithAlphabet(15, idAlphabet), nil
 	}
@@ -108,12 +121,12 @@ func (sd *sitedrop) sendCode(e *core.RequestEvent, raw string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	if err := sd.sendLoginCode(e.App, email, code); err != nil {
+	if err := a.sendLoginCode(e.App, email, code); err != nil {
 		// no code was sent: none stays valid, and none is counted
 		if accounts.DeleteLoginCode(e.App, id) == nil {
-			sd.limits.otpPerAddress.Refund(email, 1)
+			a.limits.otpPerAddress.Refund(email, 1)
 		}
-		return "", sd.mailFailed(err)
+		return "", a.mailFailed(e.App, err)
 	}
 	return id, nil
 }
@@ -121,19 +134,19 @@ func (sd *sitedrop) sendCode(e *core.RequestEvent, raw string) (string, error) {
 // authVerify is POST /auth/verify {otp_id, code}: a right code signs in
 // (creating the account on first use when sign-up is open), returns a new
 // API key and sets the session cookie.
-func (sd *sitedrop) authVerify(e *core.RequestEvent) error {
+func (a *signInDesk) authVerify(e *core.RequestEvent) error {
 	// A cross-site form could otherwise sign a visitor in as the attacker.
 	if err := checkOrigin(e); err != nil {
 		return err
 	}
-	if err := sd.limits.verify.check(e.Response, sd.rateKey(e.Request)); err != nil {
+	if err := a.limits.verify.check(e.Response, a.proxies.RateKey(e.Request)); err != nil {
 		return err
 	}
 	var body struct {
 		OTPID *string `json:"otp_id"`
 		Code  *string `json:"code"`
 	}
-	if err := sd.readJSON(e, authBodyLimit, &body); err != nil {
+	if err := a.kit.guards.readJSON(e, authBodyLimit, &body); err != nil {
 		return err
 	}
 	if body.OTPID == nil || *body.OTPID == "" {
@@ -142,7 +155,7 @@ func (sd *sitedrop) authVerify(e *core.RequestEvent) error {
 	if body.Code == nil || *body.Code == "" {
 		return fail(http.StatusBadRequest, "code is required")
 	}
-	plain, user, err := sd.verifyCode(e, *body.OTPID, *body.Code)
+	plain, user, err := a.verifyCode(e, *body.OTPID, *body.Code)
 	if err != nil {
 		return err
 	}
@@ -153,7 +166,7 @@ func (sd *sitedrop) authVerify(e *core.RequestEvent) error {
 // the caller checks): it creates the account on first use when sign-up is
 // open, makes an API key for the new browser session and sets its cookie.
 // It returns the key and its user. Client errors are *apiError.
-func (sd *sitedrop) verifyCode(e *core.RequestEvent, otpID, code string) (string, *core.Record, error) {
+func (a *signInDesk) verifyCode(e *core.RequestEvent, otpID, code string) (string, *core.Record, error) {
 	email, err := accounts.VerifyLoginCode(e.App, otpID, code)
 	if errors.Is(err, accounts.ErrInvalidCode) {
 		return "", nil, fail(http.StatusBadRequest, msgInvalidCode)
@@ -163,7 +176,7 @@ func (sd *sitedrop) verifyCode(e *core.RequestEvent, otpID, code string) (string
 	}
 	user, err := accounts.FindUserByEmail(e.App, email)
 	if err != nil {
-		if !sd.cfg.Signup {
+		if !a.cfg.Signup {
 			return "", nil, fail(http.StatusForbidden, msgSignupClosed)
 		}
 		if user, _, err = upsertUser(e.App, email, ""); err != nil {
@@ -177,7 +190,7 @@ func (sd *sitedrop) verifyCode(e *core.RequestEvent, otpID, code string) (string
 	if err != nil {
 		return "", nil, err
 	}
-	if err := sd.startSession(e, key, true); err != nil {
+	if err := a.kit.sessions.start(e, key, true); err != nil {
 		return "", nil, err
 	}
 	return plain, user, nil
@@ -185,11 +198,11 @@ func (sd *sitedrop) verifyCode(e *core.RequestEvent, otpID, code string) (string
 
 // authSessionCreate is POST /auth/session with an API key: it gives the
 // browser a session cookie for the web pages.
-func (sd *sitedrop) authSessionCreate(e *core.RequestEvent) error {
+func (a *signInDesk) authSessionCreate(e *core.RequestEvent) error {
 	if err := checkOrigin(e); err != nil {
 		return err
 	}
-	if err := sd.limits.session.check(e.Response, sd.rateKey(e.Request)); err != nil {
+	if err := a.limits.session.check(e.Response, a.proxies.RateKey(e.Request)); err != nil {
 		return err
 	}
 	tok, _ := bearerToken(e.Request)
@@ -198,54 +211,32 @@ func (sd *sitedrop) authSessionCreate(e *core.RequestEvent) error {
 		return fail(http.StatusUnauthorized, msgUnauthorized)
 	}
 	// the session lasts as long as the key does
-	if err := sd.startSession(e, key, false); err != nil {
+	if err := a.kit.sessions.start(e, key, false); err != nil {
 		return err
 	}
 	return e.JSON(http.StatusOK, map[string]any{"user": userJSON(user)})
 }
 
 // authSessionDelete is DELETE /auth/session: sign out.
-func (sd *sitedrop) authSessionDelete(e *core.RequestEvent) error {
+func (a *signInDesk) authSessionDelete(e *core.RequestEvent) error {
 	if err := checkOrigin(e); err != nil {
 		return err
 	}
-	if err := sd.endSession(e); err != nil {
+	if err := a.kit.sessions.end(e); err != nil {
 		return err
 	}
 	return e.JSON(http.StatusOK, map[string]string{"message": "Signed out"})
 }
 
 // authLogoutForm is the pages' sign-out form: sign out, back to the start.
-func (sd *sitedrop) authLogoutForm(e *core.RequestEvent) error {
+func (a *signInDesk) authLogoutForm(e *core.RequestEvent) error {
 	if err := checkOrigin(e); err != nil {
-		return sd.errorPage(e, http.StatusForbidden, "Request refused", "This form can only be sent from this server's own pages.")
+		return a.kit.sessions.errorPage(e, http.StatusForbidden, "Request refused", "This form can only be sent from this server's own pages.")
 	}
-	if err := sd.endSession(e); err != nil {
+	if err := a.kit.sessions.end(e); err != nil {
 		return err
 	}
 	return e.Redirect(http.StatusSeeOther, "/")
-}
-
-// startSession replaces the browser's session (if any) with a new one on
-// key.
-func (sd *sitedrop) startSession(e *core.RequestEvent, key *core.Record, ownsKey bool) error {
-	if err := accounts.DeleteSession(e.App, sd.sessionToken(e)); err != nil {
-		return err
-	}
-	tok, err := accounts.CreateSession(e.App, key, ownsKey)
-	if err != nil {
-		return err
-	}
-	sd.setSessionCookie(e, tok)
-	return nil
-}
-
-func (sd *sitedrop) endSession(e *core.RequestEvent) error {
-	if err := accounts.DeleteSession(e.App, sd.sessionToken(e)); err != nil {
-		return err
-	}
-	sd.clearSessionCookie(e)
-	return nil
 }
 
 // idAlphabet is the alphabet of PocketBase record ids.

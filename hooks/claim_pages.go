@@ -22,18 +22,18 @@ func (sd *sitedrop) claimPage(e *core.RequestEvent) error {
 	if err != nil {
 		return sd.claimError(e, status)
 	}
-	return render(e, http.StatusOK, ui.Claim(sd.pageLayout(e, sd.sessionUser(e)), sd.claimProps(e, rec, "")))
+	return render(e, http.StatusOK, ui.Claim(sd.sessions.layout(e, sd.sessions.user(e)), sd.claimProps(e, rec, "")))
 }
 
 // claimSubmit is the claim button: POST /claim/{slug} with the token, for
 // a signed-in user.
 func (sd *sitedrop) claimSubmit(e *core.RequestEvent) error {
-	if ok, err := sd.readForm(e); !ok {
+	if ok, err := sd.kit.readForm(e); !ok {
 		return err
 	}
 	slug := e.Request.PathValue("slug")
 	token := e.Request.PostForm.Get("token")
-	user := sd.sessionUser(e)
+	user := sd.sessions.user(e)
 	if user == nil {
 		return e.Redirect(http.StatusSeeOther, loginURL(sd.claimPath(slug, token)))
 	}
@@ -48,11 +48,11 @@ func (sd *sitedrop) claimSubmit(e *core.RequestEvent) error {
 		if cerr != nil {
 			return sd.claimError(e, status)
 		}
-		return render(e, http.StatusForbidden, ui.Claim(sd.pageLayout(e, user), sd.claimProps(e, rec, msgSlotLimit)))
+		return render(e, http.StatusForbidden, ui.Claim(sd.sessions.layout(e, user), sd.claimProps(e, rec, msgSlotLimit)))
 	case err != nil:
 		return err
 	}
-	return render(e, http.StatusOK, ui.ClaimDone(sd.pageLayout(e, user), ui.ClaimDoneProps{
+	return render(e, http.StatusOK, ui.ClaimDone(sd.sessions.layout(e, user), ui.ClaimDoneProps{
 		Slug: sites.DeploymentOf(rec).Slug(), Title: sites.DeploymentOf(rec).Title(), SiteURL: sd.cfg.siteURL(sites.DeploymentOf(rec).Slug()),
 	}))
 }
@@ -98,10 +98,10 @@ func (sd *sitedrop) claimPath(slug, token string) string {
 // claimError is the page for a claim link that does not work.
 func (sd *sitedrop) claimError(e *core.RequestEvent, status int) error {
 	if status == http.StatusBadRequest {
-		return sd.errorPage(e, status, "This claim link is not valid",
+		return sd.sessions.errorPage(e, status, "This claim link is not valid",
 			"The link's token does not match this site. Copy the whole claim_url from the deploy answer.")
 	}
-	return sd.errorPage(e, http.StatusNotFound, "This site cannot be claimed",
+	return sd.sessions.errorPage(e, http.StatusNotFound, "This site cannot be claimed",
 		"It does not exist, it has expired, or it was already claimed.")
 }
 

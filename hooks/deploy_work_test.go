@@ -147,7 +147,7 @@ func newDeployMux(t testing.TB, app core.App, sd *sitedrop, svc *sites.Service) 
 	}
 	r.Bind(jsonErrorsMiddleware())
 	api := &deployAPI{cfg: sd.cfg, deploys: svc, gate: sd.gate, guards: &sd.bodyGuards, proxies: sd.proxies, gc: &sd.gcDue}
-	bindDeployAPI(r, api, &apiAuth{secure: sd.secure, session: sd.sessionUser, deploys: svc})
+	bindDeployAPI(r, api, &apiAuth{sessions: sd.sessions, deploys: svc})
 	mux, err := r.BuildMux()
 	if err != nil {
 		t.Fatal(err)

@@ -99,27 +99,27 @@ func (s *flashStore) evict(now time.Time) {
 // flash queues a message for the next page this browser session loads.
 // Without a session it does nothing. kind is ui.FlashSuccess or
 // ui.FlashError.
-func (sd *sitedrop) flash(e *core.RequestEvent, kind, text string) {
-	sd.flashWith(e, ui.Flash{Kind: kind, Text: text})
+func (s *sessions) flash(e *core.RequestEvent, kind, text string) {
+	s.flashWith(e, ui.Flash{Kind: kind, Text: text})
 }
 
 // flashWith queues f (which may carry a secret shown once) for the next
 // page this browser session loads. Without a session it does nothing.
-func (sd *sitedrop) flashWith(e *core.RequestEvent, f ui.Flash) {
-	tok := sd.sessionToken(e)
+func (s *sessions) flashWith(e *core.RequestEvent, f ui.Flash) {
+	tok := s.token(e)
 	if tok == "" {
 		return
 	}
-	sd.flashes.add(accounts.HashSecret(tok), f, time.Now())
+	s.flashes.add(accounts.HashSecret(tok), f, time.Now())
 }
 
-// pageLayout is what the page frame shows about the visitor: who is signed
+// layout is what the page frame shows about the visitor: who is signed
 // in, and the messages left by the form post that led here (taken, so a
 // reload shows them no more).
-func (sd *sitedrop) pageLayout(e *core.RequestEvent, user *core.Record) ui.LayoutProps {
+func (s *sessions) layout(e *core.RequestEvent, user *core.Record) ui.LayoutProps {
 	lp := layout(user)
-	if tok := sd.sessionToken(e); tok != "" && user != nil {
-		lp.Flashes = sd.flashes.take(accounts.HashSecret(tok), time.Now())
+	if tok := s.token(e); tok != "" && user != nil {
+		lp.Flashes = s.flashes.take(accounts.HashSecret(tok), time.Now())
 	}
 	return lp
 }

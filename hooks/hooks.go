@@ -43,10 +43,6 @@ type sitedrop struct {
 	hosts sites.HostSplit
 	// proxies are the trusted reverse proxies (--trusted-proxies).
 	proxies server.TrustedProxies
-	// limits are the per-IP limits of the sign-in endpoints.
-	limits authLimits
-	// submitLimit limits form submissions per deployment.
-	submitLimit *limiter
 	// webhookSends limits the webhook tests and redeliveries an account
 	// queues by hand (webhookSendsPerMinute).
 	webhookSends *limiter
@@ -64,8 +60,10 @@ type sitedrop struct {
 	workers workers
 	// uploads bounds the bytes each account uploads with PUT /blobs.
 	uploads *limiter
-	// flashes are the pages' one-shot messages (POST → redirect → GET).
-	flashes flashStore
+	// sessions is the browser session service (cookie, user, flashes).
+	sessions *sessions
+	// kit is what the page handlers share (sessions, form guards).
+	kit *pageKit
 	// domainHosts routes custom domains' hosts.
 	domainHosts *domains.Table
 	// domainSvc adds, checks and removes custom domains.
@@ -141,20 +139,21 @@ func register(app core.App, cfg *Config) (*sitedrop, error) {
 		se.Router.Bind(sd.superuserSignInLimit())
 		bindWebGuards(sd, se)
 		bindHSTS(sd, se)
-		auth := &apiAuth{secure: sd.secure, session: sd.sessionUser, deploys: sd.svc}
+		auth := &apiAuth{sessions: sd.sessions, deploys: sd.svc}
 		deploys := &deployAPI{cfg: sd.cfg, deploys: sd.svc, gate: sd.gate, guards: &sd.bodyGuards, proxies: sd.proxies, gc: &sd.gcDue}
 		bindDeployAPI(se.Router, deploys, auth)
 		bindVersionsAPI(se.Router, deploys, auth)
 		bindAnalyticsAPI(se.Router, auth)
 		bindBlobsAPI(se.Router, &blobsAPI{cfg: sd.cfg, deploys: sd.svc, s3: sd.s3, uploads: sd.uploads, guards: &sd.bodyGuards, gate: sd.gate}, auth)
-		bindAuthAPI(sd, se, auth)
-		bindSubmitAPI(sd, se)
+		limits := newAuthLimits()
+		bindAuthAPI(se.Router, &signInDesk{cfg: sd.cfg, limits: &limits, proxies: sd.proxies, kit: sd.kit}, auth)
+		bindSubmitAPI(se.Router, &formPosts{cfg: sd.cfg, limit: newLimiter(10, time.Minute), guards: &sd.bodyGuards, sessions: sd.sessions, hosts: sd.hosts, wake: sd.wakeWorkers})
 		bindSubmissionsAPI(se.Router, auth)
 		bindWebhooksAPI(se.Router, &webhooksAPI{cfg: sd.cfg, guards: &sd.bodyGuards}, auth)
 		bindDomainsAPI(se.Router, &domainsAPI{desk: sd.domainDesk, guards: &sd.bodyGuards}, auth)
 		bindAccountSitePages(sd, se)
 		bindSiteDomainsPages(sd, se)
-		api := bindMCP(sd, se)
+		api := bindMCP(se.Router, &mcpEndpoint{cfg: sd.cfg, guards: &sd.bodyGuards, proxies: sd.proxies})
 		bindPages(sd, se)
 		if err := se.Next(); err != nil {
 			if ts != nil {
@@ -269,12 +268,12 @@ func (sd *sitedrop) init() error {
 	})
 	sd.domainDesk = &domainDesk{svc: sd.domainSvc, actions: newLimiter(domainActionsPerMinute, time.Minute), cfg: cfg}
 	sd.publisher = sd.newPublisher() // reads svc and s3 from sd, set above
-	sd.limits = newAuthLimits()
 	sd.gate = newDeployGate(cfg)
-	sd.submitLimit = newLimiter(10, time.Minute)
 	sd.webhookSends = newLimiter(webhookSendsPerMinute, time.Minute)
 	sd.uploads = newLimiter(int(uploadBytesFactor*cfg.MaxBody), time.Hour)
 	sd.bodyGuards = newBodyGuards(cfg)
+	sd.sessions = newSessions(cfg)
+	sd.kit = &pageKit{sessions: sd.sessions, guards: &sd.bodyGuards}
 	sd.deliverer = forms.NewDeliverer(app, sd.cfg.webhookGuard())
 	sd.notifyWake = make(chan struct{}, 1)
 	return nil

@@ -25,79 +25,79 @@ import (
 // loginPage is GET /auth/login?next=[&otp=]: the e-mail step, or the code
 // step of the code otp. Over its rate limit a browser (Accept: text/html)
 // gets an error page, other clients the JSON error.
-func (sd *sitedrop) loginPage(e *core.RequestEvent) error {
-	if err := sd.limits.login.check(e.Response, sd.rateKey(e.Request)); err != nil {
+func (a *signInDesk) loginPage(e *core.RequestEvent) error {
+	if err := a.limits.login.check(e.Response, a.proxies.RateKey(e.Request)); err != nil {
 		if !wantsHTML(e.Request) {
 			return err
 		}
-		return sd.errorPage(e, http.StatusTooManyRequests, msgRateLimited, "Too many requests from your address. Wait a minute and try again.")
+		return a.kit.sessions.errorPage(e, http.StatusTooManyRequests, msgRateLimited, "Too many requests from your address. Wait a minute and try again.")
 	}
 	q := e.Request.URL.Query()
-	p := sd.loginProps(q.Get("next"))
+	p := a.loginProps(q.Get("next"))
 	if otp := q.Get("otp"); validOTPID(otp) {
 		p.OTPID = otp
 	}
-	return render(e, http.StatusOK, ui.Login(sd.pageLayout(e, sd.sessionUser(e)), p))
+	return render(e, http.StatusOK, ui.Login(a.kit.sessions.layout(e, a.kit.sessions.user(e)), p))
 }
 
 // loginEmailForm is POST /auth/login (email, next): it mails a code and
 // sends the browser to the code step.
-func (sd *sitedrop) loginEmailForm(e *core.RequestEvent) error {
-	if ok, err := sd.readForm(e); !ok {
+func (a *signInDesk) loginEmailForm(e *core.RequestEvent) error {
+	if ok, err := a.kit.readForm(e); !ok {
 		return err
 	}
-	p := sd.loginProps(e.Request.PostForm.Get("next"))
+	p := a.loginProps(e.Request.PostForm.Get("next"))
 	p.Email = strings.TrimSpace(e.Request.PostForm.Get("email"))
-	if err := sd.limits.otp.check(e.Response, sd.rateKey(e.Request)); err != nil {
-		return sd.loginRefused(e, p, err)
+	if err := a.limits.otp.check(e.Response, a.proxies.RateKey(e.Request)); err != nil {
+		return a.loginRefused(e, p, err)
 	}
-	id, err := sd.sendCode(e, p.Email)
+	id, err := a.sendCode(e, p.Email)
 	if err != nil {
-		return sd.loginRefused(e, p, err)
+		return a.loginRefused(e, p, err)
 	}
 	return e.Redirect(http.StatusSeeOther, "/auth/login?otp="+url.QueryEscape(id)+"&next="+url.QueryEscape(p.Next))
 }
 
 // loginCodeForm is POST /auth/login/code (otp_id, code, next): a right code
 // signs the browser in and sends it on to next.
-func (sd *sitedrop) loginCodeForm(e *core.RequestEvent) error {
-	if ok, err := sd.readForm(e); !ok {
+func (a *signInDesk) loginCodeForm(e *core.RequestEvent) error {
+	if ok, err := a.kit.readForm(e); !ok {
 		return err
 	}
 	f := e.Request.PostForm
-	p := sd.loginProps(f.Get("next"))
+	p := a.loginProps(f.Get("next"))
 	if !validOTPID(f.Get("otp_id")) {
-		return sd.loginRefused(e, p, fail(http.StatusBadRequest, "otp_id is required"))
+		return a.loginRefused(e, p, fail(http.StatusBadRequest, "otp_id is required"))
 	}
 	p.OTPID = f.Get("otp_id")
-	if err := sd.limits.verify.check(e.Response, sd.rateKey(e.Request)); err != nil {
-		return sd.loginRefused(e, p, err)
+	if err := a.limits.verify.check(e.Response, a.proxies.RateKey(e.Request)); err != nil {
+		return a.loginRefused(e, p, err)
 	}
 	code := strings.Join(strings.Fields(f.Get("code")), "")
 	if code == "" {
-		return sd.loginRefused(e, p, fail(http.StatusBadRequest, "code is required"))
+		return a.loginRefused(e, p, fail(http.StatusBadRequest, "code is required"))
 	}
-	if _, _, err := sd.verifyCode(e, p.OTPID, code); err != nil {
-		return sd.loginRefused(e, p, err)
+	if _, _, err := a.verifyCode(e, p.OTPID, code); err != nil {
+		return a.loginRefused(e, p, err)
 	}
 	return e.Redirect(http.StatusSeeOther, p.Next)
 }
 
 // loginProps is the sign-in page going on to next (sanitised).
-func (sd *sitedrop) loginProps(next string) ui.LoginProps {
-	return ui.LoginProps{Next: safeNext(next), SignupOpen: sd.cfg.Signup}
+func (a *signInDesk) loginProps(next string) ui.LoginProps {
+	return ui.LoginProps{Next: safeNext(next), SignupOpen: a.cfg.Signup}
 }
 
 // loginRefused shows the sign-in form of p again with why err refused the
 // post, with err's status; an error that is not the client's stays one
 // (a 500).
-func (sd *sitedrop) loginRefused(e *core.RequestEvent, p ui.LoginProps, err error) error {
+func (a *signInDesk) loginRefused(e *core.RequestEvent, p ui.LoginProps, err error) error {
 	ae, known := toAPIError(err)
 	if !known {
 		return err
 	}
 	p.Error = ae.Message
-	return render(e, ae.Status, ui.Login(sd.pageLayout(e, sd.sessionUser(e)), p))
+	return render(e, ae.Status, ui.Login(a.kit.sessions.layout(e, a.kit.sessions.user(e)), p))
 }
 
 // validOTPID tells a well-formed sign-in code id (a record id: 15

@@ -15,8 +15,8 @@ import (
 )
 
 // sendLoginCode mails a sign-in code.
-func (sd *sitedrop) sendLoginCode(app core.App, to, code string) error {
-	p := ui.LoginCodeMailProps{Code: code, Minutes: int(accounts.LoginCodeTTL.Minutes()), WebURL: sd.cfg.webURL()}
+func (a *signInDesk) sendLoginCode(app core.App, to, code string) error {
+	p := ui.LoginCodeMailProps{Code: code, Minutes: int(accounts.LoginCodeTTL.Minutes()), WebURL: a.cfg.webURL()}
 	return sendMail(app, to, ui.LoginCodeMailSubject, ui.LoginCodeMail(p), ui.LoginCodeText(p))
 }
 
@@ -27,9 +27,9 @@ const msgMailUnavailable = "The sign-in e-mail could not be sent: this server's 
 // operator, in the logs and on the serve command's error output (where
 // it is seen at once, unlike the dashboard's logs), and to the client as
 // a 503, which says that retrying later may work.
-func (sd *sitedrop) mailFailed(err error) error {
-	sd.app.Logger().Error("sending a sign-in e-mail failed", "error", err)
-	if w := sd.cfg.Serve.Logs; w != nil {
+func (a *signInDesk) mailFailed(app core.App, err error) error {
+	app.Logger().Error("sending a sign-in e-mail failed", "error", err)
+	if w := a.cfg.Serve.Logs; w != nil {
 		fmt.Fprintf(w, "sitedrop: sending a sign-in e-mail failed (set up SMTP in the dashboard's Mail settings): %v\n", err)
 	}
 	return fail(http.StatusServiceUnavailable, msgMailUnavailable)
@@ -37,8 +37,8 @@ func (sd *sitedrop) mailFailed(err error) error {
 
 // sendNoAccount tells an address without an account, on a server whose
 // sign-up is closed, that it cannot sign in.
-func (sd *sitedrop) sendNoAccount(app core.App, to string) error {
-	p := ui.NoAccountMailProps{WebURL: sd.cfg.webURL()}
+func (a *signInDesk) sendNoAccount(app core.App, to string) error {
+	p := ui.NoAccountMailProps{WebURL: a.cfg.webURL()}
 	return sendMail(app, to, ui.NoAccountMailSubject, ui.NoAccountMail(p), ui.NoAccountText(p))
 }
 

@@ -13,10 +13,22 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/pocketbase/pocketbase/apis"
 	"github.com/pocketbase/pocketbase/core"
+	"github.com/pocketbase/pocketbase/tools/router"
 
+	"sitedrop/hooks/server"
 	"sitedrop/sites/agent"
 	"sitedrop/sites/client"
 )
+
+// mcpEndpoint is the MCP endpoint: what reads its bodies and what its
+// in-process API calls need.
+type mcpEndpoint struct {
+	cfg *Config
+	// guards read the bodies and hold them against the memory budget.
+	guards *bodyGuards
+	// proxies tell the caller's client IP, passed on to the API.
+	proxies server.TrustedProxies
+}
 
 // bindMCP serves the MCP tools (see sites/agent) over stateless Streamable
 // HTTP at /mcp, on the web host (site hosts never reach the routes). The
@@ -25,21 +37,21 @@ import (
 // bodies are, and it and the answers are held against the deploy memory
 // budget (see mcpServe). It returns the API handler the tools call, for
 // register to complete once the server's handler is built.
-func bindMCP(sd *sitedrop, se *core.ServeEvent) *apiMux {
-	api := &apiMux{router: se.Router}
+func bindMCP(r *router.Router[*core.RequestEvent], m *mcpEndpoint) *apiMux {
+	api := &apiMux{router: r}
 	h := mcp.NewStreamableHTTPHandler(func(r *http.Request) *mcp.Server {
-		return agent.NewServer(sd.inProcessClient(r, api), nil)
+		return agent.NewServer(m.inProcessClient(r, api), nil)
 	}, &mcp.StreamableHTTPOptions{
 		Stateless:           true, // any server of a cluster answers any request
 		JSONResponse:        true, // one answer per request: no event stream to keep open
-		MaxRequestBodyBytes: sd.cfg.MaxBody,
+		MaxRequestBodyBytes: m.cfg.MaxBody,
 		// The SDK refuses a non-loopback Host on a loopback listener (DNS
 		// rebinding): that is every request behind a local reverse proxy.
 		// The tools need the caller's key for anything but an anonymous
 		// deploy, which POST /deploy allows anyone anyway.
 		DisableLocalhostProtection: true,
 	})
-	se.Router.Any("/mcp", sd.mcpServe(h)).Unbind(apis.DefaultBodyLimitMiddlewareId)
+	r.Any("/mcp", m.mcpServe(h)).Unbind(apis.DefaultBodyLimitMiddlewareId)
 	return api
 }
 
@@ -60,12 +72,12 @@ const mcpMemoryFactor = 4
 // spent). That is the last refusal: once h has the request, a tool may
 // act, and its answers are counted without one (see mcpMemory). All of
 // it is given back when the request ends.
-func (sd *sitedrop) mcpServe(h http.Handler) func(e *core.RequestEvent) error {
+func (m *mcpEndpoint) mcpServe(h http.Handler) func(e *core.RequestEvent) error {
 	return func(e *core.RequestEvent) error {
-		mem := &mcpMemory{lease: sd.memoryLease(e)}
+		mem := &mcpMemory{lease: m.guards.memoryLease(e)}
 		defer mem.end()
 		if e.Request.Method == http.MethodPost {
-			body, err := sd.readMCPBody(e, mem.lease)
+			body, err := m.readMCPBody(e, mem.lease)
 			if err != nil {
 				return err
 			}
@@ -83,8 +95,8 @@ func (sd *sitedrop) mcpServe(h http.Handler) func(e *core.RequestEvent) error {
 // readMCPBody reads an MCP request's body (see mcpServe), checks that it
 // is one message, and reserves the memory the SDK will take for it and
 // mcpAnswerAllowance, in one wait.
-func (sd *sitedrop) readMCPBody(e *core.RequestEvent, lease *memLease) ([]byte, error) {
-	g, err := sd.guardBody(e, sd.cfg.MaxBody, lease)
+func (m *mcpEndpoint) readMCPBody(e *core.RequestEvent, lease *memLease) ([]byte, error) {
+	g, err := m.guards.guardBody(e, m.cfg.MaxBody, lease)
 	if err != nil {
 		return nil, err
 	}
@@ -107,7 +119,7 @@ type mcpMemoryKey struct{}
 
 // inProcessClient is an API client that sends r's key and serves its
 // requests with the app's own handler, as if they came from r's client.
-func (sd *sitedrop) inProcessClient(r *http.Request, api *apiMux) *client.Client {
+func (m *mcpEndpoint) inProcessClient(r *http.Request, api *apiMux) *client.Client {
 	key, sent := bearerToken(r)
 	mem, _ := r.Context().Value(mcpMemoryKey{}).(*mcpMemory)
 	if sent && key == "" {
@@ -120,7 +132,7 @@ func (sd *sitedrop) inProcessClient(r *http.Request, api *apiMux) *client.Client
 		HTTP: &http.Client{Transport: &inProcess{
 			api:           api,
 			host:          r.Host,
-			remoteAddr:    net.JoinHostPort(sd.proxies.ClientIP(r), "0"),
+			remoteAddr:    net.JoinHostPort(m.proxies.ClientIP(r), "0"),
 			authorization: r.Header.Get("Authorization"),
 			mem:           mem,
 		}},

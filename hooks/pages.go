@@ -49,16 +49,16 @@ func render(e *core.RequestEvent, status int, c templ.Component) error {
 }
 
 // errorPage answers a browser with an HTML error page.
-func (sd *sitedrop) errorPage(e *core.RequestEvent, status int, title, msg string) error {
-	return render(e, status, ui.ErrorPage(sd.pageLayout(e, sd.sessionUser(e)), ui.ErrorProps{
+func (s *sessions) errorPage(e *core.RequestEvent, status int, title, msg string) error {
+	return render(e, status, ui.ErrorPage(s.layout(e, s.user(e)), ui.ErrorProps{
 		Status: status, Title: title, Message: msg, LinkURL: "/", LinkText: "Back to the start",
 	}))
 }
 
 // homePage is GET /: what this server is, with a curl example.
 func (sd *sitedrop) homePage(e *core.RequestEvent) error {
-	user := sd.sessionUser(e)
-	return render(e, http.StatusOK, ui.Home(sd.pageLayout(e, user), ui.HomeProps{
+	user := sd.sessions.user(e)
+	return render(e, http.StatusOK, ui.Home(sd.sessions.layout(e, user), ui.HomeProps{
 		WebURL:         sd.cfg.webURL(),
 		SiteURLExample: sd.cfg.siteURL("your-site"),
 		Drop:           sd.dropProps("Drop a folder to publish it", user, ""),

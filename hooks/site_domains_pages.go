@@ -53,7 +53,7 @@ func (sd *sitedrop) accountDomainCreate(e *core.RequestEvent) error {
 	if dep == nil {
 		return err
 	}
-	acct, site := domains.AccountOf(sd.sessionUser(e)), domains.SiteOf(dep)
+	acct, site := domains.AccountOf(sd.sessions.user(e)), domains.SiteOf(dep)
 	a, err := sd.domainDesk.start(e, acct.ID, true)
 	if ae, ok := domainRefusal(err); ok {
 		return sd.backToSite(e, dep, ui.FlashError, "Domain not added: "+sentence(ae.Message))
@@ -125,7 +125,7 @@ func (sd *sitedrop) formDomain(e *core.RequestEvent) (*core.Record, domains.Site
 	site := domains.SiteOf(dep)
 	rec, err := sd.domainSvc.Lookup(site.ID, e.Request.PathValue("domain"))
 	if errors.Is(err, domains.ErrNotFound) {
-		return nil, site, nil, sd.errorPage(e, http.StatusNotFound, "Domain not found", "There is no such domain on this site.")
+		return nil, site, nil, sd.sessions.errorPage(e, http.StatusNotFound, "Domain not found", "There is no such domain on this site.")
 	} else if err != nil {
 		return nil, site, nil, err
 	}

@@ -81,14 +81,14 @@ func (sd *sitedrop) liveNumber(dep *core.Record) (int, error) {
 // accountSiteDeletePage is GET /account/sites/{id}/delete: the
 // confirmation, which asks for the slug.
 func (sd *sitedrop) accountSiteDeletePage(e *core.RequestEvent) error {
-	user := sd.sessionUser(e)
+	user := sd.sessions.user(e)
 	dep, err := sd.pageSite(e, user)
 	if dep == nil {
 		return err
 	}
 	d := sites.DeploymentOf(dep)
 	slug := d.Slug()
-	return render(e, http.StatusOK, ui.SiteDelete(sd.pageLayout(e, user), ui.SiteDeleteProps{
+	return render(e, http.StatusOK, ui.SiteDelete(sd.sessions.layout(e, user), ui.SiteDeleteProps{
 		ID: dep.Id, Slug: slug, Title: d.Title(), URL: sd.cfg.siteURL(slug),
 	}))
 }
@@ -102,13 +102,13 @@ func (sd *sitedrop) accountSiteDelete(e *core.RequestEvent) error {
 	}
 	slug := sites.DeploymentOf(dep).Slug()
 	if strings.TrimSpace(e.Request.PostForm.Get("slug")) != slug {
-		sd.flash(e, ui.FlashError, "The slug you typed does not match "+slug+": the site was not deleted.")
+		sd.sessions.flash(e, ui.FlashError, "The slug you typed does not match "+slug+": the site was not deleted.")
 		return e.Redirect(http.StatusSeeOther, "/account/sites/"+dep.Id+"/delete")
 	}
 	if err := sd.svc.Delete(dep); err != nil {
 		return err
 	}
-	sd.flash(e, ui.FlashSuccess, "Site "+slug+" deleted.")
+	sd.sessions.flash(e, ui.FlashSuccess, "Site "+slug+" deleted.")
 	return e.Redirect(http.StatusSeeOther, "/account")
 }
 

@@ -46,7 +46,7 @@ func (sd *sitedrop) formWebhook(e *core.RequestEvent) (dep *core.Record, hook *f
 	}
 	hook, err = forms.FindWebhook(e.App, dep.Id, e.Request.PathValue("webhookId"))
 	if errors.Is(err, forms.ErrWebhookNotFound) {
-		return nil, nil, sd.errorPage(e, http.StatusNotFound, "Webhook not found", "There is no such webhook on this site.")
+		return nil, nil, sd.sessions.errorPage(e, http.StatusNotFound, "Webhook not found", "There is no such webhook on this site.")
 	}
 	return dep, hook, err
 }
@@ -74,7 +74,7 @@ func (sd *sitedrop) accountWebhookCreate(e *core.RequestEvent) error {
 	} else if err != nil {
 		return err
 	}
-	sd.flashWith(e, ui.Flash{Kind: ui.FlashSuccess,
+	sd.sessions.flashWith(e, ui.Flash{Kind: ui.FlashSuccess,
 		Text:   "Webhook added. Its signing secret, shown only now, verifies the X-Sitedrop-Signature header:",
 		Secret: secret})
 	return e.Redirect(http.StatusSeeOther, "/account/sites/"+dep.Id)
@@ -110,7 +110,7 @@ func (sd *sitedrop) accountWebhookRedeliver(e *core.RequestEvent) error {
 	}
 	del, err := forms.FindDelivery(e.App, hook, e.Request.PathValue("deliveryId"))
 	if errors.Is(err, forms.ErrDeliveryNotFound) {
-		return sd.errorPage(e, http.StatusNotFound, "Delivery not found", "There is no such delivery of this webhook.")
+		return sd.sessions.errorPage(e, http.StatusNotFound, "Delivery not found", "There is no such delivery of this webhook.")
 	} else if err != nil {
 		return err
 	}

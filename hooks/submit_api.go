@@ -13,8 +13,10 @@ import (
 
 	"github.com/pocketbase/pocketbase/apis"
 	"github.com/pocketbase/pocketbase/core"
+	"github.com/pocketbase/pocketbase/tools/router"
 	"github.com/pocketbase/pocketbase/tools/security"
 
+	"sitedrop/sites"
 	"sitedrop/sites/forms"
 	"sitedrop/ui"
 )
@@ -27,12 +29,28 @@ const (
 	redirectField   = "_redirect"
 )
 
-// bindSubmitAPI registers the form endpoint of deployed sites.
-func bindSubmitAPI(sd *sitedrop, se *core.ServeEvent) {
-	r := se.Router
-	r.POST("/submit/{deployId}", sd.submitCreate).Unbind(apis.DefaultBodyLimitMiddlewareId)
+// formPosts is the form endpoint of the sites: posts checked and stored,
+// within a per-deployment limit, and the senders woken.
+type formPosts struct {
+	cfg *Config
+	// limit bounds the submissions per deployment.
+	limit *limiter
+	// guards read the bodies (size, rate, memory).
+	guards *bodyGuards
+	// sessions give the thank-you page its frame.
+	sessions *sessions
+	// hosts tell site hosts from the web host (the thank-you page's link).
+	hosts sites.HostSplit
+	// wake tells the webhook and mail senders that there is new work.
+	wake func()
+}
+
+// bindSubmitAPI registers the form endpoint of deployed sites and its
+// thank-you page.
+func bindSubmitAPI(r *router.Router[*core.RequestEvent], f *formPosts) {
+	r.POST("/submit/{deployId}", f.submitCreate).Unbind(apis.DefaultBodyLimitMiddlewareId)
 	r.OPTIONS("/submit/{deployId}", submitPreflight)
-	r.GET("/submitted", sd.submittedPage) // thank-you page of browser form posts
+	r.GET("/submitted", f.submittedPage) // thank-you page of browser form posts
 	r.Any("/submit/{deployId}", methodNotAllowed("POST, OPTIONS"))
 }
 
@@ -50,16 +68,16 @@ func submitPreflight(e *core.RequestEvent) error {
 // JSON objects, url-encoded and multipart forms (fields only) up to 64 KiB.
 // A browser form post (Accept: text/html) gets 303 to a thank-you page or
 // to its _redirect field on the site itself.
-func (sd *sitedrop) submitCreate(e *core.RequestEvent) error {
+func (f *formPosts) submitCreate(e *core.RequestEvent) error {
 	e.Response.Header().Set("Access-Control-Allow-Origin", "*")
 	dep, err := forms.FindAcceptingDeployment(e.App, e.Request.PathValue("deployId"))
 	if err != nil {
 		return fail(http.StatusNotFound, msgNotFound)
 	}
-	if err := sd.submitLimit.check(e.Response, dep.Id); err != nil {
+	if err := f.limit.check(e.Response, dep.Id); err != nil {
 		return err
 	}
-	data, order, err := sd.readSubmission(e)
+	data, order, err := f.readSubmission(e)
 	if err != nil {
 		return err
 	}
@@ -72,15 +90,15 @@ func (sd *sitedrop) submitCreate(e *core.RequestEvent) error {
 	}
 	id := security.RandomStringWithAlphabet(15, idAlphabet) // what a bot sees
 	if honeypot == "" {
-		sub, err := forms.Submit(e.App, dep.Ref(sd.cfg.siteURL(dep.Slug())), data, order)
+		sub, err := forms.Submit(e.App, dep.Ref(f.cfg.siteURL(dep.Slug())), data, order)
 		if err != nil {
 			return err
 		}
-		sd.wakeWorkers()
+		f.wake()
 		id = sub.Id
 	}
 	if wantsHTML(e.Request) {
-		return e.Redirect(http.StatusSeeOther, sd.afterSubmit(dep, redirect))
+		return e.Redirect(http.StatusSeeOther, f.afterSubmit(dep, redirect))
 	}
 	return e.JSON(http.StatusOK, map[string]string{"message": "Submission received", "id": id})
 }
@@ -89,8 +107,8 @@ func (sd *sitedrop) submitCreate(e *core.RequestEvent) error {
 // when that is a page of the same site, else the thank-you page. A
 // relative _redirect ("/thanks", "thanks.html") is a page of the site:
 // the form posts to the web host, so the browser would resolve it there.
-func (sd *sitedrop) afterSubmit(dep *forms.Deployment, redirect string) string {
-	site := sd.cfg.siteURL(dep.Slug())
+func (f *formPosts) afterSubmit(dep *forms.Deployment, redirect string) string {
+	site := f.cfg.siteURL(dep.Slug())
 	siteURL, _ := url.Parse(site)
 	if u, err := url.Parse(redirect); err == nil && redirect != "" && siteURL != nil {
 		if u.Scheme == "" { // "//host/x" keeps its host, which must be the site's
@@ -105,14 +123,14 @@ func (sd *sitedrop) afterSubmit(dep *forms.Deployment, redirect string) string {
 }
 
 // submittedPage is the plain thank-you page of browser form posts.
-func (sd *sitedrop) submittedPage(e *core.RequestEvent) error {
+func (f *formPosts) submittedPage(e *core.RequestEvent) error {
 	back := e.Request.URL.Query().Get("site")
 	if u, err := url.Parse(back); err != nil || (u.Scheme != "http" && u.Scheme != "https") {
 		back = ""
-	} else if _, isSite := sd.siteSlug(u.Host); !isSite {
+	} else if _, isSite := f.hosts.Site(u.Host); !isSite {
 		back = ""
 	}
-	return render(e, http.StatusOK, ui.Submitted(sd.pageLayout(e, sd.sessionUser(e)), ui.SubmittedProps{BackURL: back}))
+	return render(e, http.StatusOK, ui.Submitted(f.sessions.layout(e, f.sessions.user(e)), ui.SubmittedProps{BackURL: back}))
 }
 
 // wantsHTML tells a browser form post from an API call.
@@ -126,10 +144,10 @@ func wantsHTML(r *http.Request) bool {
 // bodies are (guardBody: the minimum rate after the grace, each byte held
 // of the small bodies' pool as it comes, until it is decoded; see
 // bodyLease).
-func (sd *sitedrop) readSubmission(e *core.RequestEvent) (map[string]any, []string, error) {
-	lease := sd.bodyLease(e, submitBodyLimit)
+func (f *formPosts) readSubmission(e *core.RequestEvent) (map[string]any, []string, error) {
+	lease := f.guards.bodyLease(e, submitBodyLimit)
 	defer lease.release()
-	body, err := sd.guardBody(e, submitBodyLimit, lease)
+	body, err := f.guards.guardBody(e, submitBodyLimit, lease)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -36,7 +36,7 @@ func (sd *sitedrop) webNotFound(e *core.RequestEvent) error {
 		return e.Redirect(http.StatusPermanentRedirect, loc)
 	}
 	if wantsHTML(e.Request) {
-		return sd.errorPage(e, http.StatusNotFound, "Page not found",
+		return sd.sessions.errorPage(e, http.StatusNotFound, "Page not found",
 			"There is no page at this address. Check it for typing mistakes, or start again from the home page.")
 	}
 	return fail(http.StatusNotFound, msgRouteNotFound)
