@@ -19,9 +19,12 @@ import (
 	"sitedrop/sites/store/s3store"
 )
 
-// sitedrop is the state the hooks share: the config, the deployment service
-// and the site server. It is built when the app has bootstrapped (the data
-// dir is known then).
+// sitedrop is what the bindings that have no services of their own yet
+// still share: the pages, the record hooks and the jobs. The APIs, the
+// front door and the background services' lifecycle are built from it
+// once and bound with exactly what they use; what is left is moving out
+// the same way. It is built when the app has bootstrapped (the data dir is
+// known then), in dependency order (init).
 type sitedrop struct {
 	app    core.App
 	cfg    *Config
