@@ -18,30 +18,40 @@ import (
 	"sitedrop/ui"
 )
 
+// accountPages are the signed-in user's account page, its API key forms
+// and its browser session forms.
+type accountPages struct {
+	cfg      *Config
+	deploys  *sites.Service
+	domains  *domains.Service
+	kit      *pageKit
+	sessions *sessions
+}
+
 // maxKeyNameLen bounds an API key's name (characters).
 const maxKeyNameLen = 100
 
 // accountPage is GET /account: the signed-in user's sites (with slots used
 // of the plan), API keys, signed-in browsers and sign-out.
-func (sd *sitedrop) accountPage(e *core.RequestEvent) error {
-	user := sd.sessions.user(e)
+func (a *accountPages) accountPage(e *core.RequestEvent) error {
+	user := a.sessions.user(e)
 	if user == nil {
 		return e.Redirect(http.StatusSeeOther, loginURL("/account"))
 	}
-	return sd.renderAccount(e, user)
+	return a.renderAccount(e, user)
 }
 
 // accountKeyCreate is the "create key" form. It answers 303 to the account
 // page, which shows the new key once (a flash), so a reload makes no
 // second key.
-func (sd *sitedrop) accountKeyCreate(e *core.RequestEvent) error {
-	user, err := sd.kit.formUser(e)
+func (a *accountPages) accountKeyCreate(e *core.RequestEvent) error {
+	user, err := a.kit.formUser(e)
 	if user == nil {
 		return err
 	}
 	name := strings.TrimSpace(e.Request.PostForm.Get("name"))
 	if utf8.RuneCountInString(name) > maxKeyNameLen {
-		sd.sessions.flash(e, ui.FlashError, fmt.Sprintf("No key was created: a key name has at most %d characters.", maxKeyNameLen))
+		a.sessions.flash(e, ui.FlashError, fmt.Sprintf("No key was created: a key name has at most %d characters.", maxKeyNameLen))
 		return e.Redirect(http.StatusSeeOther, "/account")
 	}
 	if name == "" {
@@ -51,7 +61,7 @@ func (sd *sitedrop) accountKeyCreate(e *core.RequestEvent) error {
 	if err != nil {
 		return err
 	}
-	sd.sessions.flashWith(e, ui.Flash{
+	a.sessions.flashWith(e, ui.Flash{
 		Kind:   ui.FlashSuccess,
 		Text:   fmt.Sprintf("New key %s created. Copy it now: it is shown once.", name),
 		Secret: plain,
@@ -61,18 +71,18 @@ func (sd *sitedrop) accountKeyCreate(e *core.RequestEvent) error {
 
 // accountKeyRevoke is a key's "revoke" button. Revoking the key this
 // browser's session stands on ends the session too.
-func (sd *sitedrop) accountKeyRevoke(e *core.RequestEvent) error {
-	user, err := sd.kit.formUser(e)
+func (a *accountPages) accountKeyRevoke(e *core.RequestEvent) error {
+	user, err := a.kit.formUser(e)
 	if user == nil {
 		return err
 	}
 	key, err := accounts.FindAPIKeyOf(e.App, user.Id, e.Request.PathValue("id"))
 	if err != nil {
-		return sd.sessions.errorPage(e, http.StatusNotFound, "Key not found", "There is no such key on your account.")
+		return a.sessions.errorPage(e, http.StatusNotFound, "Key not found", "There is no such key on your account.")
 	}
 	label := ui.KeyLabel(ui.AccountKey{Prefix: key.Prefix(), Name: key.Name()})
 	// queued first: it would be lost with the session if the key was its
-	sd.sessions.flash(e, ui.FlashSuccess, "Key "+label+" revoked. Requests with it are refused from now on.")
+	a.sessions.flash(e, ui.FlashSuccess, "Key "+label+" revoked. Requests with it are refused from now on.")
 	if err := accounts.DeleteAPIKey(e.App, key); err != nil {
 		return fmt.Errorf("revoke key: %w", err)
 	}
@@ -139,8 +149,8 @@ func (k *pageKit) formUser(e *core.RequestEvent) (*core.Record, error) {
 }
 
 // renderAccount renders the account page of user.
-func (sd *sitedrop) renderAccount(e *core.RequestEvent, user *core.Record) error {
-	deps, err := sd.svc.ListOwned(user)
+func (a *accountPages) renderAccount(e *core.RequestEvent, user *core.Record) error {
+	deps, err := a.deploys.ListOwned(user)
 	if err != nil {
 		return err
 	}
@@ -155,15 +165,15 @@ func (sd *sitedrop) renderAccount(e *core.RequestEvent, user *core.Record) error
 		Email:       user.Email(),
 		Plan:        plan,
 		SlotsUsed:   len(deps),
-		SlotLimit:   sd.svc.SlotLimit(plan),
-		DomainLimit: sd.domainLimit(plan),
-		Drop:        sd.dropProps("Deploy a new site", user, ""),
+		SlotLimit:   a.deploys.SlotLimit(plan),
+		DomainLimit: a.domains.Limit(plan),
+		Drop:        dropProps(a.cfg, "Deploy a new site", user, ""),
 	}
 	for _, rec := range deps {
 		d := sites.DeploymentOf(rec)
 		slug := d.Slug()
 		p.Deployments = append(p.Deployments, ui.AccountDeployment{
-			ID: d.Id, Slug: slug, Title: d.Title(), URL: sd.cfg.siteURL(slug),
+			ID: d.Id, Slug: slug, Title: d.Title(), URL: a.cfg.siteURL(slug),
 			UpdatedAt: timestamp(d.Updated()),
 			Protected: d.Protection() != nil,
 		})
@@ -171,10 +181,10 @@ func (sd *sitedrop) renderAccount(e *core.RequestEvent, user *core.Record) error
 	if p.Keys, err = accountKeys(e.App, user, now); err != nil {
 		return err
 	}
-	if p.Sessions, err = accountSessions(e.App, user, sd.sessions.token(e), now); err != nil {
+	if p.Sessions, err = accountSessions(e.App, user, a.sessions.token(e), now); err != nil {
 		return err
 	}
-	return render(e, http.StatusOK, ui.Account(sd.sessions.layout(e, user), p))
+	return render(e, http.StatusOK, ui.Account(a.sessions.layout(e, user), p))
 }
 
 // accountKeys are user's API keys, without the keys that browser sessions

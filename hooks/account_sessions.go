@@ -53,18 +53,18 @@ func userSession(e *core.RequestEvent, user *core.Record) (*core.Record, bool) {
 // sessionRevokeConfirm is GET /account/sessions/{id}/revoke: the question
 // asked before a session ends (needed for this browser's own, which signs
 // it out), as a page with the POST form, so it works without JavaScript.
-func (sd *sitedrop) sessionRevokeConfirm(e *core.RequestEvent) error {
-	user := sd.sessions.user(e)
+func (a *accountPages) sessionRevokeConfirm(e *core.RequestEvent) error {
+	user := a.sessions.user(e)
 	if user == nil {
 		return e.Redirect(http.StatusSeeOther, loginURL("/account"))
 	}
 	rec, ok := userSession(e, user)
 	if !ok {
-		return sd.sessions.errorPage(e, http.StatusNotFound, "Session not found", "This browser session has ended, or it is not yours.")
+		return a.sessions.errorPage(e, http.StatusNotFound, "Session not found", "This browser session has ended, or it is not yours.")
 	}
-	return render(e, http.StatusOK, ui.SessionRevoke(sd.sessions.layout(e, user), ui.SessionRevokeProps{
+	return render(e, http.StatusOK, ui.SessionRevoke(a.sessions.layout(e, user), ui.SessionRevokeProps{
 		ID:      rec.Id,
-		Current: accounts.IsSessionOf(rec, sd.sessions.token(e)),
+		Current: accounts.IsSessionOf(rec, a.sessions.token(e)),
 	}))
 }
 
@@ -72,21 +72,21 @@ func (sd *sitedrop) sessionRevokeConfirm(e *core.RequestEvent) error {
 // session (and the key made for it). This browser's own session ends only
 // with confirm=yes, from the confirmation page; then it is signed out and
 // sent to the sign-in page.
-func (sd *sitedrop) sessionRevoke(e *core.RequestEvent) error {
-	user, err := sd.kit.formUser(e)
+func (a *accountPages) sessionRevoke(e *core.RequestEvent) error {
+	user, err := a.kit.formUser(e)
 	if user == nil {
 		return err
 	}
 	rec, ok := userSession(e, user)
 	if !ok {
-		sd.sessions.flash(e, ui.FlashError, "That browser session had already ended.")
+		a.sessions.flash(e, ui.FlashError, "That browser session had already ended.")
 		return e.Redirect(http.StatusSeeOther, "/account")
 	}
-	if accounts.IsSessionOf(rec, sd.sessions.token(e)) {
+	if accounts.IsSessionOf(rec, a.sessions.token(e)) {
 		if e.Request.PostForm.Get("confirm") != "yes" {
 			return e.Redirect(http.StatusSeeOther, "/account/sessions/"+rec.Id+"/revoke")
 		}
-		if err := sd.sessions.end(e); err != nil {
+		if err := a.sessions.end(e); err != nil {
 			return err
 		}
 		return e.Redirect(http.StatusSeeOther, "/auth/login")
@@ -94,14 +94,14 @@ func (sd *sitedrop) sessionRevoke(e *core.RequestEvent) error {
 	if err := accounts.EndSession(e.App, rec); err != nil {
 		return err
 	}
-	sd.sessions.flash(e, ui.FlashSuccess, "The other browser is signed out.")
+	a.sessions.flash(e, ui.FlashSuccess, "The other browser is signed out.")
 	return e.Redirect(http.StatusSeeOther, "/account")
 }
 
 // sessionRevokeOthers is "Sign out everywhere else": every session of the
 // user but this browser's ends.
-func (sd *sitedrop) sessionRevokeOthers(e *core.RequestEvent) error {
-	user, err := sd.kit.formUser(e)
+func (a *accountPages) sessionRevokeOthers(e *core.RequestEvent) error {
+	user, err := a.kit.formUser(e)
 	if user == nil {
 		return err
 	}
@@ -109,7 +109,7 @@ func (sd *sitedrop) sessionRevokeOthers(e *core.RequestEvent) error {
 	if err != nil {
 		return err
 	}
-	tok, n := sd.sessions.token(e), 0
+	tok, n := a.sessions.token(e), 0
 	for _, r := range recs {
 		if accounts.IsSessionOf(r, tok) {
 			continue
@@ -121,11 +121,11 @@ func (sd *sitedrop) sessionRevokeOthers(e *core.RequestEvent) error {
 	}
 	switch n {
 	case 0:
-		sd.sessions.flash(e, ui.FlashSuccess, "No other browser was signed in.")
+		a.sessions.flash(e, ui.FlashSuccess, "No other browser was signed in.")
 	case 1:
-		sd.sessions.flash(e, ui.FlashSuccess, "Signed out 1 other browser.")
+		a.sessions.flash(e, ui.FlashSuccess, "Signed out 1 other browser.")
 	default:
-		sd.sessions.flash(e, ui.FlashSuccess, fmt.Sprintf("Signed out %d other browsers.", n))
+		a.sessions.flash(e, ui.FlashSuccess, fmt.Sprintf("Signed out %d other browsers.", n))
 	}
 	return e.Redirect(http.StatusSeeOther, "/account")
 }

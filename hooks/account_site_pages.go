@@ -97,7 +97,7 @@ func (sd *sitedrop) accountSitePage(e *core.RequestEvent) error {
 		},
 		SubmitURL:   sd.cfg.webURL() + "/submit/" + dep.Id,
 		NotifyEmail: d.NotifyEmail(), Total: int(total), Page: page,
-		Drop:          sd.dropProps("Deploy again", user, dep.Id),
+		Drop:          dropProps(sd.cfg, "Deploy again", user, dep.Id),
 		WebhookEvents: forms.WebhookEvents,
 		Protection:    sd.siteProtection(dep),
 	}

@@ -15,52 +15,60 @@ import (
 // formBodyLimit bounds the bodies of the pages' forms.
 const formBodyLimit = 16 << 10
 
+// claimPages are the claim link's page and its button.
+type claimPages struct {
+	cfg      *Config
+	deploys  *sites.Service
+	kit      *pageKit
+	sessions *sessions
+}
+
 // claimPage is GET /claim/{slug}?token=: the site, its time left, and
 // either the claim button (signed in) or the way to sign in and return.
-func (sd *sitedrop) claimPage(e *core.RequestEvent) error {
-	rec, status, err := sd.claimable(e.Request.PathValue("slug"), e.Request.URL.Query().Get("token"))
+func (c *claimPages) claimPage(e *core.RequestEvent) error {
+	rec, status, err := c.claimable(e.App, e.Request.PathValue("slug"), e.Request.URL.Query().Get("token"))
 	if err != nil {
-		return sd.claimError(e, status)
+		return c.claimError(e, status)
 	}
-	return render(e, http.StatusOK, ui.Claim(sd.sessions.layout(e, sd.sessions.user(e)), sd.claimProps(e, rec, "")))
+	return render(e, http.StatusOK, ui.Claim(c.sessions.layout(e, c.sessions.user(e)), c.claimProps(e, rec, "")))
 }
 
 // claimSubmit is the claim button: POST /claim/{slug} with the token, for
 // a signed-in user.
-func (sd *sitedrop) claimSubmit(e *core.RequestEvent) error {
-	if ok, err := sd.kit.readForm(e); !ok {
+func (c *claimPages) claimSubmit(e *core.RequestEvent) error {
+	if ok, err := c.kit.readForm(e); !ok {
 		return err
 	}
 	slug := e.Request.PathValue("slug")
 	token := e.Request.PostForm.Get("token")
-	user := sd.sessions.user(e)
+	user := c.sessions.user(e)
 	if user == nil {
-		return e.Redirect(http.StatusSeeOther, loginURL(sd.claimPath(slug, token)))
+		return e.Redirect(http.StatusSeeOther, loginURL(c.claimPath(slug, token)))
 	}
-	rec, err := sd.svc.Claim(user, slug, token)
+	rec, err := c.deploys.Claim(user, slug, token)
 	switch {
 	case errors.Is(err, sites.ErrNotFound):
-		return sd.claimError(e, http.StatusNotFound)
+		return c.claimError(e, http.StatusNotFound)
 	case errors.Is(err, sites.ErrInvalidClaimToken):
-		return sd.claimError(e, http.StatusBadRequest)
+		return c.claimError(e, http.StatusBadRequest)
 	case errors.Is(err, sites.ErrSlotLimit):
-		rec, status, cerr := sd.claimable(slug, token)
+		rec, status, cerr := c.claimable(e.App, slug, token)
 		if cerr != nil {
-			return sd.claimError(e, status)
+			return c.claimError(e, status)
 		}
-		return render(e, http.StatusForbidden, ui.Claim(sd.sessions.layout(e, user), sd.claimProps(e, rec, msgSlotLimit)))
+		return render(e, http.StatusForbidden, ui.Claim(c.sessions.layout(e, user), c.claimProps(e, rec, msgSlotLimit)))
 	case err != nil:
 		return err
 	}
-	return render(e, http.StatusOK, ui.ClaimDone(sd.sessions.layout(e, user), ui.ClaimDoneProps{
-		Slug: sites.DeploymentOf(rec).Slug(), Title: sites.DeploymentOf(rec).Title(), SiteURL: sd.cfg.siteURL(sites.DeploymentOf(rec).Slug()),
+	return render(e, http.StatusOK, ui.ClaimDone(c.sessions.layout(e, user), ui.ClaimDoneProps{
+		Slug: sites.DeploymentOf(rec).Slug(), Title: sites.DeploymentOf(rec).Title(), SiteURL: c.cfg.siteURL(sites.DeploymentOf(rec).Slug()),
 	}))
 }
 
 // claimable returns the claimable deployment slug (see sites.Claimable),
 // or the status to answer: 404 gone, 400 bad link.
-func (sd *sitedrop) claimable(slug, token string) (*core.Record, int, error) {
-	rec, err := sites.Claimable(sd.app, slug, token)
+func (c *claimPages) claimable(app core.App, slug, token string) (*core.Record, int, error) {
+	rec, err := sites.Claimable(app, slug, token)
 	switch {
 	case errors.Is(err, sites.ErrInvalidClaimToken):
 		return nil, http.StatusBadRequest, err
@@ -70,7 +78,7 @@ func (sd *sitedrop) claimable(slug, token string) (*core.Record, int, error) {
 	return rec, http.StatusOK, nil
 }
 
-func (sd *sitedrop) claimProps(e *core.RequestEvent, rec *core.Record, errMsg string) ui.ClaimProps {
+func (c *claimPages) claimProps(e *core.RequestEvent, rec *core.Record, errMsg string) ui.ClaimProps {
 	dep := sites.DeploymentOf(rec)
 	slug := dep.Slug()
 	exp := dep.ExpiresAt()
@@ -81,9 +89,9 @@ func (sd *sitedrop) claimProps(e *core.RequestEvent, rec *core.Record, errMsg st
 	return ui.ClaimProps{
 		Slug:      slug,
 		Title:     dep.Title(),
-		SiteURL:   sd.cfg.siteURL(slug),
+		SiteURL:   c.cfg.siteURL(slug),
 		Token:     token,
-		LoginURL:  loginURL(sd.claimPath(slug, token)),
+		LoginURL:  loginURL(c.claimPath(slug, token)),
 		ExpiresAt: exp,
 		TimeLeft:  timeLeft(time.Until(exp)),
 		Error:     errMsg,
@@ -91,17 +99,17 @@ func (sd *sitedrop) claimProps(e *core.RequestEvent, rec *core.Record, errMsg st
 }
 
 // claimPath is the claim page's path for slug and token.
-func (sd *sitedrop) claimPath(slug, token string) string {
-	return sd.cfg.claimURL(slug, token)[len(sd.cfg.webURL()):]
+func (c *claimPages) claimPath(slug, token string) string {
+	return c.cfg.claimURL(slug, token)[len(c.cfg.webURL()):]
 }
 
 // claimError is the page for a claim link that does not work.
-func (sd *sitedrop) claimError(e *core.RequestEvent, status int) error {
+func (c *claimPages) claimError(e *core.RequestEvent, status int) error {
 	if status == http.StatusBadRequest {
-		return sd.sessions.errorPage(e, status, "This claim link is not valid",
+		return c.sessions.errorPage(e, status, "This claim link is not valid",
 			"The link's token does not match this site. Copy the whole claim_url from the deploy answer.")
 	}
-	return sd.sessions.errorPage(e, http.StatusNotFound, "This site cannot be claimed",
+	return c.sessions.errorPage(e, http.StatusNotFound, "This site cannot be claimed",
 		"It does not exist, it has expired, or it was already claimed.")
 }
 

@@ -11,13 +11,13 @@ import (
 // user (anonymous when nil), or a re-deploy of deploymentID, within the
 // server's limits. The zone's script calls the API with the session
 // cookie (see cookieUser).
-func (sd *sitedrop) dropProps(heading string, user *core.Record, deploymentID string) ui.DropProps {
+func dropProps(cfg *Config, heading string, user *core.Record, deploymentID string) ui.DropProps {
 	return ui.DropProps{
 		Heading:     heading,
 		DeployID:    deploymentID,
 		Owner:       user != nil,
-		MaxFiles:    sd.cfg.MaxFiles,
-		MaxBody:     sd.cfg.MaxBody,
-		MaxBodyText: sites.FormatBytes(sd.cfg.MaxBody),
+		MaxFiles:    cfg.MaxFiles,
+		MaxBody:     cfg.MaxBody,
+		MaxBodyText: sites.FormatBytes(cfg.MaxBody),
 	}
 }

@@ -157,7 +157,9 @@ func register(app core.App, cfg *Config) (*sitedrop, error) {
 		bindAccountSitePages(sd, se)
 		bindSiteDomainsPages(sd, se)
 		api := bindMCP(se.Router, &mcpEndpoint{cfg: sd.cfg, guards: &sd.bodyGuards, proxies: sd.proxies})
-		bindPages(sd, se)
+		bindPages(se.Router, &homePage{cfg: sd.cfg, sessions: sd.sessions}, sd.llmsTxt,
+			&claimPages{cfg: sd.cfg, deploys: sd.svc, kit: sd.kit, sessions: sd.sessions},
+			&accountPages{cfg: sd.cfg, deploys: sd.svc, domains: sd.domainSvc, kit: sd.kit, sessions: sd.sessions})
 		if err := se.Next(); err != nil {
 			if ts != nil {
 				ts.Close()

@@ -9,25 +9,27 @@ import (
 	"github.com/a-h/templ"
 	"github.com/pocketbase/pocketbase/apis"
 	"github.com/pocketbase/pocketbase/core"
+	"github.com/pocketbase/pocketbase/tools/router"
 
 	"sitedrop/ui"
 )
 
 // bindPages registers the web pages of the web host.
-func bindPages(sd *sitedrop, se *core.ServeEvent) {
+// llms is the GET /llms.txt handler (how an agent publishes here).
+func bindPages(r *router.Router[*core.RequestEvent], home *homePage, llms func(*core.RequestEvent) error, claims *claimPages, account *accountPages) {
 	assets, _ := fs.Sub(ui.Assets, "assets")
-	se.Router.GET("/static/{path...}", apis.Static(assets, false)) // embedded CSS and scripts
-	se.Router.GET("/{$}", sd.homePage)                             // landing page
-	se.Router.GET("/llms.txt", sd.llmsTxt)                         // how an agent publishes here
-	se.Router.GET("/claim/{slug}", sd.claimPage)                   // claim link of an anonymous deploy
-	se.Router.POST("/claim/{slug}", sd.claimSubmit)                // its "claim" button
-	se.Router.GET("/account", sd.accountPage)                      // the signed-in user's sites and keys
-	se.Router.POST("/account/keys", sd.accountKeyCreate)           // new API key, shown once
-	se.Router.POST("/account/keys/{id}/revoke", sd.accountKeyRevoke)
-	se.Router.GET("/account/sessions/{id}/revoke", sd.sessionRevokeConfirm) // asks first
-	se.Router.POST("/account/sessions/{id}/revoke", sd.sessionRevoke)
-	se.Router.POST("/account/sessions/revoke-others", sd.sessionRevokeOthers) // sign out everywhere else
-	bindWebNotFound(sd, se)                                                   // every other path
+	r.GET("/static/{path...}", apis.Static(assets, false)) // embedded CSS and scripts
+	r.GET("/{$}", home.serve)                              // landing page
+	r.GET("/llms.txt", llms)                               // how an agent publishes here
+	r.GET("/claim/{slug}", claims.claimPage)               // claim link of an anonymous deploy
+	r.POST("/claim/{slug}", claims.claimSubmit)            // its "claim" button
+	r.GET("/account", account.accountPage)                 // the signed-in user's sites and keys
+	r.POST("/account/keys", account.accountKeyCreate)      // new API key, shown once
+	r.POST("/account/keys/{id}/revoke", account.accountKeyRevoke)
+	r.GET("/account/sessions/{id}/revoke", account.sessionRevokeConfirm) // asks first
+	r.POST("/account/sessions/{id}/revoke", account.sessionRevoke)
+	r.POST("/account/sessions/revoke-others", account.sessionRevokeOthers) // sign out everywhere else
+	bindWebNotFound(r, account.sessions)                                   // every other path
 }
 
 // pageCSP is the Content-Security-Policy of the web pages.
@@ -55,13 +57,19 @@ func (s *sessions) errorPage(e *core.RequestEvent, status int, title, msg string
 	}))
 }
 
-// homePage is GET /: what this server is, with a curl example.
-func (sd *sitedrop) homePage(e *core.RequestEvent) error {
-	user := sd.sessions.user(e)
-	return render(e, http.StatusOK, ui.Home(sd.sessions.layout(e, user), ui.HomeProps{
-		WebURL:         sd.cfg.webURL(),
-		SiteURLExample: sd.cfg.siteURL("your-site"),
-		Drop:           sd.dropProps("Drop a folder to publish it", user, ""),
+// homePage is the landing page: what this server is, with a curl example.
+type homePage struct {
+	cfg      *Config
+	sessions *sessions
+}
+
+// serve is GET /.
+func (h *homePage) serve(e *core.RequestEvent) error {
+	user := h.sessions.user(e)
+	return render(e, http.StatusOK, ui.Home(h.sessions.layout(e, user), ui.HomeProps{
+		WebURL:         h.cfg.webURL(),
+		SiteURLExample: h.cfg.siteURL("your-site"),
+		Drop:           dropProps(h.cfg, "Drop a folder to publish it", user, ""),
 	}))
 }
 

@@ -21,13 +21,14 @@ import (
 //     text/html), {"error": "Not found"} for API clients.
 //
 // /api/ and /_/ keep PocketBase's own 404.
-func bindWebNotFound(sd *sitedrop, se *core.ServeEvent) {
-	se.Router.GET("/favicon.ico", faviconICO)
-	se.Router.Route("", "/", sd.webNotFound)
+func bindWebNotFound(r *router.Router[*core.RequestEvent], s *sessions) {
+	r.GET("/favicon.ico", faviconICO)
+	r.Route("", "/", func(e *core.RequestEvent) error { return webNotFound(e, s) })
 }
 
-// webNotFound is the catch-all route (see bindWebNotFound).
-func (sd *sitedrop) webNotFound(e *core.RequestEvent) error {
+// webNotFound is the catch-all route (see bindWebNotFound); s renders the
+// browsers' page.
+func webNotFound(e *core.RequestEvent, s *sessions) error {
 	p := e.Request.URL.Path
 	if strings.HasPrefix(p, "/api/") || p == "/_" || strings.HasPrefix(p, "/_/") {
 		return router.NewNotFoundError("", nil)
@@ -36,7 +37,7 @@ func (sd *sitedrop) webNotFound(e *core.RequestEvent) error {
 		return e.Redirect(http.StatusPermanentRedirect, loc)
 	}
 	if wantsHTML(e.Request) {
-		return sd.sessions.errorPage(e, http.StatusNotFound, "Page not found",
+		return s.errorPage(e, http.StatusNotFound, "Page not found",
 			"There is no page at this address. Check it for typing mistakes, or start again from the home page.")
 	}
 	return fail(http.StatusNotFound, msgRouteNotFound)
