@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/pocketbase/pocketbase/core"
+	"github.com/pocketbase/pocketbase/tools/router"
 
 	"sitedrop/sites"
 	"sitedrop/sites/forms"
@@ -16,59 +17,78 @@ import (
 // accountSitePageSize is how many submissions a site page shows.
 const accountSitePageSize = 50
 
-// bindAccountSitePages registers the owner's page of one site.
-func bindAccountSitePages(sd *sitedrop, se *core.ServeEvent) {
-	r := se.Router
-	r.GET("/account/sites/{id}", sd.accountSitePage)
-	r.GET("/account/sites/{id}/submissions.csv", sd.accountSiteCSV)
-	r.POST("/account/sites/{id}/notifications", sd.accountSiteNotifications)
-	r.POST("/account/sites/{id}/rollback", sd.accountSiteRollback)
-	r.POST("/account/sites/{id}/settings", sd.accountSiteSettings)
-	r.POST("/account/sites/{id}/protection", sd.accountSiteProtection)
-	r.GET("/account/sites/{id}/delete", sd.accountSiteDeletePage)
-	r.POST("/account/sites/{id}/delete", sd.accountSiteDelete)
-	r.POST("/account/sites/{id}/submissions/{subId}/delete", sd.accountSubmissionDelete)
-	r.POST("/account/sites/{id}/webhooks", sd.accountWebhookCreate)
-	r.POST("/account/sites/{id}/webhooks/{webhookId}/test", sd.accountWebhookTest)
-	r.POST("/account/sites/{id}/webhooks/{webhookId}/deliveries/{deliveryId}/redeliver", sd.accountWebhookRedeliver)
-	r.POST("/account/sites/{id}/webhooks/{webhookId}/delete", sd.accountSiteWebhookDelete)
+// bindAccountSitePages registers the owner's page of one site and its
+// forms.
+func bindAccountSitePages(r *router.Router[*core.RequestEvent], site *sitePages, settings *settingsPages, protection *protectionPages, hooks *webhookPages) {
+	r.GET("/account/sites/{id}", site.accountSitePage)
+	r.GET("/account/sites/{id}/submissions.csv", site.accountSiteCSV)
+	r.POST("/account/sites/{id}/notifications", site.accountSiteNotifications)
+	r.POST("/account/sites/{id}/rollback", site.accountSiteRollback)
+	r.POST("/account/sites/{id}/settings", settings.accountSiteSettings)
+	r.POST("/account/sites/{id}/protection", protection.accountSiteProtection)
+	r.GET("/account/sites/{id}/delete", settings.accountSiteDeletePage)
+	r.POST("/account/sites/{id}/delete", settings.accountSiteDelete)
+	r.POST("/account/sites/{id}/submissions/{subId}/delete", site.accountSubmissionDelete)
+	r.POST("/account/sites/{id}/webhooks", hooks.accountWebhookCreate)
+	r.POST("/account/sites/{id}/webhooks/{webhookId}/test", hooks.accountWebhookTest)
+	r.POST("/account/sites/{id}/webhooks/{webhookId}/deliveries/{deliveryId}/redeliver", hooks.accountWebhookRedeliver)
+	r.POST("/account/sites/{id}/webhooks/{webhookId}/delete", hooks.accountSiteWebhookDelete)
+}
+
+// siteForms is what every page of one site shares: finding the signed-in
+// user's site of the path and answering a form post with a flash.
+type siteForms struct {
+	deploys  *sites.Service
+	kit      *pageKit
+	sessions *sessions
+}
+
+// sitePages are the site page itself and its small forms (rollback,
+// notifications, submissions).
+type sitePages struct {
+	*siteForms
+	cfg *Config
+	// analytics is the site page's analytics panel.
+	analytics func(app core.App, dep string, now time.Time) (ui.SiteAnalytics, error)
+	// domains renders the custom domains panel.
+	domains *domainPages
 }
 
 // backToSite answers a site page's form post: the message for the next
 // page, and 303 to the site page (POST → redirect → GET).
-func (sd *sitedrop) backToSite(e *core.RequestEvent, dep *core.Record, kind, text string) error {
-	sd.sessions.flash(e, kind, text)
+func (f *siteForms) backToSite(e *core.RequestEvent, dep *core.Record, kind, text string) error {
+	f.sessions.flash(e, kind, text)
 	return e.Redirect(http.StatusSeeOther, "/account/sites/"+dep.Id)
 }
 
 // pageSite returns the signed-in user's deployment {id}; for anyone else
 // the answer (redirect to sign-in, or 404 page) is decided.
-func (sd *sitedrop) pageSite(e *core.RequestEvent, user *core.Record) (*core.Record, error) {
+func (f *siteForms) pageSite(e *core.RequestEvent, user *core.Record) (*core.Record, error) {
 	if user == nil {
 		return nil, e.Redirect(http.StatusSeeOther, loginURL(e.Request.URL.Path))
 	}
-	dep, err := sd.svc.FindOwned(user, e.Request.PathValue("id"))
+	dep, err := f.deploys.FindOwned(user, e.Request.PathValue("id"))
 	if err != nil {
-		return nil, sd.sessions.errorPage(e, http.StatusNotFound, "Site not found", "There is no such site on your account.")
+		return nil, f.sessions.errorPage(e, http.StatusNotFound, "Site not found", "There is no such site on your account.")
 	}
 	return dep, nil
 }
 
 // formSite checks a form post of a site page (see formUser) and returns
 // the signed-in user's site {id}; with a nil site the answer is decided.
-func (sd *sitedrop) formSite(e *core.RequestEvent) (*core.Record, error) {
-	user, err := sd.kit.formUser(e)
+func (f *siteForms) formSite(e *core.RequestEvent) (*core.Record, error) {
+	user, err := f.kit.formUser(e)
 	if user == nil {
 		return nil, err
 	}
-	return sd.pageSite(e, user)
+	return f.pageSite(e, user)
 }
 
 // accountSitePage is GET /account/sites/{id}?page=: the state, settings,
 // submissions, e-mail notifications, versions and webhooks of one site.
-func (sd *sitedrop) accountSitePage(e *core.RequestEvent) error {
-	user := sd.sessions.user(e)
-	dep, err := sd.pageSite(e, user)
+func (sp *sitePages) accountSitePage(e *core.RequestEvent) error {
+	user := sp.sessions.user(e)
+	dep, err := sp.pageSite(e, user)
 	if dep == nil {
 		return err
 	}
@@ -89,17 +109,17 @@ func (sd *sitedrop) accountSitePage(e *core.RequestEvent) error {
 	d := sites.DeploymentOf(dep)
 	slug := d.Slug()
 	p := ui.AccountSiteProps{
-		ID: dep.Id, Slug: slug, Title: d.Title(), URL: sd.cfg.siteURL(slug),
+		ID: dep.Id, Slug: slug, Title: d.Title(), URL: sp.cfg.siteURL(slug),
 		Disabled: d.Status() != sites.StatusActive,
 		Settings: ui.SiteSettings{
 			Title: d.Title(), Description: d.Description(),
 			Favicon: d.Favicon(), IsSPA: d.IsSPA(),
 		},
-		SubmitURL:   sd.cfg.webURL() + "/submit/" + dep.Id,
+		SubmitURL:   sp.cfg.webURL() + "/submit/" + dep.Id,
 		NotifyEmail: d.NotifyEmail(), Total: int(total), Page: page,
-		Drop:          dropProps(sd.cfg, "Deploy again", user, dep.Id),
+		Drop:          dropProps(sp.cfg, "Deploy again", user, dep.Id),
 		WebhookEvents: forms.WebhookEvents,
-		Protection:    sd.siteProtection(dep),
+		Protection:    siteProtection(sp.cfg, dep),
 	}
 	if page > 1 {
 		p.PrevPage = page - 1
@@ -115,7 +135,7 @@ func (sd *sitedrop) accountSitePage(e *core.RequestEvent) error {
 	if p.Webhooks, err = accountWebhooks(e.App, hooks); err != nil {
 		return err
 	}
-	versions, err := sd.svc.ListVersions(dep)
+	versions, err := sp.deploys.ListVersions(dep)
 	if err != nil {
 		return err
 	}
@@ -125,31 +145,31 @@ func (sd *sitedrop) accountSitePage(e *core.RequestEvent) error {
 			TotalBytes: formatSizeShort(v.TotalBytes), Live: v.Live,
 		})
 	}
-	if p.Analytics, err = sd.pageAnalytics(e.App, dep.Id, time.Now()); err != nil {
+	if p.Analytics, err = sp.analytics(e.App, dep.Id, time.Now()); err != nil {
 		return err
 	}
-	if p.Domains, err = sd.siteDomains(e, user, dep); err != nil {
+	if p.Domains, err = sp.domains.siteDomains(e, user, dep); err != nil {
 		return err
 	}
-	return render(e, http.StatusOK, ui.AccountSite(sd.sessions.layout(e, user), p))
+	return render(e, http.StatusOK, ui.AccountSite(sp.sessions.layout(e, user), p))
 }
 
 // accountSiteRollback is a version's "Make live" button on the site page.
-func (sd *sitedrop) accountSiteRollback(e *core.RequestEvent) error {
-	dep, err := sd.formSite(e)
+func (sp *sitePages) accountSiteRollback(e *core.RequestEvent) error {
+	dep, err := sp.formSite(e)
 	if dep == nil {
 		return err
 	}
 	n, err := strconv.Atoi(e.Request.PostForm.Get("version"))
 	if err != nil || n < 1 {
-		return sd.backToSite(e, dep, ui.FlashError, "No such version: pick one from the list.")
+		return sp.backToSite(e, dep, ui.FlashError, "No such version: pick one from the list.")
 	}
-	if _, err := sd.svc.Rollback(dep, n); errors.Is(err, sites.ErrVersionNotFound) {
-		return sd.backToSite(e, dep, ui.FlashError, "Version "+strconv.Itoa(n)+" is no longer kept.")
+	if _, err := sp.deploys.Rollback(dep, n); errors.Is(err, sites.ErrVersionNotFound) {
+		return sp.backToSite(e, dep, ui.FlashError, "Version "+strconv.Itoa(n)+" is no longer kept.")
 	} else if err != nil {
 		return err
 	}
-	return sd.backToSite(e, dep, ui.FlashSuccess, "Version "+strconv.Itoa(n)+" is live.")
+	return sp.backToSite(e, dep, ui.FlashSuccess, "Version "+strconv.Itoa(n)+" is live.")
 }
 
 // formatSizeShort writes a size for people: 512 B, 12.3 KB, 4.5 MB.
@@ -164,8 +184,8 @@ func formatSizeShort(n int64) string {
 }
 
 // accountSiteCSV is the site page's CSV download (cookie-authenticated).
-func (sd *sitedrop) accountSiteCSV(e *core.RequestEvent) error {
-	dep, err := sd.pageSite(e, sd.sessions.user(e))
+func (sp *sitePages) accountSiteCSV(e *core.RequestEvent) error {
+	dep, err := sp.pageSite(e, sp.sessions.user(e))
 	if dep == nil {
 		return err
 	}
@@ -173,8 +193,8 @@ func (sd *sitedrop) accountSiteCSV(e *core.RequestEvent) error {
 }
 
 // accountSiteNotifications is the notifications toggle of the site page.
-func (sd *sitedrop) accountSiteNotifications(e *core.RequestEvent) error {
-	dep, err := sd.formSite(e)
+func (sp *sitePages) accountSiteNotifications(e *core.RequestEvent) error {
+	dep, err := sp.formSite(e)
 	if dep == nil {
 		return err
 	}
@@ -183,7 +203,7 @@ func (sd *sitedrop) accountSiteNotifications(e *core.RequestEvent) error {
 		return err
 	}
 	if on {
-		return sd.backToSite(e, dep, ui.FlashSuccess, "New submissions will be mailed to you.")
+		return sp.backToSite(e, dep, ui.FlashSuccess, "New submissions will be mailed to you.")
 	}
-	return sd.backToSite(e, dep, ui.FlashSuccess, "New submissions are no longer mailed.")
+	return sp.backToSite(e, dep, ui.FlashSuccess, "New submissions are no longer mailed.")
 }

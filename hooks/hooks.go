@@ -154,8 +154,14 @@ func register(app core.App, cfg *Config) (*sitedrop, error) {
 		bindSubmissionsAPI(se.Router, auth)
 		bindWebhooksAPI(se.Router, &webhooksAPI{cfg: sd.cfg, guards: &sd.bodyGuards}, auth)
 		bindDomainsAPI(se.Router, &domainsAPI{desk: sd.domainDesk, guards: &sd.bodyGuards}, auth)
-		bindAccountSitePages(sd, se)
-		bindSiteDomainsPages(sd, se)
+		site := &siteForms{deploys: sd.svc, kit: sd.kit, sessions: sd.sessions}
+		domainPg := &domainPages{siteForms: site, desk: sd.domainDesk, domains: sd.domainSvc, siteHost: sd.siteHost}
+		bindAccountSitePages(se.Router,
+			&sitePages{siteForms: site, cfg: sd.cfg, analytics: sd.pageAnalytics, domains: domainPg},
+			&settingsPages{siteForms: site, cfg: sd.cfg, gate: sd.gate},
+			&protectionPages{siteForms: site, cfg: sd.cfg},
+			&webhookPages{siteForms: site, cfg: sd.cfg, sends: sd.webhookSends, ref: sd.deploymentRef, wake: sd.wakeWorkers})
+		bindSiteDomainsPages(se.Router, domainPg)
 		api := bindMCP(se.Router, &mcpEndpoint{cfg: sd.cfg, guards: &sd.bodyGuards, proxies: sd.proxies})
 		bindPages(se.Router, &homePage{cfg: sd.cfg, sessions: sd.sessions}, sd.llmsTxt,
 			&claimPages{cfg: sd.cfg, deploys: sd.svc, kit: sd.kit, sessions: sd.sessions},

@@ -5,6 +5,7 @@ import (
 	"net/http"
 
 	"github.com/pocketbase/pocketbase/core"
+	"github.com/pocketbase/pocketbase/tools/router"
 
 	"sitedrop/sites/domains"
 	"sitedrop/ui"
@@ -12,28 +13,38 @@ import (
 
 // bindSiteDomainsPages registers the custom domain forms of the site page
 // (each POST → 303 → GET with a flash).
-func bindSiteDomainsPages(sd *sitedrop, se *core.ServeEvent) {
-	r := se.Router
-	r.POST("/account/sites/{id}/domains", sd.accountDomainCreate)
-	r.POST("/account/sites/{id}/domains/{domain}/verify", sd.accountDomainVerify)
-	r.POST("/account/sites/{id}/domains/{domain}/delete", sd.accountDomainDelete)
+func bindSiteDomainsPages(r *router.Router[*core.RequestEvent], p *domainPages) {
+	r.POST("/account/sites/{id}/domains", p.accountDomainCreate)
+	r.POST("/account/sites/{id}/domains/{domain}/verify", p.accountDomainVerify)
+	r.POST("/account/sites/{id}/domains/{domain}/delete", p.accountDomainDelete)
+}
+
+// domainPages are the site page's custom domains panel and its forms.
+type domainPages struct {
+	*siteForms
+	// desk runs the domain actions within the account's limit.
+	desk *domainDesk
+	// domains lists and counts the domains.
+	domains *domains.Service
+	// siteHost is a site's own host name.
+	siteHost func(slug string) string
 }
 
 // siteDomains is the site page's custom domains panel of dep.
-func (sd *sitedrop) siteDomains(e *core.RequestEvent, user, dep *core.Record) (ui.SiteDomains, error) {
+func (dp *domainPages) siteDomains(e *core.RequestEvent, user, dep *core.Record) (ui.SiteDomains, error) {
 	acct, site := domains.AccountOf(user), domains.SiteOf(dep)
-	recs, err := sd.domainSvc.List(site.ID)
+	recs, err := dp.domains.List(site.ID)
 	if err != nil {
 		return ui.SiteDomains{}, err
 	}
-	used, err := sd.domainSvc.Used(acct)
+	used, err := dp.domains.Used(acct)
 	if err != nil {
 		return ui.SiteDomains{}, err
 	}
-	p := ui.SiteDomains{Used: used, Limit: sd.domainSvc.Limit(acct.Plan), Plan: domains.PlanName(acct.Plan),
-		SiteHost: sd.siteHost(site.Slug)}
+	p := ui.SiteDomains{Used: used, Limit: dp.domains.Limit(acct.Plan), Plan: domains.PlanName(acct.Plan),
+		SiteHost: dp.siteHost(site.Slug)}
 	for _, r := range recs {
-		j := sd.domainDesk.answer(e, r, site.Slug)
+		j := dp.desk.answer(e, r, site.Slug)
 		d := ui.SiteDomain{
 			Domain: j.Domain, Status: j.Status, Reason: j.Reason, URL: j.URL,
 			Checked: r.Checked(), Verified: r.Verified(),
@@ -48,44 +59,44 @@ func (sd *sitedrop) siteDomains(e *core.RequestEvent, user, dep *core.Record) (u
 
 // accountDomainCreate is the site page's "Add domain" form: the API's
 // rules (domains.Service.Add), checked at once.
-func (sd *sitedrop) accountDomainCreate(e *core.RequestEvent) error {
-	dep, err := sd.formSite(e)
+func (dp *domainPages) accountDomainCreate(e *core.RequestEvent) error {
+	dep, err := dp.formSite(e)
 	if dep == nil {
 		return err
 	}
-	acct, site := domains.AccountOf(sd.sessions.user(e)), domains.SiteOf(dep)
-	a, err := sd.domainDesk.start(e, acct.ID, true)
+	acct, site := domains.AccountOf(dp.sessions.user(e)), domains.SiteOf(dep)
+	a, err := dp.desk.start(e, acct.ID, true)
 	if ae, ok := domainRefusal(err); ok {
-		return sd.backToSite(e, dep, ui.FlashError, "Domain not added: "+sentence(ae.Message))
+		return dp.backToSite(e, dep, ui.FlashError, "Domain not added: "+sentence(ae.Message))
 	} else if err != nil {
 		return err
 	}
 	defer a.Done()
-	rec, _, err := sd.domainSvc.Add(e.Request.Context(), acct, site, e.Request.PostForm.Get("domain"), a)
+	rec, _, err := dp.domains.Add(e.Request.Context(), acct, site, e.Request.PostForm.Get("domain"), a)
 	if ae, ok := domainRefusal(err); ok {
-		return sd.backToSite(e, dep, ui.FlashError, "Domain not added: "+sentence(ae.Message))
+		return dp.backToSite(e, dep, ui.FlashError, "Domain not added: "+sentence(ae.Message))
 	} else if err != nil {
 		return err
 	}
-	return sd.backToSite(e, dep, ui.FlashSuccess, domainOutcome(rec, true))
+	return dp.backToSite(e, dep, ui.FlashSuccess, domainOutcome(rec, true))
 }
 
 // accountDomainVerify is a domain's "Check now" button.
-func (sd *sitedrop) accountDomainVerify(e *core.RequestEvent) error {
-	dep, site, rec, err := sd.formDomain(e)
+func (dp *domainPages) accountDomainVerify(e *core.RequestEvent) error {
+	dep, site, rec, err := dp.formDomain(e)
 	if rec == nil {
 		return err
 	}
-	a, err := sd.domainDesk.start(e, site.OwnerID, true)
+	a, err := dp.desk.start(e, site.OwnerID, true)
 	if ae, ok := domainRefusal(err); ok {
-		return sd.backToSite(e, dep, ui.FlashError, rec.Name()+" not checked: "+sentence(ae.Message))
+		return dp.backToSite(e, dep, ui.FlashError, rec.Name()+" not checked: "+sentence(ae.Message))
 	} else if err != nil {
 		return err
 	}
 	defer a.Done()
-	checked, err := sd.domainSvc.Recheck(e.Request.Context(), rec, site.Slug, a)
+	checked, err := dp.domains.Recheck(e.Request.Context(), rec, site.Slug, a)
 	if errors.Is(err, domains.ErrTaken) {
-		return sd.backToSite(e, dep, ui.FlashError, rec.Name()+": "+err.Error()+".")
+		return dp.backToSite(e, dep, ui.FlashError, rec.Name()+": "+err.Error()+".")
 	} else if err != nil {
 		return err
 	}
@@ -93,39 +104,39 @@ func (sd *sitedrop) accountDomainVerify(e *core.RequestEvent) error {
 	if checked.Status() != domains.StatusVerified {
 		kind = ui.FlashError
 	}
-	return sd.backToSite(e, dep, kind, domainOutcome(checked, false))
+	return dp.backToSite(e, dep, kind, domainOutcome(checked, false))
 }
 
 // accountDomainDelete is a domain's "Remove" button.
-func (sd *sitedrop) accountDomainDelete(e *core.RequestEvent) error {
-	dep, site, rec, err := sd.formDomain(e)
+func (dp *domainPages) accountDomainDelete(e *core.RequestEvent) error {
+	dep, site, rec, err := dp.formDomain(e)
 	if rec == nil {
 		return err
 	}
-	if _, err := sd.domainDesk.start(e, site.OwnerID, false); err != nil {
+	if _, err := dp.desk.start(e, site.OwnerID, false); err != nil {
 		if ae, ok := domainRefusal(err); ok {
-			return sd.backToSite(e, dep, ui.FlashError, rec.Name()+" not removed: "+sentence(ae.Message))
+			return dp.backToSite(e, dep, ui.FlashError, rec.Name()+" not removed: "+sentence(ae.Message))
 		}
 		return err
 	}
-	if err := sd.domainSvc.Remove(rec); err != nil {
+	if err := dp.domains.Remove(rec); err != nil {
 		return err
 	}
-	return sd.backToSite(e, dep, ui.FlashSuccess, rec.Name()+" removed: the site no longer answers there.")
+	return dp.backToSite(e, dep, ui.FlashSuccess, rec.Name()+" removed: the site no longer answers there.")
 }
 
 // formDomain checks a form post about domain {domain} of the user's site
 // {id}; with a nil domain the answer is decided (404 page for a domain the
 // site does not have).
-func (sd *sitedrop) formDomain(e *core.RequestEvent) (*core.Record, domains.Site, *domains.Domain, error) {
-	dep, err := sd.formSite(e)
+func (dp *domainPages) formDomain(e *core.RequestEvent) (*core.Record, domains.Site, *domains.Domain, error) {
+	dep, err := dp.formSite(e)
 	if dep == nil {
 		return nil, domains.Site{}, nil, err
 	}
 	site := domains.SiteOf(dep)
-	rec, err := sd.domainSvc.Lookup(site.ID, e.Request.PathValue("domain"))
+	rec, err := dp.domains.Lookup(site.ID, e.Request.PathValue("domain"))
 	if errors.Is(err, domains.ErrNotFound) {
-		return nil, site, nil, sd.sessions.errorPage(e, http.StatusNotFound, "Domain not found", "There is no such domain on this site.")
+		return nil, site, nil, dp.sessions.errorPage(e, http.StatusNotFound, "Domain not found", "There is no such domain on this site.")
 	} else if err != nil {
 		return nil, site, nil, err
 	}

@@ -7,13 +7,19 @@ import (
 	"sitedrop/ui"
 )
 
+// protectionPages are the site page's protection forms.
+type protectionPages struct {
+	*siteForms
+	cfg *Config
+}
+
 // siteProtection is what the site page shows of dep's protection.
-func (sd *sitedrop) siteProtection(dep *core.Record) ui.SiteProtection {
+func siteProtection(cfg *Config, dep *core.Record) ui.SiteProtection {
 	p := sites.ProtectionOf(dep)
 	if p == nil {
 		return ui.SiteProtection{}
 	}
-	return ui.SiteProtection{Password: p.PasswordHash != "", ShareURL: sd.cfg.shareURL(dep)}
+	return ui.SiteProtection{Password: p.PasswordHash != "", ShareURL: cfg.shareURL(dep)}
 }
 
 // accountSiteProtection is POST /account/sites/{id}/protection: the site
@@ -21,8 +27,8 @@ func (sd *sitedrop) siteProtection(dep *core.Record) ui.SiteProtection {
 // password (with the password field), remove-password, link-on,
 // link-off, rotate. Each change goes through the service as an API deploy's
 // would, and answers 303 to the site page with what happened.
-func (sd *sitedrop) accountSiteProtection(e *core.RequestEvent) error {
-	dep, err := sd.formSite(e)
+func (pp *protectionPages) accountSiteProtection(e *core.RequestEvent) error {
+	dep, err := pp.formSite(e)
 	if dep == nil {
 		return err
 	}
@@ -33,7 +39,7 @@ func (sd *sitedrop) accountSiteProtection(e *core.RequestEvent) error {
 	case "password":
 		h, err := sites.HashPassword(e.Request.PostForm.Get("password"))
 		if err != nil {
-			return sd.backToSite(e, dep, ui.FlashError, "Password not set: "+sentence(err.Error()))
+			return pp.backToSite(e, dep, ui.FlashError, "Password not set: "+sentence(err.Error()))
 		}
 		c.PasswordHash = &h
 		done = "Password set: visitors must type it; everyone who was in must type it again."
@@ -50,14 +56,14 @@ func (sd *sitedrop) accountSiteProtection(e *core.RequestEvent) error {
 		c.Rotate = true
 		done = "New share link made: the old one no longer works, and everyone who was in must enter again."
 	default:
-		return sd.backToSite(e, dep, ui.FlashError, "Nothing changed: unknown action.")
+		return pp.backToSite(e, dep, ui.FlashError, "Nothing changed: unknown action.")
 	}
-	out, err := sd.svc.SetProtection(dep, c)
+	out, err := pp.deploys.SetProtection(dep, c)
 	if err != nil {
 		return err
 	}
 	if sites.ProtectionOf(out) == nil {
 		done += " The site is public now."
 	}
-	return sd.backToSite(e, dep, ui.FlashSuccess, done)
+	return pp.backToSite(e, dep, ui.FlashSuccess, done)
 }

@@ -12,11 +12,20 @@ import (
 	"sitedrop/ui"
 )
 
+// settingsPages are the site page's settings form and the site's delete
+// page and button.
+type settingsPages struct {
+	*siteForms
+	cfg *Config
+	// gate limits and holds the deploys a settings change makes.
+	gate *deployGate
+}
+
 // accountSiteSettings is the site page's settings form. The fields pass the
 // API's checks (deployRequest.metadata); a new title, description or icon
 // makes a new version through the service, as a PUT would.
-func (sd *sitedrop) accountSiteSettings(e *core.RequestEvent) error {
-	dep, err := sd.formSite(e)
+func (st *settingsPages) accountSiteSettings(e *core.RequestEvent) error {
+	dep, err := st.formSite(e)
 	if dep == nil {
 		return err
 	}
@@ -27,7 +36,7 @@ func (sd *sitedrop) accountSiteSettings(e *core.RequestEvent) error {
 	meta, err := req.metadata()
 	var ae *apiError
 	if errors.As(err, &ae) {
-		return sd.backToSite(e, dep, ui.FlashError, "Settings not saved: "+sentence(ae.Message))
+		return st.backToSite(e, dep, ui.FlashError, "Settings not saved: "+sentence(ae.Message))
 	} else if err != nil {
 		return err
 	}
@@ -35,38 +44,38 @@ func (sd *sitedrop) accountSiteSettings(e *core.RequestEvent) error {
 	if title != d.Title() || desc != d.Description() || icon != d.Favicon() {
 		// A new version: a deploy, under the API's per-account rate and
 		// the --concurrent-deploys slots.
-		if err := sd.gate.keyed.check(e.Response, d.OwnerID()); errors.As(err, &ae) {
-			return sd.backToSite(e, dep, ui.FlashError, "Settings not saved: "+sentence(ae.Message))
+		if err := st.gate.keyed.check(e.Response, d.OwnerID()); errors.As(err, &ae) {
+			return st.backToSite(e, dep, ui.FlashError, "Settings not saved: "+sentence(ae.Message))
 		} else if err != nil {
 			return err
 		}
-		release, err := sd.gate.acquire(e)
+		release, err := st.gate.acquire(e)
 		if err != nil {
 			return err
 		}
 		defer release()
 	}
 	before := d.LiveVersion()
-	out, changed, err := sd.svc.UpdateSettings(e.Request.Context(), dep, meta)
+	out, changed, err := st.deploys.UpdateSettings(e.Request.Context(), dep, meta)
 	if err != nil {
 		return err
 	}
 	switch {
 	case !changed:
-		return sd.backToSite(e, dep, ui.FlashSuccess, "Nothing to change.")
+		return st.backToSite(e, dep, ui.FlashSuccess, "Nothing to change.")
 	case sites.DeploymentOf(out).LiveVersion() != before:
-		n, err := sd.liveNumber(out)
+		n, err := st.liveNumber(out)
 		if err != nil {
 			return err
 		}
-		return sd.backToSite(e, dep, ui.FlashSuccess, "Settings saved: version "+strconv.Itoa(n)+" is live.")
+		return st.backToSite(e, dep, ui.FlashSuccess, "Settings saved: version "+strconv.Itoa(n)+" is live.")
 	}
-	return sd.backToSite(e, dep, ui.FlashSuccess, "Settings saved.")
+	return st.backToSite(e, dep, ui.FlashSuccess, "Settings saved.")
 }
 
 // liveNumber is the number of dep's live version.
-func (sd *sitedrop) liveNumber(dep *core.Record) (int, error) {
-	versions, err := sd.svc.ListVersions(dep)
+func (st *settingsPages) liveNumber(dep *core.Record) (int, error) {
+	versions, err := st.deploys.ListVersions(dep)
 	if err != nil {
 		return 0, err
 	}
@@ -80,35 +89,35 @@ func (sd *sitedrop) liveNumber(dep *core.Record) (int, error) {
 
 // accountSiteDeletePage is GET /account/sites/{id}/delete: the
 // confirmation, which asks for the slug.
-func (sd *sitedrop) accountSiteDeletePage(e *core.RequestEvent) error {
-	user := sd.sessions.user(e)
-	dep, err := sd.pageSite(e, user)
+func (st *settingsPages) accountSiteDeletePage(e *core.RequestEvent) error {
+	user := st.sessions.user(e)
+	dep, err := st.pageSite(e, user)
 	if dep == nil {
 		return err
 	}
 	d := sites.DeploymentOf(dep)
 	slug := d.Slug()
-	return render(e, http.StatusOK, ui.SiteDelete(sd.sessions.layout(e, user), ui.SiteDeleteProps{
-		ID: dep.Id, Slug: slug, Title: d.Title(), URL: sd.cfg.siteURL(slug),
+	return render(e, http.StatusOK, ui.SiteDelete(st.sessions.layout(e, user), ui.SiteDeleteProps{
+		ID: dep.Id, Slug: slug, Title: d.Title(), URL: st.cfg.siteURL(slug),
 	}))
 }
 
 // accountSiteDelete deletes the site when the typed slug matches, as
 // DELETE /deploy/{id} does, and goes to the account page.
-func (sd *sitedrop) accountSiteDelete(e *core.RequestEvent) error {
-	dep, err := sd.formSite(e)
+func (st *settingsPages) accountSiteDelete(e *core.RequestEvent) error {
+	dep, err := st.formSite(e)
 	if dep == nil {
 		return err
 	}
 	slug := sites.DeploymentOf(dep).Slug()
 	if strings.TrimSpace(e.Request.PostForm.Get("slug")) != slug {
-		sd.sessions.flash(e, ui.FlashError, "The slug you typed does not match "+slug+": the site was not deleted.")
+		st.sessions.flash(e, ui.FlashError, "The slug you typed does not match "+slug+": the site was not deleted.")
 		return e.Redirect(http.StatusSeeOther, "/account/sites/"+dep.Id+"/delete")
 	}
-	if err := sd.svc.Delete(dep); err != nil {
+	if err := st.deploys.Delete(dep); err != nil {
 		return err
 	}
-	sd.sessions.flash(e, ui.FlashSuccess, "Site "+slug+" deleted.")
+	st.sessions.flash(e, ui.FlashSuccess, "Site "+slug+" deleted.")
 	return e.Redirect(http.StatusSeeOther, "/account")
 }
 

@@ -10,16 +10,16 @@ import (
 )
 
 // accountSubmissionDelete is a submission's delete button on the site page.
-func (sd *sitedrop) accountSubmissionDelete(e *core.RequestEvent) error {
-	dep, err := sd.formSite(e)
+func (sp *sitePages) accountSubmissionDelete(e *core.RequestEvent) error {
+	dep, err := sp.formSite(e)
 	if dep == nil {
 		return err
 	}
 	if _, err := forms.DeleteSubmission(e.App, dep.Id, e.Request.PathValue("subId")); errors.Is(err, forms.ErrSubmissionNotFound) {
 		// Gone already (a second click, a reload): say so, change nothing.
-		return sd.backToSite(e, dep, ui.FlashError, "That submission no longer exists.")
+		return sp.backToSite(e, dep, ui.FlashError, "That submission no longer exists.")
 	} else if err != nil {
 		return err
 	}
-	return sd.backToSite(e, dep, ui.FlashSuccess, "Submission deleted.")
+	return sp.backToSite(e, dep, ui.FlashSuccess, "Submission deleted.")
 }

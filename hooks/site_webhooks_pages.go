@@ -11,6 +11,18 @@ import (
 	"sitedrop/ui"
 )
 
+// webhookPages are the site page's webhook forms.
+type webhookPages struct {
+	*siteForms
+	cfg *Config
+	// sends limits the tests and redeliveries an account queues by hand.
+	sends *limiter
+	// ref is what a delivery says of its deployment.
+	ref func(dep *core.Record) forms.DeploymentRef
+	// wake nudges the webhook sender.
+	wake func()
+}
+
 // siteDeliveriesShown is how many deliveries the site page lists per
 // webhook.
 const siteDeliveriesShown = 5
@@ -39,22 +51,22 @@ func accountWebhooks(app core.App, hooks []*forms.Webhook) ([]ui.AccountWebhook,
 // formWebhook checks a form post about webhook {webhookId} of the user's
 // site {id}; with a nil webhook the answer is decided (404 page for a
 // webhook of another site).
-func (sd *sitedrop) formWebhook(e *core.RequestEvent) (dep *core.Record, hook *forms.Webhook, err error) {
-	dep, err = sd.formSite(e)
+func (wp *webhookPages) formWebhook(e *core.RequestEvent) (dep *core.Record, hook *forms.Webhook, err error) {
+	dep, err = wp.formSite(e)
 	if dep == nil {
 		return nil, nil, err
 	}
 	hook, err = forms.FindWebhook(e.App, dep.Id, e.Request.PathValue("webhookId"))
 	if errors.Is(err, forms.ErrWebhookNotFound) {
-		return nil, nil, sd.sessions.errorPage(e, http.StatusNotFound, "Webhook not found", "There is no such webhook on this site.")
+		return nil, nil, wp.sessions.errorPage(e, http.StatusNotFound, "Webhook not found", "There is no such webhook on this site.")
 	}
 	return dep, hook, err
 }
 
 // accountWebhookCreate is the site page's "Add webhook" form: the API's
 // rules (forms.CreateWebhook), and the signing secret shown once.
-func (sd *sitedrop) accountWebhookCreate(e *core.RequestEvent) error {
-	dep, err := sd.formSite(e)
+func (wp *webhookPages) accountWebhookCreate(e *core.RequestEvent) error {
+	dep, err := wp.formSite(e)
 	if dep == nil {
 		return err
 	}
@@ -67,14 +79,14 @@ func (sd *sitedrop) accountWebhookCreate(e *core.RequestEvent) error {
 	if events == nil {
 		events = []string{} // none ticked: refused, not "all"
 	}
-	_, secret, err := forms.CreateWebhook(e.Request.Context(), e.App, sd.cfg.webhookGuard(), dep.Id, f.Get("url"), typ, &events)
+	_, secret, err := forms.CreateWebhook(e.Request.Context(), e.App, wp.cfg.webhookGuard(), dep.Id, f.Get("url"), typ, &events)
 	var we *forms.WebhookError
 	if errors.As(err, &we) {
-		return sd.backToSite(e, dep, ui.FlashError, "Webhook not added: "+sentence(we.Msg))
+		return wp.backToSite(e, dep, ui.FlashError, "Webhook not added: "+sentence(we.Msg))
 	} else if err != nil {
 		return err
 	}
-	sd.sessions.flashWith(e, ui.Flash{Kind: ui.FlashSuccess,
+	wp.sessions.flashWith(e, ui.Flash{Kind: ui.FlashSuccess,
 		Text:   "Webhook added. Its signing secret, shown only now, verifies the X-Sitedrop-Signature header:",
 		Secret: secret})
 	return e.Redirect(http.StatusSeeOther, "/account/sites/"+dep.Id)
@@ -83,53 +95,53 @@ func (sd *sitedrop) accountWebhookCreate(e *core.RequestEvent) error {
 // accountWebhookTest is a webhook's "Send a test" button: a test delivery
 // queued now, shown in the delivery log, within the account's
 // webhookSends.
-func (sd *sitedrop) accountWebhookTest(e *core.RequestEvent) error {
-	dep, hook, err := sd.formWebhook(e)
+func (wp *webhookPages) accountWebhookTest(e *core.RequestEvent) error {
+	dep, hook, err := wp.formWebhook(e)
 	if hook == nil {
 		return err
 	}
 	var ae *apiError
-	if err := sd.webhookSends.check(e.Response, forms.DeploymentOf(dep).OwnerID()); errors.As(err, &ae) {
-		return sd.backToSite(e, dep, ui.FlashError, "Test not sent: "+refusedLater(e, ae))
+	if err := wp.sends.check(e.Response, forms.DeploymentOf(dep).OwnerID()); errors.As(err, &ae) {
+		return wp.backToSite(e, dep, ui.FlashError, "Test not sent: "+refusedLater(e, ae))
 	} else if err != nil {
 		return err
 	}
-	if _, err := forms.QueueTest(e.App, hook, sd.deploymentRef(dep)); err != nil {
+	if _, err := forms.QueueTest(e.App, hook, wp.ref(dep)); err != nil {
 		return err
 	}
-	sd.wakeWorkers()
-	return sd.backToSite(e, dep, ui.FlashSuccess, "Test delivery queued; its outcome shows under the webhook.")
+	wp.wake()
+	return wp.backToSite(e, dep, ui.FlashSuccess, "Test delivery queued; its outcome shows under the webhook.")
 }
 
 // accountWebhookRedeliver is a delivery's "Redeliver" button: a copy of it
 // queued now, within the account's webhookSends.
-func (sd *sitedrop) accountWebhookRedeliver(e *core.RequestEvent) error {
-	dep, hook, err := sd.formWebhook(e)
+func (wp *webhookPages) accountWebhookRedeliver(e *core.RequestEvent) error {
+	dep, hook, err := wp.formWebhook(e)
 	if hook == nil {
 		return err
 	}
 	del, err := forms.FindDelivery(e.App, hook, e.Request.PathValue("deliveryId"))
 	if errors.Is(err, forms.ErrDeliveryNotFound) {
-		return sd.sessions.errorPage(e, http.StatusNotFound, "Delivery not found", "There is no such delivery of this webhook.")
+		return wp.sessions.errorPage(e, http.StatusNotFound, "Delivery not found", "There is no such delivery of this webhook.")
 	} else if err != nil {
 		return err
 	}
 	owner := forms.DeploymentOf(dep).OwnerID()
 	var ae *apiError
-	if err := sd.webhookSends.check(e.Response, owner); errors.As(err, &ae) {
-		return sd.backToSite(e, dep, ui.FlashError, "Not queued again: "+refusedLater(e, ae))
+	if err := wp.sends.check(e.Response, owner); errors.As(err, &ae) {
+		return wp.backToSite(e, dep, ui.FlashError, "Not queued again: "+refusedLater(e, ae))
 	} else if err != nil {
 		return err
 	}
 	if _, err := forms.Redeliver(e.App, del); errors.Is(err, forms.ErrDeliveryPending) {
-		sd.webhookSends.Refund(owner, 1) // nothing queued
-		return sd.backToSite(e, dep, ui.FlashError, "That delivery is still queued: it will be tried again by itself.")
+		wp.sends.Refund(owner, 1) // nothing queued
+		return wp.backToSite(e, dep, ui.FlashError, "That delivery is still queued: it will be tried again by itself.")
 	} else if err != nil {
-		sd.webhookSends.Refund(owner, 1)
+		wp.sends.Refund(owner, 1)
 		return err
 	}
-	sd.wakeWorkers()
-	return sd.backToSite(e, dep, ui.FlashSuccess, "Delivery queued again.")
+	wp.wake()
+	return wp.backToSite(e, dep, ui.FlashSuccess, "Delivery queued again.")
 }
 
 // refusedLater is a flash message's reason for a refusal by a rate limit:
@@ -143,13 +155,13 @@ func refusedLater(e *core.RequestEvent, ae *apiError) string {
 }
 
 // accountSiteWebhookDelete is a webhook's delete button on the site page.
-func (sd *sitedrop) accountSiteWebhookDelete(e *core.RequestEvent) error {
-	dep, hook, err := sd.formWebhook(e)
+func (wp *webhookPages) accountSiteWebhookDelete(e *core.RequestEvent) error {
+	dep, hook, err := wp.formWebhook(e)
 	if hook == nil {
 		return err
 	}
 	if err := forms.DeleteWebhook(e.App, hook); err != nil {
 		return err
 	}
-	return sd.backToSite(e, dep, ui.FlashSuccess, "Webhook to "+hook.URL()+" deleted.")
+	return wp.backToSite(e, dep, ui.FlashSuccess, "Webhook to "+hook.URL()+" deleted.")
 }
