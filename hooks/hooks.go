@@ -1,7 +1,6 @@
 package hooks
 
 import (
-	"strings"
 	"sync/atomic"
 	"time"
 
@@ -155,7 +154,7 @@ func register(app core.App, cfg *Config) (*sitedrop, error) {
 		bindWebhooksAPI(se.Router, &webhooksAPI{cfg: sd.cfg, guards: &sd.bodyGuards}, auth)
 		bindDomainsAPI(se.Router, &domainsAPI{desk: sd.domainDesk, guards: &sd.bodyGuards}, auth)
 		site := &siteForms{deploys: sd.svc, kit: sd.kit, sessions: sd.sessions}
-		domainPg := &domainPages{siteForms: site, desk: sd.domainDesk, domains: sd.domainSvc, siteHost: sd.siteHost}
+		domainPg := &domainPages{siteForms: site, desk: sd.domainDesk, domains: sd.domainSvc, siteHost: sd.hosts.SiteHost}
 		bindAccountSitePages(se.Router,
 			&sitePages{siteForms: site, cfg: sd.cfg, analytics: sd.pageAnalytics, domains: domainPg},
 			&settingsPages{siteForms: site, cfg: sd.cfg, gate: sd.gate},
@@ -274,8 +273,8 @@ func (sd *sitedrop) init() error {
 		ProLimit:  cfg.DomainsPro,
 		Rules:     domains.Rules{WebHost: webHost, SitesDomain: sitesDomain},
 		PublicIPs: publicIPs,
-		Resolvers: func() []string { return cfg.Serve.DNSResolvers },                             // the serve flags come later
-		SiteHost:  func(slug string) string { return strings.ToLower(slug + "." + sitesDomain) }, // as sd.siteHost
+		Resolvers: func() []string { return cfg.Serve.DNSResolvers }, // the serve flags come later
+		SiteHost:  hosts.SiteHost,
 	})
 	sd.domainDesk = &domainDesk{svc: sd.domainSvc, actions: newLimiter(domainActionsPerMinute, time.Minute), cfg: cfg}
 	sd.publisher = sd.newPublisher() // reads svc and s3 from sd, set above

@@ -2,7 +2,6 @@ package hooks
 
 import (
 	"context"
-	"strings"
 
 	"github.com/pocketbase/pocketbase/core"
 
@@ -21,19 +20,12 @@ func (sd *sitedrop) newPublisher() *publish.Publisher {
 		Objects:    sd.s3,
 		Load:       sd.svc.LoadSite,
 		Slugs:      sd.allSlugs,
-		SiteHost:   sd.siteHost,
+		SiteHost:   sd.hosts.SiteHost,
 		ExtraHosts: sd.verifiedHosts,
 		Keep:       sd.s3.KeepUntil,
 		Retention:  sd.cfg.ReplicaRetention,
 		Logger:     sd.app.Logger(),
 	})
-}
-
-// siteHost is the host of a slug's site, <slug>.<sites-domain>, without
-// a port: the key of its published manifest.
-func (sd *sitedrop) siteHost(slug string) string {
-	_, sitesDomain := sd.hosts.Domains()
-	return strings.ToLower(slug + "." + sitesDomain)
 }
 
 // allSlugs lists every deployment's slug, for the publisher's reconcile.

@@ -236,7 +236,7 @@ func TestPublishCustomDomains(t *testing.T) {
 	// the domains cannot be read (the database busy): the publish fails
 	// and stays due, and nothing is unpublished, by a publish or a reconcile
 	failing := publish.New(publish.Config{
-		Objects: sd.s3, Load: sd.svc.LoadSite, Slugs: sd.allSlugs, SiteHost: sd.siteHost,
+		Objects: sd.s3, Load: sd.svc.LoadSite, Slugs: sd.allSlugs, SiteHost: sd.hosts.SiteHost,
 		ExtraHosts: func(string) ([]string, error) { return nil, errors.New("database is locked") },
 		Keep:       sd.s3.KeepUntil, Retention: sd.cfg.ReplicaRetention, Logger: sd.app.Logger(),
 	})

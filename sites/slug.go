@@ -275,6 +275,13 @@ func (s HostSplit) Site(host string) (slug string, isSiteHost bool) {
 // Domains returns the normalised web host and sites domain.
 func (s HostSplit) Domains() (web, sites string) { return s.web, s.sites }
 
+// SiteHost is the host serving the site of slug: <slug>.<sites domain>,
+// lower case. The publisher names its documents by it and the custom
+// domains' records point at it.
+func (s HostSplit) SiteHost(slug string) string {
+	return strings.ToLower(slug + "." + s.sites)
+}
+
 // IsWebHost reports whether host (with or without a port) is the web host.
 func (s HostSplit) IsWebHost(host string) bool {
 	return s.web != "" && NormHost(host) == s.web
