@@ -42,17 +42,21 @@ func deployAnalytics(e *core.RequestEvent) error {
 	return e.JSON(http.StatusOK, out)
 }
 
-// pageAnalytics is the site page's analytics panel: the 30 days to now.
-func (sd *sitedrop) pageAnalytics(app core.App, dep string, now time.Time) (ui.SiteAnalytics, error) {
-	from, to, err := statsdb.ParsePeriod("", "", now)
-	if err != nil {
-		return ui.SiteAnalytics{}, err
+// pageAnalytics is the site page's analytics panel: the 30 days to now
+// (statsdb.LoadRecent); off says that --analytics=false counts nothing.
+func pageAnalytics(off bool) func(app core.App, dep string, now time.Time) (ui.SiteAnalytics, error) {
+	return func(app core.App, dep string, now time.Time) (ui.SiteAnalytics, error) {
+		a, err := statsdb.LoadRecent(app, dep, now)
+		if err != nil {
+			return ui.SiteAnalytics{}, err
+		}
+		return analyticsPanel(a, off), nil
 	}
-	a, err := statsdb.Load(app, dep, from, to)
-	if err != nil {
-		return ui.SiteAnalytics{}, err
-	}
-	out := ui.SiteAnalytics{Off: sd.analytics == nil}
+}
+
+// analyticsPanel is report a as the site page shows it.
+func analyticsPanel(a statsdb.Report, off bool) ui.SiteAnalytics {
+	out := ui.SiteAnalytics{Off: off}
 	for _, d := range a.Days {
 		out.Days = append(out.Days, ui.AnalyticsDay{Date: d.Date, PageViews: d.PageViews, Visitors: d.Visitors, NotFound: d.NotFound})
 	}
@@ -64,5 +68,5 @@ func (sd *sitedrop) pageAnalytics(app core.App, dep string, now time.Time) (ui.S
 		return l
 	}
 	out.TopPages, out.Referrers, out.NotFoundPaths = conv(a.TopPages), conv(a.Referrers), conv(a.NotFoundPaths)
-	return out, nil
+	return out
 }

@@ -18,7 +18,7 @@ import (
 )
 
 // visit fetches path from the site slug as a browser from ip.
-func visit(sd *sitedrop, slug, path, ip, referer string) int {
+func visit(sd *built, slug, path, ip, referer string) int {
 	req := httptest.NewRequest(http.MethodGet, "http://"+slug+".sites.test"+path, nil)
 	req.RemoteAddr = ip + ":40000"
 	req.Header.Set("User-Agent", "Mozilla/5.0 (X11; Linux x86_64) Chrome/130.0")
@@ -73,7 +73,7 @@ func TestAnalyticsFlushMergesIntoTheDaysRow(t *testing.T) {
 	visit(sd, "stats", "/", "198.51.100.1", "https://news.example/item?id=1")
 	visit(sd, "stats", "/", "198.51.100.2", "")
 	visit(sd, "stats", "/missing", "198.51.100.2", "")
-	sd.flushAnalytics()
+	sd.statsFlush.FlushPeriodic()
 	row := statsRow(t, app, dep.Id, today)
 	if row == nil {
 		t.Fatal("no row after the flush")
@@ -84,7 +84,7 @@ func TestAnalyticsFlushMergesIntoTheDaysRow(t *testing.T) {
 
 	visit(sd, "stats", "/", "198.51.100.1", "") // a returning visitor
 	visit(sd, "stats", "/", "198.51.100.3", "https://news.example/other")
-	sd.flushAnalytics()
+	sd.statsFlush.FlushPeriodic()
 	row = statsRow(t, app, dep.Id, today)
 	if row.PageViews() != 4 || row.Visitors() != 3 {
 		t.Fatalf("row after two flushes: %v", row.PublicExport())
@@ -113,7 +113,7 @@ func TestAnalyticsOff(t *testing.T) {
 	alice := mustUser(t, app, "alice@example.com", "free", fixtureKey("alice"))
 	mustDeploy(t, sd, alice, "", "stats", "<h1>hi</h1>", "Stats")
 	visit(sd, "stats", "/", "198.51.100.1", "")
-	sd.flushAnalytics()
+	sd.statsFlush.FlushPeriodic()
 	if n := countStats(t, app); n != 0 {
 		t.Fatalf("%d rows written with counting off", n)
 	}
@@ -138,7 +138,7 @@ func TestAnalyticsFlushedAtShutdown(t *testing.T) {
 // missAlot asks site slug for n distinct missing paths of about 4 KiB
 // (just under the longest path a site answers), made of '<', which JSON
 // writes as 6 bytes: together far more than a stored list may hold.
-func missAlot(t *testing.T, sd *sitedrop, slug string, n int) {
+func missAlot(t *testing.T, sd *built, slug string, n int) {
 	t.Helper()
 	long := strings.Repeat("%3C", 4000)
 	for i := range n {
@@ -183,7 +183,7 @@ func TestAnalyticsLongMissingPathsBlockNoRow(t *testing.T) {
 	quiet := mustDeploy(t, sd, alice, "", "quiet", "<h1>hi</h1>", "Quiet")
 	missAlot(t, sd, "noisy", 120)
 	visit(sd, "quiet", "/", "198.51.100.1", "")
-	sd.flushAnalytics()
+	sd.statsFlush.FlushPeriodic()
 
 	row := statsRow(t, app, quiet.Id, time.Now().UTC().Format(time.DateOnly))
 	if row == nil || row.PageViews() != 1 {
@@ -192,7 +192,7 @@ func TestAnalyticsLongMissingPathsBlockNoRow(t *testing.T) {
 	checkNotFoundRow(t, app, noisy.Id, 120)
 
 	missAlot(t, sd, "noisy", 120) // merged into the stored row, still bounded
-	sd.flushAnalytics()
+	sd.statsFlush.FlushPeriodic()
 	checkNotFoundRow(t, app, noisy.Id, 240)
 }
 
@@ -213,7 +213,7 @@ func TestAnalyticsFailedRowKeptForTheNextFlush(t *testing.T) {
 
 	visit(sd, "bad", "/", "198.51.100.1", "")
 	visit(sd, "good", "/", "198.51.100.1", "")
-	sd.flushAnalytics()
+	sd.statsFlush.FlushPeriodic()
 	if statsRow(t, app, bad.Id, today) != nil {
 		t.Fatal("the failing row was written")
 	}
@@ -224,7 +224,7 @@ func TestAnalyticsFailedRowKeptForTheNextFlush(t *testing.T) {
 	failing = false
 	visit(sd, "bad", "/", "198.51.100.2", "")
 	visit(sd, "good", "/", "198.51.100.2", "")
-	sd.flushAnalytics()
+	sd.statsFlush.FlushPeriodic()
 	if row := statsRow(t, app, bad.Id, today); row == nil || row.PageViews() != 2 || row.Visitors() != 2 {
 		t.Fatalf("the failed row's counts were not kept for the next flush: %v", row)
 	}
@@ -239,7 +239,7 @@ func TestAnalyticsFlushedAtShutdownDespiteLongMissingPaths(t *testing.T) {
 	noisy := mustDeploy(t, sd, alice, "", "noisy", "<h1>hi</h1>", "Noisy")
 	quiet := mustDeploy(t, sd, alice, "", "quiet", "<h1>hi</h1>", "Quiet")
 	missAlot(t, sd, "noisy", 120)
-	sd.flushAnalytics() // the minute's flush
+	sd.statsFlush.FlushPeriodic() // the minute's flush
 	visit(sd, "quiet", "/", "198.51.100.1", "")
 	var noisyRows, quietRows int64
 	app.OnTerminate().BindFunc(func(e *core.TerminateEvent) error {
@@ -266,7 +266,7 @@ func TestAnalyticsFlushBudgetKeepsTheRest(t *testing.T) {
 		t.Fatalf("with no time left, %d days left and the row written: %v", left, statsRow(t, app, dep.Id, today))
 	}
 	visit(sd, "stats", "/", "198.51.100.2", "")
-	sd.flushAnalytics()
+	sd.statsFlush.FlushPeriodic()
 	if row := statsRow(t, app, dep.Id, today); row == nil || row.PageViews() != 2 || row.Visitors() != 2 {
 		t.Fatalf("the day left over was not written with the next flush: %v", row)
 	}

@@ -27,7 +27,7 @@ import (
 type browserEnv struct {
 	t   *testing.T
 	App *tests.TestApp
-	SD  *sitedrop
+	SD  *built
 	// WebURL is http://localhost:PORT.
 	WebURL string
 	Port   int

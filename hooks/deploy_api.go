@@ -35,7 +35,7 @@ type deployAPI struct {
 	// proxies give the rate key of an anonymous client.
 	proxies server.TrustedProxies
 	// gc is set when a failed deploy may have left unreferenced blobs.
-	gc *gcFlag
+	gc *sites.Upkeep
 }
 
 // bindDeployAPI registers the deploy endpoints of the contract on r, each
@@ -203,7 +203,7 @@ func (api *deployAPI) create(e *core.RequestEvent) error {
 	created, err := api.deploys.Create(ctx, p)
 	if err != nil {
 		refund()
-		api.gc.set() // blobs may have been written before the failure
+		api.gc.MarkDue() // blobs may have been written before the failure
 		return overWorkBudget(e, ctx, limit, err)
 	}
 	rec := created.Record
@@ -290,7 +290,7 @@ func (api *deployAPI) update(e *core.RequestEvent) error {
 	}
 	rec, err = api.deploys.Replace(ctx, rec, meta, up)
 	if err != nil {
-		api.gc.set() // blobs may have been written before the failure
+		api.gc.MarkDue() // blobs may have been written before the failure
 		return overWorkBudget(e, ctx, limit, err)
 	}
 	slug := sites.DeploymentOf(rec).Slug()

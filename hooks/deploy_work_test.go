@@ -139,14 +139,14 @@ func TestWorkBudgetOnlyContextErrors(t *testing.T) {
 
 // newDeployMux is the deploy API alone, bound as register binds it but
 // over svc (a test's service), behind the one error exit.
-func newDeployMux(t testing.TB, app core.App, sd *sitedrop, svc *sites.Service) http.Handler {
+func newDeployMux(t testing.TB, app core.App, sd *built, svc *sites.Service) http.Handler {
 	t.Helper()
 	r, err := apis.NewRouter(app)
 	if err != nil {
 		t.Fatal(err)
 	}
 	r.Bind(jsonErrorsMiddleware())
-	api := &deployAPI{cfg: sd.cfg, deploys: svc, gate: sd.gate, guards: &sd.bodyGuards, proxies: sd.proxies, gc: &sd.gcDue}
+	api := &deployAPI{cfg: sd.cfg, deploys: svc, gate: sd.gate, guards: sd.bodyGuards, proxies: sd.proxies, gc: sd.upkeep}
 	bindDeployAPI(r, api, &apiAuth{sessions: sd.sessions, deploys: svc})
 	mux, err := r.BuildMux()
 	if err != nil {

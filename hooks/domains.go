@@ -89,9 +89,6 @@ func parsePublicIPs(list []string) ([]netip.Addr, error) {
 	return out, nil
 }
 
-// domainLimit is the custom domains the plan allows.
-func (sd *sitedrop) domainLimit(plan string) int { return sd.domainSvc.Limit(plan) }
-
 // answer is rec, a domain of the site slug, as the API shows it,
 // with the records to create.
 func (d *domainDesk) answer(e *core.RequestEvent, rec *domains.Domain, slug string) domainJSON {

@@ -1,13 +1,14 @@
 package hooks
 
 import (
-	"fmt"
 	"net"
 	"net/http"
 	"strings"
+	"sync/atomic"
 
 	"github.com/pocketbase/pocketbase/core"
 
+	"sitedrop/hooks/server/certs"
 	"sitedrop/sites"
 	"sitedrop/sites/domains"
 )
@@ -20,55 +21,60 @@ import (
 
 // bindDomainTable keeps the table in step with the database: any saved or
 // deleted domain or deployment (a slug edited, a site deleted) drops it,
-// once the change is committed.
-func bindDomainTable(sd *sitedrop) {
+// once the change is committed. A released domain's certificate goes from
+// certs' cache, and replicas are told of a site's changed domains.
+func bindDomainTable(app core.App, table *domains.Table, tlsCerts *atomic.Pointer[certs.Manager], pub *sitePublisher) {
 	drop := func(e *core.RecordEvent) error {
-		sd.domainHosts.Invalidate()
+		table.Invalidate()
 		return e.Next()
 	}
 	for _, col := range []string{domains.Collection, sites.DeploymentsCollection} {
-		sd.app.OnRecordAfterCreateSuccess(col).BindFunc(drop)
-		sd.app.OnRecordAfterUpdateSuccess(col).BindFunc(drop)
-		sd.app.OnRecordAfterDeleteSuccess(col).BindFunc(drop)
+		app.OnRecordAfterCreateSuccess(col).BindFunc(drop)
+		app.OnRecordAfterUpdateSuccess(col).BindFunc(drop)
+		app.OnRecordAfterDeleteSuccess(col).BindFunc(drop)
 	}
 	// A released domain's certificate goes at once, not at the restart.
-	sd.app.OnRecordAfterUpdateSuccess(domains.Collection).BindFunc(sd.forgetReleasedCertificate)
-	sd.app.OnRecordAfterDeleteSuccess(domains.Collection).BindFunc(sd.forgetReleasedCertificate)
-	// Replicas serve a site at its verified domains too (see verifiedHosts).
-	sd.app.OnRecordAfterCreateSuccess(domains.Collection).BindFunc(sd.republishDomainSite)
-	sd.app.OnRecordAfterUpdateSuccess(domains.Collection).BindFunc(sd.republishDomainSite)
-	sd.app.OnRecordAfterDeleteSuccess(domains.Collection).BindFunc(sd.republishDomainSite)
+	forget := forgetReleasedCertificate(table, tlsCerts)
+	app.OnRecordAfterUpdateSuccess(domains.Collection).BindFunc(forget)
+	app.OnRecordAfterDeleteSuccess(domains.Collection).BindFunc(forget)
+	// Replicas serve a site at its verified domains too (see newPublisher).
+	app.OnRecordAfterCreateSuccess(domains.Collection).BindFunc(pub.republishDomainSite)
+	app.OnRecordAfterUpdateSuccess(domains.Collection).BindFunc(pub.republishDomainSite)
+	app.OnRecordAfterDeleteSuccess(domains.Collection).BindFunc(pub.republishDomainSite)
 }
 
-// forgetReleasedCertificate drops from the certificate cache the
-// certificate of a domain the server no longer serves: the record's domain
-// (before and after an update), once the change is committed and the
-// domain table dropped (bound after the table's hook), unless it is still
-// verified (on another deployment). A deleted deployment's domains are
-// deleted with it, each through this hook.
-func (sd *sitedrop) forgetReleasedCertificate(e *core.RecordEvent) error {
-	m := sd.tlsCerts.Load()
-	if m == nil {
+// forgetReleasedCertificate is the record hook that drops from the
+// certificate cache (once --https has built it) the certificate of a
+// domain the server no longer serves: the record's domain (before and
+// after an update), once the change is committed and the domain table
+// dropped (bound after the table's hook), unless it is still verified (on
+// another deployment). A deleted deployment's domains are deleted with
+// it, each through this hook.
+func forgetReleasedCertificate(table *domains.Table, tlsCerts *atomic.Pointer[certs.Manager]) func(*core.RecordEvent) error {
+	return func(e *core.RecordEvent) error {
+		m := tlsCerts.Load()
+		if m == nil {
+			return e.Next()
+		}
+		for _, name := range domains.NamesOf(e.Record) {
+			if name != "" && table.AllowCertificate(name) != nil {
+				m.Forget(name)
+			}
+		}
 		return e.Next()
 	}
-	for _, name := range domains.NamesOf(e.Record) {
-		if name != "" && sd.allowDomainCertificate(name) != nil {
-			m.Forget(name)
-		}
-	}
-	return e.Next()
 }
 
 // customHost serves r when its host is a custom domain, and reports
 // whether it did. The web host and site hosts never get here.
-func (sd *sitedrop) customHost(w http.ResponseWriter, r *http.Request) bool {
-	if sd.domainHosts == nil || r.Host == "" || sd.hosts.IsWebHost(r.Host) || sd.hosts.IsWWWWebHost(r.Host) {
+func (h *siteHosts) customHost(w http.ResponseWriter, r *http.Request) bool {
+	if r.Host == "" || h.hosts.IsWebHost(r.Host) || h.hosts.IsWWWWebHost(r.Host) {
 		return false
 	}
 	host, port := splitHostPortLoose(r.Host)
-	route, ok, err := sd.domainHosts.Lookup(host)
+	route, ok, err := h.domains.Lookup(host)
 	if err != nil {
-		sd.app.Logger().Error("custom domain lookup", "host", host, "error", err)
+		h.app.Logger().Error("custom domain lookup", "host", host, "error", err)
 		http.Error(w, "Internal error", http.StatusInternalServerError)
 		return true
 	}
@@ -78,25 +84,16 @@ func (sd *sitedrop) customHost(w http.ResponseWriter, r *http.Request) bool {
 	switch {
 	case route.Apex != "":
 		scheme := "http"
-		if sd.cfg.siteOverTLS(r) { // behind a TLS proxy too: never down to http
+		if h.cfg.siteOverTLS(r) { // behind a TLS proxy too: never down to http
 			scheme = "https"
 		}
 		http.Redirect(w, r, scheme+"://"+hostPort(route.Apex, scheme, port)+r.URL.RequestURI(), http.StatusMovedPermanently)
 	case route.Slug != "":
-		sd.serveSite(w, r, route.Slug)
+		h.serveSite(w, r, route.Slug)
 	default:
 		http.Error(w, "This domain is not verified yet.", http.StatusNotFound)
 	}
 	return true
-}
-
-// allowDomainCertificate tells whether name is a verified custom domain
-// (www.<apex> redirecting included), which may have a certificate.
-func (sd *sitedrop) allowDomainCertificate(name string) error {
-	if sd.domainHosts == nil {
-		return fmt.Errorf("no certificate for %q: not a sitedrop host", name)
-	}
-	return sd.domainHosts.AllowCertificate(name)
 }
 
 // splitHostPortLoose splits a Host header into its lower-case name and

@@ -68,13 +68,13 @@ func testConfig(t testing.TB) *Config {
 // registry finds the sitedrop state of a test app from AfterTestFunc.
 var registry sync.Map
 
-func stateOf(t testing.TB, app *tests.TestApp) *sitedrop {
+func stateOf(t testing.TB, app *tests.TestApp) *built {
 	t.Helper()
 	sd, ok := registry.Load(app)
 	if !ok {
 		t.Fatal("app not registered")
 	}
-	return sd.(*sitedrop)
+	return sd.(*built)
 }
 
 // siteGet fetches path from the site at host through the real site server.
@@ -93,14 +93,14 @@ func siteGet(t testing.TB, app *tests.TestApp, host, path string) (int, string) 
 
 // newBareApp is a fresh app with sitedrop registered and no data; tune
 // changes the test configuration before registration.
-func newBareApp(t testing.TB, tune ...func(*Config)) (*tests.TestApp, *sitedrop) {
+func newBareApp(t testing.TB, tune ...func(*Config)) (*tests.TestApp, *built) {
 	t.Helper()
 	return openApp(t, templates.bare(t), tune...)
 }
 
 // openApp opens a test app on a copy of dir (a migrated data dir) and
 // registers sitedrop on it.
-func openApp(t testing.TB, dir string, tune ...func(*Config)) (*tests.TestApp, *sitedrop) {
+func openApp(t testing.TB, dir string, tune ...func(*Config)) (*tests.TestApp, *built) {
 	t.Helper()
 	app, err := tests.NewTestApp(dir)
 	if err != nil {
@@ -208,7 +208,7 @@ func newTestApp(t testing.TB) *tests.TestApp {
 	return app
 }
 
-func newFixtureApp(t testing.TB, tune ...func(*Config)) (*tests.TestApp, *sitedrop) {
+func newFixtureApp(t testing.TB, tune ...func(*Config)) (*tests.TestApp, *built) {
 	t.Helper()
 	return openApp(t, templates.fixtures(t), tune...)
 }
@@ -236,7 +236,7 @@ func mustUser(t testing.TB, app core.App, email, plan, key string) *core.Record 
 }
 
 // mustDeploy creates an owned single-page deployment.
-func mustDeploy(t testing.TB, sd *sitedrop, owner *core.Record, id, slug, html, title string) *core.Record {
+func mustDeploy(t testing.TB, sd *built, owner *core.Record, id, slug, html, title string) *core.Record {
 	t.Helper()
 	p := sites.CreateParams{
 		ID:     id,
@@ -254,7 +254,7 @@ func mustDeploy(t testing.TB, sd *sitedrop, owner *core.Record, id, slug, html, 
 
 // mustAnon creates an anonymous deployment with a known claim token and
 // expiry.
-func mustAnon(t testing.TB, sd *sitedrop, id, slug, token string, expires time.Time) *core.Record {
+func mustAnon(t testing.TB, sd *built, id, slug, token string, expires time.Time) *core.Record {
 	t.Helper()
 	c, err := sd.svc.Create(context.Background(), sites.CreateParams{
 		ID: id, Slug: slug, Upload: htmlUpload("<h1>" + slug + "</h1>"), AnonTTL: time.Hour,

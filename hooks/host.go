@@ -7,50 +7,59 @@ import (
 	"github.com/pocketbase/pocketbase/tools/hook"
 
 	"sitedrop/hooks/server"
+	"sitedrop/sites"
+	"sitedrop/sites/domains"
+	"sitedrop/sites/serve"
 )
 
 // siteHostPriority is the front door's router priority (see
 // server.FrontPriority): before every PocketBase middleware.
 const siteHostPriority = server.FrontPriority
 
-// front builds the front door (see server.Front) from finished services:
-// call it in OnServe, once the listen address is learned
-// (learnListenPort), so its web host names are complete.
-func (sd *sitedrop) front() *server.Front {
+// siteHosts serves what is not the web host: the site hosts and the
+// custom domains, over HTTP and, with --https, TLS. It is built once the
+// services are (register) and read when the app serves.
+type siteHosts struct {
+	app    core.App
+	cfg    *Config
+	hosts  sites.HostSplit
+	server *serve.Server
+	// domains routes custom domains' hosts.
+	domains *domains.Table
+}
+
+// front builds the front door (see server.Front): call it in OnServe,
+// once the listen address is learned (learnListenPort), so its web host
+// names are complete.
+func (h *siteHosts) front() *server.Front {
 	return &server.Front{
-		Hosts:        sd.hosts,
-		Sites:        sd.server,
-		CustomDomain: sd.customHost,
-		ListenHost:   sd.cfg.listenHost,
-		PublicHost:   server.PublicHostOf(sd.cfg.PublicURL),
-		Logger:       sd.app.Logger(),
+		Hosts:        h.hosts,
+		Sites:        h.server,
+		CustomDomain: h.customHost,
+		ListenHost:   h.cfg.listenHost,
+		PublicHost:   server.PublicHostOf(h.cfg.PublicURL),
+		Logger:       h.app.Logger(),
 	}
 }
 
 // bindWWWRedirect sends www.<web host> (on any port) to the web URL with
 // 308, path and query kept. PocketBase's own www redirect only matches the
 // bare host, so it misses every server on a port other than 80 or 443.
-func bindWWWRedirect(sd *sitedrop, se *core.ServeEvent) {
+func bindWWWRedirect(se *core.ServeEvent, hosts sites.HostSplit, cfg *Config) {
 	se.Router.Bind(&hook.Handler[*core.RequestEvent]{
 		Id:       "sitedropWWWRedirect",
 		Priority: siteHostPriority,
 		Func: func(e *core.RequestEvent) error {
-			if !sd.hosts.IsWWWWebHost(e.Request.Host) {
+			if !hosts.IsWWWWebHost(e.Request.Host) {
 				return e.Next()
 			}
-			return e.Redirect(http.StatusPermanentRedirect, sd.cfg.webURL()+e.Request.URL.RequestURI())
+			return e.Redirect(http.StatusPermanentRedirect, cfg.webURL()+e.Request.URL.RequestURI())
 		},
 	})
 }
 
-// siteSlug tells whether host is a site host and which slug it names. The
-// web host and www.<web host> are never site hosts, nor is a malformed host.
-func (sd *sitedrop) siteSlug(host string) (string, bool) {
-	return sd.hosts.Site(host)
-}
-
 // serveSite answers a site-host request (see server.ServeSite): custom
 // domains serve their site through it too.
-func (sd *sitedrop) serveSite(w http.ResponseWriter, r *http.Request, slug string) {
-	server.ServeSite(sd.server, sd.app.Logger(), w, r, slug)
+func (h *siteHosts) serveSite(w http.ResponseWriter, r *http.Request, slug string) {
+	server.ServeSite(h.server, h.app.Logger(), w, r, slug)
 }

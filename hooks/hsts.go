@@ -14,11 +14,11 @@ const hstsValue = "max-age=63072000"
 // the web host is reached over https (--https, or an https --public-url
 // behind a proxy). Site hosts never reach the router, so sites are not
 // affected.
-func bindHSTS(sd *sitedrop, se *core.ServeEvent) {
+func bindHSTS(se *core.ServeEvent, sessions *sessions) {
 	se.Router.Bind(&hook.Handler[*core.RequestEvent]{
 		Id: "sitedropHSTS",
 		Func: func(e *core.RequestEvent) error {
-			if sd.sessions.secure() {
+			if sessions.secure() {
 				e.Response.Header().Set("Strict-Transport-Security", hstsValue)
 			}
 			return e.Next()

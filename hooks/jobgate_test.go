@@ -35,6 +35,6 @@ func TestJobsStopBeforeTheDatabaseCloses(t *testing.T) {
 	if sd.jobs.enter() {
 		t.Fatal("a job may start after the app terminated")
 	}
-	sd.runExpireJob() // must not touch the closed database
-	sd.runCollectJob()
+	sd.jobs.run(sd.upkeep.Expire) // must not touch the closed database
+	sd.jobs.run(sd.upkeep.Collect)
 }

@@ -1,28 +1,24 @@
 package hooks
 
 import (
-	"context"
 	"sync"
-	"sync/atomic"
-	"time"
 
+	"github.com/pocketbase/pocketbase/core"
 	"github.com/pocketbase/pocketbase/tools/cron"
 
-	"sitedrop/sites/accounts"
+	"sitedrop/sites"
+	"sitedrop/sites/analytics/statsdb"
+	"sitedrop/sites/domains"
 )
 
 // Job ids, as listed in the dashboard (Settings › Crons).
 const (
-	jobExpire  = "sitedropExpireAnonymous"
-	jobCollect = "sitedropCollectBlobs"
+	jobExpire     = "sitedropExpireAnonymous"
+	jobCollect    = "sitedropCollectBlobs"
+	jobDomains    = "sitedropVerifyDomains"
+	jobStatsFlush = "sitedropFlushAnalytics"
+	jobStatsPurge = "sitedropPurgeAnalytics"
 )
-
-// gcFlag records that content may have become unreferenced since the
-// collector last ran.
-type gcFlag struct{ due atomic.Bool }
-
-func (f *gcFlag) set()       { f.due.Store(true) }
-func (f *gcFlag) take() bool { return f.due.Swap(false) }
 
 // jobGate keeps the background jobs and the app's shutdown apart.
 // PocketBase stops its cron and then closes the databases, but a job the
@@ -72,63 +68,23 @@ func (g *jobGate) close() {
 	g.running.Wait()
 }
 
-// bindJobs registers the background jobs: every minute, anonymous
-// deployments past their expiry are deleted and, when something was
-// deleted, unreferenced content is collected; every hour the collector
-// runs anyway (it also removes blobs left by a crash mid-deploy).
-func bindJobs(sd *sitedrop) {
-	sd.jobs.bind(sd.app.Cron(), jobExpire, "* * * * *", sd.expire)
-	sd.jobs.bind(sd.app.Cron(), jobCollect, "17 * * * *", sd.collect)
-}
-
-// runExpireJob runs the expiry job (expire) through the gate.
-func (sd *sitedrop) runExpireJob() { sd.jobs.run(sd.expire) }
-
-// runCollectJob runs the collector (collect) through the gate.
-func (sd *sitedrop) runCollectJob() { sd.jobs.run(sd.collect) }
-
-// expire purges expired anonymous deployments, sign-in codes and
-// sessions, then collects content when anything became unreferenced.
-func (sd *sitedrop) expire() {
-	n, err := sd.svc.PurgeExpired(time.Now())
-	if err != nil {
-		sd.app.Logger().Error("purge expired deployments", "error", err)
-	}
-	if n > 0 {
-		sd.app.Logger().Info("purged expired deployments", "count", n)
-	}
-	if err := accounts.PurgeExpiredLoginCodes(sd.app, time.Now()); err != nil {
-		sd.app.Logger().Error("purge expired login codes", "error", err)
-	}
-	if err := accounts.PurgeExpiredSessions(sd.app, time.Now()); err != nil {
-		sd.app.Logger().Error("purge expired sessions", "error", err)
-	}
-	if sd.gcDue.take() {
-		sd.runCollectJob()
-	}
-}
-
-// collect deletes blobs that no version references.
-func (sd *sitedrop) collect() {
-	if sd.publisher != nil && !sd.publisher.Settled() {
-		// a change not yet published may drop blobs that replicas still
-		// serve: the publisher spares them first (publish.Config.Retention)
-		sd.gcDue.set()
-		return
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
-	defer cancel()
-	res, err := sd.svc.CollectGarbage(ctx, sd.cfg.GCGrace)
-	if err != nil {
-		sd.app.Logger().Error("collect unreferenced blobs", "error", err)
-		sd.gcDue.set()
-		return
-	}
-	if res.Deferred > 0 {
-		// too young to remove yet: try again on the next minute's run
-		sd.gcDue.set()
-	}
-	if res.Removed > 0 {
-		sd.app.Logger().Info("collected unreferenced blobs", "count", res.Removed)
-	}
+// bindJobs registers the background jobs, each run through jobs:
+//   - every minute, anonymous deployments past their expiry are deleted
+//     and, when something was deleted, unreferenced content is collected;
+//     every hour the collector runs anyway (it also removes blobs left by
+//     a crash mid-deploy) (sites.Upkeep);
+//   - every minute the analytics counts are written, and daily the rows
+//     past their keeping are purged; the lifecycle flushes them at
+//     shutdown too. Both are bound whatever --analytics says: with
+//     counting off the flush finds nothing to write, and rows counted
+//     before are still purged when they are 400 days old;
+//   - every minute, the pending custom domains that are due are checked
+//     (domains.Service.CheckPending).
+func bindJobs(app core.App, jobs *jobGate, upkeep *sites.Upkeep, domainSvc *domains.Service, stats *statsdb.Flusher) {
+	c := app.Cron()
+	jobs.bind(c, jobExpire, "* * * * *", upkeep.Expire)
+	jobs.bind(c, jobCollect, "17 * * * *", upkeep.Collect)
+	jobs.bind(c, jobStatsFlush, "* * * * *", stats.FlushPeriodic)
+	jobs.bind(c, jobStatsPurge, "41 3 * * *", func() { statsdb.PurgeOld(app) })
+	jobs.bind(c, jobDomains, "* * * * *", domainSvc.CheckPending)
 }

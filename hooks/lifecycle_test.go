@@ -122,7 +122,7 @@ func TestExpiryJobPurgesAndCollects(t *testing.T) {
 	old, _ := sd.svc.LoadSite("old-anon")
 	oldHash := old.Files["index.html"].Hash
 
-	sd.runExpireJob()
+	sd.jobs.run(sd.upkeep.Expire)
 
 	if _, err := app.FindRecordById("deployments", idOldAnon); err == nil {
 		t.Fatal("expired deployment still there")
@@ -174,7 +174,7 @@ func TestDashboardDeletion(t *testing.T) {
 		t.Fatalf("redeploy on the freed slug: %d %s", res.StatusCode, body)
 	}
 	// content that no one shares is collected
-	sd.runExpireJob()
+	sd.jobs.run(sd.upkeep.Expire)
 	if ok, _ := sd.svc.Store().Has(context.Background(), hash); ok {
 		t.Fatal("deleted deployment's content still stored")
 	}
@@ -244,7 +244,7 @@ func TestPutFailingHalfwayKeepsOldSite(t *testing.T) {
 	t.Parallel()
 	newBody := `{"files":[{"path":"index.html","content":"<p>new 1</p>"},{"path":"b.html","content":"<p>new 2</p>"},{"path":"c.html","content":"<p>new 3</p>"}]}`
 
-	check := func(t *testing.T, app *tests.TestApp, sd *sitedrop) {
+	check := func(t *testing.T, app *tests.TestApp, sd *built) {
 		t.Helper()
 		code, b := siteGet(t, app, "alice-site.sites.test", "/")
 		if code != 200 || !strings.Contains(b, "<h1>alice</h1>") {
@@ -275,8 +275,10 @@ func TestPutFailingHalfwayKeepsOldSite(t *testing.T) {
 		app, sd := newFixtureApp(t)
 		defer app.Cleanup()
 		siteGet(t, app, "alice-site.sites.test", "/") // cached
+		// the deploy API over a store that fails after one write (the
+		// services are bound when built: a new one gets its own binding)
 		sd.svc = sites.NewService(app, &failingStore{BlobStore: sd.svc.Store(), ok: 1}, sites.ServiceConfig{})
-		mux := newMux(t, app)
+		mux := newDeployMux(t, app, sd, sd.svc)
 		res, body := do(t, mux, http.MethodPut, "/deploy/"+idAliceSite, newBody, bearer(keyAlice))
 		if res.StatusCode != 500 || !strings.Contains(body, msgInternal) {
 			t.Fatalf("PUT: %d %s", res.StatusCode, body)
@@ -330,22 +332,22 @@ func TestYoungOrphansAreRetried(t *testing.T) {
 	t.Parallel()
 	app, sd := newFixtureApp(t)
 	defer app.Cleanup()
-	sd.cfg.GCGrace = time.Hour
+	sd.upkeep.Grace = time.Hour
 	site, _ := sd.svc.LoadSite("bob-site")
 	bob, _ := app.FindRecordById("deployments", idBobSite)
 	if err := sd.svc.Delete(bob); err != nil {
 		t.Fatal(err)
 	}
-	sd.runExpireJob()
+	sd.jobs.run(sd.upkeep.Expire)
 	if ok, _ := sd.svc.Store().Has(context.Background(), site.Files["index.html"].Hash); !ok {
 		t.Fatal("a blob younger than the grace period was collected")
 	}
-	if !sd.gcDue.take() {
+	if !sd.upkeep.TakeDue() {
 		t.Fatal("collection not kept due for the deferred blob")
 	}
-	sd.cfg.GCGrace = time.Nanosecond
-	sd.gcDue.set()
-	sd.runExpireJob()
+	sd.upkeep.Grace = time.Nanosecond
+	sd.upkeep.MarkDue()
+	sd.jobs.run(sd.upkeep.Expire)
 	if ok, _ := sd.svc.Store().Has(context.Background(), site.Files["index.html"].Hash); ok {
 		t.Fatal("deferred blob not collected once old enough")
 	}

@@ -21,21 +21,25 @@ var llmsTemplate string
 
 var llmsText = template.Must(template.New("llms.txt").Parse(llmsTemplate))
 
-// llmsTxt is GET /llms.txt on the web host.
-func (sd *sitedrop) llmsTxt(e *core.RequestEvent) error {
+// llmsTxt is GET /llms.txt on the web host, from cfg when asked.
+func llmsTxt(cfg *Config) func(e *core.RequestEvent) error {
+	return func(e *core.RequestEvent) error { return writeLLMsTxt(e, cfg) }
+}
+
+func writeLLMsTxt(e *core.RequestEvent, cfg *Config) error {
 	var b strings.Builder
 	err := llmsText.Execute(&b, map[string]any{
-		"WebURL":         sd.cfg.webURL(),
-		"SiteURL":        sd.cfg.siteURL("your-site"),
-		"AnonTTL":        humanDuration(sd.cfg.AnonTTL),
-		"AnonPerHour":    sd.cfg.AnonDeploysPerHour,
-		"MaxBody":        sites.FormatBytes(sd.cfg.MaxBody),
-		"MaxFiles":       sd.cfg.MaxFiles,
-		"FreeSlots":      sd.cfg.FreeSlots,
-		"ProSlots":       sd.cfg.ProSlots,
-		"DomainsFree":    sd.cfg.DomainsFree,
-		"DomainsPro":     sd.cfg.DomainsPro,
-		"KeyedPerMinute": sd.cfg.DeploysPerMinute,
+		"WebURL":         cfg.webURL(),
+		"SiteURL":        cfg.siteURL("your-site"),
+		"AnonTTL":        humanDuration(cfg.AnonTTL),
+		"AnonPerHour":    cfg.AnonDeploysPerHour,
+		"MaxBody":        sites.FormatBytes(cfg.MaxBody),
+		"MaxFiles":       cfg.MaxFiles,
+		"FreeSlots":      cfg.FreeSlots,
+		"ProSlots":       cfg.ProSlots,
+		"DomainsFree":    cfg.DomainsFree,
+		"DomainsPro":     cfg.DomainsPro,
+		"KeyedPerMinute": cfg.DeploysPerMinute,
 	})
 	if err != nil {
 		return fmt.Errorf("render llms.txt: %w", err)

@@ -18,7 +18,7 @@ import (
 // mcpEnv is a fixture app served over real HTTP, for the SDK's client.
 type mcpEnv struct {
 	app *tests.TestApp
-	sd  *sitedrop
+	sd  *built
 	srv *httptest.Server
 }
 

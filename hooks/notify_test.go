@@ -28,7 +28,7 @@ func TestNotificationMailBatching(t *testing.T) {
 	}
 	now := time.Now()
 	do(t, mux, http.MethodPost, "/submit/"+idAliceSite, `{"name":"Ann","message":"hello"}`, nil)
-	if n, err := sd.sendDueNotifications(now); err != nil || n != 1 {
+	if n, err := sd.notifier.SendDue(now); err != nil || n != 1 {
 		t.Fatalf("first submission: %d mails, %v", n, err)
 	}
 	first := parseMail(t, rcv.waitMailTo(t, "alice@example.com", 5*time.Second).Data)
@@ -42,10 +42,10 @@ func TestNotificationMailBatching(t *testing.T) {
 
 	do(t, mux, http.MethodPost, "/submit/"+idAliceSite, `{"name":"Ben"}`, nil)
 	do(t, mux, http.MethodPost, "/submit/"+idAliceSite, `{"name":"Cy"}`, nil)
-	if n, _ := sd.sendDueNotifications(now.Add(30 * time.Second)); n != 0 {
+	if n, _ := sd.notifier.SendDue(now.Add(30 * time.Second)); n != 0 {
 		t.Fatalf("%d mails within the minute, want 0", n)
 	}
-	if n, _ := sd.sendDueNotifications(now.Add(61 * time.Second)); n != 1 {
+	if n, _ := sd.notifier.SendDue(now.Add(61 * time.Second)); n != 1 {
 		t.Fatalf("%d mails after the minute, want 1", n)
 	}
 	if got := len(rcv.Mails()); got != 2 {
@@ -56,7 +56,7 @@ func TestNotificationMailBatching(t *testing.T) {
 		!strings.Contains(second.Text, "name: Cy") || strings.Contains(second.Text, "Ann") {
 		t.Fatalf("batched mail %q: %q", second.Subject, second.Text)
 	}
-	if n, _ := sd.sendDueNotifications(now.Add(5 * time.Minute)); n != 0 {
+	if n, _ := sd.notifier.SendDue(now.Add(5 * time.Minute)); n != 0 {
 		t.Fatal("mailed the same submissions twice")
 	}
 	if routed.Load() != 2 {
@@ -79,7 +79,7 @@ func TestNoNotificationsWithoutOwner(t *testing.T) {
 	}
 	do(t, mux, http.MethodPost, "/submit/"+idAnonSite, `{"name":"Ann"}`, nil)
 	do(t, mux, http.MethodPost, "/submit/"+idBobSite, `{"name":"Ann"}`, nil) // notifications off
-	if n, _ := sd.sendDueNotifications(time.Now()); n != 0 || app.TestMailer.TotalSend() != 0 {
+	if n, _ := sd.notifier.SendDue(time.Now()); n != 0 || app.TestMailer.TotalSend() != 0 {
 		t.Fatalf("%d mails", n)
 	}
 	// once claimed, the owner hears about new submissions
@@ -87,7 +87,7 @@ func TestNoNotificationsWithoutOwner(t *testing.T) {
 	if res.StatusCode != 200 {
 		t.Fatal("claim")
 	}
-	if n, _ := sd.sendDueNotifications(time.Now()); n != 1 || app.TestMailer.LastMessage().To[0].Address != "pia@example.com" {
+	if n, _ := sd.notifier.SendDue(time.Now()); n != 1 || app.TestMailer.LastMessage().To[0].Address != "pia@example.com" {
 		t.Fatalf("after claim: %d mails", n)
 	}
 }
@@ -108,7 +108,7 @@ func TestNotificationKeepsConcurrentChanges(t *testing.T) {
 		}
 		return e.Next()
 	})
-	if n, _ := sd.sendDueNotifications(time.Now()); n != 1 {
+	if n, _ := sd.notifier.SendDue(time.Now()); n != 1 {
 		t.Fatalf("%d mails", n)
 	}
 	if _, page := siteGet(t, app, "alice-site.sites.test", "/"); !strings.Contains(page, "newer") {
@@ -135,13 +135,13 @@ func TestNotificationFailureBacksOff(t *testing.T) {
 		return e.Next()
 	})
 	now := time.Now()
-	sd.sendDueNotifications(now)
-	sd.sendDueNotifications(now.Add(5 * time.Second))
+	sd.notifier.SendDue(now)
+	sd.notifier.SendDue(now.Add(5 * time.Second))
 	if tries != 1 {
 		t.Fatalf("%d tries within the minute, want 1", tries)
 	}
 	fail = false
-	if n, _ := sd.sendDueNotifications(now.Add(61 * time.Second)); n != 1 || tries != 2 {
+	if n, _ := sd.notifier.SendDue(now.Add(61 * time.Second)); n != 1 || tries != 2 {
 		t.Fatalf("after the minute: %d mails, %d tries", n, tries)
 	}
 }

@@ -23,8 +23,8 @@ var openAPIDoc []byte
 // bindOpenAPI serves the description at GET /openapi.json on the web host
 // (site hosts never reach the router). The body is built once per serve,
 // when the web URL is known.
-func bindOpenAPI(sd *sitedrop, se *core.ServeEvent) error {
-	body, err := openAPIFor(sd.cfg.webURL())
+func bindOpenAPI(se *core.ServeEvent, webURL string) error {
+	body, err := openAPIFor(webURL)
 	if err != nil {
 		return err
 	}

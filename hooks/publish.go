@@ -8,74 +8,72 @@ import (
 	"sitedrop/sites"
 	"sitedrop/sites/domains"
 	"sitedrop/sites/publish"
+	"sitedrop/sites/serve"
+	"sitedrop/sites/store/s3store"
 )
+
+// sitePublisher tells the site cache and, with --store s3://, the
+// replicas' published manifests that sites changed.
+type sitePublisher struct {
+	// server is the site server, whose cache forgets what changed.
+	server *serve.Server
+	// pub publishes the live manifests to S3; nil with the file store,
+	// where no replica can read them.
+	pub *publish.Publisher
+}
 
 // newPublisher returns the publisher of the live manifests when content
 // is on S3 (nil with the file store, where no replica can read them).
-func (sd *sitedrop) newPublisher() *publish.Publisher {
-	if sd.s3 == nil {
+func newPublisher(app core.App, cfg *Config, svc *sites.Service, s3 *s3store.Store, hosts sites.HostSplit) *publish.Publisher {
+	if s3 == nil {
 		return nil
 	}
 	return publish.New(publish.Config{
-		Objects:    sd.s3,
-		Load:       sd.svc.LoadSite,
-		Slugs:      sd.allSlugs,
-		SiteHost:   sd.hosts.SiteHost,
-		ExtraHosts: sd.verifiedHosts,
-		Keep:       sd.s3.KeepUntil,
-		Retention:  sd.cfg.ReplicaRetention,
-		Logger:     sd.app.Logger(),
+		Objects:  s3,
+		Load:     svc.LoadSite,
+		Slugs:    func() ([]string, error) { return sites.AllSlugs(app) },
+		SiteHost: hosts.SiteHost,
+		// a site's verified custom domains, published beside its own
+		// host so replicas serve them too. An error keeps the site's
+		// documents as they are, and its publish is retried.
+		ExtraHosts: func(siteID string) ([]string, error) { return domains.VerifiedHosts(app, siteID) },
+		Keep:       s3.KeepUntil,
+		Retention:  cfg.ReplicaRetention,
+		Logger:     app.Logger(),
 	})
-}
-
-// allSlugs lists every deployment's slug, for the publisher's reconcile.
-func (sd *sitedrop) allSlugs() ([]string, error) {
-	return sites.AllSlugs(sd.app)
-}
-
-// verifiedHosts are the verified custom domains of the deployment with
-// id, published beside its own host so replicas serve them too. An error
-// keeps the site's documents as they are, and its publish is retried.
-func (sd *sitedrop) verifiedHosts(siteID string) ([]string, error) {
-	return domains.VerifiedHosts(sd.app, siteID)
-}
-
-// republishDomainSite publishes again the site a custom domain record
-// belongs to, once its change has committed: a domain verified or
-// removed adds or removes a host of the site's published manifest.
-func (sd *sitedrop) republishDomainSite(e *core.RecordEvent) error {
-	if sd.publisher != nil {
-		if dep, err := sites.FindDeployment(e.App, domains.DeploymentIDOf(e.Record)); err == nil {
-			sd.Republish(dep.Slug())
-		}
-	}
-	return e.Next()
 }
 
 // changing brackets a change of the slugs' deployments (see
 // serve.Server.Changing): the site cache forgets them, and once the
 // change has committed they are published for the replicas.
-func (sd *sitedrop) changing(slugs ...string) (done func()) {
-	served := sd.server.Changing(slugs...)
-	if sd.publisher == nil {
+func (p *sitePublisher) changing(slugs ...string) (done func()) {
+	served := p.server.Changing(slugs...)
+	if p.pub == nil {
 		return served
 	}
-	published := sd.publisher.Changing(slugs...)
+	published := p.pub.Changing(slugs...)
 	return func() { served(); published() }
 }
 
-// Republish asks for slug's manifest to be published again: for a change
-// that is not a deployment record's, such as a custom domain verified or
-// removed (the hosts come from verifiedHosts). Nothing with the file store.
-func (sd *sitedrop) Republish(slug string) {
-	if sd.publisher != nil {
-		sd.publisher.Mark(slug)
+// republishDomainSite publishes again the site a custom domain record
+// belongs to, once its change has committed: a domain verified or
+// removed adds or removes a host of the site's published manifest.
+func (p *sitePublisher) republishDomainSite(e *core.RecordEvent) error {
+	if p.pub != nil {
+		if dep, err := sites.FindDeployment(e.App, domains.DeploymentIDOf(e.Record)); err == nil {
+			p.pub.Mark(dep.Slug())
+		}
 	}
+	return e.Next()
 }
 
-// runPublisher publishes until ctx ends (see publish.Publisher.Run).
-func (sd *sitedrop) runPublisher(ctx context.Context) {
-	if sd.publisher != nil {
-		sd.publisher.Run(ctx)
+// settled reports whether every change is published (always, with the
+// file store); the collector waits for it (sites.Upkeep.Settled).
+func (p *sitePublisher) settled() bool { return p.pub == nil || p.pub.Settled() }
+
+// run publishes until ctx ends (see publish.Publisher.Run).
+func (p *sitePublisher) run(ctx context.Context) {
+	if p.pub != nil {
+		p.pub.Run(ctx)
 	}
 }

@@ -18,7 +18,7 @@ import (
 )
 
 // s3App is a primary on a fresh bucket of srv, with alice.
-func s3App(t *testing.T, srv *s3test.Server) (*sitedrop, func()) {
+func s3App(t *testing.T, srv *s3test.Server) (*built, func()) {
 	t.Helper()
 	url := srv.URL(srv.NewBucket(t), "sd")
 	app, sd := newBareApp(t, func(c *Config) { c.Store = url })
@@ -30,7 +30,7 @@ func s3App(t *testing.T, srv *s3test.Server) (*sitedrop, func()) {
 }
 
 // published reads host's document, nil when there is none.
-func published(t *testing.T, sd *sitedrop, host string) *publish.Document {
+func published(t *testing.T, sd *built, host string) *publish.Document {
 	t.Helper()
 	data, _, err := sd.s3.GetObject(context.Background(), publish.Key(host))
 	if errors.Is(err, s3store.ErrNotFound) {
@@ -46,7 +46,7 @@ func published(t *testing.T, sd *sitedrop, host string) *publish.Document {
 	return d
 }
 
-func flush(t *testing.T, sd *sitedrop) {
+func flush(t *testing.T, sd *built) {
 	t.Helper()
 	if err := sd.publisher.Flush(context.Background()); err != nil {
 		t.Fatal(err)
@@ -146,7 +146,7 @@ func TestPublishSurvivesStoreDown(t *testing.T) {
 	}
 	alice, _ := sd.app.FindAuthRecordByEmail("users", "alice@example.com")
 	mustDeploy(t, sd, alice, "pubsite00000002", "down-site", "<h1>x</h1>", "X")
-	sd.gcDue.take()
+	sd.upkeep.TakeDue()
 	srv.Stop()
 	sctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	err := sd.publisher.Flush(sctx)
@@ -157,8 +157,8 @@ func TestPublishSurvivesStoreDown(t *testing.T) {
 	if sd.publisher.Settled() {
 		t.Fatal("a failed publish was dropped")
 	}
-	sd.runCollectJob()
-	if !sd.gcDue.take() {
+	sd.jobs.run(sd.upkeep.Collect)
+	if !sd.upkeep.TakeDue() {
 		t.Fatal("the collector ran before a committed change was published")
 	}
 	srv.Restart(t)
@@ -236,7 +236,7 @@ func TestPublishCustomDomains(t *testing.T) {
 	// the domains cannot be read (the database busy): the publish fails
 	// and stays due, and nothing is unpublished, by a publish or a reconcile
 	failing := publish.New(publish.Config{
-		Objects: sd.s3, Load: sd.svc.LoadSite, Slugs: sd.allSlugs, SiteHost: sd.hosts.SiteHost,
+		Objects: sd.s3, Load: sd.svc.LoadSite, Slugs: func() ([]string, error) { return sites.AllSlugs(sd.app) }, SiteHost: sd.hosts.SiteHost,
 		ExtraHosts: func(string) ([]string, error) { return nil, errors.New("database is locked") },
 		Keep:       sd.s3.KeepUntil, Retention: sd.cfg.ReplicaRetention, Logger: sd.app.Logger(),
 	})

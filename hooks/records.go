@@ -13,14 +13,15 @@ import (
 
 // bindRecordHooks puts the lifecycle rules where every writer meets them:
 // the API, the admin dashboard and the CLI all save records through these.
-func bindRecordHooks(sd *sitedrop) {
-	app := sd.app
-
+// They use svc's rules, tell pub of every change to what sites serve, mark
+// upkeep's collection due when content may have become unreferenced, and
+// queue the deployments' webhooks (named by ref) and wake their senders.
+func bindRecordHooks(app core.App, svc *sites.Service, pub *sitePublisher, upkeep *sites.Upkeep, ref func(*core.Record) forms.DeploymentRef, wake func()) {
 	// Slot limits: counted and saved in one transaction, so concurrent
 	// creates and claims never exceed the plan.
 	guardSlots := func(e *core.RecordEvent) error {
 		return sites.InEventTransaction(e, func(tx core.App) error {
-			return sd.svc.CheckSlot(tx, e.Record)
+			return svc.CheckSlot(tx, e.Record)
 		})
 	}
 	app.OnRecordCreateExecute(sites.DeploymentsCollection).BindFunc(guardSlots)
@@ -59,7 +60,7 @@ func bindRecordHooks(sd *sitedrop) {
 			if err := sites.ValidateSlug(slug); err != nil {
 				return validation.Errors{sites.FieldSlug: validation.NewError("validation_invalid_slug", err.Error())}
 			}
-			if sd.svc.IsReserved(slug) {
+			if svc.IsReserved(slug) {
 				return validation.Errors{sites.FieldSlug: validation.NewError("validation_reserved_slug", msgSlugReserved)}
 			}
 		}
@@ -101,7 +102,7 @@ func bindRecordHooks(sd *sitedrop) {
 	// told before the write and again once its transaction has ended
 	// (committed or rolled back), and caches no load in between.
 	bracket := func(e *core.RecordEvent, slugs ...string) error {
-		done := sd.changing(slugs...)
+		done := pub.changing(slugs...)
 		if tx := e.App.TxInfo(); tx != nil {
 			tx.OnComplete(func(error) error { done(); return nil })
 		} else {
@@ -139,11 +140,11 @@ func bindRecordHooks(sd *sitedrop) {
 	// Deleting, from anywhere, takes the site offline at once and leaves
 	// its content to the collector (versions go by cascade).
 	app.OnRecordAfterDeleteSuccess(sites.DeploymentsCollection).BindFunc(func(e *core.RecordEvent) error {
-		sd.gcDue.set()
+		upkeep.MarkDue()
 		return e.Next()
 	})
 	app.OnRecordAfterDeleteSuccess(sites.VersionsCollection).BindFunc(func(e *core.RecordEvent) error {
-		sd.gcDue.set()
+		upkeep.MarkDue()
 		return e.Next()
 	})
 
@@ -153,20 +154,20 @@ func bindRecordHooks(sd *sitedrop) {
 	// the cascade removes the webhooks, and its deliveries outlive it.
 	app.OnRecordAfterUpdateSuccess(sites.DeploymentsCollection).BindFunc(func(e *core.RecordEvent) error {
 		if dep := sites.DeploymentOf(e.Record); dep.Original().LiveVersion() != dep.LiveVersion() {
-			if _, err := forms.EnqueueWebhooks(e.App, e.Record.Id, forms.EventDeploymentUpdated, sd.deploymentRef(e.Record), nil); err != nil {
+			if _, err := forms.EnqueueWebhooks(e.App, e.Record.Id, forms.EventDeploymentUpdated, ref(e.Record), nil); err != nil {
 				e.App.Logger().Error("queue deployment.updated webhooks", "deployment", e.Record.Id, "error", err)
 			}
-			sd.wakeWorkers()
+			wake()
 		}
 		return e.Next()
 	})
 	app.OnRecordDelete(sites.DeploymentsCollection).BindFunc(func(e *core.RecordEvent) error {
 		err := sites.InEventTransaction(e, func(tx core.App) error {
-			_, err := forms.EnqueueWebhooks(tx, e.Record.Id, forms.EventDeploymentDeleted, sd.deploymentRef(e.Record), nil)
+			_, err := forms.EnqueueWebhooks(tx, e.Record.Id, forms.EventDeploymentDeleted, ref(e.Record), nil)
 			return err
 		})
 		if err == nil {
-			sd.wakeWorkers()
+			wake()
 		}
 		return err
 	})

@@ -23,7 +23,7 @@ type testReplica struct {
 	url string
 }
 
-func startReplica(t *testing.T, sd *sitedrop) *testReplica {
+func startReplica(t *testing.T, sd *built) *testReplica {
 	t.Helper()
 	s3, err := openS3Store(sd.cfg.Store)
 	if err != nil {

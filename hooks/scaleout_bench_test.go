@@ -91,7 +91,7 @@ func BenchmarkScaleOutServe(b *testing.B) {
 
 	b.Run("primary", func(b *testing.B) {
 		addr := benchListen(b, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			if slug, ok := sd.siteSlug(r.Host); ok {
+			if slug, ok := sd.hosts.Site(r.Host); ok {
 				sd.serveSite(w, r, slug)
 				return
 			}

@@ -26,7 +26,7 @@ import (
 // real listeners.
 type liveServer struct {
 	app      *core.BaseApp
-	sd       *sitedrop
+	sd       *built
 	done     chan error
 	stopOnce sync.Once
 }

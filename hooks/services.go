@@ -8,6 +8,8 @@ import (
 
 	"github.com/pocketbase/pocketbase/core"
 	"github.com/pocketbase/pocketbase/tools/hook"
+
+	"sitedrop/sites/analytics/statsdb"
 )
 
 // service is one background part of the app that the lifecycle starts and
@@ -100,38 +102,38 @@ func stopWithin(s service) bool {
 	}
 }
 
-// bindLifecycle adds the background services to sd's lifecycle and stops
-// them when the app terminates, after the servers' drain
+// bindLifecycle adds the background services to life and stops them
+// when the app terminates, after the servers' drain
 // (server.GracefulShutdownPriority) and before the databases close, in
 // this order: the cron jobs' gate closes (no new run starts) and waits
 // for the running jobs, the analytics are flushed (after the jobs, the
 // flush job among them), and the senders stop. They are added in the
-// reverse order: the senders start when the app serves (sd.life.Start),
-// the other two run from here on.
-func bindLifecycle(sd *sitedrop) {
-	sd.life.add(service{
+// reverse order: the senders start when the app serves (life.Start), the
+// other two run from here on.
+func bindLifecycle(app core.App, life *lifecycle, send *senders, stats *statsdb.Flusher, jobs *jobGate) {
+	life.add(service{
 		name:  "senders",
-		start: sd.startWorkers,
-		stop:  sd.stopWorkers,
+		start: send.start,
+		stop:  send.stop,
 		wait:  workersStopWait,
 	})
-	sd.life.add(service{
+	life.add(service{
 		name: "analytics flush",
-		stop: sd.flushAtShutdown,
-		// the flush keeps to statsShutdownBudget, but a row begun goes on
-		// to its end: at most SQLite's busy timeout more
-		wait: statsShutdownBudget + 10*time.Second,
+		stop: stats.FlushAtShutdown,
+		// the flush keeps to statsdb.ShutdownBudget, but a row begun goes
+		// on to its end: at most SQLite's busy timeout more
+		wait: statsdb.ShutdownBudget + 10*time.Second,
 	})
-	sd.life.add(service{
+	life.add(service{
 		name: "cron jobs",
 		// 0: a job still running uses the database, which closes next;
 		// each job bounds its own work
-		stop: func(context.Context) { sd.jobs.close() },
+		stop: func(context.Context) { jobs.close() },
 	})
-	sd.app.OnTerminate().Bind(&hook.Handler[*core.TerminateEvent]{
+	app.OnTerminate().Bind(&hook.Handler[*core.TerminateEvent]{
 		Id: "sitedropStopServices",
 		Func: func(e *core.TerminateEvent) error {
-			sd.life.Stop(e.App.Logger())
+			life.Stop(e.App.Logger())
 			return e.Next()
 		},
 	})

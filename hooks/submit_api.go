@@ -259,7 +259,7 @@ func submissionJSON(sub *core.Record) *forms.SubmissionJSON {
 }
 
 // deploymentRef is a deployment as webhooks name it.
-func (sd *sitedrop) deploymentRef(rec *core.Record) forms.DeploymentRef {
+func deploymentRef(cfg *Config, rec *core.Record) forms.DeploymentRef {
 	dep := forms.DeploymentOf(rec)
-	return dep.Ref(sd.cfg.siteURL(dep.Slug()))
+	return dep.Ref(cfg.siteURL(dep.Slug()))
 }

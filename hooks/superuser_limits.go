@@ -6,6 +6,8 @@ import (
 	"github.com/pocketbase/pocketbase/apis"
 	"github.com/pocketbase/pocketbase/core"
 	"github.com/pocketbase/pocketbase/tools/hook"
+
+	"sitedrop/hooks/server"
 )
 
 // Rate limits of the dashboard's superuser sign-in, per client (the same
@@ -47,7 +49,7 @@ func newSuperuserSignInLimits() superuserSignInLimits {
 // administrator's tries, and over IPv6 one client could have endless ones.
 // A signed-in superuser is not limited. The answer is PocketBase's 429,
 // as all of /api/, with Retry-After.
-func (sd *sitedrop) superuserSignInLimit() *hook.Handler[*core.RequestEvent] {
+func superuserSignInLimit(proxies server.TrustedProxies) *hook.Handler[*core.RequestEvent] {
 	limits := newSuperuserSignInLimits()
 	return &hook.Handler[*core.RequestEvent]{
 		Id:       "sitedropSuperuserSignInLimit",
@@ -61,7 +63,7 @@ func (sd *sitedrop) superuserSignInLimit() *hook.Handler[*core.RequestEvent] {
 			if err != nil || c.Name != core.CollectionNameSuperusers {
 				return e.Next()
 			}
-			if l.check(e.Response, sd.rateKey(e.Request)) != nil { // sets Retry-After
+			if l.check(e.Response, proxies.RateKey(e.Request)) != nil { // sets Retry-After
 				return e.TooManyRequestsError("", nil)
 			}
 			return e.Next()

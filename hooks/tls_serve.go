@@ -20,30 +20,30 @@ func RegisterDNSProvider(name string, factory DNSProviderFactory) {
 	certs.RegisterDNSProvider(name, factory)
 }
 
-// tls builds what --https needs (see server.TLS) from finished services:
-// call it in OnServe, once the listen address is learned
-// (learnListenPort), so the https port is known.
-func (sd *sitedrop) tls() *server.TLS {
+// tls builds what --https needs (see server.TLS): call it in OnServe,
+// once the listen address is learned (learnListenPort), so the https
+// port is known.
+func (h *siteHosts) tls() *server.TLS {
 	return &server.TLS{
-		Config:            sd.cfg.Serve,
-		Hosts:             sd.hosts,
-		Live:              sd.server.Live,
-		SiteClass:         sd.siteClass,
-		DomainCertificate: sd.allowDomainCertificate,
+		Config:            h.cfg.Serve,
+		Hosts:             h.hosts,
+		Live:              h.server.Live,
+		SiteClass:         h.siteClass,
+		DomainCertificate: h.domains.AllowCertificate,
 		RedirectDomain: func(hostport string) (string, bool) {
 			host, _ := splitHostPortLoose(hostport)
-			return host, sd.allowDomainCertificate(host) == nil
+			return host, h.domains.AllowCertificate(host) == nil
 		},
-		HTTPSPort:  sd.httpsPort(),
-		StorageDir: server.CertStorageDir(sd.app),
-		Logger:     sd.app.Logger(),
+		HTTPSPort:  httpsPort(h.cfg),
+		StorageDir: server.CertStorageDir(h.app),
+		Logger:     h.app.Logger(),
 	}
 }
 
 // siteClass is the certificate class of a live site: anonymous when the
 // deployment has no owner.
-func (sd *sitedrop) siteClass(slug string) (certs.Class, error) {
-	dep, err := sites.FindDeploymentBySlug(sd.app, slug)
+func (h *siteHosts) siteClass(slug string) (certs.Class, error) {
+	dep, err := sites.FindDeploymentBySlug(h.app, slug)
 	if err != nil {
 		return certs.Owned, fmt.Errorf("no certificate for site %q: %w", slug, err)
 	}
@@ -55,9 +55,9 @@ func (sd *sitedrop) siteClass(slug string) (certs.Class, error) {
 
 // httpsPort is the port of https URLs: the public URL's when one is set,
 // else the HTTPS listener's ("" when neither names one: 443).
-func (sd *sitedrop) httpsPort() string {
-	if port, ok := publicHTTPSPort(sd.cfg.PublicURL); ok {
+func httpsPort(cfg *Config) string {
+	if port, ok := publicHTTPSPort(cfg.PublicURL); ok {
 		return port
 	}
-	return sd.cfg.listenPort
+	return cfg.listenPort
 }

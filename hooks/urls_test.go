@@ -29,7 +29,7 @@ func TestDerivedURLs(t *testing.T) {
 				cfg.Serve.HTTPSAddr = c.addr
 			}
 			cfg.withDefaults()
-			sd := &sitedrop{cfg: &cfg}
+			sd := &built{cfg: &cfg}
 			sd.cfg.learnListenPort(&core.ServeEvent{Server: &http.Server{Addr: c.addr}})
 			if got := sd.cfg.webURL(); got != c.web {
 				t.Errorf("webURL = %q, want %q", got, c.web)

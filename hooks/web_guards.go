@@ -17,9 +17,9 @@ const corsMethods = "GET, HEAD, PUT, PATCH, POST, DELETE"
 // answers "Access-Control-Allow-Origin: *" on every route) with sitedrop's
 // policy, refuses anonymous deploys from pages of other origins, and keeps
 // secrets out of the request log.
-func bindWebGuards(sd *sitedrop, se *core.ServeEvent) {
+func bindWebGuards(se *core.ServeEvent, origins []string) {
 	se.Router.Unbind(apis.DefaultCorsMiddlewareId)
-	se.Router.Bind(sd.corsMiddleware())
+	se.Router.Bind(corsMiddleware(origins))
 	se.Router.Bind(anonCrossOriginGuard())
 	se.Router.Bind(logRedactMiddleware())
 }
@@ -37,9 +37,9 @@ func bindWebGuards(sd *sitedrop, se *core.ServeEvent) {
 //
 // It runs where PocketBase's did: before the activity log and the rate
 // limiter, so that preflights are neither logged nor counted.
-func (sd *sitedrop) corsMiddleware() *hook.Handler[*core.RequestEvent] {
+func corsMiddleware(origins []string) *hook.Handler[*core.RequestEvent] {
 	pb := apis.CORS(apis.CORSConfig{
-		AllowOrigins: sd.cfg.Serve.Origins,
+		AllowOrigins: origins,
 		AllowMethods: strings.Split(strings.ReplaceAll(corsMethods, " ", ""), ","),
 	})
 	return &hook.Handler[*core.RequestEvent]{
