@@ -67,7 +67,7 @@ func register(app core.App, cfg *Config) (*built, error) {
 	return b, nil
 }
 
-// built is what build built, handed back to the tests (register) so they
+// built is what build made, handed back to the tests (register) so they
 // can reach the services the bindings were given. sitedrop itself never
 // reads it: every binding receives the services it uses.
 type built struct {
