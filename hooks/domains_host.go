@@ -56,10 +56,8 @@ func forgetReleasedCertificate(table *domains.Table, tlsCerts *atomic.Pointer[ce
 		if m == nil {
 			return e.Next()
 		}
-		for _, name := range domains.NamesOf(e.Record) {
-			if name != "" && table.AllowCertificate(name) != nil {
-				m.Forget(name)
-			}
+		for _, name := range table.Released(e.Record) {
+			m.Forget(name)
 		}
 		return e.Next()
 	}

@@ -74,6 +74,20 @@ func (t *Table) AllowCertificate(name string) error {
 	return nil
 }
 
+// Released returns the domains a saved or deleted record of the domains
+// collection stood for (NamesOf) that may no longer have a certificate:
+// read once the change is committed and the table dropped, so that a
+// domain still verified (on another deployment) is kept.
+func (t *Table) Released(rec *core.Record) []string {
+	var out []string
+	for _, name := range NamesOf(rec) {
+		if name != "" && t.AllowCertificate(name) != nil {
+			out = append(out, name)
+		}
+	}
+	return out
+}
+
 func (t *Table) load() (*map[string]Route, error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
