@@ -167,7 +167,7 @@ func (f *formPosts) readSubmission(e *core.RequestEvent) (map[string]any, []stri
 		for k, v := range vals {
 			data[k] = formValue(v)
 		}
-		order = queryKeyOrder(string(raw))
+		order = forms.FormKeyOrder(string(raw))
 	case "multipart/form-data":
 		mr := multipart.NewReader(body, params["boundary"])
 		for {

@@ -1,26 +1,9 @@
 package hooks
 
 import (
-	"net/url"
-	"strings"
-
 	"sitedrop/sites/forms"
 	"sitedrop/ui"
 )
-
-// queryKeyOrder returns the names of a url-encoded form in the order they
-// come (a repeated one each time, as a multipart form's: forms.OrderedJSON
-// takes each key once).
-func queryKeyOrder(raw string) []string {
-	var keys []string
-	for part := range strings.SplitSeq(raw, "&") {
-		name, _, _ := strings.Cut(part, "=")
-		if k, err := url.QueryUnescape(name); err == nil && k != "" {
-			keys = append(keys, k)
-		}
-	}
-	return keys
-}
 
 // orderedFields lists a stored submission's fields in their stored order
 // (the form's, or sorted for old submissions); raw is its stored data and

@@ -3,7 +3,9 @@ package forms
 import (
 	"bytes"
 	"encoding/json"
+	"net/url"
 	"sort"
+	"strings"
 )
 
 // Submissions keep the order of their form's fields: the data is stored
@@ -57,6 +59,20 @@ func OrderedJSON(data map[string]any, order []string) ([]byte, error) {
 	}
 	buf.WriteByte('}')
 	return buf.Bytes(), nil
+}
+
+// FormKeyOrder returns the names of a url-encoded form in the order they
+// come (a repeated one each time, as a multipart form's: OrderedJSON takes
+// each key once).
+func FormKeyOrder(raw string) []string {
+	var keys []string
+	for part := range strings.SplitSeq(raw, "&") {
+		name, _, _ := strings.Cut(part, "=")
+		if k, err := url.QueryUnescape(name); err == nil && k != "" {
+			keys = append(keys, k)
+		}
+	}
+	return keys
 }
 
 // JSONKeyOrder returns the keys of the JSON object at the start of raw in
