@@ -61,8 +61,11 @@ func register(app core.App, cfg *Config) (*built, error) {
 		if done { // bootstrapped again after a reset: already bound
 			return nil
 		}
+		if err := setUp(); err != nil {
+			return err
+		}
 		done = true
-		return setUp()
+		return nil
 	})
 	return b, nil
 }
