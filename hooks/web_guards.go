@@ -2,12 +2,13 @@ package hooks
 
 import (
 	"net/http"
-	"net/url"
 	"strings"
 
 	"github.com/pocketbase/pocketbase/apis"
 	"github.com/pocketbase/pocketbase/core"
 	"github.com/pocketbase/pocketbase/tools/hook"
+
+	"sitedrop/sites/safetext"
 )
 
 // corsMethods are the methods a CORS preflight may ask for.
@@ -125,9 +126,6 @@ func anonCrossOriginGuard() *hook.Handler[*core.RequestEvent] {
 	}
 }
 
-// redactedValue replaces secret query values in logged URLs.
-const redactedValue = "REDACTED"
-
 // logRedactMiddleware keeps secrets out of the request log (_logs):
 // PocketBase's activity logger reads e.Request.URL.RequestURI() and the
 // Referer header after the handlers have run, so this middleware, inside
@@ -147,107 +145,15 @@ func logRedactMiddleware() *hook.Handler[*core.RequestEvent] {
 
 // redactLoggedRequest replaces r's URL and Referer with redacted copies.
 func redactLoggedRequest(r *http.Request) {
-	if q := redactQuery(r.URL.RawQuery); q != r.URL.RawQuery {
+	if q := safetext.RedactQuery(r.URL.RawQuery); q != r.URL.RawQuery {
 		u := *r.URL
 		u.RawQuery = q
 		r.URL = &u
 	}
 	if ref := r.Header.Get("Referer"); ref != "" {
-		if red := redactURL(ref); red != ref {
+		if red := safetext.RedactURL(ref); red != ref {
 			r.Header = r.Header.Clone()
 			r.Header.Set("Referer", red)
 		}
 	}
-}
-
-// redactURL redacts the query of a URL string (see redactQuery).
-func redactURL(s string) string {
-	return redactURLDepth(s, 3)
-}
-
-// redactURLDepth is redactURL, looking into URLs in query values down to
-// depth levels.
-func redactURLDepth(s string, depth int) string {
-	base, query, ok := strings.Cut(s, "?")
-	if !ok {
-		return s
-	}
-	query, frag, hasFrag := strings.Cut(query, "#")
-	red := redactQueryDepth(query, depth)
-	if red == query {
-		return s
-	}
-	out := base + "?" + red
-	if hasFrag {
-		out += "#" + frag
-	}
-	return out
-}
-
-// redactQuery replaces the values of secret parameters in a raw query,
-// leaving everything else byte for byte. A value that is itself a URL with
-// a query (the sign-in page's next=/claim/<slug>?token=...) is redacted
-// the same way, a few levels deep.
-func redactQuery(raw string) string {
-	return redactQueryDepth(raw, 3)
-}
-
-// redactQueryDepth is redactQuery, looking into URLs in values down to
-// depth levels.
-func redactQueryDepth(raw string, depth int) string {
-	if raw == "" {
-		return raw
-	}
-	parts := strings.Split(raw, "&")
-	changed := false
-	for i, p := range parts {
-		name, _, _ := strings.Cut(p, "=")
-		key, err := url.QueryUnescape(name)
-		if err != nil {
-			key = name
-		}
-		if secretParam(key) {
-			parts[i] = name + "=" + redactedValue
-			changed = true
-			continue
-		}
-		val, hasVal := strings.CutPrefix(p, name+"=")
-		if !hasVal || depth == 0 {
-			continue
-		}
-		if inner, err := url.QueryUnescape(val); err == nil {
-			if red := redactURLDepth(inner, depth-1); red != inner {
-				parts[i] = name + "=" + url.QueryEscape(red)
-				changed = true
-			}
-		}
-	}
-	if !changed {
-		return raw
-	}
-	return strings.Join(parts, "&")
-}
-
-// Names of query parameters that carry secrets: exact names, and parts of
-// names.
-var (
-	secretParamNames = map[string]bool{
-		"code": true, "key": true, "otp": true, "pin": true, "auth": true, "sig": true,
-		"signature": true, "session": true, "pass": true, "pwd": true, "hash": true,
-	}
-	secretParamParts = []string{"token", "secret", "password", "passwd", "apikey", "api_key", "api-key"}
-)
-
-// secretParam reports whether a query parameter's value is a secret.
-func secretParam(name string) bool {
-	n := strings.ToLower(name)
-	if secretParamNames[n] {
-		return true
-	}
-	for _, p := range secretParamParts {
-		if strings.Contains(n, p) {
-			return true
-		}
-	}
-	return false
 }
