@@ -15,6 +15,7 @@ import (
 	"github.com/pocketbase/pocketbase/tools/router"
 
 	"sitedrop/sites"
+	"sitedrop/sites/agent"
 	"sitedrop/sites/analytics/statsdb"
 	"sitedrop/sites/domains"
 	"sitedrop/sites/forms"
@@ -117,6 +118,10 @@ func toAPIError(err error) (*apiError, bool) {
 		return fail(http.StatusBadRequest, msgAnalyticsRange), true
 	case isDomainError(err):
 		return domainAPIError(err), true
+	case errors.Is(err, agent.ErrBatch):
+		return fail(http.StatusBadRequest, msgMCPBatch), true
+	case errors.Is(err, agent.ErrNotObject):
+		return fail(http.StatusBadRequest, msgMCPNotObject), true
 	case errors.Is(err, context.Canceled):
 		return fail(statusClientClosed, msgClientClosed), true
 	case errors.As(err, &re):
@@ -272,3 +277,10 @@ func domainRefusal(err error) (*apiError, bool) {
 	}
 	return nil, false
 }
+
+// The refusals of an MCP body that is not one JSON-RPC message
+// (agent.CheckMessage).
+const (
+	msgMCPBatch     = "JSON-RPC batches are not supported: send one message per request"
+	msgMCPNotObject = "The body must be one JSON-RPC message: a JSON object"
+)

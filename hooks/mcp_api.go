@@ -6,8 +6,6 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"net/http/httptest"
-	"net/url"
 	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -66,7 +64,7 @@ const mcpMemoryFactor = 4
 // mcpServe answers an MCP request with h. A POST body is read first, as
 // deploy bodies are (guardBody: --max-body, the minimum rate after the
 // grace, each byte held of the memory budget as it comes), and must be
-// one JSON-RPC message (checkMCPMessage: a batch is refused before the
+// one JSON-RPC message (agent.CheckMessage: a batch is refused before the
 // SDK sees it); then the rest of its memory and an allowance for its
 // answers are reserved (503 with Retry-After when the budget stays
 // spent). That is the last refusal: once h has the request, a tool may
@@ -85,9 +83,9 @@ func (m *mcpEndpoint) mcpServe(h http.Handler) func(e *core.RequestEvent) error 
 			e.Request.Body = io.NopCloser(bytes.NewReader(body))
 			e.Request.ContentLength = int64(len(body))
 		}
-		w := &mcpWriter{ResponseWriter: e.Response, mem: mem}
+		w := agent.NewAnswerWriter(e.Response, mem.count)
 		h.ServeHTTP(w, e.Request.WithContext(context.WithValue(e.Request.Context(), mcpMemoryKey{}, mem)))
-		w.finish()
+		w.Finish()
 		return nil
 	}
 }
@@ -104,7 +102,7 @@ func (m *mcpEndpoint) readMCPBody(e *core.RequestEvent, lease *memLease) ([]byte
 	if err != nil {
 		return nil, err
 	}
-	if err := checkMCPMessage(body); err != nil {
+	if err := agent.CheckMessage(body); err != nil {
 		return nil, err
 	}
 	if err := lease.reserve((mcpMemoryFactor-1)*int64(len(body)) + mcpAnswerAllowance); err != nil {
@@ -129,12 +127,12 @@ func (m *mcpEndpoint) inProcessClient(r *http.Request, api *apiMux) *client.Clie
 	return &client.Client{
 		Server: "http://" + r.Host,
 		Key:    key,
-		HTTP: &http.Client{Transport: &inProcess{
-			api:           api,
-			host:          r.Host,
-			remoteAddr:    net.JoinHostPort(m.proxies.ClientIP(r), "0"),
-			authorization: r.Header.Get("Authorization"),
-			mem:           mem,
+		HTTP: &http.Client{Transport: &agent.InProcess{
+			Handler:       api.handler,
+			Host:          r.Host,
+			RemoteAddr:    net.JoinHostPort(m.proxies.ClientIP(r), "0"),
+			Authorization: r.Header.Get("Authorization"),
+			Count:         mem.count, // nil mem: nothing counted
 		}},
 	}
 }
@@ -162,47 +160,4 @@ func (m *apiMux) use(h http.Handler) {
 func (m *apiMux) handler() (http.Handler, error) {
 	m.once.Do(func() { m.h, m.err = m.router.BuildMux() })
 	return m.h, m.err
-}
-
-// inProcess is an http.RoundTripper that answers a request with the app's
-// handler in this process: no socket, no TLS. The request arrives from
-// remoteAddr (the MCP caller's address, so per-IP limits count the caller)
-// at host (the web host the MCP request came to), with the MCP request's
-// Authorization header as it was sent. The API's answer is counted, until
-// the MCP request ends, of the MCP request's memory (none when nil).
-type inProcess struct {
-	api           *apiMux
-	host          string
-	remoteAddr    string
-	authorization string
-	mem           *mcpMemory
-}
-
-// RoundTrip serves req and returns the recorded answer. The answer is
-// the API's, whatever the memory budget: the API refuses (503) before it
-// acts when the budget is spent, and an answer it made after acting is
-// counted, never refused (see mcpMemory).
-func (t *inProcess) RoundTrip(req *http.Request) (*http.Response, error) {
-	h, err := t.api.handler()
-	if err != nil {
-		return nil, err
-	}
-	in := req.Clone(req.Context())
-	in.URL = &url.URL{Path: req.URL.Path, RawPath: req.URL.RawPath, RawQuery: req.URL.RawQuery}
-	in.RequestURI = in.URL.RequestURI()
-	in.Host = t.host
-	in.RemoteAddr = t.remoteAddr
-	if t.authorization != "" {
-		in.Header.Set("Authorization", t.authorization)
-	}
-	if in.Body == nil {
-		in.Body = http.NoBody
-	}
-	rec := httptest.NewRecorder()
-	h.ServeHTTP(rec, in)
-	// the recorded answer, and the copy the client reads it into
-	t.mem.count(int64(rec.Body.Cap() + rec.Body.Len()))
-	res := rec.Result()
-	res.Request = req
-	return res, nil
 }
