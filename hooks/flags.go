@@ -1,10 +1,6 @@
 package hooks
 
 import (
-	"fmt"
-	"strconv"
-	"strings"
-
 	"github.com/spf13/pflag"
 
 	"sitedrop/sites"
@@ -49,36 +45,10 @@ func (b *byteSize) String() string { return sites.FormatBytes(int64(*b)) }
 func (b *byteSize) Type() string   { return "size" }
 
 func (b *byteSize) Set(s string) error {
-	n, err := parseByteSize(s)
+	n, err := sites.ParseBytes(s)
 	if err != nil {
 		return err
 	}
 	*b = byteSize(n)
 	return nil
-}
-
-// parseByteSize reads a size with an optional unit (B, KB, KiB, MB, MiB,
-// GB, GiB; case-insensitive).
-func parseByteSize(s string) (int64, error) {
-	t := strings.TrimSpace(strings.ToLower(s))
-	units := []struct {
-		suffix string
-		mult   int64
-	}{
-		{"kib", 1 << 10}, {"mib", 1 << 20}, {"gib", 1 << 30},
-		{"kb", 1000}, {"mb", 1000 * 1000}, {"gb", 1000 * 1000 * 1000},
-		{"k", 1 << 10}, {"m", 1 << 20}, {"g", 1 << 30}, {"b", 1},
-	}
-	mult := int64(1)
-	for _, u := range units {
-		if strings.HasSuffix(t, u.suffix) {
-			t, mult = strings.TrimSpace(strings.TrimSuffix(t, u.suffix)), u.mult
-			break
-		}
-	}
-	n, err := strconv.ParseInt(t, 10, 64)
-	if err != nil || n <= 0 || n > (1<<62)/mult {
-		return 0, fmt.Errorf("invalid size %q (use e.g. 50MiB)", s)
-	}
-	return n * mult, nil
 }
