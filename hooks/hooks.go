@@ -110,7 +110,7 @@ func register(app core.App, cfg *Config) (*sitedrop, error) {
 	bindDomains(sd)
 	app.OnServe().BindFunc(func(se *core.ServeEvent) error {
 		sd.cfg.learnListenPort(se)
-		if err := bindOpenAPI(sd, se); err != nil { // needs the web URL
+		if err := bindOpenAPI(se, sd.cfg.webURL()); err != nil { // needs the web URL
 			return err
 		}
 		// one cap per client, over the main and the plain HTTP listener
