@@ -9,7 +9,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/pocketbase/pocketbase/apis"
 	"github.com/pocketbase/pocketbase/core"
 	"github.com/pocketbase/pocketbase/tools/hook"
 	"github.com/pocketbase/pocketbase/tools/router"
@@ -158,8 +157,8 @@ func formsAPIError(err error) (*apiError, bool) {
 // /api/ and dashboard keep their own shape.
 func jsonErrorsMiddleware() *hook.Handler[*core.RequestEvent] {
 	return &hook.Handler[*core.RequestEvent]{
-		Id:       "sitedropJSONErrors",
-		Priority: apis.DefaultActivityLoggerMiddlewarePriority + 1,
+		Id:       jsonErrorsMiddlewareId,
+		Priority: jsonErrorsMiddlewarePriority,
 		Func: func(e *core.RequestEvent) error {
 			if p := e.Request.URL.Path; strings.HasPrefix(p, "/api/") || p == "/_" || strings.HasPrefix(p, "/_/") {
 				return e.Next()

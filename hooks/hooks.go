@@ -138,9 +138,9 @@ func register(app core.App, cfg *Config) (*sitedrop, error) {
 		bindWWWRedirect(sd, se)
 		se.Router.Bind(jsonErrorsMiddleware())
 		se.Router.Bind(builtinAuthGuard())
-		se.Router.Bind(sd.superuserSignInLimit())
-		bindWebGuards(sd, se)
-		bindHSTS(sd, se)
+		se.Router.Bind(superuserSignInLimit(sd.proxies.RateKey))
+		bindWebGuards(se, sd.cfg.Serve.Origins)
+		bindHSTS(se, sd.sessions.secure)
 		auth := &apiAuth{sessions: sd.sessions, deploys: sd.svc}
 		deploys := &deployAPI{cfg: sd.cfg, deploys: sd.svc, gate: sd.gate, guards: &sd.bodyGuards, proxies: sd.proxies, gc: &sd.gcDue}
 		bindDeployAPI(se.Router, deploys, auth)
