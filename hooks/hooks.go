@@ -173,7 +173,7 @@ func register(app core.App, cfg *Config) (*sitedrop, error) {
 			return err
 		}
 		if se.Server != nil {
-			api.use(se.Server.Handler) // the mux, before the front door wraps it
+			api.Use(se.Server.Handler) // the mux, before the front door wraps it
 			if se.Server.Handler != nil {
 				// every listener serves this handler: the front door first
 				se.Server.Handler = front.Wrap(se.Server.Handler)

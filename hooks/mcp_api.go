@@ -6,7 +6,6 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/pocketbase/pocketbase/apis"
@@ -35,8 +34,8 @@ type mcpEndpoint struct {
 // bodies are, and it and the answers are held against the deploy memory
 // budget (see mcpServe). It returns the API handler the tools call, for
 // register to complete once the server's handler is built.
-func bindMCP(r *router.Router[*core.RequestEvent], m *mcpEndpoint) *apiMux {
-	api := &apiMux{router: r}
+func bindMCP(r *router.Router[*core.RequestEvent], m *mcpEndpoint) *agent.LazyHandler {
+	api := &agent.LazyHandler{Build: r.BuildMux}
 	h := mcp.NewStreamableHTTPHandler(func(r *http.Request) *mcp.Server {
 		return agent.NewServer(m.inProcessClient(r, api), nil)
 	}, &mcp.StreamableHTTPOptions{
@@ -117,47 +116,14 @@ type mcpMemoryKey struct{}
 
 // inProcessClient is an API client that sends r's key and serves its
 // requests with the app's own handler, as if they came from r's client.
-func (m *mcpEndpoint) inProcessClient(r *http.Request, api *apiMux) *client.Client {
-	key, sent := bearerToken(r)
+func (m *mcpEndpoint) inProcessClient(r *http.Request, api *agent.LazyHandler) *client.Client {
 	mem, _ := r.Context().Value(mcpMemoryKey{}).(*mcpMemory)
-	if sent && key == "" {
-		// not a bearer key: the API's 401, never an anonymous deploy
-		key = "-"
+	t := &agent.InProcess{
+		Handler:       api.Handler,
+		Host:          r.Host,
+		RemoteAddr:    net.JoinHostPort(m.proxies.ClientIP(r), "0"),
+		Authorization: r.Header.Get("Authorization"),
+		Count:         mem.count, // nil mem: nothing counted
 	}
-	return &client.Client{
-		Server: "http://" + r.Host,
-		Key:    key,
-		HTTP: &http.Client{Transport: &agent.InProcess{
-			Handler:       api.handler,
-			Host:          r.Host,
-			RemoteAddr:    net.JoinHostPort(m.proxies.ClientIP(r), "0"),
-			Authorization: r.Header.Get("Authorization"),
-			Count:         mem.count, // nil mem: nothing counted
-		}},
-	}
-}
-
-// apiMux is the app's HTTP handler: the one the server uses, or, where
-// no server was started (a test harness), one built from the same router
-// at first use.
-type apiMux struct {
-	router interface {
-		BuildMux() (http.Handler, error)
-	}
-	once sync.Once
-	h    http.Handler
-	err  error
-}
-
-// use sets the handler the server uses, when there is one.
-func (m *apiMux) use(h http.Handler) {
-	if h != nil {
-		m.once.Do(func() { m.h = h })
-	}
-}
-
-// handler returns the app's handler.
-func (m *apiMux) handler() (http.Handler, error) {
-	m.once.Do(func() { m.h, m.err = m.router.BuildMux() })
-	return m.h, m.err
+	return t.Client(bearerToken(r))
 }

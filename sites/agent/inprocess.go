@@ -4,6 +4,9 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"sync"
+
+	"sitedrop/sites/client"
 )
 
 // InProcess is an http.RoundTripper that answers the tools' API requests
@@ -50,4 +53,38 @@ func (t *InProcess) RoundTrip(req *http.Request) (*http.Response, error) {
 	res := rec.Result()
 	res.Request = req
 	return res, nil
+}
+
+// Client is an API client for the tools of one MCP request, whose
+// requests t serves. key is the request's bearer key, sent whether it
+// sent an Authorization header: one that holds no bearer key gets the
+// API's 401, never an anonymous deploy.
+func (t *InProcess) Client(key string, sent bool) *client.Client {
+	if sent && key == "" {
+		key = "-" // a key no account has
+	}
+	return &client.Client{Server: "http://" + t.Host, Key: key, HTTP: &http.Client{Transport: t}}
+}
+
+// LazyHandler is a server's HTTP handler for InProcess: the one the
+// server serves with (Use), or, where no server was started (a test
+// harness), the one Build makes at first use.
+type LazyHandler struct {
+	Build func() (http.Handler, error)
+	once  sync.Once
+	h     http.Handler
+	err   error
+}
+
+// Use sets the handler the server serves with, when there is one.
+func (l *LazyHandler) Use(h http.Handler) {
+	if h != nil {
+		l.once.Do(func() { l.h = h })
+	}
+}
+
+// Handler returns the server's handler.
+func (l *LazyHandler) Handler() (http.Handler, error) {
+	l.once.Do(func() { l.h, l.err = l.Build() })
+	return l.h, l.err
 }
