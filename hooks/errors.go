@@ -13,6 +13,7 @@ import (
 	"github.com/pocketbase/pocketbase/tools/hook"
 	"github.com/pocketbase/pocketbase/tools/router"
 
+	"sitedrop/hooks/server"
 	"sitedrop/sites"
 	"sitedrop/sites/agent"
 	"sitedrop/sites/analytics/statsdb"
@@ -232,7 +233,7 @@ func jsonErrorsMiddleware() *hook.Handler[*core.RequestEvent] {
 				e.App.Logger().Error("request failed", "method", e.Request.Method, "path", e.Request.URL.Path, "error", err)
 			}
 			setRetryAfter(e, ae)
-			if waitsToSendBody(e.Request) {
+			if server.WaitsToSendBody(e.Request) {
 				if jerr := refuseWaitingBody(e, ae); jerr != nil {
 					return errors.Join(err, jerr)
 				}
@@ -246,34 +247,14 @@ func jsonErrorsMiddleware() *hook.Handler[*core.RequestEvent] {
 	}
 }
 
-// waitsToSendBody tells an HTTP/1 request whose client waits for
-// "100 Continue" before it sends its body (the CLI's uploads).
-func waitsToSendBody(r *http.Request) bool {
-	return r.ProtoMajor == 1 && r.ContentLength != 0 && strings.EqualFold(r.Header.Get("Expect"), "100-continue")
-}
-
-// refuseWaitingBody answers an error to a client that has not sent its
-// body, at once and closing the connection, so that it sends nothing.
-// net/http does that itself when it sees such a request unread, but
-// PocketBase's router hides the body it recognises them by; and the
-// router's deferred close of the body would wait for up to 256 KiB of it
-// (which the client only sends after its own timeout) before the answer
-// left. So the answer has its length and is flushed here.
+// refuseWaitingBody answers ae to a client that has not sent its body
+// (server.RefuseWaitingBody), in the shape e.JSON writes.
 func refuseWaitingBody(e *core.RequestEvent, ae *apiError) error {
 	body, err := json.Marshal(map[string]string{"error": ae.Message})
 	if err != nil {
 		return err
 	}
-	body = append(body, '\n') // as e.JSON writes it
-	h := e.Response.Header()
-	h.Set("Connection", "close")
-	h.Set("Content-Type", "application/json")
-	h.Set("Content-Length", strconv.Itoa(len(body)))
-	e.Response.WriteHeader(ae.Status)
-	if _, err := e.Response.Write(body); err != nil {
-		return err
-	}
-	return http.NewResponseController(e.Response).Flush()
+	return server.RefuseWaitingBody(e.Response, ae.Status, append(body, '\n'))
 }
 
 // methodNotAllowed answers 405 for a known path with a method it lacks.

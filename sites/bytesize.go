@@ -47,3 +47,24 @@ func ParseBytes(s string) (int64, error) {
 	}
 	return n * mult, nil
 }
+
+// ByteSize is a byte count that a command-line flag reads with ParseBytes
+// (50MiB, 10MB, 512KiB or plain bytes) and shows with FormatBytes: a
+// flag.Value, and pflag's (Type).
+type ByteSize int64
+
+// String is the size as FormatBytes writes it.
+func (b *ByteSize) String() string { return FormatBytes(int64(*b)) }
+
+// Type names the flag's kind in the help.
+func (b *ByteSize) Type() string { return "size" }
+
+// Set reads s with ParseBytes.
+func (b *ByteSize) Set(s string) error {
+	n, err := ParseBytes(s)
+	if err != nil {
+		return err
+	}
+	*b = ByteSize(n)
+	return nil
+}
