@@ -151,7 +151,7 @@ func register(app core.App, cfg *Config) (*sitedrop, error) {
 		bindAuthAPI(se.Router, &signInDesk{cfg: sd.cfg, limits: &limits, proxies: sd.proxies, kit: sd.kit}, auth)
 		bindSubmitAPI(se.Router, &formPosts{cfg: sd.cfg, limit: newLimiter(10, time.Minute), guards: &sd.bodyGuards, sessions: sd.sessions, hosts: sd.hosts, wake: sd.wakeWorkers})
 		bindSubmissionsAPI(se.Router, auth)
-		bindWebhooksAPI(se.Router, &webhooksAPI{cfg: sd.cfg, guards: &sd.bodyGuards}, auth)
+		bindWebhooksAPI(se.Router, &webhooksAPI{guard: sd.cfg.webhookGuard(), guards: &sd.bodyGuards}, auth)
 		bindDomainsAPI(se.Router, &domainsAPI{desk: sd.domainDesk, guards: &sd.bodyGuards}, auth)
 		site := &siteForms{deploys: sd.svc, kit: sd.kit, sessions: sd.sessions}
 		domainPg := &domainPages{siteForms: site, desk: sd.domainDesk, domains: sd.domainSvc, siteHost: sd.hosts.SiteHost}
