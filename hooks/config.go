@@ -13,6 +13,7 @@ import (
 	"sitedrop/hooks/server"
 	"sitedrop/sites"
 	"sitedrop/sites/domains"
+	"sitedrop/sites/serve"
 )
 
 // Config holds sitedrop's settings. Fields are read when the app
@@ -150,8 +151,8 @@ func DefaultConfig() Config {
 		AnonStoragePerIP:   100 << 20,
 		Signup:             true,
 		GCGrace:            time.Minute,
-		ContentCache:       64 << 20,
-		ProtectCookieTTL:   7 * 24 * time.Hour,
+		ContentCache:       serve.DefaultContentCacheBytes,
+		ProtectCookieTTL:   serve.DefaultGateCookieTTL,
 		KeepVersions:       sites.DefaultKeepVersions,
 		Analytics:          true,
 		Serve:              server.DefaultConfig(),
