@@ -161,7 +161,7 @@ func register(app core.App, cfg *Config) (*sitedrop, error) {
 			&protectionPages{siteForms: site, cfg: sd.cfg},
 			&webhookPages{siteForms: site, cfg: sd.cfg, sends: sd.webhookSends, ref: sd.deploymentRef, wake: sd.wakeWorkers})
 		bindSiteDomainsPages(se.Router, domainPg)
-		api := bindMCP(se.Router, &mcpEndpoint{cfg: sd.cfg, guards: &sd.bodyGuards, proxies: sd.proxies})
+		api := bindMCP(se.Router, &mcpEndpoint{maxBody: sd.cfg.MaxBody, guards: &sd.bodyGuards, proxies: sd.proxies})
 		bindPages(se.Router, &homePage{cfg: sd.cfg, sessions: sd.sessions}, sd.llmsTxt,
 			&claimPages{cfg: sd.cfg, deploys: sd.svc, kit: sd.kit, sessions: sd.sessions},
 			&accountPages{cfg: sd.cfg, deploys: sd.svc, domains: sd.domainSvc, kit: sd.kit, sessions: sd.sessions})

@@ -20,7 +20,8 @@ import (
 // mcpEndpoint is the MCP endpoint: what reads its bodies and what its
 // in-process API calls need.
 type mcpEndpoint struct {
-	cfg *Config
+	// maxBody is --max-body, the largest MCP body as the largest deploy's.
+	maxBody int64
 	// guards read the bodies and hold them against the memory budget.
 	guards *bodyGuards
 	// proxies tell the caller's client IP, passed on to the API.
@@ -41,7 +42,7 @@ func bindMCP(r *router.Router[*core.RequestEvent], m *mcpEndpoint) *agent.LazyHa
 	}, &mcp.StreamableHTTPOptions{
 		Stateless:           true, // any server of a cluster answers any request
 		JSONResponse:        true, // one answer per request: no event stream to keep open
-		MaxRequestBodyBytes: m.cfg.MaxBody,
+		MaxRequestBodyBytes: m.maxBody,
 		// The SDK refuses a non-loopback Host on a loopback listener (DNS
 		// rebinding): that is every request behind a local reverse proxy.
 		// The tools need the caller's key for anything but an anonymous
@@ -93,7 +94,7 @@ func (m *mcpEndpoint) mcpServe(h http.Handler) func(e *core.RequestEvent) error 
 // is one message, and reserves the memory the SDK will take for it and
 // mcpAnswerAllowance, in one wait.
 func (m *mcpEndpoint) readMCPBody(e *core.RequestEvent, lease *memLease) ([]byte, error) {
-	g, err := m.guards.guardBody(e, m.cfg.MaxBody, lease)
+	g, err := m.guards.guardBody(e, m.maxBody, lease)
 	if err != nil {
 		return nil, err
 	}
