@@ -10,7 +10,7 @@ import (
 // place them among PocketBase's own (a lower priority runs first).
 const (
 	// superuserSignInLimitMiddlewareId runs just before PocketBase's rate
-	// limiter, so a refused sign-in is not counted twice.
+	// limiter (see superuserSignInLimit).
 	superuserSignInLimitMiddlewareId       = "sitedropSuperuserSignInLimit"
 	superuserSignInLimitMiddlewarePriority = apis.DefaultRateLimitMiddlewarePriority - 1
 
@@ -21,9 +21,9 @@ const (
 	corsMiddlewarePriority = apis.DefaultCorsMiddlewarePriority
 
 	// jsonErrorsMiddlewareId (errors.go) and logRedactMiddlewareId run
-	// just inside the activity logger: the errors are shaped before it
-	// logs them, and the URL it logs is redacted once the handlers are
-	// done.
+	// just inside the activity logger, in the order they are bound: the
+	// logger reads the request after them, redacted (see
+	// logRedactMiddleware).
 	jsonErrorsMiddlewareId       = "sitedropJSONErrors"
 	jsonErrorsMiddlewarePriority = apis.DefaultActivityLoggerMiddlewarePriority + 1
 	logRedactMiddlewareId        = "sitedropLogRedact"
