@@ -177,8 +177,15 @@ var depsRules = `
 	sitedrop/sites/safetext
 	< sitedrop/hooks/cli;
 
+	# The server's admin commands (user, key): they run on the server's
+	# data dir, so they stand beside the bindings, not in the client
+	# program; sites/accounts does their work, sites has the plans.
+	sitedrop/sites
+	< sitedrop/hooks/admincmd;
+
 	# The binary: wiring only.
 	sitedrop/hooks,
+	sitedrop/hooks/admincmd,
 	sitedrop/hooks/cli,
 	sitedrop/hooks/server,
 	sitedrop/migrations
@@ -226,6 +233,7 @@ var depsRules = `
 var pocketBaseImporters = map[string]string{
 	"sitedrop":                         "the binary: the PocketBase app and its commands",
 	"sitedrop/hooks":                   "the bindings: routes, record hooks and jobs of the PocketBase app",
+	"sitedrop/hooks/admincmd":          "the admin commands open the app's data dir and run its migrations before they touch accounts",
 	"sitedrop/hooks/server":            "the front door binds to PocketBase's serve and terminate events (its server, listener and router), and the serve command runs apis.Serve",
 	"sitedrop/migrations":              "the schema, run by PocketBase's migration runner",
 	"sitedrop/sites":                   "deployments are records of the deployments collection",

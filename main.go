@@ -16,6 +16,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"sitedrop/hooks"
+	"sitedrop/hooks/admincmd"
 	"sitedrop/hooks/cli"
 	"sitedrop/hooks/server"
 	_ "sitedrop/migrations"
@@ -39,8 +40,8 @@ func main() {
 	app.RootCmd.AddCommand(
 		server.NewServeCommand(app, &cfg.Serve, hooks.ServeSettings(&cfg)),
 		cmd.NewSuperuserCommand(app),
-		hooks.NewUserCommand(app),
-		hooks.NewKeyCommand(app),
+		admincmd.NewUserCommand(app),
+		admincmd.NewKeyCommand(app),
 	)
 	app.RootCmd.AddCommand(cli.Commands()...)
 	bindServerFlags(app.RootCmd, &cfg)
@@ -50,7 +51,7 @@ func main() {
 	hooks.MustRegister(app, &cfg)
 	app.RootCmd.Use = "sitedrop"
 	app.RootCmd.Short = "sitedrop: publish a web site to a live URL with one HTTP request"
-	failed := hooks.TrackErrors(app.RootCmd)
+	failed := cli.TrackErrors(app.RootCmd)
 
 	if c, _, err := app.RootCmd.Find(os.Args[1:]); err == nil && (c.Annotations[cli.NoBootstrapAnnotation] == "true" || hooks.ReplicaRequested(c, os.Args[1:])) {
 		// The client commands and the health probe talk to a server over

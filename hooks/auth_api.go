@@ -179,7 +179,7 @@ func (a *signInDesk) verifyCode(e *core.RequestEvent, otpID, code string) (strin
 		if !a.cfg.Signup {
 			return "", nil, fail(http.StatusForbidden, msgSignupClosed)
 		}
-		if user, _, err = upsertUser(e.App, email, ""); err != nil {
+		if user, _, err = accounts.UpsertUser(e.App, accounts.NormalizeEmail(email), ""); err != nil {
 			// a concurrent first sign-in of the same address created it
 			if user, err = accounts.FindUserByEmail(e.App, email); err != nil {
 				return "", nil, err
@@ -246,7 +246,7 @@ const idAlphabet = "abcdefghijklmnopqrstuvwxyz0123456789"
 // characters that PocketBase's email fields also accept, and returns it
 // lowercased.
 func parseEmail(s string) (string, bool) {
-	s = normalizeEmail(s)
+	s = accounts.NormalizeEmail(s)
 	if len(s) > 254 {
 		return "", false
 	}

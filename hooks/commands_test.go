@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"sitedrop/hooks/admincmd"
 	"sitedrop/sites/accounts"
 
 	"github.com/spf13/cobra"
@@ -25,23 +26,23 @@ func TestUserAndKeyCommands(t *testing.T) {
 	app, _ := newBareApp(t)
 	defer app.Cleanup()
 
-	if out, err := run(t, NewUserCommand(app), "create", "carol@example.com"); err != nil || !strings.Contains(out, "Created user carol@example.com (plan free") {
+	if out, err := run(t, admincmd.NewUserCommand(app), "create", "carol@example.com"); err != nil || !strings.Contains(out, "Created user carol@example.com (plan free") {
 		t.Fatalf("user create: %v %q", err, out)
 	}
-	if out, err := run(t, NewUserCommand(app), "create", "carol@example.com", "--plan", "pro"); err != nil || !strings.Contains(out, "Updated user carol@example.com (plan pro") {
+	if out, err := run(t, admincmd.NewUserCommand(app), "create", "carol@example.com", "--plan", "pro"); err != nil || !strings.Contains(out, "Updated user carol@example.com (plan pro") {
 		t.Fatalf("user create existing: %v %q", err, out)
 	}
-	if out, err := run(t, NewUserCommand(app), "create", " Carol@Example.COM "); err != nil || !strings.Contains(out, "Updated user carol@example.com") {
+	if out, err := run(t, admincmd.NewUserCommand(app), "create", " Carol@Example.COM "); err != nil || !strings.Contains(out, "Updated user carol@example.com") {
 		t.Fatalf("addresses are one account whatever their case: %v %q", err, out)
 	}
-	if _, err := run(t, NewUserCommand(app), "create", "carol@example.com", "--plan", "gold"); err == nil {
+	if _, err := run(t, admincmd.NewUserCommand(app), "create", "carol@example.com", "--plan", "gold"); err == nil {
 		t.Fatal("unknown plan accepted")
 	}
 	if n, _ := app.CountRecords("users"); n != 1 {
 		t.Fatalf("%d users, want 1", n)
 	}
 
-	out, err := run(t, NewKeyCommand(app), "create", "carol@example.com", "--name", "ci")
+	out, err := run(t, admincmd.NewKeyCommand(app), "create", "carol@example.com", "--name", "ci")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -59,43 +60,21 @@ func TestUserAndKeyCommands(t *testing.T) {
 		t.Fatal("key must be stored as a hash with a short display prefix")
 	}
 
-	out, err = run(t, NewKeyCommand(app), "list", "carol@example.com")
+	out, err = run(t, admincmd.NewKeyCommand(app), "list", "carol@example.com")
 	if err != nil || !strings.Contains(out, key[:11]) || !strings.Contains(out, "ci") || strings.Contains(out, key) {
 		t.Fatalf("key list: %v %q", err, out)
 	}
 
-	if _, err := run(t, NewKeyCommand(app), "create", "nobody@example.com"); err == nil {
+	if _, err := run(t, admincmd.NewKeyCommand(app), "create", "nobody@example.com"); err == nil {
 		t.Fatal("key for an unknown user")
 	}
-	if _, err := run(t, NewKeyCommand(app), "revoke", "sd_nothere"); err == nil {
+	if _, err := run(t, admincmd.NewKeyCommand(app), "revoke", "sd_nothere"); err == nil {
 		t.Fatal("revoking an unknown prefix succeeded")
 	}
-	if out, err := run(t, NewKeyCommand(app), "revoke", key[:11]); err != nil || !strings.Contains(out, "Revoked") {
+	if out, err := run(t, admincmd.NewKeyCommand(app), "revoke", key[:11]); err != nil || !strings.Contains(out, "Revoked") {
 		t.Fatalf("revoke: %v %q", err, out)
 	}
 	if _, err := accounts.UserByAPIKey(app, key); err == nil {
 		t.Fatal("revoked key still works")
-	}
-}
-
-func TestParseByteSize(t *testing.T) {
-	for _, s := range []struct {
-		in   string
-		want int64
-		ok   bool
-	}{
-		{"50MiB", 50 << 20, true},
-		{"50mb", 50_000_000, true},
-		{"512KiB", 512 << 10, true},
-		{"1g", 1 << 30, true},
-		{"1024", 1024, true},
-		{"0", 0, false},
-		{"-1MiB", 0, false},
-		{"lots", 0, false},
-	} {
-		got, err := parseByteSize(s.in)
-		if (err == nil) != s.ok || got != s.want {
-			t.Errorf("parseByteSize(%q) = %d, %v", s.in, got, err)
-		}
 	}
 }

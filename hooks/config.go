@@ -11,6 +11,9 @@ import (
 	"time"
 
 	"sitedrop/hooks/server"
+	"sitedrop/sites"
+	"sitedrop/sites/domains"
+	"sitedrop/sites/serve"
 )
 
 // Config holds sitedrop's settings. Fields are read when the app
@@ -137,10 +140,10 @@ func DefaultConfig() Config {
 		AnonTTL:            24 * time.Hour,
 		MaxBody:            50 << 20,
 		MaxFiles:           20000,
-		FreeSlots:          5,
-		ProSlots:           50,
-		DomainsFree:        1,
-		DomainsPro:         10,
+		FreeSlots:          sites.DefaultFreeSlots,
+		ProSlots:           sites.DefaultProSlots,
+		DomainsFree:        domains.DefaultFreeLimit,
+		DomainsPro:         domains.DefaultProLimit,
 		AnonDeploysPerHour: 10,
 		DeploysPerMinute:   60,
 		ConcurrentDeploys:  4,
@@ -148,15 +151,17 @@ func DefaultConfig() Config {
 		AnonStoragePerIP:   100 << 20,
 		Signup:             true,
 		GCGrace:            time.Minute,
-		ContentCache:       64 << 20,
-		ProtectCookieTTL:   7 * 24 * time.Hour,
-		KeepVersions:       10,
+		ContentCache:       serve.DefaultContentCacheBytes,
+		ProtectCookieTTL:   serve.DefaultGateCookieTTL,
+		KeepVersions:       sites.DefaultKeepVersions,
 		Analytics:          true,
 		Serve:              server.DefaultConfig(),
 	}
 }
 
-// withDefaults fills zero fields with their defaults.
+// withDefaults fills zero fields with their defaults (the limits of
+// anonymous deploys and deploys per minute are negative when off: only
+// zero is filled there).
 func (c *Config) withDefaults() {
 	d := DefaultConfig()
 	if c.Domain == "" {
@@ -165,59 +170,38 @@ func (c *Config) withDefaults() {
 	if c.SitesDomain == "" {
 		c.SitesDomain = c.Domain
 	}
-	if c.AnonTTL <= 0 {
-		c.AnonTTL = d.AnonTTL
-	}
-	if c.MaxBody <= 0 {
-		c.MaxBody = d.MaxBody
-	}
-	if c.MaxFiles <= 0 {
-		c.MaxFiles = d.MaxFiles
-	}
-	if c.FreeSlots <= 0 {
-		c.FreeSlots = d.FreeSlots
-	}
-	if c.ProSlots <= 0 {
-		c.ProSlots = d.ProSlots
-	}
-	if c.DomainsFree <= 0 {
-		c.DomainsFree = d.DomainsFree
-	}
-	if c.DomainsPro <= 0 {
-		c.DomainsPro = d.DomainsPro
-	}
 	if c.AnonDeploysPerHour == 0 {
 		c.AnonDeploysPerHour = d.AnonDeploysPerHour
 	}
 	if c.DeploysPerMinute == 0 {
 		c.DeploysPerMinute = d.DeploysPerMinute
 	}
-	if c.ConcurrentDeploys <= 0 {
-		c.ConcurrentDeploys = d.ConcurrentDeploys
-	}
-	if c.DeployMemory <= 0 {
-		c.DeployMemory = d.DeployMemory
-	}
+	orDefault(&c.AnonTTL, d.AnonTTL)
+	orDefault(&c.MaxBody, d.MaxBody)
+	orDefault(&c.MaxFiles, d.MaxFiles)
+	orDefault(&c.FreeSlots, d.FreeSlots)
+	orDefault(&c.ProSlots, d.ProSlots)
+	orDefault(&c.DomainsFree, d.DomainsFree)
+	orDefault(&c.DomainsPro, d.DomainsPro)
+	orDefault(&c.ConcurrentDeploys, d.ConcurrentDeploys)
+	orDefault(&c.DeployMemory, d.DeployMemory)
 	// one deploy of the largest size must fit, or it would get 503 forever
 	c.DeployMemory = max(c.DeployMemory, deployMemoryFactor*c.MaxBody)
-	if c.AnonStoragePerIP <= 0 {
-		c.AnonStoragePerIP = d.AnonStoragePerIP
-	}
-	if c.GCGrace <= 0 {
-		c.GCGrace = d.GCGrace
-	}
-	if c.KeepVersions <= 0 {
-		c.KeepVersions = d.KeepVersions
-	}
-	if c.ContentCache <= 0 {
-		c.ContentCache = d.ContentCache
-	}
-	if c.ProtectCookieTTL <= 0 {
-		c.ProtectCookieTTL = d.ProtectCookieTTL
-	}
+	orDefault(&c.AnonStoragePerIP, d.AnonStoragePerIP)
+	orDefault(&c.GCGrace, d.GCGrace)
+	orDefault(&c.KeepVersions, d.KeepVersions)
+	orDefault(&c.ContentCache, d.ContentCache)
+	orDefault(&c.ProtectCookieTTL, d.ProtectCookieTTL)
 	if c.Serve.ACMECA == "" {
 		c.Serve.ACMECA = d.Serve.ACMECA
 	}
 	// Serve's zero values are meaningful (0 new certificates, no drain):
 	// its defaults come from DefaultConfig, through the serve flags.
+}
+
+// orDefault sets *v to d when it is not positive.
+func orDefault[T int | int64 | time.Duration](v *T, d T) {
+	if *v <= 0 {
+		*v = d
+	}
 }

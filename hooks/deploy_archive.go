@@ -9,6 +9,7 @@ import (
 
 	"github.com/pocketbase/pocketbase/core"
 
+	"sitedrop/hooks/server"
 	"sitedrop/sites"
 )
 
@@ -101,7 +102,7 @@ func (api *deployAPI) readArchiveDeploy(e *core.RequestEvent, format string, req
 // jsonErrorsMiddleware), and it sends nothing. It is read at the minimum
 // rate of bodies, and holds no memory.
 func (g *bodyGuards) discardBody(e *core.RequestEvent, limit int64) {
-	if waitsToSendBody(e.Request) || e.Request.ProtoMajor != 1 {
+	if server.WaitsToSendBody(e.Request) || e.Request.ProtoMajor != 1 {
 		return // HTTP/2 resets the stream alone
 	}
 	if body, err := g.guardBody(e, limit, nil); err == nil { // nil: over the limit, not read

@@ -9,12 +9,13 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/pocketbase/pocketbase/apis"
 	"github.com/pocketbase/pocketbase/core"
 	"github.com/pocketbase/pocketbase/tools/hook"
 	"github.com/pocketbase/pocketbase/tools/router"
 
+	"sitedrop/hooks/server"
 	"sitedrop/sites"
+	"sitedrop/sites/agent"
 	"sitedrop/sites/analytics/statsdb"
 	"sitedrop/sites/domains"
 	"sitedrop/sites/forms"
@@ -73,21 +74,63 @@ func fail(status int, format string, args ...any) *apiError {
 }
 
 // toAPIError maps any error from a handler to the status and message the
-// client sees. Errors that are not the client's become a 500 with a
-// generic message (the real one goes to the log).
+// client sees: an *apiError as it is, a domain package's error by its
+// mapping (domainMappings), a cancelled request as 499, PocketBase's
+// router errors in sitedrop's words. Errors that are not the client's
+// become a 500 with a generic message (the real one goes to the log).
 func toAPIError(err error) (*apiError, bool) {
+	for _, m := range domainMappings {
+		if ae, ok := m(err); ok {
+			return ae, true
+		}
+	}
+	var re *router.ApiError
+	switch {
+	case errors.Is(err, context.Canceled):
+		return fail(statusClientClosed, msgClientClosed), true
+	case errors.As(err, &re):
+		switch re.Status {
+		case http.StatusNotFound:
+			return fail(http.StatusNotFound, msgRouteNotFound), true
+		case http.StatusTooManyRequests:
+			return fail(http.StatusTooManyRequests, msgRateLimited), true
+		}
+		if re.Status >= 400 && re.Status < 500 {
+			return fail(re.Status, strings.TrimSuffix(re.Message, ".")), true
+		}
+	}
+	return fail(http.StatusInternalServerError, msgInternal), false
+}
+
+// domainMappings map the errors of the routes (*apiError) and of each
+// domain package to the API's answers, in this order; each returns false
+// for an error that is not its package's.
+var domainMappings = []func(error) (*apiError, bool){
+	formsAPIError,
+	routeAPIError,
+	sitesAPIError,
+	statsAPIError,
+	domainsAPIError,
+	agentAPIError,
+}
+
+// routeAPIError is an *apiError a handler or middleware made, as it is.
+func routeAPIError(err error) (*apiError, bool) {
 	var ae *apiError
+	if errors.As(err, &ae) {
+		return ae, true
+	}
+	return nil, false
+}
+
+// sitesAPIError maps the errors of sites (deployments, their slugs,
+// content, rules, versions and claims).
+func sitesAPIError(err error) (*apiError, bool) {
 	var se *sites.SlugError
 	var pe *sites.PathError
 	var arc *sites.ArchiveError
 	var rle *sites.RuleLimitError
-	var re *router.ApiError
-	if ae, ok := formsAPIError(err); ok {
-		return ae, true
-	}
 	switch {
-	case errors.As(err, &ae):
-		return ae, true
 	case errors.As(err, &se):
 		return fail(http.StatusBadRequest, se.Msg), true
 	case errors.As(err, &pe):
@@ -108,42 +151,64 @@ func toAPIError(err error) (*apiError, bool) {
 		return fail(http.StatusNotFound, msgVersionNotFound), true
 	case errors.Is(err, sites.ErrInvalidClaimToken):
 		return fail(http.StatusBadRequest, msgInvalidClaimToken), true
-	// analytics (statsdb): a period's bounds
+	}
+	return nil, false
+}
+
+// statsAPIError maps the errors of sites/analytics/statsdb: a period's
+// bounds.
+func statsAPIError(err error) (*apiError, bool) {
+	switch {
 	case errors.Is(err, statsdb.ErrPeriodDate):
 		return fail(http.StatusBadRequest, msgAnalyticsDate), true
 	case errors.Is(err, statsdb.ErrPeriodOrder):
 		return fail(http.StatusBadRequest, msgAnalyticsOrder), true
 	case errors.Is(err, statsdb.ErrPeriodRange):
 		return fail(http.StatusBadRequest, msgAnalyticsRange), true
-	case isDomainError(err):
-		return domainAPIError(err), true
-	case errors.Is(err, context.Canceled):
-		return fail(statusClientClosed, msgClientClosed), true
-	case errors.As(err, &re):
-		switch re.Status {
-		case http.StatusNotFound:
-			return fail(http.StatusNotFound, msgRouteNotFound), true
-		case http.StatusTooManyRequests:
-			return fail(http.StatusTooManyRequests, msgRateLimited), true
-		}
-		if re.Status >= 400 && re.Status < 500 {
-			return fail(re.Status, strings.TrimSuffix(re.Message, ".")), true
-		}
 	}
-	return fail(http.StatusInternalServerError, msgInternal), false
+	return nil, false
 }
 
-// formsAPIError maps the domain errors of sites/forms (submissions,
-// webhooks) to the API's answers.
+// formsAPIError maps the errors of sites/forms (submissions, webhooks).
 func formsAPIError(err error) (*apiError, bool) {
 	var we *forms.WebhookError
 	switch {
 	case errors.As(err, &we):
 		return fail(http.StatusBadRequest, we.Msg), true
 	case errors.Is(err, forms.ErrSubmissionNotFound):
-		return fail(http.StatusNotFound, "Submission not found"), true
+		return fail(http.StatusNotFound, msgSubmissionNotFound), true
 	case errors.Is(err, forms.ErrWebhookNotFound):
-		return fail(http.StatusNotFound, "Webhook not found"), true
+		return fail(http.StatusNotFound, msgWebhookNotFound), true
+	}
+	return nil, false
+}
+
+// domainsAPIError maps the refusals of sites/domains: 400 for a name
+// that is not a domain or is the server's own, 409 for one verified on
+// another site, 404 for a domain the deployment does not have, 403 over
+// the plan's limit.
+func domainsAPIError(err error) (*apiError, bool) {
+	var le *domains.LimitError
+	switch {
+	case errors.As(err, &le):
+		return fail(http.StatusForbidden, msgDomainLimit, le.Limit, le.Plan), true
+	case errors.Is(err, domains.ErrNotFound):
+		return fail(http.StatusNotFound, msgDomainNotFound), true
+	case errors.Is(err, domains.ErrTaken):
+		return fail(http.StatusConflict, "%s", domains.ErrTaken.Error()), true
+	case domains.NameRefusal(err) != nil:
+		return fail(http.StatusBadRequest, "%s", domains.NameRefusal(err).Error()), true
+	}
+	return nil, false
+}
+
+// agentAPIError maps the refusals of an MCP body (agent.CheckMessage).
+func agentAPIError(err error) (*apiError, bool) {
+	switch {
+	case errors.Is(err, agent.ErrBatch):
+		return fail(http.StatusBadRequest, msgMCPBatch), true
+	case errors.Is(err, agent.ErrNotObject):
+		return fail(http.StatusBadRequest, msgMCPNotObject), true
 	}
 	return nil, false
 }
@@ -153,8 +218,8 @@ func formsAPIError(err error) (*apiError, bool) {
 // /api/ and dashboard keep their own shape.
 func jsonErrorsMiddleware() *hook.Handler[*core.RequestEvent] {
 	return &hook.Handler[*core.RequestEvent]{
-		Id:       "sitedropJSONErrors",
-		Priority: apis.DefaultActivityLoggerMiddlewarePriority + 1,
+		Id:       jsonErrorsMiddlewareId,
+		Priority: jsonErrorsMiddlewarePriority,
 		Func: func(e *core.RequestEvent) error {
 			if p := e.Request.URL.Path; strings.HasPrefix(p, "/api/") || p == "/_" || strings.HasPrefix(p, "/_/") {
 				return e.Next()
@@ -168,7 +233,7 @@ func jsonErrorsMiddleware() *hook.Handler[*core.RequestEvent] {
 				e.App.Logger().Error("request failed", "method", e.Request.Method, "path", e.Request.URL.Path, "error", err)
 			}
 			setRetryAfter(e, ae)
-			if waitsToSendBody(e.Request) {
+			if server.WaitsToSendBody(e.Request) {
 				if jerr := refuseWaitingBody(e, ae); jerr != nil {
 					return errors.Join(err, jerr)
 				}
@@ -182,34 +247,14 @@ func jsonErrorsMiddleware() *hook.Handler[*core.RequestEvent] {
 	}
 }
 
-// waitsToSendBody tells an HTTP/1 request whose client waits for
-// "100 Continue" before it sends its body (the CLI's uploads).
-func waitsToSendBody(r *http.Request) bool {
-	return r.ProtoMajor == 1 && r.ContentLength != 0 && strings.EqualFold(r.Header.Get("Expect"), "100-continue")
-}
-
-// refuseWaitingBody answers an error to a client that has not sent its
-// body, at once and closing the connection, so that it sends nothing.
-// net/http does that itself when it sees such a request unread, but
-// PocketBase's router hides the body it recognises them by; and the
-// router's deferred close of the body would wait for up to 256 KiB of it
-// (which the client only sends after its own timeout) before the answer
-// left. So the answer has its length and is flushed here.
+// refuseWaitingBody answers ae to a client that has not sent its body
+// (server.RefuseWaitingBody), in the shape e.JSON writes.
 func refuseWaitingBody(e *core.RequestEvent, ae *apiError) error {
 	body, err := json.Marshal(map[string]string{"error": ae.Message})
 	if err != nil {
 		return err
 	}
-	body = append(body, '\n') // as e.JSON writes it
-	h := e.Response.Header()
-	h.Set("Connection", "close")
-	h.Set("Content-Type", "application/json")
-	h.Set("Content-Length", strconv.Itoa(len(body)))
-	e.Response.WriteHeader(ae.Status)
-	if _, err := e.Response.Write(body); err != nil {
-		return err
-	}
-	return http.NewResponseController(e.Response).Flush()
+	return server.RefuseWaitingBody(e.Response, ae.Status, append(body, '\n'))
 }
 
 // methodNotAllowed answers 405 for a known path with a method it lacks.
@@ -224,51 +269,33 @@ func methodNotAllowed(allow string) func(e *core.RequestEvent) error {
 // sends from a page of another origin.
 const msgCrossOriginAnonDeploy = "Anonymous deploys are refused from pages of other origins: send an API key (Authorization: Bearer <key>)"
 
-// Custom domains (sites/domains): the errors of domains.Service and
-// their contract messages.
+// The contract messages of sites/domains' refusals (domainsAPIError).
+const (
+	// msgDomainLimit is the refusal over the plan's custom domains.
+	msgDomainLimit = "Custom domain limit reached (%d on the %s plan). Remove a domain or upgrade your plan."
+	// msgDomainNotFound answers a domain the deployment does not have.
+	msgDomainNotFound = "Domain not found"
+)
 
-// msgDomainLimit is the refusal over the plan's custom domains.
-const msgDomainLimit = "Custom domain limit reached (%d on the %s plan). Remove a domain or upgrade your plan."
-
-// msgDomainNotFound answers a domain the deployment does not have.
-const msgDomainNotFound = "Domain not found"
-
-// isDomainError reports whether err is one of sites/domains' refusals.
-func isDomainError(err error) bool {
-	var le *domains.LimitError
-	return domains.NameRefusal(err) != nil || errors.Is(err, domains.ErrTaken) || errors.Is(err, domains.ErrNotFound) ||
-		errors.As(err, &le)
-}
-
-// domainAPIError is the answer to one of sites/domains' refusals
-// (isDomainError): 400 for a name that is not a domain or is the
-// server's own, 409 for one verified on another site, 404 for a domain
-// the deployment does not have, 403 over the plan's limit.
-func domainAPIError(err error) *apiError {
-	var le *domains.LimitError
-	switch {
-	case errors.As(err, &le):
-		return fail(http.StatusForbidden, msgDomainLimit, le.Limit, le.Plan)
-	case errors.Is(err, domains.ErrNotFound):
-		return fail(http.StatusNotFound, msgDomainNotFound)
-	case errors.Is(err, domains.ErrTaken):
-		return fail(http.StatusConflict, "%s", domains.ErrTaken.Error())
-	case domains.NameRefusal(err) != nil:
-		return fail(http.StatusBadRequest, "%s", domains.NameRefusal(err).Error())
-	}
-	return fail(http.StatusInternalServerError, msgInternal)
-}
+// The contract messages of sites/forms' errors (formsAPIError).
+const (
+	msgSubmissionNotFound = "Submission not found"
+	msgWebhookNotFound    = "Webhook not found"
+)
 
 // domainRefusal is the answer to err when a client caused it: a limit of
 // the routes (*apiError) or a refusal of sites/domains. The pages show
 // its message in a flash.
 func domainRefusal(err error) (*apiError, bool) {
-	var ae *apiError
-	if errors.As(err, &ae) {
+	if ae, ok := routeAPIError(err); ok {
 		return ae, true
 	}
-	if isDomainError(err) {
-		return domainAPIError(err), true
-	}
-	return nil, false
+	return domainsAPIError(err)
 }
+
+// The refusals of an MCP body that is not one JSON-RPC message
+// (agent.CheckMessage).
+const (
+	msgMCPBatch     = "JSON-RPC batches are not supported: send one message per request"
+	msgMCPNotObject = "The body must be one JSON-RPC message: a JSON object"
+)

@@ -1,10 +1,6 @@
 package hooks
 
 import (
-	"fmt"
-	"strconv"
-	"strings"
-
 	"github.com/spf13/pflag"
 
 	"sitedrop/sites"
@@ -20,9 +16,9 @@ func BindFlags(fs *pflag.FlagSet, cfg *Config) {
 	fs.StringVar(&cfg.Store, "store", cfg.Store, "where site content lives: file (under the data dir) or s3://bucket/prefix?endpoint=URL&region=REGION (credentials from the environment)")
 	fs.StringVar(&cfg.PublicURL, "public-url", cfg.PublicURL, "the web URL clients see, e.g. https://deploy.example.com behind a proxy (default: derived)")
 	fs.DurationVar(&cfg.AnonTTL, "anon-ttl", cfg.AnonTTL, "how long anonymous deployments live unless claimed")
-	fs.Var((*byteSize)(&cfg.MaxBody), "max-body", "largest deploy request body, e.g. 50MiB")
+	fs.Var((*sites.ByteSize)(&cfg.MaxBody), "max-body", "largest deploy request body, e.g. 50MiB")
 	fs.IntVar(&cfg.KeepVersions, "keep-versions", cfg.KeepVersions, "versions of each deployment kept for rollback, the live one included")
-	fs.Var((*byteSize)(&cfg.ContentCache), "content-cache", "memory for site files served from RAM (files up to 1 MiB), e.g. 64MiB")
+	fs.Var((*sites.ByteSize)(&cfg.ContentCache), "content-cache", "memory for site files served from RAM (files up to 1 MiB), e.g. 64MiB")
 	fs.DurationVar(&cfg.ProtectCookieTTL, "protect-cookie-ttl", cfg.ProtectCookieTTL, "how long a visitor who passed a protected site's gate (password or share link) stays in")
 	fs.BoolVar(&cfg.Analytics, "analytics", cfg.Analytics, "count the sites' visits (no cookies, no IPs kept); --analytics=false turns counting off")
 	fs.IntVar(&cfg.MaxFiles, "max-files", cfg.MaxFiles, "most files in one deployment")
@@ -34,51 +30,10 @@ func BindFlags(fs *pflag.FlagSet, cfg *Config) {
 	fs.StringSliceVar(&cfg.ReservedSlugs, "reserved-slugs", cfg.ReservedSlugs, "slugs to refuse on top of the built-in list (comma-separated)")
 	fs.IntVar(&cfg.DeploysPerMinute, "deploys-per-minute", cfg.DeploysPerMinute, "deploys (POST and PUT) allowed per account and minute (-1: no limit)")
 	fs.IntVar(&cfg.ConcurrentDeploys, "concurrent-deploys", cfg.ConcurrentDeploys, "deploys validated and stored at once, their bodies read; more wait")
-	fs.Var((*byteSize)(&cfg.DeployMemory), "deploy-memory", "memory all deploys and blob uploads may hold together; past it they wait briefly, then get 503, e.g. 512MiB")
-	fs.Var((*byteSize)(&cfg.AnonStoragePerIP), "anon-storage-per-ip", "bytes anonymous deploys from one client IP may store per --anon-ttl, e.g. 100MiB")
+	fs.Var((*sites.ByteSize)(&cfg.DeployMemory), "deploy-memory", "memory all deploys and blob uploads may hold together; past it they wait briefly, then get 503, e.g. 512MiB")
+	fs.Var((*sites.ByteSize)(&cfg.AnonStoragePerIP), "anon-storage-per-ip", "bytes anonymous deploys from one client IP may store per --anon-ttl, e.g. 100MiB")
 	fs.BoolVar(&cfg.Signup, "signup", cfg.Signup, "let a first sign-in by e-mail code create an account")
 	fs.StringSliceVar(&cfg.TrustedProxies, "trusted-proxies", cfg.TrustedProxies, "reverse proxies (IPs or CIDRs, comma-separated) whose X-Forwarded-For gives the client IP")
 	fs.BoolVar(&cfg.WebhooksAllowPrivate, "webhooks-allow-private", cfg.WebhooksAllowPrivate, "let webhooks target loopback, private and reserved addresses (for self-hosted receivers)")
 	fs.IntVar(&cfg.AnonDeploysPerHour, "anon-deploys-per-hour", cfg.AnonDeploysPerHour, "anonymous deploys allowed per client IP and hour (-1: no limit)")
-}
-
-// byteSize is an int64 flag that accepts 50MiB, 10MB, 512KiB or plain bytes.
-type byteSize int64
-
-func (b *byteSize) String() string { return sites.FormatBytes(int64(*b)) }
-func (b *byteSize) Type() string   { return "size" }
-
-func (b *byteSize) Set(s string) error {
-	n, err := parseByteSize(s)
-	if err != nil {
-		return err
-	}
-	*b = byteSize(n)
-	return nil
-}
-
-// parseByteSize reads a size with an optional unit (B, KB, KiB, MB, MiB,
-// GB, GiB; case-insensitive).
-func parseByteSize(s string) (int64, error) {
-	t := strings.TrimSpace(strings.ToLower(s))
-	units := []struct {
-		suffix string
-		mult   int64
-	}{
-		{"kib", 1 << 10}, {"mib", 1 << 20}, {"gib", 1 << 30},
-		{"kb", 1000}, {"mb", 1000 * 1000}, {"gb", 1000 * 1000 * 1000},
-		{"k", 1 << 10}, {"m", 1 << 20}, {"g", 1 << 30}, {"b", 1},
-	}
-	mult := int64(1)
-	for _, u := range units {
-		if strings.HasSuffix(t, u.suffix) {
-			t, mult = strings.TrimSpace(strings.TrimSuffix(t, u.suffix)), u.mult
-			break
-		}
-	}
-	n, err := strconv.ParseInt(t, 10, 64)
-	if err != nil || n <= 0 || n > (1<<62)/mult {
-		return 0, fmt.Errorf("invalid size %q (use e.g. 50MiB)", s)
-	}
-	return n * mult, nil
 }

@@ -216,7 +216,7 @@ func newFixtureApp(t testing.TB, tune ...func(*Config)) (*tests.TestApp, *built)
 // mustUser creates a user with plan and an API key whose plaintext is key.
 func mustUser(t testing.TB, app core.App, email, plan, key string) *core.Record {
 	t.Helper()
-	user, _, err := upsertUser(app, email, plan)
+	user, _, err := accounts.UpsertUser(app, accounts.NormalizeEmail(email), plan)
 	if err != nil {
 		t.Fatal(err)
 	}

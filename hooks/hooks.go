@@ -220,9 +220,9 @@ func build(app core.App, cfg *Config) (*built, error) {
 		bindWWWRedirect(se, hosts, cfg)
 		se.Router.Bind(jsonErrorsMiddleware())
 		se.Router.Bind(builtinAuthGuard())
-		se.Router.Bind(superuserSignInLimit(proxies))
+		se.Router.Bind(superuserSignInLimit(proxies.RateKey))
 		bindWebGuards(se, cfg.Serve.Origins)
-		bindHSTS(se, sessions)
+		bindHSTS(se, sessions.secure)
 
 		// The routes.
 		auth := &apiAuth{sessions: sessions, deploys: svc}
@@ -235,7 +235,7 @@ func build(app core.App, cfg *Config) (*built, error) {
 		bindAuthAPI(se.Router, &signInDesk{cfg: cfg, limits: &limits, proxies: proxies, kit: kit}, auth)
 		bindSubmitAPI(se.Router, &formPosts{cfg: cfg, limit: newLimiter(10, time.Minute), guards: &guards, sessions: sessions, hosts: hosts, wake: send.wake})
 		bindSubmissionsAPI(se.Router, auth)
-		bindWebhooksAPI(se.Router, &webhooksAPI{cfg: cfg, guards: &guards}, auth)
+		bindWebhooksAPI(se.Router, &webhooksAPI{guard: cfg.webhookGuard(), guards: &guards}, auth)
 		bindDomainsAPI(se.Router, &domainsAPI{desk: domainDesk, guards: &guards}, auth)
 		site := &siteForms{deploys: svc, kit: kit, sessions: sessions}
 		domainPg := &domainPages{siteForms: site, desk: domainDesk, domains: domainSvc, siteHost: hosts.SiteHost}
@@ -245,7 +245,7 @@ func build(app core.App, cfg *Config) (*built, error) {
 			&protectionPages{siteForms: site, cfg: cfg},
 			&webhookPages{siteForms: site, cfg: cfg, sends: webhookSends, ref: ref, wake: send.wake})
 		bindSiteDomainsPages(se.Router, domainPg)
-		api := bindMCP(se.Router, &mcpEndpoint{cfg: cfg, guards: &guards, proxies: proxies})
+		api := bindMCP(se.Router, &mcpEndpoint{maxBody: cfg.MaxBody, guards: &guards, proxies: proxies})
 		bindPages(se.Router, &homePage{cfg: cfg, sessions: sessions}, llmsTxt(cfg),
 			&claimPages{cfg: cfg, deploys: svc, kit: kit, sessions: sessions},
 			&accountPages{cfg: cfg, deploys: svc, domains: domainSvc, kit: kit, sessions: sessions})
@@ -258,7 +258,7 @@ func build(app core.App, cfg *Config) (*built, error) {
 			return err
 		}
 		if se.Server != nil {
-			api.use(se.Server.Handler) // the mux, before the front door wraps it
+			api.Use(se.Server.Handler) // the mux, before the front door wraps it
 			if se.Server.Handler != nil {
 				// every listener serves this handler: the front door first
 				se.Server.Handler = door.Wrap(se.Server.Handler)

@@ -104,22 +104,3 @@ func logStrings(l *core.Log) []string {
 	}
 	return out
 }
-
-// TestLogSafe: what the request log keeps of a string.
-func TestLogSafe(t *testing.T) {
-	t.Parallel()
-	for in, want := range map[string]string{
-		"GET /a b":            "GET /a b",
-		"/x\r\nforged":        `/x\x0d\x0aforged`,
-		"tab\there":           `tab\x09here`,
-		"\x1b[31mred\x7f":     `\x1b[31mred\x7f`,
-		"line\u2028sep\u0085": `line\u2028sep\u0085`,
-		"bidi\u202egnp.exe":   `bidi\u202egnp.exe`,
-		"bad\xffutf8":         `bad\xffutf8`,
-		"café ✓":              "café ✓",
-	} {
-		if got := logSafe(in); got != want {
-			t.Errorf("logSafe(%q) = %q, want %q", in, got, want)
-		}
-	}
-}

@@ -6,9 +6,6 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"net/http/httptest"
-	"net/url"
-	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/pocketbase/pocketbase/apis"
@@ -23,7 +20,8 @@ import (
 // mcpEndpoint is the MCP endpoint: what reads its bodies and what its
 // in-process API calls need.
 type mcpEndpoint struct {
-	cfg *Config
+	// maxBody is --max-body, the largest MCP body as the largest deploy's.
+	maxBody int64
 	// guards read the bodies and hold them against the memory budget.
 	guards *bodyGuards
 	// proxies tell the caller's client IP, passed on to the API.
@@ -37,14 +35,14 @@ type mcpEndpoint struct {
 // bodies are, and it and the answers are held against the deploy memory
 // budget (see mcpServe). It returns the API handler the tools call, for
 // register to complete once the server's handler is built.
-func bindMCP(r *router.Router[*core.RequestEvent], m *mcpEndpoint) *apiMux {
-	api := &apiMux{router: r}
+func bindMCP(r *router.Router[*core.RequestEvent], m *mcpEndpoint) *agent.LazyHandler {
+	api := &agent.LazyHandler{Build: r.BuildMux}
 	h := mcp.NewStreamableHTTPHandler(func(r *http.Request) *mcp.Server {
 		return agent.NewServer(m.inProcessClient(r, api), nil)
 	}, &mcp.StreamableHTTPOptions{
 		Stateless:           true, // any server of a cluster answers any request
 		JSONResponse:        true, // one answer per request: no event stream to keep open
-		MaxRequestBodyBytes: m.cfg.MaxBody,
+		MaxRequestBodyBytes: m.maxBody,
 		// The SDK refuses a non-loopback Host on a loopback listener (DNS
 		// rebinding): that is every request behind a local reverse proxy.
 		// The tools need the caller's key for anything but an anonymous
@@ -66,7 +64,7 @@ const mcpMemoryFactor = 4
 // mcpServe answers an MCP request with h. A POST body is read first, as
 // deploy bodies are (guardBody: --max-body, the minimum rate after the
 // grace, each byte held of the memory budget as it comes), and must be
-// one JSON-RPC message (checkMCPMessage: a batch is refused before the
+// one JSON-RPC message (agent.CheckMessage: a batch is refused before the
 // SDK sees it); then the rest of its memory and an allowance for its
 // answers are reserved (503 with Retry-After when the budget stays
 // spent). That is the last refusal: once h has the request, a tool may
@@ -85,9 +83,9 @@ func (m *mcpEndpoint) mcpServe(h http.Handler) func(e *core.RequestEvent) error 
 			e.Request.Body = io.NopCloser(bytes.NewReader(body))
 			e.Request.ContentLength = int64(len(body))
 		}
-		w := &mcpWriter{ResponseWriter: e.Response, mem: mem}
+		w := agent.NewAnswerWriter(e.Response, mem.count)
 		h.ServeHTTP(w, e.Request.WithContext(context.WithValue(e.Request.Context(), mcpMemoryKey{}, mem)))
-		w.finish()
+		w.Finish()
 		return nil
 	}
 }
@@ -96,7 +94,7 @@ func (m *mcpEndpoint) mcpServe(h http.Handler) func(e *core.RequestEvent) error 
 // is one message, and reserves the memory the SDK will take for it and
 // mcpAnswerAllowance, in one wait.
 func (m *mcpEndpoint) readMCPBody(e *core.RequestEvent, lease *memLease) ([]byte, error) {
-	g, err := m.guards.guardBody(e, m.cfg.MaxBody, lease)
+	g, err := m.guards.guardBody(e, m.maxBody, lease)
 	if err != nil {
 		return nil, err
 	}
@@ -104,7 +102,7 @@ func (m *mcpEndpoint) readMCPBody(e *core.RequestEvent, lease *memLease) ([]byte
 	if err != nil {
 		return nil, err
 	}
-	if err := checkMCPMessage(body); err != nil {
+	if err := agent.CheckMessage(body); err != nil {
 		return nil, err
 	}
 	if err := lease.reserve((mcpMemoryFactor-1)*int64(len(body)) + mcpAnswerAllowance); err != nil {
@@ -119,90 +117,14 @@ type mcpMemoryKey struct{}
 
 // inProcessClient is an API client that sends r's key and serves its
 // requests with the app's own handler, as if they came from r's client.
-func (m *mcpEndpoint) inProcessClient(r *http.Request, api *apiMux) *client.Client {
-	key, sent := bearerToken(r)
+func (m *mcpEndpoint) inProcessClient(r *http.Request, api *agent.LazyHandler) *client.Client {
 	mem, _ := r.Context().Value(mcpMemoryKey{}).(*mcpMemory)
-	if sent && key == "" {
-		// not a bearer key: the API's 401, never an anonymous deploy
-		key = "-"
+	t := &agent.InProcess{
+		Handler:       api.Handler,
+		Host:          r.Host,
+		RemoteAddr:    net.JoinHostPort(m.proxies.ClientIP(r), "0"),
+		Authorization: r.Header.Get("Authorization"),
+		Count:         mem.count, // nil mem: nothing counted
 	}
-	return &client.Client{
-		Server: "http://" + r.Host,
-		Key:    key,
-		HTTP: &http.Client{Transport: &inProcess{
-			api:           api,
-			host:          r.Host,
-			remoteAddr:    net.JoinHostPort(m.proxies.ClientIP(r), "0"),
-			authorization: r.Header.Get("Authorization"),
-			mem:           mem,
-		}},
-	}
-}
-
-// apiMux is the app's HTTP handler: the one the server uses, or, where
-// no server was started (a test harness), one built from the same router
-// at first use.
-type apiMux struct {
-	router interface {
-		BuildMux() (http.Handler, error)
-	}
-	once sync.Once
-	h    http.Handler
-	err  error
-}
-
-// use sets the handler the server uses, when there is one.
-func (m *apiMux) use(h http.Handler) {
-	if h != nil {
-		m.once.Do(func() { m.h = h })
-	}
-}
-
-// handler returns the app's handler.
-func (m *apiMux) handler() (http.Handler, error) {
-	m.once.Do(func() { m.h, m.err = m.router.BuildMux() })
-	return m.h, m.err
-}
-
-// inProcess is an http.RoundTripper that answers a request with the app's
-// handler in this process: no socket, no TLS. The request arrives from
-// remoteAddr (the MCP caller's address, so per-IP limits count the caller)
-// at host (the web host the MCP request came to), with the MCP request's
-// Authorization header as it was sent. The API's answer is counted, until
-// the MCP request ends, of the MCP request's memory (none when nil).
-type inProcess struct {
-	api           *apiMux
-	host          string
-	remoteAddr    string
-	authorization string
-	mem           *mcpMemory
-}
-
-// RoundTrip serves req and returns the recorded answer. The answer is
-// the API's, whatever the memory budget: the API refuses (503) before it
-// acts when the budget is spent, and an answer it made after acting is
-// counted, never refused (see mcpMemory).
-func (t *inProcess) RoundTrip(req *http.Request) (*http.Response, error) {
-	h, err := t.api.handler()
-	if err != nil {
-		return nil, err
-	}
-	in := req.Clone(req.Context())
-	in.URL = &url.URL{Path: req.URL.Path, RawPath: req.URL.RawPath, RawQuery: req.URL.RawQuery}
-	in.RequestURI = in.URL.RequestURI()
-	in.Host = t.host
-	in.RemoteAddr = t.remoteAddr
-	if t.authorization != "" {
-		in.Header.Set("Authorization", t.authorization)
-	}
-	if in.Body == nil {
-		in.Body = http.NoBody
-	}
-	rec := httptest.NewRecorder()
-	h.ServeHTTP(rec, in)
-	// the recorded answer, and the copy the client reads it into
-	t.mem.count(int64(rec.Body.Cap() + rec.Body.Len()))
-	res := rec.Result()
-	res.Request = req
-	return res, nil
+	return t.Client(bearerToken(r))
 }

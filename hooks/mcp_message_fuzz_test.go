@@ -25,9 +25,9 @@ func (noAPI) RoundTrip(*http.Request) (*http.Response, error) {
 }
 
 // FuzzMCPRequest feeds raw bodies to the MCP request decoding, as mcpServe
-// does: checkMCPMessage, then, for a body it lets through, the SDK's
+// does: agent.CheckMessage, then, for a body it lets through, the SDK's
 // stateless handler (the real agent tools, whose API calls fail) behind
-// mcpWriter, at the oldest revision the SDK serves (the one whose batches
+// agent.AnswerWriter, at the oldest revision the SDK serves (the one whose batches
 // it answers). It never panics; a refusal is a 400; a body that decodes
 // as a JSON array (a batch, even with data after it, as the SDK reads it)
 // or starts as one never reaches the SDK; an answer is never a JSON array
@@ -53,7 +53,7 @@ func FuzzMCPRequest(f *testing.F) {
 		return agent.NewServer(&client.Client{Server: "http://web.test", HTTP: &http.Client{Transport: noAPI{}}}, nil)
 	}, &mcp.StreamableHTTPOptions{Stateless: true, JSONResponse: true, MaxRequestBodyBytes: 1 << 20, DisableLocalhostProtection: true})
 	f.Fuzz(func(t *testing.T, body []byte) {
-		err := checkMCPMessage(body)
+		err := agent.CheckMessage(body)
 		var batch []json.RawMessage
 		decodesAsBatch := json.NewDecoder(bytes.NewReader(body)).Decode(&batch) == nil && batch != nil
 		startsAsBatch := bytes.HasPrefix(bytes.TrimLeft(body, " \t\r\n"), []byte("["))
@@ -75,7 +75,7 @@ func FuzzMCPRequest(f *testing.F) {
 		req.Header.Set("Accept", "application/json, text/event-stream")
 		req.Header.Set("Mcp-Protocol-Version", "2025-03-26")
 		rec := httptest.NewRecorder()
-		w := &mcpWriter{ResponseWriter: rec}
+		w := agent.NewAnswerWriter(rec, nil)
 		done := make(chan struct{})
 		go func() {
 			defer close(done)
@@ -86,7 +86,7 @@ func FuzzMCPRequest(f *testing.F) {
 		case <-time.After(5 * time.Second):
 			t.Fatalf("no answer to %q within 5 s", body)
 		}
-		w.finish()
+		w.Finish()
 		answer := bytes.TrimLeft(rec.Body.Bytes(), " \t\r\n")
 		if bytes.HasPrefix(answer, []byte("[")) {
 			t.Fatalf("a batch answer to %q: %.200s", body, answer)

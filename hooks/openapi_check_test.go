@@ -17,6 +17,7 @@ import (
 	"github.com/pocketbase/pocketbase/tests"
 
 	"sitedrop/hooks/server"
+	"sitedrop/sites/wire"
 )
 
 // openAPI is the description, loaded and checked once for all tests.
@@ -27,14 +28,14 @@ var openAPI struct {
 	err    error
 }
 
-// loadOpenAPI loads hooks/openapi.json with kin-openapi, validates it as an
+// loadOpenAPI loads sites/wire/openapi.json with kin-openapi, validates it as an
 // OpenAPI 3.1 document and builds a router over its paths. Its servers are
 // dropped: tests send requests to any web host.
 func loadOpenAPI(t testing.TB) (*openapi3.T, routers.Router) {
 	t.Helper()
 	openAPI.once.Do(func() {
 		loader := openapi3.NewLoader()
-		doc, err := loader.LoadFromData(openAPIDoc)
+		doc, err := loader.LoadFromData(wire.OpenAPI())
 		if err != nil {
 			openAPI.err = err
 			return

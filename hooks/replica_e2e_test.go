@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"sitedrop/hooks/server"
 	"sitedrop/sites"
 	"sitedrop/sites/replica"
 	"sitedrop/sites/store/s3store/s3test"
@@ -25,7 +26,7 @@ type testReplica struct {
 
 func startReplica(t *testing.T, sd *built) *testReplica {
 	t.Helper()
-	s3, err := openS3Store(sd.cfg.Store)
+	s3, err := server.OpenS3Store(sd.cfg.Store)
 	if err != nil {
 		t.Fatal(err)
 	}

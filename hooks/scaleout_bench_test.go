@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"sitedrop/hooks/server"
 	"sitedrop/sites"
 	"sitedrop/sites/publish"
 	"sitedrop/sites/replica"
@@ -100,7 +101,7 @@ func BenchmarkScaleOutServe(b *testing.B) {
 		benchGet(b, addr, host)
 	})
 	b.Run("replica", func(b *testing.B) {
-		s3, err := openS3Store(url)
+		s3, err := server.OpenS3Store(url)
 		if err != nil {
 			b.Fatal(err)
 		}

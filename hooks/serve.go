@@ -25,7 +25,7 @@ func ServeSettings(cfg *Config) server.Settings {
 			cfg.withDefaults() // a replica's app does not bootstrap
 			return server.ReplicaConfig{
 				Store:          cfg.Store,
-				OpenStore:      openS3Store,
+				OpenStore:      server.OpenS3Store,
 				TrustedProxies: cfg.TrustedProxies,
 				ContentCache:   cfg.ContentCache,
 				SecureCookies:  cfg.siteOverTLS,

@@ -14,6 +14,7 @@ import (
 	"github.com/andybalholm/brotli"
 	"github.com/caddyserver/certmagic"
 
+	"sitedrop/hooks/server"
 	"sitedrop/hooks/server/certs"
 )
 
@@ -50,8 +51,8 @@ func TestHTTPSOnDemand(t *testing.T) {
 	if status != http.StatusOK {
 		t.Fatalf("web host health = %d", status)
 	}
-	if got := header.Get("Strict-Transport-Security"); got != hstsValue {
-		t.Errorf("web host HSTS = %q, want %q", got, hstsValue)
+	if got := header.Get("Strict-Transport-Security"); got != server.HSTS {
+		t.Errorf("web host HSTS = %q, want %q", got, server.HSTS)
 	}
 
 	// A live slug: its own certificate, obtained during the handshake.

@@ -7,6 +7,7 @@ import (
 	"github.com/pocketbase/pocketbase/core"
 	"github.com/pocketbase/pocketbase/tools/router"
 
+	"sitedrop/hooks/server"
 	"sitedrop/ui"
 )
 
@@ -33,7 +34,7 @@ func webNotFound(e *core.RequestEvent, s *sessions) error {
 	if strings.HasPrefix(p, "/api/") || p == "/_" || strings.HasPrefix(p, "/_/") {
 		return router.NewNotFoundError("", nil)
 	}
-	if loc, ok := withoutTrailingSlash(e.Request); ok {
+	if loc, ok := server.WithoutTrailingSlash(e.Request); ok {
 		return e.Redirect(http.StatusPermanentRedirect, loc)
 	}
 	if wantsHTML(e.Request) {
@@ -41,27 +42,6 @@ func webNotFound(e *core.RequestEvent, s *sessions) error {
 			"There is no page at this address. Check it for typing mistakes, or start again from the home page.")
 	}
 	return fail(http.StatusNotFound, msgRouteNotFound)
-}
-
-// withoutTrailingSlash is the address of a GET or HEAD request without the
-// trailing slashes of its path; ok is false when there are none, or when
-// what is left would not be a path of this host ("//host").
-func withoutTrailingSlash(r *http.Request) (string, bool) {
-	if r.Method != http.MethodGet && r.Method != http.MethodHead {
-		return "", false
-	}
-	p := r.URL.EscapedPath()
-	if len(p) < 2 || !strings.HasSuffix(p, "/") {
-		return "", false
-	}
-	p = strings.TrimRight(p, "/")
-	if p == "" || strings.HasPrefix(p, "//") || strings.HasPrefix(p, "/\\") {
-		return "", false
-	}
-	if r.URL.RawQuery != "" {
-		p += "?" + r.URL.RawQuery
-	}
-	return p, true
 }
 
 // faviconICO is GET /favicon.ico: the emoji icon the pages link to, which

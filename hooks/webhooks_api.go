@@ -17,8 +17,8 @@ const webhookSendsPerMinute = 10
 // webhooksAPI serves the webhook endpoints and the e-mail notification
 // settings with exactly the services they use.
 type webhooksAPI struct {
-	// cfg is read for --webhooks-allow-private (webhookGuard).
-	cfg *Config
+	// guard checks the webhooks' URLs (--webhooks-allow-private).
+	guard forms.WebhookGuard
 	// guards read the bodies within the memory budget and at a minimum rate.
 	guards *bodyGuards
 }
@@ -41,21 +41,18 @@ func bindWebhooksAPI(r *router.Router[*core.RequestEvent], api *webhooksAPI, aut
 func (api *webhooksAPI) createWebhook(e *core.RequestEvent) error {
 	dep := ownedOf(e)
 	var body struct {
-		URL    *string   `json:"url"`
+		URL    string    `json:"url"` // absent: forms refuses it (url is required)
 		Type   *string   `json:"type"`
 		Events *[]string `json:"events"`
 	}
 	if err := api.guards.readJSON(e, authBodyLimit, &body); err != nil {
 		return err
 	}
-	if body.URL == nil {
-		return fail(http.StatusBadRequest, "url is required")
-	}
 	typ := forms.WebhookGeneric
 	if body.Type != nil {
 		typ = *body.Type
 	}
-	hook, secret, err := forms.CreateWebhook(e.Request.Context(), e.App, api.cfg.webhookGuard(), dep.Id, *body.URL, typ, body.Events)
+	hook, secret, err := forms.CreateWebhook(e.Request.Context(), e.App, api.guard, dep.Id, body.URL, typ, body.Events)
 	if err != nil {
 		return err // *forms.WebhookError: 400
 	}

@@ -22,6 +22,14 @@ const (
 	PlanPro  = "pro"
 )
 
+// The defaults of ServiceConfig, which NewService fills in for zero
+// values (the server's flags show them).
+const (
+	DefaultFreeSlots    = 5
+	DefaultProSlots     = 50
+	DefaultKeepVersions = 10
+)
+
 // ServiceConfig holds the lifecycle rules of a Service.
 type ServiceConfig struct {
 	// FreeSlots is how many deployments a free account may have (default 5).
@@ -60,13 +68,13 @@ type Service struct {
 // Zero config fields take their defaults.
 func NewService(app core.App, blobStore store.BlobStore, cfg ServiceConfig) *Service {
 	if cfg.FreeSlots <= 0 {
-		cfg.FreeSlots = 5
+		cfg.FreeSlots = DefaultFreeSlots
 	}
 	if cfg.ProSlots <= 0 {
-		cfg.ProSlots = 50
+		cfg.ProSlots = DefaultProSlots
 	}
 	if cfg.KeepVersions <= 0 {
-		cfg.KeepVersions = 10
+		cfg.KeepVersions = DefaultKeepVersions
 	}
 	return &Service{app: app, store: blobStore, cfg: cfg}
 }

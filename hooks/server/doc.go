@@ -9,6 +9,10 @@
 //     and its header and keep-alive timeouts;
 //   - tls.go: --https (certificates from an ACME CA through certs, the
 //     plain HTTP listener for challenges and redirects);
+//   - webhost.go: the web host's HTTP rules no route owns (CORS of
+//     keyed requests, HSTS, the trailing-slash redirect), which hooks
+//     binds; waiting_body.go: the refusal of a body not sent yet;
+//   - store.go: the blob store --store names (a directory or S3);
 //   - shutdown.go: the drain on SIGTERM;
 //   - serve.go, replica.go: the serve command and its --replica mode,
 //     which serves the sites published to S3 with no database.

@@ -4,9 +4,16 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/pocketbase/pocketbase/core"
 )
+
+// NormalizeEmail trims and lowercases an address, so that one person gets
+// one account whatever the case they type.
+func NormalizeEmail(email string) string {
+	return strings.ToLower(strings.TrimSpace(email))
+}
 
 // UpsertUser creates the account for email (already normalised), or
 // finds it; a non-empty plan is set either way. It reports whether the

@@ -4,7 +4,14 @@
 // rollback, analytics, whoami). Every tool calls sitedrop's own HTTP API through
 // sites/client, so limits, errors and lifecycle rules are exactly the
 // API's; the transport (Streamable HTTP at /mcp, or stdio for `sitedrop
-// mcp`) is its callers' concern.
+// mcp`) is its callers' concern. For /mcp it gives them the pieces that
+// are not routing: CheckMessage (one JSON-RPC message a body, no batch),
+// AnswerWriter (the SDK's errors in the API's {"error": "..."} shape,
+// answers counted as they are written) and InProcess (the tools' API
+// calls served by the server's own handler, as from the caller):
+//
+//	t := &agent.InProcess{Handler: h.Handler, Host: r.Host, RemoteAddr: addr, Authorization: auth}
+//	srv := agent.NewServer(t.Client(key, sent), nil)
 package agent
 
 import (

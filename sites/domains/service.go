@@ -76,6 +76,13 @@ func PlanName(plan string) string {
 	return plan
 }
 
+// The custom domains each plan allows by default (Config's FreeLimit and
+// ProLimit, which NewService fills in when zero).
+const (
+	DefaultFreeLimit = 1
+	DefaultProLimit  = 10
+)
+
 // Config is what a Service needs of the server.
 type Config struct {
 	// FreeLimit and ProLimit are the custom domains each plan allows
@@ -106,6 +113,12 @@ type Service struct {
 
 // NewService is the custom domains service of app.
 func NewService(app core.App, cfg Config) *Service {
+	if cfg.FreeLimit <= 0 {
+		cfg.FreeLimit = DefaultFreeLimit
+	}
+	if cfg.ProLimit <= 0 {
+		cfg.ProLimit = DefaultProLimit
+	}
 	return &Service{app: app, cfg: cfg, dns: ratelimit.New(DNSQuestionsPerMinute, time.Minute)}
 }
 

@@ -5,7 +5,10 @@
 //	fmt.Fprintln(os.Stderr, safetext.Escape(serverMessage))
 //
 // The CLI prints every server text through it; the server's request log
-// stores every line through it.
+// stores every line through it (EscapeValue for a line's data), with the
+// secret query values of its URLs replaced (RedactQuery, RedactURL):
+//
+//	r.URL.RawQuery = safetext.RedactQuery(r.URL.RawQuery) // token=REDACTED
 package safetext
 
 import (

@@ -19,8 +19,10 @@ const GatePath = "/.sitedrop/gate"
 // TokenParam is the query parameter of a share link.
 const TokenParam = "_token"
 
-// defaultGateCookieTTL is how long a passed gate lets a visitor in.
-const defaultGateCookieTTL = 7 * 24 * time.Hour
+// DefaultGateCookieTTL is how long a passed gate lets a visitor in, when
+// ServerOptions.GateCookieTTL is zero (the server's --protect-cookie-ttl
+// default).
+const DefaultGateCookieTTL = 7 * 24 * time.Hour
 
 // maxGateForm bounds the body of a gate form post.
 const maxGateForm = 4 << 10

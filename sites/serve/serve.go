@@ -167,10 +167,11 @@ type ServerOptions struct {
 	SecureCookies func(r *http.Request) bool
 }
 
-// Default cache sizes.
+// Default cache sizes (ServerOptions' zero values). DefaultContentCacheBytes
+// is also the server's --content-cache default.
 const (
 	defaultSiteCacheBytes    = 32 << 20
-	defaultContentCacheBytes = 64 << 20
+	DefaultContentCacheBytes = 64 << 20
 )
 
 // NewServer returns a Server that loads sites with load and reads content
@@ -184,13 +185,13 @@ func NewServer(load SiteLoader, blobStore store.BlobStore, opts ...ServerOptions
 		o.SiteCacheBytes = defaultSiteCacheBytes
 	}
 	if o.ContentCacheBytes <= 0 {
-		o.ContentCacheBytes = defaultContentCacheBytes
+		o.ContentCacheBytes = DefaultContentCacheBytes
 	}
 	if o.RuleCacheBytes <= 0 {
 		o.RuleCacheBytes = defaultRuleCacheBytes
 	}
 	if o.GateCookieTTL <= 0 {
-		o.GateCookieTTL = defaultGateCookieTTL
+		o.GateCookieTTL = DefaultGateCookieTTL
 	}
 	return &Server{
 		load:     load,

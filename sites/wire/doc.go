@@ -2,8 +2,8 @@
 // requests a client sends and the answers the server gives. The server
 // (hooks) encodes its answers from these types, the client (sites/client,
 // which the sitedrop command and the MCP tools use) decodes them into the
-// same types, and the API's description (hooks/openapi.json) is checked
-// against them, field by field, by hooks' drift test.
+// same types, and the API's description (openapi.json, served by hooks
+// through OpenAPIFor) is checked against them, field by field, by hooks' drift test.
 //
 // A type here is a contract: renaming a JSON tag, or adding or removing a
 // field, changes the API. The types hold data only (no behaviour beyond

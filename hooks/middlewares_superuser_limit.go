@@ -1,13 +1,11 @@
 package hooks
 
 import (
+	"net/http"
 	"time"
 
-	"github.com/pocketbase/pocketbase/apis"
 	"github.com/pocketbase/pocketbase/core"
 	"github.com/pocketbase/pocketbase/tools/hook"
-
-	"sitedrop/hooks/server"
 )
 
 // Rate limits of the dashboard's superuser sign-in, per client (the same
@@ -47,13 +45,14 @@ func newSuperuserSignInLimits() superuserSignInLimits {
 // by PocketBase's idea of the client address (not --trusted-proxies, and
 // an IPv6 address alone): behind a proxy anyone could spend every
 // administrator's tries, and over IPv6 one client could have endless ones.
-// A signed-in superuser is not limited. The answer is PocketBase's 429,
+// A signed-in superuser is not limited; rateKey is the client a limit
+// counts (server.TrustedProxies.RateKey). The answer is PocketBase's 429,
 // as all of /api/, with Retry-After.
-func superuserSignInLimit(proxies server.TrustedProxies) *hook.Handler[*core.RequestEvent] {
+func superuserSignInLimit(rateKey func(*http.Request) string) *hook.Handler[*core.RequestEvent] {
 	limits := newSuperuserSignInLimits()
 	return &hook.Handler[*core.RequestEvent]{
-		Id:       "sitedropSuperuserSignInLimit",
-		Priority: apis.DefaultRateLimitMiddlewarePriority - 1,
+		Id:       superuserSignInLimitMiddlewareId,
+		Priority: superuserSignInLimitMiddlewarePriority,
 		Func: func(e *core.RequestEvent) error {
 			l := limits[e.Request.Pattern]
 			if l == nil || e.HasSuperuserAuth() {
@@ -63,7 +62,7 @@ func superuserSignInLimit(proxies server.TrustedProxies) *hook.Handler[*core.Req
 			if err != nil || c.Name != core.CollectionNameSuperusers {
 				return e.Next()
 			}
-			if l.check(e.Response, proxies.RateKey(e.Request)) != nil { // sets Retry-After
+			if l.check(e.Response, rateKey(e.Request)) != nil { // sets Retry-After
 				return e.TooManyRequestsError("", nil)
 			}
 			return e.Next()

@@ -1,10 +1,18 @@
-package hooks
+// Package admincmd holds the server's admin commands, which run on the
+// server's data dir (PocketBase's cmd package is the model: a command
+// owns its flags and calls the domain package):
+//
+//	app.RootCmd.AddCommand(admincmd.NewUserCommand(app), admincmd.NewKeyCommand(app))
+//
+// `sitedrop user create` makes an account; `sitedrop key create|list|revoke`
+// manages an account's API keys (sites/accounts does the work).
+package admincmd
 
 import (
 	"errors"
 	"fmt"
-	"strings"
 	"text/tabwriter"
+	"time"
 
 	"github.com/pocketbase/pocketbase/core"
 	"github.com/spf13/cobra"
@@ -29,7 +37,7 @@ func NewUserCommand(app core.App) *cobra.Command {
 			if err := app.RunAllMigrations(); err != nil {
 				return fmt.Errorf("run migrations: %w", err)
 			}
-			user, created, err := upsertUser(app, args[0], plan)
+			user, created, err := accounts.UpsertUser(app, accounts.NormalizeEmail(args[0]), plan)
 			if err != nil {
 				return err
 			}
@@ -44,12 +52,6 @@ func NewUserCommand(app core.App) *cobra.Command {
 	create.Flags().StringVar(&plan, "plan", "", "free or pro (default free for a new account)")
 	cmd.AddCommand(create)
 	return cmd
-}
-
-// upsertUser creates the account for email, or finds it; a non-empty plan
-// is set either way.
-func upsertUser(app core.App, email, plan string) (*core.Record, bool, error) {
-	return accounts.UpsertUser(app, normalizeEmail(email), plan)
 }
 
 // NewKeyCommand is `sitedrop key create|list|revoke`.
@@ -131,47 +133,20 @@ func NewKeyCommand(app core.App) *cobra.Command {
 	return cmd
 }
 
-// normalizeEmail trims and lowercases an address, so that one person gets
-// one account whatever the case they type.
-func normalizeEmail(email string) string {
-	return strings.ToLower(strings.TrimSpace(email))
-}
-
+// findUser is the account of email, the schema migrated first, or an
+// error that tells how to create it.
 func findUser(app core.App, email string) (*core.Record, error) {
 	if err := app.RunAllMigrations(); err != nil {
 		return nil, fmt.Errorf("run migrations: %w", err)
 	}
-	user, err := accounts.FindUserByEmail(app, normalizeEmail(email))
+	user, err := accounts.FindUserByEmail(app, accounts.NormalizeEmail(email))
 	if err != nil {
 		return nil, fmt.Errorf("no user %q (create one with: sitedrop user create %s)", email, email)
 	}
 	return user, nil
 }
 
-// TrackErrors wraps the argument checks and RunE of every command under
-// root so that a failure is remembered, and returns a function reporting
-// the first one. PocketBase's Execute drops the error of the command it
-// ran; main uses this to exit non-zero when a command failed.
-func TrackErrors(root *cobra.Command) func() error {
-	var first error
-	record := func(err error) error {
-		if err != nil && first == nil {
-			first = err
-		}
-		return err
-	}
-	var wrap func(c *cobra.Command)
-	wrap = func(c *cobra.Command) {
-		if args := c.Args; args != nil {
-			c.Args = func(c *cobra.Command, a []string) error { return record(args(c, a)) }
-		}
-		if run := c.RunE; run != nil {
-			c.RunE = func(c *cobra.Command, a []string) error { return record(run(c, a)) }
-		}
-		for _, sub := range c.Commands() {
-			wrap(sub)
-		}
-	}
-	wrap(root)
-	return func() error { return first }
+// timestamp formats t as the API does: RFC 3339 in UTC with a Z.
+func timestamp(t time.Time) string {
+	return t.UTC().Format(time.RFC3339)
 }

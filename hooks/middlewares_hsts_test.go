@@ -2,6 +2,8 @@ package hooks
 
 import (
 	"testing"
+
+	"sitedrop/hooks/server"
 )
 
 // TestHSTS: the web host sends Strict-Transport-Security when it is
@@ -11,8 +13,8 @@ func TestHSTS(t *testing.T) {
 	for _, c := range []struct {
 		name, publicURL, url, want string
 	}{
-		{"https web host", "https://web.test", "http://web.test/", hstsValue},
-		{"https API error", "https://web.test", "http://web.test/deploy/nope", hstsValue},
+		{"https web host", "https://web.test", "http://web.test/", server.HSTS},
+		{"https API error", "https://web.test", "http://web.test/deploy/nope", server.HSTS},
 		{"plain web host", "", "http://web.test/", ""},
 		{"site under https", "https://web.test", "http://alice-site.sites.test/", ""},
 	} {
