@@ -101,10 +101,12 @@ func (f *Feed) Add(max int, changes ...Change) bool {
 	return added
 }
 
-// Reset drops every change, so that every replica lists the documents
-// once: for a publisher that cannot know whether a change it wrote before
-// a crash reached the feed.
+// Reset drops every change and moves the floor past every seq a replica
+// can hold, so that every replica lists the documents once: for a
+// publisher that cannot know whether a change it wrote before a crash
+// reached the feed.
 func (f *Feed) Reset() {
+	f.Seq++
 	f.Floor = f.Seq
 	f.Changes = []Change{}
 }

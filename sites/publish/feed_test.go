@@ -100,8 +100,11 @@ func TestFeedSince(t *testing.T) {
 	if _, ok := f.Since(f.Epoch, 4); ok || len(f.Changes) != 0 {
 		t.Fatal("after a reset a replica behind still catches up from the feed")
 	}
-	if _, ok := f.Since(f.Epoch, 5); !ok {
-		t.Fatal("after a reset an up-to-date replica must list")
+	if _, ok := f.Since(f.Epoch, 5); ok {
+		t.Fatal("after a reset a replica that was up to date does not list")
+	}
+	if _, ok := f.Since(f.Epoch, f.Seq); !ok {
+		t.Fatal("a replica that listed after the reset cannot catch up from the feed")
 	}
 }
 
