@@ -1,7 +1,10 @@
 // Package publish writes every site's live state to the object store, one
 // object per host, so that serving replicas (sites/replica) need no
 // database: the Publisher runs on the primary after each change commits,
-// and a Document is what a replica reads.
+// and a Document is what a replica reads. After the documents it writes,
+// the Publisher adds what changed to the change feed (Feed, at FeedKey),
+// so that a replica learns of changes from one small object instead of
+// listing every document.
 package publish
 
 import (

@@ -13,8 +13,10 @@ import (
 // listing every document.
 const FeedKey = SitesPrefix + "_feed.json"
 
-// DefaultFeedEntries is the default Config.FeedEntries.
-const DefaultFeedEntries = 1000
+// DefaultFeedEntries is the default Config.FeedEntries: about 30 KB of
+// feed, more changes than a replica polling every 2 s misses unless it
+// was cut off from the store (then it lists once).
+const DefaultFeedEntries = 256
 
 // Feed is the change feed (FeedKey). Every publish that writes or removes
 // a document adds a Change, numbered by Seq, after the document is written
