@@ -1,7 +1,10 @@
 // Package publish writes every site's live state to the object store, one
 // object per host, so that serving replicas (sites/replica) need no
 // database: the Publisher runs on the primary after each change commits,
-// and a Document is what a replica reads.
+// and a Document is what a replica reads. After the documents it writes,
+// the Publisher adds what changed to the change feed (Feed, at FeedKey),
+// so that a replica learns of changes from one small object instead of
+// listing every document.
 package publish
 
 import (
@@ -21,6 +24,9 @@ type Objects interface {
 	PutObject(ctx context.Context, key string, data []byte, cond s3store.Condition) (string, error)
 	DeleteObject(ctx context.Context, key string) error
 	ListObjects(ctx context.Context, prefix string, fn func(s3store.ObjectInfo) error) error
+	// GetObjectIfNoneMatch reads key unless it still has etag
+	// (s3store.ErrNotModified then).
+	GetObjectIfNoneMatch(ctx context.Context, key, etag string) ([]byte, string, error)
 }
 
 // SitesPrefix is where the documents live, under the store's prefix:
@@ -30,9 +36,13 @@ const SitesPrefix = "sites/"
 // Key is the object key of host's document.
 func Key(host string) string { return SitesPrefix + host + ".json" }
 
-// HostOfKey is the host a document key names, ok false for any other key.
+// HostOfKey is the host a document key names, ok false for any other key
+// (FeedKey among them).
 func HostOfKey(key string) (host string, ok bool) {
 	if !strings.HasPrefix(key, SitesPrefix) || !strings.HasSuffix(key, ".json") {
+		return "", false
+	}
+	if key == FeedKey {
 		return "", false
 	}
 	host = key[len(SitesPrefix) : len(key)-len(".json")]

@@ -115,8 +115,9 @@ type stored struct {
 
 // publishHost replaces host's document with site, atomically: the write
 // is conditional on the ETag read (or on there being none), and a lost
-// race reads again. An unchanged document is not written. read, when not
-// nil, is host's document as the caller read it, used by the first try.
+// race reads again. An unchanged document is not written; a written one
+// is noted for the change feed. read, when not nil, is host's document as
+// the caller read it, used by the first try.
 func (p *Publisher) publishHost(ctx context.Context, host string, hosts []string, site *sites.Site, siteJSON []byte, read *stored) error {
 	for range maxConflicts {
 		if read == nil {
@@ -146,11 +147,15 @@ func (p *Publisher) publishHost(ctx context.Context, host string, hosts []string
 		if old != nil {
 			cond = s3store.Condition{IfMatch: etag}
 		}
-		_, err = p.cfg.Objects.PutObject(ctx, Key(host), doc, cond)
+		written, err := p.cfg.Objects.PutObject(ctx, Key(host), doc, cond)
 		if errors.Is(err, s3store.ErrPrecondition) {
 			continue // another writer: read again
 		}
-		return err
+		if err != nil {
+			return err
+		}
+		p.note(Change{Host: host, ETag: written, Generation: gen})
+		return nil
 	}
 	return fmt.Errorf("publish %s: the document kept changing under %d tries", host, maxConflicts)
 }
@@ -166,7 +171,8 @@ func (p *Publisher) unpublishHost(ctx context.Context, host, slug string) error 
 	return p.drop(ctx, host, slug, old)
 }
 
-// drop is unpublishHost with host's document old as read (nil: none).
+// drop is unpublishHost with host's document old as read (nil: none); a
+// removal is noted for the change feed.
 func (p *Publisher) drop(ctx context.Context, host, slug string, old *rawDocument) error {
 	if old == nil {
 		return nil
@@ -180,7 +186,11 @@ func (p *Publisher) drop(ctx context.Context, host, slug string, old *rawDocumen
 	if err := p.spare(ctx, old.Site, nil); err != nil {
 		return err
 	}
-	return p.cfg.Objects.DeleteObject(ctx, Key(host))
+	if err := p.cfg.Objects.DeleteObject(ctx, Key(host)); err != nil {
+		return err
+	}
+	p.note(Change{Host: host, Generation: old.Generation + 1})
+	return nil
 }
 
 // spare keeps, for Retention, the blobs of the published site oldSite

@@ -39,7 +39,11 @@ type Config struct {
 	// ReconcileEvery is how often every site is published again, and
 	// documents of no site removed. Default one hour.
 	ReconcileEvery time.Duration
-	Logger         *slog.Logger
+	// FeedEntries bounds the change feed (FeedKey): a replica that falls
+	// further behind lists every document once. Default
+	// DefaultFeedEntries.
+	FeedEntries int
+	Logger      *slog.Logger
 }
 
 // DefaultRetention is the default Config.Retention: far beyond the
@@ -53,6 +57,10 @@ const keepParallel = 8
 // maxConflicts is how often a publish retries after a conditional write
 // lost to another writer.
 const maxConflicts = 5
+
+// feedBatch is how many slugs a Flush publishes between two writes of
+// the change feed.
+const feedBatch = 64
 
 // Publisher publishes the live state of every site that changes, after
 // its change commits (Changing), and reconciles all sites at start and
@@ -69,6 +77,18 @@ type Publisher struct {
 	busy       bool            // a flush is running
 	reconciled bool            // a full reconcile has succeeded
 	needFull   bool            // a full reconcile is due
+
+	// due are the changes written to documents and not yet to the feed.
+	due []Change
+	// feedMu serializes the writes of the feed; feed and feedETag are
+	// the feed as this publisher last wrote it (nil: read it first).
+	feedMu   sync.Mutex
+	feed     *Feed
+	feedETag string
+	// resetFeed: the first feed write of this process drops the feed's
+	// changes (Feed.Reset), since one written before a crash may have
+	// missed it; every replica lists the documents once.
+	resetFeed bool
 }
 
 // New returns a Publisher; Run starts its work.
@@ -79,12 +99,16 @@ func New(cfg Config) *Publisher {
 	if cfg.ReconcileEvery <= 0 {
 		cfg.ReconcileEvery = time.Hour
 	}
+	if cfg.FeedEntries <= 0 {
+		cfg.FeedEntries = DefaultFeedEntries
+	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
 	return &Publisher{
 		cfg: cfg, log: cfg.Logger, wake: make(chan struct{}, 1),
 		pending: map[string]int{}, dirty: map[string]bool{}, needFull: true,
+		resetFeed: true,
 	}
 }
 
@@ -135,13 +159,14 @@ func (p *Publisher) nudge() {
 }
 
 // Settled reports whether every committed change is published: nothing
-// pending, dirty or being published, and a full reconcile done. The
+// pending, dirty or being published, every change in the feed, and a full
+// reconcile done. The
 // collector waits for it, so that blobs a publish is about to drop are
 // spared (Retention) before it looks at them.
 func (p *Publisher) Settled() bool {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	return p.reconciled && !p.needFull && !p.busy && len(p.pending) == 0 && len(p.dirty) == 0
+	return p.reconciled && !p.needFull && !p.busy && len(p.pending) == 0 && len(p.dirty) == 0 && len(p.due) == 0
 }
 
 // Run publishes until ctx ends: what is marked, at once; every site at
@@ -192,8 +217,10 @@ func (p *Publisher) fullDue() bool {
 	return p.needFull
 }
 
-// Flush publishes the dirty slugs whose changes have committed; a slug
-// that fails stays dirty. It returns the first error.
+// Flush publishes the dirty slugs whose changes have committed, and adds
+// what they changed to the feed (every feedBatch slugs and at the end); a
+// slug that fails stays dirty, a change not yet in the feed stays due. It
+// returns the first error.
 func (p *Publisher) Flush(ctx context.Context) error {
 	p.mu.Lock()
 	if p.busy {
@@ -223,8 +250,97 @@ func (p *Publisher) Flush(ctx context.Context) error {
 				return first
 			}
 		}
+		if (i+1)%feedBatch == 0 && i+1 < len(todo) {
+			if err := p.syncFeed(ctx); err != nil && first == nil {
+				first = err
+			}
+		}
+	}
+	if err := p.syncFeed(ctx); err != nil && first == nil {
+		first = err
 	}
 	return first
+}
+
+// note keeps a change for the feed; the document it names is written.
+func (p *Publisher) note(c Change) {
+	p.mu.Lock()
+	p.due = append(p.due, c)
+	p.mu.Unlock()
+}
+
+// syncFeed adds the due changes to the feed: a conditional write on the
+// ETag this publisher last wrote or read (If-None-Match: * for a new
+// feed), so that another writer's changes are never overwritten: a lost
+// race reads the feed again and adds to it.
+func (p *Publisher) syncFeed(ctx context.Context) error {
+	p.feedMu.Lock()
+	defer p.feedMu.Unlock()
+	p.mu.Lock()
+	due := slices.Clone(p.due)
+	reset := p.resetFeed
+	p.mu.Unlock()
+	if len(due) == 0 && !reset {
+		return nil
+	}
+	for range maxConflicts {
+		if p.feed == nil {
+			if err := p.readFeed(ctx); err != nil {
+				return err
+			}
+		}
+		f := &Feed{Epoch: p.feed.Epoch, Seq: p.feed.Seq, Floor: p.feed.Floor, Changes: slices.Clone(p.feed.Changes)}
+		if reset {
+			f.Reset()
+		}
+		f.Add(p.cfg.FeedEntries, due...)
+		data, err := json.Marshal(f)
+		if err != nil {
+			return fmt.Errorf("encode the change feed: %w", err)
+		}
+		cond := s3store.Condition{IfMatch: p.feedETag}
+		if p.feedETag == "" {
+			cond = s3store.Condition{IfNoneMatch: true}
+		}
+		etag, err := p.cfg.Objects.PutObject(ctx, FeedKey, data, cond)
+		if errors.Is(err, s3store.ErrPrecondition) {
+			p.feed = nil // another writer: read again
+			continue
+		}
+		if err != nil {
+			p.feed = nil
+			return fmt.Errorf("write the change feed: %w", err)
+		}
+		p.feed, p.feedETag = f, etag
+		p.mu.Lock()
+		p.due = p.due[len(due):]
+		if reset {
+			p.resetFeed = false
+		}
+		p.mu.Unlock()
+		return nil
+	}
+	return fmt.Errorf("write the change feed: it kept changing under %d tries", maxConflicts)
+}
+
+// readFeed reads the feed into p.feed; a missing or unreadable one is
+// replaced by a new feed (another epoch: replicas list again).
+func (p *Publisher) readFeed(ctx context.Context) error {
+	data, etag, err := p.cfg.Objects.GetObject(ctx, FeedKey)
+	if errors.Is(err, s3store.ErrNotFound) {
+		p.feed, p.feedETag = NewFeed(), ""
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("read the change feed: %w", err)
+	}
+	f, err := ParseFeed(data)
+	if err != nil {
+		p.log.Warn("replace an unreadable change feed", "error", err)
+		f = NewFeed()
+	}
+	p.feed, p.feedETag = f, etag
+	return nil
 }
 
 // Reconcile publishes every site, then removes the documents of hosts

@@ -26,6 +26,11 @@ func (o *slowObjects) ListObjects(_ context.Context, _ string, fn func(s3store.O
 	return fn(s3store.ObjectInfo{Key: publish.Key("demo.sites.test"), ETag: `"v1"`, Size: int64(len(o.doc))})
 }
 
+// GetObjectIfNoneMatch finds no change feed: the replica lists.
+func (o *slowObjects) GetObjectIfNoneMatch(context.Context, string, string) ([]byte, string, error) {
+	return nil, "", s3store.ErrNotFound
+}
+
 func (o *slowObjects) GetObject(ctx context.Context, key string) ([]byte, string, error) {
 	o.gets.Add(1)
 	select {

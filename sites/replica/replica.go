@@ -4,13 +4,20 @@
 // fallback, 404 pages, caching headers and every check a Site carries
 // answer identically.
 //
-// Propagation: every Poll interval (2 s) the replica lists the published
-// documents (one ListObjectsV2 request per 1,000 hosts) and compares their
-// ETags with what it knows; a changed document it has cached is read
-// again (one GET each) before its site is switched, whole: a response is
-// served from the old prepared site or the new one, never a mix. So a
-// change reaches every replica within Poll plus the time of those
-// requests: within 5 s on a healthy store. When the store is unreachable
+// Propagation: every Poll interval (2 s) the replica reads the change
+// feed (publish.FeedKey) with a conditional GET, If-None-Match its last
+// ETag: when nothing changed that is a 304 and the poll's only request,
+// however many sites there are. When the feed changed, the replica
+// applies the changes after the last one it applied (host → the
+// document's new ETag, or removed); when it cannot (its first poll, a new
+// feed epoch, or changes compacted away while it was behind) it lists
+// every document once (one ListObjectsV2 request per 1,000 hosts). With no
+// feed in the store (a primary that writes none) it lists on every poll.
+// A changed document it has cached is read again (one GET each) before
+// its site is switched, whole: a response is served from the old
+// prepared site or the new one, never a mix. So a change reaches every
+// replica within Poll plus the time of those requests: within 5 s on a
+// healthy store. When the store is unreachable
 // the replica keeps serving what it has cached (documents and small
 // files), logs, and polls again with backoff (up to 30 s); a site it has
 // not cached answers 503. A host with no published document answers 404,
@@ -22,6 +29,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"sync"
 	"time"
 
@@ -49,7 +57,7 @@ type Config struct {
 	Objects publish.Objects
 	// Blobs reads the content (the same store).
 	Blobs store.BlobStore
-	// Poll is how often the documents are listed. Default 2 s.
+	// Poll is how often the change feed is read. Default 2 s.
 	Poll time.Duration
 	// ManifestEntries and ManifestBytes bound the cached documents.
 	// Defaults 10,000 and 256 MiB.
@@ -71,7 +79,9 @@ type Replica struct {
 	// index maps every published host to its document's ETag; nil until
 	// the first successful poll.
 	index map[string]string
-	docs  *docCache
+	// feed is where the index stands in the change feed.
+	feed feedPos
+	docs *docCache
 	// fetches merges concurrent reads of one host's document.
 	fetches singleflight.Group
 }
@@ -102,8 +112,15 @@ func (r *Replica) Ready() bool {
 	return r.index != nil
 }
 
-// Run polls until ctx ends: every Poll, or with backoff while the store
-// fails.
+// feedPos is the change feed as a replica last applied it.
+type feedPos struct {
+	etag  string // "": read it unconditionally
+	epoch string
+	seq   int64
+}
+
+// Run polls until ctx ends: a poll starts every Poll (a slow poll delays
+// the next one no further), or with backoff while the store fails.
 func (r *Replica) Run(ctx context.Context) {
 	wait := time.Duration(0)
 	failures := 0
@@ -115,6 +132,7 @@ func (r *Replica) Run(ctx context.Context) {
 			return
 		case <-t.C:
 		}
+		start := time.Now()
 		pctx, cancel := context.WithTimeout(ctx, storeRequestTimeout)
 		err := r.Poll(pctx)
 		cancel()
@@ -127,13 +145,71 @@ func (r *Replica) Run(ctx context.Context) {
 		if failures > 0 {
 			r.log.Info("replica: the store answers again")
 		}
-		failures, wait = 0, r.cfg.Poll
+		failures, wait = 0, r.cfg.Poll-time.Since(start)
 	}
 }
 
-// Poll lists the published documents and switches every changed site
-// (see the package comment).
+// Poll reads the change feed (or lists the published documents) and
+// switches every changed site (see the package comment).
 func (r *Replica) Poll(ctx context.Context) error {
+	r.mu.Lock()
+	pos := r.feed
+	if r.index == nil {
+		pos.etag = "" // not listed yet: read the feed whole
+	}
+	r.mu.Unlock()
+	data, etag, err := r.cfg.Objects.GetObjectIfNoneMatch(ctx, publish.FeedKey, pos.etag)
+	if errors.Is(err, s3store.ErrNotModified) {
+		return nil
+	}
+	// a copy: load corrects the index in place (what this poll replaces
+	// then is corrected again by the next request)
+	r.mu.Lock()
+	old := maps.Clone(r.index)
+	r.mu.Unlock()
+	var next map[string]string
+	var at feedPos
+	switch {
+	case errors.Is(err, s3store.ErrNotFound):
+		// no feed: list on every poll (at stays zero)
+	case err != nil:
+		return fmt.Errorf("read the change feed: %w", err)
+	default:
+		f, err := publish.ParseFeed(data)
+		if err != nil {
+			r.log.Warn("replica: an unreadable change feed; listing the sites", "error", err)
+			break
+		}
+		at = feedPos{etag: etag, epoch: f.Epoch, seq: f.Seq}
+		if changes, ok := f.Since(pos.epoch, pos.seq); ok && old != nil {
+			next = maps.Clone(old)
+			for _, c := range changes {
+				if c.ETag == "" {
+					delete(next, c.Host)
+				} else {
+					next[c.Host] = c.ETag
+				}
+			}
+		}
+	}
+	if next == nil {
+		// Read before the list (above), the feed's changes after it are
+		// applied again by the next poll: the list misses none.
+		if next, err = r.list(ctx); err != nil {
+			return err
+		}
+	}
+	if err := r.switchTo(ctx, old, next); err != nil {
+		return err // the feed is read again next poll: the failed are retried
+	}
+	r.mu.Lock()
+	r.feed = at
+	r.mu.Unlock()
+	return nil
+}
+
+// list lists the published documents: host → ETag.
+func (r *Replica) list(ctx context.Context) (map[string]string, error) {
 	next := map[string]string{}
 	err := r.cfg.Objects.ListObjects(ctx, publish.SitesPrefix, func(o s3store.ObjectInfo) error {
 		if host, ok := publish.HostOfKey(o.Key); ok {
@@ -142,10 +218,17 @@ func (r *Replica) Poll(ctx context.Context) error {
 		return nil
 	})
 	if err != nil {
-		return fmt.Errorf("list published sites: %w", err)
+		return nil, fmt.Errorf("list published sites: %w", err)
 	}
+	return next, nil
+}
+
+// switchTo makes next (host → ETag) the index, old being the index it
+// was computed from, and switches the changed sites: a cached document
+// that changed is read first, and takes the ETag it was read with. It
+// returns the first failed read (that host keeps its old document).
+func (r *Replica) switchTo(ctx context.Context, old, next map[string]string) error {
 	r.mu.Lock()
-	old := r.index
 	var refetch []string
 	var changed []string
 	for h, etag := range next {
@@ -173,12 +256,19 @@ func (r *Replica) Poll(ctx context.Context) error {
 			if firstErr == nil {
 				firstErr = err
 			}
-			next[h] = old[h] // keep the old one; try again next poll
+			if etag, ok := old[h]; ok {
+				next[h] = etag // keep the old one; try again next poll
+			} else {
+				delete(next, h)
+			}
 			continue
 		}
-		if e != nil {
-			fresh[h] = e
+		if e == nil {
+			delete(next, h) // gone since: the feed says so soon
+			continue
 		}
+		fresh[h] = e
+		next[h] = e.etag
 	}
 
 	done := r.server.Changing(changed...)
@@ -250,14 +340,25 @@ func (r *Replica) load(host string) (*sites.Site, error) {
 		r.log.Error("replica: read a site document", "host", host, "error", err)
 		return nil, serve.ErrUnavailable
 	}
-	if e == nil {
-		return nil, sites.ErrNotFound
-	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	// What was read is the store's truth unless a poll has moved the
+	// index since: correct the index (a change feed entry can name an
+	// ETag a faster writer has replaced), so the next request needs no
+	// read.
+	moved := r.index[host] != etag
+	if e == nil {
+		if !moved {
+			delete(r.index, host)
+		}
+		return nil, sites.ErrNotFound
+	}
 	if now := r.docs.get(host); now != nil && now.doc.Generation > e.doc.Generation {
 		return now.doc.Site, nil // a stale read: keep the newer
 	}
 	r.docs.put(e)
+	if !moved {
+		r.index[host] = e.etag
+	}
 	return e.doc.Site, nil
 }

@@ -49,6 +49,32 @@ func (s *Store) GetObject(ctx context.Context, key string) ([]byte, string, erro
 	return data, aws.ToString(out.ETag), nil
 }
 
+// GetObjectIfNoneMatch is GetObject made conditional on the ETag a
+// previous read gave: ErrNotModified (a 304, no body sent) when the object
+// still has it. An empty etag reads unconditionally.
+func (s *Store) GetObjectIfNoneMatch(ctx context.Context, key, etag string) ([]byte, string, error) {
+	in := &s3.GetObjectInput{Bucket: aws.String(s.loc.Bucket), Key: aws.String(s.key(key))}
+	if etag != "" {
+		in.IfNoneMatch = aws.String(etag)
+	}
+	out, err := s.client.GetObject(ctx, in)
+	if err != nil {
+		switch statusOf(err) {
+		case http.StatusNotModified:
+			return nil, etag, ErrNotModified
+		case http.StatusNotFound:
+			return nil, "", ErrNotFound
+		}
+		return nil, "", fmt.Errorf("get %s: %w", key, err)
+	}
+	defer out.Body.Close()
+	data, err := io.ReadAll(out.Body)
+	if err != nil {
+		return nil, "", fmt.Errorf("read %s: %w", key, err)
+	}
+	return data, aws.ToString(out.ETag), nil
+}
+
 // PutObject writes data at key under cond and returns the new ETag;
 // ErrPrecondition when cond failed.
 func (s *Store) PutObject(ctx context.Context, key string, data []byte, cond Condition) (string, error) {

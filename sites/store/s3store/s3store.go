@@ -8,6 +8,7 @@
 //	blobs/<sha256>           a blob (written once, never changed)
 //	keep/<sha256>/<unix>     a KeepUntil marker: spare the blob until then
 //	sites/<host>.json        a published manifest (see sites/publish)
+//	sites/_feed.json         the recent changes of the manifests (ditto)
 package s3store
 
 import (
@@ -126,6 +127,10 @@ func (s *Store) key(rel string) string { return s.loc.Prefix + rel }
 
 // ErrNotFound is returned by GetObject for a missing object.
 var ErrNotFound = errors.New("object not found")
+
+// ErrNotModified is returned by GetObjectIfNoneMatch when the object
+// still has the ETag given.
+var ErrNotModified = errors.New("object not modified")
 
 // ErrPrecondition is returned by PutObject when its condition failed:
 // the object changed since its ETag was read, or exists when it should

@@ -77,3 +77,31 @@ func TestParseURL(t *testing.T) {
 		}
 	}
 }
+
+// TestS3ConditionalGet: a read with the ETag the object still has is a
+// 304 (ErrNotModified), with another one the object, and a missing
+// object is ErrNotFound; the change feed's polling relies on it.
+func TestS3ConditionalGet(t *testing.T) {
+	ctx := context.Background()
+	s, _ := openStore(t, "")
+	etag, err := s.PutObject(ctx, "sites/_feed.json", []byte("1"), s3store.Condition{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, got, err := s.GetObjectIfNoneMatch(ctx, "sites/_feed.json", etag); !errors.Is(err, s3store.ErrNotModified) || got != etag {
+		t.Fatalf("unchanged: %q %v, want ErrNotModified", got, err)
+	}
+	etag2, err := s.PutObject(ctx, "sites/_feed.json", []byte("2"), s3store.Condition{IfMatch: etag})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if data, got, err := s.GetObjectIfNoneMatch(ctx, "sites/_feed.json", etag); err != nil || string(data) != "2" || got != etag2 {
+		t.Fatalf("changed: %q %q %v", data, got, err)
+	}
+	if data, _, err := s.GetObjectIfNoneMatch(ctx, "sites/_feed.json", ""); err != nil || string(data) != "2" {
+		t.Fatalf("no ETag: %q %v", data, err)
+	}
+	if _, _, err := s.GetObjectIfNoneMatch(ctx, "sites/none.json", etag); !errors.Is(err, s3store.ErrNotFound) {
+		t.Fatalf("missing: %v", err)
+	}
+}
