@@ -1,6 +1,10 @@
 package hooks
 
 import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
 	"net/http"
 	"strings"
 
@@ -148,7 +152,7 @@ func (a *apiAuth) user(e *core.RequestEvent) (*core.Record, error) {
 // of another origin, a site host's included (same site, so its requests
 // carry the SameSite=Lax cookie), is as anonymous as curl.
 func (a *apiAuth) cookieUser(e *core.RequestEvent) *core.Record {
-	if !fromOwnPages(e.Request, a.sessions.secure()) {
+	if !fromOwnPages(e.Request, a.sessions.Secure()) {
 		return nil
 	}
 	return a.sessions.user(e)
@@ -172,6 +176,121 @@ func fromOwnPages(r *http.Request, secure bool) bool {
 		scheme = "https"
 	}
 	return strings.EqualFold(origin, scheme+"://"+r.Host)
+}
+
+// pageAuth guards the web pages at the route, as apiAuth guards the API:
+// a form post's origin and body (pageForm), the browser session's user
+// (requirePageUser) and the user's site of the path (requirePageOwner).
+// What it finds is left on the event (read with userOf and ownedOf); what
+// it refuses is answered as a page: a redirect to sign in, an error page.
+type pageAuth struct {
+	sessions *sessions
+	// guards read the form bodies as deploy bodies are read.
+	guards *bodyGuards
+	// deploys finds the user's deployments (requirePageOwner).
+	deploys *sites.Service
+}
+
+// pageForm checks a page's form post before anything else: same origin
+// (else a 403 page), a readable small form (in PostForm), read as deploy
+// bodies are (guardBody: the minimum rate after the grace, each byte held
+// of the small bodies' pool as it comes, until it is parsed; see
+// bodyLease); a refused body gets an error page with the API's status.
+func (p *pageAuth) pageForm() *hook.Handler[*core.RequestEvent] {
+	return &hook.Handler[*core.RequestEvent]{
+		Id: "sitedropPageForm",
+		Func: func(e *core.RequestEvent) error {
+			if err := p.readForm(e); err != nil {
+				return p.formRefused(e, err)
+			}
+			return e.Next()
+		},
+	}
+}
+
+// readForm reads e's small form body into PostForm, within the guards.
+func (p *pageAuth) readForm(e *core.RequestEvent) error {
+	if checkOrigin(e) != nil {
+		return errCrossOrigin
+	}
+	lease := p.guards.bodyLease(e, formBodyLimit)
+	defer lease.release()
+	body, err := p.guards.guardBody(e, formBodyLimit, lease)
+	if err != nil {
+		return err
+	}
+	e.Request.Body = readCloser{body, e.Request.Body}
+	if err := e.Request.ParseForm(); err != nil {
+		return fmt.Errorf("%w: %w", errFormUnreadable, err)
+	}
+	return nil
+}
+
+// The refusals of readForm that are no *apiError.
+var (
+	errCrossOrigin    = errors.New("form sent from another origin")
+	errFormUnreadable = errors.New("unreadable form")
+)
+
+// formRefused is the error page of a form post readForm refused.
+func (p *pageAuth) formRefused(e *core.RequestEvent, err error) error {
+	var ae *apiError
+	switch {
+	case errors.Is(err, errCrossOrigin):
+		return p.sessions.errorPage(e, http.StatusForbidden, "Request refused", "This form can only be sent from this server's own pages.")
+	case errors.As(err, &ae): // too large, too slow, the memory budget
+		// A read past its deadline cancels the request's context, which
+		// would stop the page's rendering: the client still reads it.
+		e.Request = e.Request.WithContext(context.WithoutCancel(e.Request.Context()))
+		setRetryAfter(e, ae)
+		return p.sessions.errorPage(e, ae.Status, http.StatusText(ae.Status), ae.Message)
+	}
+	return p.sessions.errorPage(e, http.StatusBadRequest, "Bad request", "The form could not be read.")
+}
+
+// readCloser is a body read through another reader (a guarded body) and
+// closed as it was.
+type readCloser struct {
+	io.Reader
+	io.Closer
+}
+
+// requirePageUser lets a signed-in browser through, its user on the event,
+// and sends anyone else to sign in, coming back to next ("" for the page
+// itself; a form post comes back to a page, never to itself).
+func (p *pageAuth) requirePageUser(next string) *hook.Handler[*core.RequestEvent] {
+	return &hook.Handler[*core.RequestEvent]{
+		Id: "sitedropRequirePageUser",
+		Func: func(e *core.RequestEvent) error {
+			user := p.sessions.user(e)
+			if user == nil {
+				back := next
+				if back == "" {
+					back = e.Request.URL.Path
+				}
+				return e.Redirect(http.StatusSeeOther, loginURL(back))
+			}
+			e.Set(userKey, user)
+			return e.Next()
+		},
+	}
+}
+
+// requirePageOwner, after requirePageUser, leaves the user's deployment
+// named by the path value param on the event, and answers a 404 page for
+// anyone else's (or none).
+func (p *pageAuth) requirePageOwner(param string) *hook.Handler[*core.RequestEvent] {
+	return &hook.Handler[*core.RequestEvent]{
+		Id: "sitedropRequirePageOwner",
+		Func: func(e *core.RequestEvent) error {
+			dep, err := p.deploys.FindOwned(userOf(e), e.Request.PathValue(param))
+			if err != nil {
+				return p.sessions.errorPage(e, http.StatusNotFound, "Site not found", "There is no such site on your account.")
+			}
+			e.Set(deploymentKey, dep)
+			return e.Next()
+		},
+	}
 }
 
 // msgBuiltinAuthClosed refuses PocketBase's auth endpoints that sitedrop

@@ -19,7 +19,6 @@ const formBodyLimit = 16 << 10
 type claimPages struct {
 	cfg      *Config
 	deploys  *sites.Service
-	kit      *pageKit
 	sessions *sessions
 }
 
@@ -34,11 +33,8 @@ func (c *claimPages) claimPage(e *core.RequestEvent) error {
 }
 
 // claimSubmit is the claim button: POST /claim/{slug} with the token, for
-// a signed-in user.
+// a signed-in user (its form read by pageForm).
 func (c *claimPages) claimSubmit(e *core.RequestEvent) error {
-	if ok, err := c.kit.readForm(e); !ok {
-		return err
-	}
 	slug := e.Request.PathValue("slug")
 	token := e.Request.PostForm.Get("token")
 	user := c.sessions.user(e)

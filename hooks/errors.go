@@ -15,6 +15,7 @@ import (
 	"github.com/pocketbase/pocketbase/tools/router"
 
 	"sitedrop/sites"
+	"sitedrop/sites/accounts"
 	"sitedrop/sites/analytics/statsdb"
 	"sitedrop/sites/domains"
 	"sitedrop/sites/forms"
@@ -85,6 +86,9 @@ func toAPIError(err error) (*apiError, bool) {
 	if ae, ok := formsAPIError(err); ok {
 		return ae, true
 	}
+	if ae, ok := accountsAPIError(err); ok {
+		return ae, true
+	}
 	switch {
 	case errors.As(err, &ae):
 		return ae, true
@@ -144,6 +148,30 @@ func formsAPIError(err error) (*apiError, bool) {
 		return fail(http.StatusNotFound, "Submission not found"), true
 	case errors.Is(err, forms.ErrWebhookNotFound):
 		return fail(http.StatusNotFound, "Webhook not found"), true
+	}
+	return nil, false
+}
+
+// Messages of the sign-in endpoints.
+const (
+	msgInvalidCode   = "Invalid or expired code"
+	msgSignupClosed  = "Sign-up is closed on this server"
+	msgEmailRequired = "email is required"
+	msgEmailInvalid  = "email is not a valid address"
+)
+
+// accountsAPIError maps the refusals of a sign-in (sites/accounts) to the
+// API's answers.
+func accountsAPIError(err error) (*apiError, bool) {
+	switch {
+	case errors.Is(err, accounts.ErrInvalidCode):
+		return fail(http.StatusBadRequest, msgInvalidCode), true
+	case errors.Is(err, accounts.ErrSignupClosed):
+		return fail(http.StatusForbidden, msgSignupClosed), true
+	case errors.Is(err, accounts.ErrEmailRequired):
+		return fail(http.StatusBadRequest, msgEmailRequired), true
+	case errors.Is(err, accounts.ErrEmailInvalid):
+		return fail(http.StatusBadRequest, msgEmailInvalid), true
 	}
 	return nil, false
 }

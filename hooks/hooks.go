@@ -64,8 +64,6 @@ type sitedrop struct {
 	uploads *limiter
 	// sessions is the browser session service (cookie, user, flashes).
 	sessions *sessions
-	// kit is what the page handlers share (sessions, form guards).
-	kit *pageKit
 	// domainHosts routes custom domains' hosts.
 	domainHosts *domains.Table
 	// domainSvc adds, checks and removes custom domains.
@@ -148,23 +146,23 @@ func register(app core.App, cfg *Config) (*sitedrop, error) {
 		bindAnalyticsAPI(se.Router, auth)
 		bindBlobsAPI(se.Router, &blobsAPI{cfg: sd.cfg, deploys: sd.svc, s3: sd.s3, uploads: sd.uploads, guards: &sd.bodyGuards, gate: sd.gate}, auth)
 		limits := newAuthLimits()
-		bindAuthAPI(se.Router, &signInDesk{cfg: sd.cfg, limits: &limits, proxies: sd.proxies, kit: sd.kit}, auth)
+		pages := &pageAuth{sessions: sd.sessions, guards: &sd.bodyGuards, deploys: sd.svc}
+		bindAuthAPI(se.Router, &signInDesk{cfg: sd.cfg, limits: &limits, proxies: sd.proxies, sessions: sd.sessions, pages: pages}, auth)
 		bindSubmitAPI(se.Router, &formPosts{cfg: sd.cfg, limit: newLimiter(10, time.Minute), guards: &sd.bodyGuards, sessions: sd.sessions, hosts: sd.hosts, wake: sd.wakeWorkers})
 		bindSubmissionsAPI(se.Router, auth)
 		bindWebhooksAPI(se.Router, &webhooksAPI{cfg: sd.cfg, guards: &sd.bodyGuards}, auth)
 		bindDomainsAPI(se.Router, &domainsAPI{desk: sd.domainDesk, guards: &sd.bodyGuards}, auth)
-		site := &siteForms{deploys: sd.svc, kit: sd.kit, sessions: sd.sessions}
+		site := &siteForms{deploys: sd.svc, sessions: sd.sessions}
 		domainPg := &domainPages{siteForms: site, desk: sd.domainDesk, domains: sd.domainSvc, siteHost: sd.hosts.SiteHost}
-		bindAccountSitePages(se.Router,
+		bindAccountSitePages(se.Router, pages,
 			&sitePages{siteForms: site, cfg: sd.cfg, analytics: sd.pageAnalytics, domains: domainPg},
 			&settingsPages{siteForms: site, cfg: sd.cfg, gate: sd.gate},
 			&protectionPages{siteForms: site, cfg: sd.cfg},
-			&webhookPages{siteForms: site, cfg: sd.cfg, sends: sd.webhookSends, ref: sd.deploymentRef, wake: sd.wakeWorkers})
-		bindSiteDomainsPages(se.Router, domainPg)
+			&webhookPages{siteForms: site, cfg: sd.cfg, sends: sd.webhookSends, ref: sd.deploymentRef, wake: sd.wakeWorkers}, domainPg)
 		api := bindMCP(se.Router, &mcpEndpoint{cfg: sd.cfg, guards: &sd.bodyGuards, proxies: sd.proxies})
-		bindPages(se.Router, &homePage{cfg: sd.cfg, sessions: sd.sessions}, sd.llmsTxt,
-			&claimPages{cfg: sd.cfg, deploys: sd.svc, kit: sd.kit, sessions: sd.sessions},
-			&accountPages{cfg: sd.cfg, deploys: sd.svc, domains: sd.domainSvc, kit: sd.kit, sessions: sd.sessions})
+		bindPages(se.Router, pages, &homePage{cfg: sd.cfg, sessions: sd.sessions}, sd.llmsTxt,
+			&claimPages{cfg: sd.cfg, deploys: sd.svc, sessions: sd.sessions},
+			&accountPages{cfg: sd.cfg, deploys: sd.svc, domains: sd.domainSvc, sessions: sd.sessions})
 		if err := se.Next(); err != nil {
 			if ts != nil {
 				ts.Close()
@@ -282,8 +280,7 @@ func (sd *sitedrop) init() error {
 	sd.webhookSends = newLimiter(webhookSendsPerMinute, time.Minute)
 	sd.uploads = newLimiter(int(uploadBytesFactor*cfg.MaxBody), time.Hour)
 	sd.bodyGuards = newBodyGuards(cfg)
-	sd.sessions = newSessions(cfg)
-	sd.kit = &pageKit{sessions: sd.sessions, guards: &sd.bodyGuards}
+	sd.sessions = newSessions(app, cfg)
 	sd.deliverer = forms.NewDeliverer(app, sd.cfg.webhookGuard())
 	sd.notifyWake = make(chan struct{}, 1)
 	return nil

@@ -18,7 +18,7 @@ func bindHSTS(sd *sitedrop, se *core.ServeEvent) {
 	se.Router.Bind(&hook.Handler[*core.RequestEvent]{
 		Id: "sitedropHSTS",
 		Func: func(e *core.RequestEvent) error {
-			if sd.sessions.secure() {
+			if sd.sessions.Secure() {
 				e.Response.Header().Set("Strict-Transport-Security", hstsValue)
 			}
 			return e.Next()

@@ -5,19 +5,10 @@ import (
 	"net/http"
 
 	"github.com/pocketbase/pocketbase/core"
-	"github.com/pocketbase/pocketbase/tools/router"
 
 	"sitedrop/sites/domains"
 	"sitedrop/ui"
 )
-
-// bindSiteDomainsPages registers the custom domain forms of the site page
-// (each POST → 303 → GET with a flash).
-func bindSiteDomainsPages(r *router.Router[*core.RequestEvent], p *domainPages) {
-	r.POST("/account/sites/{id}/domains", p.accountDomainCreate)
-	r.POST("/account/sites/{id}/domains/{domain}/verify", p.accountDomainVerify)
-	r.POST("/account/sites/{id}/domains/{domain}/delete", p.accountDomainDelete)
-}
 
 // domainPages are the site page's custom domains panel and its forms.
 type domainPages struct {
@@ -60,11 +51,8 @@ func (dp *domainPages) siteDomains(e *core.RequestEvent, user, dep *core.Record)
 // accountDomainCreate is the site page's "Add domain" form: the API's
 // rules (domains.Service.Add), checked at once.
 func (dp *domainPages) accountDomainCreate(e *core.RequestEvent) error {
-	dep, err := dp.formSite(e)
-	if dep == nil {
-		return err
-	}
-	acct, site := domains.AccountOf(dp.sessions.user(e)), domains.SiteOf(dep)
+	dep := ownedOf(e)
+	acct, site := domains.AccountOf(userOf(e)), domains.SiteOf(dep)
 	a, err := dp.desk.start(e, acct.ID, true)
 	if ae, ok := domainRefusal(err); ok {
 		return dp.backToSite(e, dep, ui.FlashError, "Domain not added: "+sentence(ae.Message))
@@ -125,14 +113,11 @@ func (dp *domainPages) accountDomainDelete(e *core.RequestEvent) error {
 	return dp.backToSite(e, dep, ui.FlashSuccess, rec.Name()+" removed: the site no longer answers there.")
 }
 
-// formDomain checks a form post about domain {domain} of the user's site
-// {id}; with a nil domain the answer is decided (404 page for a domain the
-// site does not have).
+// formDomain is the domain {domain} of the user's site {id} that a form
+// post is about; with a nil domain the answer is decided (404 page for a
+// domain the site does not have).
 func (dp *domainPages) formDomain(e *core.RequestEvent) (*core.Record, domains.Site, *domains.Domain, error) {
-	dep, err := dp.formSite(e)
-	if dep == nil {
-		return nil, domains.Site{}, nil, err
-	}
+	dep := ownedOf(e)
 	site := domains.SiteOf(dep)
 	rec, err := dp.domains.Lookup(site.ID, e.Request.PathValue("domain"))
 	if errors.Is(err, domains.ErrNotFound) {

@@ -11,10 +11,7 @@ import (
 
 // accountSubmissionDelete is a submission's delete button on the site page.
 func (sp *sitePages) accountSubmissionDelete(e *core.RequestEvent) error {
-	dep, err := sp.formSite(e)
-	if dep == nil {
-		return err
-	}
+	dep := ownedOf(e)
 	if _, err := forms.DeleteSubmission(e.App, dep.Id, e.Request.PathValue("subId")); errors.Is(err, forms.ErrSubmissionNotFound) {
 		// Gone already (a second click, a reload): say so, change nothing.
 		return sp.backToSite(e, dep, ui.FlashError, "That submission no longer exists.")

@@ -48,14 +48,11 @@ func accountWebhooks(app core.App, hooks []*forms.Webhook) ([]ui.AccountWebhook,
 	return out, nil
 }
 
-// formWebhook checks a form post about webhook {webhookId} of the user's
-// site {id}; with a nil webhook the answer is decided (404 page for a
+// formWebhook is the webhook {webhookId} of the user's site {id} that a
+// form post is about; with a nil webhook the answer is decided (404 page for a
 // webhook of another site).
 func (wp *webhookPages) formWebhook(e *core.RequestEvent) (dep *core.Record, hook *forms.Webhook, err error) {
-	dep, err = wp.formSite(e)
-	if dep == nil {
-		return nil, nil, err
-	}
+	dep = ownedOf(e)
 	hook, err = forms.FindWebhook(e.App, dep.Id, e.Request.PathValue("webhookId"))
 	if errors.Is(err, forms.ErrWebhookNotFound) {
 		return nil, nil, wp.sessions.errorPage(e, http.StatusNotFound, "Webhook not found", "There is no such webhook on this site.")
@@ -66,10 +63,7 @@ func (wp *webhookPages) formWebhook(e *core.RequestEvent) (dep *core.Record, hoo
 // accountWebhookCreate is the site page's "Add webhook" form: the API's
 // rules (forms.CreateWebhook), and the signing secret shown once.
 func (wp *webhookPages) accountWebhookCreate(e *core.RequestEvent) error {
-	dep, err := wp.formSite(e)
-	if dep == nil {
-		return err
-	}
+	dep := ownedOf(e)
 	f := e.Request.PostForm
 	typ := f.Get("type")
 	if typ == "" {
