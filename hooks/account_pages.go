@@ -111,20 +111,12 @@ func (a *accountPages) accountPage(e *core.RequestEvent) error {
 // accountKeys are user's API keys, without the keys that browser sessions
 // made for themselves (those are listed as sessions).
 func accountKeys(app core.App, user *core.Record, now time.Time) ([]ui.AccountKey, error) {
-	keys, err := accounts.ListAPIKeys(app, user)
-	if err != nil {
-		return nil, err
-	}
-	own, err := accounts.SessionKeyIDs(app, user)
+	keys, err := accounts.ListOwnAPIKeys(app, user)
 	if err != nil {
 		return nil, err
 	}
 	var out []ui.AccountKey
-	for _, rec := range keys {
-		if own[rec.Id] {
-			continue
-		}
-		k := accounts.APIKeyOf(rec)
+	for _, k := range keys {
 		created := k.Created()
 		ak := ui.AccountKey{
 			ID: k.Id, Prefix: k.Prefix(), Name: k.Name(),

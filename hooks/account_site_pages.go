@@ -65,6 +65,17 @@ func (f *siteForms) backToSite(e *core.RequestEvent, dep *core.Record, kind, tex
 	return f.sessions.back(e, "/account/sites/"+dep.Id, kind, text)
 }
 
+// refused answers a form post that err refused, when the client caused it
+// (a limit of the routes, a refusal of sites/domains: domainRefusal):
+// prefix and the reason in a flash, 303 to the site page. Any other error
+// is the answer as it is.
+func (f *siteForms) refused(e *core.RequestEvent, dep *core.Record, prefix string, err error) error {
+	if ae, ok := domainRefusal(err); ok {
+		return f.backToSite(e, dep, ui.FlashError, prefix+sentence(ae.Message))
+	}
+	return err
+}
+
 // accountSitePage is GET /account/sites/{id}?page=: the state, settings,
 // submissions, e-mail notifications, versions and webhooks of one site.
 func (sp *sitePages) accountSitePage(e *core.RequestEvent) error {

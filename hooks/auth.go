@@ -76,7 +76,7 @@ func (a *apiAuth) loadUser() *hook.Handler[*core.RequestEvent] {
 		Func: func(e *core.RequestEvent) error {
 			var user *core.Record
 			if _, sent := bearerToken(e.Request); !sent {
-				user = a.cookieUser(e)
+				user = a.sessions.PageUser(e.Request)
 			} else {
 				var err error
 				if user, err = a.user(e); err != nil {
@@ -127,11 +127,12 @@ func ownedOf(e *core.RequestEvent) *core.Record {
 
 // user returns the user of the request's API key, or a 401. Without an
 // Authorization header the browser session counts instead, when the
-// request comes from the web host's own pages (see cookieUser).
+// request comes from the web host's own pages (see
+// accounts.Sessions.PageUser).
 func (a *apiAuth) user(e *core.RequestEvent) (*core.Record, error) {
 	tok, sent := bearerToken(e.Request)
 	if !sent {
-		if user := a.cookieUser(e); user != nil {
+		if user := a.sessions.PageUser(e.Request); user != nil {
 			return user, nil
 		}
 		return nil, fail(http.StatusUnauthorized, msgUnauthorized)
@@ -144,38 +145,6 @@ func (a *apiAuth) user(e *core.RequestEvent) (*core.Record, error) {
 		return nil, fail(http.StatusUnauthorized, msgUnauthorized)
 	}
 	return user, nil
-}
-
-// cookieUser is the session user of an API request that proves it comes
-// from the web host's own pages (see fromOwnPages), nil otherwise: the
-// dashboard's scripts call the API with the browser's cookie, while a page
-// of another origin, a site host's included (same site, so its requests
-// carry the SameSite=Lax cookie), is as anonymous as curl.
-func (a *apiAuth) cookieUser(e *core.RequestEvent) *core.Record {
-	if !fromOwnPages(e.Request, a.sessions.Secure()) {
-		return nil
-	}
-	return a.sessions.user(e)
-}
-
-// fromOwnPages reports whether a browser says the request comes from the
-// request's own origin: Sec-Fetch-Site: same-origin, or, from a browser
-// that sends no Sec-Fetch-Site (plain http away from localhost), an Origin
-// equal to the scheme and host the request was sent to. secure tells the
-// scheme when TLS ends in front of sitedrop. No proof is no.
-func fromOwnPages(r *http.Request, secure bool) bool {
-	if site := r.Header.Get("Sec-Fetch-Site"); site != "" {
-		return site == "same-origin"
-	}
-	origin := r.Header.Get("Origin")
-	if origin == "" || r.Host == "" {
-		return false
-	}
-	scheme := "http"
-	if secure || r.TLS != nil {
-		scheme = "https"
-	}
-	return strings.EqualFold(origin, scheme+"://"+r.Host)
 }
 
 // pageAuth guards the web pages at the route, as apiAuth guards the API:

@@ -124,19 +124,13 @@ func (a *signInDesk) authVerify(e *core.RequestEvent) error {
 		return err
 	}
 	var body struct {
-		OTPID *string `json:"otp_id"`
-		Code  *string `json:"code"`
+		OTPID string `json:"otp_id"`
+		Code  string `json:"code"`
 	}
 	if err := a.pages.guards.readJSON(e, authBodyLimit, &body); err != nil {
 		return err
 	}
-	if body.OTPID == nil || *body.OTPID == "" {
-		return fail(http.StatusBadRequest, "otp_id is required")
-	}
-	if body.Code == nil || *body.Code == "" {
-		return fail(http.StatusBadRequest, "code is required")
-	}
-	plain, user, err := a.verifyCode(e, *body.OTPID, *body.Code)
+	plain, user, err := a.verifyCode(e, body.OTPID, body.Code)
 	if err != nil {
 		return err
 	}

@@ -172,6 +172,10 @@ func accountsAPIError(err error) (*apiError, bool) {
 		return fail(http.StatusBadRequest, msgEmailRequired), true
 	case errors.Is(err, accounts.ErrEmailInvalid):
 		return fail(http.StatusBadRequest, msgEmailInvalid), true
+	case errors.Is(err, accounts.ErrCodeIDRequired):
+		return fail(http.StatusBadRequest, "otp_id is required"), true
+	case errors.Is(err, accounts.ErrCodeRequired):
+		return fail(http.StatusBadRequest, "code is required"), true
 	}
 	return nil, false
 }

@@ -62,16 +62,13 @@ func (a *signInDesk) loginCodeForm(e *core.RequestEvent) error {
 	f := e.Request.PostForm
 	p := a.loginProps(f.Get("next"))
 	if !accounts.ValidCodeID(f.Get("otp_id")) {
-		return a.loginRefused(e, p, fail(http.StatusBadRequest, "otp_id is required"))
+		return a.loginRefused(e, p, accounts.ErrCodeIDRequired)
 	}
 	p.OTPID = f.Get("otp_id")
 	if err := a.limits.verify.check(e.Response, a.proxies.RateKey(e.Request)); err != nil {
 		return a.loginRefused(e, p, err)
 	}
 	code := strings.Join(strings.Fields(f.Get("code")), "")
-	if code == "" {
-		return a.loginRefused(e, p, fail(http.StatusBadRequest, "code is required"))
-	}
 	if _, _, err := a.verifyCode(e, p.OTPID, code); err != nil {
 		return a.loginRefused(e, p, err)
 	}

@@ -54,17 +54,13 @@ func (dp *domainPages) accountDomainCreate(e *core.RequestEvent) error {
 	dep := ownedOf(e)
 	acct, site := domains.AccountOf(userOf(e)), domains.SiteOf(dep)
 	a, err := dp.desk.start(e, acct.ID, true)
-	if ae, ok := domainRefusal(err); ok {
-		return dp.backToSite(e, dep, ui.FlashError, "Domain not added: "+sentence(ae.Message))
-	} else if err != nil {
-		return err
+	if err != nil {
+		return dp.refused(e, dep, "Domain not added: ", err)
 	}
 	defer a.Done()
 	rec, _, err := dp.domains.Add(e.Request.Context(), acct, site, e.Request.PostForm.Get("domain"), a)
-	if ae, ok := domainRefusal(err); ok {
-		return dp.backToSite(e, dep, ui.FlashError, "Domain not added: "+sentence(ae.Message))
-	} else if err != nil {
-		return err
+	if err != nil {
+		return dp.refused(e, dep, "Domain not added: ", err)
 	}
 	return dp.backToSite(e, dep, ui.FlashSuccess, domainOutcome(rec, true))
 }
@@ -76,10 +72,8 @@ func (dp *domainPages) accountDomainVerify(e *core.RequestEvent) error {
 		return err
 	}
 	a, err := dp.desk.start(e, site.OwnerID, true)
-	if ae, ok := domainRefusal(err); ok {
-		return dp.backToSite(e, dep, ui.FlashError, rec.Name()+" not checked: "+sentence(ae.Message))
-	} else if err != nil {
-		return err
+	if err != nil {
+		return dp.refused(e, dep, rec.Name()+" not checked: ", err)
 	}
 	defer a.Done()
 	checked, err := dp.domains.Recheck(e.Request.Context(), rec, site.Slug, a)
@@ -102,10 +96,7 @@ func (dp *domainPages) accountDomainDelete(e *core.RequestEvent) error {
 		return err
 	}
 	if _, err := dp.desk.start(e, site.OwnerID, false); err != nil {
-		if ae, ok := domainRefusal(err); ok {
-			return dp.backToSite(e, dep, ui.FlashError, rec.Name()+" not removed: "+sentence(ae.Message))
-		}
-		return err
+		return dp.refused(e, dep, rec.Name()+" not removed: ", err)
 	}
 	if err := dp.domains.Remove(rec); err != nil {
 		return err

@@ -1,7 +1,6 @@
 package hooks
 
 import (
-	"errors"
 	"net/http"
 	"strconv"
 	"strings"
@@ -31,20 +30,15 @@ func (st *settingsPages) accountSiteSettings(e *core.RequestEvent) error {
 	spa := f.Get("is_spa") == "true"
 	req := deployRequest{Title: &title, Description: &desc, Favicon: &icon, IsSPA: &spa}
 	meta, err := req.metadata()
-	var ae *apiError
-	if errors.As(err, &ae) {
-		return st.backToSite(e, dep, ui.FlashError, "Settings not saved: "+sentence(ae.Message))
-	} else if err != nil {
-		return err
+	if err != nil {
+		return st.refused(e, dep, "Settings not saved: ", err)
 	}
 	d := sites.DeploymentOf(dep)
 	if title != d.Title() || desc != d.Description() || icon != d.Favicon() {
 		// A new version: a deploy, under the API's per-account rate and
 		// the --concurrent-deploys slots.
-		if err := st.gate.keyed.check(e.Response, d.OwnerID()); errors.As(err, &ae) {
-			return st.backToSite(e, dep, ui.FlashError, "Settings not saved: "+sentence(ae.Message))
-		} else if err != nil {
-			return err
+		if err := st.gate.keyed.check(e.Response, d.OwnerID()); err != nil {
+			return st.refused(e, dep, "Settings not saved: ", err)
 		}
 		release, err := st.gate.acquire(e)
 		if err != nil {

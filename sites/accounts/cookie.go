@@ -2,6 +2,7 @@ package accounts
 
 import (
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/pocketbase/pocketbase/core"
@@ -73,6 +74,38 @@ func (s *Sessions) User(r *http.Request) *core.Record {
 		return nil
 	}
 	return user
+}
+
+// PageUser is the session user of an API request that proves it comes
+// from the web host's own pages (see fromOwnPages), nil otherwise: the
+// pages' scripts call the API with the browser's cookie, while a page of
+// another origin, a site host's included (same site, so its requests
+// carry the SameSite=Lax cookie), is as anonymous as curl.
+func (s *Sessions) PageUser(r *http.Request) *core.Record {
+	if !fromOwnPages(r, s.Secure()) {
+		return nil
+	}
+	return s.User(r)
+}
+
+// fromOwnPages reports whether a browser says the request comes from the
+// request's own origin: Sec-Fetch-Site: same-origin, or, from a browser
+// that sends no Sec-Fetch-Site (plain http away from localhost), an Origin
+// equal to the scheme and host the request was sent to. secure tells the
+// scheme when TLS ends in front of sitedrop. No proof is no.
+func fromOwnPages(r *http.Request, secure bool) bool {
+	if site := r.Header.Get("Sec-Fetch-Site"); site != "" {
+		return site == "same-origin"
+	}
+	origin := r.Header.Get("Origin")
+	if origin == "" || r.Host == "" {
+		return false
+	}
+	scheme := "http"
+	if secure || r.TLS != nil {
+		scheme = "https"
+	}
+	return strings.EqualFold(origin, scheme+"://"+r.Host)
 }
 
 // IsCurrent reports whether rec is the session of r's browser.

@@ -19,6 +19,10 @@ var (
 	// ErrEmailInvalid refuses an address that is not a bare e-mail
 	// address (see ParseEmail).
 	ErrEmailInvalid = errors.New("email is not a valid address")
+	// ErrCodeIDRequired refuses a code without the id of its sign-in.
+	ErrCodeIDRequired = errors.New("otp_id is required")
+	// ErrCodeRequired refuses a sign-in without a code.
+	ErrCodeRequired = errors.New("code is required")
 	// ErrSignupClosed refuses a right code for an address without an
 	// account when sign-up is closed.
 	ErrSignupClosed = errors.New("sign-up is closed")
@@ -125,6 +129,12 @@ func (s *SignIn) SendCode(email string) (string, error) {
 // the new browser session. It returns the key's plaintext, the key and its
 // user; a wrong code is ErrInvalidCode.
 func (s *SignIn) Verify(id, code string) (plain string, key, user *core.Record, err error) {
+	switch {
+	case id == "":
+		return "", nil, nil, ErrCodeIDRequired
+	case code == "":
+		return "", nil, nil, ErrCodeRequired
+	}
 	email, err := VerifyLoginCode(s.App, id, code)
 	if err != nil {
 		return "", nil, nil, err
