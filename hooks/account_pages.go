@@ -120,21 +120,12 @@ func accountKeys(app core.App, user *core.Record, now time.Time) ([]ui.AccountKe
 		created := k.Created()
 		ak := ui.AccountKey{
 			ID: k.Id, Prefix: k.Prefix(), Name: k.Name(),
-			CreatedAt: timestamp(created), CreatedAgo: ago(now, created),
+			CreatedAt: timestamp(created), CreatedAgo: ui.Ago(now, created),
 		}
 		if t := k.LastUsedAt(); !t.IsZero() {
-			ak.LastUsed, ak.LastUsedAgo = timestamp(t), ago(now, t)
+			ak.LastUsed, ak.LastUsedAgo = timestamp(t), ui.Ago(now, t)
 		}
 		out = append(out, ak)
 	}
 	return out, nil
-}
-
-// ago says how long before now t was, for people: "3 hours ago".
-func ago(now, t time.Time) string {
-	d := now.Sub(t)
-	if d < time.Minute {
-		return "just now"
-	}
-	return timeLeft(d) + " ago"
 }

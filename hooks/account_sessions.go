@@ -26,9 +26,9 @@ func accountSessions(app core.App, user *core.Record, token string, now time.Tim
 			ID:         r.Id,
 			Current:    accounts.IsSessionOf(r, token),
 			CreatedAt:  timestamp(created),
-			CreatedAgo: ago(now, created),
+			CreatedAgo: ui.Ago(now, created),
 			ExpiresAt:  timestamp(expires),
-			ExpiresIn:  "in " + timeLeft(expires.Sub(now)),
+			ExpiresIn:  "in " + ui.TimeLeft(expires.Sub(now)),
 			ByCode:     sess.OwnsKey(),
 		}
 		if !s.ByCode {

@@ -130,7 +130,7 @@ func (sp *sitePages) accountSitePage(e *core.RequestEvent) error {
 	for _, v := range versions {
 		p.Versions = append(p.Versions, ui.AccountVersion{
 			Number: v.Number, CreatedAt: timestamp(v.Created), FileCount: v.FileCount,
-			TotalBytes: formatSizeShort(v.TotalBytes), Live: v.Live,
+			TotalBytes: ui.SizeShort(v.TotalBytes), Live: v.Live,
 		})
 	}
 	if p.Analytics, err = sp.analytics(e.App, dep.Id, time.Now()); err != nil {
@@ -155,17 +155,6 @@ func (sp *sitePages) accountSiteRollback(e *core.RequestEvent) error {
 		return err
 	}
 	return sp.backToSite(e, dep, ui.FlashSuccess, "Version "+strconv.Itoa(n)+" is live.")
-}
-
-// formatSizeShort writes a size for people: 512 B, 12.3 KB, 4.5 MB.
-func formatSizeShort(n int64) string {
-	switch {
-	case n < 1000:
-		return strconv.FormatInt(n, 10) + " B"
-	case n < 1000*1000:
-		return strconv.FormatFloat(float64(n)/1000, 'f', 1, 64) + " KB"
-	}
-	return strconv.FormatFloat(float64(n)/1e6, 'f', 1, 64) + " MB"
 }
 
 // accountSiteCSV is the site page's CSV download (cookie-authenticated).

@@ -74,14 +74,9 @@ func (a *apiAuth) loadUser() *hook.Handler[*core.RequestEvent] {
 	return &hook.Handler[*core.RequestEvent]{
 		Id: "sitedropLoadUser",
 		Func: func(e *core.RequestEvent) error {
-			var user *core.Record
-			if _, sent := bearerToken(e.Request); !sent {
-				user = a.sessions.PageUser(e.Request)
-			} else {
-				var err error
-				if user, err = a.user(e); err != nil {
-					return err
-				}
+			user, err := a.caller(e)
+			if err != nil {
+				return err
 			}
 			e.Set(userKey, user)
 			return e.Next()
@@ -125,20 +120,23 @@ func ownedOf(e *core.RequestEvent) *core.Record {
 	return d
 }
 
-// user returns the user of the request's API key, or a 401. Without an
-// Authorization header the browser session counts instead, when the
-// request comes from the web host's own pages (see
-// accounts.Sessions.PageUser).
+// user returns the caller (see caller), or the contract's 401 for none.
 func (a *apiAuth) user(e *core.RequestEvent) (*core.Record, error) {
+	user, err := a.caller(e)
+	if err == nil && user == nil {
+		err = fail(http.StatusUnauthorized, msgUnauthorized)
+	}
+	return user, err
+}
+
+// caller is the user of the request's API key, or a 401 for a header that
+// is not a valid key. Without an Authorization header the browser session
+// counts instead, when the request comes from the web host's own pages
+// (accounts.Sessions.PageUser); nil when there is none.
+func (a *apiAuth) caller(e *core.RequestEvent) (*core.Record, error) {
 	tok, sent := bearerToken(e.Request)
 	if !sent {
-		if user := a.sessions.PageUser(e.Request); user != nil {
-			return user, nil
-		}
-		return nil, fail(http.StatusUnauthorized, msgUnauthorized)
-	}
-	if tok == "" {
-		return nil, fail(http.StatusUnauthorized, msgUnauthorized)
+		return a.sessions.PageUser(e.Request), nil
 	}
 	user, err := accounts.UserByAPIKey(e.App, tok)
 	if err != nil {

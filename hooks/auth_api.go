@@ -63,15 +63,12 @@ func (a *signInDesk) authOTP(e *core.RequestEvent) error {
 		return err
 	}
 	var body struct {
-		Email *string `json:"email"`
+		Email string `json:"email"`
 	}
 	if err := a.pages.guards.readJSON(e, authBodyLimit, &body); err != nil {
 		return err
 	}
-	if body.Email == nil {
-		return accounts.ErrEmailRequired
-	}
-	id, err := a.sendCode(e, *body.Email)
+	id, err := a.sendCode(e, body.Email)
 	if err != nil {
 		return err
 	}

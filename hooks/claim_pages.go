@@ -2,7 +2,6 @@ package hooks
 
 import (
 	"errors"
-	"fmt"
 	"net/http"
 	"time"
 
@@ -76,7 +75,7 @@ func (c *claimPages) claimProps(e *core.RequestEvent, rec *core.Record, errMsg s
 		Token:     token,
 		LoginURL:  loginURL(c.claimPath(slug, token)),
 		ExpiresAt: exp,
-		TimeLeft:  timeLeft(time.Until(exp)),
+		TimeLeft:  ui.TimeLeft(time.Until(exp)),
 		Error:     errMsg,
 	}
 }
@@ -95,24 +94,4 @@ func (c *claimPages) claimError(e *core.RequestEvent, err error) error {
 	}
 	return c.sessions.errorPage(e, http.StatusNotFound, "This site cannot be claimed",
 		"It does not exist, it has expired, or it was already claimed.")
-}
-
-// timeLeft says a duration the way people do: "23 hours", "5 minutes".
-func timeLeft(d time.Duration) string {
-	switch {
-	case d <= time.Minute:
-		return "less than a minute"
-	case d < time.Hour:
-		return plural(int(d/time.Minute), "minute")
-	case d < 48*time.Hour:
-		return plural(int(d/time.Hour), "hour")
-	}
-	return plural(int(d/(24*time.Hour)), "day")
-}
-
-func plural(n int, unit string) string {
-	if n == 1 {
-		return "1 " + unit
-	}
-	return fmt.Sprintf("%d %ss", n, unit)
 }
