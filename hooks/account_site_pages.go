@@ -20,25 +20,27 @@ const accountSitePageSize = 50
 // bindAccountSitePages registers the owner's page of one site and its
 // forms, behind the signed-in owner's site (auth), which a form post
 // reaches only once it is read (pageForm).
-func bindAccountSitePages(r *router.Router[*core.RequestEvent], auth *pageAuth, site *sitePages, settings *settingsPages, protection *protectionPages, hooks *webhookPages, domains *domainPages) {
+func bindAccountSitePages(r *router.Router[*core.RequestEvent], auth *pageAuth, site *sitePages, settings *settingsPages, protection *protectionPages, hooks *webhookPages, domainPg *domainPages) {
 	pages := r.Group("/account/sites/{id}").Bind(auth.requirePageUser(""), auth.requirePageOwner("id"))
 	pages.GET("", site.accountSitePage)
 	pages.GET("/submissions.csv", site.accountSiteCSV)
 	pages.GET("/delete", settings.accountSiteDeletePage)
-	forms := r.Group("/account/sites/{id}").Bind(auth.pageForm(), auth.requirePageUser("/account"), auth.requirePageOwner("id"))
-	forms.POST("/notifications", site.accountSiteNotifications)
-	forms.POST("/rollback", site.accountSiteRollback)
-	forms.POST("/settings", settings.accountSiteSettings)
-	forms.POST("/protection", protection.accountSiteProtection)
-	forms.POST("/delete", settings.accountSiteDelete)
-	forms.POST("/submissions/{subId}/delete", site.accountSubmissionDelete)
-	forms.POST("/webhooks", hooks.accountWebhookCreate)
-	forms.POST("/webhooks/{webhookId}/test", hooks.accountWebhookTest)
-	forms.POST("/webhooks/{webhookId}/deliveries/{deliveryId}/redeliver", hooks.accountWebhookRedeliver)
-	forms.POST("/webhooks/{webhookId}/delete", hooks.accountSiteWebhookDelete)
-	forms.POST("/domains", domains.accountDomainCreate)
-	forms.POST("/domains/{domain}/verify", domains.accountDomainVerify)
-	forms.POST("/domains/{domain}/delete", domains.accountDomainDelete)
+	posts := r.Group("/account/sites/{id}").Bind(auth.pageForm(), auth.requirePageUser("/account"), auth.requirePageOwner("id"))
+	posts.POST("/notifications", site.accountSiteNotifications)
+	posts.POST("/rollback", site.accountSiteRollback)
+	posts.POST("/settings", settings.accountSiteSettings)
+	posts.POST("/protection", protection.accountSiteProtection)
+	posts.POST("/delete", settings.accountSiteDelete)
+	posts.POST("/submissions/{subId}/delete", site.accountSubmissionDelete)
+	posts.POST("/webhooks", hooks.accountWebhookCreate)
+	webhook := posts.Group("/webhooks/{webhookId}").Bind(hooks.requireSiteWebhook("webhookId"))
+	webhook.POST("/test", hooks.accountWebhookTest)
+	webhook.POST("/deliveries/{deliveryId}/redeliver", hooks.accountWebhookRedeliver)
+	webhook.POST("/delete", hooks.accountSiteWebhookDelete)
+	posts.POST("/domains", domainPg.accountDomainCreate)
+	domain := posts.Group("/domains/{domain}").Bind(domainPg.requireSiteDomain("domain"))
+	domain.POST("/verify", domainPg.accountDomainVerify)
+	domain.POST("/delete", domainPg.accountDomainDelete)
 }
 
 // siteForms is what every page of one site shares: the site's service,

@@ -5,6 +5,7 @@ import (
 	"net/http"
 
 	"github.com/pocketbase/pocketbase/core"
+	"github.com/pocketbase/pocketbase/tools/hook"
 
 	"sitedrop/sites/domains"
 	"sitedrop/ui"
@@ -67,10 +68,8 @@ func (dp *domainPages) accountDomainCreate(e *core.RequestEvent) error {
 
 // accountDomainVerify is a domain's "Check now" button.
 func (dp *domainPages) accountDomainVerify(e *core.RequestEvent) error {
-	dep, site, rec, err := dp.formDomain(e)
-	if rec == nil {
-		return err
-	}
+	dep, rec := ownedOf(e), domainOf(e)
+	site := domains.SiteOf(dep)
 	a, err := dp.desk.start(e, site.OwnerID, true)
 	if err != nil {
 		return dp.refused(e, dep, rec.Name()+" not checked: ", err)
@@ -91,10 +90,8 @@ func (dp *domainPages) accountDomainVerify(e *core.RequestEvent) error {
 
 // accountDomainDelete is a domain's "Remove" button.
 func (dp *domainPages) accountDomainDelete(e *core.RequestEvent) error {
-	dep, site, rec, err := dp.formDomain(e)
-	if rec == nil {
-		return err
-	}
+	dep, rec := ownedOf(e), domainOf(e)
+	site := domains.SiteOf(dep)
 	if _, err := dp.desk.start(e, site.OwnerID, false); err != nil {
 		return dp.refused(e, dep, rec.Name()+" not removed: ", err)
 	}
@@ -104,19 +101,32 @@ func (dp *domainPages) accountDomainDelete(e *core.RequestEvent) error {
 	return dp.backToSite(e, dep, ui.FlashSuccess, rec.Name()+" removed: the site no longer answers there.")
 }
 
-// formDomain is the domain {domain} of the user's site {id} that a form
-// post is about; with a nil domain the answer is decided (404 page for a
-// domain the site does not have).
-func (dp *domainPages) formDomain(e *core.RequestEvent) (*core.Record, domains.Site, *domains.Domain, error) {
-	dep := ownedOf(e)
-	site := domains.SiteOf(dep)
-	rec, err := dp.domains.Lookup(site.ID, e.Request.PathValue("domain"))
-	if errors.Is(err, domains.ErrNotFound) {
-		return nil, site, nil, dp.sessions.errorPage(e, http.StatusNotFound, "Domain not found", "There is no such domain on this site.")
-	} else if err != nil {
-		return nil, site, nil, err
+// requireSiteDomain, after requirePageOwner, leaves the site's custom
+// domain named by the path value param on the event (domainOf), and
+// answers a 404 page for a domain the site does not have.
+func (dp *domainPages) requireSiteDomain(param string) *hook.Handler[*core.RequestEvent] {
+	return &hook.Handler[*core.RequestEvent]{
+		Id: "sitedropRequireSiteDomain",
+		Func: func(e *core.RequestEvent) error {
+			rec, err := dp.domains.Lookup(ownedOf(e).Id, e.Request.PathValue(param))
+			if errors.Is(err, domains.ErrNotFound) {
+				return dp.sessions.errorPage(e, http.StatusNotFound, "Domain not found", "There is no such domain on this site.")
+			} else if err != nil {
+				return err
+			}
+			e.Set(siteDomainKey, rec)
+			return e.Next()
+		},
 	}
-	return dep, site, rec, nil
+}
+
+// siteDomainKey is where requireSiteDomain leaves the domain.
+const siteDomainKey = "sitedropSiteDomain"
+
+// domainOf is the domain left on e by requireSiteDomain.
+func domainOf(e *core.RequestEvent) *domains.Domain {
+	d, _ := e.Get(siteDomainKey).(*domains.Domain)
+	return d
 }
 
 // domainOutcome is the flash after a domain was added or checked.

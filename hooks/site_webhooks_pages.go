@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/pocketbase/pocketbase/core"
+	"github.com/pocketbase/pocketbase/tools/hook"
 
 	"sitedrop/sites/forms"
 	"sitedrop/ui"
@@ -48,16 +49,32 @@ func accountWebhooks(app core.App, hooks []*forms.Webhook) ([]ui.AccountWebhook,
 	return out, nil
 }
 
-// formWebhook is the webhook {webhookId} of the user's site {id} that a
-// form post is about; with a nil webhook the answer is decided (404 page for a
-// webhook of another site).
-func (wp *webhookPages) formWebhook(e *core.RequestEvent) (dep *core.Record, hook *forms.Webhook, err error) {
-	dep = ownedOf(e)
-	hook, err = forms.FindWebhook(e.App, dep.Id, e.Request.PathValue("webhookId"))
-	if errors.Is(err, forms.ErrWebhookNotFound) {
-		return nil, nil, wp.sessions.errorPage(e, http.StatusNotFound, "Webhook not found", "There is no such webhook on this site.")
+// requireSiteWebhook, after requirePageOwner, leaves the site's webhook
+// named by the path value param on the event (webhookOf), and answers a
+// 404 page for a webhook of another site.
+func (wp *webhookPages) requireSiteWebhook(param string) *hook.Handler[*core.RequestEvent] {
+	return &hook.Handler[*core.RequestEvent]{
+		Id: "sitedropRequireSiteWebhook",
+		Func: func(e *core.RequestEvent) error {
+			w, err := forms.FindWebhook(e.App, ownedOf(e).Id, e.Request.PathValue(param))
+			if errors.Is(err, forms.ErrWebhookNotFound) {
+				return wp.sessions.errorPage(e, http.StatusNotFound, "Webhook not found", "There is no such webhook on this site.")
+			} else if err != nil {
+				return err
+			}
+			e.Set(siteWebhookKey, w)
+			return e.Next()
+		},
 	}
-	return dep, hook, err
+}
+
+// siteWebhookKey is where requireSiteWebhook leaves the webhook.
+const siteWebhookKey = "sitedropSiteWebhook"
+
+// webhookOf is the webhook left on e by requireSiteWebhook.
+func webhookOf(e *core.RequestEvent) *forms.Webhook {
+	w, _ := e.Get(siteWebhookKey).(*forms.Webhook)
+	return w
 }
 
 // accountWebhookCreate is the site page's "Add webhook" form: the API's
@@ -90,15 +107,9 @@ func (wp *webhookPages) accountWebhookCreate(e *core.RequestEvent) error {
 // queued now, shown in the delivery log, within the account's
 // webhookSends.
 func (wp *webhookPages) accountWebhookTest(e *core.RequestEvent) error {
-	dep, hook, err := wp.formWebhook(e)
-	if hook == nil {
-		return err
-	}
-	var ae *apiError
-	if err := wp.sends.check(e.Response, forms.DeploymentOf(dep).OwnerID()); errors.As(err, &ae) {
-		return wp.backToSite(e, dep, ui.FlashError, "Test not sent: "+refusedLater(e, ae))
-	} else if err != nil {
-		return err
+	dep, hook := ownedOf(e), webhookOf(e)
+	if err := wp.sends.check(e.Response, forms.DeploymentOf(dep).OwnerID()); err != nil {
+		return wp.refusedLater(e, dep, "Test not sent: ", err)
 	}
 	if _, err := forms.QueueTest(e.App, hook, wp.ref(dep)); err != nil {
 		return err
@@ -110,10 +121,7 @@ func (wp *webhookPages) accountWebhookTest(e *core.RequestEvent) error {
 // accountWebhookRedeliver is a delivery's "Redeliver" button: a copy of it
 // queued now, within the account's webhookSends.
 func (wp *webhookPages) accountWebhookRedeliver(e *core.RequestEvent) error {
-	dep, hook, err := wp.formWebhook(e)
-	if hook == nil {
-		return err
-	}
+	dep, hook := ownedOf(e), webhookOf(e)
 	del, err := forms.FindDelivery(e.App, hook, e.Request.PathValue("deliveryId"))
 	if errors.Is(err, forms.ErrDeliveryNotFound) {
 		return wp.sessions.errorPage(e, http.StatusNotFound, "Delivery not found", "There is no such delivery of this webhook.")
@@ -121,11 +129,8 @@ func (wp *webhookPages) accountWebhookRedeliver(e *core.RequestEvent) error {
 		return err
 	}
 	owner := forms.DeploymentOf(dep).OwnerID()
-	var ae *apiError
-	if err := wp.sends.check(e.Response, owner); errors.As(err, &ae) {
-		return wp.backToSite(e, dep, ui.FlashError, "Not queued again: "+refusedLater(e, ae))
-	} else if err != nil {
-		return err
+	if err := wp.sends.check(e.Response, owner); err != nil {
+		return wp.refusedLater(e, dep, "Not queued again: ", err)
 	}
 	if _, err := forms.Redeliver(e.App, del); errors.Is(err, forms.ErrDeliveryPending) {
 		wp.sends.Refund(owner, 1) // nothing queued
@@ -138,22 +143,24 @@ func (wp *webhookPages) accountWebhookRedeliver(e *core.RequestEvent) error {
 	return wp.backToSite(e, dep, ui.FlashSuccess, "Delivery queued again.")
 }
 
-// refusedLater is a flash message's reason for a refusal by a rate limit:
-// the API's message and, from its Retry-After, when to try again.
-func refusedLater(e *core.RequestEvent, ae *apiError) string {
-	msg := sentence(ae.Message)
+// refusedLater answers a form post refused by a rate limit (err, an
+// *apiError) with prefix, the API's message and, from its Retry-After,
+// when to try again; any other error is the answer as it is.
+func (wp *webhookPages) refusedLater(e *core.RequestEvent, dep *core.Record, prefix string, err error) error {
+	var ae *apiError
+	if !errors.As(err, &ae) {
+		return err
+	}
+	msg := prefix + sentence(ae.Message)
 	if secs := e.Response.Header().Get("Retry-After"); secs != "" {
 		msg += " Try again in " + secs + " s."
 	}
-	return msg
+	return wp.backToSite(e, dep, ui.FlashError, msg)
 }
 
 // accountSiteWebhookDelete is a webhook's delete button on the site page.
 func (wp *webhookPages) accountSiteWebhookDelete(e *core.RequestEvent) error {
-	dep, hook, err := wp.formWebhook(e)
-	if hook == nil {
-		return err
-	}
+	dep, hook := ownedOf(e), webhookOf(e)
 	if err := forms.DeleteWebhook(e.App, hook); err != nil {
 		return err
 	}
