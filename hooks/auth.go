@@ -53,17 +53,14 @@ type apiAuth struct {
 // requireUser refuses a request without a valid API key (or same-origin
 // session) with the contract's 401 and leaves the user on the event.
 func (a *apiAuth) requireUser() *hook.Handler[*core.RequestEvent] {
-	return &hook.Handler[*core.RequestEvent]{
-		Id: "sitedropRequireUser",
-		Func: func(e *core.RequestEvent) error {
-			user, err := a.user(e)
-			if err != nil {
-				return err
-			}
-			e.Set(userKey, user)
-			return e.Next()
-		},
-	}
+	return middleware("sitedropRequireUser", func(e *core.RequestEvent) error {
+		user, err := a.user(e)
+		if err != nil {
+			return err
+		}
+		e.Set(userKey, user)
+		return e.Next()
+	})
 }
 
 // loadUser leaves the caller on the event when there is one (nil when no
@@ -71,17 +68,14 @@ func (a *apiAuth) requireUser() *hook.Handler[*core.RequestEvent] {
 // header that is not a valid key with a 401: anonymous deploys are allowed,
 // a wrong key is not taken for none.
 func (a *apiAuth) loadUser() *hook.Handler[*core.RequestEvent] {
-	return &hook.Handler[*core.RequestEvent]{
-		Id: "sitedropLoadUser",
-		Func: func(e *core.RequestEvent) error {
-			user, err := a.caller(e)
-			if err != nil {
-				return err
-			}
-			e.Set(userKey, user)
-			return e.Next()
-		},
-	}
+	return middleware("sitedropLoadUser", func(e *core.RequestEvent) error {
+		user, err := a.caller(e)
+		if err != nil {
+			return err
+		}
+		e.Set(userKey, user)
+		return e.Next()
+	})
 }
 
 // requireOwner authenticates the request as requireUser does and loads the
@@ -89,22 +83,25 @@ func (a *apiAuth) loadUser() *hook.Handler[*core.RequestEvent] {
 // else's (or none) with the contract's 404. The user and the deployment are
 // left on the event.
 func (a *apiAuth) requireOwner(param string) *hook.Handler[*core.RequestEvent] {
-	return &hook.Handler[*core.RequestEvent]{
-		Id: "sitedropRequireOwner",
-		Func: func(e *core.RequestEvent) error {
-			user, err := a.user(e)
-			if err != nil {
-				return err
-			}
-			dep, err := a.deploys.FindOwned(user, e.Request.PathValue(param))
-			if err != nil {
-				return err
-			}
-			e.Set(userKey, user)
-			e.Set(deploymentKey, dep)
-			return e.Next()
-		},
-	}
+	return middleware("sitedropRequireOwner", func(e *core.RequestEvent) error {
+		user, err := a.user(e)
+		if err != nil {
+			return err
+		}
+		dep, err := a.deploys.FindOwned(user, e.Request.PathValue(param))
+		if err != nil {
+			return err
+		}
+		e.Set(userKey, user)
+		e.Set(deploymentKey, dep)
+		return e.Next()
+	})
+}
+
+// middleware is a route middleware (Bind) under the id that names it in
+// the chain.
+func middleware(id string, f func(e *core.RequestEvent) error) *hook.Handler[*core.RequestEvent] {
+	return &hook.Handler[*core.RequestEvent]{Id: id, Func: f}
 }
 
 // userOf is the caller left on e by requireUser, loadUser or requireOwner
@@ -164,15 +161,12 @@ type pageAuth struct {
 // of the small bodies' pool as it comes, until it is parsed; see
 // bodyLease); a refused body gets an error page with the API's status.
 func (p *pageAuth) pageForm() *hook.Handler[*core.RequestEvent] {
-	return &hook.Handler[*core.RequestEvent]{
-		Id: "sitedropPageForm",
-		Func: func(e *core.RequestEvent) error {
-			if err := p.readForm(e); err != nil {
-				return p.formRefused(e, err)
-			}
-			return e.Next()
-		},
-	}
+	return middleware("sitedropPageForm", func(e *core.RequestEvent) error {
+		if err := p.readForm(e); err != nil {
+			return p.formRefused(e, err)
+		}
+		return e.Next()
+	})
 }
 
 // readForm reads e's small form body into PostForm, within the guards.
@@ -226,38 +220,32 @@ type readCloser struct {
 // and sends anyone else to sign in, coming back to next ("" for the page
 // itself; a form post comes back to a page, never to itself).
 func (p *pageAuth) requirePageUser(next string) *hook.Handler[*core.RequestEvent] {
-	return &hook.Handler[*core.RequestEvent]{
-		Id: "sitedropRequirePageUser",
-		Func: func(e *core.RequestEvent) error {
-			user := p.sessions.user(e)
-			if user == nil {
-				back := next
-				if back == "" {
-					back = e.Request.URL.Path
-				}
-				return e.Redirect(http.StatusSeeOther, loginURL(back))
+	return middleware("sitedropRequirePageUser", func(e *core.RequestEvent) error {
+		user := p.sessions.user(e)
+		if user == nil {
+			back := next
+			if back == "" {
+				back = e.Request.URL.Path
 			}
-			e.Set(userKey, user)
-			return e.Next()
-		},
-	}
+			return e.Redirect(http.StatusSeeOther, loginURL(back))
+		}
+		e.Set(userKey, user)
+		return e.Next()
+	})
 }
 
 // requirePageOwner, after requirePageUser, leaves the user's deployment
 // named by the path value param on the event, and answers a 404 page for
 // anyone else's (or none).
 func (p *pageAuth) requirePageOwner(param string) *hook.Handler[*core.RequestEvent] {
-	return &hook.Handler[*core.RequestEvent]{
-		Id: "sitedropRequirePageOwner",
-		Func: func(e *core.RequestEvent) error {
-			dep, err := p.deploys.FindOwned(userOf(e), e.Request.PathValue(param))
-			if err != nil {
-				return p.sessions.errorPage(e, http.StatusNotFound, "Site not found", "There is no such site on your account.")
-			}
-			e.Set(deploymentKey, dep)
-			return e.Next()
-		},
-	}
+	return middleware("sitedropRequirePageOwner", func(e *core.RequestEvent) error {
+		dep, err := p.deploys.FindOwned(userOf(e), e.Request.PathValue(param))
+		if err != nil {
+			return p.sessions.errorPage(e, http.StatusNotFound, "Site not found", "There is no such site on your account.")
+		}
+		e.Set(deploymentKey, dep)
+		return e.Next()
+	})
 }
 
 // msgBuiltinAuthClosed refuses PocketBase's auth endpoints that sitedrop

@@ -5,6 +5,7 @@ import (
 	"net/http"
 
 	"github.com/pocketbase/pocketbase/core"
+	"github.com/pocketbase/pocketbase/tools/hook"
 	"github.com/pocketbase/pocketbase/tools/router"
 
 	"sitedrop/hooks/server"
@@ -30,10 +31,12 @@ type signInDesk struct {
 
 // bindAuthAPI registers the sign-in endpoints; whoami behind auth.
 func bindAuthAPI(r *router.Router[*core.RequestEvent], a *signInDesk, auth *apiAuth) {
-	r.POST("/auth/otp", a.authOTP)               // mail a sign-in code
-	r.POST("/auth/verify", a.authVerify)         // code → API key + session
-	r.POST("/auth/session", a.authSessionCreate) // API key → session
-	r.DELETE("/auth/session", a.authSessionDelete)
+	// A cross-site form could otherwise sign a visitor in as the attacker,
+	// or out: every change is refused from another origin, first.
+	r.POST("/auth/otp", a.authOTP).Bind(requireSameOrigin(), a.perClient(a.limits.otp))                   // mail a sign-in code
+	r.POST("/auth/verify", a.authVerify).Bind(requireSameOrigin(), a.perClient(a.limits.verify))          // code → API key + session
+	r.POST("/auth/session", a.authSessionCreate).Bind(requireSameOrigin(), a.perClient(a.limits.session)) // API key → session
+	r.DELETE("/auth/session", a.authSessionDelete).Bind(requireSameOrigin())
 	r.POST("/auth/logout", a.authLogoutForm)                             // sign-out button of the pages
 	r.GET("/auth/whoami", a.authWhoami).Bind(auth.requireUser())         // API key → its user
 	r.GET("/auth/login", a.loginPage)                                    // sign-in page: e-mail, then code
@@ -43,6 +46,28 @@ func bindAuthAPI(r *router.Router[*core.RequestEvent], a *signInDesk, auth *apiA
 	r.Any("/auth/verify", methodNotAllowed("POST"))
 	r.Any("/auth/session", methodNotAllowed("POST, DELETE"))
 	r.Any("/auth/whoami", methodNotAllowed("GET"))
+}
+
+// requireSameOrigin refuses a browser request from another origin (checkOrigin)
+// with a 403.
+func requireSameOrigin() *hook.Handler[*core.RequestEvent] {
+	return middleware("sitedropSameOrigin", func(e *core.RequestEvent) error {
+		if err := checkOrigin(e); err != nil {
+			return err
+		}
+		return e.Next()
+	})
+}
+
+// perClient counts the request against l for its client (RateKey) and
+// refuses it over the limit with a 429.
+func (a *signInDesk) perClient(l *limiter) *hook.Handler[*core.RequestEvent] {
+	return middleware("sitedropAuthRateLimit", func(e *core.RequestEvent) error {
+		if err := l.check(e.Response, a.proxies.RateKey(e.Request)); err != nil {
+			return err
+		}
+		return e.Next()
+	})
 }
 
 // authWhoami is GET /auth/whoami with an API key: the key's user, as
@@ -56,12 +81,6 @@ func (a *signInDesk) authWhoami(e *core.RequestEvent) error {
 // same work; with sign-up closed an unknown address is mailed that it has
 // no account, and its id is made up.
 func (a *signInDesk) authOTP(e *core.RequestEvent) error {
-	if err := checkOrigin(e); err != nil {
-		return err
-	}
-	if err := a.limits.otp.check(e.Response, a.proxies.RateKey(e.Request)); err != nil {
-		return err
-	}
 	var body struct {
 		Email string `json:"email"`
 	}
@@ -113,13 +132,6 @@ func (a *signInDesk) signIn(e *core.RequestEvent) *accounts.SignIn {
 // (creating the account on first use when sign-up is open), returns a new
 // API key and sets the session cookie.
 func (a *signInDesk) authVerify(e *core.RequestEvent) error {
-	// A cross-site form could otherwise sign a visitor in as the attacker.
-	if err := checkOrigin(e); err != nil {
-		return err
-	}
-	if err := a.limits.verify.check(e.Response, a.proxies.RateKey(e.Request)); err != nil {
-		return err
-	}
 	var body struct {
 		OTPID string `json:"otp_id"`
 		Code  string `json:"code"`
@@ -151,12 +163,6 @@ func (a *signInDesk) verifyCode(e *core.RequestEvent, otpID, code string) (strin
 // authSessionCreate is POST /auth/session with an API key: it gives the
 // browser a session cookie for the web pages.
 func (a *signInDesk) authSessionCreate(e *core.RequestEvent) error {
-	if err := checkOrigin(e); err != nil {
-		return err
-	}
-	if err := a.limits.session.check(e.Response, a.proxies.RateKey(e.Request)); err != nil {
-		return err
-	}
 	tok, _ := bearerToken(e.Request)
 	key, user, err := accounts.APIKeyByPlain(e.App, tok)
 	if err != nil {
@@ -171,9 +177,6 @@ func (a *signInDesk) authSessionCreate(e *core.RequestEvent) error {
 
 // authSessionDelete is DELETE /auth/session: sign out.
 func (a *signInDesk) authSessionDelete(e *core.RequestEvent) error {
-	if err := checkOrigin(e); err != nil {
-		return err
-	}
 	if err := a.sessions.End(e.Response, e.Request); err != nil {
 		return err
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/pocketbase/pocketbase/core"
 	"github.com/pocketbase/pocketbase/tools/router"
 
+	"sitedrop/sites"
 	"sitedrop/ui"
 )
 
@@ -86,4 +87,19 @@ func safeNext(next string) string {
 // loginURL is the sign-in page that comes back to next.
 func loginURL(next string) string {
 	return "/auth/login?next=" + url.QueryEscape(next)
+}
+
+// dropProps configures a page's drop zone (ui.DropDeploy): a new site for
+// user (anonymous when nil), or a re-deploy of deploymentID, within the
+// server's limits. The zone's script calls the API with the session
+// cookie (see accounts.Sessions.PageUser).
+func dropProps(cfg *Config, heading string, user *core.Record, deploymentID string) ui.DropProps {
+	return ui.DropProps{
+		Heading:     heading,
+		DeployID:    deploymentID,
+		Owner:       user != nil,
+		MaxFiles:    cfg.MaxFiles,
+		MaxBody:     cfg.MaxBody,
+		MaxBodyText: sites.FormatBytes(cfg.MaxBody),
+	}
 }

@@ -105,19 +105,16 @@ func (dp *domainPages) accountDomainDelete(e *core.RequestEvent) error {
 // domain named by the path value param on the event (domainOf), and
 // answers a 404 page for a domain the site does not have.
 func (dp *domainPages) requireSiteDomain(param string) *hook.Handler[*core.RequestEvent] {
-	return &hook.Handler[*core.RequestEvent]{
-		Id: "sitedropRequireSiteDomain",
-		Func: func(e *core.RequestEvent) error {
-			rec, err := dp.domains.Lookup(ownedOf(e).Id, e.Request.PathValue(param))
-			if errors.Is(err, domains.ErrNotFound) {
-				return dp.sessions.errorPage(e, http.StatusNotFound, "Domain not found", "There is no such domain on this site.")
-			} else if err != nil {
-				return err
-			}
-			e.Set(siteDomainKey, rec)
-			return e.Next()
-		},
-	}
+	return middleware("sitedropRequireSiteDomain", func(e *core.RequestEvent) error {
+		rec, err := dp.domains.Lookup(ownedOf(e).Id, e.Request.PathValue(param))
+		if errors.Is(err, domains.ErrNotFound) {
+			return dp.sessions.errorPage(e, http.StatusNotFound, "Domain not found", "There is no such domain on this site.")
+		} else if err != nil {
+			return err
+		}
+		e.Set(siteDomainKey, rec)
+		return e.Next()
+	})
 }
 
 // siteDomainKey is where requireSiteDomain leaves the domain.

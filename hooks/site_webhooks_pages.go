@@ -53,19 +53,16 @@ func accountWebhooks(app core.App, hooks []*forms.Webhook) ([]ui.AccountWebhook,
 // named by the path value param on the event (webhookOf), and answers a
 // 404 page for a webhook of another site.
 func (wp *webhookPages) requireSiteWebhook(param string) *hook.Handler[*core.RequestEvent] {
-	return &hook.Handler[*core.RequestEvent]{
-		Id: "sitedropRequireSiteWebhook",
-		Func: func(e *core.RequestEvent) error {
-			w, err := forms.FindWebhook(e.App, ownedOf(e).Id, e.Request.PathValue(param))
-			if errors.Is(err, forms.ErrWebhookNotFound) {
-				return wp.sessions.errorPage(e, http.StatusNotFound, "Webhook not found", "There is no such webhook on this site.")
-			} else if err != nil {
-				return err
-			}
-			e.Set(siteWebhookKey, w)
-			return e.Next()
-		},
-	}
+	return middleware("sitedropRequireSiteWebhook", func(e *core.RequestEvent) error {
+		w, err := forms.FindWebhook(e.App, ownedOf(e).Id, e.Request.PathValue(param))
+		if errors.Is(err, forms.ErrWebhookNotFound) {
+			return wp.sessions.errorPage(e, http.StatusNotFound, "Webhook not found", "There is no such webhook on this site.")
+		} else if err != nil {
+			return err
+		}
+		e.Set(siteWebhookKey, w)
+		return e.Next()
+	})
 }
 
 // siteWebhookKey is where requireSiteWebhook leaves the webhook.
