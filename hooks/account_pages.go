@@ -43,7 +43,7 @@ func (a *accountPages) accountKeyCreate(e *core.RequestEvent) error {
 	if err != nil {
 		return err
 	}
-	a.sessions.flashWith(e, ui.Flash{
+	a.sessions.flash(e, ui.Flash{
 		Kind:   ui.FlashSuccess,
 		Text:   fmt.Sprintf("New key %s created. Copy it now: it is shown once.", name),
 		Secret: plain,
@@ -60,7 +60,7 @@ func (a *accountPages) accountKeyRevoke(e *core.RequestEvent) error {
 	}
 	label := ui.KeyLabel(ui.AccountKey{Prefix: key.Prefix(), Name: key.Name()})
 	// queued first: it would be lost with the session if the key was its
-	a.sessions.flash(e, ui.FlashSuccess, "Key "+label+" revoked. Requests with it are refused from now on.")
+	a.sessions.flash(e, ui.Flash{Kind: ui.FlashSuccess, Text: "Key " + label + " revoked. Requests with it are refused from now on."})
 	if err := accounts.DeleteAPIKey(e.App, key); err != nil {
 		return fmt.Errorf("revoke key: %w", err)
 	}

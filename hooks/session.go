@@ -43,23 +43,16 @@ func (s *sessions) user(e *core.RequestEvent) *core.Record {
 	return s.User(e.Request)
 }
 
-// flash queues a message for the next page this browser session loads.
-// Without a session it does nothing. kind is ui.FlashSuccess or
-// ui.FlashError.
-func (s *sessions) flash(e *core.RequestEvent, kind, text string) {
-	s.flashWith(e, ui.Flash{Kind: kind, Text: text})
-}
-
-// flashWith queues f (which may carry a secret shown once) for the next
-// page this browser session loads.
-func (s *sessions) flashWith(e *core.RequestEvent, f ui.Flash) {
+// flash queues f (which may carry a secret shown once) for the next page
+// this browser session loads. Without a session it does nothing.
+func (s *sessions) flash(e *core.RequestEvent, f ui.Flash) {
 	s.Flash(e.Request, accounts.Flash(f))
 }
 
 // back answers a form post: the message for the next page, and 303 to the
 // page to (POST → redirect → GET).
 func (s *sessions) back(e *core.RequestEvent, to, kind, text string) error {
-	s.flash(e, kind, text)
+	s.flash(e, ui.Flash{Kind: kind, Text: text})
 	return e.Redirect(http.StatusSeeOther, to)
 }
 

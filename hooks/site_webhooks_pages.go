@@ -94,7 +94,7 @@ func (wp *webhookPages) accountWebhookCreate(e *core.RequestEvent) error {
 	} else if err != nil {
 		return err
 	}
-	wp.sessions.flashWith(e, ui.Flash{Kind: ui.FlashSuccess,
+	wp.sessions.flash(e, ui.Flash{Kind: ui.FlashSuccess,
 		Text:   "Webhook added. Its signing secret, shown only now, verifies the X-Sitedrop-Signature header:",
 		Secret: secret})
 	return e.Redirect(http.StatusSeeOther, "/account/sites/"+dep.Id)
