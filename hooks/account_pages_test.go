@@ -4,7 +4,6 @@ import (
 	"net/http"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/pocketbase/pocketbase/core"
 	"github.com/pocketbase/pocketbase/tests"
@@ -17,7 +16,11 @@ import (
 // token, as its next page would.
 func flashesOf(t testing.TB, app *tests.TestApp, token string) []ui.Flash {
 	t.Helper()
-	return stateOf(t, app).sessions.flashes.take(accounts.HashSecret(token), time.Now())
+	var out []ui.Flash
+	for _, f := range stateOf(t, app).sessions.TakeFlashes(token) {
+		out = append(out, ui.Flash(f))
+	}
+	return out
 }
 
 // expectRedirect fails unless res is a 303 to loc.

@@ -26,9 +26,9 @@ func accountSessions(app core.App, user *core.Record, token string, now time.Tim
 			ID:         r.Id,
 			Current:    accounts.IsSessionOf(r, token),
 			CreatedAt:  timestamp(created),
-			CreatedAgo: ago(now, created),
+			CreatedAgo: ui.Ago(now, created),
 			ExpiresAt:  timestamp(expires),
-			ExpiresIn:  "in " + timeLeft(expires.Sub(now)),
+			ExpiresIn:  "in " + ui.TimeLeft(expires.Sub(now)),
 			ByCode:     sess.OwnsKey(),
 		}
 		if !s.ByCode {
@@ -41,9 +41,10 @@ func accountSessions(app core.App, user *core.Record, token string, now time.Tim
 	return out, nil
 }
 
-// userSession is the session {id} of the path when it belongs to user.
-func userSession(e *core.RequestEvent, user *core.Record) (*core.Record, bool) {
-	s, err := accounts.FindLiveSessionOf(e.App, user.Id, e.Request.PathValue("id"), time.Now())
+// userSession is the session {id} of the path when it belongs to the
+// signed-in user.
+func userSession(e *core.RequestEvent) (*core.Record, bool) {
+	s, err := accounts.FindLiveSessionOf(e.App, userOf(e).Id, e.Request.PathValue("id"), time.Now())
 	if err != nil {
 		return nil, false
 	}
@@ -54,17 +55,13 @@ func userSession(e *core.RequestEvent, user *core.Record) (*core.Record, bool) {
 // asked before a session ends (needed for this browser's own, which signs
 // it out), as a page with the POST form, so it works without JavaScript.
 func (a *accountPages) sessionRevokeConfirm(e *core.RequestEvent) error {
-	user := a.sessions.user(e)
-	if user == nil {
-		return e.Redirect(http.StatusSeeOther, loginURL("/account"))
-	}
-	rec, ok := userSession(e, user)
+	rec, ok := userSession(e)
 	if !ok {
 		return a.sessions.errorPage(e, http.StatusNotFound, "Session not found", "This browser session has ended, or it is not yours.")
 	}
-	return render(e, http.StatusOK, ui.SessionRevoke(a.sessions.layout(e, user), ui.SessionRevokeProps{
+	return render(e, http.StatusOK, ui.SessionRevoke(a.sessions.layout(e, userOf(e)), ui.SessionRevokeProps{
 		ID:      rec.Id,
-		Current: accounts.IsSessionOf(rec, a.sessions.token(e)),
+		Current: a.sessions.IsCurrent(e.Request, rec),
 	}))
 }
 
@@ -73,20 +70,15 @@ func (a *accountPages) sessionRevokeConfirm(e *core.RequestEvent) error {
 // with confirm=yes, from the confirmation page; then it is signed out and
 // sent to the sign-in page.
 func (a *accountPages) sessionRevoke(e *core.RequestEvent) error {
-	user, err := a.kit.formUser(e)
-	if user == nil {
-		return err
-	}
-	rec, ok := userSession(e, user)
+	rec, ok := userSession(e)
 	if !ok {
-		a.sessions.flash(e, ui.FlashError, "That browser session had already ended.")
-		return e.Redirect(http.StatusSeeOther, "/account")
+		return a.sessions.back(e, "/account", ui.FlashError, "That browser session had already ended.")
 	}
-	if accounts.IsSessionOf(rec, a.sessions.token(e)) {
+	if a.sessions.IsCurrent(e.Request, rec) {
 		if e.Request.PostForm.Get("confirm") != "yes" {
 			return e.Redirect(http.StatusSeeOther, "/account/sessions/"+rec.Id+"/revoke")
 		}
-		if err := a.sessions.end(e); err != nil {
+		if err := a.sessions.End(e.Response, e.Request); err != nil {
 			return err
 		}
 		return e.Redirect(http.StatusSeeOther, "/auth/login")
@@ -94,38 +86,22 @@ func (a *accountPages) sessionRevoke(e *core.RequestEvent) error {
 	if err := accounts.EndSession(e.App, rec); err != nil {
 		return err
 	}
-	a.sessions.flash(e, ui.FlashSuccess, "The other browser is signed out.")
-	return e.Redirect(http.StatusSeeOther, "/account")
+	return a.sessions.back(e, "/account", ui.FlashSuccess, "The other browser is signed out.")
 }
 
 // sessionRevokeOthers is "Sign out everywhere else": every session of the
 // user but this browser's ends.
 func (a *accountPages) sessionRevokeOthers(e *core.RequestEvent) error {
-	user, err := a.kit.formUser(e)
-	if user == nil {
-		return err
-	}
-	recs, err := accounts.ListSessions(e.App, user)
+	n, err := a.sessions.EndOthers(e.Request, userOf(e))
 	if err != nil {
 		return err
 	}
-	tok, n := a.sessions.token(e), 0
-	for _, r := range recs {
-		if accounts.IsSessionOf(r, tok) {
-			continue
-		}
-		if err := accounts.EndSession(e.App, r); err != nil {
-			return err
-		}
-		n++
-	}
+	msg := fmt.Sprintf("Signed out %d other browsers.", n)
 	switch n {
 	case 0:
-		a.sessions.flash(e, ui.FlashSuccess, "No other browser was signed in.")
+		msg = "No other browser was signed in."
 	case 1:
-		a.sessions.flash(e, ui.FlashSuccess, "Signed out 1 other browser.")
-	default:
-		a.sessions.flash(e, ui.FlashSuccess, fmt.Sprintf("Signed out %d other browsers.", n))
+		msg = "Signed out 1 other browser."
 	}
-	return e.Redirect(http.StatusSeeOther, "/account")
+	return a.sessions.back(e, "/account", ui.FlashSuccess, msg)
 }

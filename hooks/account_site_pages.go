@@ -18,28 +18,35 @@ import (
 const accountSitePageSize = 50
 
 // bindAccountSitePages registers the owner's page of one site and its
-// forms.
-func bindAccountSitePages(r *router.Router[*core.RequestEvent], site *sitePages, settings *settingsPages, protection *protectionPages, hooks *webhookPages) {
-	r.GET("/account/sites/{id}", site.accountSitePage)
-	r.GET("/account/sites/{id}/submissions.csv", site.accountSiteCSV)
-	r.POST("/account/sites/{id}/notifications", site.accountSiteNotifications)
-	r.POST("/account/sites/{id}/rollback", site.accountSiteRollback)
-	r.POST("/account/sites/{id}/settings", settings.accountSiteSettings)
-	r.POST("/account/sites/{id}/protection", protection.accountSiteProtection)
-	r.GET("/account/sites/{id}/delete", settings.accountSiteDeletePage)
-	r.POST("/account/sites/{id}/delete", settings.accountSiteDelete)
-	r.POST("/account/sites/{id}/submissions/{subId}/delete", site.accountSubmissionDelete)
-	r.POST("/account/sites/{id}/webhooks", hooks.accountWebhookCreate)
-	r.POST("/account/sites/{id}/webhooks/{webhookId}/test", hooks.accountWebhookTest)
-	r.POST("/account/sites/{id}/webhooks/{webhookId}/deliveries/{deliveryId}/redeliver", hooks.accountWebhookRedeliver)
-	r.POST("/account/sites/{id}/webhooks/{webhookId}/delete", hooks.accountSiteWebhookDelete)
+// forms, behind the signed-in owner's site (auth), which a form post
+// reaches only once it is read (pageForm).
+func bindAccountSitePages(r *router.Router[*core.RequestEvent], auth *pageAuth, site *sitePages, settings *settingsPages, protection *protectionPages, hooks *webhookPages, domainPg *domainPages) {
+	pages := r.Group("/account/sites/{id}").Bind(auth.requirePageUser(""), auth.requirePageOwner("id"))
+	pages.GET("", site.accountSitePage)
+	pages.GET("/submissions.csv", site.accountSiteCSV)
+	pages.GET("/delete", settings.accountSiteDeletePage)
+	posts := r.Group("/account/sites/{id}").Bind(auth.pageForm(), auth.requirePageUser("/account"), auth.requirePageOwner("id"))
+	posts.POST("/notifications", site.accountSiteNotifications)
+	posts.POST("/rollback", site.accountSiteRollback)
+	posts.POST("/settings", settings.accountSiteSettings)
+	posts.POST("/protection", protection.accountSiteProtection)
+	posts.POST("/delete", settings.accountSiteDelete)
+	posts.POST("/submissions/{subId}/delete", site.accountSubmissionDelete)
+	posts.POST("/webhooks", hooks.accountWebhookCreate)
+	webhook := posts.Group("/webhooks/{webhookId}").Bind(hooks.requireSiteWebhook("webhookId"))
+	webhook.POST("/test", hooks.accountWebhookTest)
+	webhook.POST("/deliveries/{deliveryId}/redeliver", hooks.accountWebhookRedeliver)
+	webhook.POST("/delete", hooks.accountSiteWebhookDelete)
+	posts.POST("/domains", domainPg.accountDomainCreate)
+	domain := posts.Group("/domains/{domain}").Bind(domainPg.requireSiteDomain("domain"))
+	domain.POST("/verify", domainPg.accountDomainVerify)
+	domain.POST("/delete", domainPg.accountDomainDelete)
 }
 
-// siteForms is what every page of one site shares: finding the signed-in
-// user's site of the path and answering a form post with a flash.
+// siteForms is what every page of one site shares: the site's service,
+// and answering a form post with a flash.
 type siteForms struct {
 	deploys  *sites.Service
-	kit      *pageKit
 	sessions *sessions
 }
 
@@ -57,41 +64,24 @@ type sitePages struct {
 // backToSite answers a site page's form post: the message for the next
 // page, and 303 to the site page (POST → redirect → GET).
 func (f *siteForms) backToSite(e *core.RequestEvent, dep *core.Record, kind, text string) error {
-	f.sessions.flash(e, kind, text)
-	return e.Redirect(http.StatusSeeOther, "/account/sites/"+dep.Id)
+	return f.sessions.back(e, "/account/sites/"+dep.Id, kind, text)
 }
 
-// pageSite returns the signed-in user's deployment {id}; for anyone else
-// the answer (redirect to sign-in, or 404 page) is decided.
-func (f *siteForms) pageSite(e *core.RequestEvent, user *core.Record) (*core.Record, error) {
-	if user == nil {
-		return nil, e.Redirect(http.StatusSeeOther, loginURL(e.Request.URL.Path))
+// refused answers a form post that err refused, when the client caused it
+// (a limit of the routes, a refusal of sites/domains: domainRefusal):
+// prefix and the reason in a flash, 303 to the site page. Any other error
+// is the answer as it is.
+func (f *siteForms) refused(e *core.RequestEvent, dep *core.Record, prefix string, err error) error {
+	if ae, ok := domainRefusal(err); ok {
+		return f.backToSite(e, dep, ui.FlashError, prefix+sentence(ae.Message))
 	}
-	dep, err := f.deploys.FindOwned(user, e.Request.PathValue("id"))
-	if err != nil {
-		return nil, f.sessions.errorPage(e, http.StatusNotFound, "Site not found", "There is no such site on your account.")
-	}
-	return dep, nil
-}
-
-// formSite checks a form post of a site page (see formUser) and returns
-// the signed-in user's site {id}; with a nil site the answer is decided.
-func (f *siteForms) formSite(e *core.RequestEvent) (*core.Record, error) {
-	user, err := f.kit.formUser(e)
-	if user == nil {
-		return nil, err
-	}
-	return f.pageSite(e, user)
+	return err
 }
 
 // accountSitePage is GET /account/sites/{id}?page=: the state, settings,
 // submissions, e-mail notifications, versions and webhooks of one site.
 func (sp *sitePages) accountSitePage(e *core.RequestEvent) error {
-	user := sp.sessions.user(e)
-	dep, err := sp.pageSite(e, user)
-	if dep == nil {
-		return err
-	}
+	user, dep := userOf(e), ownedOf(e)
 	page, _ := strconv.Atoi(e.Request.URL.Query().Get("page"))
 	page = min(max(page, 1), maxPage)
 	total, err := forms.CountSubmissions(e.App, dep.Id)
@@ -142,7 +132,7 @@ func (sp *sitePages) accountSitePage(e *core.RequestEvent) error {
 	for _, v := range versions {
 		p.Versions = append(p.Versions, ui.AccountVersion{
 			Number: v.Number, CreatedAt: timestamp(v.Created), FileCount: v.FileCount,
-			TotalBytes: formatSizeShort(v.TotalBytes), Live: v.Live,
+			TotalBytes: ui.SizeShort(v.TotalBytes), Live: v.Live,
 		})
 	}
 	if p.Analytics, err = sp.analytics(e.App, dep.Id, time.Now()); err != nil {
@@ -156,10 +146,7 @@ func (sp *sitePages) accountSitePage(e *core.RequestEvent) error {
 
 // accountSiteRollback is a version's "Make live" button on the site page.
 func (sp *sitePages) accountSiteRollback(e *core.RequestEvent) error {
-	dep, err := sp.formSite(e)
-	if dep == nil {
-		return err
-	}
+	dep := ownedOf(e)
 	n, err := strconv.Atoi(e.Request.PostForm.Get("version"))
 	if err != nil || n < 1 {
 		return sp.backToSite(e, dep, ui.FlashError, "No such version: pick one from the list.")
@@ -172,32 +159,14 @@ func (sp *sitePages) accountSiteRollback(e *core.RequestEvent) error {
 	return sp.backToSite(e, dep, ui.FlashSuccess, "Version "+strconv.Itoa(n)+" is live.")
 }
 
-// formatSizeShort writes a size for people: 512 B, 12.3 KB, 4.5 MB.
-func formatSizeShort(n int64) string {
-	switch {
-	case n < 1000:
-		return strconv.FormatInt(n, 10) + " B"
-	case n < 1000*1000:
-		return strconv.FormatFloat(float64(n)/1000, 'f', 1, 64) + " KB"
-	}
-	return strconv.FormatFloat(float64(n)/1e6, 'f', 1, 64) + " MB"
-}
-
 // accountSiteCSV is the site page's CSV download (cookie-authenticated).
 func (sp *sitePages) accountSiteCSV(e *core.RequestEvent) error {
-	dep, err := sp.pageSite(e, sp.sessions.user(e))
-	if dep == nil {
-		return err
-	}
-	return submissionsCSV(e, dep)
+	return submissionsCSV(e, ownedOf(e))
 }
 
 // accountSiteNotifications is the notifications toggle of the site page.
 func (sp *sitePages) accountSiteNotifications(e *core.RequestEvent) error {
-	dep, err := sp.formSite(e)
-	if dep == nil {
-		return err
-	}
+	dep := ownedOf(e)
 	on := e.Request.PostForm.Get("email") == "true"
 	if err := setNotifyEmail(e.App, dep, on); err != nil {
 		return err
@@ -206,4 +175,16 @@ func (sp *sitePages) accountSiteNotifications(e *core.RequestEvent) error {
 		return sp.backToSite(e, dep, ui.FlashSuccess, "New submissions will be mailed to you.")
 	}
 	return sp.backToSite(e, dep, ui.FlashSuccess, "New submissions are no longer mailed.")
+}
+
+// accountSubmissionDelete is a submission's delete button on the site page.
+func (sp *sitePages) accountSubmissionDelete(e *core.RequestEvent) error {
+	dep := ownedOf(e)
+	if _, err := forms.DeleteSubmission(e.App, dep.Id, e.Request.PathValue("subId")); errors.Is(err, forms.ErrSubmissionNotFound) {
+		// Gone already (a second click, a reload): say so, change nothing.
+		return sp.backToSite(e, dep, ui.FlashError, "That submission no longer exists.")
+	} else if err != nil {
+		return err
+	}
+	return sp.backToSite(e, dep, ui.FlashSuccess, "Submission deleted.")
 }

@@ -1,6 +1,10 @@
 package hooks
 
 import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
 	"net/http"
 	"strings"
 
@@ -49,17 +53,14 @@ type apiAuth struct {
 // requireUser refuses a request without a valid API key (or same-origin
 // session) with the contract's 401 and leaves the user on the event.
 func (a *apiAuth) requireUser() *hook.Handler[*core.RequestEvent] {
-	return &hook.Handler[*core.RequestEvent]{
-		Id: "sitedropRequireUser",
-		Func: func(e *core.RequestEvent) error {
-			user, err := a.user(e)
-			if err != nil {
-				return err
-			}
-			e.Set(userKey, user)
-			return e.Next()
-		},
-	}
+	return middleware("sitedropRequireUser", func(e *core.RequestEvent) error {
+		user, err := a.user(e)
+		if err != nil {
+			return err
+		}
+		e.Set(userKey, user)
+		return e.Next()
+	})
 }
 
 // loadUser leaves the caller on the event when there is one (nil when no
@@ -67,22 +68,14 @@ func (a *apiAuth) requireUser() *hook.Handler[*core.RequestEvent] {
 // header that is not a valid key with a 401: anonymous deploys are allowed,
 // a wrong key is not taken for none.
 func (a *apiAuth) loadUser() *hook.Handler[*core.RequestEvent] {
-	return &hook.Handler[*core.RequestEvent]{
-		Id: "sitedropLoadUser",
-		Func: func(e *core.RequestEvent) error {
-			var user *core.Record
-			if _, sent := bearerToken(e.Request); !sent {
-				user = a.cookieUser(e)
-			} else {
-				var err error
-				if user, err = a.user(e); err != nil {
-					return err
-				}
-			}
-			e.Set(userKey, user)
-			return e.Next()
-		},
-	}
+	return middleware("sitedropLoadUser", func(e *core.RequestEvent) error {
+		user, err := a.caller(e)
+		if err != nil {
+			return err
+		}
+		e.Set(userKey, user)
+		return e.Next()
+	})
 }
 
 // requireOwner authenticates the request as requireUser does and loads the
@@ -90,22 +83,25 @@ func (a *apiAuth) loadUser() *hook.Handler[*core.RequestEvent] {
 // else's (or none) with the contract's 404. The user and the deployment are
 // left on the event.
 func (a *apiAuth) requireOwner(param string) *hook.Handler[*core.RequestEvent] {
-	return &hook.Handler[*core.RequestEvent]{
-		Id: "sitedropRequireOwner",
-		Func: func(e *core.RequestEvent) error {
-			user, err := a.user(e)
-			if err != nil {
-				return err
-			}
-			dep, err := a.deploys.FindOwned(user, e.Request.PathValue(param))
-			if err != nil {
-				return err
-			}
-			e.Set(userKey, user)
-			e.Set(deploymentKey, dep)
-			return e.Next()
-		},
-	}
+	return middleware("sitedropRequireOwner", func(e *core.RequestEvent) error {
+		user, err := a.user(e)
+		if err != nil {
+			return err
+		}
+		dep, err := a.deploys.FindOwned(user, e.Request.PathValue(param))
+		if err != nil {
+			return err
+		}
+		e.Set(userKey, user)
+		e.Set(deploymentKey, dep)
+		return e.Next()
+	})
+}
+
+// middleware is a route middleware (Bind) under the id that names it in
+// the chain.
+func middleware(id string, f func(e *core.RequestEvent) error) *hook.Handler[*core.RequestEvent] {
+	return &hook.Handler[*core.RequestEvent]{Id: id, Func: f}
 }
 
 // userOf is the caller left on e by requireUser, loadUser or requireOwner
@@ -121,19 +117,23 @@ func ownedOf(e *core.RequestEvent) *core.Record {
 	return d
 }
 
-// user returns the user of the request's API key, or a 401. Without an
-// Authorization header the browser session counts instead, when the
-// request comes from the web host's own pages (see cookieUser).
+// user returns the caller (see caller), or the contract's 401 for none.
 func (a *apiAuth) user(e *core.RequestEvent) (*core.Record, error) {
+	user, err := a.caller(e)
+	if err == nil && user == nil {
+		err = fail(http.StatusUnauthorized, msgUnauthorized)
+	}
+	return user, err
+}
+
+// caller is the user of the request's API key, or a 401 for a header that
+// is not a valid key. Without an Authorization header the browser session
+// counts instead, when the request comes from the web host's own pages
+// (accounts.Sessions.PageUser); nil when there is none.
+func (a *apiAuth) caller(e *core.RequestEvent) (*core.Record, error) {
 	tok, sent := bearerToken(e.Request)
 	if !sent {
-		if user := a.cookieUser(e); user != nil {
-			return user, nil
-		}
-		return nil, fail(http.StatusUnauthorized, msgUnauthorized)
-	}
-	if tok == "" {
-		return nil, fail(http.StatusUnauthorized, msgUnauthorized)
+		return a.sessions.PageUser(e.Request), nil
 	}
 	user, err := accounts.UserByAPIKey(e.App, tok)
 	if err != nil {
@@ -142,36 +142,110 @@ func (a *apiAuth) user(e *core.RequestEvent) (*core.Record, error) {
 	return user, nil
 }
 
-// cookieUser is the session user of an API request that proves it comes
-// from the web host's own pages (see fromOwnPages), nil otherwise: the
-// dashboard's scripts call the API with the browser's cookie, while a page
-// of another origin, a site host's included (same site, so its requests
-// carry the SameSite=Lax cookie), is as anonymous as curl.
-func (a *apiAuth) cookieUser(e *core.RequestEvent) *core.Record {
-	if !fromOwnPages(e.Request, a.sessions.secure()) {
-		return nil
-	}
-	return a.sessions.user(e)
+// pageAuth guards the web pages at the route, as apiAuth guards the API:
+// a form post's origin and body (pageForm), the browser session's user
+// (requirePageUser) and the user's site of the path (requirePageOwner).
+// What it finds is left on the event (read with userOf and ownedOf); what
+// it refuses is answered as a page: a redirect to sign in, an error page.
+type pageAuth struct {
+	sessions *sessions
+	// guards read the form bodies as deploy bodies are read.
+	guards *bodyGuards
+	// deploys finds the user's deployments (requirePageOwner).
+	deploys *sites.Service
 }
 
-// fromOwnPages reports whether a browser says the request comes from the
-// request's own origin: Sec-Fetch-Site: same-origin, or, from a browser
-// that sends no Sec-Fetch-Site (plain http away from localhost), an Origin
-// equal to the scheme and host the request was sent to. secure tells the
-// scheme when TLS ends in front of sitedrop. No proof is no.
-func fromOwnPages(r *http.Request, secure bool) bool {
-	if site := r.Header.Get("Sec-Fetch-Site"); site != "" {
-		return site == "same-origin"
+// pageForm checks a page's form post before anything else: same origin
+// (else a 403 page), a readable small form (in PostForm), read as deploy
+// bodies are (guardBody: the minimum rate after the grace, each byte held
+// of the small bodies' pool as it comes, until it is parsed; see
+// bodyLease); a refused body gets an error page with the API's status.
+func (p *pageAuth) pageForm() *hook.Handler[*core.RequestEvent] {
+	return middleware("sitedropPageForm", func(e *core.RequestEvent) error {
+		if err := p.readForm(e); err != nil {
+			return p.formRefused(e, err)
+		}
+		return e.Next()
+	})
+}
+
+// readForm reads e's small form body into PostForm, within the guards.
+func (p *pageAuth) readForm(e *core.RequestEvent) error {
+	if checkOrigin(e) != nil {
+		return errCrossOrigin
 	}
-	origin := r.Header.Get("Origin")
-	if origin == "" || r.Host == "" {
-		return false
+	lease := p.guards.bodyLease(e, formBodyLimit)
+	defer lease.release()
+	body, err := p.guards.guardBody(e, formBodyLimit, lease)
+	if err != nil {
+		return err
 	}
-	scheme := "http"
-	if secure || r.TLS != nil {
-		scheme = "https"
+	e.Request.Body = readCloser{body, e.Request.Body}
+	if err := e.Request.ParseForm(); err != nil {
+		return fmt.Errorf("%w: %w", errFormUnreadable, err)
 	}
-	return strings.EqualFold(origin, scheme+"://"+r.Host)
+	return nil
+}
+
+// The refusals of readForm that are no *apiError.
+var (
+	errCrossOrigin    = errors.New("form sent from another origin")
+	errFormUnreadable = errors.New("unreadable form")
+)
+
+// formRefused is the error page of a form post readForm refused.
+func (p *pageAuth) formRefused(e *core.RequestEvent, err error) error {
+	var ae *apiError
+	switch {
+	case errors.Is(err, errCrossOrigin):
+		return p.sessions.errorPage(e, http.StatusForbidden, "Request refused", "This form can only be sent from this server's own pages.")
+	case errors.As(err, &ae): // too large, too slow, the memory budget
+		// A read past its deadline cancels the request's context, which
+		// would stop the page's rendering: the client still reads it.
+		e.Request = e.Request.WithContext(context.WithoutCancel(e.Request.Context()))
+		setRetryAfter(e, ae)
+		return p.sessions.errorPage(e, ae.Status, http.StatusText(ae.Status), ae.Message)
+	}
+	return p.sessions.errorPage(e, http.StatusBadRequest, "Bad request", "The form could not be read.")
+}
+
+// readCloser is a body read through another reader (a guarded body) and
+// closed as it was.
+type readCloser struct {
+	io.Reader
+	io.Closer
+}
+
+// requirePageUser lets a signed-in browser through, its user on the event,
+// and sends anyone else to sign in, coming back to next ("" for the page
+// itself; a form post comes back to a page, never to itself).
+func (p *pageAuth) requirePageUser(next string) *hook.Handler[*core.RequestEvent] {
+	return middleware("sitedropRequirePageUser", func(e *core.RequestEvent) error {
+		user := p.sessions.user(e)
+		if user == nil {
+			back := next
+			if back == "" {
+				back = e.Request.URL.Path
+			}
+			return e.Redirect(http.StatusSeeOther, loginURL(back))
+		}
+		e.Set(userKey, user)
+		return e.Next()
+	})
+}
+
+// requirePageOwner, after requirePageUser, leaves the user's deployment
+// named by the path value param on the event, and answers a 404 page for
+// anyone else's (or none).
+func (p *pageAuth) requirePageOwner(param string) *hook.Handler[*core.RequestEvent] {
+	return middleware("sitedropRequirePageOwner", func(e *core.RequestEvent) error {
+		dep, err := p.deploys.FindOwned(userOf(e), e.Request.PathValue(param))
+		if err != nil {
+			return p.sessions.errorPage(e, http.StatusNotFound, "Site not found", "There is no such site on your account.")
+		}
+		e.Set(deploymentKey, dep)
+		return e.Next()
+	})
 }
 
 // msgBuiltinAuthClosed refuses PocketBase's auth endpoints that sitedrop

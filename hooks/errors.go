@@ -15,6 +15,7 @@ import (
 
 	"sitedrop/hooks/server"
 	"sitedrop/sites"
+	"sitedrop/sites/accounts"
 	"sitedrop/sites/agent"
 	"sitedrop/sites/analytics/statsdb"
 	"sitedrop/sites/domains"
@@ -107,6 +108,7 @@ func toAPIError(err error) (*apiError, bool) {
 // for an error that is not its package's.
 var domainMappings = []func(error) (*apiError, bool){
 	formsAPIError,
+	accountsAPIError,
 	routeAPIError,
 	sitesAPIError,
 	statsAPIError,
@@ -209,6 +211,34 @@ func agentAPIError(err error) (*apiError, bool) {
 		return fail(http.StatusBadRequest, msgMCPBatch), true
 	case errors.Is(err, agent.ErrNotObject):
 		return fail(http.StatusBadRequest, msgMCPNotObject), true
+	}
+	return nil, false
+}
+
+// Messages of the sign-in endpoints.
+const (
+	msgInvalidCode   = "Invalid or expired code"
+	msgSignupClosed  = "Sign-up is closed on this server"
+	msgEmailRequired = "email is required"
+	msgEmailInvalid  = "email is not a valid address"
+)
+
+// accountsAPIError maps the refusals of a sign-in (sites/accounts) to the
+// API's answers.
+func accountsAPIError(err error) (*apiError, bool) {
+	switch {
+	case errors.Is(err, accounts.ErrInvalidCode):
+		return fail(http.StatusBadRequest, msgInvalidCode), true
+	case errors.Is(err, accounts.ErrSignupClosed):
+		return fail(http.StatusForbidden, msgSignupClosed), true
+	case errors.Is(err, accounts.ErrEmailRequired):
+		return fail(http.StatusBadRequest, msgEmailRequired), true
+	case errors.Is(err, accounts.ErrEmailInvalid):
+		return fail(http.StatusBadRequest, msgEmailInvalid), true
+	case errors.Is(err, accounts.ErrCodeIDRequired):
+		return fail(http.StatusBadRequest, "otp_id is required"), true
+	case errors.Is(err, accounts.ErrCodeRequired):
+		return fail(http.StatusBadRequest, "code is required"), true
 	}
 	return nil, false
 }

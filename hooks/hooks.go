@@ -174,8 +174,7 @@ func build(app core.App, cfg *Config) (*built, error) {
 	webhookSends := newLimiter(webhookSendsPerMinute, time.Minute)
 	uploads := newLimiter(int(uploadBytesFactor*cfg.MaxBody), time.Hour)
 	guards := newBodyGuards(cfg)
-	sessions := newSessions(cfg)
-	kit := &pageKit{sessions: sessions, guards: &guards}
+	sessions := newSessions(app, cfg)
 
 	// The background senders and jobs.
 	deliverer := forms.NewDeliverer(app, cfg.webhookGuard())
@@ -222,7 +221,7 @@ func build(app core.App, cfg *Config) (*built, error) {
 		se.Router.Bind(builtinAuthGuard())
 		se.Router.Bind(superuserSignInLimit(proxies.RateKey))
 		bindWebGuards(se, cfg.Serve.Origins)
-		bindHSTS(se, sessions.secure)
+		bindHSTS(se, sessions.Secure)
 
 		// The routes.
 		auth := &apiAuth{sessions: sessions, deploys: svc}
@@ -232,23 +231,23 @@ func build(app core.App, cfg *Config) (*built, error) {
 		bindAnalyticsAPI(se.Router, auth)
 		bindBlobsAPI(se.Router, &blobsAPI{cfg: cfg, deploys: svc, s3: s3, uploads: uploads, guards: &guards, gate: gate}, auth)
 		limits := newAuthLimits()
-		bindAuthAPI(se.Router, &signInDesk{cfg: cfg, limits: &limits, proxies: proxies, kit: kit}, auth)
+		pages := &pageAuth{sessions: sessions, guards: &guards, deploys: svc}
+		bindAuthAPI(se.Router, &signInDesk{cfg: cfg, limits: &limits, proxies: proxies, sessions: sessions, pages: pages}, auth)
 		bindSubmitAPI(se.Router, &formPosts{cfg: cfg, limit: newLimiter(10, time.Minute), guards: &guards, sessions: sessions, hosts: hosts, wake: send.wake})
 		bindSubmissionsAPI(se.Router, auth)
 		bindWebhooksAPI(se.Router, &webhooksAPI{guard: cfg.webhookGuard(), guards: &guards}, auth)
 		bindDomainsAPI(se.Router, &domainsAPI{desk: domainDesk, guards: &guards}, auth)
-		site := &siteForms{deploys: svc, kit: kit, sessions: sessions}
+		site := &siteForms{deploys: svc, sessions: sessions}
 		domainPg := &domainPages{siteForms: site, desk: domainDesk, domains: domainSvc, siteHost: hosts.SiteHost}
-		bindAccountSitePages(se.Router,
+		bindAccountSitePages(se.Router, pages,
 			&sitePages{siteForms: site, cfg: cfg, analytics: pageAnalytics(stats == nil), domains: domainPg},
 			&settingsPages{siteForms: site, cfg: cfg, gate: gate},
 			&protectionPages{siteForms: site, cfg: cfg},
-			&webhookPages{siteForms: site, cfg: cfg, sends: webhookSends, ref: ref, wake: send.wake})
-		bindSiteDomainsPages(se.Router, domainPg)
+			&webhookPages{siteForms: site, cfg: cfg, sends: webhookSends, ref: ref, wake: send.wake}, domainPg)
 		api := bindMCP(se.Router, &mcpEndpoint{maxBody: cfg.MaxBody, guards: &guards, proxies: proxies})
-		bindPages(se.Router, &homePage{cfg: cfg, sessions: sessions}, llmsTxt(cfg),
-			&claimPages{cfg: cfg, deploys: svc, kit: kit, sessions: sessions},
-			&accountPages{cfg: cfg, deploys: svc, domains: domainSvc, kit: kit, sessions: sessions})
+		bindPages(se.Router, pages, &homePage{cfg: cfg, sessions: sessions}, llmsTxt(cfg),
+			&claimPages{cfg: cfg, deploys: svc, sessions: sessions},
+			&accountPages{cfg: cfg, deploys: svc, domains: domainSvc, sessions: sessions})
 
 		if err := se.Next(); err != nil {
 			if ts != nil {

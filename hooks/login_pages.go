@@ -7,6 +7,7 @@ import (
 
 	"github.com/pocketbase/pocketbase/core"
 
+	"sitedrop/sites/accounts"
 	"sitedrop/ui"
 )
 
@@ -30,22 +31,19 @@ func (a *signInDesk) loginPage(e *core.RequestEvent) error {
 		if !wantsHTML(e.Request) {
 			return err
 		}
-		return a.kit.sessions.errorPage(e, http.StatusTooManyRequests, msgRateLimited, "Too many requests from your address. Wait a minute and try again.")
+		return a.sessions.errorPage(e, http.StatusTooManyRequests, msgRateLimited, "Too many requests from your address. Wait a minute and try again.")
 	}
 	q := e.Request.URL.Query()
 	p := a.loginProps(q.Get("next"))
-	if otp := q.Get("otp"); validOTPID(otp) {
+	if otp := q.Get("otp"); accounts.ValidCodeID(otp) {
 		p.OTPID = otp
 	}
-	return render(e, http.StatusOK, ui.Login(a.kit.sessions.layout(e, a.kit.sessions.user(e)), p))
+	return render(e, http.StatusOK, ui.Login(a.sessions.layout(e, a.sessions.user(e)), p))
 }
 
 // loginEmailForm is POST /auth/login (email, next): it mails a code and
 // sends the browser to the code step.
 func (a *signInDesk) loginEmailForm(e *core.RequestEvent) error {
-	if ok, err := a.kit.readForm(e); !ok {
-		return err
-	}
 	p := a.loginProps(e.Request.PostForm.Get("next"))
 	p.Email = strings.TrimSpace(e.Request.PostForm.Get("email"))
 	if err := a.limits.otp.check(e.Response, a.proxies.RateKey(e.Request)); err != nil {
@@ -61,22 +59,16 @@ func (a *signInDesk) loginEmailForm(e *core.RequestEvent) error {
 // loginCodeForm is POST /auth/login/code (otp_id, code, next): a right code
 // signs the browser in and sends it on to next.
 func (a *signInDesk) loginCodeForm(e *core.RequestEvent) error {
-	if ok, err := a.kit.readForm(e); !ok {
-		return err
-	}
 	f := e.Request.PostForm
 	p := a.loginProps(f.Get("next"))
-	if !validOTPID(f.Get("otp_id")) {
-		return a.loginRefused(e, p, fail(http.StatusBadRequest, "otp_id is required"))
+	if !accounts.ValidCodeID(f.Get("otp_id")) {
+		return a.loginRefused(e, p, accounts.ErrCodeIDRequired)
 	}
 	p.OTPID = f.Get("otp_id")
 	if err := a.limits.verify.check(e.Response, a.proxies.RateKey(e.Request)); err != nil {
 		return a.loginRefused(e, p, err)
 	}
 	code := strings.Join(strings.Fields(f.Get("code")), "")
-	if code == "" {
-		return a.loginRefused(e, p, fail(http.StatusBadRequest, "code is required"))
-	}
 	if _, _, err := a.verifyCode(e, p.OTPID, code); err != nil {
 		return a.loginRefused(e, p, err)
 	}
@@ -97,19 +89,5 @@ func (a *signInDesk) loginRefused(e *core.RequestEvent, p ui.LoginProps, err err
 		return err
 	}
 	p.Error = ae.Message
-	return render(e, ae.Status, ui.Login(a.kit.sessions.layout(e, a.kit.sessions.user(e)), p))
-}
-
-// validOTPID tells a well-formed sign-in code id (a record id: 15
-// lowercase letters and digits).
-func validOTPID(s string) bool {
-	if len(s) != 15 {
-		return false
-	}
-	for _, c := range s {
-		if !strings.ContainsRune(idAlphabet, c) {
-			return false
-		}
-	}
-	return true
+	return render(e, ae.Status, ui.Login(a.sessions.layout(e, a.sessions.user(e)), p))
 }

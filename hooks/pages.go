@@ -11,25 +11,29 @@ import (
 	"github.com/pocketbase/pocketbase/core"
 	"github.com/pocketbase/pocketbase/tools/router"
 
+	"sitedrop/sites"
 	"sitedrop/ui"
 )
 
-// bindPages registers the web pages of the web host.
+// bindPages registers the web pages of the web host; the account's behind
+// a signed-in user (auth), its forms once read (pageForm).
 // llms is the GET /llms.txt handler (how an agent publishes here).
-func bindPages(r *router.Router[*core.RequestEvent], home *homePage, llms func(*core.RequestEvent) error, claims *claimPages, account *accountPages) {
+func bindPages(r *router.Router[*core.RequestEvent], auth *pageAuth, home *homePage, llms func(*core.RequestEvent) error, claims *claimPages, account *accountPages) {
 	assets, _ := fs.Sub(ui.Assets, "assets")
-	r.GET("/static/{path...}", apis.Static(assets, false)) // embedded CSS and scripts
-	r.GET("/{$}", home.serve)                              // landing page
-	r.GET("/llms.txt", llms)                               // how an agent publishes here
-	r.GET("/claim/{slug}", claims.claimPage)               // claim link of an anonymous deploy
-	r.POST("/claim/{slug}", claims.claimSubmit)            // its "claim" button
-	r.GET("/account", account.accountPage)                 // the signed-in user's sites and keys
-	r.POST("/account/keys", account.accountKeyCreate)      // new API key, shown once
-	r.POST("/account/keys/{id}/revoke", account.accountKeyRevoke)
-	r.GET("/account/sessions/{id}/revoke", account.sessionRevokeConfirm) // asks first
-	r.POST("/account/sessions/{id}/revoke", account.sessionRevoke)
-	r.POST("/account/sessions/revoke-others", account.sessionRevokeOthers) // sign out everywhere else
-	bindWebNotFound(r, account.sessions)                                   // every other path
+	r.GET("/static/{path...}", apis.Static(assets, false))                // embedded CSS and scripts
+	r.GET("/{$}", home.serve)                                             // landing page
+	r.GET("/llms.txt", llms)                                              // how an agent publishes here
+	r.GET("/claim/{slug}", claims.claimPage)                              // claim link of an anonymous deploy
+	r.POST("/claim/{slug}", claims.claimSubmit).Bind(auth.pageForm())     // its "claim" button
+	r.GET("/account", account.accountPage).Bind(auth.requirePageUser("")) // the user's sites and keys
+	r.GET("/account/sessions/{id}/revoke", account.sessionRevokeConfirm). // asks first
+										Bind(auth.requirePageUser("/account"))
+	forms := r.Group("/account").Bind(auth.pageForm(), auth.requirePageUser("/account"))
+	forms.POST("/keys", account.accountKeyCreate) // new API key, shown once
+	forms.POST("/keys/{id}/revoke", account.accountKeyRevoke)
+	forms.POST("/sessions/{id}/revoke", account.sessionRevoke)
+	forms.POST("/sessions/revoke-others", account.sessionRevokeOthers) // sign out everywhere else
+	bindWebNotFound(r, account.sessions)                               // every other path
 }
 
 // pageCSP is the Content-Security-Policy of the web pages.
@@ -48,13 +52,6 @@ func render(e *core.RequestEvent, status int, c templ.Component) error {
 	h.Set("Content-Security-Policy", pageCSP)
 	h.Set("Referrer-Policy", "same-origin")
 	return e.HTML(status, html)
-}
-
-// errorPage answers a browser with an HTML error page.
-func (s *sessions) errorPage(e *core.RequestEvent, status int, title, msg string) error {
-	return render(e, status, ui.ErrorPage(s.layout(e, s.user(e)), ui.ErrorProps{
-		Status: status, Title: title, Message: msg, LinkURL: "/", LinkText: "Back to the start",
-	}))
 }
 
 // homePage is the landing page: what this server is, with a curl example.
@@ -90,4 +87,19 @@ func safeNext(next string) string {
 // loginURL is the sign-in page that comes back to next.
 func loginURL(next string) string {
 	return "/auth/login?next=" + url.QueryEscape(next)
+}
+
+// dropProps configures a page's drop zone (ui.DropDeploy): a new site for
+// user (anonymous when nil), or a re-deploy of deploymentID, within the
+// server's limits. The zone's script calls the API with the session
+// cookie (see accounts.Sessions.PageUser).
+func dropProps(cfg *Config, heading string, user *core.Record, deploymentID string) ui.DropProps {
+	return ui.DropProps{
+		Heading:     heading,
+		DeployID:    deploymentID,
+		Owner:       user != nil,
+		MaxFiles:    cfg.MaxFiles,
+		MaxBody:     cfg.MaxBody,
+		MaxBodyText: sites.FormatBytes(cfg.MaxBody),
+	}
 }

@@ -5,7 +5,6 @@ import (
 	"net/url"
 	"strings"
 	"testing"
-	"time"
 
 	"sitedrop/sites/accounts"
 
@@ -247,17 +246,6 @@ func TestSafeNext(t *testing.T) {
 	} {
 		if got := safeNext(in); got != want {
 			t.Errorf("safeNext(%q) = %q, want %q", in, got, want)
-		}
-	}
-}
-
-func TestTimeLeft(t *testing.T) {
-	for _, c := range []struct {
-		minutes int
-		want    string
-	}{{0, "less than a minute"}, {5, "5 minutes"}, {60, "1 hour"}, {23*60 + 59, "23 hours"}, {3 * 24 * 60, "3 days"}} {
-		if got := timeLeft(time.Duration(c.minutes) * time.Minute); got != c.want {
-			t.Errorf("timeLeft(%d min) = %q, want %q", c.minutes, got, c.want)
 		}
 	}
 }

@@ -4,7 +4,6 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
-	"time"
 
 	"github.com/pocketbase/pocketbase/core"
 
@@ -12,124 +11,70 @@ import (
 	"sitedrop/ui"
 )
 
-// sessions is the browser session service of the web host: its cookie,
-// its signed-in user and the pages' one-shot messages (flashes). The
-// pages, the sign-in endpoints and apiAuth share one.
+// sessions is the browser session service (accounts.Sessions) as the
+// pages use it: the user of a request event, the page frame with the
+// messages a form post left, the error page. The pages, the sign-in
+// endpoints and apiAuth share one.
 type sessions struct {
-	cfg *Config
-	// flashes are the pages' one-shot messages (POST → redirect → GET).
-	flashes flashStore
+	*accounts.Sessions
 }
 
-// newSessions builds the session service of cfg (read at each request:
-// the listen scheme is learnt when serving starts).
-func newSessions(cfg *Config) *sessions {
-	return &sessions{cfg: cfg}
+// newSessions builds the session service of app; cfg is read at each
+// request (the listen scheme is learnt when serving starts).
+func newSessions(app core.App, cfg *Config) *sessions {
+	return &sessions{accounts.NewSessions(app, func() bool { return webOverTLS(cfg) })}
 }
 
-// secure reports whether the web host is reached over TLS, so cookies get
-// Secure and the __Host- prefix (and the web host sends HSTS): when
+// webOverTLS reports whether the web host is reached over TLS, so cookies
+// get Secure and the __Host- prefix (and the web host sends HSTS): when
 // sitedrop serves TLS itself (--https; its plain listener only redirects)
 // or when the public URL is https (a proxy in front ends TLS). The scheme
 // is compared case-insensitively, as URLs have it.
-func (s *sessions) secure() bool {
-	if s.cfg.listenScheme == "https" {
+func webOverTLS(cfg *Config) bool {
+	if cfg.listenScheme == "https" {
 		return true
 	}
-	u, err := url.Parse(strings.TrimSpace(s.cfg.PublicURL))
+	u, err := url.Parse(strings.TrimSpace(cfg.PublicURL))
 	return err == nil && u.Scheme == "https" // url.Parse lowercases it
 }
 
-// cookieName is the browser session cookie's name. Under TLS it
-// carries the __Host- prefix, which makes browsers insist that it is
-// Secure, host-only and for the whole path.
-func (s *sessions) cookieName() string {
-	if s.secure() {
-		return "__Host-sitedrop_session"
-	}
-	return "sitedrop_session"
-}
-
-// setCookie hands the browser a new session. The cookie is
-// HttpOnly, SameSite=Lax, host-only (no Domain: site hosts never see it)
-// and Secure under TLS.
-func (s *sessions) setCookie(e *core.RequestEvent, token string) {
-	e.SetCookie(&http.Cookie{
-		Name:     s.cookieName(),
-		Value:    token,
-		Path:     "/",
-		MaxAge:   int(accounts.SessionTTL / time.Second),
-		HttpOnly: true,
-		Secure:   s.secure(),
-		SameSite: http.SameSiteLaxMode,
-	})
-}
-
-// clearCookie tells the browser to drop its session cookie.
-func (s *sessions) clearCookie(e *core.RequestEvent) {
-	e.SetCookie(&http.Cookie{
-		Name:     s.cookieName(),
-		Value:    "",
-		Path:     "/",
-		MaxAge:   -1,
-		HttpOnly: true,
-		Secure:   s.secure(),
-		SameSite: http.SameSiteLaxMode,
-	})
-}
-
-// token is the session cookie's value, "" without one.
-func (s *sessions) token(e *core.RequestEvent) string {
-	c, err := e.Request.Cookie(s.cookieName())
-	if err != nil {
-		return ""
-	}
-	return c.Value
-}
-
-// user is the signed-in user of a browser request, nil when signed
-// out.
+// user is the signed-in user of a browser request, nil when signed out.
 func (s *sessions) user(e *core.RequestEvent) *core.Record {
-	tok := s.token(e)
-	if tok == "" {
-		return nil
-	}
-	user, err := accounts.UserBySession(e.App, tok)
-	if err != nil {
-		return nil
-	}
-	return user
+	return s.User(e.Request)
 }
 
-// start replaces the browser's session (if any) with a new one on
-// key.
-func (s *sessions) start(e *core.RequestEvent, key *core.Record, ownsKey bool) error {
-	if err := accounts.DeleteSession(e.App, s.token(e)); err != nil {
-		return err
-	}
-	tok, err := accounts.CreateSession(e.App, key, ownsKey)
-	if err != nil {
-		return err
-	}
-	s.setCookie(e, tok)
-	return nil
+// flash queues f (which may carry a secret shown once) for the next page
+// this browser session loads. Without a session it does nothing.
+func (s *sessions) flash(e *core.RequestEvent, f ui.Flash) {
+	s.Flash(e.Request, accounts.Flash(f))
 }
 
-// end signs the browser out: its session ends and its cookie goes.
-func (s *sessions) end(e *core.RequestEvent) error {
-	if err := accounts.DeleteSession(e.App, s.token(e)); err != nil {
-		return err
-	}
-	s.clearCookie(e)
-	return nil
+// back answers a form post: the message for the next page, and 303 to the
+// page to (POST → redirect → GET).
+func (s *sessions) back(e *core.RequestEvent, to, kind, text string) error {
+	s.flash(e, ui.Flash{Kind: kind, Text: text})
+	return e.Redirect(http.StatusSeeOther, to)
 }
 
-// layout is what the page frame shows about the visitor.
-func layout(user *core.Record) ui.LayoutProps {
+// layout is what the page frame shows about the visitor: who is signed
+// in, and the messages left by the form post that led here (taken, so a
+// reload shows them no more).
+func (s *sessions) layout(e *core.RequestEvent, user *core.Record) ui.LayoutProps {
 	if user == nil {
 		return ui.LayoutProps{}
 	}
-	return ui.LayoutProps{SignedIn: true, Email: user.Email()}
+	lp := ui.LayoutProps{SignedIn: true, Email: user.Email()}
+	for _, f := range s.TakeFlashes(s.Token(e.Request)) {
+		lp.Flashes = append(lp.Flashes, ui.Flash(f))
+	}
+	return lp
+}
+
+// errorPage answers a browser with an HTML error page.
+func (s *sessions) errorPage(e *core.RequestEvent, status int, title, msg string) error {
+	return render(e, status, ui.ErrorPage(s.layout(e, s.user(e)), ui.ErrorProps{
+		Status: status, Title: title, Message: msg, LinkURL: "/", LinkText: "Back to the start",
+	}))
 }
 
 // crossOrigin guards cookie-authenticated state changes: a browser request

@@ -5,19 +5,11 @@ import (
 	"net/http"
 
 	"github.com/pocketbase/pocketbase/core"
-	"github.com/pocketbase/pocketbase/tools/router"
+	"github.com/pocketbase/pocketbase/tools/hook"
 
 	"sitedrop/sites/domains"
 	"sitedrop/ui"
 )
-
-// bindSiteDomainsPages registers the custom domain forms of the site page
-// (each POST → 303 → GET with a flash).
-func bindSiteDomainsPages(r *router.Router[*core.RequestEvent], p *domainPages) {
-	r.POST("/account/sites/{id}/domains", p.accountDomainCreate)
-	r.POST("/account/sites/{id}/domains/{domain}/verify", p.accountDomainVerify)
-	r.POST("/account/sites/{id}/domains/{domain}/delete", p.accountDomainDelete)
-}
 
 // domainPages are the site page's custom domains panel and its forms.
 type domainPages struct {
@@ -60,38 +52,27 @@ func (dp *domainPages) siteDomains(e *core.RequestEvent, user, dep *core.Record)
 // accountDomainCreate is the site page's "Add domain" form: the API's
 // rules (domains.Service.Add), checked at once.
 func (dp *domainPages) accountDomainCreate(e *core.RequestEvent) error {
-	dep, err := dp.formSite(e)
-	if dep == nil {
-		return err
-	}
-	acct, site := domains.AccountOf(dp.sessions.user(e)), domains.SiteOf(dep)
+	dep := ownedOf(e)
+	acct, site := domains.AccountOf(userOf(e)), domains.SiteOf(dep)
 	a, err := dp.desk.start(e, acct.ID, true)
-	if ae, ok := domainRefusal(err); ok {
-		return dp.backToSite(e, dep, ui.FlashError, "Domain not added: "+sentence(ae.Message))
-	} else if err != nil {
-		return err
+	if err != nil {
+		return dp.refused(e, dep, "Domain not added: ", err)
 	}
 	defer a.Done()
 	rec, _, err := dp.domains.Add(e.Request.Context(), acct, site, e.Request.PostForm.Get("domain"), a)
-	if ae, ok := domainRefusal(err); ok {
-		return dp.backToSite(e, dep, ui.FlashError, "Domain not added: "+sentence(ae.Message))
-	} else if err != nil {
-		return err
+	if err != nil {
+		return dp.refused(e, dep, "Domain not added: ", err)
 	}
 	return dp.backToSite(e, dep, ui.FlashSuccess, domainOutcome(rec, true))
 }
 
 // accountDomainVerify is a domain's "Check now" button.
 func (dp *domainPages) accountDomainVerify(e *core.RequestEvent) error {
-	dep, site, rec, err := dp.formDomain(e)
-	if rec == nil {
-		return err
-	}
+	dep, rec := ownedOf(e), domainOf(e)
+	site := domains.SiteOf(dep)
 	a, err := dp.desk.start(e, site.OwnerID, true)
-	if ae, ok := domainRefusal(err); ok {
-		return dp.backToSite(e, dep, ui.FlashError, rec.Name()+" not checked: "+sentence(ae.Message))
-	} else if err != nil {
-		return err
+	if err != nil {
+		return dp.refused(e, dep, rec.Name()+" not checked: ", err)
 	}
 	defer a.Done()
 	checked, err := dp.domains.Recheck(e.Request.Context(), rec, site.Slug, a)
@@ -109,15 +90,10 @@ func (dp *domainPages) accountDomainVerify(e *core.RequestEvent) error {
 
 // accountDomainDelete is a domain's "Remove" button.
 func (dp *domainPages) accountDomainDelete(e *core.RequestEvent) error {
-	dep, site, rec, err := dp.formDomain(e)
-	if rec == nil {
-		return err
-	}
+	dep, rec := ownedOf(e), domainOf(e)
+	site := domains.SiteOf(dep)
 	if _, err := dp.desk.start(e, site.OwnerID, false); err != nil {
-		if ae, ok := domainRefusal(err); ok {
-			return dp.backToSite(e, dep, ui.FlashError, rec.Name()+" not removed: "+sentence(ae.Message))
-		}
-		return err
+		return dp.refused(e, dep, rec.Name()+" not removed: ", err)
 	}
 	if err := dp.domains.Remove(rec); err != nil {
 		return err
@@ -125,22 +101,29 @@ func (dp *domainPages) accountDomainDelete(e *core.RequestEvent) error {
 	return dp.backToSite(e, dep, ui.FlashSuccess, rec.Name()+" removed: the site no longer answers there.")
 }
 
-// formDomain checks a form post about domain {domain} of the user's site
-// {id}; with a nil domain the answer is decided (404 page for a domain the
-// site does not have).
-func (dp *domainPages) formDomain(e *core.RequestEvent) (*core.Record, domains.Site, *domains.Domain, error) {
-	dep, err := dp.formSite(e)
-	if dep == nil {
-		return nil, domains.Site{}, nil, err
-	}
-	site := domains.SiteOf(dep)
-	rec, err := dp.domains.Lookup(site.ID, e.Request.PathValue("domain"))
-	if errors.Is(err, domains.ErrNotFound) {
-		return nil, site, nil, dp.sessions.errorPage(e, http.StatusNotFound, "Domain not found", "There is no such domain on this site.")
-	} else if err != nil {
-		return nil, site, nil, err
-	}
-	return dep, site, rec, nil
+// requireSiteDomain, after requirePageOwner, leaves the site's custom
+// domain named by the path value param on the event (domainOf), and
+// answers a 404 page for a domain the site does not have.
+func (dp *domainPages) requireSiteDomain(param string) *hook.Handler[*core.RequestEvent] {
+	return middleware("sitedropRequireSiteDomain", func(e *core.RequestEvent) error {
+		rec, err := dp.domains.Lookup(ownedOf(e).Id, e.Request.PathValue(param))
+		if errors.Is(err, domains.ErrNotFound) {
+			return dp.sessions.errorPage(e, http.StatusNotFound, "Domain not found", "There is no such domain on this site.")
+		} else if err != nil {
+			return err
+		}
+		e.Set(siteDomainKey, rec)
+		return e.Next()
+	})
+}
+
+// siteDomainKey is where requireSiteDomain leaves the domain.
+const siteDomainKey = "sitedropSiteDomain"
+
+// domainOf is the domain left on e by requireSiteDomain.
+func domainOf(e *core.RequestEvent) *domains.Domain {
+	d, _ := e.Get(siteDomainKey).(*domains.Domain)
+	return d
 }
 
 // domainOutcome is the flash after a domain was added or checked.

@@ -12,7 +12,6 @@ import (
 	"github.com/pocketbase/pocketbase/tests"
 
 	"sitedrop/sites"
-	"sitedrop/sites/accounts"
 	"sitedrop/sites/forms"
 	"sitedrop/ui"
 )
@@ -68,7 +67,7 @@ func newSitePagesApp(t testing.TB) *tests.TestApp {
 func wantFlash(kind, text string) func(testing.TB, *tests.TestApp, *http.Response) {
 	return func(t testing.TB, app *tests.TestApp, _ *http.Response) {
 		t.Helper()
-		msgs := stateOf(t, app).sessions.flashes.take(accounts.HashSecret(sessionAlice), time.Now())
+		msgs := flashesOf(t, app, sessionAlice)
 		for _, m := range msgs {
 			if m.Kind == kind && strings.Contains(m.Text, text) {
 				return
@@ -275,7 +274,7 @@ func TestSitePageWebhooks(t *testing.T) {
 		return wantCount(forms.DeliveriesCollection, dbx.HashExp{"event": event, "status": forms.DeliveryPending}, want)
 	}
 	secretShown := func(t testing.TB, app *tests.TestApp, _ *http.Response) {
-		msgs := stateOf(t, app).sessions.flashes.take(accounts.HashSecret(sessionAlice), time.Now())
+		msgs := flashesOf(t, app, sessionAlice)
 		hooks, _ := app.FindRecordsByFilter(forms.WebhooksCollection, "url = 'https://93.184.216.35/new'", "", 0, 0)
 		if len(msgs) != 1 || len(hooks) != 1 || msgs[0].Secret == "" || msgs[0].Secret != hooks[0].GetString("secret") {
 			t.Fatalf("secret not shown once: %+v", msgs)

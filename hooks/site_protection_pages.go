@@ -28,10 +28,7 @@ func siteProtection(cfg *Config, dep *core.Record) ui.SiteProtection {
 // link-off, rotate. Each change goes through the service as an API deploy's
 // would, and answers 303 to the site page with what happened.
 func (pp *protectionPages) accountSiteProtection(e *core.RequestEvent) error {
-	dep, err := pp.formSite(e)
-	if dep == nil {
-		return err
-	}
+	dep := ownedOf(e)
 	var c sites.ProtectionChange
 	var done string
 	on, off, none := true, false, ""

@@ -1,7 +1,6 @@
 package hooks
 
 import (
-	"errors"
 	"net/http"
 	"strconv"
 	"strings"
@@ -25,29 +24,21 @@ type settingsPages struct {
 // API's checks (deployRequest.metadata); a new title, description or icon
 // makes a new version through the service, as a PUT would.
 func (st *settingsPages) accountSiteSettings(e *core.RequestEvent) error {
-	dep, err := st.formSite(e)
-	if dep == nil {
-		return err
-	}
+	dep := ownedOf(e)
 	f := e.Request.PostForm
 	title, desc, icon := f.Get("title"), f.Get("description"), f.Get("favicon")
 	spa := f.Get("is_spa") == "true"
 	req := deployRequest{Title: &title, Description: &desc, Favicon: &icon, IsSPA: &spa}
 	meta, err := req.metadata()
-	var ae *apiError
-	if errors.As(err, &ae) {
-		return st.backToSite(e, dep, ui.FlashError, "Settings not saved: "+sentence(ae.Message))
-	} else if err != nil {
-		return err
+	if err != nil {
+		return st.refused(e, dep, "Settings not saved: ", err)
 	}
 	d := sites.DeploymentOf(dep)
 	if title != d.Title() || desc != d.Description() || icon != d.Favicon() {
 		// A new version: a deploy, under the API's per-account rate and
 		// the --concurrent-deploys slots.
-		if err := st.gate.keyed.check(e.Response, d.OwnerID()); errors.As(err, &ae) {
-			return st.backToSite(e, dep, ui.FlashError, "Settings not saved: "+sentence(ae.Message))
-		} else if err != nil {
-			return err
+		if err := st.gate.keyed.check(e.Response, d.OwnerID()); err != nil {
+			return st.refused(e, dep, "Settings not saved: ", err)
 		}
 		release, err := st.gate.acquire(e)
 		if err != nil {
@@ -90,11 +81,7 @@ func (st *settingsPages) liveNumber(dep *core.Record) (int, error) {
 // accountSiteDeletePage is GET /account/sites/{id}/delete: the
 // confirmation, which asks for the slug.
 func (st *settingsPages) accountSiteDeletePage(e *core.RequestEvent) error {
-	user := st.sessions.user(e)
-	dep, err := st.pageSite(e, user)
-	if dep == nil {
-		return err
-	}
+	user, dep := userOf(e), ownedOf(e)
 	d := sites.DeploymentOf(dep)
 	slug := d.Slug()
 	return render(e, http.StatusOK, ui.SiteDelete(st.sessions.layout(e, user), ui.SiteDeleteProps{
@@ -105,20 +92,15 @@ func (st *settingsPages) accountSiteDeletePage(e *core.RequestEvent) error {
 // accountSiteDelete deletes the site when the typed slug matches, as
 // DELETE /deploy/{id} does, and goes to the account page.
 func (st *settingsPages) accountSiteDelete(e *core.RequestEvent) error {
-	dep, err := st.formSite(e)
-	if dep == nil {
-		return err
-	}
+	dep := ownedOf(e)
 	slug := sites.DeploymentOf(dep).Slug()
 	if strings.TrimSpace(e.Request.PostForm.Get("slug")) != slug {
-		st.sessions.flash(e, ui.FlashError, "The slug you typed does not match "+slug+": the site was not deleted.")
-		return e.Redirect(http.StatusSeeOther, "/account/sites/"+dep.Id+"/delete")
+		return st.sessions.back(e, "/account/sites/"+dep.Id+"/delete", ui.FlashError, "The slug you typed does not match "+slug+": the site was not deleted.")
 	}
 	if err := st.deploys.Delete(dep); err != nil {
 		return err
 	}
-	st.sessions.flash(e, ui.FlashSuccess, "Site "+slug+" deleted.")
-	return e.Redirect(http.StatusSeeOther, "/account")
+	return st.sessions.back(e, "/account", ui.FlashSuccess, "Site "+slug+" deleted.")
 }
 
 // sentence ends an API message with a full stop for a flash, unless it

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/pocketbase/pocketbase/core"
+	"github.com/pocketbase/pocketbase/tools/hook"
 
 	"sitedrop/sites/forms"
 	"sitedrop/ui"
@@ -48,28 +49,35 @@ func accountWebhooks(app core.App, hooks []*forms.Webhook) ([]ui.AccountWebhook,
 	return out, nil
 }
 
-// formWebhook checks a form post about webhook {webhookId} of the user's
-// site {id}; with a nil webhook the answer is decided (404 page for a
-// webhook of another site).
-func (wp *webhookPages) formWebhook(e *core.RequestEvent) (dep *core.Record, hook *forms.Webhook, err error) {
-	dep, err = wp.formSite(e)
-	if dep == nil {
-		return nil, nil, err
-	}
-	hook, err = forms.FindWebhook(e.App, dep.Id, e.Request.PathValue("webhookId"))
-	if errors.Is(err, forms.ErrWebhookNotFound) {
-		return nil, nil, wp.sessions.errorPage(e, http.StatusNotFound, "Webhook not found", "There is no such webhook on this site.")
-	}
-	return dep, hook, err
+// requireSiteWebhook, after requirePageOwner, leaves the site's webhook
+// named by the path value param on the event (webhookOf), and answers a
+// 404 page for a webhook of another site.
+func (wp *webhookPages) requireSiteWebhook(param string) *hook.Handler[*core.RequestEvent] {
+	return middleware("sitedropRequireSiteWebhook", func(e *core.RequestEvent) error {
+		w, err := forms.FindWebhook(e.App, ownedOf(e).Id, e.Request.PathValue(param))
+		if errors.Is(err, forms.ErrWebhookNotFound) {
+			return wp.sessions.errorPage(e, http.StatusNotFound, "Webhook not found", "There is no such webhook on this site.")
+		} else if err != nil {
+			return err
+		}
+		e.Set(siteWebhookKey, w)
+		return e.Next()
+	})
+}
+
+// siteWebhookKey is where requireSiteWebhook leaves the webhook.
+const siteWebhookKey = "sitedropSiteWebhook"
+
+// webhookOf is the webhook left on e by requireSiteWebhook.
+func webhookOf(e *core.RequestEvent) *forms.Webhook {
+	w, _ := e.Get(siteWebhookKey).(*forms.Webhook)
+	return w
 }
 
 // accountWebhookCreate is the site page's "Add webhook" form: the API's
 // rules (forms.CreateWebhook), and the signing secret shown once.
 func (wp *webhookPages) accountWebhookCreate(e *core.RequestEvent) error {
-	dep, err := wp.formSite(e)
-	if dep == nil {
-		return err
-	}
+	dep := ownedOf(e)
 	f := e.Request.PostForm
 	typ := f.Get("type")
 	if typ == "" {
@@ -86,7 +94,7 @@ func (wp *webhookPages) accountWebhookCreate(e *core.RequestEvent) error {
 	} else if err != nil {
 		return err
 	}
-	wp.sessions.flashWith(e, ui.Flash{Kind: ui.FlashSuccess,
+	wp.sessions.flash(e, ui.Flash{Kind: ui.FlashSuccess,
 		Text:   "Webhook added. Its signing secret, shown only now, verifies the X-Sitedrop-Signature header:",
 		Secret: secret})
 	return e.Redirect(http.StatusSeeOther, "/account/sites/"+dep.Id)
@@ -96,15 +104,9 @@ func (wp *webhookPages) accountWebhookCreate(e *core.RequestEvent) error {
 // queued now, shown in the delivery log, within the account's
 // webhookSends.
 func (wp *webhookPages) accountWebhookTest(e *core.RequestEvent) error {
-	dep, hook, err := wp.formWebhook(e)
-	if hook == nil {
-		return err
-	}
-	var ae *apiError
-	if err := wp.sends.check(e.Response, forms.DeploymentOf(dep).OwnerID()); errors.As(err, &ae) {
-		return wp.backToSite(e, dep, ui.FlashError, "Test not sent: "+refusedLater(e, ae))
-	} else if err != nil {
-		return err
+	dep, hook := ownedOf(e), webhookOf(e)
+	if err := wp.sends.check(e.Response, forms.DeploymentOf(dep).OwnerID()); err != nil {
+		return wp.refusedLater(e, dep, "Test not sent: ", err)
 	}
 	if _, err := forms.QueueTest(e.App, hook, wp.ref(dep)); err != nil {
 		return err
@@ -116,10 +118,7 @@ func (wp *webhookPages) accountWebhookTest(e *core.RequestEvent) error {
 // accountWebhookRedeliver is a delivery's "Redeliver" button: a copy of it
 // queued now, within the account's webhookSends.
 func (wp *webhookPages) accountWebhookRedeliver(e *core.RequestEvent) error {
-	dep, hook, err := wp.formWebhook(e)
-	if hook == nil {
-		return err
-	}
+	dep, hook := ownedOf(e), webhookOf(e)
 	del, err := forms.FindDelivery(e.App, hook, e.Request.PathValue("deliveryId"))
 	if errors.Is(err, forms.ErrDeliveryNotFound) {
 		return wp.sessions.errorPage(e, http.StatusNotFound, "Delivery not found", "There is no such delivery of this webhook.")
@@ -127,11 +126,8 @@ func (wp *webhookPages) accountWebhookRedeliver(e *core.RequestEvent) error {
 		return err
 	}
 	owner := forms.DeploymentOf(dep).OwnerID()
-	var ae *apiError
-	if err := wp.sends.check(e.Response, owner); errors.As(err, &ae) {
-		return wp.backToSite(e, dep, ui.FlashError, "Not queued again: "+refusedLater(e, ae))
-	} else if err != nil {
-		return err
+	if err := wp.sends.check(e.Response, owner); err != nil {
+		return wp.refusedLater(e, dep, "Not queued again: ", err)
 	}
 	if _, err := forms.Redeliver(e.App, del); errors.Is(err, forms.ErrDeliveryPending) {
 		wp.sends.Refund(owner, 1) // nothing queued
@@ -144,22 +140,24 @@ func (wp *webhookPages) accountWebhookRedeliver(e *core.RequestEvent) error {
 	return wp.backToSite(e, dep, ui.FlashSuccess, "Delivery queued again.")
 }
 
-// refusedLater is a flash message's reason for a refusal by a rate limit:
-// the API's message and, from its Retry-After, when to try again.
-func refusedLater(e *core.RequestEvent, ae *apiError) string {
-	msg := sentence(ae.Message)
+// refusedLater answers a form post refused by a rate limit (err, an
+// *apiError) with prefix, the API's message and, from its Retry-After,
+// when to try again; any other error is the answer as it is.
+func (wp *webhookPages) refusedLater(e *core.RequestEvent, dep *core.Record, prefix string, err error) error {
+	var ae *apiError
+	if !errors.As(err, &ae) {
+		return err
+	}
+	msg := prefix + sentence(ae.Message)
 	if secs := e.Response.Header().Get("Retry-After"); secs != "" {
 		msg += " Try again in " + secs + " s."
 	}
-	return msg
+	return wp.backToSite(e, dep, ui.FlashError, msg)
 }
 
 // accountSiteWebhookDelete is a webhook's delete button on the site page.
 func (wp *webhookPages) accountSiteWebhookDelete(e *core.RequestEvent) error {
-	dep, hook, err := wp.formWebhook(e)
-	if hook == nil {
-		return err
-	}
+	dep, hook := ownedOf(e), webhookOf(e)
 	if err := forms.DeleteWebhook(e.App, hook); err != nil {
 		return err
 	}

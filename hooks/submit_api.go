@@ -14,9 +14,9 @@ import (
 	"github.com/pocketbase/pocketbase/apis"
 	"github.com/pocketbase/pocketbase/core"
 	"github.com/pocketbase/pocketbase/tools/router"
-	"github.com/pocketbase/pocketbase/tools/security"
 
 	"sitedrop/sites"
+	"sitedrop/sites/accounts"
 	"sitedrop/sites/forms"
 	"sitedrop/ui"
 )
@@ -88,7 +88,7 @@ func (f *formPosts) submitCreate(e *core.RequestEvent) error {
 			delete(data, k)
 		}
 	}
-	id := security.RandomStringWithAlphabet(15, idAlphabet) // what a bot sees
+	id := accounts.NewRecordID() // what a bot sees
 	if honeypot == "" {
 		sub, err := forms.Submit(e.App, dep.Ref(f.cfg.siteURL(dep.Slug())), data, order)
 		if err != nil {

@@ -1,6 +1,16 @@
 // Package accounts holds sitedrop's accounts: API keys (stored as SHA-256
 // hashes), sign-in codes (bcrypt, single use, limited tries) and web
-// sessions tied to a key. The routes and pages that use it are in hooks.
+// sessions tied to a key, with the rules that use them on plain values:
+//
+//	signIn := &accounts.SignIn{App: app, Signup: true, MailCode: mail}
+//	id, err := signIn.SendCode(email)               // ParseEmail first
+//	_, key, _, err := signIn.Verify(id, code)       // ErrInvalidCode, ErrSignupClosed
+//	err = sessions.Start(w, r, key, true)           // the session cookie
+//	user := sessions.User(r)                        // nil when signed out
+//	sessions.Flash(r, accounts.Flash{Text: "Saved"}) // for the next page
+//
+// Refusals are errors of this package, which hooks maps to the API's
+// answers; the routes and pages that use it are in hooks.
 package accounts
 
 import (

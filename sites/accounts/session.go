@@ -115,17 +115,27 @@ func PurgeExpiredSessions(app core.App, now time.Time) error {
 	return nil
 }
 
-// SessionKeyIDs returns the ids of user's keys that were made for a
-// browser session (owns_key): they are the sessions' own, not API keys the
-// user made.
-func SessionKeyIDs(app core.App, user *core.Record) (map[string]bool, error) {
+// ListOwnAPIKeys returns the API keys user made, newest first: the keys
+// that browser sessions made for themselves (owns_key) are the sessions',
+// not the user's, and are left out.
+func ListOwnAPIKeys(app core.App, user *core.Record) ([]*APIKey, error) {
+	keys, err := ListAPIKeys(app, user)
+	if err != nil {
+		return nil, err
+	}
 	recs, err := app.FindRecordsByFilter(SessionsCollection, FieldUser+" = {:u} && "+FieldOwnsKey+" = true", "", 0, 0, dbx.Params{"u": user.Id})
 	if err != nil {
 		return nil, fmt.Errorf("list session keys: %w", err)
 	}
-	ids := make(map[string]bool, len(recs))
+	sessionKeys := make(map[string]bool, len(recs))
 	for _, r := range recs {
-		ids[r.GetString(FieldAPIKey)] = true
+		sessionKeys[SessionOf(r).APIKeyID()] = true
 	}
-	return ids, nil
+	var out []*APIKey
+	for _, k := range keys {
+		if !sessionKeys[k.Id] {
+			out = append(out, APIKeyOf(k))
+		}
+	}
+	return out, nil
 }
