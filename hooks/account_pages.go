@@ -2,7 +2,6 @@ package hooks
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -12,6 +11,7 @@ import (
 
 	"github.com/pocketbase/pocketbase/core"
 
+	"sitedrop/sites/intake"
 	"sitedrop/sites"
 	"sitedrop/sites/accounts"
 	"sitedrop/sites/domains"
@@ -93,28 +93,31 @@ func (a *accountPages) accountKeyRevoke(e *core.RequestEvent) error {
 // and the guards that read form bodies.
 type pageKit struct {
 	sessions *sessions
-	guards   *bodyGuards
+	guards   *intake.Guards
 }
 
 // readForm checks a page's form post: same origin, a readable small form
-// (in PostForm), read as deploy bodies are (guardBody: the minimum rate
+// (in PostForm), read as deploy bodies are (intake.Guards.Body: the minimum rate
 // after the grace, each byte held of the small bodies' pool as it comes,
-// until it is parsed; see bodyLease). When ok is false the answer has been decided: an error
+// until it is parsed; see intake.Guards.BodyLease). When ok is false the answer has been decided: an error
 // page, or the error of writing it.
 func (k *pageKit) readForm(e *core.RequestEvent) (ok bool, err error) {
 	if err := checkOrigin(e); err != nil {
 		return false, k.sessions.errorPage(e, http.StatusForbidden, "Request refused", "This form can only be sent from this server's own pages.")
 	}
-	lease := k.guards.bodyLease(e, formBodyLimit)
-	defer lease.release()
-	body, err := k.guards.guardBody(e, formBodyLimit, lease)
+	lease := k.guards.BodyLease(e.Request.Context(), formBodyLimit)
+	defer lease.End()
+	body, err := k.guards.Body(e.Response, e.Request, formBodyLimit, lease)
 	if err == nil {
 		e.Request.Body = readCloser{body, e.Request.Body}
 		err = e.Request.ParseForm()
 	}
 	var ae *apiError
+	if intake.BodyRefusal(err) {
+		ae, _ = toAPIError(err)
+	}
 	switch {
-	case errors.As(err, &ae): // too large, too slow, the memory budget
+	case ae != nil: // too large, too slow, the memory budget
 		// A read past its deadline cancels the request's context, which
 		// would stop the page's rendering: the client still reads it.
 		e.Request = e.Request.WithContext(context.WithoutCancel(e.Request.Context()))

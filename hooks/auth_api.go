@@ -75,7 +75,7 @@ func (a *signInDesk) authOTP(e *core.RequestEvent) error {
 	var body struct {
 		Email *string `json:"email"`
 	}
-	if err := a.kit.guards.readJSON(e, authBodyLimit, &body); err != nil {
+	if err := a.kit.guards.ReadJSON(e.Response, e.Request, authBodyLimit, &body); err != nil {
 		return err
 	}
 	if body.Email == nil {
@@ -146,7 +146,7 @@ func (a *signInDesk) authVerify(e *core.RequestEvent) error {
 		OTPID *string `json:"otp_id"`
 		Code  *string `json:"code"`
 	}
-	if err := a.kit.guards.readJSON(e, authBodyLimit, &body); err != nil {
+	if err := a.kit.guards.ReadJSON(e.Response, e.Request, authBodyLimit, &body); err != nil {
 		return err
 	}
 	if body.OTPID == nil || *body.OTPID == "" {

@@ -10,6 +10,7 @@ package hooks
 import (
 	"time"
 
+	"sitedrop/sites/intake"
 	"sitedrop/hooks/server"
 )
 
@@ -127,8 +128,8 @@ type Config struct {
 // compressors' state is a fixed cost of the process: see
 // sites.compressSlots). What is reserved covers what is allocated (see
 // sites.readPieces, sites.boundedOutput), and memory given back counts
-// until a collection frees it (memBudget).
-const deployMemoryFactor = 2*archiveUnpackFactor + 2
+// until a collection frees it (intake.Budget).
+const deployMemoryFactor = 2*intake.ArchiveUnpackFactor + 2
 
 // DefaultConfig returns the documented defaults.
 func DefaultConfig() Config {

@@ -10,6 +10,7 @@ import (
 	"github.com/pocketbase/pocketbase/core"
 	"github.com/pocketbase/pocketbase/tests"
 
+	"sitedrop/sites/intake"
 	"sitedrop/sites"
 	"sitedrop/sites/accounts"
 )
@@ -292,7 +293,7 @@ func TestDeployCreate(t *testing.T) {
 			Name:            "title too long",
 			Method:          http.MethodPost,
 			URL:             "/deploy",
-			Body:            strings.NewReader(`{"html":"x","title":"` + strings.Repeat("t", maxTitleLen+1) + `"}`),
+			Body:            strings.NewReader(`{"html":"x","title":"` + strings.Repeat("t", intake.MaxTitleLen+1) + `"}`),
 			ExpectedStatus:  400,
 			ExpectedContent: []string{errBody("title is too long: at most 500 characters")},
 			TestAppFactory:  newTestApp,

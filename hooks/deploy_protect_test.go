@@ -10,6 +10,7 @@ import (
 	"github.com/pocketbase/pocketbase/core"
 	"github.com/pocketbase/pocketbase/tests"
 
+	"sitedrop/sites/intake"
 	"sitedrop/sites"
 )
 
@@ -139,7 +140,7 @@ func TestDeployProtection(t *testing.T) {
 			Headers:         bearer(keyAlice),
 			Body:            strings.NewReader(`{"html":"<p>x</p>","password":12345678}`),
 			ExpectedStatus:  400,
-			ExpectedContent: []string{errBody(msgPasswordType)},
+			ExpectedContent: []string{errBody(intake.MsgPasswordType)},
 			TestAppFactory:  newTestApp,
 		},
 		{
@@ -149,7 +150,7 @@ func TestDeployProtection(t *testing.T) {
 			Headers:         bearer(keyAlice),
 			Body:            strings.NewReader(`{"html":"<p>x</p>","protect":"yes"}`),
 			ExpectedStatus:  400,
-			ExpectedContent: []string{errBody(msgProtectValue)},
+			ExpectedContent: []string{errBody(intake.MsgProtectValue)},
 			TestAppFactory:  newTestApp,
 		},
 		{
@@ -229,7 +230,7 @@ func TestDeployProtection(t *testing.T) {
 			Name:            "archive deploy with protect in the query and the password in a header",
 			Method:          http.MethodPost,
 			URL:             "/deploy?slug=zipped-guard&protect=true",
-			Headers:         withHeaders(bearer(keyAlice), map[string]string{"Content-Type": "application/zip", passwordHeader: "zip password"}),
+			Headers:         withHeaders(bearer(keyAlice), map[string]string{"Content-Type": "application/zip", intake.PasswordHeader: "zip password"}),
 			Body:            zipOf(t, "index.html", "<p>zipped</p>"),
 			ExpectedStatus:  200,
 			ExpectedContent: []string{`"share_url":"http://zipped-guard.sites.test/?_token=`},
@@ -249,7 +250,7 @@ func TestDeployProtection(t *testing.T) {
 			Headers:         withHeaders(bearer(keyAlice), map[string]string{"Content-Type": "application/zip"}),
 			Body:            zipOf(t, "index.html", "<p>zipped</p>"),
 			ExpectedStatus:  400,
-			ExpectedContent: []string{errBody(msgProtectValue)},
+			ExpectedContent: []string{errBody(intake.MsgProtectValue)},
 			TestAppFactory:  newTestApp,
 		},
 		{

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/pocketbase/pocketbase/apis"
 	"github.com/pocketbase/pocketbase/core"
@@ -18,6 +19,8 @@ import (
 	"sitedrop/sites/analytics/statsdb"
 	"sitedrop/sites/domains"
 	"sitedrop/sites/forms"
+	"sitedrop/sites/intake"
+	"sitedrop/sites/ratelimit"
 )
 
 // Messages of the API contract (the README's Errors section). Tests assert
@@ -37,6 +40,7 @@ const (
 	msgRouteNotFound     = "Not found"
 	msgInternal          = "Internal server error"
 	msgClientClosed      = "Client closed the request"
+	msgServerBusy        = "Server busy: try again"
 )
 
 // statusClientClosed is the status logged for a request whose client went
@@ -83,6 +87,9 @@ func toAPIError(err error) (*apiError, bool) {
 	var rle *sites.RuleLimitError
 	var re *router.ApiError
 	if ae, ok := formsAPIError(err); ok {
+		return ae, true
+	}
+	if ae, ok := intakeAPIError(err); ok {
 		return ae, true
 	}
 	switch {
@@ -148,6 +155,54 @@ func formsAPIError(err error) (*apiError, bool) {
 	return nil, false
 }
 
+// intakeAPIError maps the refusals of sites/intake (what a client sent:
+// its body, its deploy request, the memory and work budgets it needs)
+// and of the rate limits (sites/ratelimit) to the API's answers: 413 over
+// a size or count limit, 408 too slow, 400 malformed, 429 and 503 with
+// Retry-After.
+func intakeAPIError(err error) (*apiError, bool) {
+	var (
+		re *ratelimit.Error
+		wb *intake.WorkBudgetError
+		tl *intake.TooLargeError
+		ol *intake.OverLimitError
+		ts *intake.TooSlowError
+		iv *intake.InvalidError
+	)
+	retryAfter := int(intake.RetryAfter / time.Second)
+	switch {
+	case errors.As(err, &re):
+		return rateLimitAPIError(re), true
+	case errors.Is(err, intake.ErrBusy):
+		return &apiError{Status: http.StatusServiceUnavailable, Message: msgServerBusy, RetryAfter: retryAfter}, true
+	case errors.As(err, &wb):
+		return &apiError{Status: http.StatusServiceUnavailable, Message: wb.Error(), RetryAfter: retryAfter}, true
+	case errors.As(err, &tl):
+		return fail(http.StatusRequestEntityTooLarge, "%s", tl.Error()), true
+	case errors.As(err, &ol):
+		return fail(http.StatusRequestEntityTooLarge, "%s", ol.Msg), true
+	case errors.As(err, &ts):
+		return fail(http.StatusRequestTimeout, "%s", ts.Error()), true
+	case errors.Is(err, intake.ErrHTMLRequired):
+		return fail(http.StatusBadRequest, msgHTMLRequired), true
+	case errors.Is(err, intake.ErrBothContent):
+		return fail(http.StatusBadRequest, msgBothContent), true
+	case errors.As(err, &iv):
+		return fail(http.StatusBadRequest, "%s", iv.Msg), true
+	}
+	return nil, false
+}
+
+// rateLimitAPIError is the 429 of a limit's refusal, with its message
+// (the contract's by default) and Retry-After.
+func rateLimitAPIError(re *ratelimit.Error) *apiError {
+	msg := re.Msg
+	if msg == "" {
+		msg = msgRateLimited
+	}
+	return &apiError{Status: http.StatusTooManyRequests, Message: msg, RetryAfter: re.RetryAfterSeconds()}
+}
+
 // jsonErrorsMiddleware renders every error of sitedrop's own routes (and
 // unknown routes outside /api/ and /_/) as {"error": "..."}. PocketBase's
 // /api/ and dashboard keep their own shape.
@@ -185,7 +240,7 @@ func jsonErrorsMiddleware() *hook.Handler[*core.RequestEvent] {
 // waitsToSendBody tells an HTTP/1 request whose client waits for
 // "100 Continue" before it sends its body (the CLI's uploads).
 func waitsToSendBody(r *http.Request) bool {
-	return r.ProtoMajor == 1 && r.ContentLength != 0 && strings.EqualFold(r.Header.Get("Expect"), "100-continue")
+	return intake.WaitsToSendBody(r)
 }
 
 // refuseWaitingBody answers an error to a client that has not sent its

@@ -6,6 +6,7 @@ import (
 
 	"github.com/pocketbase/pocketbase/core"
 
+	"sitedrop/sites/intake"
 	"sitedrop/hooks/server"
 	"sitedrop/hooks/server/certs"
 	"sitedrop/sites"
@@ -40,7 +41,7 @@ type sitedrop struct {
 	// statsFlush writes the analytics to the database; nil before init.
 	statsFlush *statsdb.Flusher
 	// gate limits the deploys and holds their processing slots.
-	gate *deployGate
+	gate *intake.Gate
 	// hosts tells site hosts from the web host.
 	hosts sites.HostSplit
 	// proxies are the trusted reverse proxies (--trusted-proxies).
@@ -77,7 +78,7 @@ type sitedrop struct {
 	// domainDesk runs the domain actions accounts ask for, within their
 	// limit (the API's and the pages').
 	domainDesk *domainDesk
-	bodyGuards
+	*intake.Guards
 }
 
 // Register binds sitedrop to app: routes, record hooks and jobs. cfg is
@@ -142,17 +143,17 @@ func register(app core.App, cfg *Config) (*sitedrop, error) {
 		bindWebGuards(sd, se)
 		bindHSTS(sd, se)
 		auth := &apiAuth{sessions: sd.sessions, deploys: sd.svc}
-		deploys := &deployAPI{cfg: sd.cfg, deploys: sd.svc, gate: sd.gate, guards: &sd.bodyGuards, proxies: sd.proxies, gc: &sd.gcDue}
+		deploys := &deployAPI{cfg: sd.cfg, links: sd.cfg.links(), deploys: sd.svc, intake: &intake.Deploys{Guards: sd.Guards, Gate: sd.gate, MaxBody: sd.cfg.MaxBody, MaxFiles: sd.cfg.MaxFiles}, proxies: sd.proxies, gc: &sd.gcDue}
 		bindDeployAPI(se.Router, deploys, auth)
 		bindVersionsAPI(se.Router, deploys, auth)
 		bindAnalyticsAPI(se.Router, auth)
-		bindBlobsAPI(se.Router, &blobsAPI{cfg: sd.cfg, deploys: sd.svc, s3: sd.s3, uploads: sd.uploads, guards: &sd.bodyGuards, gate: sd.gate}, auth)
+		bindBlobsAPI(se.Router, &blobsAPI{cfg: sd.cfg, deploys: sd.svc, s3: sd.s3, uploads: sd.uploads.Limiter, guards: sd.Guards, gate: sd.gate}, auth)
 		limits := newAuthLimits()
 		bindAuthAPI(se.Router, &signInDesk{cfg: sd.cfg, limits: &limits, proxies: sd.proxies, kit: sd.kit}, auth)
-		bindSubmitAPI(se.Router, &formPosts{cfg: sd.cfg, limit: newLimiter(10, time.Minute), guards: &sd.bodyGuards, sessions: sd.sessions, hosts: sd.hosts, wake: sd.wakeWorkers})
+		bindSubmitAPI(se.Router, &formPosts{cfg: sd.cfg, limit: newLimiter(10, time.Minute), guards: sd.Guards, sessions: sd.sessions, hosts: sd.hosts, wake: sd.wakeWorkers})
 		bindSubmissionsAPI(se.Router, auth)
-		bindWebhooksAPI(se.Router, &webhooksAPI{cfg: sd.cfg, guards: &sd.bodyGuards}, auth)
-		bindDomainsAPI(se.Router, &domainsAPI{desk: sd.domainDesk, guards: &sd.bodyGuards}, auth)
+		bindWebhooksAPI(se.Router, &webhooksAPI{cfg: sd.cfg, guards: sd.Guards}, auth)
+		bindDomainsAPI(se.Router, &domainsAPI{desk: sd.domainDesk, guards: sd.Guards}, auth)
 		site := &siteForms{deploys: sd.svc, kit: sd.kit, sessions: sd.sessions}
 		domainPg := &domainPages{siteForms: site, desk: sd.domainDesk, domains: sd.domainSvc, siteHost: sd.hosts.SiteHost}
 		bindAccountSitePages(se.Router,
@@ -161,7 +162,7 @@ func register(app core.App, cfg *Config) (*sitedrop, error) {
 			&protectionPages{siteForms: site, cfg: sd.cfg},
 			&webhookPages{siteForms: site, cfg: sd.cfg, sends: sd.webhookSends, ref: sd.deploymentRef, wake: sd.wakeWorkers})
 		bindSiteDomainsPages(se.Router, domainPg)
-		api := bindMCP(se.Router, &mcpEndpoint{cfg: sd.cfg, guards: &sd.bodyGuards, proxies: sd.proxies})
+		api := bindMCP(se.Router, &mcpEndpoint{cfg: sd.cfg, guards: sd.Guards, proxies: sd.proxies})
 		bindPages(se.Router, &homePage{cfg: sd.cfg, sessions: sd.sessions}, sd.llmsTxt,
 			&claimPages{cfg: sd.cfg, deploys: sd.svc, kit: sd.kit, sessions: sd.sessions},
 			&accountPages{cfg: sd.cfg, deploys: sd.svc, domains: sd.domainSvc, kit: sd.kit, sessions: sd.sessions})
@@ -281,9 +282,9 @@ func (sd *sitedrop) init() error {
 	sd.gate = newDeployGate(cfg)
 	sd.webhookSends = newLimiter(webhookSendsPerMinute, time.Minute)
 	sd.uploads = newLimiter(int(uploadBytesFactor*cfg.MaxBody), time.Hour)
-	sd.bodyGuards = newBodyGuards(cfg)
+	sd.Guards = newBodyGuards(cfg)
 	sd.sessions = newSessions(cfg)
-	sd.kit = &pageKit{sessions: sd.sessions, guards: &sd.bodyGuards}
+	sd.kit = &pageKit{sessions: sd.sessions, guards: sd.Guards}
 	sd.deliverer = forms.NewDeliverer(app, sd.cfg.webhookGuard())
 	sd.notifyWake = make(chan struct{}, 1)
 	return nil

@@ -15,6 +15,7 @@ import (
 	"github.com/pocketbase/pocketbase/core"
 	"github.com/pocketbase/pocketbase/tools/router"
 
+	"sitedrop/sites/intake"
 	"sitedrop/hooks/server"
 	"sitedrop/sites/agent"
 	"sitedrop/sites/client"
@@ -25,7 +26,7 @@ import (
 type mcpEndpoint struct {
 	cfg *Config
 	// guards read the bodies and hold them against the memory budget.
-	guards *bodyGuards
+	guards *intake.Guards
 	// proxies tell the caller's client IP, passed on to the API.
 	proxies server.TrustedProxies
 }
@@ -74,7 +75,7 @@ const mcpMemoryFactor = 4
 // it is given back when the request ends.
 func (m *mcpEndpoint) mcpServe(h http.Handler) func(e *core.RequestEvent) error {
 	return func(e *core.RequestEvent) error {
-		mem := &mcpMemory{lease: m.guards.memoryLease(e)}
+		mem := &mcpMemory{lease: m.guards.MemoryLease(e.Request.Context())}
 		defer mem.end()
 		if e.Request.Method == http.MethodPost {
 			body, err := m.readMCPBody(e, mem.lease)
@@ -95,19 +96,19 @@ func (m *mcpEndpoint) mcpServe(h http.Handler) func(e *core.RequestEvent) error 
 // readMCPBody reads an MCP request's body (see mcpServe), checks that it
 // is one message, and reserves the memory the SDK will take for it and
 // mcpAnswerAllowance, in one wait.
-func (m *mcpEndpoint) readMCPBody(e *core.RequestEvent, lease *memLease) ([]byte, error) {
-	g, err := m.guards.guardBody(e, m.cfg.MaxBody, lease)
+func (m *mcpEndpoint) readMCPBody(e *core.RequestEvent, lease *intake.Lease) ([]byte, error) {
+	g, err := m.guards.Body(e.Response, e.Request, m.cfg.MaxBody, lease)
 	if err != nil {
 		return nil, err
 	}
-	body, err := g.readAll()
+	body, err := g.ReadAll()
 	if err != nil {
 		return nil, err
 	}
 	if err := checkMCPMessage(body); err != nil {
 		return nil, err
 	}
-	if err := lease.reserve((mcpMemoryFactor-1)*int64(len(body)) + mcpAnswerAllowance); err != nil {
+	if err := lease.Reserve((mcpMemoryFactor-1)*int64(len(body)) + mcpAnswerAllowance); err != nil {
 		return nil, err
 	}
 	return body, nil

@@ -1,6 +1,7 @@
 package hooks
 
 import (
+	"errors"
 	"net/http"
 	"strconv"
 	"time"
@@ -9,8 +10,9 @@ import (
 )
 
 // limiter is a rate limiter keyed by any string (a client IP, a
-// deployment id): sites/ratelimit's, on the wall clock, with the HTTP
-// answer of a refusal (check).
+// deployment id): sites/ratelimit's, for the routes that answer a refusal
+// in their own way (a page's flash, PocketBase's 429) and so need it as
+// the API's answer at once (check).
 type limiter struct {
 	*ratelimit.Limiter
 }
@@ -23,21 +25,19 @@ func newLimiter(max int, window time.Duration) *limiter {
 // check counts one event and returns the 429 error (with Retry-After set
 // on w) when the limit is exceeded.
 func (l *limiter) check(w http.ResponseWriter, key string) error {
-	return l.checkN(w, key, 1, msgRateLimited)
+	return rateRefusal(w, l.Check(key))
 }
 
-// checkN is check for an event that weighs n, refused with msg.
-func (l *limiter) checkN(w http.ResponseWriter, key string, n int, msg string) error {
-	ok, wait := l.AllowN(key, n, time.Now())
-	if ok {
-		return nil
+// rateRefusal is err, the result of a limit's Check, as the API answers
+// it: a refusal becomes the 429 *apiError, with its Retry-After set on w.
+func rateRefusal(w http.ResponseWriter, err error) error {
+	var re *ratelimit.Error
+	if !errors.As(err, &re) {
+		return err
 	}
-	secs := int(wait.Round(time.Second) / time.Second)
-	if secs < 1 {
-		secs = 1
-	}
-	w.Header().Set("Retry-After", strconv.Itoa(secs))
-	return fail(http.StatusTooManyRequests, "%s", msg)
+	ae := rateLimitAPIError(re)
+	w.Header().Set("Retry-After", strconv.Itoa(ae.RetryAfter))
+	return ae
 }
 
 // authLimits are the per-client-IP limits of the sign-in endpoints, as in

@@ -6,6 +6,7 @@ import (
 	validation "github.com/pocketbase/ozzo-validation/v4"
 	"github.com/pocketbase/pocketbase/core"
 
+	"sitedrop/sites/intake"
 	"sitedrop/sites"
 	"sitedrop/sites/accounts"
 	"sitedrop/sites/forms"
@@ -67,7 +68,7 @@ func bindRecordHooks(sd *sitedrop) {
 	})
 
 	// Descriptive fields edited in the dashboard follow the API's rules
-	// on characters (see checkMetadataRunes); unchanged ones are not
+	// on characters (see intake.CheckMetadataRunes); unchanged ones are not
 	// checked again.
 	app.OnRecordValidate(sites.DeploymentsCollection).BindFunc(func(e *core.RecordEvent) error {
 		for _, field := range []string{sites.FieldTitle, sites.FieldDescription, sites.FieldFavicon} {
@@ -75,7 +76,7 @@ func bindRecordHooks(sd *sitedrop) {
 			if !e.Record.IsNew() && e.Record.Original().GetString(field) == v {
 				continue
 			}
-			if err := checkMetadataRunes(field, v); err != nil {
+			if err := intake.CheckMetadataRunes(field, v); err != nil {
 				return validation.Errors{field: validation.NewError("validation_invalid_characters", err.Error())}
 			}
 		}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/pocketbase/pocketbase/core"
 
+	"sitedrop/sites/intake"
 	"sitedrop/sites"
 	"sitedrop/ui"
 )
@@ -18,11 +19,11 @@ type settingsPages struct {
 	*siteForms
 	cfg *Config
 	// gate limits and holds the deploys a settings change makes.
-	gate *deployGate
+	gate *intake.Gate
 }
 
 // accountSiteSettings is the site page's settings form. The fields pass the
-// API's checks (deployRequest.metadata); a new title, description or icon
+// API's checks (intake.Request.Metadata); a new title, description or icon
 // makes a new version through the service, as a PUT would.
 func (st *settingsPages) accountSiteSettings(e *core.RequestEvent) error {
 	dep, err := st.formSite(e)
@@ -32,11 +33,11 @@ func (st *settingsPages) accountSiteSettings(e *core.RequestEvent) error {
 	f := e.Request.PostForm
 	title, desc, icon := f.Get("title"), f.Get("description"), f.Get("favicon")
 	spa := f.Get("is_spa") == "true"
-	req := deployRequest{Title: &title, Description: &desc, Favicon: &icon, IsSPA: &spa}
-	meta, err := req.metadata()
+	req := intake.Request{Title: &title, Description: &desc, Favicon: &icon, IsSPA: &spa}
+	meta, err := req.Metadata()
 	var ae *apiError
-	if errors.As(err, &ae) {
-		return st.backToSite(e, dep, ui.FlashError, "Settings not saved: "+sentence(ae.Message))
+	if intake.Refusal(err) {
+		return st.backToSite(e, dep, ui.FlashError, "Settings not saved: "+sentence(err.Error()))
 	} else if err != nil {
 		return err
 	}
@@ -44,12 +45,12 @@ func (st *settingsPages) accountSiteSettings(e *core.RequestEvent) error {
 	if title != d.Title() || desc != d.Description() || icon != d.Favicon() {
 		// A new version: a deploy, under the API's per-account rate and
 		// the --concurrent-deploys slots.
-		if err := st.gate.keyed.check(e.Response, d.OwnerID()); errors.As(err, &ae) {
+		if err := rateRefusal(e.Response, st.gate.Keyed.Check(d.OwnerID())); errors.As(err, &ae) {
 			return st.backToSite(e, dep, ui.FlashError, "Settings not saved: "+sentence(ae.Message))
 		} else if err != nil {
 			return err
 		}
-		release, err := st.gate.acquire(e)
+		release, err := st.gate.Acquire(e.Request.Context())
 		if err != nil {
 			return err
 		}

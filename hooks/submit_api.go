@@ -16,6 +16,7 @@ import (
 	"github.com/pocketbase/pocketbase/tools/router"
 	"github.com/pocketbase/pocketbase/tools/security"
 
+	"sitedrop/sites/intake"
 	"sitedrop/sites"
 	"sitedrop/sites/forms"
 	"sitedrop/ui"
@@ -36,7 +37,7 @@ type formPosts struct {
 	// limit bounds the submissions per deployment.
 	limit *limiter
 	// guards read the bodies (size, rate, memory).
-	guards *bodyGuards
+	guards *intake.Guards
 	// sessions give the thank-you page its frame.
 	sessions *sessions
 	// hosts tell site hosts from the web host (the thank-you page's link).
@@ -145,9 +146,9 @@ func wantsHTML(r *http.Request) bool {
 // of the small bodies' pool as it comes, until it is decoded; see
 // bodyLease).
 func (f *formPosts) readSubmission(e *core.RequestEvent) (map[string]any, []string, error) {
-	lease := f.guards.bodyLease(e, submitBodyLimit)
-	defer lease.release()
-	body, err := f.guards.guardBody(e, submitBodyLimit, lease)
+	lease := f.guards.BodyLease(e.Request.Context(), submitBodyLimit)
+	defer lease.End()
+	body, err := f.guards.Body(e.Response, e.Request, submitBodyLimit, lease)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -198,7 +199,7 @@ func (f *formPosts) readSubmission(e *core.RequestEvent) (map[string]any, []stri
 		dec := json.NewDecoder(io.TeeReader(body, &seen))
 		dec.UseNumber()
 		if err := dec.Decode(&data); err != nil {
-			return nil, nil, jsonError(err, submitBodyLimit)
+			return nil, nil, intake.JSONError(err, submitBodyLimit)
 		}
 		if data == nil {
 			return nil, nil, fail(http.StatusBadRequest, "Request body must be a JSON object")
@@ -218,12 +219,11 @@ func (f *formPosts) readSubmission(e *core.RequestEvent) (map[string]any, []stri
 // too large, the memory budget), 413 past the limit, else 400.
 func bodyError(err error) error {
 	var mbe *http.MaxBytesError
-	var ae *apiError
 	switch {
-	case errors.As(err, &ae):
-		return ae
+	case intake.BodyRefusal(err):
+		return err
 	case errors.As(err, &mbe):
-		return tooLarge(submitBodyLimit)
+		return &intake.TooLargeError{Limit: submitBodyLimit}
 	}
 	return fail(http.StatusBadRequest, "Malformed form body")
 }

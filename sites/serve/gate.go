@@ -17,7 +17,7 @@ import (
 const GatePath = "/.sitedrop/gate"
 
 // TokenParam is the query parameter of a share link.
-const TokenParam = "_token"
+const TokenParam = sites.ShareTokenParam
 
 // defaultGateCookieTTL is how long a passed gate lets a visitor in.
 const defaultGateCookieTTL = 7 * 24 * time.Hour

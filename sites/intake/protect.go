@@ -1,27 +1,23 @@
-package hooks
+package intake
 
 import (
 	"bytes"
 	"encoding/json"
 	"net/http"
-	"net/url"
 	"strings"
 
-	"github.com/pocketbase/pocketbase/core"
-
 	"sitedrop/sites"
-	"sitedrop/sites/serve"
 )
 
 // Messages of the protection fields.
 const (
-	msgPasswordType = "password must be a string, or null to remove it"
-	msgProtectValue = `protect must be true, false, null or "rotate"`
+	MsgPasswordType = "password must be a string, or null to remove it"
+	MsgProtectValue = `protect must be true, false, null or "rotate"`
 )
 
-// passwordHeader carries an archive deploy's password (a query would
+// PasswordHeader carries an archive deploy's password (a query would
 // leave it in logs); sent empty, it removes the password.
-const passwordHeader = "X-Sitedrop-Password"
+const PasswordHeader = "X-Sitedrop-Password"
 
 // passwordField is the deploy body's password: absent (keep), null
 // (remove) or a string (set).
@@ -38,7 +34,7 @@ func (f *passwordField) UnmarshalJSON(b []byte) error {
 		return nil
 	}
 	if err := json.Unmarshal(b, &f.value); err != nil {
-		return fail(http.StatusBadRequest, msgPasswordType)
+		return invalid(MsgPasswordType)
 	}
 	return nil
 }
@@ -59,7 +55,7 @@ func (f *protectField) UnmarshalJSON(b []byte) error {
 	case `"rotate"`:
 		f.on, f.rotate = true, true
 	default:
-		return fail(http.StatusBadRequest, msgProtectValue)
+		return invalid(MsgProtectValue)
 	}
 	return nil
 }
@@ -75,12 +71,12 @@ func parseProtect(v string) (protectField, error) {
 	case "rotate":
 		return protectField{set: true, on: true, rotate: true}, nil
 	}
-	return protectField{}, fail(http.StatusBadRequest, msgProtectValue)
+	return protectField{}, invalid(MsgProtectValue)
 }
 
 // archiveProtection reads an archive deploy's protection: the protect
 // query parameter and the password header.
-func archiveProtection(r *http.Request, req *deployRequest) error {
+func archiveProtection(r *http.Request, req *Request) error {
 	q := r.URL.Query()
 	if q.Has("protect") {
 		f, err := parseProtect(q.Get("protect"))
@@ -89,25 +85,25 @@ func archiveProtection(r *http.Request, req *deployRequest) error {
 		}
 		req.Protect = f
 	}
-	if v, ok := r.Header[passwordHeader]; ok {
+	if v, ok := r.Header[PasswordHeader]; ok {
 		req.Password = passwordField{set: true, remove: len(v) == 0 || v[0] == "", value: strings.Join(v, "")}
 	}
 	return nil
 }
 
 // checkProtection validates the protection fields without hashing.
-func (r *deployRequest) checkProtection() error {
+func (r *Request) checkProtection() error {
 	if r.Password.set && !r.Password.remove {
 		if err := sites.ValidatePassword(r.Password.value); err != nil {
-			return fail(http.StatusBadRequest, "%s", err.Error())
+			return invalid("%s", err.Error())
 		}
 	}
 	return nil
 }
 
-// protection turns the protection fields into the service's change,
+// Protection turns the protection fields into the service's change,
 // hashing a new password (slow on purpose: after the cheap checks).
-func (r *deployRequest) protection() (sites.ProtectionChange, error) {
+func (r *Request) Protection() (sites.ProtectionChange, error) {
 	var c sites.ProtectionChange
 	switch {
 	case r.Password.remove:
@@ -116,7 +112,7 @@ func (r *deployRequest) protection() (sites.ProtectionChange, error) {
 	case r.Password.set:
 		h, err := sites.HashPassword(r.Password.value)
 		if err != nil {
-			return c, fail(http.StatusBadRequest, "%s", err.Error())
+			return c, invalid("%s", err.Error())
 		}
 		c.PasswordHash = &h
 	}
@@ -126,21 +122,4 @@ func (r *deployRequest) protection() (sites.ProtectionChange, error) {
 		c.Rotate = r.Protect.rotate
 	}
 	return c, nil
-}
-
-// siteOverTLS reports whether a site request came over TLS: sitedrop's
-// own listener, or a proxy in front of it when the public URL is https.
-// The gate's cookie is then Secure and __Host-.
-func (c *Config) siteOverTLS(r *http.Request) bool {
-	return r.TLS != nil || strings.HasPrefix(c.PublicURL, "https:")
-}
-
-// shareURL is the share link of a deployment whose link is on, "" for
-// any other: the site's URL with the share token.
-func (c *Config) shareURL(rec *core.Record) string {
-	p := sites.ProtectionOf(rec)
-	if p == nil || !p.Link {
-		return ""
-	}
-	return c.siteURL(sites.DeploymentOf(rec).Slug()) + "?" + serve.TokenParam + "=" + url.QueryEscape(p.ShareToken())
 }
