@@ -11,10 +11,10 @@ import (
 
 	"github.com/pocketbase/pocketbase/core"
 
-	"sitedrop/sites/intake"
 	"sitedrop/sites"
 	"sitedrop/sites/accounts"
 	"sitedrop/sites/domains"
+	"sitedrop/sites/intake"
 	"sitedrop/ui"
 )
 

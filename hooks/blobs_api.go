@@ -10,9 +10,9 @@ import (
 	"github.com/pocketbase/pocketbase/tools/router"
 	"golang.org/x/sync/errgroup"
 
+	"sitedrop/sites"
 	"sitedrop/sites/intake"
 	"sitedrop/sites/ratelimit"
-	"sitedrop/sites"
 	"sitedrop/sites/store"
 	"sitedrop/sites/store/s3store"
 	"sitedrop/sites/wire"

@@ -1,8 +1,8 @@
 package hooks
 
 import (
-	"sitedrop/sites/ratelimit"
 	"sitedrop/sites/intake"
+	"sitedrop/sites/ratelimit"
 
 	"bufio"
 	"bytes"

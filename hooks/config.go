@@ -10,8 +10,8 @@ package hooks
 import (
 	"time"
 
-	"sitedrop/sites/intake"
 	"sitedrop/hooks/server"
+	"sitedrop/sites/intake"
 )
 
 // Config holds sitedrop's settings. Fields are read when the app

@@ -10,9 +10,9 @@ import (
 	"github.com/pocketbase/pocketbase/core"
 	"github.com/pocketbase/pocketbase/tests"
 
-	"sitedrop/sites/intake"
 	"sitedrop/sites"
 	"sitedrop/sites/accounts"
+	"sitedrop/sites/intake"
 )
 
 func errBody(msg string) string {

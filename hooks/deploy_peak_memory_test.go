@@ -17,8 +17,8 @@ import (
 	"sync"
 	"testing"
 
-	"sitedrop/sites/intake"
 	"sitedrop/sites"
+	"sitedrop/sites/intake"
 )
 
 // memChildEnv marks the subprocess that TestArchiveDeployPeakMemory runs

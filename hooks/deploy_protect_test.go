@@ -10,8 +10,8 @@ import (
 	"github.com/pocketbase/pocketbase/core"
 	"github.com/pocketbase/pocketbase/tests"
 
-	"sitedrop/sites/intake"
 	"sitedrop/sites"
+	"sitedrop/sites/intake"
 )
 
 // protectAlice gives alice-site a password and its share link, before a

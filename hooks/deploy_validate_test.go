@@ -8,8 +8,8 @@ import (
 
 	"github.com/pocketbase/pocketbase/tests"
 
-	"sitedrop/sites/intake"
 	"sitedrop/sites"
+	"sitedrop/sites/intake"
 )
 
 // TestMetadataControlCharacters: title, description and favicon refuse

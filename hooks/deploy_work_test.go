@@ -12,8 +12,8 @@ import (
 	"github.com/pocketbase/pocketbase/apis"
 	"github.com/pocketbase/pocketbase/core"
 
-	"sitedrop/sites/intake"
 	"sitedrop/sites"
+	"sitedrop/sites/intake"
 	"sitedrop/sites/store"
 )
 

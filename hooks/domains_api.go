@@ -6,8 +6,8 @@ import (
 	"github.com/pocketbase/pocketbase/core"
 	"github.com/pocketbase/pocketbase/tools/router"
 
-	"sitedrop/sites/intake"
 	"sitedrop/sites/domains"
+	"sitedrop/sites/intake"
 )
 
 // domainsAPI serves the custom domain endpoints with exactly the

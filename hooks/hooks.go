@@ -6,7 +6,6 @@ import (
 
 	"github.com/pocketbase/pocketbase/core"
 
-	"sitedrop/sites/intake"
 	"sitedrop/hooks/server"
 	"sitedrop/hooks/server/certs"
 	"sitedrop/sites"
@@ -14,6 +13,7 @@ import (
 	"sitedrop/sites/analytics/statsdb"
 	"sitedrop/sites/domains"
 	"sitedrop/sites/forms"
+	"sitedrop/sites/intake"
 	"sitedrop/sites/publish"
 	"sitedrop/sites/serve"
 	"sitedrop/sites/store/s3store"

@@ -15,10 +15,10 @@ import (
 	"github.com/pocketbase/pocketbase/core"
 	"github.com/pocketbase/pocketbase/tools/router"
 
-	"sitedrop/sites/intake"
 	"sitedrop/hooks/server"
 	"sitedrop/sites/agent"
 	"sitedrop/sites/client"
+	"sitedrop/sites/intake"
 )
 
 // mcpEndpoint is the MCP endpoint: what reads its bodies and what its

@@ -6,10 +6,10 @@ import (
 	validation "github.com/pocketbase/ozzo-validation/v4"
 	"github.com/pocketbase/pocketbase/core"
 
-	"sitedrop/sites/intake"
 	"sitedrop/sites"
 	"sitedrop/sites/accounts"
 	"sitedrop/sites/forms"
+	"sitedrop/sites/intake"
 )
 
 // bindRecordHooks puts the lifecycle rules where every writer meets them:

@@ -8,8 +8,8 @@ import (
 
 	"github.com/pocketbase/pocketbase/core"
 
-	"sitedrop/sites/intake"
 	"sitedrop/sites"
+	"sitedrop/sites/intake"
 	"sitedrop/ui"
 )
 

@@ -16,9 +16,9 @@ import (
 	"github.com/pocketbase/pocketbase/tools/router"
 	"github.com/pocketbase/pocketbase/tools/security"
 
-	"sitedrop/sites/intake"
 	"sitedrop/sites"
 	"sitedrop/sites/forms"
+	"sitedrop/sites/intake"
 	"sitedrop/ui"
 )
 

@@ -3,8 +3,8 @@ package hooks
 import (
 	"net/http"
 
-	"sitedrop/sites/intake"
 	"sitedrop/sites/forms"
+	"sitedrop/sites/intake"
 
 	"github.com/pocketbase/pocketbase/core"
 	"github.com/pocketbase/pocketbase/tools/router"

@@ -94,4 +94,3 @@ func TestBudgetCollections(t *testing.T) {
 		t.Fatalf("%d collections, want 3", n)
 	}
 }
-
