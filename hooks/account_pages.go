@@ -176,7 +176,7 @@ func (a *accountPages) renderAccount(e *core.RequestEvent, user *core.Record) er
 		d := sites.DeploymentOf(rec)
 		slug := d.Slug()
 		p.Deployments = append(p.Deployments, ui.AccountDeployment{
-			ID: d.Id, Slug: slug, Title: d.Title(), URL: a.cfg.siteURL(slug),
+			ID: d.Id, Slug: slug, Title: d.Title(), URL: a.cfg.links().Site(slug),
 			UpdatedAt: timestamp(d.Updated()),
 			Protected: d.Protection() != nil,
 		})

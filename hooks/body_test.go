@@ -106,7 +106,7 @@ func TestSlowBodies(t *testing.T) {
 			t.Errorf("%s: %d %s", c.path, res.StatusCode, body)
 		}
 	}
-	// a refused archive is read and dropped (see discardBody) at the
+	// a refused archive is read and dropped (see intake.Guards.Discard) at the
 	// same rate: a trickle gets its answer, not a connection held open
 	conn := rawRequest(t, srv, "POST", "/deploy?slug=alice-site", "application/zip", keyPia, 1000, "PK\x03\x04")
 	if res, body := readRaw(t, conn); res.StatusCode != 409 {

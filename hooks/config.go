@@ -122,7 +122,7 @@ type Config struct {
 
 // deployMemoryFactor times --max-body is the least --deploy-memory: what
 // the largest deploy reserves, so that it can ever run. A tar.gz's files
-// are read in pieces as they come and joined (twice archiveUnpackFactor x
+// are read in pieces as they come and joined (twice intake.ArchiveUnpackFactor x
 // --max-body at most, for a moment), a zip is read whole and joined
 // likewise (twice --max-body); the variants come on top (the
 // compressors' state is a fixed cost of the process: see

@@ -100,7 +100,7 @@ func (d *domainDesk) answer(e *core.RequestEvent, rec *domains.Domain, slug stri
 		Status:     rec.Status(),
 		Reason:     rec.Reason(),
 		Records:    d.svc.Records(e.Request.Context(), rec, slug),
-		URL:        d.cfg.siteHostURL(rec.Name()),
+		URL:        d.cfg.links().SiteHost(rec.Name()),
 		CreatedAt:  timestamp(rec.Created()),
 		CheckedAt:  optTimestamp(rec.Checked()),
 		VerifiedAt: optTimestamp(rec.Verified()),

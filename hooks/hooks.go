@@ -130,7 +130,7 @@ func register(app core.App, cfg *Config) (*sitedrop, error) {
 			if install := se.InstallerFunc; install != nil {
 				// PocketBase's install link would leave out the port
 				se.InstallerFunc = func(app core.App, su *core.Record, _ string) error {
-					return install(app, su, sd.cfg.webURL())
+					return install(app, su, sd.cfg.links().Web())
 				}
 			}
 		}
@@ -246,7 +246,7 @@ func (sd *sitedrop) init() error {
 		KeepVersions:  cfg.KeepVersions,
 		ProSlots:      cfg.ProSlots,
 		ReservedSlugs: reserved,
-		SubmitURL:     func(id string) string { return sd.cfg.webURL() + "/submit/" + id },
+		SubmitURL:     func(id string) string { return sd.cfg.links().Web() + "/submit/" + id },
 	})
 	serverOpts := serve.ServerOptions{
 		ContentCacheBytes: cfg.ContentCache,

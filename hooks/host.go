@@ -38,7 +38,7 @@ func bindWWWRedirect(sd *sitedrop, se *core.ServeEvent) {
 			if !sd.hosts.IsWWWWebHost(e.Request.Host) {
 				return e.Next()
 			}
-			return e.Redirect(http.StatusPermanentRedirect, sd.cfg.webURL()+e.Request.URL.RequestURI())
+			return e.Redirect(http.StatusPermanentRedirect, sd.cfg.links().Web()+e.Request.URL.RequestURI())
 		},
 	})
 }

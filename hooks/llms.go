@@ -25,8 +25,8 @@ var llmsText = template.Must(template.New("llms.txt").Parse(llmsTemplate))
 func (sd *sitedrop) llmsTxt(e *core.RequestEvent) error {
 	var b strings.Builder
 	err := llmsText.Execute(&b, map[string]any{
-		"WebURL":         sd.cfg.webURL(),
-		"SiteURL":        sd.cfg.siteURL("your-site"),
+		"WebURL":         sd.cfg.links().Web(),
+		"SiteURL":        sd.cfg.links().Site("your-site"),
 		"AnonTTL":        humanDuration(sd.cfg.AnonTTL),
 		"AnonPerHour":    sd.cfg.AnonDeploysPerHour,
 		"MaxBody":        sites.FormatBytes(sd.cfg.MaxBody),

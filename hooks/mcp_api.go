@@ -65,7 +65,7 @@ func bindMCP(r *router.Router[*core.RequestEvent], m *mcpEndpoint) *apiMux {
 const mcpMemoryFactor = 4
 
 // mcpServe answers an MCP request with h. A POST body is read first, as
-// deploy bodies are (guardBody: --max-body, the minimum rate after the
+// deploy bodies are (intake.Guards.Body: --max-body, the minimum rate after the
 // grace, each byte held of the memory budget as it comes), and must be
 // one JSON-RPC message (checkMCPMessage: a batch is refused before the
 // SDK sees it); then the rest of its memory and an allowance for its

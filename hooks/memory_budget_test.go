@@ -49,7 +49,7 @@ func TestMemLeaseLeavesResponseAlone(t *testing.T) {
 
 // TestSmallBodiesOwnPool: deploys that fill --deploy-memory do not make
 // sign-in, page forms, claims or form submissions 503: bodies of at most
-// smallBodyMax keep the rate and grace rules but take their memory from
+// intake.SmallBodyMax keep the rate and grace rules but take their memory from
 // a pool of their own, which still refuses them (503) when it is spent.
 func TestSmallBodiesOwnPool(t *testing.T) {
 	app, sd := newFixtureApp(t)

@@ -46,9 +46,9 @@ func (sd *sitedrop) notifyDeployment(id string, now time.Time) error {
 	slug := n.Deployment.Slug()
 	p := ui.SubmissionsMailProps{
 		Slug:    slug,
-		SiteURL: sd.cfg.siteURL(slug),
+		SiteURL: sd.cfg.links().Site(slug),
 		Total:   n.Total,
-		ListURL: sd.cfg.webURL() + "/account/sites/" + n.Deployment.Id,
+		ListURL: sd.cfg.links().Web() + "/account/sites/" + n.Deployment.Id,
 	}
 	for _, s := range n.Submissions {
 		p.Items = append(p.Items, ui.SubmissionItem{CreatedAt: s.JSON().CreatedAt, Fields: uiFields(s.Fields())})

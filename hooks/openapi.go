@@ -24,7 +24,7 @@ var openAPIDoc []byte
 // (site hosts never reach the router). The body is built once per serve,
 // when the web URL is known.
 func bindOpenAPI(sd *sitedrop, se *core.ServeEvent) error {
-	body, err := openAPIFor(sd.cfg.webURL())
+	body, err := openAPIFor(sd.cfg.links().Web())
 	if err != nil {
 		return err
 	}

@@ -46,9 +46,9 @@ func ReplicaRequested(c *cobra.Command, args []string) bool {
 
 // printBanner tells where the started server answers.
 func (sd *sitedrop) printBanner(w io.Writer) {
-	web := sd.cfg.webURL()
+	web := sd.cfg.links().Web()
 	fmt.Fprintf(w, "sitedrop serving at %s\n", web)
-	fmt.Fprintf(w, "├─ sites:     %s\n", sd.cfg.siteURL("<slug>"))
+	fmt.Fprintf(w, "├─ sites:     %s\n", sd.cfg.links().Site("<slug>"))
 	fmt.Fprintf(w, "├─ deploy:    %s/deploy\n", web)
 	if s := sd.cfg.Serve; s.HTTPSAddr != "" && s.HTTPAddr != "" {
 		fmt.Fprintf(w, "├─ plain HTTP on %s: ACME challenges, redirects to https\n", s.HTTPAddr)

@@ -99,7 +99,7 @@ func (st *settingsPages) accountSiteDeletePage(e *core.RequestEvent) error {
 	d := sites.DeploymentOf(dep)
 	slug := d.Slug()
 	return render(e, http.StatusOK, ui.SiteDelete(st.sessions.layout(e, user), ui.SiteDeleteProps{
-		ID: dep.Id, Slug: slug, Title: d.Title(), URL: st.cfg.siteURL(slug),
+		ID: dep.Id, Slug: slug, Title: d.Title(), URL: st.cfg.links().Site(slug),
 	}))
 }
 

@@ -91,7 +91,7 @@ func (f *formPosts) submitCreate(e *core.RequestEvent) error {
 	}
 	id := security.RandomStringWithAlphabet(15, idAlphabet) // what a bot sees
 	if honeypot == "" {
-		sub, err := forms.Submit(e.App, dep.Ref(f.cfg.siteURL(dep.Slug())), data, order)
+		sub, err := forms.Submit(e.App, dep.Ref(f.cfg.links().Site(dep.Slug())), data, order)
 		if err != nil {
 			return err
 		}
@@ -109,7 +109,7 @@ func (f *formPosts) submitCreate(e *core.RequestEvent) error {
 // relative _redirect ("/thanks", "thanks.html") is a page of the site:
 // the form posts to the web host, so the browser would resolve it there.
 func (f *formPosts) afterSubmit(dep *forms.Deployment, redirect string) string {
-	site := f.cfg.siteURL(dep.Slug())
+	site := f.cfg.links().Site(dep.Slug())
 	siteURL, _ := url.Parse(site)
 	if u, err := url.Parse(redirect); err == nil && redirect != "" && siteURL != nil {
 		if u.Scheme == "" { // "//host/x" keeps its host, which must be the site's
@@ -142,9 +142,9 @@ func wantsHTML(r *http.Request) bool {
 // readSubmission decodes a JSON object, a url-encoded form or a multipart
 // form (fields only) of at most submitBodyLimit bytes, and returns its
 // field names in the order they came too. The body is read as deploy
-// bodies are (guardBody: the minimum rate after the grace, each byte held
+// bodies are (intake.Guards.Body: the minimum rate after the grace, each byte held
 // of the small bodies' pool as it comes, until it is decoded; see
-// bodyLease).
+// intake.Guards.BodyLease).
 func (f *formPosts) readSubmission(e *core.RequestEvent) (map[string]any, []string, error) {
 	lease := f.guards.BodyLease(e.Request.Context(), submitBodyLimit)
 	defer lease.End()
@@ -261,5 +261,5 @@ func submissionJSON(sub *core.Record) *forms.SubmissionJSON {
 // deploymentRef is a deployment as webhooks name it.
 func (sd *sitedrop) deploymentRef(rec *core.Record) forms.DeploymentRef {
 	dep := forms.DeploymentOf(rec)
-	return dep.Ref(sd.cfg.siteURL(dep.Slug()))
+	return dep.Ref(sd.cfg.links().Site(dep.Slug()))
 }

@@ -47,28 +47,9 @@ func (c *Config) links() sites.Links {
 	}
 }
 
-// webURL is the base URL of the web host (sites.Links.Web).
-func (c *Config) webURL() string { return c.links().Web() }
-
-// siteURL is the live URL of a slug (sites.Links.Site).
-func (c *Config) siteURL(slug string) string { return c.links().Site(slug) }
-
-// siteHostURL is the URL of a host that serves a site (sites.Links.SiteHost).
-func (c *Config) siteHostURL(host string) string { return c.links().SiteHost(host) }
-
-// claimURL is where the claim page of an anonymous deployment is
-// (sites.Links.Claim).
-func (c *Config) claimURL(slug, token string) string { return c.links().Claim(slug, token) }
-
-// shareURL is the share link of a deployment (sites.Links.Share).
-func (c *Config) shareURL(rec *core.Record) string { return c.links().Share(rec) }
-
 // siteOverTLS reports whether a site request came over TLS
 // (sites.Links.OverTLS).
 func (c *Config) siteOverTLS(r *http.Request) bool { return c.links().OverTLS(r) }
-
-// hostPort joins host and port, leaving out the scheme's default port.
-func hostPort(host, scheme, port string) string { return sites.HostPort(host, scheme, port) }
 
 // publicHTTPSPort is the port of an https public URL ("" for the default
 // port); ok is false when the public URL is unset or not https.
