@@ -13,7 +13,6 @@ import (
 	"sitedrop/sites"
 	"sitedrop/sites/intake"
 	"sitedrop/sites/report"
-	"sitedrop/sites/rules"
 	"sitedrop/sites/wire"
 )
 
@@ -24,8 +23,8 @@ const claimBodyLimit = 64 << 10
 // act on the same deployments). It holds exactly the services they use,
 // built before it is: bindDeployAPI is handed a finished value.
 type deployAPI struct {
-	// cfg is read for --max-files and --anon-ttl.
-	cfg *Config
+	// anonTTL is --anon-ttl: how long an anonymous deployment lives.
+	anonTTL time.Duration
 	// links are the URLs of the answers.
 	links sites.Links
 	// deploys creates, replaces, finds and deletes deployments.
@@ -73,7 +72,7 @@ func (api *deployAPI) create(e *core.RequestEvent) error {
 	if err != nil {
 		return err
 	}
-	p := sites.CreateParams{Owner: user, AnonTTL: api.cfg.AnonTTL}
+	p := sites.CreateParams{Owner: user, AnonTTL: api.anonTTL}
 	lease := guards.MemoryLease(e.Request.Context())
 	defer lease.End()
 	// the slug and the slots before the content: a refused deploy is
@@ -98,24 +97,11 @@ func (api *deployAPI) create(e *core.RequestEvent) error {
 	if user != nil {
 		load = api.intake.StoredContent(e.Request.Context(), api.deploys.Store(), lease)
 	}
-	if p.Meta, p.Upload, err = req.Content(api.cfg.MaxFiles, load); err != nil {
-		return err
-	}
-	p.Upload.Memory = lease // the variants and changed pages, too
-	// the rule files within their plan's limit, and their cost within the budget
-	redirects, warnings, err := sites.CheckRules(p.Upload.Files, sites.RuleLimitOf(user))
+	c, err := api.intake.Content(work, req, load, lease, sites.RuleLimitOf(user))
 	if err != nil {
 		return err
 	}
-	if err := work.Check(); err != nil {
-		return err
-	}
-	if p.Meta.Protect, err = req.Protection(); err != nil { // slow: after the cheap checks
-		return err
-	}
-	if err := work.Check(); err != nil {
-		return err
-	}
+	p.Meta, p.Upload = c.Meta, c.Upload
 	refund := func() {}
 	if user == nil {
 		if refund, err = api.intake.ChargeAnonStorage(api.proxies.RateKey(e.Request), p.Upload); err != nil {
@@ -128,7 +114,7 @@ func (api *deployAPI) create(e *core.RequestEvent) error {
 		api.gc.set() // blobs may have been written before the failure
 		return work.Over(err)
 	}
-	ans := api.answer(work.Ctx, created.Record, p.Upload.Files, redirects, warnings)
+	ans := api.answer(work.Ctx, created.Record, c)
 	if user == nil {
 		dep := sites.DeploymentOf(created.Record)
 		ans.Claim = &wire.Claim{
@@ -141,19 +127,20 @@ func (api *deployAPI) create(e *core.RequestEvent) error {
 }
 
 // answer is the answer of a deploy or an update of rec (as saved) with
-// files, its report made within ctx (the deploy's work budget).
-func (api *deployAPI) answer(ctx context.Context, rec *core.Record, files []sites.File, redirects []rules.Redirect, warnings []rules.Warning) wire.DeployAnswer {
+// c, its report made within ctx (the deploy's work budget) of the files
+// as the deploy received them.
+func (api *deployAPI) answer(ctx context.Context, rec *core.Record, c intake.Content) wire.DeployAnswer {
 	dep := sites.DeploymentOf(rec)
 	return wire.DeployAnswer{
 		DeployRef: wire.DeployRef{ID: rec.Id, Slug: dep.Slug(), URL: api.links.Site(dep.Slug())},
 		ShareURL:  api.links.Share(rec),
-		Warnings:  warnings,
+		Warnings:  c.Warnings,
 		Report: report.ForDeploy(ctx, report.Input{
-			Files:     files,
-			Redirects: redirects,
+			Files:     c.Upload.Files,
+			Redirects: c.Redirects,
 			IsSPA:     dep.IsSPA(),
 			Title:     dep.Title(),
-			Warnings:  warnings,
+			Warnings:  c.Warnings,
 		}),
 	}
 }
@@ -204,31 +191,16 @@ func (api *deployAPI) update(e *core.RequestEvent) error {
 	defer release()
 	work := guards.StartWork(e.Request.Context(), false)
 	defer work.End()
-	meta, up, err := req.Content(api.cfg.MaxFiles, api.intake.StoredContent(e.Request.Context(), api.deploys.Store(), lease))
+	c, err := api.intake.Content(work, req, api.intake.StoredContent(e.Request.Context(), api.deploys.Store(), lease), lease, sites.RuleLimitOf(user))
 	if err != nil {
 		return err
 	}
-	up.Memory = lease // the variants and changed pages, too
-	// the rule files within their plan's limit, and their cost within the budget
-	redirects, warnings, err := sites.CheckRules(up.Files, sites.RuleLimitOf(user))
-	if err != nil {
-		return err
-	}
-	if err := work.Check(); err != nil {
-		return err
-	}
-	if meta.Protect, err = req.Protection(); err != nil { // slow: after the cheap checks
-		return err
-	}
-	if err := work.Check(); err != nil {
-		return err
-	}
-	rec, err = api.deploys.Replace(work.Ctx, rec, meta, up)
+	rec, err = api.deploys.Replace(work.Ctx, rec, c.Meta, c.Upload)
 	if err != nil {
 		api.gc.set() // blobs may have been written before the failure
 		return work.Over(err)
 	}
-	return e.JSON(http.StatusOK, api.answer(work.Ctx, rec, up.Files, redirects, warnings))
+	return e.JSON(http.StatusOK, api.answer(work.Ctx, rec, c))
 }
 
 // delete is DELETE /deploy/:id.

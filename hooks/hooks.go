@@ -143,7 +143,7 @@ func register(app core.App, cfg *Config) (*sitedrop, error) {
 		bindWebGuards(sd, se)
 		bindHSTS(sd, se)
 		auth := &apiAuth{sessions: sd.sessions, deploys: sd.svc}
-		deploys := &deployAPI{cfg: sd.cfg, links: sd.cfg.links(), deploys: sd.svc, intake: &intake.Deploys{Guards: sd.Guards, Gate: sd.gate, MaxBody: sd.cfg.MaxBody, MaxFiles: sd.cfg.MaxFiles}, proxies: sd.proxies, gc: &sd.gcDue}
+		deploys := &deployAPI{anonTTL: sd.cfg.AnonTTL, links: sd.cfg.links(), deploys: sd.svc, intake: &intake.Deploys{Guards: sd.Guards, Gate: sd.gate, MaxBody: sd.cfg.MaxBody, MaxFiles: sd.cfg.MaxFiles}, proxies: sd.proxies, gc: &sd.gcDue}
 		bindDeployAPI(se.Router, deploys, auth)
 		bindVersionsAPI(se.Router, deploys, auth)
 		bindAnalyticsAPI(se.Router, auth)

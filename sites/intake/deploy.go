@@ -10,6 +10,7 @@ import (
 
 	"sitedrop/sites"
 	"sitedrop/sites/ratelimit"
+	"sitedrop/sites/rules"
 	"sitedrop/sites/store"
 )
 
@@ -220,4 +221,40 @@ func (d *Deploys) ChargeAnonStorage(key string, up sites.Upload) (refund func(),
 		return nil, err
 	}
 	return func() { storage.Refund(key, int(size)) }, nil
+}
+
+// Content is what a deploy request carries, checked and ready for the
+// service: its metadata (protection included), its files, and its rule
+// files parsed (Redirects, and Warnings for the lines not applied).
+type Content struct {
+	Meta      sites.Metadata
+	Upload    sites.Upload
+	Redirects []rules.Redirect
+	Warnings  []rules.Warning
+}
+
+// Content checks req within work, its deploy's budget: its metadata and
+// files (within --max-files; contents named by sha256 are read with load,
+// nil for none), its rule files within limit (their plan's), and last
+// its protection, whose password hash is slow on purpose, after the cheap
+// checks. The upload's memory (its variants, its changed pages) is
+// reserved from lease.
+func (d *Deploys) Content(work *Work, req *Request, load sites.BlobLoader, lease *Lease, limit sites.RuleLimit) (Content, error) {
+	var c Content
+	var err error
+	if c.Meta, c.Upload, err = req.Content(d.MaxFiles, load); err != nil {
+		return c, err
+	}
+	c.Upload.Memory = lease // the variants and changed pages, too
+	// the rule files within their plan's limit, and their cost within the budget
+	if c.Redirects, c.Warnings, err = sites.CheckRules(c.Upload.Files, limit); err != nil {
+		return c, err
+	}
+	if err := work.Check(); err != nil {
+		return c, err
+	}
+	if c.Meta.Protect, err = req.Protection(); err != nil {
+		return c, err
+	}
+	return c, work.Check()
 }
