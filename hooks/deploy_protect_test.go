@@ -12,6 +12,7 @@ import (
 
 	"sitedrop/sites"
 	"sitedrop/sites/intake"
+	"sitedrop/sites/wire"
 )
 
 // protectAlice gives alice-site a password and its share link, before a
@@ -140,7 +141,7 @@ func TestDeployProtection(t *testing.T) {
 			Headers:         bearer(keyAlice),
 			Body:            strings.NewReader(`{"html":"<p>x</p>","password":12345678}`),
 			ExpectedStatus:  400,
-			ExpectedContent: []string{errBody(intake.MsgPasswordType)},
+			ExpectedContent: []string{errBody(wire.ErrPasswordType.Error())},
 			TestAppFactory:  newTestApp,
 		},
 		{
@@ -150,7 +151,7 @@ func TestDeployProtection(t *testing.T) {
 			Headers:         bearer(keyAlice),
 			Body:            strings.NewReader(`{"html":"<p>x</p>","protect":"yes"}`),
 			ExpectedStatus:  400,
-			ExpectedContent: []string{errBody(intake.MsgProtectValue)},
+			ExpectedContent: []string{errBody(wire.ErrProtectValue.Error())},
 			TestAppFactory:  newTestApp,
 		},
 		{
@@ -250,7 +251,7 @@ func TestDeployProtection(t *testing.T) {
 			Headers:         withHeaders(bearer(keyAlice), map[string]string{"Content-Type": "application/zip"}),
 			Body:            zipOf(t, "index.html", "<p>zipped</p>"),
 			ExpectedStatus:  400,
-			ExpectedContent: []string{errBody(intake.MsgProtectValue)},
+			ExpectedContent: []string{errBody(wire.ErrProtectValue.Error())},
 			TestAppFactory:  newTestApp,
 		},
 		{

@@ -67,7 +67,7 @@ func FuzzDeployRequest(f *testing.F) {
 		br := bufio.NewReaderSize(http.MaxBytesReader(e.Response, e.Request.Body, limit), 64)
 		err := intake.ArchiveSentAsJSON(br)
 		if err == nil {
-			err = intake.DecodeJSON(br, limit, req)
+			err = intake.DecodeJSON(br, limit, &req.DeployRequest)
 		}
 		if err == nil && req.Slug != nil {
 			err = sites.ValidateSlug(*req.Slug)

@@ -10,6 +10,7 @@ import (
 
 	"sitedrop/sites"
 	"sitedrop/sites/intake"
+	"sitedrop/sites/wire"
 )
 
 // TestMetadataControlCharacters: title, description and favicon refuse
@@ -21,32 +22,32 @@ func TestMetadataControlCharacters(t *testing.T) {
 	str := func(s string) *string { return &s }
 	refused := []struct {
 		name string
-		req  intake.Request
+		req  wire.DeployRequest
 		want string
 	}{
-		{"ESC in title", intake.Request{Title: str("hi\x1b[2J")}, "title contains a control character (U+001B)"},
-		{"LF in title", intake.Request{Title: str("a\nb")}, "title contains a control character (U+000A)"},
-		{"CR in description", intake.Request{Description: str("a\rb")}, "description contains a control character (U+000D)"},
-		{"tab in description", intake.Request{Description: str("a\tb")}, "description contains a control character (U+0009)"},
-		{"NUL in title", intake.Request{Title: str("a\x00")}, "title contains a control character (U+0000)"},
-		{"DEL in title", intake.Request{Title: str("a\x7f")}, "title contains a control character (U+007F)"},
-		{"C1 CSI in title", intake.Request{Title: str("a\u009b2J")}, "title contains a control character (U+009B)"},
-		{"ESC in favicon", intake.Request{Favicon: str("\x1b")}, "favicon contains a control character (U+001B)"},
-		{"RLO in title", intake.Request{Title: str("abc\u202etxt.exe")}, "title contains a bidirectional override (U+202E)"},
-		{"RLI in description", intake.Request{Description: str("x\u2067y")}, "description contains a bidirectional override (U+2067)"},
+		{"ESC in title", wire.DeployRequest{Title: str("hi\x1b[2J")}, "title contains a control character (U+001B)"},
+		{"LF in title", wire.DeployRequest{Title: str("a\nb")}, "title contains a control character (U+000A)"},
+		{"CR in description", wire.DeployRequest{Description: str("a\rb")}, "description contains a control character (U+000D)"},
+		{"tab in description", wire.DeployRequest{Description: str("a\tb")}, "description contains a control character (U+0009)"},
+		{"NUL in title", wire.DeployRequest{Title: str("a\x00")}, "title contains a control character (U+0000)"},
+		{"DEL in title", wire.DeployRequest{Title: str("a\x7f")}, "title contains a control character (U+007F)"},
+		{"C1 CSI in title", wire.DeployRequest{Title: str("a\u009b2J")}, "title contains a control character (U+009B)"},
+		{"ESC in favicon", wire.DeployRequest{Favicon: str("\x1b")}, "favicon contains a control character (U+001B)"},
+		{"RLO in title", wire.DeployRequest{Title: str("abc\u202etxt.exe")}, "title contains a bidirectional override (U+202E)"},
+		{"RLI in description", wire.DeployRequest{Description: str("x\u2067y")}, "description contains a bidirectional override (U+2067)"},
 	}
 	for _, tt := range refused {
-		_, err := tt.req.Metadata()
+		_, err := intake.CheckMetadata(&tt.req)
 		ae, ok := toAPIError(err)
 		if err == nil || !ok || ae.Status != http.StatusBadRequest || ae.Message != tt.want {
 			t.Errorf("%s: metadata() = %v, want 400 %q", tt.name, err, tt.want)
 		}
 	}
-	for _, ok := range []intake.Request{
+	for _, ok := range []wire.DeployRequest{
 		{Title: str("Café 東京 — ✓ مرحبا"), Description: str("Ünïcödé, with an RLM\u200f mark"), Favicon: str("👩‍💻")},
 		{Title: str(""), Description: str("")},
 	} {
-		if _, err := ok.Metadata(); err != nil {
+		if _, err := intake.CheckMetadata(&ok); err != nil {
 			t.Errorf("metadata(%q, %q) = %v, want accepted", deref(ok.Title), deref(ok.Description), err)
 		}
 	}

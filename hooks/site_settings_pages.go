@@ -10,6 +10,7 @@ import (
 
 	"sitedrop/sites"
 	"sitedrop/sites/intake"
+	"sitedrop/sites/wire"
 	"sitedrop/ui"
 )
 
@@ -23,7 +24,7 @@ type settingsPages struct {
 }
 
 // accountSiteSettings is the site page's settings form. The fields pass the
-// API's checks (intake.Request.Metadata); a new title, description or icon
+// API's checks (intake.CheckMetadata); a new title, description or icon
 // makes a new version through the service, as a PUT would.
 func (st *settingsPages) accountSiteSettings(e *core.RequestEvent) error {
 	dep, err := st.formSite(e)
@@ -33,8 +34,7 @@ func (st *settingsPages) accountSiteSettings(e *core.RequestEvent) error {
 	f := e.Request.PostForm
 	title, desc, icon := f.Get("title"), f.Get("description"), f.Get("favicon")
 	spa := f.Get("is_spa") == "true"
-	req := intake.Request{Title: &title, Description: &desc, Favicon: &icon, IsSPA: &spa}
-	meta, err := req.Metadata()
+	meta, err := intake.CheckMetadata(&wire.DeployRequest{Title: &title, Description: &desc, Favicon: &icon, IsSPA: &spa})
 	var ae *apiError
 	if intake.Refusal(err) {
 		return st.backToSite(e, dep, ui.FlashError, "Settings not saved: "+sentence(err.Error()))

@@ -101,7 +101,7 @@ func (d *Deploys) readJSON(w http.ResponseWriter, r *http.Request, req *Request,
 	if err := ArchiveSentAsJSON(br); err != nil {
 		return err
 	}
-	if err := DecodeJSON(br, limit, req); err != nil {
+	if err := DecodeJSON(br, limit, &req.DeployRequest); err != nil {
 		return err
 	}
 	if err := lease.Reserve(body.Got); err != nil {
@@ -165,7 +165,7 @@ func (d *Deploys) readArchive(w http.ResponseWriter, r *http.Request, format str
 	if _, err := io.Copy(io.Discard, body); err != nil {
 		return err
 	}
-	req.Files = &entries
+	req.archive = &entries
 	return nil
 }
 

@@ -14,6 +14,7 @@ import (
 	"unicode/utf8"
 
 	"sitedrop/sites"
+	"sitedrop/sites/wire"
 )
 
 // Field limits of deploy requests.
@@ -23,20 +24,14 @@ const (
 	MaxFaviconLen     = 16   // characters: one emoji, ZWJ sequences included
 )
 
-// Request is the body of POST /deploy and PUT /deploy/:id. Pointers
-// tell an omitted (or null) field from an empty one.
+// Request is what a deploy (POST /deploy) or an update (PUT
+// /deploy/{id}) sends: the JSON body (wire.DeployRequest), or an
+// archive's files with its metadata from the query.
 type Request struct {
-	HTML        *string            `json:"html"`
-	Files       *[]sites.FileInput `json:"files"`
-	Slug        *string            `json:"slug"`
-	Title       *string            `json:"title"`
-	Description *string            `json:"description"`
-	Favicon     *string            `json:"favicon"`
-	IsSPA       *bool              `json:"is_spa"`
-	// Password and Protect change the site's protection (see
-	// deploy_protect.go); absent, they keep it.
-	Password passwordField `json:"password"`
-	Protect  protectField  `json:"protect"`
+	wire.DeployRequest
+	// archive holds an archive deploy's files, with their bytes; nil for
+	// a JSON body.
+	archive *[]sites.FileInput
 }
 
 // DecodeJSON decodes one JSON value from r, a body bounded to limit bytes,
@@ -101,6 +96,8 @@ func JSONError(err error, limit int64) error {
 	switch {
 	case BodyRefusal(err):
 		return err // the body reader's: too slow, the memory budget
+	case errors.Is(err, wire.ErrPasswordType), errors.Is(err, wire.ErrProtectValue):
+		return invalid("%s", err)
 	case errors.As(err, &mbe):
 		return &TooLargeError{Limit: limit}
 	case errors.Is(err, io.EOF):
@@ -136,9 +133,17 @@ func kindName(t reflect.Type) string {
 }
 
 // Metadata validates the descriptive fields and returns them for the
-// service. Every way of setting them (a JSON body on POST and PUT, an
-// archive deploy's query) goes through it.
+// service; see CheckMetadata.
 func (r *Request) Metadata() (sites.Metadata, error) {
+	return CheckMetadata(&r.DeployRequest)
+}
+
+// CheckMetadata validates the descriptive fields of r (title,
+// description, favicon, is_spa, and the password's rules) and returns
+// them for the service. Every way of setting them (a JSON body on POST
+// and PUT, an archive deploy's query, the site page's settings form) goes
+// through it.
+func CheckMetadata(r *wire.DeployRequest) (sites.Metadata, error) {
 	checks := []struct {
 		name string
 		val  *string
@@ -165,7 +170,7 @@ func (r *Request) Metadata() (sites.Metadata, error) {
 	if r.Favicon != nil && strings.ContainsAny(*r.Favicon, "<>&\"' \t\r\n") {
 		return sites.Metadata{}, invalid("favicon must be an emoji")
 	}
-	if err := r.checkProtection(); err != nil {
+	if err := checkPassword(r.Password); err != nil {
 		return sites.Metadata{}, err
 	}
 	return sites.Metadata{Title: r.Title, Description: r.Description, Favicon: r.Favicon, IsSPA: r.IsSPA}, nil
@@ -200,7 +205,7 @@ func IsBidiOverride(r rune) bool {
 // into validated files.
 func (r *Request) upload(maxFiles int, load sites.BlobLoader) (sites.Upload, error) {
 	switch {
-	case r.HTML != nil && r.Files != nil:
+	case r.HTML != nil && (r.Files != nil || r.archive != nil):
 		return sites.Upload{}, ErrBothContent
 	case r.HTML != nil:
 		if *r.HTML == "" {
@@ -214,8 +219,8 @@ func (r *Request) upload(maxFiles int, load sites.BlobLoader) (sites.Upload, err
 				Data:        []byte(*r.HTML),
 			}},
 		}, nil
-	case r.Files != nil:
-		in := *r.Files
+	case r.Files != nil || r.archive != nil:
+		in := r.fileInputs()
 		if len(in) == 0 {
 			return sites.Upload{}, invalid("files must not be empty")
 		}
@@ -229,6 +234,19 @@ func (r *Request) upload(maxFiles int, load sites.BlobLoader) (sites.Upload, err
 		return sites.Upload{StorageType: sites.StorageFiles, Files: files}, nil
 	}
 	return sites.Upload{}, ErrHTMLRequired
+}
+
+// fileInputs are the request's files for sites.DecodeFiles: an archive's
+// as they were unpacked, a JSON body's entries as they were sent.
+func (r *Request) fileInputs() []sites.FileInput {
+	if r.archive != nil {
+		return *r.archive
+	}
+	in := make([]sites.FileInput, len(*r.Files))
+	for i, f := range *r.Files {
+		in[i] = sites.FileInput{Path: f.Path, Content: f.Content, ContentType: f.ContentType, Encoding: f.Encoding, SHA256: f.SHA256}
+	}
+	return in
 }
 
 // Content validates the metadata and the files of the request.

@@ -6,6 +6,8 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+
+	"sitedrop/sites/wire"
 )
 
 // TestReadJSON: a JSON body is decoded within its limit, and each way it
@@ -17,7 +19,7 @@ func TestReadJSON(t *testing.T) {
 		r := httptest.NewRequest(http.MethodPost, "/deploy", strings.NewReader(body))
 		r.ContentLength = contentLength
 		var req Request
-		return &req, g.ReadJSON(httptest.NewRecorder(), r, 64, &req)
+		return &req, g.ReadJSON(httptest.NewRecorder(), r, 64, &req.DeployRequest)
 	}
 	req, err := read(`{"html":"x","title":"t"}`, -1)
 	if err != nil || *req.HTML != "x" || *req.Title != "t" || req.Slug != nil {
@@ -32,8 +34,8 @@ func TestReadJSON(t *testing.T) {
 		{`{"title":1}`, "Invalid type for field title: expected a string"},
 		{`[]`, "Request body must be a JSON object"},
 		{``, "Request body must be a JSON object"},
-		{`{"password":1}`, MsgPasswordType},
-		{`{"protect":"yes"}`, MsgProtectValue},
+		{`{"password":1}`, wire.ErrPasswordType.Error()},
+		{`{"protect":"yes"}`, wire.ErrProtectValue.Error()},
 	} {
 		_, err := read(c.body, -1)
 		var iv *InvalidError
@@ -62,12 +64,12 @@ func TestArchiveRequest(t *testing.T) {
 	if err != nil || *req.Slug != "blog" || *req.Title != "Hi" || !*req.IsSPA || req.Description != nil {
 		t.Fatalf("archive metadata: %+v, %v", req, err)
 	}
-	if !req.Protect.set || !req.Protect.on || !req.Protect.rotate || !req.Password.set || req.Password.remove || req.Password.value != "correct horse" {
+	if !req.Protect.Set || !req.Protect.On || !req.Protect.Rotate || !req.Password.Set || req.Password.Remove || req.Password.Value != "correct horse" {
 		t.Fatalf("protection: %+v %+v", req.Protect, req.Password)
 	}
 	r = httptest.NewRequest(http.MethodPost, "/deploy", nil)
 	r.Header[PasswordHeader] = []string{""}
-	if req, err := archiveRequest(r); err != nil || !req.Password.remove {
+	if req, err := archiveRequest(r); err != nil || !req.Password.Remove {
 		t.Fatalf("an empty password header: %+v, %v", req, err)
 	}
 	for _, q := range []string{"is_spa=maybe", "protect=yes"} {
