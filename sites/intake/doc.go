@@ -2,7 +2,8 @@
 // request bodies at a minimum rate and within a byte limit (Guards.Body),
 // the memory they and what is made of them hold (Budget, Lease), the
 // deploy request (Request: a JSON body or an archive with its metadata in
-// the query, its protection fields), the work budget of a deploy (Work)
+// the query, its protection fields: the body is sites/wire's
+// DeployRequest), the work budget of a deploy (Work)
 // and the deploy gate (Gate: rate limits and processing slots).
 //
 // It works on net/http's request and response, free of routing and of
@@ -23,5 +24,9 @@
 //	defer release()
 //	work := guards.StartWork(r.Context(), anon)
 //	defer work.End()
-//	meta, up, err := req.Content(maxFiles, deploys.StoredContent(r.Context(), blobs, lease))
+//	c, err := deploys.Content(work, req, deploys.StoredContent(r.Context(), blobs, lease), lease, sites.RuleLimitOf(owner))
+//	if err != nil {
+//		return err
+//	}
+//	… deploy c.Meta and c.Upload within work.Ctx; an error past the budget: work.Over(err)
 package intake
