@@ -69,7 +69,7 @@ func (a *signInDesk) authOTP(e *core.RequestEvent) error {
 	if err := checkOrigin(e); err != nil {
 		return err
 	}
-	if err := a.limits.otp.check(e.Response, a.proxies.RateKey(e.Request)); err != nil {
+	if err := a.limits.otp.Check(a.proxies.RateKey(e.Request)); err != nil {
 		return err
 	}
 	var body struct {
@@ -104,7 +104,7 @@ func (a *signInDesk) sendCode(e *core.RequestEvent, raw string) (string, error) 
 	// Codes per address are limited too, so that many client addresses
 	// together cannot guess at one account (each new code also ends the
 	// earlier ones).
-	if err := a.limits.otpPerAddress.check(e.Response, email); err != nil {
+	if err := rateRefusal(e.Response, a.limits.otpPerAddress.Check(email)); err != nil {
 		return "", err
 	}
 	_, err := accounts.FindUserByEmail(e.App, email)
@@ -139,7 +139,7 @@ func (a *signInDesk) authVerify(e *core.RequestEvent) error {
 	if err := checkOrigin(e); err != nil {
 		return err
 	}
-	if err := a.limits.verify.check(e.Response, a.proxies.RateKey(e.Request)); err != nil {
+	if err := a.limits.verify.Check(a.proxies.RateKey(e.Request)); err != nil {
 		return err
 	}
 	var body struct {
@@ -202,7 +202,7 @@ func (a *signInDesk) authSessionCreate(e *core.RequestEvent) error {
 	if err := checkOrigin(e); err != nil {
 		return err
 	}
-	if err := a.limits.session.check(e.Response, a.proxies.RateKey(e.Request)); err != nil {
+	if err := a.limits.session.Check(a.proxies.RateKey(e.Request)); err != nil {
 		return err
 	}
 	tok, _ := bearerToken(e.Request)

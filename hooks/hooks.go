@@ -15,6 +15,7 @@ import (
 	"sitedrop/sites/forms"
 	"sitedrop/sites/intake"
 	"sitedrop/sites/publish"
+	"sitedrop/sites/ratelimit"
 	"sitedrop/sites/serve"
 	"sitedrop/sites/store/s3store"
 )
@@ -48,7 +49,7 @@ type sitedrop struct {
 	proxies server.TrustedProxies
 	// webhookSends limits the webhook tests and redeliveries an account
 	// queues by hand (webhookSendsPerMinute).
-	webhookSends *limiter
+	webhookSends *ratelimit.Limiter
 	// deliverer sends queued webhook deliveries.
 	deliverer *forms.Deliverer
 	// notifyWake nudges the notification mailer.
@@ -62,7 +63,7 @@ type sitedrop struct {
 	// workers are the running senders (startWorkers).
 	workers workers
 	// uploads bounds the bytes each account uploads with PUT /blobs.
-	uploads *limiter
+	uploads *ratelimit.Limiter
 	// sessions is the browser session service (cookie, user, flashes).
 	sessions *sessions
 	// kit is what the page handlers share (sessions, form guards).
@@ -147,10 +148,10 @@ func register(app core.App, cfg *Config) (*sitedrop, error) {
 		bindDeployAPI(se.Router, deploys, auth)
 		bindVersionsAPI(se.Router, deploys, auth)
 		bindAnalyticsAPI(se.Router, auth)
-		bindBlobsAPI(se.Router, &blobsAPI{cfg: sd.cfg, deploys: sd.svc, s3: sd.s3, uploads: sd.uploads.Limiter, guards: sd.Guards, gate: sd.gate}, auth)
+		bindBlobsAPI(se.Router, &blobsAPI{cfg: sd.cfg, deploys: sd.svc, s3: sd.s3, uploads: sd.uploads, guards: sd.Guards, gate: sd.gate}, auth)
 		limits := newAuthLimits()
 		bindAuthAPI(se.Router, &signInDesk{cfg: sd.cfg, limits: &limits, proxies: sd.proxies, kit: sd.kit}, auth)
-		bindSubmitAPI(se.Router, &formPosts{cfg: sd.cfg, limit: newLimiter(10, time.Minute), guards: sd.Guards, sessions: sd.sessions, hosts: sd.hosts, wake: sd.wakeWorkers})
+		bindSubmitAPI(se.Router, &formPosts{cfg: sd.cfg, limit: ratelimit.New(10, time.Minute), guards: sd.Guards, sessions: sd.sessions, hosts: sd.hosts, wake: sd.wakeWorkers})
 		bindSubmissionsAPI(se.Router, auth)
 		bindWebhooksAPI(se.Router, &webhooksAPI{cfg: sd.cfg, guards: sd.Guards}, auth)
 		bindDomainsAPI(se.Router, &domainsAPI{desk: sd.domainDesk, guards: sd.Guards}, auth)
@@ -277,11 +278,11 @@ func (sd *sitedrop) init() error {
 		Resolvers: func() []string { return cfg.Serve.DNSResolvers }, // the serve flags come later
 		SiteHost:  hosts.SiteHost,
 	})
-	sd.domainDesk = &domainDesk{svc: sd.domainSvc, actions: newLimiter(domainActionsPerMinute, time.Minute), cfg: cfg}
+	sd.domainDesk = &domainDesk{svc: sd.domainSvc, actions: ratelimit.New(domainActionsPerMinute, time.Minute), cfg: cfg}
 	sd.publisher = sd.newPublisher() // reads svc and s3 from sd, set above
 	sd.gate = newDeployGate(cfg)
-	sd.webhookSends = newLimiter(webhookSendsPerMinute, time.Minute)
-	sd.uploads = newLimiter(int(uploadBytesFactor*cfg.MaxBody), time.Hour)
+	sd.webhookSends = ratelimit.New(webhookSendsPerMinute, time.Minute)
+	sd.uploads = ratelimit.New(int(uploadBytesFactor*cfg.MaxBody), time.Hour)
 	sd.Guards = newBodyGuards(cfg)
 	sd.sessions = newSessions(cfg)
 	sd.kit = &pageKit{sessions: sd.sessions, guards: sd.Guards}

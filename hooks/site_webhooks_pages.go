@@ -8,6 +8,7 @@ import (
 	"github.com/pocketbase/pocketbase/core"
 
 	"sitedrop/sites/forms"
+	"sitedrop/sites/ratelimit"
 	"sitedrop/ui"
 )
 
@@ -16,7 +17,7 @@ type webhookPages struct {
 	*siteForms
 	cfg *Config
 	// sends limits the tests and redeliveries an account queues by hand.
-	sends *limiter
+	sends *ratelimit.Limiter
 	// ref is what a delivery says of its deployment.
 	ref func(dep *core.Record) forms.DeploymentRef
 	// wake nudges the webhook sender.
@@ -101,7 +102,7 @@ func (wp *webhookPages) accountWebhookTest(e *core.RequestEvent) error {
 		return err
 	}
 	var ae *apiError
-	if err := wp.sends.check(e.Response, forms.DeploymentOf(dep).OwnerID()); errors.As(err, &ae) {
+	if err := rateRefusal(e.Response, wp.sends.Check(forms.DeploymentOf(dep).OwnerID())); errors.As(err, &ae) {
 		return wp.backToSite(e, dep, ui.FlashError, "Test not sent: "+refusedLater(e, ae))
 	} else if err != nil {
 		return err
@@ -128,7 +129,7 @@ func (wp *webhookPages) accountWebhookRedeliver(e *core.RequestEvent) error {
 	}
 	owner := forms.DeploymentOf(dep).OwnerID()
 	var ae *apiError
-	if err := wp.sends.check(e.Response, owner); errors.As(err, &ae) {
+	if err := rateRefusal(e.Response, wp.sends.Check(owner)); errors.As(err, &ae) {
 		return wp.backToSite(e, dep, ui.FlashError, "Not queued again: "+refusedLater(e, ae))
 	} else if err != nil {
 		return err

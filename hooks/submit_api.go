@@ -19,6 +19,7 @@ import (
 	"sitedrop/sites"
 	"sitedrop/sites/forms"
 	"sitedrop/sites/intake"
+	"sitedrop/sites/ratelimit"
 	"sitedrop/ui"
 )
 
@@ -35,7 +36,7 @@ const (
 type formPosts struct {
 	cfg *Config
 	// limit bounds the submissions per deployment.
-	limit *limiter
+	limit *ratelimit.Limiter
 	// guards read the bodies (size, rate, memory).
 	guards *intake.Guards
 	// sessions give the thank-you page its frame.
@@ -75,7 +76,7 @@ func (f *formPosts) submitCreate(e *core.RequestEvent) error {
 	if err != nil {
 		return fail(http.StatusNotFound, msgNotFound)
 	}
-	if err := f.limit.check(e.Response, dep.Id); err != nil {
+	if err := f.limit.Check(dep.Id); err != nil {
 		return err
 	}
 	data, order, err := f.readSubmission(e)
