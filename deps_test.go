@@ -250,6 +250,7 @@ var pocketBaseImporters = map[string]string{
 // module but the standard library, each with the reason.
 var stdlibOnly = map[string]string{
 	"sitedrop/sites/analytics": "it counts every answer of the site server, replicas included (which have no database), from untrusted headers and paths: the store of its counts is sites/analytics/statsdb's",
+	"sitedrop/sites/intake":    "it reads untrusted bodies on net/http alone, within their limits: no dependency sees a byte before the guards do",
 	"sitedrop/sites/rules":     "it parses untrusted files on every deploy and is fuzzed on its own: every line it runs is in this repository or Go's",
 	"sitedrop/sites/wire":      "the API's JSON bodies: a client of the API links them without any dependency of the server's",
 }
