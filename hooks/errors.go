@@ -165,7 +165,8 @@ func intakeAPIError(err error) (*apiError, bool) {
 		re *ratelimit.Error
 		wb *intake.WorkBudgetError
 		tl *intake.TooLargeError
-		ol *intake.OverLimitError
+		tm *intake.TooManyFilesError
+		st *intake.SiteTooLargeError
 		ts *intake.TooSlowError
 		iv *intake.InvalidError
 	)
@@ -179,8 +180,10 @@ func intakeAPIError(err error) (*apiError, bool) {
 		return &apiError{Status: http.StatusServiceUnavailable, Message: wb.Error(), RetryAfter: retryAfter}, true
 	case errors.As(err, &tl):
 		return fail(http.StatusRequestEntityTooLarge, "%s", tl.Error()), true
-	case errors.As(err, &ol):
-		return fail(http.StatusRequestEntityTooLarge, "%s", ol.Msg), true
+	case errors.As(err, &tm):
+		return fail(http.StatusRequestEntityTooLarge, "%s", tm.Error()), true
+	case errors.As(err, &st):
+		return fail(http.StatusRequestEntityTooLarge, "%s", st.Error()), true
 	case errors.As(err, &ts):
 		return fail(http.StatusRequestTimeout, "%s", ts.Error()), true
 	case errors.Is(err, intake.ErrHTMLRequired):

@@ -54,8 +54,3 @@ func archiveRequest(r *http.Request) (*Request, error) {
 	}
 	return req, nil
 }
-
-// AnonTooLarge is the refusal of a site over the anonymous cap (limit).
-func AnonTooLarge(limit int64) error {
-	return &OverLimitError{Msg: "Site too large for an anonymous deploy: the limit is " + sites.FormatBytes(limit) + "; deploy with an API key"}
-}

@@ -154,7 +154,7 @@ func (d *Deploys) readArchive(w http.ResponseWriter, r *http.Request, format str
 	}
 	if anonCap := int64(d.Guards.AnonStorage.Max()); anon && anonCap < lim.MaxBytes {
 		lim.MaxBytes = anonCap
-		lim.TooLarge = AnonTooLarge(anonCap).Error()
+		lim.TooLarge = (&SiteTooLargeError{Limit: anonCap, Anonymous: true}).Error()
 	}
 	entries, err := sites.ReadArchiveFrom(body, format, lim)
 	if err != nil {
@@ -186,7 +186,7 @@ func (d *Deploys) StoredContent(ctx context.Context, blobs store.BlobStore, leas
 		}
 		defer b.Close()
 		if b.Size() > budget {
-			return nil, &OverLimitError{Msg: "Site too large: the files a deploy names may total " + sites.FormatBytes(limit)}
+			return nil, &SiteTooLargeError{Limit: limit}
 		}
 		if err := lease.Reserve(b.Size()); err != nil {
 			return nil, err
@@ -203,7 +203,7 @@ func (d *Deploys) StoredContent(ctx context.Context, blobs store.BlobStore, leas
 
 // ChargeAnonStorage counts an anonymous deploy's bytes against its
 // client's (key's) --anon-storage-per-ip budget of the --anon-ttl window:
-// a *ratelimit.Error when the budget is spent, an *OverLimitError when
+// a *ratelimit.Error when the budget is spent, a *SiteTooLargeError when
 // the deploy alone is larger. refund takes the bytes back when the
 // deploy then fails.
 func (d *Deploys) ChargeAnonStorage(key string, up sites.Upload) (refund func(), err error) {
@@ -214,7 +214,7 @@ func (d *Deploys) ChargeAnonStorage(key string, up sites.Upload) (refund func(),
 	storage := d.Guards.AnonStorage
 	limit := int64(storage.Max())
 	if size > limit {
-		return nil, AnonTooLarge(limit)
+		return nil, &SiteTooLargeError{Limit: limit, Anonymous: true}
 	}
 	if err := storage.CheckN(key, int(size),
 		"Anonymous storage limit reached: at most "+sites.FormatBytes(limit)+" from one address until its earlier deploys expire; deploy with an API key"); err != nil {

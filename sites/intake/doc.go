@@ -8,10 +8,10 @@
 //
 // It works on net/http's request and response, free of routing and of
 // PocketBase. Its refusals are domain errors (*TooLargeError,
-// *TooSlowError, *InvalidError, *OverLimitError, *WorkBudgetError,
-// ErrBusy, ErrHTMLRequired, ErrBothContent; the limits' *ratelimit.Error)
-// that carry what was wrong, never an HTTP status: the bindings map them
-// to the contract's answers.
+// *TooSlowError, *InvalidError, *TooManyFilesError, *SiteTooLargeError,
+// *WorkBudgetError, ErrBusy, ErrHTMLRequired, ErrBothContent; the limits'
+// *ratelimit.Error) that carry what was wrong, never an HTTP status: the
+// bindings map them to the contract's answers.
 //
 // A deploy handler reads its request like this:
 //

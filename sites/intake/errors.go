@@ -58,11 +58,28 @@ func invalid(format string, args ...any) error {
 	return &InvalidError{Msg: format}
 }
 
-// OverLimitError refuses a deploy whose content is over a limit of size
-// or count (too many files, a site too large); Msg names the limit.
-type OverLimitError struct{ Msg string }
+// TooManyFilesError refuses a deploy of more files than Limit
+// (--max-files).
+type TooManyFilesError struct{ Limit int }
 
-func (e *OverLimitError) Error() string { return e.Msg }
+func (e *TooManyFilesError) Error() string {
+	return fmt.Sprintf("Too many files: the limit is %d", e.Limit)
+}
+
+// SiteTooLargeError refuses a deploy whose files total more than Limit
+// bytes: an anonymous one's (Anonymous: over --anon-storage-per-ip), or
+// the contents a deploy names by sha256.
+type SiteTooLargeError struct {
+	Limit     int64
+	Anonymous bool
+}
+
+func (e *SiteTooLargeError) Error() string {
+	if e.Anonymous {
+		return "Site too large for an anonymous deploy: the limit is " + sites.FormatBytes(e.Limit) + "; deploy with an API key"
+	}
+	return "Site too large: the files a deploy names may total " + sites.FormatBytes(e.Limit)
+}
 
 // WorkBudgetError refuses a deploy that ran past its work budget (Limit):
 // nothing was deployed. See Work.
@@ -79,9 +96,10 @@ func Refusal(err error) bool {
 		tl *TooLargeError
 		ts *TooSlowError
 		iv *InvalidError
-		ol *OverLimitError
+		tm *TooManyFilesError
+		st *SiteTooLargeError
 		wb *WorkBudgetError
 	)
 	return errors.Is(err, ErrBusy) || errors.Is(err, ErrHTMLRequired) || errors.Is(err, ErrBothContent) ||
-		errors.As(err, &tl) || errors.As(err, &ts) || errors.As(err, &iv) || errors.As(err, &ol) || errors.As(err, &wb)
+		errors.As(err, &tl) || errors.As(err, &ts) || errors.As(err, &iv) || errors.As(err, &tm) || errors.As(err, &st) || errors.As(err, &wb)
 }

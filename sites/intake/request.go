@@ -5,7 +5,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"io"
 	"net/http"
 	"reflect"
@@ -225,7 +224,7 @@ func (r *Request) upload(maxFiles int, load sites.BlobLoader) (sites.Upload, err
 			return sites.Upload{}, invalid("files must not be empty")
 		}
 		if len(in) > maxFiles {
-			return sites.Upload{}, &OverLimitError{Msg: fmt.Sprintf("Too many files: the limit is %d", maxFiles)}
+			return sites.Upload{}, &TooManyFilesError{Limit: maxFiles}
 		}
 		files, err := sites.DecodeFiles(in, load)
 		if err != nil {
