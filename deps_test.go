@@ -106,6 +106,16 @@ var depsRules = `
 	sitedrop/sites
 	< sitedrop/sites/forms;
 
+	# What clients send, before it reaches a service: bodies read within a
+	# limit, a minimum rate and a memory budget; the deploy request (JSON
+	# or an archive) and its checks; a deploy's work budget; the deploy
+	# gate (its rate limits and slots). It reads net/http's request, free
+	# of routing and of PocketBase: its refusals are domain errors that
+	# the bindings answer.
+	sitedrop/sites,
+	sitedrop/sites/ratelimit
+	< sitedrop/sites/intake;
+
 	# The hot path: from a Site to its bytes, counting each answer and
 	# limiting the gate's attempts on the way.
 	sitedrop/sites,
@@ -163,6 +173,7 @@ var depsRules = `
 	sitedrop/sites/safetext,
 	sitedrop/sites/domains,
 	sitedrop/sites/forms,
+	sitedrop/sites/intake,
 	sitedrop/sites/replica,
 	sitedrop/sites/report,
 	sitedrop/ui
@@ -247,6 +258,7 @@ var pocketBaseImporters = map[string]string{
 // module but the standard library, each with the reason.
 var stdlibOnly = map[string]string{
 	"sitedrop/sites/analytics": "it counts every answer of the site server, replicas included (which have no database), from untrusted headers and paths: the store of its counts is sites/analytics/statsdb's",
+	"sitedrop/sites/intake":    "it reads untrusted bodies on net/http alone, within their limits: no dependency sees a byte before the guards do",
 	"sitedrop/sites/rules":     "it parses untrusted files on every deploy and is fuzzed on its own: every line it runs is in this repository or Go's",
 	"sitedrop/sites/wire":      "the API's JSON bodies: a client of the API links them without any dependency of the server's",
 }

@@ -94,7 +94,7 @@ func (a *accountPages) accountPage(e *core.RequestEvent) error {
 		d := sites.DeploymentOf(rec)
 		slug := d.Slug()
 		p.Deployments = append(p.Deployments, ui.AccountDeployment{
-			ID: d.Id, Slug: slug, Title: d.Title(), URL: a.cfg.siteURL(slug),
+			ID: d.Id, Slug: slug, Title: d.Title(), URL: a.cfg.links().Site(slug),
 			UpdatedAt: timestamp(d.Updated()),
 			Protected: d.Protection() != nil,
 		})

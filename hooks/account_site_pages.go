@@ -99,13 +99,13 @@ func (sp *sitePages) accountSitePage(e *core.RequestEvent) error {
 	d := sites.DeploymentOf(dep)
 	slug := d.Slug()
 	p := ui.AccountSiteProps{
-		ID: dep.Id, Slug: slug, Title: d.Title(), URL: sp.cfg.siteURL(slug),
+		ID: dep.Id, Slug: slug, Title: d.Title(), URL: sp.cfg.links().Site(slug),
 		Disabled: d.Status() != sites.StatusActive,
 		Settings: ui.SiteSettings{
 			Title: d.Title(), Description: d.Description(),
 			Favicon: d.Favicon(), IsSPA: d.IsSPA(),
 		},
-		SubmitURL:   sp.cfg.webURL() + "/submit/" + dep.Id,
+		SubmitURL:   sp.cfg.links().Web() + "/submit/" + dep.Id,
 		NotifyEmail: d.NotifyEmail(), Total: int(total), Page: page,
 		Drop:          dropProps(sp.cfg, "Deploy again", user, dep.Id),
 		WebhookEvents: forms.WebhookEvents,

@@ -10,6 +10,7 @@ import (
 
 	"sitedrop/sites"
 	"sitedrop/sites/accounts"
+	"sitedrop/sites/intake"
 
 	"github.com/pocketbase/pocketbase/apis"
 	"github.com/pocketbase/pocketbase/core"
@@ -150,16 +151,16 @@ func (a *apiAuth) caller(e *core.RequestEvent) (*core.Record, error) {
 type pageAuth struct {
 	sessions *sessions
 	// guards read the form bodies as deploy bodies are read.
-	guards *bodyGuards
+	guards *intake.Guards
 	// deploys finds the user's deployments (requirePageOwner).
 	deploys *sites.Service
 }
 
 // pageForm checks a page's form post before anything else: same origin
 // (else a 403 page), a readable small form (in PostForm), read as deploy
-// bodies are (guardBody: the minimum rate after the grace, each byte held
+// bodies are (intake.Guards.Body: the minimum rate after the grace, each byte held
 // of the small bodies' pool as it comes, until it is parsed; see
-// bodyLease); a refused body gets an error page with the API's status.
+// intake.Guards.BodyLease); a refused body gets an error page with the API's status.
 func (p *pageAuth) pageForm() *hook.Handler[*core.RequestEvent] {
 	return middleware("sitedropPageForm", func(e *core.RequestEvent) error {
 		if err := p.readForm(e); err != nil {
@@ -174,9 +175,9 @@ func (p *pageAuth) readForm(e *core.RequestEvent) error {
 	if checkOrigin(e) != nil {
 		return errCrossOrigin
 	}
-	lease := p.guards.bodyLease(e, formBodyLimit)
-	defer lease.release()
-	body, err := p.guards.guardBody(e, formBodyLimit, lease)
+	lease := p.guards.BodyLease(e.Request.Context(), formBodyLimit)
+	defer lease.End()
+	body, err := p.guards.Body(e.Response, e.Request, formBodyLimit, lease)
 	if err != nil {
 		return err
 	}
@@ -196,10 +197,13 @@ var (
 // formRefused is the error page of a form post readForm refused.
 func (p *pageAuth) formRefused(e *core.RequestEvent, err error) error {
 	var ae *apiError
+	if intake.BodyRefusal(err) {
+		ae, _ = toAPIError(err)
+	}
 	switch {
 	case errors.Is(err, errCrossOrigin):
 		return p.sessions.errorPage(e, http.StatusForbidden, "Request refused", "This form can only be sent from this server's own pages.")
-	case errors.As(err, &ae): // too large, too slow, the memory budget
+	case ae != nil: // too large, too slow, the memory budget
 		// A read past its deadline cancels the request's context, which
 		// would stop the page's rendering: the client still reads it.
 		e.Request = e.Request.WithContext(context.WithoutCancel(e.Request.Context()))

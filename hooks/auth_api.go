@@ -10,6 +10,7 @@ import (
 
 	"sitedrop/hooks/server"
 	"sitedrop/sites/accounts"
+	"sitedrop/sites/ratelimit"
 )
 
 // authBodyLimit bounds the small JSON bodies of the sign-in endpoints.
@@ -61,9 +62,9 @@ func requireSameOrigin() *hook.Handler[*core.RequestEvent] {
 
 // perClient counts the request against l for its client (RateKey) and
 // refuses it over the limit with a 429.
-func (a *signInDesk) perClient(l *limiter) *hook.Handler[*core.RequestEvent] {
+func (a *signInDesk) perClient(l *ratelimit.Limiter) *hook.Handler[*core.RequestEvent] {
 	return middleware("sitedropAuthRateLimit", func(e *core.RequestEvent) error {
-		if err := l.check(e.Response, a.proxies.RateKey(e.Request)); err != nil {
+		if err := rateRefusal(e.Response, l.Check(a.proxies.RateKey(e.Request))); err != nil {
 			return err
 		}
 		return e.Next()
@@ -84,7 +85,7 @@ func (a *signInDesk) authOTP(e *core.RequestEvent) error {
 	var body struct {
 		Email string `json:"email"`
 	}
-	if err := a.pages.guards.readJSON(e, authBodyLimit, &body); err != nil {
+	if err := a.pages.guards.ReadJSON(e.Response, e.Request, authBodyLimit, &body); err != nil {
 		return err
 	}
 	id, err := a.sendCode(e, body.Email)
@@ -105,7 +106,7 @@ func (a *signInDesk) sendCode(e *core.RequestEvent, raw string) (string, error) 
 	if err != nil {
 		return "", err
 	}
-	if err := a.limits.otpPerAddress.check(e.Response, email); err != nil {
+	if err := rateRefusal(e.Response, a.limits.otpPerAddress.Check(email)); err != nil {
 		return "", err
 	}
 	id, err := a.signIn(e).SendCode(email)
@@ -136,7 +137,7 @@ func (a *signInDesk) authVerify(e *core.RequestEvent) error {
 		OTPID string `json:"otp_id"`
 		Code  string `json:"code"`
 	}
-	if err := a.pages.guards.readJSON(e, authBodyLimit, &body); err != nil {
+	if err := a.pages.guards.ReadJSON(e.Response, e.Request, authBodyLimit, &body); err != nil {
 		return err
 	}
 	plain, user, err := a.verifyCode(e, body.OTPID, body.Code)

@@ -11,6 +11,8 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"sitedrop/sites"
+	"sitedrop/sites/intake"
+	"sitedrop/sites/ratelimit"
 	"sitedrop/sites/store"
 	"sitedrop/sites/store/s3store"
 	"sitedrop/sites/wire"
@@ -39,11 +41,11 @@ type blobsAPI struct {
 	// s3 is the blob store when --store is an S3 URL (nil: the file store).
 	s3 *s3store.Store
 	// uploads bounds the bytes each account uploads (uploadBytesFactor).
-	uploads *limiter
+	uploads *ratelimit.Limiter
 	// guards read the bodies within the memory budget and at a minimum rate.
-	guards *bodyGuards
+	guards *intake.Guards
 	// gate holds the processing slots an upload shares with the deploys.
-	gate *deployGate
+	gate *intake.Gate
 }
 
 // bindBlobsAPI binds the digest protocol: POST /blobs/missing tells which
@@ -69,7 +71,7 @@ func (api *blobsAPI) missing(e *core.RequestEvent) error {
 	user := userOf(e)
 	limit := max(maxMissingHashes, api.cfg.MaxFiles)
 	var req wire.MissingRequest
-	if err := api.guards.readJSON(e, int64(limit)*70+1024, &req); err != nil {
+	if err := api.guards.ReadJSON(e.Response, e.Request, int64(limit)*70+1024, &req); err != nil {
 		return err
 	}
 	if req.Hashes == nil {
@@ -188,23 +190,23 @@ func (api *blobsAPI) put(e *core.RequestEvent) error {
 	if size < 0 || size > api.cfg.MaxBody {
 		size = api.cfg.MaxBody // unknown length: charge the most it may be
 	}
-	if err := api.uploads.checkN(e.Response, user.Id, int(size),
+	if err := api.uploads.CheckN(user.Id, int(size),
 		"Upload limit reached: at most "+sites.FormatBytes(int64(api.uploads.Max()))+" an hour per account"); err != nil {
 		return err
 	}
 	// the body before the slot: a slow client holds no slot, only the
 	// memory it has sent (reserved from --deploy-memory)
-	lease := api.guards.memoryLease(e)
-	defer lease.release()
-	body, err := api.guards.guardBody(e, api.cfg.MaxBody, lease)
+	lease := api.guards.MemoryLease(e.Request.Context())
+	defer lease.End()
+	body, err := api.guards.Body(e.Response, e.Request, api.cfg.MaxBody, lease)
 	if err != nil {
 		return err
 	}
-	data, err := body.readAll()
+	data, err := body.ReadAll()
 	if err != nil {
 		return err
 	}
-	release, err := api.gate.acquire(e)
+	release, err := api.gate.Acquire(e.Request.Context())
 	if err != nil {
 		return err
 	}

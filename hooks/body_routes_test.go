@@ -15,7 +15,7 @@ import (
 // answers {"error"}, a page its error page.
 func TestSlowBodiesEveryRoute(t *testing.T) {
 	app, sd := newFixtureApp(t)
-	sd.bodyGrace, sd.bodyMinRate = 300*time.Millisecond, 1024
+	sd.BodyGrace, sd.BodyMinRate = 300*time.Millisecond, 1024
 	srv := httptest.NewServer(newMux(t, app))
 	t.Cleanup(srv.Close) // after the connections' own cleanups
 	const tooSlow = `{"error":"Request body too slow: after 300ms it must arrive at 1 KiB a second or more"}`
@@ -41,7 +41,7 @@ func TestSlowBodiesEveryRoute(t *testing.T) {
 			t.Errorf("%s %s (%s): %d %.300s", c.method, c.path, c.contentType, res.StatusCode, body)
 		}
 	}
-	if n := sd.memory.inUse(); n != 0 {
+	if n := sd.Memory.InUse(); n != 0 {
 		t.Errorf("%d bytes of the memory budget still held", n)
 	}
 }

@@ -1,6 +1,9 @@
 package hooks
 
 import (
+	"sitedrop/sites/intake"
+	"sitedrop/sites/ratelimit"
+
 	"bufio"
 	"bytes"
 	"fmt"
@@ -86,7 +89,7 @@ func TestSlowBodies(t *testing.T) {
 	}
 	slow.Close()
 
-	sd.bodyGrace, sd.bodyMinRate = 300*time.Millisecond, 1024
+	sd.BodyGrace, sd.BodyMinRate = 300*time.Millisecond, 1024
 	for _, c := range []struct{ path, contentType, first string }{
 		{"/deploy", "application/json", `{"html":"`},
 		{"/deploy?slug=slow-zip", "application/zip", "PK\x03\x04"},
@@ -103,13 +106,13 @@ func TestSlowBodies(t *testing.T) {
 			t.Errorf("%s: %d %s", c.path, res.StatusCode, body)
 		}
 	}
-	// a refused archive is read and dropped (see discardBody) at the
+	// a refused archive is read and dropped (see intake.Guards.Discard) at the
 	// same rate: a trickle gets its answer, not a connection held open
 	conn := rawRequest(t, srv, "POST", "/deploy?slug=alice-site", "application/zip", keyPia, 1000, "PK\x03\x04")
 	if res, body := readRaw(t, conn); res.StatusCode != 409 {
 		t.Errorf("slow archive to a taken slug: %d %s", res.StatusCode, body)
 	}
-	if n := sd.memory.inUse(); n != 0 {
+	if n := sd.Memory.InUse(); n != 0 {
 		t.Errorf("%d bytes of the memory budget still held", n)
 	}
 }
@@ -131,17 +134,17 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 // success, a refusal and a client that goes away.
 func TestDeployMemoryBudget(t *testing.T) {
 	app, sd := newFixtureApp(t)
-	sd.memory = newMemBudget(150 << 10) // a JSON body counts twice once decoded
-	sd.memoryWait = 200 * time.Millisecond
+	sd.Memory = intake.NewBudget(150 << 10) // a JSON body counts twice once decoded
+	sd.MemoryWait = 200 * time.Millisecond
 	srv := httptest.NewServer(newMux(t, app))
 	t.Cleanup(srv.Close) // after the connections' own cleanups
-	free := func() bool { return sd.memory.inUse() == 0 }
+	free := func() bool { return sd.Memory.InUse() == 0 }
 
 	// a deploy whose body has arrived for the most part holds 60 KiB
 	held := `{"slug":"held","html":"` + strings.Repeat("a", 60<<10)
 	rest := `"}`
 	slow := rawRequest(t, srv, "POST", "/deploy", "application/json", keyPia, len(held)+len(rest), held)
-	waitFor(t, "the slow body to be reserved", func() bool { return sd.memory.inUse() >= 60<<10 })
+	waitFor(t, "the slow body to be reserved", func() bool { return sd.Memory.InUse() >= 60<<10 })
 
 	big := `{"slug":"big","html":"` + strings.Repeat("b", 50<<10) + `"}`
 	res, body := deployLive(t, srv, keyAlice, big)
@@ -195,7 +198,7 @@ func TestDeployMemoryBudget(t *testing.T) {
 
 	// a client that goes away halfway
 	gone := rawRequest(t, srv, "POST", "/deploy", "application/json", keyPia, 60<<10, `{"html":"`+strings.Repeat("d", 30<<10))
-	waitFor(t, "the aborted body to be reserved", func() bool { return sd.memory.inUse() >= 30<<10 })
+	waitFor(t, "the aborted body to be reserved", func() bool { return sd.Memory.InUse() >= 30<<10 })
 	gone.Close()
 	waitFor(t, "the budget after an abort", free)
 }
@@ -225,7 +228,7 @@ func TestAnonStoragePerIP(t *testing.T) {
 	if res, body := send("198.51.100.7", 40<<10); res.StatusCode != 200 {
 		t.Fatalf("another address: %d %s", res.StatusCode, body)
 	}
-	sd.anonStorage = newLimiter(10<<10, time.Hour)
+	sd.AnonStorage = ratelimit.New(10<<10, time.Hour)
 	if res, body := send("198.51.100.8", 20<<10); res.StatusCode != 413 || !strings.Contains(body, "Site too large for an anonymous deploy: the limit is 10 KiB") {
 		t.Fatalf("larger than the budget: %d %s", res.StatusCode, body)
 	}
@@ -278,7 +281,7 @@ func TestDeployMemoryFitsTheLargestDeploy(t *testing.T) {
 // the connection drop after its deploy was committed.
 func TestLongUploadOutlivesWriteTimeout(t *testing.T) {
 	app, sd := newFixtureApp(t)
-	sd.bodyGrace, sd.bodyMinRate = time.Second, 1
+	sd.BodyGrace, sd.BodyMinRate = time.Second, 1
 	srv := httptest.NewUnstartedServer(newMux(t, app))
 	srv.Config.WriteTimeout = 300 * time.Millisecond
 	srv.Start()

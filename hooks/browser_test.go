@@ -86,10 +86,13 @@ func newBrowserEnv(t *testing.T, tune ...func(*Config)) *browserEnv {
 	t.Cleanup(app.Cleanup) // runs after the server has closed (cleanups are LIFO)
 
 	received := new(requestLog)
-	srv := httptest.NewUnstartedServer(received.wrap(newMux(t, app)))
+	srv := httptest.NewUnstartedServer(nil)
 	port := srv.Listener.Addr().(*net.TCPAddr).Port
 	b := &browserEnv{t: t, App: app, SD: sd, Port: port, WebURL: "http://localhost:" + strconv.Itoa(port), Received: received}
-	sd.cfg.PublicURL = b.WebURL // URLs are derived per request: set before the first
+	// the configuration is complete before the server is (the serve event
+	// hands the routes the addresses they give out), as flags make it
+	sd.cfg.PublicURL = b.WebURL
+	srv.Config.Handler = received.wrap(newMux(t, app))
 	srv.Start()
 	t.Cleanup(srv.Close)
 

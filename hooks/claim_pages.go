@@ -55,7 +55,7 @@ func (c *claimPages) claimSubmit(e *core.RequestEvent) error {
 	}
 	d := sites.DeploymentOf(rec)
 	return render(e, http.StatusOK, ui.ClaimDone(c.sessions.layout(e, user), ui.ClaimDoneProps{
-		Slug: d.Slug(), Title: d.Title(), SiteURL: c.cfg.siteURL(d.Slug()),
+		Slug: d.Slug(), Title: d.Title(), SiteURL: c.cfg.links().Site(d.Slug()),
 	}))
 }
 
@@ -71,7 +71,7 @@ func (c *claimPages) claimProps(e *core.RequestEvent, rec *core.Record, errMsg s
 	return ui.ClaimProps{
 		Slug:      slug,
 		Title:     dep.Title(),
-		SiteURL:   c.cfg.siteURL(slug),
+		SiteURL:   c.cfg.links().Site(slug),
 		Token:     token,
 		LoginURL:  loginURL(c.claimPath(slug, token)),
 		ExpiresAt: exp,
@@ -82,7 +82,7 @@ func (c *claimPages) claimProps(e *core.RequestEvent, rec *core.Record, errMsg s
 
 // claimPath is the claim page's path for slug and token.
 func (c *claimPages) claimPath(slug, token string) string {
-	return c.cfg.claimURL(slug, token)[len(c.cfg.webURL()):]
+	return c.cfg.links().Claim(slug, token)[len(c.cfg.links().Web()):]
 }
 
 // claimError is the page for a claim link that does not work: a 400 for

@@ -13,6 +13,7 @@ import (
 	"sitedrop/hooks/server"
 	"sitedrop/sites"
 	"sitedrop/sites/domains"
+	"sitedrop/sites/intake"
 	"sitedrop/sites/serve"
 )
 
@@ -124,14 +125,14 @@ type Config struct {
 
 // deployMemoryFactor times --max-body is the least --deploy-memory: what
 // the largest deploy reserves, so that it can ever run. A tar.gz's files
-// are read in pieces as they come and joined (twice archiveUnpackFactor x
+// are read in pieces as they come and joined (twice intake.ArchiveUnpackFactor x
 // --max-body at most, for a moment), a zip is read whole and joined
 // likewise (twice --max-body); the variants come on top (the
 // compressors' state is a fixed cost of the process: see
 // sites.compressSlots). What is reserved covers what is allocated (see
 // sites.readPieces, sites.boundedOutput), and memory given back counts
-// until a collection frees it (memBudget).
-const deployMemoryFactor = 2*archiveUnpackFactor + 2
+// until a collection frees it (intake.Budget).
+const deployMemoryFactor = 2*intake.ArchiveUnpackFactor + 2
 
 // DefaultConfig returns the documented defaults.
 func DefaultConfig() Config {

@@ -12,6 +12,7 @@ import (
 
 	"sitedrop/sites"
 	"sitedrop/sites/accounts"
+	"sitedrop/sites/intake"
 )
 
 func errBody(msg string) string {
@@ -292,7 +293,7 @@ func TestDeployCreate(t *testing.T) {
 			Name:            "title too long",
 			Method:          http.MethodPost,
 			URL:             "/deploy",
-			Body:            strings.NewReader(`{"html":"x","title":"` + strings.Repeat("t", maxTitleLen+1) + `"}`),
+			Body:            strings.NewReader(`{"html":"x","title":"` + strings.Repeat("t", intake.MaxTitleLen+1) + `"}`),
 			ExpectedStatus:  400,
 			ExpectedContent: []string{errBody("title is too long: at most 500 characters")},
 			TestAppFactory:  newTestApp,

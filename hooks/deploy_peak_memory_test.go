@@ -18,6 +18,7 @@ import (
 	"testing"
 
 	"sitedrop/sites"
+	"sitedrop/sites/intake"
 )
 
 // memChildEnv marks the subprocess that TestArchiveDeployPeakMemory runs
@@ -60,7 +61,7 @@ func TestArchiveDeployPeakMemory(t *testing.T) {
 	mustUser(t, app, "pia@example.com", sites.PlanPro, keyPia)
 	mux := newMux(t, app)
 
-	unpacked := archiveUnpackFactor * maxBody // what the general limit lets an archive hold
+	unpacked := intake.ArchiveUnpackFactor * maxBody // what the general limit lets an archive hold
 	zeros := strings.Repeat("\x00", unpacked-4096)
 	noise := make([]byte, maxBody*3/4) // incompressible: the body itself is large
 	var rnd uint64 = 1

@@ -11,6 +11,8 @@ import (
 	"github.com/pocketbase/pocketbase/tests"
 
 	"sitedrop/sites"
+	"sitedrop/sites/intake"
+	"sitedrop/sites/wire"
 )
 
 // protectAlice gives alice-site a password and its share link, before a
@@ -139,7 +141,7 @@ func TestDeployProtection(t *testing.T) {
 			Headers:         bearer(keyAlice),
 			Body:            strings.NewReader(`{"html":"<p>x</p>","password":12345678}`),
 			ExpectedStatus:  400,
-			ExpectedContent: []string{errBody(msgPasswordType)},
+			ExpectedContent: []string{errBody(wire.ErrPasswordType.Error())},
 			TestAppFactory:  newTestApp,
 		},
 		{
@@ -149,7 +151,7 @@ func TestDeployProtection(t *testing.T) {
 			Headers:         bearer(keyAlice),
 			Body:            strings.NewReader(`{"html":"<p>x</p>","protect":"yes"}`),
 			ExpectedStatus:  400,
-			ExpectedContent: []string{errBody(msgProtectValue)},
+			ExpectedContent: []string{errBody(wire.ErrProtectValue.Error())},
 			TestAppFactory:  newTestApp,
 		},
 		{
@@ -229,7 +231,7 @@ func TestDeployProtection(t *testing.T) {
 			Name:            "archive deploy with protect in the query and the password in a header",
 			Method:          http.MethodPost,
 			URL:             "/deploy?slug=zipped-guard&protect=true",
-			Headers:         withHeaders(bearer(keyAlice), map[string]string{"Content-Type": "application/zip", passwordHeader: "zip password"}),
+			Headers:         withHeaders(bearer(keyAlice), map[string]string{"Content-Type": "application/zip", intake.PasswordHeader: "zip password"}),
 			Body:            zipOf(t, "index.html", "<p>zipped</p>"),
 			ExpectedStatus:  200,
 			ExpectedContent: []string{`"share_url":"http://zipped-guard.sites.test/?_token=`},
@@ -249,7 +251,7 @@ func TestDeployProtection(t *testing.T) {
 			Headers:         withHeaders(bearer(keyAlice), map[string]string{"Content-Type": "application/zip"}),
 			Body:            zipOf(t, "index.html", "<p>zipped</p>"),
 			ExpectedStatus:  400,
-			ExpectedContent: []string{errBody(msgProtectValue)},
+			ExpectedContent: []string{errBody(wire.ErrProtectValue.Error())},
 			TestAppFactory:  newTestApp,
 		},
 		{

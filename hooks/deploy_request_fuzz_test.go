@@ -13,11 +13,12 @@ import (
 	"github.com/pocketbase/pocketbase/core"
 
 	"sitedrop/sites"
+	"sitedrop/sites/intake"
 	"sitedrop/sites/store"
 )
 
 // FuzzDeployRequest feeds raw bodies through the JSON deploy decoding and
-// validation (archiveSentAsJSON, decodeJSON, the slug rule, content) without
+// validation (intake.ArchiveSentAsJSON, intake.DecodeJSON, the slug rule, content) without
 // an app, so each run is cheap. It never panics; every refusal is a client
 // error (4xx, as toAPIError maps it, never a 500); an accepted request has
 // one to maxFiles files with clean, distinct paths and metadata without
@@ -48,7 +49,7 @@ func FuzzDeployRequest(f *testing.F) {
 		`{"files":[]}`, `{"files":{}}`, `{"html":""}`, `{"html":"x","files":[]}`, `{}`, `[]`, `null`, ``, `{"html":"x"} {}`,
 		`{"html":"x","title":"\u001b[2J"}`, `{"html":"x","description":"a\u202eb"}`, `{"html":"x","favicon":"<"}`,
 		`{"html":"x","slug":"Bad Slug"}`, `{"html":"x","slug":""}`, `{"html":"x","is_spa":"yes"}`,
-		`{"html":"x","title":"` + strings.Repeat("t", maxTitleLen+1) + `"}`,
+		`{"html":"x","title":"` + strings.Repeat("t", intake.MaxTitleLen+1) + `"}`,
 		`{"files":[` + strings.Repeat(`{"path":"x","content":"x"},`, maxFiles) + `{"path":"y","content":"y"}]}`,
 		`{"html":"x","password":"eight chars","protect":true}`, `{"html":"x","password":null,"protect":null}`,
 		`{"html":"x","password":"short"}`, `{"html":"x","password":1}`, `{"html":"x","protect":"rotate"}`, `{"html":"x","protect":"yes"}`,
@@ -61,12 +62,12 @@ func FuzzDeployRequest(f *testing.F) {
 		e := &core.RequestEvent{}
 		e.Request = httptest.NewRequest(http.MethodPost, "/deploy", bytes.NewReader(body))
 		e.Response = httptest.NewRecorder()
-		req := &deployRequest{}
-		// as readJSONDeploy reads a body (the rate guard aside)
+		req := &intake.Request{}
+		// as intake.Deploys.Read reads a body (the rate guard aside)
 		br := bufio.NewReaderSize(http.MaxBytesReader(e.Response, e.Request.Body, limit), 64)
-		err := archiveSentAsJSON(br)
+		err := intake.ArchiveSentAsJSON(br)
 		if err == nil {
-			err = decodeJSON(br, limit, req)
+			err = intake.DecodeJSON(br, limit, &req.DeployRequest)
 		}
 		if err == nil && req.Slug != nil {
 			err = sites.ValidateSlug(*req.Slug)
@@ -74,7 +75,7 @@ func FuzzDeployRequest(f *testing.F) {
 		var meta sites.Metadata
 		var up sites.Upload
 		if err == nil {
-			meta, up, err = req.content(maxFiles, load)
+			meta, up, err = req.Content(maxFiles, load)
 		}
 		if err != nil {
 			ae, known := toAPIError(err)
@@ -101,7 +102,7 @@ func FuzzDeployRequest(f *testing.F) {
 				continue
 			}
 			for _, r := range *v {
-				if unicode.IsControl(r) || isBidiOverride(r) {
+				if unicode.IsControl(r) || intake.IsBidiOverride(r) {
 					t.Fatalf("body %q: accepted metadata %q with %U", body, *v, r)
 				}
 			}

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"sitedrop/sites/intake"
 )
 
 // TestDeployReservesWhatItHolds: a deploy's reservation is what it holds
@@ -16,9 +18,9 @@ import (
 func TestDeployReservesWhatItHolds(t *testing.T) {
 	app, sd := newFixtureApp(t, func(c *Config) { c.MaxBody, c.MaxFiles = 2<<20, 40 })
 	defer app.Cleanup()
-	sd.memoryWait = time.Second
+	sd.MemoryWait = time.Second
 	mux := newMux(t, app)
-	free := func() bool { return sd.memory.inUse() == 0 }
+	free := func() bool { return sd.Memory.InUse() == 0 }
 
 	// 40 pages of 1 KiB with their own title, description and icon, and
 	// the deploy's title: nothing is added to them
@@ -29,7 +31,7 @@ func TestDeployReservesWhatItHolds(t *testing.T) {
 		files = append(files, `{"path":"p`+string(rune('a'+i%26))+string(rune('a'+i/26))+`.html","content":"`+page+`"}`)
 	}
 	site := `{"title":"Site","description":"About","favicon":"🙂","files":[` + strings.Join(files, ",") + `]}`
-	sd.memory = newMemBudget(1 << 20) // 40 x (the page + 64 KiB) would be 2.6 MiB
+	sd.Memory = intake.NewBudget(1 << 20) // 40 x (the page + 64 KiB) would be 2.6 MiB
 	res, body := do(t, mux, http.MethodPost, "/deploy", site, withHeaders(bearer(keyPia), map[string]string{"Content-Type": "application/json"}))
 	if res.StatusCode != http.StatusOK {
 		t.Fatalf("pages with their head's tags: %d %.300s", res.StatusCode, body)
@@ -53,7 +55,7 @@ func TestDeployReservesWhatItHolds(t *testing.T) {
 	}
 	// the body read and decoded, and the files: their variants, dropped,
 	// are given back (they took up to 0.7 MiB more, gzip's as it went)
-	sd.memory = newMemBudget(3<<20 + 512<<10)
+	sd.Memory = intake.NewBudget(3<<20 + 512<<10)
 	res, body = do(t, mux, http.MethodPost, "/deploy", `{"files":[`+strings.Join(entries, ",")+`]}`, withHeaders(bearer(keyPia), map[string]string{"Content-Type": "application/json"}))
 	if res.StatusCode != http.StatusOK {
 		t.Fatalf("incompressible files: %d %.300s", res.StatusCode, body)
@@ -63,7 +65,7 @@ func TestDeployReservesWhatItHolds(t *testing.T) {
 	// the same as a zip: read whole (in pieces that grow, up to twice its
 	// size, then joined), the pieces are given back once joined, and the
 	// zip once unpacked
-	sd.memory = newMemBudget(3<<20 + 512<<10)
+	sd.Memory = intake.NewBudget(3<<20 + 512<<10)
 	res, body = do(t, mux, http.MethodPost, "/deploy", string(memZip(t, pairs...)), withHeaders(bearer(keyPia), map[string]string{"Content-Type": "application/zip"}))
 	if res.StatusCode != http.StatusOK {
 		t.Fatalf("incompressible files in a zip: %d %.300s", res.StatusCode, body)

@@ -9,6 +9,8 @@ import (
 	"github.com/pocketbase/pocketbase/tests"
 
 	"sitedrop/sites"
+	"sitedrop/sites/intake"
+	"sitedrop/sites/wire"
 )
 
 // TestMetadataControlCharacters: title, description and favicon refuse
@@ -20,32 +22,32 @@ func TestMetadataControlCharacters(t *testing.T) {
 	str := func(s string) *string { return &s }
 	refused := []struct {
 		name string
-		req  deployRequest
+		req  wire.DeployRequest
 		want string
 	}{
-		{"ESC in title", deployRequest{Title: str("hi\x1b[2J")}, "title contains a control character (U+001B)"},
-		{"LF in title", deployRequest{Title: str("a\nb")}, "title contains a control character (U+000A)"},
-		{"CR in description", deployRequest{Description: str("a\rb")}, "description contains a control character (U+000D)"},
-		{"tab in description", deployRequest{Description: str("a\tb")}, "description contains a control character (U+0009)"},
-		{"NUL in title", deployRequest{Title: str("a\x00")}, "title contains a control character (U+0000)"},
-		{"DEL in title", deployRequest{Title: str("a\x7f")}, "title contains a control character (U+007F)"},
-		{"C1 CSI in title", deployRequest{Title: str("a\u009b2J")}, "title contains a control character (U+009B)"},
-		{"ESC in favicon", deployRequest{Favicon: str("\x1b")}, "favicon contains a control character (U+001B)"},
-		{"RLO in title", deployRequest{Title: str("abc\u202etxt.exe")}, "title contains a bidirectional override (U+202E)"},
-		{"RLI in description", deployRequest{Description: str("x\u2067y")}, "description contains a bidirectional override (U+2067)"},
+		{"ESC in title", wire.DeployRequest{Title: str("hi\x1b[2J")}, "title contains a control character (U+001B)"},
+		{"LF in title", wire.DeployRequest{Title: str("a\nb")}, "title contains a control character (U+000A)"},
+		{"CR in description", wire.DeployRequest{Description: str("a\rb")}, "description contains a control character (U+000D)"},
+		{"tab in description", wire.DeployRequest{Description: str("a\tb")}, "description contains a control character (U+0009)"},
+		{"NUL in title", wire.DeployRequest{Title: str("a\x00")}, "title contains a control character (U+0000)"},
+		{"DEL in title", wire.DeployRequest{Title: str("a\x7f")}, "title contains a control character (U+007F)"},
+		{"C1 CSI in title", wire.DeployRequest{Title: str("a\u009b2J")}, "title contains a control character (U+009B)"},
+		{"ESC in favicon", wire.DeployRequest{Favicon: str("\x1b")}, "favicon contains a control character (U+001B)"},
+		{"RLO in title", wire.DeployRequest{Title: str("abc\u202etxt.exe")}, "title contains a bidirectional override (U+202E)"},
+		{"RLI in description", wire.DeployRequest{Description: str("x\u2067y")}, "description contains a bidirectional override (U+2067)"},
 	}
 	for _, tt := range refused {
-		_, err := tt.req.metadata()
-		ae, ok := err.(*apiError)
-		if !ok || ae.Status != http.StatusBadRequest || ae.Message != tt.want {
+		_, err := intake.CheckMetadata(&tt.req)
+		ae, ok := toAPIError(err)
+		if err == nil || !ok || ae.Status != http.StatusBadRequest || ae.Message != tt.want {
 			t.Errorf("%s: metadata() = %v, want 400 %q", tt.name, err, tt.want)
 		}
 	}
-	for _, ok := range []deployRequest{
+	for _, ok := range []wire.DeployRequest{
 		{Title: str("Café 東京 — ✓ مرحبا"), Description: str("Ünïcödé, with an RLM\u200f mark"), Favicon: str("👩‍💻")},
 		{Title: str(""), Description: str("")},
 	} {
-		if _, err := ok.metadata(); err != nil {
+		if _, err := intake.CheckMetadata(&ok); err != nil {
 			t.Errorf("metadata(%q, %q) = %v, want accepted", deref(ok.Title), deref(ok.Description), err)
 		}
 	}

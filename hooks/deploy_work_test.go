@@ -13,6 +13,7 @@ import (
 	"github.com/pocketbase/pocketbase/core"
 
 	"sitedrop/sites"
+	"sitedrop/sites/intake"
 	"sitedrop/sites/store"
 )
 
@@ -48,7 +49,7 @@ func TestDeployWorkBudget(t *testing.T) {
 	}
 
 	// anonymous: its own, tighter budget
-	sd.anonDeployWork = time.Nanosecond
+	sd.AnonWork = time.Nanosecond
 	before, vBefore := deployments(), versions()
 	res, body := do(t, mux, http.MethodPost, "/deploy", site, map[string]string{"Content-Type": "application/json"})
 	overBudget("an anonymous deploy", res, body)
@@ -62,7 +63,7 @@ func TestDeployWorkBudget(t *testing.T) {
 	}
 
 	// keyed create and update
-	sd.keyedDeployWork = time.Nanosecond
+	sd.KeyedWork = time.Nanosecond
 	before, vBefore = deployments(), versions()
 	res, body = do(t, mux, http.MethodPost, "/deploy", site, withHeaders(bearer(keyPia), map[string]string{"Content-Type": "application/json"}))
 	overBudget("a keyed deploy", res, body)
@@ -75,7 +76,7 @@ func TestDeployWorkBudget(t *testing.T) {
 	// the deadline passes inside Create and Replace, while the store
 	// writes the blobs (a store that ignores the context): still nothing
 	// is committed, and the answer says why
-	sd.keyedDeployWork = 300 * time.Millisecond
+	sd.KeyedWork = 300 * time.Millisecond
 	slow := sites.NewService(app, &slowStore{BlobStore: sd.svc.Store(), delay: 400 * time.Millisecond}, sites.ServiceConfig{})
 	mux = newDeployMux(t, app, sd, slow) // the deploy API is bound with the service it is handed
 	before, vBefore = deployments(), versions()
@@ -121,10 +122,10 @@ func TestWorkBudgetOnlyContextErrors(t *testing.T) {
 		{"the budget's end, wrapped", errors.Join(errors.New("store blob"), ctx.Err()), http.StatusServiceUnavailable, true},
 		{"slug taken", sites.ErrSlugTaken, http.StatusConflict, false},
 		{"slot limit", sites.ErrSlotLimit, http.StatusForbidden, false},
-		{"the memory budget", errServerBusy(), http.StatusServiceUnavailable, false},
+		{"the memory budget", intake.ErrBusy, http.StatusServiceUnavailable, false},
 		{"a store failure", errors.New("disk full"), http.StatusInternalServerError, false},
 	} {
-		ae, _ := toAPIError(overWorkBudget(e, ctx, time.Second, tc.err))
+		ae, _ := toAPIError(intake.OverWorkBudget(e.Request.Context(), ctx, time.Second, tc.err))
 		if ae.Status != tc.status || strings.Contains(ae.Message, "Deploy took too long") != tc.tooLong {
 			t.Errorf("%s: %d %q, want %d (the work budget's: %v)", tc.name, ae.Status, ae.Message, tc.status, tc.tooLong)
 		}
@@ -132,8 +133,8 @@ func TestWorkBudgetOnlyContextErrors(t *testing.T) {
 			t.Errorf("%s: 503 without Retry-After", tc.name)
 		}
 	}
-	if anonDeployWork > 8*time.Second {
-		t.Errorf("anonymous work budget %s: at most 8 s, report included", anonDeployWork)
+	if intake.AnonDeployWork > 8*time.Second {
+		t.Errorf("anonymous work budget %s: at most 8 s, report included", intake.AnonDeployWork)
 	}
 }
 
@@ -146,7 +147,7 @@ func newDeployMux(t testing.TB, app core.App, sd *built, svc *sites.Service) htt
 		t.Fatal(err)
 	}
 	r.Bind(jsonErrorsMiddleware())
-	api := &deployAPI{cfg: sd.cfg, deploys: svc, gate: sd.gate, guards: sd.bodyGuards, proxies: sd.proxies, gc: sd.upkeep}
+	api := &deployAPI{anonTTL: sd.cfg.AnonTTL, links: sd.cfg.links(), deploys: svc, intake: &intake.Deploys{Guards: sd.Guards, Gate: sd.gate, MaxBody: sd.cfg.MaxBody, MaxFiles: sd.cfg.MaxFiles}, proxies: sd.proxies, gc: sd.upkeep}
 	bindDeployAPI(r, api, &apiAuth{sessions: sd.sessions, deploys: svc})
 	mux, err := r.BuildMux()
 	if err != nil {

@@ -12,6 +12,7 @@ import (
 	"github.com/pocketbase/pocketbase/core"
 
 	"sitedrop/sites/domains"
+	"sitedrop/sites/ratelimit"
 )
 
 // What the API and the site page share about custom domains: the
@@ -44,7 +45,7 @@ type domainDesk struct {
 	// svc adds, checks and removes custom domains.
 	svc *domains.Service
 	// actions limits the actions per account (domainActionsPerMinute).
-	actions *limiter
+	actions *ratelimit.Limiter
 	// cfg gives the domains' site URLs.
 	cfg *Config
 }
@@ -56,7 +57,7 @@ type domainDesk struct {
 // anything changes, and nothing is counted. The caller ends the check
 // with the allowance's Done (nil when dns is false).
 func (d *domainDesk) start(e *core.RequestEvent, owner string, dns bool) (*domains.Allowance, error) {
-	if err := d.actions.check(e.Response, owner); err != nil {
+	if err := rateRefusal(e.Response, d.actions.Check(owner)); err != nil {
 		return nil, err
 	}
 	if !dns {
@@ -97,7 +98,7 @@ func (d *domainDesk) answer(e *core.RequestEvent, rec *domains.Domain, slug stri
 		Status:     rec.Status(),
 		Reason:     rec.Reason(),
 		Records:    d.svc.Records(e.Request.Context(), rec, slug),
-		URL:        d.cfg.siteHostURL(rec.Name()),
+		URL:        d.cfg.links().SiteHost(rec.Name()),
 		CreatedAt:  timestamp(rec.Created()),
 		CheckedAt:  optTimestamp(rec.Checked()),
 		VerifiedAt: optTimestamp(rec.Verified()),

@@ -7,6 +7,7 @@ import (
 	"github.com/pocketbase/pocketbase/tools/router"
 
 	"sitedrop/sites/domains"
+	"sitedrop/sites/intake"
 )
 
 // domainsAPI serves the custom domain endpoints with exactly the
@@ -15,7 +16,7 @@ type domainsAPI struct {
 	// desk runs the actions within the account's limits.
 	desk *domainDesk
 	// guards read the bodies within the memory budget and at a minimum rate.
-	guards *bodyGuards
+	guards *intake.Guards
 }
 
 // bindDomainsAPI registers the custom domain endpoints of deployments
@@ -38,7 +39,7 @@ func (api *domainsAPI) create(e *core.RequestEvent) error {
 	var body struct {
 		Domain *string `json:"domain"`
 	}
-	if err := api.guards.readJSON(e, authBodyLimit, &body); err != nil {
+	if err := api.guards.ReadJSON(e.Response, e.Request, authBodyLimit, &body); err != nil {
 		return err
 	}
 	if body.Domain == nil {

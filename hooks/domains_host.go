@@ -85,7 +85,7 @@ func (h *siteHosts) customHost(w http.ResponseWriter, r *http.Request) bool {
 		if h.cfg.siteOverTLS(r) { // behind a TLS proxy too: never down to http
 			scheme = "https"
 		}
-		http.Redirect(w, r, scheme+"://"+hostPort(route.Apex, scheme, port)+r.URL.RequestURI(), http.StatusMovedPermanently)
+		http.Redirect(w, r, scheme+"://"+sites.HostPort(route.Apex, scheme, port)+r.URL.RequestURI(), http.StatusMovedPermanently)
 	case route.Slug != "":
 		h.serveSite(w, r, route.Slug)
 	default:

@@ -8,18 +8,20 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/pocketbase/pocketbase/core"
 	"github.com/pocketbase/pocketbase/tools/hook"
 	"github.com/pocketbase/pocketbase/tools/router"
 
-	"sitedrop/hooks/server"
 	"sitedrop/sites"
 	"sitedrop/sites/accounts"
 	"sitedrop/sites/agent"
 	"sitedrop/sites/analytics/statsdb"
 	"sitedrop/sites/domains"
 	"sitedrop/sites/forms"
+	"sitedrop/sites/intake"
+	"sitedrop/sites/ratelimit"
 )
 
 // Messages of the API contract (the README's Errors section). Tests assert
@@ -39,6 +41,7 @@ const (
 	msgRouteNotFound     = "Not found"
 	msgInternal          = "Internal server error"
 	msgClientClosed      = "Client closed the request"
+	msgServerBusy        = "Server busy: try again"
 )
 
 // statusClientClosed is the status logged for a request whose client went
@@ -108,6 +111,7 @@ func toAPIError(err error) (*apiError, bool) {
 // for an error that is not its package's.
 var domainMappings = []func(error) (*apiError, bool){
 	formsAPIError,
+	intakeAPIError,
 	accountsAPIError,
 	routeAPIError,
 	sitesAPIError,
@@ -243,6 +247,57 @@ func accountsAPIError(err error) (*apiError, bool) {
 	return nil, false
 }
 
+// intakeAPIError maps the refusals of sites/intake (what a client sent:
+// its body, its deploy request, the memory and work budgets it needs)
+// and of the rate limits (sites/ratelimit) to the API's answers: 413 over
+// a size or count limit, 408 too slow, 400 malformed, 429 and 503 with
+// Retry-After.
+func intakeAPIError(err error) (*apiError, bool) {
+	var (
+		re *ratelimit.Error
+		wb *intake.WorkBudgetError
+		tl *intake.TooLargeError
+		tm *intake.TooManyFilesError
+		st *intake.SiteTooLargeError
+		ts *intake.TooSlowError
+		iv *intake.InvalidError
+	)
+	retryAfter := int(intake.RetryAfter / time.Second)
+	switch {
+	case errors.As(err, &re):
+		return rateLimitAPIError(re), true
+	case errors.Is(err, intake.ErrBusy):
+		return &apiError{Status: http.StatusServiceUnavailable, Message: msgServerBusy, RetryAfter: retryAfter}, true
+	case errors.As(err, &wb):
+		return &apiError{Status: http.StatusServiceUnavailable, Message: wb.Error(), RetryAfter: retryAfter}, true
+	case errors.As(err, &tl):
+		return fail(http.StatusRequestEntityTooLarge, "%s", tl.Error()), true
+	case errors.As(err, &tm):
+		return fail(http.StatusRequestEntityTooLarge, "%s", tm.Error()), true
+	case errors.As(err, &st):
+		return fail(http.StatusRequestEntityTooLarge, "%s", st.Error()), true
+	case errors.As(err, &ts):
+		return fail(http.StatusRequestTimeout, "%s", ts.Error()), true
+	case errors.Is(err, intake.ErrHTMLRequired):
+		return fail(http.StatusBadRequest, msgHTMLRequired), true
+	case errors.Is(err, intake.ErrBothContent):
+		return fail(http.StatusBadRequest, msgBothContent), true
+	case errors.As(err, &iv):
+		return fail(http.StatusBadRequest, "%s", iv.Msg), true
+	}
+	return nil, false
+}
+
+// rateLimitAPIError is the 429 of a limit's refusal, with its message
+// (the contract's by default) and Retry-After.
+func rateLimitAPIError(re *ratelimit.Error) *apiError {
+	msg := re.Msg
+	if msg == "" {
+		msg = msgRateLimited
+	}
+	return &apiError{Status: http.StatusTooManyRequests, Message: msg, RetryAfter: re.RetryAfterSeconds()}
+}
+
 // jsonErrorsMiddleware renders every error of sitedrop's own routes (and
 // unknown routes outside /api/ and /_/) as {"error": "..."}. PocketBase's
 // /api/ and dashboard keep their own shape.
@@ -263,7 +318,7 @@ func jsonErrorsMiddleware() *hook.Handler[*core.RequestEvent] {
 				e.App.Logger().Error("request failed", "method", e.Request.Method, "path", e.Request.URL.Path, "error", err)
 			}
 			setRetryAfter(e, ae)
-			if server.WaitsToSendBody(e.Request) {
+			if intake.WaitsToSendBody(e.Request) {
 				if jerr := refuseWaitingBody(e, ae); jerr != nil {
 					return errors.Join(err, jerr)
 				}
@@ -278,13 +333,13 @@ func jsonErrorsMiddleware() *hook.Handler[*core.RequestEvent] {
 }
 
 // refuseWaitingBody answers ae to a client that has not sent its body
-// (server.RefuseWaitingBody), in the shape e.JSON writes.
+// (intake.RefuseWaitingBody), in the shape e.JSON writes.
 func refuseWaitingBody(e *core.RequestEvent, ae *apiError) error {
 	body, err := json.Marshal(map[string]string{"error": ae.Message})
 	if err != nil {
 		return err
 	}
-	return server.RefuseWaitingBody(e.Response, ae.Status, append(body, '\n'))
+	return intake.RefuseWaitingBody(e.Response, ae.Status, append(body, '\n'))
 }
 
 // methodNotAllowed answers 405 for a known path with a method it lacks.
@@ -318,6 +373,9 @@ const (
 // its message in a flash.
 func domainRefusal(err error) (*apiError, bool) {
 	if ae, ok := routeAPIError(err); ok {
+		return ae, true
+	}
+	if ae, ok := intakeAPIError(err); ok {
 		return ae, true
 	}
 	return domainsAPIError(err)

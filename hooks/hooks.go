@@ -13,7 +13,9 @@ import (
 	"sitedrop/sites/analytics/statsdb"
 	"sitedrop/sites/domains"
 	"sitedrop/sites/forms"
+	"sitedrop/sites/intake"
 	"sitedrop/sites/publish"
+	"sitedrop/sites/ratelimit"
 	"sitedrop/sites/serve"
 	"sitedrop/sites/store/s3store"
 )
@@ -86,13 +88,13 @@ type built struct {
 	notifier   *forms.Notifier
 	deliverer  *forms.Deliverer
 	jobs       *jobGate
-	gate       *deployGate
+	gate       *intake.Gate
 	hosts      sites.HostSplit
 	proxies    server.TrustedProxies
 	sessions   *sessions
 	domainSvc  *domains.Service
 	*siteHosts
-	*bodyGuards
+	*intake.Guards
 }
 
 // build builds the services from the configuration, in dependency order,
@@ -134,7 +136,7 @@ func build(app core.App, cfg *Config) (*built, error) {
 		KeepVersions:  cfg.KeepVersions,
 		ProSlots:      cfg.ProSlots,
 		ReservedSlugs: reserved,
-		SubmitURL:     func(id string) string { return cfg.webURL() + "/submit/" + id },
+		SubmitURL:     func(id string) string { return cfg.links().Web() + "/submit/" + id },
 	})
 	serverOpts := serve.ServerOptions{
 		ContentCacheBytes: cfg.ContentCache,
@@ -162,7 +164,7 @@ func build(app core.App, cfg *Config) (*built, error) {
 		Resolvers: func() []string { return cfg.Serve.DNSResolvers }, // the serve flags come later
 		SiteHost:  hosts.SiteHost,
 	})
-	domainDesk := &domainDesk{svc: domainSvc, actions: newLimiter(domainActionsPerMinute, time.Minute), cfg: cfg}
+	domainDesk := &domainDesk{svc: domainSvc, actions: ratelimit.New(domainActionsPerMinute, time.Minute), cfg: cfg}
 	front := &siteHosts{app: app, cfg: cfg, hosts: hosts, server: siteServer, domains: domainTable}
 	// tlsCerts is the certificate manager once --https has built it
 	// (server.TLS.Prepare); nil without TLS. The domains' record hooks read
@@ -171,8 +173,8 @@ func build(app core.App, cfg *Config) (*built, error) {
 
 	// The web host's limits and sessions.
 	gate := newDeployGate(cfg)
-	webhookSends := newLimiter(webhookSendsPerMinute, time.Minute)
-	uploads := newLimiter(int(uploadBytesFactor*cfg.MaxBody), time.Hour)
+	webhookSends := ratelimit.New(webhookSendsPerMinute, time.Minute)
+	uploads := ratelimit.New(int(uploadBytesFactor*cfg.MaxBody), time.Hour)
 	guards := newBodyGuards(cfg)
 	sessions := newSessions(app, cfg)
 
@@ -191,7 +193,7 @@ func build(app core.App, cfg *Config) (*built, error) {
 	bindDomainTable(app, domainTable, tlsCerts, pub)
 	app.OnServe().BindFunc(func(se *core.ServeEvent) error {
 		cfg.learnListenPort(se)
-		if err := bindOpenAPI(se, cfg.webURL()); err != nil { // needs the web URL
+		if err := bindOpenAPI(se, cfg.links().Web()); err != nil { // needs the web URL
 			return err
 		}
 		// one cap per client, over the main and the plain HTTP listener
@@ -210,7 +212,7 @@ func build(app core.App, cfg *Config) (*built, error) {
 			if install := se.InstallerFunc; install != nil {
 				// PocketBase's install link would leave out the port
 				se.InstallerFunc = func(app core.App, su *core.Record, _ string) error {
-					return install(app, su, cfg.webURL())
+					return install(app, su, cfg.links().Web())
 				}
 			}
 		}
@@ -225,18 +227,18 @@ func build(app core.App, cfg *Config) (*built, error) {
 
 		// The routes.
 		auth := &apiAuth{sessions: sessions, deploys: svc}
-		deploys := &deployAPI{cfg: cfg, deploys: svc, gate: gate, guards: &guards, proxies: proxies, gc: upkeep}
+		deploys := &deployAPI{anonTTL: cfg.AnonTTL, links: cfg.links(), deploys: svc, intake: &intake.Deploys{Guards: guards, Gate: gate, MaxBody: cfg.MaxBody, MaxFiles: cfg.MaxFiles}, proxies: proxies, gc: upkeep}
 		bindDeployAPI(se.Router, deploys, auth)
 		bindVersionsAPI(se.Router, deploys, auth)
 		bindAnalyticsAPI(se.Router, auth)
-		bindBlobsAPI(se.Router, &blobsAPI{cfg: cfg, deploys: svc, s3: s3, uploads: uploads, guards: &guards, gate: gate}, auth)
+		bindBlobsAPI(se.Router, &blobsAPI{cfg: cfg, deploys: svc, s3: s3, uploads: uploads, guards: guards, gate: gate}, auth)
 		limits := newAuthLimits()
-		pages := &pageAuth{sessions: sessions, guards: &guards, deploys: svc}
+		pages := &pageAuth{sessions: sessions, guards: guards, deploys: svc}
 		bindAuthAPI(se.Router, &signInDesk{cfg: cfg, limits: &limits, proxies: proxies, sessions: sessions, pages: pages}, auth)
-		bindSubmitAPI(se.Router, &formPosts{cfg: cfg, limit: newLimiter(10, time.Minute), guards: &guards, sessions: sessions, hosts: hosts, wake: send.wake})
+		bindSubmitAPI(se.Router, &formPosts{cfg: cfg, limit: ratelimit.New(10, time.Minute), guards: guards, sessions: sessions, hosts: hosts, wake: send.wake})
 		bindSubmissionsAPI(se.Router, auth)
-		bindWebhooksAPI(se.Router, &webhooksAPI{guard: cfg.webhookGuard(), guards: &guards}, auth)
-		bindDomainsAPI(se.Router, &domainsAPI{desk: domainDesk, guards: &guards}, auth)
+		bindWebhooksAPI(se.Router, &webhooksAPI{guard: cfg.webhookGuard(), guards: guards}, auth)
+		bindDomainsAPI(se.Router, &domainsAPI{desk: domainDesk, guards: guards}, auth)
 		site := &siteForms{deploys: svc, sessions: sessions}
 		domainPg := &domainPages{siteForms: site, desk: domainDesk, domains: domainSvc, siteHost: hosts.SiteHost}
 		bindAccountSitePages(se.Router, pages,
@@ -244,7 +246,7 @@ func build(app core.App, cfg *Config) (*built, error) {
 			&settingsPages{siteForms: site, cfg: cfg, gate: gate},
 			&protectionPages{siteForms: site, cfg: cfg},
 			&webhookPages{siteForms: site, cfg: cfg, sends: webhookSends, ref: ref, wake: send.wake}, domainPg)
-		api := bindMCP(se.Router, &mcpEndpoint{maxBody: cfg.MaxBody, guards: &guards, proxies: proxies})
+		api := bindMCP(se.Router, &mcpEndpoint{maxBody: cfg.MaxBody, guards: guards, proxies: proxies})
 		bindPages(se.Router, pages, &homePage{cfg: cfg, sessions: sessions}, llmsTxt(cfg),
 			&claimPages{cfg: cfg, deploys: svc, sessions: sessions},
 			&accountPages{cfg: cfg, deploys: svc, domains: domainSvc, sessions: sessions})
@@ -287,6 +289,6 @@ func build(app core.App, cfg *Config) (*built, error) {
 		app: app, cfg: cfg, svc: svc, server: siteServer, s3: s3, publisher: pub.pub,
 		analytics: stats, statsFlush: statsFlush, upkeep: upkeep, notifier: notifier,
 		deliverer: deliverer, jobs: jobs, gate: gate, hosts: hosts, proxies: proxies,
-		sessions: sessions, domainSvc: domainSvc, siteHosts: front, bodyGuards: &guards,
+		sessions: sessions, domainSvc: domainSvc, siteHosts: front, Guards: guards,
 	}, nil
 }

@@ -53,7 +53,7 @@ func bindWWWRedirect(se *core.ServeEvent, hosts sites.HostSplit, cfg *Config) {
 			if !hosts.IsWWWWebHost(e.Request.Host) {
 				return e.Next()
 			}
-			return e.Redirect(http.StatusPermanentRedirect, cfg.webURL()+e.Request.URL.RequestURI())
+			return e.Redirect(http.StatusPermanentRedirect, cfg.links().Web()+e.Request.URL.RequestURI())
 		},
 	})
 }

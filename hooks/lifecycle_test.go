@@ -425,8 +425,13 @@ func TestDeploysWaitForASlot(t *testing.T) {
 	app, sd := newFixtureApp(t)
 	defer app.Cleanup()
 	mux := newMux(t, app)
-	for range cap(sd.gate.slots) {
-		sd.gate.slots <- struct{}{} // every slot busy
+	var busy []func()
+	for range sd.cfg.ConcurrentDeploys {
+		release, err := sd.gate.Acquire(t.Context()) // every slot busy
+		if err != nil {
+			t.Fatal(err)
+		}
+		busy = append(busy, release)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
 	defer cancel()
@@ -437,7 +442,7 @@ func TestDeploysWaitForASlot(t *testing.T) {
 	if rec.Code != statusClientClosed {
 		t.Fatalf("busy: %d %s", rec.Code, rec.Body)
 	}
-	<-sd.gate.slots // one slot frees up
+	busy[0]() // one slot frees up
 	if res, body := do(t, mux, http.MethodPost, "/deploy", `{"html":"x","slug":"waiting-site"}`, bearer(keyPia)); res.StatusCode != 200 {
 		t.Fatalf("after a slot freed: %d %s", res.StatusCode, body)
 	}

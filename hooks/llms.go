@@ -29,8 +29,8 @@ func llmsTxt(cfg *Config) func(e *core.RequestEvent) error {
 func writeLLMsTxt(e *core.RequestEvent, cfg *Config) error {
 	var b strings.Builder
 	err := llmsText.Execute(&b, map[string]any{
-		"WebURL":         cfg.webURL(),
-		"SiteURL":        cfg.siteURL("your-site"),
+		"WebURL":         cfg.links().Web(),
+		"SiteURL":        cfg.links().Site("your-site"),
 		"AnonTTL":        humanDuration(cfg.AnonTTL),
 		"AnonPerHour":    cfg.AnonDeploysPerHour,
 		"MaxBody":        sites.FormatBytes(cfg.MaxBody),

@@ -27,7 +27,7 @@ import (
 // step of the code otp. Over its rate limit a browser (Accept: text/html)
 // gets an error page, other clients the JSON error.
 func (a *signInDesk) loginPage(e *core.RequestEvent) error {
-	if err := a.limits.login.check(e.Response, a.proxies.RateKey(e.Request)); err != nil {
+	if err := rateRefusal(e.Response, a.limits.login.Check(a.proxies.RateKey(e.Request))); err != nil {
 		if !wantsHTML(e.Request) {
 			return err
 		}
@@ -46,7 +46,7 @@ func (a *signInDesk) loginPage(e *core.RequestEvent) error {
 func (a *signInDesk) loginEmailForm(e *core.RequestEvent) error {
 	p := a.loginProps(e.Request.PostForm.Get("next"))
 	p.Email = strings.TrimSpace(e.Request.PostForm.Get("email"))
-	if err := a.limits.otp.check(e.Response, a.proxies.RateKey(e.Request)); err != nil {
+	if err := rateRefusal(e.Response, a.limits.otp.Check(a.proxies.RateKey(e.Request))); err != nil {
 		return a.loginRefused(e, p, err)
 	}
 	id, err := a.sendCode(e, p.Email)
@@ -65,7 +65,7 @@ func (a *signInDesk) loginCodeForm(e *core.RequestEvent) error {
 		return a.loginRefused(e, p, accounts.ErrCodeIDRequired)
 	}
 	p.OTPID = f.Get("otp_id")
-	if err := a.limits.verify.check(e.Response, a.proxies.RateKey(e.Request)); err != nil {
+	if err := rateRefusal(e.Response, a.limits.verify.Check(a.proxies.RateKey(e.Request))); err != nil {
 		return a.loginRefused(e, p, err)
 	}
 	code := strings.Join(strings.Fields(f.Get("code")), "")

@@ -15,6 +15,7 @@ import (
 	"sitedrop/hooks/server"
 	"sitedrop/sites/agent"
 	"sitedrop/sites/client"
+	"sitedrop/sites/intake"
 )
 
 // mcpEndpoint is the MCP endpoint: what reads its bodies and what its
@@ -23,7 +24,7 @@ type mcpEndpoint struct {
 	// maxBody is --max-body, the largest MCP body as the largest deploy's.
 	maxBody int64
 	// guards read the bodies and hold them against the memory budget.
-	guards *bodyGuards
+	guards *intake.Guards
 	// proxies tell the caller's client IP, passed on to the API.
 	proxies server.TrustedProxies
 }
@@ -62,7 +63,7 @@ func bindMCP(r *router.Router[*core.RequestEvent], m *mcpEndpoint) *agent.LazyHa
 const mcpMemoryFactor = 4
 
 // mcpServe answers an MCP request with h. A POST body is read first, as
-// deploy bodies are (guardBody: --max-body, the minimum rate after the
+// deploy bodies are (intake.Guards.Body: --max-body, the minimum rate after the
 // grace, each byte held of the memory budget as it comes), and must be
 // one JSON-RPC message (agent.CheckMessage: a batch is refused before the
 // SDK sees it); then the rest of its memory and an allowance for its
@@ -72,7 +73,7 @@ const mcpMemoryFactor = 4
 // it is given back when the request ends.
 func (m *mcpEndpoint) mcpServe(h http.Handler) func(e *core.RequestEvent) error {
 	return func(e *core.RequestEvent) error {
-		mem := &mcpMemory{lease: m.guards.memoryLease(e)}
+		mem := &mcpMemory{lease: m.guards.MemoryLease(e.Request.Context())}
 		defer mem.end()
 		if e.Request.Method == http.MethodPost {
 			body, err := m.readMCPBody(e, mem.lease)
@@ -93,19 +94,19 @@ func (m *mcpEndpoint) mcpServe(h http.Handler) func(e *core.RequestEvent) error 
 // readMCPBody reads an MCP request's body (see mcpServe), checks that it
 // is one message, and reserves the memory the SDK will take for it and
 // mcpAnswerAllowance, in one wait.
-func (m *mcpEndpoint) readMCPBody(e *core.RequestEvent, lease *memLease) ([]byte, error) {
-	g, err := m.guards.guardBody(e, m.maxBody, lease)
+func (m *mcpEndpoint) readMCPBody(e *core.RequestEvent, lease *intake.Lease) ([]byte, error) {
+	g, err := m.guards.Body(e.Response, e.Request, m.maxBody, lease)
 	if err != nil {
 		return nil, err
 	}
-	body, err := g.readAll()
+	body, err := g.ReadAll()
 	if err != nil {
 		return nil, err
 	}
 	if err := agent.CheckMessage(body); err != nil {
 		return nil, err
 	}
-	if err := lease.reserve((mcpMemoryFactor-1)*int64(len(body)) + mcpAnswerAllowance); err != nil {
+	if err := lease.Reserve((mcpMemoryFactor-1)*int64(len(body)) + mcpAnswerAllowance); err != nil {
 		return nil, err
 	}
 	return body, nil

@@ -11,6 +11,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"sitedrop/sites/intake"
 )
 
 // postMCP posts body to /mcp with the headers an MCP client sends (and
@@ -77,7 +79,7 @@ func TestMCPBatchRefused(t *testing.T) {
 			t.Errorf("%s: %d %.300s", tc.name, res.StatusCode, body)
 		}
 	}
-	if n := env.sd.memory.inUse(); n != 0 {
+	if n := env.sd.Memory.InUse(); n != 0 {
 		t.Errorf("%d bytes of the memory budget still held", n)
 	}
 	// one message still gets its answer
@@ -121,7 +123,7 @@ func mcpDeployCall(t *testing.T, slug string) string {
 // made would deploy again. The budget is given back after either.
 func TestMCPAnswerMemory(t *testing.T) {
 	env := newMCPEnv(t)
-	env.sd.memoryWait = 0
+	env.sd.MemoryWait = 0
 	refused, made := mcpDeployCall(t, "refused"), mcpDeployCall(t, "answered")
 	need := func(body string) int64 { return mcpMemoryFactor*int64(len(body)) + mcpAnswerAllowance }
 	// room for what is reserved before the tool runs, and for the deploy
@@ -129,7 +131,7 @@ func TestMCPAnswerMemory(t *testing.T) {
 	const deployRoom = 64 << 10
 
 	// one byte short of the reservation: refused before the tool runs
-	env.sd.memory = newMemBudget(need(refused) - 1)
+	env.sd.Memory = intake.NewBudget(need(refused) - 1)
 	res, body := postMCPKey(t, env, refused, "2025-03-26", keyAlice)
 	if res.StatusCode != 503 || res.Header.Get("Retry-After") == "" || strings.TrimSpace(body) != errBody(msgServerBusy) {
 		t.Fatalf("an MCP deploy short of its reservation: %d %.300s Retry-After %q", res.StatusCode, body, res.Header.Get("Retry-After"))
@@ -137,13 +139,13 @@ func TestMCPAnswerMemory(t *testing.T) {
 	if _, err := env.app.FindFirstRecordByData("deployments", "slug", "refused"); err == nil {
 		t.Fatal("the refused deploy was made")
 	}
-	if n := env.sd.memory.inUse(); n != 0 {
+	if n := env.sd.Memory.InUse(); n != 0 {
 		t.Fatalf("%d bytes still reserved after a refusal", n)
 	}
 
 	// the reservation fits, the answer does not: the deploy is made and
 	// its answer delivered, counted past the budget while it is held
-	env.sd.memory = newMemBudget(need(made) + deployRoom)
+	env.sd.Memory = intake.NewBudget(need(made) + deployRoom)
 	res, body = postMCPKey(t, env, made, "2025-03-26", keyAlice)
 	var out struct {
 		Result struct {
@@ -162,7 +164,7 @@ func TestMCPAnswerMemory(t *testing.T) {
 	if _, err := env.app.FindFirstRecordByData("deployments", "slug", "answered"); err != nil {
 		t.Fatalf("the answered deploy: %v", err)
 	}
-	if n := env.sd.memory.inUse(); n != 0 {
+	if n := env.sd.Memory.InUse(); n != 0 {
 		t.Fatalf("%d bytes still reserved after an answer", n)
 	}
 }
@@ -191,9 +193,9 @@ func rawMCPRequest(t *testing.T, srv *httptest.Server, contentLength int, first 
 func TestMCPSlowBodies(t *testing.T) {
 	app, sd := newFixtureApp(t)
 	// the default ratio: 512 MiB of budget for 50 MiB bodies
-	sd.memory = newMemBudget(10 * sd.cfg.MaxBody)
-	sd.memoryWait = 200 * time.Millisecond
-	sd.bodyGrace, sd.bodyMinRate = 2*time.Second, 1024
+	sd.Memory = intake.NewBudget(10 * sd.cfg.MaxBody)
+	sd.MemoryWait = 200 * time.Millisecond
+	sd.BodyGrace, sd.BodyMinRate = 2*time.Second, 1024
 	srv := httptest.NewServer(newMux(t, app))
 	t.Cleanup(srv.Close) // after the connections' own cleanups
 
@@ -201,7 +203,7 @@ func TestMCPSlowBodies(t *testing.T) {
 	for range 6 {
 		slow = append(slow, rawMCPRequest(t, srv, int(sd.cfg.MaxBody), "{"))
 	}
-	waitFor(t, "the slow bodies to be read", func() bool { return sd.memory.inUse() >= 6 })
+	waitFor(t, "the slow bodies to be read", func() bool { return sd.Memory.InUse() >= 6 })
 	res, body := deployLive(t, srv, keyAlice, `{"html":"<p>`+strings.Repeat("a", 30<<10)+`</p>","slug":"beside-mcp"}`)
 	if res.StatusCode != 200 {
 		t.Fatalf("a keyed deploy beside slow /mcp bodies: %d %s", res.StatusCode, body)
@@ -212,5 +214,5 @@ func TestMCPSlowBodies(t *testing.T) {
 			t.Errorf("slow /mcp body %d: %d %s", i, res.StatusCode, body)
 		}
 	}
-	waitFor(t, "the budget back", func() bool { return sd.memory.inUse() == 0 })
+	waitFor(t, "the budget back", func() bool { return sd.Memory.InUse() == 0 })
 }

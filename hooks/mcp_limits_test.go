@@ -6,6 +6,8 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+
+	"sitedrop/sites/intake"
 )
 
 // The tools meet the API's limits: anonymous deploys count against the
@@ -61,16 +63,16 @@ func TestMCPMemoryBudget(t *testing.T) {
 	env := newMCPEnv(t)
 	body := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"deploy","arguments":{"slug":"busy","html":"` + strings.Repeat("b", 10<<10) + `"}}}`
 	need := mcpMemoryFactor*int64(len(body)) + mcpAnswerAllowance
-	env.sd.memory = newMemBudget(need + 64<<10) // 64 KiB for the deploy of 10 KiB
-	env.sd.memoryWait = 0
+	env.sd.Memory = intake.NewBudget(need + 64<<10) // 64 KiB for the deploy of 10 KiB
+	env.sd.MemoryWait = 0
 	cs := env.connect(t, keyAlice, "")
 	mustTool(t, cs, "deploy", map[string]any{"html": "<p>" + strings.Repeat("a", 10<<10) + "</p>"})
-	if n := env.sd.memory.inUse(); n != 0 {
+	if n := env.sd.Memory.InUse(); n != 0 {
 		t.Fatalf("%d bytes still reserved after a deploy", n)
 	}
 
 	// one byte short of what the request reserves
-	if !env.sd.memory.take(t.Context(), env.sd.memory.max-(need-1), 0) {
+	if !env.sd.Memory.Take(t.Context(), env.sd.Memory.Max()-(need-1), 0) {
 		t.Fatal("could not fill the budget")
 	}
 	res, b := postMCPKey(t, env, body, "", keyAlice)

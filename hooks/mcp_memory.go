@@ -1,6 +1,10 @@
 package hooks
 
-import "sync"
+import (
+	"sync"
+
+	"sitedrop/sites/intake"
+)
 
 // mcpAnswerAllowance is what an MCP request reserves for its answer,
 // with its body's memory, before anything is dispatched: the tools/list
@@ -24,7 +28,7 @@ const mcpAnswerAllowance = 64 << 10
 // after that (a tool still running when its client went away) is not
 // held of the budget, since nothing would give it back.
 type mcpMemory struct {
-	lease *memLease
+	lease *intake.Lease
 	mu    sync.Mutex // guards the fields below and the lease's growth
 	// allowance is what was reserved for the answers and is not used yet.
 	allowance int64
@@ -45,7 +49,7 @@ func (m *mcpMemory) count(n int64) {
 	from := min(n, m.allowance)
 	m.allowance -= from
 	if n -= from; n > 0 {
-		m.lease.holdPastBudget(n)
+		m.lease.HoldPastBudget(n)
 	}
 }
 
@@ -55,20 +59,5 @@ func (m *mcpMemory) end() {
 	m.mu.Lock()
 	m.ended = true
 	m.mu.Unlock()
-	m.lease.release()
-}
-
-// holdPastBudget adds n bytes to the lease at once, past the budget's
-// maximum if need be, never waiting nor failing: for memory already
-// allocated for an action that happened (an MCP answer), which refusing
-// would not free. The budget counts it until the lease is released, so
-// that other requests wait for it.
-func (l *memLease) holdPastBudget(n int64) {
-	b := l.budget
-	b.mu.Lock()
-	b.used += n
-	b.mu.Unlock()
-	l.mu.Lock()
-	l.held += n
-	l.mu.Unlock()
+	m.lease.End()
 }

@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	"github.com/pocketbase/pocketbase/core"
+
+	"sitedrop/sites/intake"
 )
 
 // An MCP request's answers count from the allowance reserved before it
@@ -17,9 +19,9 @@ func TestMCPMemoryCount(t *testing.T) {
 	e := &core.RequestEvent{}
 	e.Request = httptest.NewRequest(http.MethodPost, "/mcp", nil)
 	e.Response = httptest.NewRecorder()
-	b := newMemBudget(1000)
-	m := &mcpMemory{lease: &memLease{budget: b, ctx: e.Request.Context()}}
-	if err := m.lease.reserve(300); err != nil { // the body's 100, and the allowance
+	b := intake.NewBudget(1000)
+	m := &mcpMemory{lease: b.NewLease(e.Request.Context(), 0)}
+	if err := m.lease.Reserve(300); err != nil { // the body's 100, and the allowance
 		t.Fatal(err)
 	}
 	m.allowance = 200
@@ -32,19 +34,19 @@ func TestMCPMemoryCount(t *testing.T) {
 		{0, 1200},
 	} {
 		m.count(step.count)
-		if n := b.inUse(); n != step.inUse {
+		if n := b.InUse(); n != step.inUse {
 			t.Fatalf("after counting %d: %d bytes in use, want %d", step.count, n, step.inUse)
 		}
 	}
-	if b.take(t.Context(), 1, 0) {
+	if b.Take(t.Context(), 1, 0) {
 		t.Fatal("a reservation went through with the budget past its maximum")
 	}
 	m.end()
-	if n := b.inUse(); n != 0 {
+	if n := b.InUse(); n != 0 {
 		t.Fatalf("%d bytes in use after the request ended", n)
 	}
 	m.count(500)
-	if n := b.inUse(); n != 0 {
+	if n := b.InUse(); n != 0 {
 		t.Fatalf("%d bytes in use after counting past the request's end", n)
 	}
 	var none *mcpMemory // no MCP request: an in-process client without one

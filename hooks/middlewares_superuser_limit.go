@@ -6,6 +6,8 @@ import (
 
 	"github.com/pocketbase/pocketbase/core"
 	"github.com/pocketbase/pocketbase/tools/hook"
+
+	"sitedrop/sites/ratelimit"
 )
 
 // Rate limits of the dashboard's superuser sign-in, per client (the same
@@ -24,12 +26,12 @@ const (
 
 // superuserSignInLimits maps the route patterns of PocketBase's sign-in
 // endpoints to the limit each gets for the superusers collection.
-type superuserSignInLimits map[string]*limiter
+type superuserSignInLimits map[string]*ratelimit.Limiter
 
 func newSuperuserSignInLimits() superuserSignInLimits {
 	const c = "POST /api/collections/{collection}/"
-	tries := func() *limiter { return newLimiter(superuserAuthTries, superuserAuthWindow) }
-	mails := func() *limiter { return newLimiter(superuserMailTries, superuserMailWindow) }
+	tries := func() *ratelimit.Limiter { return ratelimit.New(superuserAuthTries, superuserAuthWindow) }
+	mails := func() *ratelimit.Limiter { return ratelimit.New(superuserMailTries, superuserMailWindow) }
 	return superuserSignInLimits{
 		c + "auth-with-password":     tries(),
 		c + "auth-with-otp":          tries(),
@@ -62,7 +64,7 @@ func superuserSignInLimit(rateKey func(*http.Request) string) *hook.Handler[*cor
 			if err != nil || c.Name != core.CollectionNameSuperusers {
 				return e.Next()
 			}
-			if l.check(e.Response, rateKey(e.Request)) != nil { // sets Retry-After
+			if rateRefusal(e.Response, l.Check(rateKey(e.Request))) != nil { // sets Retry-After
 				return e.TooManyRequestsError("", nil)
 			}
 			return e.Next()

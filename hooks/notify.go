@@ -23,9 +23,9 @@ func notificationMail(app core.App, cfg *Config) func(*forms.Notification) error
 		slug := n.Deployment.Slug()
 		p := ui.SubmissionsMailProps{
 			Slug:    slug,
-			SiteURL: cfg.siteURL(slug),
+			SiteURL: cfg.links().Site(slug),
 			Total:   n.Total,
-			ListURL: cfg.webURL() + "/account/sites/" + n.Deployment.Id,
+			ListURL: cfg.links().Web() + "/account/sites/" + n.Deployment.Id,
 		}
 		for _, s := range n.Submissions {
 			p.Items = append(p.Items, ui.SubmissionItem{CreatedAt: s.JSON().CreatedAt, Fields: uiFields(s.Fields())})

@@ -163,6 +163,7 @@ var wireBodies = []struct {
 	{wire.DeploySummary{}, "DeploySummary", true},
 	{wire.DeploymentList{}, "GET /deploys 200", true},
 	{wire.IDMessage{}, "IDMessage", true},
+	{wire.DeployRequest{}, "DeployRequest", false},
 	{wire.ClaimRequest{}, "POST /deploy/claim body", false},
 	{wire.Version{}, "Version", true},
 	{wire.VersionList{}, "GET /deploy/{id}/versions 200", true},
@@ -391,6 +392,17 @@ func wireDrift(where string, v reflect.Value, s *openapi3.Schema, answer bool, v
 		s = s.AllOf[0].Value // {"allOf": [{"$ref": …}], "description": …}
 	}
 	typ := v.Type()
+	if jt, ok := v.Interface().(interface{ JSONTypes() []string }); ok {
+		// a type that encodes itself says which JSON types it is sent as
+		visit(typ)
+		var msgs []string
+		for _, want := range jt.JSONTypes() {
+			if !schemaAllows(s, want) {
+				msgs = append(msgs, fmt.Sprintf("%s: the Go type %s encodes to %s, which the schema does not allow", where, typ, want))
+			}
+		}
+		return msgs
+	}
 	want, nullable := jsonType(typ)
 	if !s.Type.Includes(want) {
 		return []string{fmt.Sprintf("%s: the Go type %s encodes to %s, the schema has %v", where, typ, want, s.Type.Slice())}
@@ -435,6 +447,26 @@ func wireDrift(where string, v reflect.Value, s *openapi3.Schema, answer bool, v
 		}
 	}
 	return msgs
+}
+
+// schemaAllows tells whether s allows a value of the JSON type typ: in
+// its type, one of its oneOf branches, or its const.
+func schemaAllows(s *openapi3.Schema, typ string) bool {
+	if s.Type.Includes(typ) {
+		return true
+	}
+	for _, b := range s.OneOf {
+		if b.Value != nil && schemaAllows(b.Value, typ) {
+			return true
+		}
+	}
+	switch s.Const.(type) {
+	case string:
+		return typ == "string"
+	case bool:
+		return typ == "boolean"
+	}
+	return false
 }
 
 // exportedTypes lists the exported types declared in the Go files (tests

@@ -64,8 +64,8 @@ type homePage struct {
 func (h *homePage) serve(e *core.RequestEvent) error {
 	user := h.sessions.user(e)
 	return render(e, http.StatusOK, ui.Home(h.sessions.layout(e, user), ui.HomeProps{
-		WebURL:         h.cfg.webURL(),
-		SiteURLExample: h.cfg.siteURL("your-site"),
+		WebURL:         h.cfg.links().Web(),
+		SiteURLExample: h.cfg.links().Site("your-site"),
 		Drop:           dropProps(h.cfg, "Drop a folder to publish it", user, ""),
 	}))
 }

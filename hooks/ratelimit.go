@@ -1,6 +1,7 @@
 package hooks
 
 import (
+	"errors"
 	"net/http"
 	"strconv"
 	"time"
@@ -8,57 +9,40 @@ import (
 	"sitedrop/sites/ratelimit"
 )
 
-// limiter is a rate limiter keyed by any string (a client IP, a
-// deployment id): sites/ratelimit's, on the wall clock, with the HTTP
-// answer of a refusal (check).
-type limiter struct {
-	*ratelimit.Limiter
-}
-
-// newLimiter allows max events per key in each window. max < 0 allows all.
-func newLimiter(max int, window time.Duration) *limiter {
-	return &limiter{ratelimit.New(max, window)}
-}
-
-// check counts one event and returns the 429 error (with Retry-After set
-// on w) when the limit is exceeded.
-func (l *limiter) check(w http.ResponseWriter, key string) error {
-	return l.checkN(w, key, 1, msgRateLimited)
-}
-
-// checkN is check for an event that weighs n, refused with msg.
-func (l *limiter) checkN(w http.ResponseWriter, key string, n int, msg string) error {
-	ok, wait := l.AllowN(key, n, time.Now())
-	if ok {
-		return nil
+// rateRefusal is err, the result of a limit's Check, as the API answers
+// it, at once: a refusal becomes the 429 *apiError, with its Retry-After
+// set on w. The routes that answer a refusal in their own way (a page's
+// flash, PocketBase's 429) or share code with them use it; an API route
+// returns the *ratelimit.Error as it is, for hooks/errors.go to answer.
+func rateRefusal(w http.ResponseWriter, err error) error {
+	var re *ratelimit.Error
+	if !errors.As(err, &re) {
+		return err
 	}
-	secs := int(wait.Round(time.Second) / time.Second)
-	if secs < 1 {
-		secs = 1
-	}
-	w.Header().Set("Retry-After", strconv.Itoa(secs))
-	return fail(http.StatusTooManyRequests, "%s", msg)
+	ae := rateLimitAPIError(re)
+	w.Header().Set("Retry-After", strconv.Itoa(ae.RetryAfter))
+	return ae
 }
 
 // authLimits are the per-client-IP limits of the sign-in endpoints, as in
 // the contract's rate-limit table.
 type authLimits struct {
-	session *limiter // POST /auth/session: 5 a minute
-	otp     *limiter // POST /auth/otp: 3 a minute
-	verify  *limiter // POST /auth/verify: 10 a minute
-	login   *limiter // GET /auth/login: 30 a minute
+	session *ratelimit.Limiter // POST /auth/session: 5 a minute
+	otp     *ratelimit.Limiter // POST /auth/otp: 3 a minute
+	verify  *ratelimit.Limiter // POST /auth/verify: 10 a minute
+	login   *ratelimit.Limiter // GET /auth/login: 30 a minute
 	// otpPerAddress limits codes per e-mail address, whatever the client.
-	otpPerAddress *limiter
+	otpPerAddress *ratelimit.Limiter
 }
 
 func newAuthLimits() authLimits {
 	return authLimits{
-		session: newLimiter(5, time.Minute),
-		otp:     newLimiter(3, time.Minute),
-		verify:  newLimiter(10, time.Minute),
-		login:   newLimiter(30, time.Minute),
+		session: ratelimit.New(5, time.Minute),
+		otp:     ratelimit.New(3, time.Minute),
+		verify:  ratelimit.New(10, time.Minute),
+		login:   ratelimit.New(30, time.Minute),
 		// 3 codes in 10 minutes: with 8 digits and 5 tries per code,
 		// guessing stays hopeless however many clients join in.
-		otpPerAddress: newLimiter(3, 10*time.Minute),
+		otpPerAddress: ratelimit.New(3, 10*time.Minute),
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"sitedrop/sites"
 	"sitedrop/sites/accounts"
 	"sitedrop/sites/forms"
+	"sitedrop/sites/intake"
 )
 
 // bindRecordHooks puts the lifecycle rules where every writer meets them:
@@ -68,7 +69,7 @@ func bindRecordHooks(app core.App, svc *sites.Service, pub *sitePublisher, upkee
 	})
 
 	// Descriptive fields edited in the dashboard follow the API's rules
-	// on characters (see checkMetadataRunes); unchanged ones are not
+	// on characters (see intake.CheckMetadataRunes); unchanged ones are not
 	// checked again.
 	app.OnRecordValidate(sites.DeploymentsCollection).BindFunc(func(e *core.RecordEvent) error {
 		for _, field := range []string{sites.FieldTitle, sites.FieldDescription, sites.FieldFavicon} {
@@ -76,7 +77,7 @@ func bindRecordHooks(app core.App, svc *sites.Service, pub *sitePublisher, upkee
 			if !e.Record.IsNew() && e.Record.Original().GetString(field) == v {
 				continue
 			}
-			if err := checkMetadataRunes(field, v); err != nil {
+			if err := intake.CheckMetadataRunes(field, v); err != nil {
 				return validation.Errors{field: validation.NewError("validation_invalid_characters", err.Error())}
 			}
 		}

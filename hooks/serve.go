@@ -46,9 +46,9 @@ func ReplicaRequested(c *cobra.Command, args []string) bool {
 
 // printBanner tells where the started server answers.
 func printBanner(w io.Writer, cfg *Config) {
-	web := cfg.webURL()
+	web := cfg.links().Web()
 	fmt.Fprintf(w, "sitedrop serving at %s\n", web)
-	fmt.Fprintf(w, "├─ sites:     %s\n", cfg.siteURL("<slug>"))
+	fmt.Fprintf(w, "├─ sites:     %s\n", cfg.links().Site("<slug>"))
 	fmt.Fprintf(w, "├─ deploy:    %s/deploy\n", web)
 	if s := cfg.Serve; s.HTTPSAddr != "" && s.HTTPAddr != "" {
 		fmt.Fprintf(w, "├─ plain HTTP on %s: ACME challenges, redirects to https\n", s.HTTPAddr)

@@ -2,7 +2,6 @@ package hooks
 
 import (
 	"net/http"
-	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -194,7 +193,7 @@ func TestSitePageSettings(t *testing.T) {
 				app := newSitePagesApp(t)
 				sd := stateOf(t, app)
 				rec, _ := app.FindRecordById(sites.DeploymentsCollection, idAliceSite)
-				for sd.gate.keyed.check(httptest.NewRecorder(), rec.GetString("owner")) == nil {
+				for sd.gate.Keyed.Check(rec.GetString("owner")) == nil {
 				}
 				return app
 			},

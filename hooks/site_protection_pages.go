@@ -19,7 +19,7 @@ func siteProtection(cfg *Config, dep *core.Record) ui.SiteProtection {
 	if p == nil {
 		return ui.SiteProtection{}
 	}
-	return ui.SiteProtection{Password: p.PasswordHash != "", ShareURL: cfg.shareURL(dep)}
+	return ui.SiteProtection{Password: p.PasswordHash != "", ShareURL: cfg.links().Share(dep)}
 }
 
 // accountSiteProtection is POST /account/sites/{id}/protection: the site

@@ -8,6 +8,8 @@ import (
 	"github.com/pocketbase/pocketbase/core"
 
 	"sitedrop/sites"
+	"sitedrop/sites/intake"
+	"sitedrop/sites/wire"
 	"sitedrop/ui"
 )
 
@@ -17,19 +19,18 @@ type settingsPages struct {
 	*siteForms
 	cfg *Config
 	// gate limits and holds the deploys a settings change makes.
-	gate *deployGate
+	gate *intake.Gate
 }
 
 // accountSiteSettings is the site page's settings form. The fields pass the
-// API's checks (deployRequest.metadata); a new title, description or icon
+// API's checks (intake.CheckMetadata); a new title, description or icon
 // makes a new version through the service, as a PUT would.
 func (st *settingsPages) accountSiteSettings(e *core.RequestEvent) error {
 	dep := ownedOf(e)
 	f := e.Request.PostForm
 	title, desc, icon := f.Get("title"), f.Get("description"), f.Get("favicon")
 	spa := f.Get("is_spa") == "true"
-	req := deployRequest{Title: &title, Description: &desc, Favicon: &icon, IsSPA: &spa}
-	meta, err := req.metadata()
+	meta, err := intake.CheckMetadata(&wire.DeployRequest{Title: &title, Description: &desc, Favicon: &icon, IsSPA: &spa})
 	if err != nil {
 		return st.refused(e, dep, "Settings not saved: ", err)
 	}
@@ -37,10 +38,10 @@ func (st *settingsPages) accountSiteSettings(e *core.RequestEvent) error {
 	if title != d.Title() || desc != d.Description() || icon != d.Favicon() {
 		// A new version: a deploy, under the API's per-account rate and
 		// the --concurrent-deploys slots.
-		if err := st.gate.keyed.check(e.Response, d.OwnerID()); err != nil {
+		if err := rateRefusal(e.Response, st.gate.Keyed.Check(d.OwnerID())); err != nil {
 			return st.refused(e, dep, "Settings not saved: ", err)
 		}
-		release, err := st.gate.acquire(e)
+		release, err := st.gate.Acquire(e.Request.Context())
 		if err != nil {
 			return err
 		}
@@ -85,7 +86,7 @@ func (st *settingsPages) accountSiteDeletePage(e *core.RequestEvent) error {
 	d := sites.DeploymentOf(dep)
 	slug := d.Slug()
 	return render(e, http.StatusOK, ui.SiteDelete(st.sessions.layout(e, user), ui.SiteDeleteProps{
-		ID: dep.Id, Slug: slug, Title: d.Title(), URL: st.cfg.siteURL(slug),
+		ID: dep.Id, Slug: slug, Title: d.Title(), URL: st.cfg.links().Site(slug),
 	}))
 }
 

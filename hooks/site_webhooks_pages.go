@@ -9,6 +9,7 @@ import (
 	"github.com/pocketbase/pocketbase/tools/hook"
 
 	"sitedrop/sites/forms"
+	"sitedrop/sites/ratelimit"
 	"sitedrop/ui"
 )
 
@@ -17,7 +18,7 @@ type webhookPages struct {
 	*siteForms
 	cfg *Config
 	// sends limits the tests and redeliveries an account queues by hand.
-	sends *limiter
+	sends *ratelimit.Limiter
 	// ref is what a delivery says of its deployment.
 	ref func(dep *core.Record) forms.DeploymentRef
 	// wake nudges the webhook sender.
@@ -105,7 +106,7 @@ func (wp *webhookPages) accountWebhookCreate(e *core.RequestEvent) error {
 // webhookSends.
 func (wp *webhookPages) accountWebhookTest(e *core.RequestEvent) error {
 	dep, hook := ownedOf(e), webhookOf(e)
-	if err := wp.sends.check(e.Response, forms.DeploymentOf(dep).OwnerID()); err != nil {
+	if err := rateRefusal(e.Response, wp.sends.Check(forms.DeploymentOf(dep).OwnerID())); err != nil {
 		return wp.refusedLater(e, dep, "Test not sent: ", err)
 	}
 	if _, err := forms.QueueTest(e.App, hook, wp.ref(dep)); err != nil {
@@ -126,7 +127,7 @@ func (wp *webhookPages) accountWebhookRedeliver(e *core.RequestEvent) error {
 		return err
 	}
 	owner := forms.DeploymentOf(dep).OwnerID()
-	if err := wp.sends.check(e.Response, owner); err != nil {
+	if err := rateRefusal(e.Response, wp.sends.Check(owner)); err != nil {
 		return wp.refusedLater(e, dep, "Not queued again: ", err)
 	}
 	if _, err := forms.Redeliver(e.App, del); errors.Is(err, forms.ErrDeliveryPending) {

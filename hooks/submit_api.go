@@ -18,6 +18,8 @@ import (
 	"sitedrop/sites"
 	"sitedrop/sites/accounts"
 	"sitedrop/sites/forms"
+	"sitedrop/sites/intake"
+	"sitedrop/sites/ratelimit"
 	"sitedrop/ui"
 )
 
@@ -34,9 +36,9 @@ const (
 type formPosts struct {
 	cfg *Config
 	// limit bounds the submissions per deployment.
-	limit *limiter
+	limit *ratelimit.Limiter
 	// guards read the bodies (size, rate, memory).
-	guards *bodyGuards
+	guards *intake.Guards
 	// sessions give the thank-you page its frame.
 	sessions *sessions
 	// hosts tell site hosts from the web host (the thank-you page's link).
@@ -74,7 +76,7 @@ func (f *formPosts) submitCreate(e *core.RequestEvent) error {
 	if err != nil {
 		return fail(http.StatusNotFound, msgNotFound)
 	}
-	if err := f.limit.check(e.Response, dep.Id); err != nil {
+	if err := f.limit.Check(dep.Id); err != nil {
 		return err
 	}
 	data, order, err := f.readSubmission(e)
@@ -90,7 +92,7 @@ func (f *formPosts) submitCreate(e *core.RequestEvent) error {
 	}
 	id := accounts.NewRecordID() // what a bot sees
 	if honeypot == "" {
-		sub, err := forms.Submit(e.App, dep.Ref(f.cfg.siteURL(dep.Slug())), data, order)
+		sub, err := forms.Submit(e.App, dep.Ref(f.cfg.links().Site(dep.Slug())), data, order)
 		if err != nil {
 			return err
 		}
@@ -108,7 +110,7 @@ func (f *formPosts) submitCreate(e *core.RequestEvent) error {
 // relative _redirect ("/thanks", "thanks.html") is a page of the site:
 // the form posts to the web host, so the browser would resolve it there.
 func (f *formPosts) afterSubmit(dep *forms.Deployment, redirect string) string {
-	site := f.cfg.siteURL(dep.Slug())
+	site := f.cfg.links().Site(dep.Slug())
 	siteURL, _ := url.Parse(site)
 	if u, err := url.Parse(redirect); err == nil && redirect != "" && siteURL != nil {
 		if u.Scheme == "" { // "//host/x" keeps its host, which must be the site's
@@ -141,13 +143,13 @@ func wantsHTML(r *http.Request) bool {
 // readSubmission decodes a JSON object, a url-encoded form or a multipart
 // form (fields only) of at most submitBodyLimit bytes, and returns its
 // field names in the order they came too. The body is read as deploy
-// bodies are (guardBody: the minimum rate after the grace, each byte held
+// bodies are (intake.Guards.Body: the minimum rate after the grace, each byte held
 // of the small bodies' pool as it comes, until it is decoded; see
-// bodyLease).
+// intake.Guards.BodyLease).
 func (f *formPosts) readSubmission(e *core.RequestEvent) (map[string]any, []string, error) {
-	lease := f.guards.bodyLease(e, submitBodyLimit)
-	defer lease.release()
-	body, err := f.guards.guardBody(e, submitBodyLimit, lease)
+	lease := f.guards.BodyLease(e.Request.Context(), submitBodyLimit)
+	defer lease.End()
+	body, err := f.guards.Body(e.Response, e.Request, submitBodyLimit, lease)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -198,7 +200,7 @@ func (f *formPosts) readSubmission(e *core.RequestEvent) (map[string]any, []stri
 		dec := json.NewDecoder(io.TeeReader(body, &seen))
 		dec.UseNumber()
 		if err := dec.Decode(&data); err != nil {
-			return nil, nil, jsonError(err, submitBodyLimit)
+			return nil, nil, intake.JSONError(err, submitBodyLimit)
 		}
 		if data == nil {
 			return nil, nil, fail(http.StatusBadRequest, "Request body must be a JSON object")
@@ -218,12 +220,11 @@ func (f *formPosts) readSubmission(e *core.RequestEvent) (map[string]any, []stri
 // too large, the memory budget), 413 past the limit, else 400.
 func bodyError(err error) error {
 	var mbe *http.MaxBytesError
-	var ae *apiError
 	switch {
-	case errors.As(err, &ae):
-		return ae
+	case intake.BodyRefusal(err):
+		return err
 	case errors.As(err, &mbe):
-		return tooLarge(submitBodyLimit)
+		return &intake.TooLargeError{Limit: submitBodyLimit}
 	}
 	return fail(http.StatusBadRequest, "Malformed form body")
 }
@@ -261,5 +262,5 @@ func submissionJSON(sub *core.Record) *forms.SubmissionJSON {
 // deploymentRef is a deployment as webhooks name it.
 func deploymentRef(cfg *Config, rec *core.Record) forms.DeploymentRef {
 	dep := forms.DeploymentOf(rec)
-	return dep.Ref(cfg.siteURL(dep.Slug()))
+	return dep.Ref(cfg.links().Site(dep.Slug()))
 }

@@ -2,8 +2,8 @@ package hooks
 
 import (
 	"net"
+	"net/http"
 	"net/url"
-	"strings"
 
 	"github.com/pocketbase/pocketbase/core"
 
@@ -34,52 +34,22 @@ func (c *Config) learnListenPort(se *core.ServeEvent) {
 	}
 }
 
-// scheme is the scheme of derived URLs.
-func (c *Config) scheme() string {
-	if c.listenScheme != "" {
-		return c.listenScheme
+// links are the addresses sitedrop gives out, as the configuration and
+// the listen address (learnListenPort) make them. The bindings built at
+// serve time are handed one value, built once the address is known.
+func (c *Config) links() sites.Links {
+	return sites.Links{
+		PublicURL:   c.PublicURL,
+		Domain:      c.Domain,
+		SitesDomain: c.SitesDomain,
+		Scheme:      c.listenScheme,
+		Port:        c.listenPort,
 	}
-	return "http"
 }
 
-// webURL is the base URL of the web host, without a trailing slash.
-func (c *Config) webURL() string {
-	if c.PublicURL != "" {
-		return strings.TrimSuffix(c.PublicURL, "/")
-	}
-	return c.scheme() + "://" + hostPort(c.Domain, c.scheme(), c.listenPort)
-}
-
-// siteURL is the live URL of a slug, with a trailing slash.
-func (c *Config) siteURL(slug string) string {
-	return c.siteHostURL(slug + "." + c.SitesDomain)
-}
-
-// siteHostURL is the URL of a host that serves a site (a slug host, a
-// custom domain): the public URL's scheme and port when one is set,
-// else the server's own.
-func (c *Config) siteHostURL(host string) string {
-	scheme, port := c.scheme(), c.listenPort
-	if c.PublicURL != "" {
-		if u, err := url.Parse(c.PublicURL); err == nil && u.Scheme != "" {
-			scheme, port = u.Scheme, u.Port()
-		}
-	}
-	return scheme + "://" + hostPort(host, scheme, port) + "/"
-}
-
-// claimURL is where the claim page of an anonymous deployment is.
-func (c *Config) claimURL(slug, token string) string {
-	return c.webURL() + "/claim/" + url.PathEscape(slug) + "?token=" + url.QueryEscape(token)
-}
-
-// hostPort joins host and port, leaving out the scheme's default port.
-func hostPort(host, scheme, port string) string {
-	if port == "" || (scheme == "http" && port == "80") || (scheme == "https" && port == "443") {
-		return host
-	}
-	return net.JoinHostPort(host, port)
-}
+// siteOverTLS reports whether a site request came over TLS
+// (sites.Links.OverTLS).
+func (c *Config) siteOverTLS(r *http.Request) bool { return c.links().OverTLS(r) }
 
 // publicHTTPSPort is the port of an https public URL ("" for the default
 // port); ok is false when the public URL is unset or not https.

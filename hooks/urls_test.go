@@ -31,13 +31,13 @@ func TestDerivedURLs(t *testing.T) {
 			cfg.withDefaults()
 			sd := &built{cfg: &cfg}
 			sd.cfg.learnListenPort(&core.ServeEvent{Server: &http.Server{Addr: c.addr}})
-			if got := sd.cfg.webURL(); got != c.web {
+			if got := sd.cfg.links().Web(); got != c.web {
 				t.Errorf("webURL = %q, want %q", got, c.web)
 			}
-			if got := sd.cfg.siteURL("blog"); got != c.site {
+			if got := sd.cfg.links().Site("blog"); got != c.site {
 				t.Errorf("siteURL = %q, want %q", got, c.site)
 			}
-			if got, want := sd.cfg.claimURL("blog", "a b"), c.web+"/claim/blog?token=a+b"; got != want {
+			if got, want := sd.cfg.links().Claim("blog", "a b"), c.web+"/claim/blog?token=a+b"; got != want {
 				t.Errorf("claimURL = %q, want %q", got, want)
 			}
 		})

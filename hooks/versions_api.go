@@ -50,7 +50,7 @@ func (api *deployAPI) versions(e *core.RequestEvent) error {
 func (api *deployAPI) rollback(e *core.RequestEvent) error {
 	rec := ownedOf(e)
 	var req wire.RollbackRequest
-	if err := api.guards.readJSON(e, rollbackBodyLimit, &req); err != nil {
+	if err := api.intake.Guards.ReadJSON(e.Response, e.Request, rollbackBodyLimit, &req); err != nil {
 		return err
 	}
 	if req.Version == nil || *req.Version < 1 {
@@ -62,7 +62,7 @@ func (api *deployAPI) rollback(e *core.RequestEvent) error {
 	}
 	slug := sites.DeploymentOf(rec).Slug()
 	return e.JSON(http.StatusOK, wire.Rollback{
-		DeployRef: wire.DeployRef{ID: rec.Id, Slug: slug, URL: api.cfg.siteURL(slug)},
+		DeployRef: wire.DeployRef{ID: rec.Id, Slug: slug, URL: api.links.Site(slug)},
 		Version:   *req.Version,
 	})
 }

@@ -4,6 +4,7 @@ import (
 	"net/http"
 
 	"sitedrop/sites/forms"
+	"sitedrop/sites/intake"
 
 	"github.com/pocketbase/pocketbase/core"
 	"github.com/pocketbase/pocketbase/tools/router"
@@ -20,7 +21,7 @@ type webhooksAPI struct {
 	// guard checks the webhooks' URLs (--webhooks-allow-private).
 	guard forms.WebhookGuard
 	// guards read the bodies within the memory budget and at a minimum rate.
-	guards *bodyGuards
+	guards *intake.Guards
 }
 
 // bindWebhooksAPI registers the webhook endpoints and e-mail notification
@@ -45,7 +46,7 @@ func (api *webhooksAPI) createWebhook(e *core.RequestEvent) error {
 		Type   *string   `json:"type"`
 		Events *[]string `json:"events"`
 	}
-	if err := api.guards.readJSON(e, authBodyLimit, &body); err != nil {
+	if err := api.guards.ReadJSON(e.Response, e.Request, authBodyLimit, &body); err != nil {
 		return err
 	}
 	typ := forms.WebhookGeneric
@@ -99,7 +100,7 @@ func (api *webhooksAPI) updateNotifications(e *core.RequestEvent) error {
 	var body struct {
 		Email *bool `json:"email"`
 	}
-	if err := api.guards.readJSON(e, authBodyLimit, &body); err != nil {
+	if err := api.guards.ReadJSON(e.Response, e.Request, authBodyLimit, &body); err != nil {
 		return err
 	}
 	if body.Email == nil {

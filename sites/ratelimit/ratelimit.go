@@ -87,3 +87,38 @@ func (l *Limiter) Count(key string, now time.Time) int {
 	}
 	return 0
 }
+
+// Error is the refusal of a limit: RetryAfter is the time until the
+// key's window ends, Msg what the client is told ("" for the limits'
+// common message). The bindings answer it (a 429 with Retry-After).
+type Error struct {
+	RetryAfter time.Duration
+	Msg        string
+}
+
+func (e *Error) Error() string {
+	if e.Msg == "" {
+		return "rate limit exceeded"
+	}
+	return e.Msg
+}
+
+// RetryAfterSeconds is RetryAfter in whole seconds, rounded, at least 1:
+// a Retry-After header's value.
+func (e *Error) RetryAfterSeconds() int {
+	return max(1, int(e.RetryAfter.Round(time.Second)/time.Second))
+}
+
+// Check counts one event for key now: nil within the limit, an *Error
+// beyond it (the event is then not counted).
+func (l *Limiter) Check(key string) error {
+	return l.CheckN(key, 1, "")
+}
+
+// CheckN is Check for an event that weighs n, refused with msg.
+func (l *Limiter) CheckN(key string, n int, msg string) error {
+	if ok, wait := l.AllowN(key, n, time.Now()); !ok {
+		return &Error{RetryAfter: wait, Msg: msg}
+	}
+	return nil
+}

@@ -91,3 +91,35 @@ func TestCount(t *testing.T) {
 		t.Fatalf("after the window: %d", n)
 	}
 }
+
+// TestCheck: Check and CheckN count as AllowN does, and a refusal is an
+// *Error carrying the message and the wait, which RetryAfterSeconds
+// rounds to whole seconds, never below one.
+func TestCheck(t *testing.T) {
+	l := New(2, time.Minute)
+	if err := l.Check("a"); err != nil {
+		t.Fatalf("first: %v", err)
+	}
+	if err := l.CheckN("a", 2, "too much"); err == nil {
+		t.Fatal("an event over the limit was allowed")
+	} else if e, ok := err.(*Error); !ok || e.Msg != "too much" || e.RetryAfter <= 0 || e.RetryAfter > time.Minute {
+		t.Fatalf("refusal: %#v", err)
+	} else if s := e.RetryAfterSeconds(); s < 59 || s > 60 {
+		t.Fatalf("Retry-After %d s, want about 60", s)
+	}
+	if err := l.Check("a"); err != nil {
+		t.Fatalf("a refused event was counted: %v", err)
+	}
+	err := l.Check("a")
+	if e, ok := err.(*Error); !ok || e.Msg != "" || e.Error() == "" {
+		t.Fatalf("third event: %#v, want a refusal with the common message", err)
+	}
+	for _, c := range []struct {
+		wait time.Duration
+		want int
+	}{{0, 1}, {100 * time.Millisecond, 1}, {1499 * time.Millisecond, 1}, {1500 * time.Millisecond, 2}, {30 * time.Second, 30}} {
+		if got := (&Error{RetryAfter: c.wait}).RetryAfterSeconds(); got != c.want {
+			t.Errorf("RetryAfterSeconds of %s = %d, want %d", c.wait, got, c.want)
+		}
+	}
+}

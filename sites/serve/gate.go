@@ -17,7 +17,7 @@ import (
 const GatePath = "/.sitedrop/gate"
 
 // TokenParam is the query parameter of a share link.
-const TokenParam = "_token"
+const TokenParam = sites.ShareTokenParam
 
 // DefaultGateCookieTTL is how long a passed gate lets a visitor in, when
 // ServerOptions.GateCookieTTL is zero (the server's --protect-cookie-ttl
