@@ -177,3 +177,53 @@ func TestDueAndExpiry(t *testing.T) {
 		t.Fatalf("reset: %v %s", err, rec.GetString("status"))
 	}
 }
+
+// TestNewlyVerified: a record hook sees, through NewlyVerified, the saves
+// that make a claim verified (a check that verifies it, a claim created
+// verified) and no other (a pending claim's checks, a verified claim's
+// saves).
+func TestNewlyVerified(t *testing.T) {
+	t.Parallel()
+	app := newApp(t)
+	dep := mustDeployment(t, app, "alpha", "")
+	var seen []string
+	record := func(e *core.RecordEvent) error {
+		if name, ok := domains.NewlyVerified(e.Record); ok {
+			seen = append(seen, name)
+		}
+		return e.Next()
+	}
+	app.OnRecordAfterCreateSuccess(domains.Collection).BindFunc(record)
+	app.OnRecordAfterUpdateSuccess(domains.Collection).BindFunc(record)
+
+	rec, err := domains.Add(app, dep.Id, "shop.example.com")
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := time.Now().UTC()
+	if rec, err = domains.Result(app, rec, &domains.CheckError{Reason: "no TXT"}, now); err != nil || len(seen) != 0 {
+		t.Fatalf("a pending claim's saves: %v %v", seen, err)
+	}
+	if _, err = domains.Result(app, rec, nil, now); err != nil || !slices.Equal(seen, []string{"shop.example.com"}) {
+		t.Fatalf("the check that verifies it: %v %v", seen, err)
+	}
+	found, err := domains.Find(app, dep.Id, "shop.example.com")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err = domains.Result(app, found, nil, now.Add(time.Minute)); err != nil || len(seen) != 1 {
+		t.Fatalf("a verified claim saved again: %v %v", seen, err)
+	}
+	col, err := app.FindCollectionByNameOrId(domains.Collection)
+	if err != nil {
+		t.Fatal(err)
+	}
+	made := core.NewRecord(col) // as the dashboard would
+	made.Set("domain", "made.example.com")
+	made.Set("deployment", dep.Id)
+	made.Set("status", domains.StatusVerified)
+	made.Set("token", "tok")
+	if err := app.Save(made); err != nil || !slices.Equal(seen, []string{"shop.example.com", "made.example.com"}) {
+		t.Fatalf("a claim created verified: %v %v", seen, err)
+	}
+}
