@@ -109,8 +109,9 @@ type Manager struct {
 	webHost               string
 	// wildcard is "*.<sites-domain>" in wildcard mode, "" on demand.
 	wildcard string
-	// decide is the on-demand decision, within budget, the hour's order
-	// budget (both nil in wildcard mode); logger is the app's.
+	// decide is the on-demand decision: the server's Config.Allow, then
+	// budget, the hour's order budget (both nil in wildcard mode). logger
+	// is the app's.
 	decide func(ctx context.Context, name string) error
 	budget *orderBudget
 	logger *slog.Logger
