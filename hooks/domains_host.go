@@ -22,7 +22,8 @@ import (
 // bindDomainTable keeps the table in step with the database: any saved or
 // deleted domain or deployment (a slug edited, a site deleted) drops it,
 // once the change is committed. A released domain's certificate goes from
-// certs' cache, and replicas are told of a site's changed domains.
+// certs' cache, a newly verified one's is ordered at once, and replicas
+// are told of a site's changed domains.
 func bindDomainTable(app core.App, table *domains.Table, tlsCerts *atomic.Pointer[certs.Manager], pub *sitePublisher) {
 	drop := func(e *core.RecordEvent) error {
 		table.Invalidate()
@@ -37,6 +38,10 @@ func bindDomainTable(app core.App, table *domains.Table, tlsCerts *atomic.Pointe
 	forget := forgetReleasedCertificate(table, tlsCerts)
 	app.OnRecordAfterUpdateSuccess(domains.Collection).BindFunc(forget)
 	app.OnRecordAfterDeleteSuccess(domains.Collection).BindFunc(forget)
+	// A verified domain's certificate is ordered at once, not at its first visit.
+	obtain := obtainVerifiedCertificate(tlsCerts)
+	app.OnRecordAfterCreateSuccess(domains.Collection).BindFunc(obtain)
+	app.OnRecordAfterUpdateSuccess(domains.Collection).BindFunc(obtain)
 	// Replicas serve a site at its verified domains too (see newPublisher).
 	app.OnRecordAfterCreateSuccess(domains.Collection).BindFunc(pub.republishDomainSite)
 	app.OnRecordAfterUpdateSuccess(domains.Collection).BindFunc(pub.republishDomainSite)
@@ -58,6 +63,25 @@ func forgetReleasedCertificate(table *domains.Table, tlsCerts *atomic.Pointer[ce
 		}
 		for _, name := range table.Released(e.Record) {
 			m.Forget(name)
+		}
+		return e.Next()
+	}
+}
+
+// obtainVerifiedCertificate is the record hook that has the certificate
+// manager (once --https has built it) order the certificate of a domain
+// that a save made verified, whichever path verified it (the API's or the
+// page's check, the job, the dashboard): in the background, within the
+// hour's budget of new certificates (see certs.Manager.Obtain), so that
+// the domain's first visitor does not wait for the order. It runs once the
+// change is committed and the domain table dropped (bound after the
+// table's hook), so the manager's decision sees the domain verified.
+func obtainVerifiedCertificate(tlsCerts *atomic.Pointer[certs.Manager]) func(*core.RecordEvent) error {
+	return func(e *core.RecordEvent) error {
+		if m := tlsCerts.Load(); m != nil {
+			if name, ok := domains.NewlyVerified(e.Record); ok {
+				m.Obtain(name)
+			}
 		}
 		return e.Next()
 	}

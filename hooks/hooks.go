@@ -93,6 +93,7 @@ type built struct {
 	proxies    server.TrustedProxies
 	sessions   *sessions
 	domainSvc  *domains.Service
+	tlsCerts   *atomic.Pointer[certs.Manager]
 	*siteHosts
 	*intake.Guards
 }
@@ -168,7 +169,8 @@ func build(app core.App, cfg *Config) (*built, error) {
 	front := &siteHosts{app: app, cfg: cfg, hosts: hosts, server: siteServer, domains: domainTable}
 	// tlsCerts is the certificate manager once --https has built it
 	// (server.TLS.Prepare); nil without TLS. The domains' record hooks read
-	// it to drop the certificate of a released domain.
+	// it to drop the certificate of a released domain and to order that of
+	// a verified one.
 	tlsCerts := new(atomic.Pointer[certs.Manager])
 
 	// The web host's limits and sessions.
@@ -289,6 +291,6 @@ func build(app core.App, cfg *Config) (*built, error) {
 		app: app, cfg: cfg, svc: svc, server: siteServer, s3: s3, publisher: pub.pub,
 		analytics: stats, statsFlush: statsFlush, upkeep: upkeep, notifier: notifier,
 		deliverer: deliverer, jobs: jobs, gate: gate, hosts: hosts, proxies: proxies,
-		sessions: sessions, domainSvc: domainSvc, siteHosts: front, Guards: guards,
+		sessions: sessions, domainSvc: domainSvc, tlsCerts: tlsCerts, siteHosts: front, Guards: guards,
 	}, nil
 }

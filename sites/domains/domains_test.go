@@ -99,9 +99,11 @@ func TestRecords(t *testing.T) {
 	}
 }
 
+// TestBackoff: the check made when a claim starts is followed by the
+// job's next run, then by waits doubling from a minute, at most an hour.
 func TestBackoff(t *testing.T) {
 	t.Parallel()
-	for n, want := range map[int]string{0: "0s", 1: "1m0s", 2: "2m0s", 5: "16m0s", 7: "1h0m0s", 30: "1h0m0s"} {
+	for n, want := range map[int]string{0: "0s", 1: "0s", 2: "1m0s", 3: "2m0s", 6: "16m0s", 7: "32m0s", 8: "1h0m0s", 30: "1h0m0s"} {
 		if got := domains.Backoff(n).String(); got != want {
 			t.Errorf("Backoff(%d) = %s, want %s", n, got, want)
 		}

@@ -134,6 +134,23 @@ func NamesOf(rec *core.Record) []string {
 	return names
 }
 
+// NewlyVerified returns the domain of a record of the domains collection
+// that its save (a create or an update) made verified, and true; false
+// when the record is not verified or already was, under the same name.
+func NewlyVerified(rec *core.Record) (string, bool) {
+	d := asDomain(rec)
+	if d.Status() != StatusVerified {
+		return "", false
+	}
+	if orig := rec.Original(); orig != nil {
+		before := asDomain(orig)
+		if before.Status() == StatusVerified && before.Name() == d.Name() {
+			return "", false
+		}
+	}
+	return d.Name(), true
+}
+
 // Site is what a claim needs of its deployment.
 type Site struct {
 	// ID is the deployment's id, Slug its slug, OwnerID its owner's id

@@ -40,13 +40,16 @@ var (
 )
 
 // Backoff is the wait before the next check of a pending claim after
-// attempts checks: a minute, doubling, at most an hour.
+// attempts checks since the claim started (added, or started again). The
+// backoff is the claim's own: a new claim never waits on another's. The
+// check made when it starts (by the request that adds it, at once) is
+// followed by the job's next run, whenever that is; then the waits double
+// from a minute, at most an hour: 0, 1, 2, 4 … 60 minutes.
 func Backoff(attempts int) time.Duration {
-	if attempts < 1 {
+	if attempts <= 1 {
 		return 0
 	}
-	d := time.Minute << min(attempts-1, 6)
-	return min(d, time.Hour)
+	return min(time.Minute<<min(attempts-2, 6), time.Hour)
 }
 
 // Add saves a pending claim of domain (normalised, checked) by the

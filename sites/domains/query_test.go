@@ -159,9 +159,12 @@ func TestDueAndExpiry(t *testing.T) {
 		t.Fatal("a new claim is due at once")
 	}
 	rec, _ = domains.Result(app, rec, &domains.CheckError{Reason: "no TXT"}, now)
+	if due(now) != 1 {
+		t.Fatal("after the check made when it is added, a claim is due at the job's next run")
+	}
 	rec, _ = domains.Result(app, rec, &domains.CheckError{Reason: "no TXT"}, now)
-	if due(now.Add(time.Minute)) != 0 || due(now.Add(2*time.Minute)) != 1 {
-		t.Fatal("after two attempts the next check is 2 minutes later")
+	if due(now.Add(time.Minute-time.Second)) != 0 || due(now.Add(time.Minute)) != 1 {
+		t.Fatal("after two attempts the next check is a minute later")
 	}
 	rec, err = domains.Result(app, rec, &domains.CheckError{Reason: "no TXT"}, now.Add(domains.MaxPending+time.Minute))
 	if err != nil || rec.GetString("status") != domains.StatusFailed || rec.GetString("reason") != "not verified within 72 hours: no TXT" {
@@ -172,5 +175,55 @@ func TestDueAndExpiry(t *testing.T) {
 	}
 	if err := domains.Reset(app, rec); err != nil || rec.GetString("status") != domains.StatusPending || due(time.Now()) != 1 {
 		t.Fatalf("reset: %v %s", err, rec.GetString("status"))
+	}
+}
+
+// TestNewlyVerified: a record hook sees, through NewlyVerified, the saves
+// that make a claim verified (a check that verifies it, a claim created
+// verified) and no other (a pending claim's checks, a verified claim's
+// saves).
+func TestNewlyVerified(t *testing.T) {
+	t.Parallel()
+	app := newApp(t)
+	dep := mustDeployment(t, app, "alpha", "")
+	var seen []string
+	record := func(e *core.RecordEvent) error {
+		if name, ok := domains.NewlyVerified(e.Record); ok {
+			seen = append(seen, name)
+		}
+		return e.Next()
+	}
+	app.OnRecordAfterCreateSuccess(domains.Collection).BindFunc(record)
+	app.OnRecordAfterUpdateSuccess(domains.Collection).BindFunc(record)
+
+	rec, err := domains.Add(app, dep.Id, "shop.example.com")
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := time.Now().UTC()
+	if rec, err = domains.Result(app, rec, &domains.CheckError{Reason: "no TXT"}, now); err != nil || len(seen) != 0 {
+		t.Fatalf("a pending claim's saves: %v %v", seen, err)
+	}
+	if _, err = domains.Result(app, rec, nil, now); err != nil || !slices.Equal(seen, []string{"shop.example.com"}) {
+		t.Fatalf("the check that verifies it: %v %v", seen, err)
+	}
+	found, err := domains.Find(app, dep.Id, "shop.example.com")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err = domains.Result(app, found, nil, now.Add(time.Minute)); err != nil || len(seen) != 1 {
+		t.Fatalf("a verified claim saved again: %v %v", seen, err)
+	}
+	col, err := app.FindCollectionByNameOrId(domains.Collection)
+	if err != nil {
+		t.Fatal(err)
+	}
+	made := core.NewRecord(col) // as the dashboard would
+	made.Set("domain", "made.example.com")
+	made.Set("deployment", dep.Id)
+	made.Set("status", domains.StatusVerified)
+	made.Set("token", "tok")
+	if err := app.Save(made); err != nil || !slices.Equal(seen, []string{"shop.example.com", "made.example.com"}) {
+		t.Fatalf("a claim created verified: %v %v", seen, err)
 	}
 }

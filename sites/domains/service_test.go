@@ -174,3 +174,53 @@ func TestTable(t *testing.T) {
 		t.Fatalf("after Invalidate: %+v %v", got, ok)
 	}
 }
+
+// TestNewClaimCheckedByNextRun: a new claim of a domain is checked again
+// by the job's next run after the check made when it was added, whatever
+// the backoff an older claim of the same domain had reached: the backoff
+// is the claim's own and starts with the job's checks.
+func TestNewClaimCheckedByNextRun(t *testing.T) {
+	t.Parallel()
+	app := newApp(t)
+	z := startZone(t)
+	svc := newService(app, z)
+	ctx := context.Background()
+	alice, bob := mustUser(t, app, "a@example.com"), mustUser(t, app, "b@example.com")
+	alpha := domains.SiteOf(mustDeployment(t, app, "alpha", alice.Id))
+	bravo := domains.SiteOf(mustDeployment(t, app, "bravo", bob.Id))
+
+	// alice's claim has been failing for a while: its next check is an hour away
+	old, _, err := svc.Add(ctx, domains.AccountOf(alice), alpha, "shop.example.com", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := time.Now().UTC()
+	for range 8 {
+		if old, err = domains.Result(app, old, &domains.CheckError{Reason: "no TXT"}, now); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if wait := domains.Backoff(old.Attempts()); wait != time.Hour {
+		t.Fatalf("the old claim's backoff is %s, want an hour", wait)
+	}
+	if err := svc.Remove(old); err != nil {
+		t.Fatal(err)
+	}
+
+	// bob claims the domain before its records are in place...
+	claim, created, err := svc.Add(ctx, domains.AccountOf(bob), bravo, "shop.example.com", nil)
+	if err != nil || !created || claim.Status() != domains.StatusPending {
+		t.Fatalf("the new claim: %v %v %v", claim, created, err)
+	}
+	// ... then creates them: the job's next run verifies the domain
+	z.set(t, "_sitedrop-challenge.shop.example.com. 60 IN TXT \""+claim.Token()+"\"",
+		"shop.example.com. 60 IN CNAME bravo.sites.test.")
+	svc.CheckDue(ctx, domains.PerRun)
+	got, err := domains.Find(app, bravo.ID, "shop.example.com")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Status() != domains.StatusVerified || got.Attempts() != 2 {
+		t.Fatalf("after the next run: %s after %d checks (%q), want verified after 2", got.Status(), got.Attempts(), got.Reason())
+	}
+}

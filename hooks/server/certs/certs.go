@@ -22,6 +22,7 @@ import (
 	"os"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/caddyserver/certmagic"
@@ -90,7 +91,10 @@ type Config struct {
 //     which anonymous sites may take half); any other name gets no
 //     certificate and the handshake is refused. It is renewed during a
 //     handshake once due, and dropped from memory at once when its name is
-//     released (Forget). In wildcard mode
+//     released (Forget). A name the server has just begun to allow (a
+//     custom domain verified) may be ordered at once, in the background,
+//     within the same budget (Obtain), so that its first visitor does not
+//     wait for the order. In wildcard mode
 //     (Config.DNSProvider), one *.<sites-domain> certificate is obtained
 //     at start through DNS-01 and renewed in the background; handshakes
 //     never wait for an order.
@@ -105,6 +109,22 @@ type Manager struct {
 	webHost               string
 	// wildcard is "*.<sites-domain>" in wildcard mode, "" on demand.
 	wildcard string
+	// decide is the on-demand decision: the server's Config.Allow, then
+	// budget, the hour's order budget (both nil in wildcard mode). logger
+	// is the app's.
+	decide func(ctx context.Context, name string) error
+	budget *orderBudget
+	logger *slog.Logger
+	// The background obtains of Obtain: bg ends them (Stop), obtains
+	// counts them, and obtaining holds the one of each name (Forget ends
+	// it) under mu, which also keeps a certificate that Forget drops from
+	// being cached after it.
+	bg        context.Context
+	stopBg    context.CancelFunc
+	obtains   sync.WaitGroup
+	mu        sync.Mutex
+	obtaining map[string]*obtainJob
+	stopped   bool
 }
 
 // New builds the certificate manager for cfg.
@@ -119,9 +139,12 @@ func New(cfg Config) (*Manager, error) {
 		return nil, err
 	}
 	m := &Manager{
-		storage: &certmagic.FileStorage{Path: cfg.StorageDir},
-		webHost: cfg.WebHost,
+		storage:   &certmagic.FileStorage{Path: cfg.StorageDir},
+		webHost:   cfg.WebHost,
+		logger:    cfg.Logger,
+		obtaining: map[string]*obtainJob{},
 	}
+	m.bg, m.stopBg = context.WithCancel(context.Background())
 	m.cache = certmagic.NewCache(certmagic.CacheOptions{
 		GetConfigForCert: func(c certmagic.Certificate) (*certmagic.Config, error) {
 			if slices.Contains(c.Names, m.webHost) {
@@ -172,10 +195,11 @@ func New(cfg Config) (*Manager, error) {
 		}}
 		m.wildcard = "*." + cfg.SitesDomain
 	} else {
-		budget := newOrderBudget(cfg.NewCertsPerHour, time.Hour)
-		m.sites.OnDemand = &certmagic.OnDemandConfig{DecisionFunc: func(ctx context.Context, name string) error {
-			return m.allowOnDemand(ctx, cfg.Allow, cfg.Logger, budget, name)
-		}}
+		m.budget = newOrderBudget(cfg.NewCertsPerHour, time.Hour)
+		m.decide = func(ctx context.Context, name string) error {
+			return m.allowOnDemand(ctx, cfg.Allow, cfg.Logger, m.budget, name)
+		}
+		m.sites.OnDemand = &certmagic.OnDemandConfig{DecisionFunc: m.decide}
 	}
 	m.siteIssuer = certmagic.NewACMEIssuer(m.sites, tmpl)
 	m.sites.Issuers = []certmagic.Issuer{m.siteIssuer}
@@ -206,13 +230,32 @@ func (m *Manager) TLSConfig() *tls.Config {
 // until then every handshake for name would still get it. The next
 // handshake asks the decision again, which refuses it; the certificate
 // stays in storage, so a name allowed again loads it without a new order.
-// The web host's certificate and the wildcard are never dropped.
+// The web host's certificate and the wildcard are never dropped. An
+// order Obtain started for name is given up.
 func (m *Manager) Forget(name string) {
-	name = strings.ToLower(strings.TrimSuffix(strings.TrimSpace(name), "."))
+	name = normalName(name)
 	if name == "" || name == m.webHost || name == m.wildcard {
 		return
 	}
+	m.mu.Lock()
+	if job := m.obtaining[name]; job != nil {
+		job.cancel()
+		delete(m.obtaining, name)
+	}
+	m.mu.Unlock()
 	m.cache.RemoveManaged([]certmagic.SubjectIssuer{{Subject: name}})
+}
+
+// Cached reports whether the certificate cache holds a certificate for
+// name in memory: a handshake for it needs no order and no storage read.
+func (m *Manager) Cached(name string) bool {
+	return len(m.cache.AllMatchingCertificates(normalName(name))) > 0
+}
+
+// normalName is name as certmagic's cache matches it: lower case, no
+// space around it, no final dot.
+func normalName(name string) string {
+	return strings.ToLower(strings.TrimSuffix(strings.TrimSpace(name), "."))
 }
 
 // HTTPChallengeHandler answers ACME HTTP-01 challenges (of either
@@ -256,8 +299,18 @@ func (m *Manager) Start(ctx context.Context) error {
 	return nil
 }
 
-// Stop ends the background renewals.
+// Stop ends the background renewals and the orders Obtain started, and
+// waits for those to return. A second Stop does nothing.
 func (m *Manager) Stop() {
+	m.mu.Lock()
+	stopped := m.stopped
+	m.stopped = true
+	m.mu.Unlock()
+	if stopped {
+		return
+	}
+	m.stopBg()
+	m.obtains.Wait()
 	m.cache.Stop()
 }
 
