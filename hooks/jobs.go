@@ -7,8 +7,11 @@ import (
 	"github.com/pocketbase/pocketbase/tools/cron"
 
 	"sitedrop/sites"
+	"sitedrop/sites/analytics"
+	"sitedrop/sites/analytics/ship"
 	"sitedrop/sites/analytics/statsdb"
 	"sitedrop/sites/domains"
+	"sitedrop/sites/store/s3store"
 )
 
 // Job ids, as listed in the dashboard (Settings › Crons).
@@ -87,4 +90,22 @@ func bindJobs(app core.App, jobs *jobGate, upkeep *sites.Upkeep, domainSvc *doma
 	jobs.bind(c, jobStatsFlush, "* * * * *", stats.FlushPeriodic)
 	jobs.bind(c, jobStatsPurge, "41 3 * * *", func() { statsdb.PurgeOld(app) })
 	jobs.bind(c, jobDomains, "* * * * *", domainSvc.CheckPending)
+}
+
+// newAnalytics builds the counting of the site server (nil when on is
+// false) and its flush, which the jobs run. With an S3 store (s3 not
+// nil), visitors are hashed with the day's salt shared with the replicas
+// through the store, and the flush merges the counts the replicas ship
+// there (sites/analytics/ship).
+func newAnalytics(app core.App, on bool, s3 *s3store.Store) (*analytics.Aggregator, *statsdb.Flusher) {
+	switch {
+	case !on:
+		return nil, statsdb.NewFlusher(app, nil)
+	case s3 == nil:
+		agg := analytics.New()
+		return agg, statsdb.NewFlusher(app, agg)
+	}
+	salts := ship.NewSalts(s3)
+	agg := analytics.NewWithOptions(analytics.Options{Salts: salts})
+	return agg, statsdb.NewFlusher(app, agg).WithReplicas(ship.NewInbox(s3), salts)
 }
