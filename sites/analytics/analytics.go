@@ -22,9 +22,9 @@ package analytics
 
 import (
 	"crypto/rand"
-	"crypto/sha256"
 	"encoding/binary"
 	"hash/maphash"
+	"math/bits"
 	"sync"
 	"time"
 )
@@ -84,8 +84,8 @@ type Aggregator struct {
 	now func() time.Time
 }
 
-// Salt keys the visitor hashes of one UTC day.
-type Salt [32]byte
+// Salt keys the visitor hashes of one UTC day: SipHash's 128-bit key.
+type Salt [16]byte
 
 // SaltSource gives the salt of a UTC day that every node counting the
 // same sites uses (the primary and its replicas), so that their visitor
@@ -215,10 +215,11 @@ func count(m map[string]int64, k string, max int) {
 	m[k]++
 }
 
-// visitor is h's visitor hash for day: the first 8 bytes of
-// SHA-256(salt, IP, user agent, site), with day's salt (the shared one
-// when known, else the local one, rotated when day is past it). SHA-256
-// rather than maphash: every node must hash a visitor alike.
+// visitor is h's visitor hash for day: SipHash-2-4 of the IP address,
+// user agent and site, keyed with day's salt (the shared one when known,
+// else the local one, rotated when day is past it). SipHash rather than
+// maphash: every node must hash a visitor alike, and a maphash seed
+// cannot be shared.
 func (a *Aggregator) visitor(day int32, h Hit) uint64 {
 	salt, ok := Salt{}, false
 	if a.opts.Salts != nil {
@@ -236,17 +237,62 @@ func (a *Aggregator) visitor(day int32, h Hit) uint64 {
 }
 
 // VisitorHash is the visitor hash of an IP address (without port), user
-// agent and site under salt.
+// agent and site under salt: SipHash-2-4, a keyed pseudo-random function
+// (Aumasson and Bernstein, 2012), so that without the salt a hash cannot
+// be tied to an address.
 func VisitorHash(salt Salt, ip, userAgent, site string) uint64 {
 	var buf [512]byte
-	b := append(buf[:0], salt[:]...)
-	b = append(b, ip...)
+	b := append(buf[:0], ip...)
 	b = append(b, 0)
 	b = append(b, userAgent...)
 	b = append(b, 0)
 	b = append(b, site...)
-	sum := sha256.Sum256(b)
-	return binary.BigEndian.Uint64(sum[:8])
+	return sipHash24(binary.LittleEndian.Uint64(salt[:8]), binary.LittleEndian.Uint64(salt[8:]), b)
+}
+
+// sipHash24 is SipHash-2-4 of p under the key (k0, k1).
+func sipHash24(k0, k1 uint64, p []byte) uint64 {
+	v0 := k0 ^ 0x736f6d6570736575
+	v1 := k1 ^ 0x646f72616e646f6d
+	v2 := k0 ^ 0x6c7967656e657261
+	v3 := k1 ^ 0x7465646279746573
+	round := func() {
+		v0 += v1
+		v1 = bits.RotateLeft64(v1, 13)
+		v1 ^= v0
+		v0 = bits.RotateLeft64(v0, 32)
+		v2 += v3
+		v3 = bits.RotateLeft64(v3, 16)
+		v3 ^= v2
+		v0 += v3
+		v3 = bits.RotateLeft64(v3, 21)
+		v3 ^= v0
+		v2 += v1
+		v1 = bits.RotateLeft64(v1, 17)
+		v1 ^= v2
+		v2 = bits.RotateLeft64(v2, 32)
+	}
+	last := uint64(len(p)) << 56
+	for ; len(p) >= 8; p = p[8:] {
+		m := binary.LittleEndian.Uint64(p)
+		v3 ^= m
+		round()
+		round()
+		v0 ^= m
+	}
+	for i := len(p) - 1; i >= 0; i-- {
+		last |= uint64(p[i]) << (8 * i)
+	}
+	v3 ^= last
+	round()
+	round()
+	v0 ^= last
+	v2 ^= 0xff
+	round()
+	round()
+	round()
+	round()
+	return v0 ^ v1 ^ v2 ^ v3
 }
 
 // rotate replaces the local salt with a new random one when day is later

@@ -98,3 +98,19 @@ func TestMergeVisitorsOfPastDay(t *testing.T) {
 		t.Fatal("merged into a day ended more than DayGrace ago")
 	}
 }
+
+// TestSipHash holds sipHash24 to the reference vectors of the SipHash
+// paper (key 00..0f; messages empty and 00..0e).
+func TestSipHash(t *testing.T) {
+	k0, k1 := uint64(0x0706050403020100), uint64(0x0f0e0d0c0b0a0908)
+	msg := []byte{}
+	if got := sipHash24(k0, k1, msg); got != 0x726fdb47dd0e0e31 {
+		t.Errorf("empty: %x", got)
+	}
+	for i := range 15 {
+		msg = append(msg, byte(i))
+	}
+	if got := sipHash24(k0, k1, msg); got != 0xa129ca6149be45e5 {
+		t.Errorf("00..0e: %x", got)
+	}
+}

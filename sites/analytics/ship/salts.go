@@ -25,7 +25,7 @@ func SaltKey(date time.Time) string {
 
 // saltObject is a salt as stored.
 type saltObject struct {
-	Salt []byte `json:"salt"` // 32 bytes, base64 in JSON
+	Salt []byte `json:"salt"` // 16 bytes (SipHash's key), base64 in JSON
 }
 
 // Salts is the analytics.SaltSource every node of one store shares: the

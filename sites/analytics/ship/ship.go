@@ -16,12 +16,13 @@
 // transaction) and deletes it.
 //
 // Unique visitors count once across the nodes because every node hashes
-// a visitor with the same salt: Salts keeps one random 32-byte salt per
+// a visitor with the same salt: Salts keeps one random 128-bit salt per
 // UTC day at analytics/salts/<YYYY-MM-DD>.json, created by whichever node
 // needs it first (a conditional PUT: the first writer wins, the others
 // read its salt), and the primary deletes it once the day has ended
 // (DayGrace later). The salt is never served: a site visitor cannot learn
-// or guess it (256 random bits); only who can read the bucket can.
+// or guess it (128 random bits, the key of SipHash, a pseudo-random
+// function); only who can read the bucket can.
 //
 // Nothing here is under sites/ (the published documents and their change
 // feed, sites/publish).
