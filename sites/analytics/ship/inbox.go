@@ -28,12 +28,12 @@ func NewInbox(objs Objects) *Inbox {
 	return &Inbox{objs: objs}
 }
 
-// Pending lists up to max delta keys to merge, fairly: the replicas in
+// Pending lists up to max deltas to merge, fairly: the replicas in
 // turns, each one's deltas in the order it wrote them, so one replica's
 // backlog does not hold up the others'. Keys of other shapes are left
 // alone.
-func (in *Inbox) Pending(ctx context.Context, max int) ([]string, error) {
-	byReplica := map[string][]string{}
+func (in *Inbox) Pending(ctx context.Context, max int) ([]s3store.ObjectInfo, error) {
+	byReplica := map[string][]s3store.ObjectInfo{}
 	var order []string
 	n := 0
 	err := in.objs.ListObjects(ctx, DeltasPrefix, func(o s3store.ObjectInfo) error {
@@ -44,7 +44,7 @@ func (in *Inbox) Pending(ctx context.Context, max int) ([]string, error) {
 		if _, seen := byReplica[rep]; !seen {
 			order = append(order, rep)
 		}
-		byReplica[rep] = append(byReplica[rep], o.Key) // listed in key order: by seq
+		byReplica[rep] = append(byReplica[rep], o) // listed in key order: by seq
 		if n++; n >= MaxListed {
 			return errListed
 		}
@@ -54,7 +54,7 @@ func (in *Inbox) Pending(ctx context.Context, max int) ([]string, error) {
 		return nil, fmt.Errorf("list the analytics deltas: %w", err)
 	}
 	slices.Sort(order)
-	var keys []string
+	var keys []s3store.ObjectInfo
 	for len(keys) < max {
 		took := false
 		for _, rep := range order {
@@ -71,10 +71,14 @@ func (in *Inbox) Pending(ctx context.Context, max int) ([]string, error) {
 	return keys, nil
 }
 
-// Read reads and checks the delta at key; nil (no error) when it is gone.
-// A delta larger than MaxBytes, or malformed, is an error wrapping
-// ErrBadDelta: Done drops it.
-func (in *Inbox) Read(ctx context.Context, key string) (*Delta, error) {
+// Read reads and checks the delta o (as Pending listed it); nil (no
+// error) when it is gone. A delta larger than MaxBytes (not read), or
+// malformed, is an error wrapping ErrBadDelta: Done drops it.
+func (in *Inbox) Read(ctx context.Context, o s3store.ObjectInfo) (*Delta, error) {
+	key := o.Key
+	if o.Size > MaxBytes {
+		return nil, fmt.Errorf("%w: %s is %d bytes", ErrBadDelta, key, o.Size)
+	}
 	data, _, err := in.objs.GetObject(ctx, key)
 	if errors.Is(err, s3store.ErrNotFound) {
 		return nil, nil

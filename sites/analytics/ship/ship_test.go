@@ -189,7 +189,11 @@ func TestPendingTakesReplicasInTurns(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := []string{DeltaKey("aaaa", 1), DeltaKey("bbbb", 7), DeltaKey("aaaa", 2)}
-	if fmt.Sprint(keys) != fmt.Sprint(want) {
+	var got []string
+	for _, o := range keys {
+		got = append(got, o.Key)
+	}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Fatalf("pending %v, want %v", keys, want)
 	}
 }

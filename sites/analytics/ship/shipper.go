@@ -121,7 +121,14 @@ func (s *Shipper) Ship(ctx context.Context) error {
 	}
 	var err error
 	for len(s.unsent) > 0 {
-		if err = s.write(ctx, s.unsent[0]); err != nil {
+		err = s.write(ctx, s.unsent[0])
+		if errors.Is(err, errKeyTaken) {
+			// not ours (ids are random: never seen): the next key
+			s.seq++
+			s.unsent[0].key = DeltaKey(s.id, s.seq)
+			err = s.write(ctx, s.unsent[0])
+		}
+		if err != nil {
 			break
 		}
 		s.unsent = s.unsent[1:]
@@ -137,6 +144,9 @@ func (s *Shipper) Ship(ctx context.Context) error {
 	}
 	return err
 }
+
+// errKeyTaken is a delta key that holds another delta.
+var errKeyTaken = errors.New("the key holds another delta")
 
 // write creates d's object; a key already holding d's bytes is d written
 // by an earlier try.
@@ -154,7 +164,7 @@ func (s *Shipper) write(ctx context.Context, d delta) error {
 		case bytes.Equal(got, d.data):
 			return nil
 		}
-		return fmt.Errorf("analytics delta %s: the key holds another delta", d.key)
+		return fmt.Errorf("analytics delta %s: %w", d.key, errKeyTaken)
 	}
 	if err != nil {
 		return fmt.Errorf("write an analytics delta: %w", err)

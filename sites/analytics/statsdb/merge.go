@@ -11,6 +11,7 @@ import (
 	"github.com/pocketbase/pocketbase/core"
 
 	"sitedrop/sites/analytics/ship"
+	"sitedrop/sites/store/s3store"
 )
 
 // DeltasCollection records the replicas' deltas added to the rows: a
@@ -65,12 +66,12 @@ func (f *Flusher) MergeReplicas(ctx context.Context) (merged int) {
 		log.Error("analytics: the replicas' deltas", "error", err)
 		return 0
 	}
-	for _, key := range keys {
+	for _, o := range keys {
 		if ctx.Err() != nil {
 			break
 		}
-		if err := f.mergeDelta(ctx, key); err != nil {
-			log.Error("analytics: merge a replica's delta; retried next run", "key", key, "error", err)
+		if err := f.mergeDelta(ctx, o); err != nil {
+			log.Error("analytics: merge a replica's delta; retried next run", "key", o.Key, "error", err)
 			continue
 		}
 		merged++
@@ -78,9 +79,10 @@ func (f *Flusher) MergeReplicas(ctx context.Context) (merged int) {
 	return merged
 }
 
-// mergeDelta adds the delta at key to the rows (once), then deletes it.
-func (f *Flusher) mergeDelta(ctx context.Context, key string) error {
-	d, err := f.inbox.Read(ctx, key)
+// mergeDelta adds the delta o to the rows (once), then deletes it.
+func (f *Flusher) mergeDelta(ctx context.Context, o s3store.ObjectInfo) error {
+	key := o.Key
+	d, err := f.inbox.Read(ctx, o)
 	if errors.Is(err, ship.ErrBadDelta) {
 		f.app.Logger().Error("analytics: a replica's delta dropped", "error", err)
 		return f.inbox.Done(ctx, key)
