@@ -4,11 +4,14 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"testing"
 	"time"
 
+	"sitedrop/hooks/server"
 	"sitedrop/sites"
 	"sitedrop/sites/analytics"
 	"sitedrop/sites/analytics/ship"
@@ -21,9 +24,9 @@ import (
 // primary add up exactly in GET /deploy/{id}/analytics within three
 // minutes, and a visitor seen by all three counts once. The replicas
 // (the real `serve --replica`) ship every 200 ms; the primary's flush job
-// is run as its cron would run it. Replica b is stopped right after its
-// views: they arrive through its last ship, at shutdown. The merged
-// deltas are deleted from the store.
+// is run as its cron would run it. Replica b ships only hourly and is
+// stopped right after its views: they arrive through its last ship, at
+// shutdown (SIGTERM). The merged deltas are deleted from the store.
 func TestReplicasCountVisits(t *testing.T) {
 	srv := s3test.Start(t)
 	app, sd := newBareApp(t, func(c *Config) { c.Store, c.Analytics = srv.URL(srv.NewBucket(t), "sd"), true })
@@ -37,7 +40,10 @@ func TestReplicasCountVisits(t *testing.T) {
 		c.AnalyticsShip = 200 * time.Millisecond
 	}
 	addrA, _, stopA := runReplicaCmd(t, sd, replicaCfg)
-	addrB, _, stopB := runReplicaCmd(t, sd, replicaCfg)
+	addrB, _, stopB := runReplicaCmd(t, sd, func(c *Config) {
+		replicaCfg(c)
+		c.AnalyticsShip = time.Hour // only its last ship, at shutdown
+	})
 	defer stopA()
 
 	const host = "count-site.sites.test"
@@ -131,5 +137,47 @@ func TestReplicasCountVisits(t *testing.T) {
 	}
 	if len(left) != 0 {
 		t.Errorf("merged deltas left in the store: %v", left)
+	}
+}
+
+// TestReplicaLastShipBounded: at SIGTERM with a store that accepts and
+// never answers, a replica gives up its last ship after
+// server.ShipAtShutdown and exits.
+func TestReplicaLastShipBounded(t *testing.T) {
+	srv := s3test.Start(t)
+	sd, done := s3App(t, srv)
+	defer done()
+	alice, _ := sd.app.FindAuthRecordByEmail("users", "alice@example.com")
+	mustDeploy(t, sd, alice, "boundsite000001", "bound-site", "<h1>bound</h1>", "Bound")
+	flush(t, sd)
+	addr, _, stop := runReplicaCmd(t, sd, func(c *Config) { c.AnalyticsShip = time.Hour })
+	req, _ := http.NewRequest(http.MethodGet, "http://"+addr+"/", nil)
+	req.Host = "bound-site.sites.test"
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	srv.Stop()
+	hole, err := net.Listen("tcp", strings.TrimPrefix(srv.Endpoint, "http://"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer hole.Close()
+	go func() {
+		for {
+			c, err := hole.Accept()
+			if err != nil {
+				return
+			}
+			defer c.Close() // held open, unanswered, until the test ends
+		}
+	}()
+	start := time.Now()
+	if err := stop(); err != nil {
+		t.Fatal(err)
+	}
+	if took := time.Since(start); took > server.ShipAtShutdown+5*time.Second {
+		t.Fatalf("the replica took %v to stop, past its bound", took)
 	}
 }
