@@ -76,7 +76,8 @@ func (g *jobGate) close() {
 //     and, when something was deleted, unreferenced content is collected;
 //     every hour the collector runs anyway (it also removes blobs left by
 //     a crash mid-deploy) (sites.Upkeep);
-//   - every minute the analytics counts are written, and daily the rows
+//   - every minute the replicas' analytics deltas are merged (with an S3
+//     store) and the analytics counts are written, and daily the rows
 //     past their keeping are purged; the lifecycle flushes them at
 //     shutdown too. Both are bound whatever --analytics says: with
 //     counting off the flush finds nothing to write, and rows counted
