@@ -62,9 +62,11 @@ const (
 	TopLimit = 100
 	// MaxDays is the most site-days one delta object holds; a flush with
 	// more writes several.
-	MaxDays = 64
+	MaxDays = 32
 	// MaxBytes is the largest delta object the primary reads: MaxDays
-	// site-days of full lists and MaxVisitorHashes hashes fit.
+	// site-days of the worst lists (3 × 101 keys of MaxKeyLen bytes, each
+	// written as \u00XX: under 500 KB) and analytics.MaxVisitorHashes
+	// hashes (about 350 KB) fit, under 28 MB.
 	MaxBytes = 48 << 20
 )
 
