@@ -129,8 +129,15 @@ var depsRules = `
 	# the hot path calls on every answer (replicas included, which have no
 	# database) stays free of PocketBase: the store builds on the counts,
 	# never the other way.
+	# The replicas' analytics travel through the object store: each
+	# replica's counts as delta objects, and the day's visitor salt that
+	# every node shares. No database, so a replica can ship.
+	sitedrop/sites/analytics,
+	sitedrop/sites/store/s3store
+	< sitedrop/sites/analytics/ship;
+
 	sitedrop/sites,
-	sitedrop/sites/analytics
+	sitedrop/sites/analytics/ship
 	< sitedrop/sites/analytics/statsdb;
 
 	# The report resolves a link exactly as the site server resolves a
@@ -163,6 +170,7 @@ var depsRules = `
 	# serve command, whose --replica mode serves from the primary's
 	# store (replica).
 	sitedrop/hooks/server/certs,
+	sitedrop/sites/analytics/ship,
 	sitedrop/sites/replica
 	< sitedrop/hooks/server;
 

@@ -108,6 +108,10 @@ type Config struct {
 	// pages, referrer hosts, 404s, bytes; no cookies, no IPs kept; see
 	// sites/analytics). Default true.
 	Analytics bool
+	// AnalyticsShip is how often a replica ships its counts to the
+	// primary through the store (no flag: tests shorten it). Default
+	// ship.DefaultInterval, a minute.
+	AnalyticsShip time.Duration
 
 	// Serve holds the settings of the serve command: listen addresses,
 	// certificates and shutdown.

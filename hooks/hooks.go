@@ -145,13 +145,11 @@ func build(app core.App, cfg *Config) (*built, error) {
 		GateCookieTTL:     cfg.ProtectCookieTTL,
 		SecureCookies:     cfg.siteOverTLS,
 	}
-	var stats *analytics.Aggregator
-	if cfg.Analytics {
-		stats = analytics.New()
+	stats, statsFlush := newAnalytics(app, cfg.Analytics, s3) // with S3: the replicas' counts merged
+	if stats != nil {
 		serverOpts.Recorder = stats
 	}
 	siteServer := serve.NewServer(svc.LoadSite, blobs, serverOpts)
-	statsFlush := statsdb.NewFlusher(app, stats)
 	pub := &sitePublisher{server: siteServer, pub: newPublisher(app, cfg, svc, s3, hosts)}
 	upkeep := &sites.Upkeep{Sites: svc, Grace: cfg.GCGrace, Settled: pub.settled}
 

@@ -7,8 +7,11 @@ import (
 	"github.com/pocketbase/pocketbase/tools/cron"
 
 	"sitedrop/sites"
+	"sitedrop/sites/analytics"
+	"sitedrop/sites/analytics/ship"
 	"sitedrop/sites/analytics/statsdb"
 	"sitedrop/sites/domains"
+	"sitedrop/sites/store/s3store"
 )
 
 // Job ids, as listed in the dashboard (Settings › Crons).
@@ -73,7 +76,8 @@ func (g *jobGate) close() {
 //     and, when something was deleted, unreferenced content is collected;
 //     every hour the collector runs anyway (it also removes blobs left by
 //     a crash mid-deploy) (sites.Upkeep);
-//   - every minute the analytics counts are written, and daily the rows
+//   - every minute the replicas' analytics deltas are merged (with an S3
+//     store) and the analytics counts are written, and daily the rows
 //     past their keeping are purged; the lifecycle flushes them at
 //     shutdown too. Both are bound whatever --analytics says: with
 //     counting off the flush finds nothing to write, and rows counted
@@ -87,4 +91,22 @@ func bindJobs(app core.App, jobs *jobGate, upkeep *sites.Upkeep, domainSvc *doma
 	jobs.bind(c, jobStatsFlush, "* * * * *", stats.FlushPeriodic)
 	jobs.bind(c, jobStatsPurge, "41 3 * * *", func() { statsdb.PurgeOld(app) })
 	jobs.bind(c, jobDomains, "* * * * *", domainSvc.CheckPending)
+}
+
+// newAnalytics builds the counting of the site server (nil when on is
+// false) and its flush, which the jobs run. With an S3 store (s3 not
+// nil), visitors are hashed with the day's salt shared with the replicas
+// through the store, and the flush merges the counts the replicas ship
+// there (sites/analytics/ship).
+func newAnalytics(app core.App, on bool, s3 *s3store.Store) (*analytics.Aggregator, *statsdb.Flusher) {
+	switch {
+	case !on:
+		return nil, statsdb.NewFlusher(app, nil)
+	case s3 == nil:
+		agg := analytics.New()
+		return agg, statsdb.NewFlusher(app, agg)
+	}
+	salts := ship.NewSalts(s3)
+	agg := analytics.NewWithOptions(analytics.Options{Salts: salts})
+	return agg, statsdb.NewFlusher(app, agg).WithReplicas(ship.NewInbox(s3), salts)
 }

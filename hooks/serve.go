@@ -29,6 +29,8 @@ func ServeSettings(cfg *Config) server.Settings {
 				TrustedProxies: cfg.TrustedProxies,
 				ContentCache:   cfg.ContentCache,
 				SecureCookies:  cfg.siteOverTLS,
+				Analytics:      cfg.Analytics,
+				AnalyticsShip:  cfg.AnalyticsShip,
 			}
 		},
 	}

@@ -12,10 +12,13 @@ import (
 	"os/signal"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"sitedrop/sites/analytics"
+	"sitedrop/sites/analytics/ship"
 	"sitedrop/sites/replica"
 	"sitedrop/sites/serve"
 	"sitedrop/sites/store/s3store"
@@ -36,7 +39,16 @@ type ReplicaConfig struct {
 	// own or a load balancer's (an https --public-url): the gate's cookie
 	// is Secure and __Host- then.
 	SecureCookies func(*http.Request) bool
+	// Analytics counts the visits (--analytics), as the primary does, and
+	// ships the counts to it through the store every AnalyticsShip
+	// (default ship.DefaultInterval; see sites/analytics/ship).
+	Analytics     bool
+	AnalyticsShip time.Duration
 }
+
+// ShipAtShutdown bounds a replica's last ship of its counts at SIGTERM,
+// after its requests have drained.
+const ShipAtShutdown = 10 * time.Second
 
 // ReplicaRequested reports whether args (the command line after the
 // program name) run `serve --replica`: main then runs it without
@@ -88,9 +100,14 @@ func RunReplica(ctx context.Context, c Config, rc ReplicaConfig, out, logs io.Wr
 		return err
 	}
 	logger := slog.New(slog.NewTextHandler(logs, nil))
+	opts := replicaServerOptions(rc, proxies)
+	var shipper *ship.Shipper
+	if rc.Analytics {
+		opts.Recorder, shipper = startCounting(ctx, rc, s3, logger)
+	}
 	rep := replica.New(replica.Config{
 		Objects: s3, Blobs: s3, Logger: logger,
-		Server: replicaServerOptions(rc, proxies),
+		Server: opts,
 	})
 	ln, err := net.Listen("tcp", c.HTTPAddr)
 	if err != nil {
@@ -101,6 +118,10 @@ func RunReplica(ctx context.Context, c Config, rc ReplicaConfig, out, logs io.Wr
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	go rep.Run(ctx)
+	if shipper != nil {
+		go shipper.Run(ctx)
+		defer shipLast(shipper, logger)
+	}
 	fmt.Fprintf(out, "sitedrop replica serving the sites of %s at http://%s\n", s3.Location().Bucket, ln.Addr())
 	errc := make(chan error, 1)
 	go func() {
@@ -120,6 +141,32 @@ func RunReplica(ctx context.Context, c Config, rc ReplicaConfig, out, logs io.Wr
 		return err
 	}
 	return nil
+}
+
+// startCounting returns the aggregator that counts a replica's answers
+// and the shipper of its counts, the day's salt read first (within
+// ShipAtShutdown) so that the first visitors hash as on the primary.
+func startCounting(ctx context.Context, rc ReplicaConfig, s3 *s3store.Store, logger *slog.Logger) (*analytics.Aggregator, *ship.Shipper) {
+	salts := ship.NewSalts(s3)
+	agg := analytics.NewWithOptions(analytics.Options{Salts: salts, Ship: true})
+	sctx, cancel := context.WithTimeout(ctx, ShipAtShutdown)
+	defer cancel()
+	if err := salts.Refresh(sctx); err != nil {
+		logger.Error("replica: read the analytics salts; visitors hashed locally until they are", "error", err)
+	}
+	return agg, ship.NewShipper(ship.ShipperConfig{
+		Objects: s3, Aggregator: agg, Salts: salts, Interval: rc.AnalyticsShip, Logger: logger,
+	})
+}
+
+// shipLast ships what the replica counted since its last ship, within
+// ShipAtShutdown: run once its server has drained.
+func shipLast(s *ship.Shipper, logger *slog.Logger) {
+	ctx, cancel := context.WithTimeout(context.Background(), ShipAtShutdown)
+	defer cancel()
+	if err := s.Ship(ctx); err != nil {
+		logger.Error("replica: analytics not shipped at shutdown", "error", err)
+	}
 }
 
 // replicaServerOptions are a replica's site server options: as on the

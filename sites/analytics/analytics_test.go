@@ -126,13 +126,13 @@ func TestVisitorsAcrossSaltRotation(t *testing.T) {
 	a := newWithClock(c.now)
 	a.Record(page("s1", "/", "1.1.1.1"))
 	a.Record(page("s1", "/", "1.1.1.1"))
-	before := a.salt.seed
+	before := a.salt.salt
 	h1 := a.visitor(dayOf(c.t), page("s1", "/", "1.1.1.1"))
 
 	c.t = c.t.Add(2 * time.Minute) // past UTC midnight
 	a.Record(page("s1", "/", "1.1.1.1"))
 	a.Record(page("s1", "/", "1.1.1.1"))
-	if a.salt.seed == before || a.salt.day != dayOf(c.t) {
+	if a.salt.salt == before || a.salt.day != dayOf(c.t) {
 		t.Fatal("the salt was not rotated at UTC midnight")
 	}
 	if h2 := a.visitor(dayOf(c.t), page("s1", "/", "1.1.1.1")); h2 == h1 {
@@ -147,7 +147,23 @@ func TestVisitorsAcrossSaltRotation(t *testing.T) {
 			t.Errorf("%s: visitors %d, views %d; want 1 and 2", d.Date.Format(time.DateOnly), d.Visitors, d.PageViews)
 		}
 	}
-	// Yesterday was flushed and is gone; only today's set stays.
+	// Yesterday's set stays for DayGrace (a replica's late counts of it
+	// merge with it), then goes; only today's stays.
+	held := func(day int32) bool {
+		for i := range a.shards {
+			for k := range a.shards[i].days {
+				if k.day == day {
+					return true
+				}
+			}
+		}
+		return false
+	}
+	if !held(dayOf(c.t) - 1) {
+		t.Fatal("yesterday's set was dropped within DayGrace")
+	}
+	c.t = c.t.Add(DayGrace)
+	a.Flush()
 	for i := range a.shards {
 		for k := range a.shards[i].days {
 			if k.day != dayOf(c.t) {

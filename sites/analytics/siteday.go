@@ -16,12 +16,14 @@ type siteDay struct {
 	reported int64
 }
 
-func newSiteDay() *siteDay {
+// newSiteDay returns an empty site-day; ship keeps its new visitor
+// hashes for Day.Hashes.
+func newSiteDay(ship bool) *siteDay {
 	return &siteDay{
 		pages:         map[string]int64{},
 		referrers:     map[string]int64{},
 		notFoundPaths: map[string]int64{},
-		visitors:      visitorSet{hashes: map[uint64]struct{}{}},
+		visitors:      visitorSet{hashes: map[uint64]struct{}{}, keep: ship},
 	}
 }
 
@@ -43,6 +45,11 @@ type Day struct {
 	// Pages, Referrers and NotFoundPaths count page views by path, by
 	// referrer host, and 404s by path (see the Max* caps and Other).
 	Pages, Referrers, NotFoundPaths []Count
+	// Hashes are the day's visitor hashes added since the previous Flush,
+	// and Level the sampling level of the day's set (see visitorSet): only
+	// with Options.Ship, for MergeVisitors on the primary.
+	Hashes []uint64
+	Level  uint8
 }
 
 // Count is one entry of a top list.
@@ -53,18 +60,19 @@ type Count struct {
 
 // Flush returns the counts recorded since the previous Flush, site by site
 // and day by day (sorted), and starts counting from zero. A past day's
-// visitor set is dropped with it: from then on, only today's is kept.
+// visitor set is dropped with it once the day ended more than DayGrace
+// ago: until then a replica's late counts of the day still merge with it.
 func (a *Aggregator) Flush() []Day {
-	today := dayOf(a.now())
+	now := a.now()
 	var out []Day
 	for i := range a.shards {
 		s := &a.shards[i]
 		s.mu.Lock()
 		for k, d := range s.days {
-			if day, ok := d.take(k, today); ok {
+			if day, ok := d.take(k); ok {
 				out = append(out, day)
 			}
-			if k.day < today {
+			if expired(k.day, now) {
 				delete(s.days, k)
 			}
 		}
@@ -81,13 +89,14 @@ func (a *Aggregator) Flush() []Day {
 
 // take returns d's counts and resets them (the visitor set stays); ok is
 // false when nothing was counted since the last take.
-func (d *siteDay) take(k dayKey, today int32) (Day, bool) {
+func (d *siteDay) take(k dayKey) (Day, bool) {
 	visitors := max(d.visitors.estimate()-d.reported, 0)
 	day := Day{
-		Site: k.site, Date: time.Unix(int64(k.day)*86400, 0).UTC(),
+		Site: k.site, Date: dateOf(k.day),
 		PageViews: d.pageViews, BotViews: d.botViews, Visitors: visitors,
 		NotFound: d.notFound, Bytes: d.bytes,
 		Pages: sorted(d.pages), Referrers: sorted(d.referrers), NotFoundPaths: sorted(d.notFoundPaths),
+		Hashes: d.visitors.takeFresh(), Level: d.visitors.level,
 	}
 	d.reported += visitors
 	d.pageViews, d.botViews, d.notFound, d.bytes = 0, 0, 0, 0

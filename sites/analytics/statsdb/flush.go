@@ -8,6 +8,7 @@ import (
 	"github.com/pocketbase/pocketbase/core"
 
 	"sitedrop/sites/analytics"
+	"sitedrop/sites/analytics/ship"
 )
 
 // Flusher writes an aggregator's counts to their rows, each on its own.
@@ -22,6 +23,12 @@ type Flusher struct {
 
 	mu      sync.Mutex
 	pending []analytics.Day
+
+	// inbox and salts: the replicas' deltas and the salts shared with
+	// them (WithReplicas); nil without replicas.
+	mergeMu sync.Mutex
+	inbox   *ship.Inbox
+	salts   *ship.Salts
 }
 
 // NewFlusher returns a Flusher of agg's counts into app's database; agg

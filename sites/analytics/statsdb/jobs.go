@@ -16,11 +16,15 @@ const (
 	ShutdownBudget = 10 * time.Second
 )
 
-// FlushPeriodic is the periodic flush: what was counted since the last
-// flush, written within FlushBudget.
+// FlushPeriodic is the periodic flush: the replicas' deltas merged (see
+// MergeReplicas; within half of FlushBudget), then what was counted since
+// the last flush written, within FlushBudget in all.
 func (f *Flusher) FlushPeriodic() {
 	ctx, cancel := context.WithTimeout(context.Background(), FlushBudget)
 	defer cancel()
+	mctx, mcancel := context.WithTimeout(ctx, FlushBudget/2)
+	f.MergeReplicas(mctx)
+	mcancel()
 	f.Flush(ctx)
 }
 
@@ -38,6 +42,9 @@ func (f *Flusher) FlushAtShutdown(ctx context.Context) {
 // PurgeOld deletes the rows past their keeping (Purge) and logs what it
 // did: the daily job's run.
 func PurgeOld(app core.App) {
+	if err := purgeMarks(app, time.Now()); err != nil {
+		app.Logger().Error("purge old analytics", "error", err)
+	}
 	if n, err := Purge(app, time.Now()); err != nil {
 		app.Logger().Error("purge old analytics", "error", err)
 	} else if n > 0 {

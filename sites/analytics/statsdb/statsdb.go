@@ -15,6 +15,12 @@
 //
 //	n, err := statsdb.Purge(app, time.Now()) // daily
 //
+// With replicas (an S3 store), the flush first merges the counts they
+// ship through the store (WithReplicas, MergeReplicas: each delta added
+// once, its key recorded in the same transaction in site_stats_deltas):
+//
+//	f := statsdb.NewFlusher(app, aggregator).WithReplicas(ship.NewInbox(s3), salts)
+//
 // It is apart from package analytics so that the counting, which runs on
 // every answer of the site server (replicas included, which have no
 // database), imports nothing but the standard library.
