@@ -1,6 +1,7 @@
 package hooks
 
 import (
+	"net/http"
 	"sync/atomic"
 	"time"
 
@@ -8,6 +9,7 @@ import (
 
 	"sitedrop/hooks/server"
 	"sitedrop/hooks/server/certs"
+	"sitedrop/hooks/server/metrics"
 	"sitedrop/sites"
 	"sitedrop/sites/analytics"
 	"sitedrop/sites/analytics/statsdb"
@@ -15,6 +17,7 @@ import (
 	"sitedrop/sites/forms"
 	"sitedrop/sites/publish"
 	"sitedrop/sites/serve"
+	"sitedrop/sites/store"
 	"sitedrop/sites/store/s3store"
 )
 
@@ -91,6 +94,7 @@ type built struct {
 	proxies    server.TrustedProxies
 	sessions   *sessions
 	domainSvc  *domains.Service
+	metrics    *metrics.Metrics
 	*siteHosts
 	*bodyGuards
 }
@@ -119,10 +123,17 @@ func build(app core.App, cfg *Config) (*built, error) {
 	hosts := sites.NewHostSplit(cfg.Domain, cfg.SitesDomain)
 	webHost, sitesDomain := hosts.Domains()
 
+	// The metrics: counted always (atomic adds), served with --metrics
+	// (a flag of the serve command, read in OnServe).
+	m := metrics.New()
+
 	// The sites and their serving.
 	blobs, s3, err := openStore(app, cfg)
 	if err != nil {
 		return nil, err
+	}
+	if c, ok := blobs.(interface{ CountErrors(store.ErrorCounter) }); ok {
+		c.CountErrors(m)
 	}
 	reserved := cfg.ReservedSlugs
 	if label := sites.WebHostLabel(cfg.Domain, cfg.SitesDomain); label != "" {
@@ -141,6 +152,7 @@ func build(app core.App, cfg *Config) (*built, error) {
 		ClientIP:          proxies.ClientIP, // analytics and the gate's attempt limits
 		GateCookieTTL:     cfg.ProtectCookieTTL,
 		SecureCookies:     cfg.siteOverTLS,
+		CacheCounter:      m,
 	}
 	var stats *analytics.Aggregator
 	if cfg.Analytics {
@@ -163,7 +175,7 @@ func build(app core.App, cfg *Config) (*built, error) {
 		SiteHost:  hosts.SiteHost,
 	})
 	domainDesk := &domainDesk{svc: domainSvc, actions: newLimiter(domainActionsPerMinute, time.Minute), cfg: cfg}
-	front := &siteHosts{app: app, cfg: cfg, hosts: hosts, server: siteServer, domains: domainTable}
+	front := &siteHosts{app: app, cfg: cfg, hosts: hosts, server: siteServer, domains: domainTable, metrics: m}
 	// tlsCerts is the certificate manager once --https has built it
 	// (server.TLS.Prepare); nil without TLS. The domains' record hooks read
 	// it to drop the certificate of a released domain.
@@ -171,6 +183,7 @@ func build(app core.App, cfg *Config) (*built, error) {
 
 	// The web host's limits and sessions.
 	gate := newDeployGate(cfg)
+	m.DeploySlots(func() int { return len(gate.slots) }, cap(gate.slots))
 	webhookSends := newLimiter(webhookSendsPerMinute, time.Minute)
 	uploads := newLimiter(int(uploadBytesFactor*cfg.MaxBody), time.Hour)
 	guards := newBodyGuards(cfg)
@@ -189,6 +202,7 @@ func build(app core.App, cfg *Config) (*built, error) {
 	bindLifecycle(app, life, send, statsFlush, jobs)
 	bindJobs(app, jobs, upkeep, domainSvc, statsFlush)
 	bindDomainTable(app, domainTable, tlsCerts, pub)
+	bindMetricsHooks(app, m)
 	app.OnServe().BindFunc(func(se *core.ServeEvent) error {
 		cfg.learnListenPort(se)
 		if err := bindOpenAPI(se, cfg.webURL()); err != nil { // needs the web URL
@@ -217,6 +231,7 @@ func build(app core.App, cfg *Config) (*built, error) {
 		door := front.front() // the listen address is known: complete
 		door.Bind(se.Router)
 		bindWWWRedirect(se, hosts, cfg)
+		se.Router.Bind(deployMetrics(m))
 		se.Router.Bind(jsonErrorsMiddleware())
 		se.Router.Bind(builtinAuthGuard())
 		se.Router.Bind(superuserSignInLimit(proxies.RateKey))
@@ -266,19 +281,31 @@ func build(app core.App, cfg *Config) (*built, error) {
 		if se.Server == nil { // a test harness, not a real server
 			return nil
 		}
+		var others []*http.Server // beside the main listener, drained with it
+		if addr := cfg.Serve.MetricsAddr; addr != "" {
+			ms, err := metrics.Listen(addr, m)
+			if err != nil {
+				if ts != nil {
+					ts.Close()
+				}
+				ln.Close()
+				return err
+			}
+			others = append(others, ms.HTTP())
+		}
 		life.Start()
 		if w := cfg.Serve.Banner; w != nil {
 			printBanner(w, cfg)
 		}
 		if ts == nil {
-			server.BindGracefulShutdown(app, cfg.Serve.ShutdownTimeout, se.Server)
+			server.BindGracefulShutdown(app, cfg.Serve.ShutdownTimeout, se.Server, others...)
 			return nil
 		}
 		if err := ts.Start(se.Server); err != nil {
 			ts.Close()
 			return err
 		}
-		server.BindGracefulShutdown(app, cfg.Serve.ShutdownTimeout, se.Server, ts.HTTP)
+		server.BindGracefulShutdown(app, cfg.Serve.ShutdownTimeout, se.Server, append(others, ts.HTTP)...)
 		ts.BindCleanup(app)
 		return nil
 	})
@@ -287,6 +314,6 @@ func build(app core.App, cfg *Config) (*built, error) {
 		app: app, cfg: cfg, svc: svc, server: siteServer, s3: s3, publisher: pub.pub,
 		analytics: stats, statsFlush: statsFlush, upkeep: upkeep, notifier: notifier,
 		deliverer: deliverer, jobs: jobs, gate: gate, hosts: hosts, proxies: proxies,
-		sessions: sessions, domainSvc: domainSvc, siteHosts: front, bodyGuards: &guards,
+		sessions: sessions, domainSvc: domainSvc, metrics: m, siteHosts: front, bodyGuards: &guards,
 	}, nil
 }

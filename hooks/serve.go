@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"sitedrop/hooks/server"
+	"sitedrop/sites"
 )
 
 // ServeSettings is what the serve command (server.NewServeCommand) reads
@@ -29,6 +30,7 @@ func ServeSettings(cfg *Config) server.Settings {
 				TrustedProxies: cfg.TrustedProxies,
 				ContentCache:   cfg.ContentCache,
 				SecureCookies:  cfg.siteOverTLS,
+				Hosts:          sites.NewHostSplit(cfg.Domain, cfg.SitesDomain),
 			}
 		},
 	}

@@ -16,6 +16,8 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"sitedrop/hooks/server/metrics"
+	"sitedrop/sites"
 	"sitedrop/sites/replica"
 	"sitedrop/sites/serve"
 	"sitedrop/sites/store/s3store"
@@ -36,6 +38,9 @@ type ReplicaConfig struct {
 	// own or a load balancer's (an https --public-url): the gate's cookie
 	// is Secure and __Host- then.
 	SecureCookies func(*http.Request) bool
+	// Hosts tells site hosts (--sites-domain) from custom domains, for
+	// the metrics' host classes.
+	Hosts sites.HostSplit
 }
 
 // ReplicaRequested reports whether args (the command line after the
@@ -69,7 +74,7 @@ func checkReplicaConfig(c Config, rc ReplicaConfig) error {
 	if c.HTTPSAddr != "" {
 		return errors.New("--replica serves plain HTTP (--http): put replicas behind a load balancer or CDN that terminates TLS")
 	}
-	return nil
+	return c.checkMetrics()
 }
 
 // RunReplica is `sitedrop serve --replica`: it serves the sites the
@@ -88,15 +93,31 @@ func RunReplica(ctx context.Context, c Config, rc ReplicaConfig, out, logs io.Wr
 		return err
 	}
 	logger := slog.New(slog.NewTextHandler(logs, nil))
-	rep := replica.New(replica.Config{
-		Objects: s3, Blobs: s3, Logger: logger,
-		Server: replicaServerOptions(rc, proxies),
-	})
+	opts := replicaServerOptions(rc, proxies)
+	var m *metrics.Metrics
+	if c.MetricsAddr != "" {
+		m = metrics.New()
+		opts.CacheCounter = m
+		s3.CountErrors(m)
+	}
+	rep := replica.New(replica.Config{Objects: s3, Blobs: s3, Logger: logger, Server: opts})
 	ln, err := net.Listen("tcp", c.HTTPAddr)
 	if err != nil {
 		return err
 	}
-	srv := &http.Server{Handler: rep, ConnContext: serve.ConnContext}
+	var handler http.Handler = rep
+	if m != nil {
+		m.Replica(rep.LastSync)
+		ms, err := metrics.Listen(c.MetricsAddr, m)
+		if err != nil {
+			ln.Close()
+			return err
+		}
+		defer ms.Shutdown(context.Background())
+		fmt.Fprintf(out, "sitedrop replica metrics at http://%s%s\n", ms.Addr(), metrics.Path)
+		handler = measureReplica(m, rc.Hosts, rep)
+	}
+	srv := &http.Server{Handler: handler, ConnContext: serve.ConnContext}
 	c.SetTimeouts(srv)
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
@@ -120,6 +141,36 @@ func RunReplica(ctx context.Context, c Config, rc ReplicaConfig, out, logs io.Wr
 		return err
 	}
 	return nil
+}
+
+// measureReplica counts every answer of rep (see metrics.Measure), by
+// the class of its host: a site host (rc.Hosts), a published custom
+// domain, the health check on any other host (web), or a host the
+// replica does not serve (unknown).
+func measureReplica(m *metrics.Metrics, hosts sites.HostSplit, rep *replica.Replica) http.Handler {
+	route := func(w http.ResponseWriter, r *http.Request) metrics.HostClass {
+		rep.ServeHTTP(w, r)
+		switch {
+		case !sites.ValidHost(r.Host):
+			return metrics.Unknown
+		case isSiteHost(hosts, r.Host):
+			return metrics.Site
+		case rep.Publishes(r.Host):
+			return metrics.CustomDomain
+		case r.URL.Path == replica.HealthPath:
+			return metrics.Web
+		}
+		return metrics.Unknown
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		m.Measure(w, r, route)
+	})
+}
+
+// isSiteHost reports whether host is <slug>.<sites-domain>.
+func isSiteHost(hosts sites.HostSplit, host string) bool {
+	_, ok := hosts.Site(host)
+	return ok
 }
 
 // replicaServerOptions are a replica's site server options: as on the
