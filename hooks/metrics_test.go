@@ -401,3 +401,30 @@ func TestReplicaMetrics(t *testing.T) {
 		t.Errorf("the replica serves its metrics on the main listener: %d", code)
 	}
 }
+
+// TestMetricsCertificates: under --https, the web host's certificate,
+// obtained from an ACME CA (Pebble), is counted.
+func TestMetricsCertificates(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts an ACME CA and a server")
+	}
+	dns := startFakeDNS(t)
+	httpPort, httpsPort := freePort(t), freePort(t)
+	httpsAddr, httpAddr, maddr := loopback(httpsPort), loopback(httpPort), loopback(freePort(t))
+	acme := startPebble(t, dns.addr, httpPort, httpsPort)
+	startServe(t, copyData(t, templates.fixtures(t)), nil, httpsAddr,
+		"--https", httpsAddr, "--http", httpAddr, "--metrics", maddr,
+		"--acme-ca", acme.directory, "--acme-ca-root", acme.serverRoot, "--dns-resolvers", dns.addr)
+	waitForCertificate(t, httpsAddr, "web.test", acme.roots)
+	// the event follows the handshake's certificate closely: wait for it
+	deadline := time.Now().Add(10 * time.Second)
+	for metricValue(scrapeMetrics(t, maddr), "sitedrop_certificates_total", "result=obtained") < 1 {
+		if time.Now().After(deadline) {
+			t.Fatal("the obtained certificate was not counted")
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if got := metricValue(scrapeMetrics(t, maddr), "sitedrop_certificates_total", "result=failed"); got != 0 {
+		t.Errorf("%v failed certificates", got)
+	}
+}

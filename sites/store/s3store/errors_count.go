@@ -6,6 +6,7 @@ import (
 	"net/http"
 
 	awsmiddleware "github.com/aws/aws-sdk-go-v2/aws/middleware"
+	"github.com/aws/smithy-go"
 	"github.com/aws/smithy-go/middleware"
 
 	"sitedrop/sites/store"
@@ -32,13 +33,18 @@ func (s *Store) countErrors(stack *middleware.Stack) error {
 		}), middleware.Before)
 }
 
-// isFailure reports whether err, a request's, is a failure of the store.
+// isFailure reports whether err, a request's, is a failure of the store:
+// not a missing object (but a missing bucket is one), an unmodified one
+// or a condition not met, nor the end of a cancelled request.
 func isFailure(ctx context.Context, err error) bool {
 	if ctx.Err() != nil && errors.Is(err, context.Canceled) {
 		return false
 	}
 	switch statusOf(err) {
-	case http.StatusNotModified, http.StatusNotFound, http.StatusPreconditionFailed, http.StatusConflict:
+	case http.StatusNotFound:
+		var ae smithy.APIError
+		return errors.As(err, &ae) && ae.ErrorCode() == "NoSuchBucket"
+	case http.StatusNotModified, http.StatusPreconditionFailed, http.StatusConflict:
 		return false
 	}
 	return true
