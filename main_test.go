@@ -139,6 +139,8 @@ func TestDocumentedInvocationsParse(t *testing.T) {
 		{"serve --http 127.0.0.1:8090 --domain example.com --sites-domain example-sites.com --public-url https://example.com --trusted-proxies 127.0.0.1", "serve"},
 		{"serve --store " + store + " --http 0.0.0.0:8090 --domain deploy.example.com --sites-domain example-sites.com", "serve"},
 		{"serve --replica --store " + store + " --http 0.0.0.0:8080", "serve"},
+		{"serve --http 127.0.0.1:8090 --metrics 127.0.0.1:9100", "serve"},
+		{"serve --replica --store " + store + " --http 0.0.0.0:8080 --metrics 10.0.0.5:9100", "serve"},
 		{"serve --analytics=false --signup=false --webhooks-allow-private --max-body 10MB --public-ip 203.0.113.7 --public-ip 2001:db8::7", "serve"},
 		{strings.Join(every, " "), "serve"},
 		{"--domain example.com serve", "serve"},
