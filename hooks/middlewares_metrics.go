@@ -1,6 +1,7 @@
 package hooks
 
 import (
+	"net/http"
 	"time"
 
 	"github.com/pocketbase/pocketbase/core"
@@ -24,18 +25,25 @@ var deployOps = map[string]string{
 // deployMetrics counts the deploys (POST /deploy, PUT /deploy/{id}) by
 // result and duration (metrics.Deploy): it runs outside the JSON errors
 // middleware, so it sees the status that one writes. It leaves m on the
-// event for the gate's slotWait. Every other route passes through.
+// event of every write (POST, PUT, PATCH: a deploy, a blob upload, a
+// page's redeploy), for the deploy gate's slotWait. Every other request
+// passes through untouched.
 func deployMetrics(m *metrics.Metrics) *hook.Handler[*core.RequestEvent] {
 	return &hook.Handler[*core.RequestEvent]{
 		Id:       deployMetricsMiddlewareId,
 		Priority: deployMetricsMiddlewarePriority,
 		Func: func(e *core.RequestEvent) error {
+			switch e.Request.Method {
+			case http.MethodPost, http.MethodPut, http.MethodPatch:
+				e.Set(deployMetricsKey, m)
+			default:
+				return e.Next()
+			}
 			op, ok := deployOps[e.Request.Pattern]
 			if !ok {
 				return e.Next()
 			}
 			start := time.Now()
-			e.Set(deployMetricsKey, m)
 			err := e.Next()
 			status := e.Status()
 			if !e.Written() && err != nil {
@@ -53,8 +61,8 @@ func deployMetrics(m *metrics.Metrics) *hook.Handler[*core.RequestEvent] {
 // counts the deploy as waiting (sitedrop_deploy_slot_waiting), and the
 // function it returns, called when the wait ends (with the slot or
 // without), observes how long it took (sitedrop_deploy_slot_wait_seconds).
-// A request deployMetrics did not see (a blob upload, a page's redeploy)
-// is not counted. The gate calls it as its acquire's first line:
+// A request deployMetrics did not mark (not a write) is not counted. The
+// gate calls it as its acquire's first line:
 //
 //	defer slotWait(e)()
 func slotWait(e *core.RequestEvent) (done func()) {
