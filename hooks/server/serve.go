@@ -122,7 +122,7 @@ func BindServeFlags(fs *pflag.FlagSet, s *Config) {
 	fs.IntVar(&s.NewCertsPerHour, "new-certs-per-hour", s.NewCertsPerHour, "new certificates obtained on demand per hour, to spare the CA's rate limits; anonymous sites may take at most half (-1: no limit; not used with --dns-provider)")
 	fs.IntVar(&s.MaxConnsPerIP, "max-conns-per-ip", s.MaxConnsPerIP, "open connections allowed per client IP (IPv6: per /64); more are closed at once (0: no limit; --trusted-proxies are not counted)")
 	fs.BoolVar(&s.Replica, "replica", s.Replica, "serve only the sites published to --store s3://... (no database, API or dashboard), behind a load balancer or CDN")
-	fs.StringVar(&s.MetricsAddr, "metrics", s.MetricsAddr, "serve Prometheus metrics at /metrics on this address, e.g. 127.0.0.1:9100, a listener of their own (default: off)")
+	fs.StringVar(&s.MetricsAddr, "metrics", s.MetricsAddr, "serve Prometheus metrics at /metrics on this address, e.g. 127.0.0.1:9180, a listener of their own (default: off)")
 	fs.DurationVar(&s.ShutdownTimeout, "shutdown-timeout", s.ShutdownTimeout, "how long SIGTERM waits for in-flight requests and uploads (0: no wait)")
 }
 

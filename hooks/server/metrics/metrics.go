@@ -15,7 +15,7 @@
 //	m := metrics.New()
 //	srv := serve.NewServer(load, blobs, serve.ServerOptions{CacheCounter: m})
 //	front := &server.Front{..., Metrics: m}          // requests, latency, bytes
-//	ln, err := metrics.Listen("127.0.0.1:9100", m)   // GET /metrics
+//	ln, err := metrics.Listen("127.0.0.1:9180", m)   // GET /metrics
 package metrics
 
 import (
