@@ -203,10 +203,22 @@ func build(app core.App, cfg *Config) (*built, error) {
 	bindJobs(app, jobs, upkeep, domainSvc, statsFlush)
 	bindDomainTable(app, domainTable, tlsCerts, pub)
 	bindMetricsHooks(app, m)
-	app.OnServe().BindFunc(func(se *core.ServeEvent) error {
+	app.OnServe().BindFunc(func(se *core.ServeEvent) (err error) {
 		cfg.learnListenPort(se)
 		if err := bindOpenAPI(se, cfg.webURL()); err != nil { // needs the web URL
 			return err
+		}
+		// the metrics listen first, so they see every answer of the others
+		var ms *metrics.Server
+		if se.Server != nil && cfg.Serve.MetricsAddr != "" {
+			if ms, err = metrics.Listen(cfg.Serve.MetricsAddr, m); err != nil {
+				return err
+			}
+			defer func() {
+				if err != nil {
+					ms.Close()
+				}
+			}()
 		}
 		// one cap per client, over the main and the plain HTTP listener
 		conns := serve.NewConnLimit(cfg.Serve.MaxConnsPerIP, proxies)
@@ -282,15 +294,7 @@ func build(app core.App, cfg *Config) (*built, error) {
 			return nil
 		}
 		var others []*http.Server // beside the main listener, drained with it
-		if addr := cfg.Serve.MetricsAddr; addr != "" {
-			ms, err := metrics.Listen(addr, m)
-			if err != nil {
-				if ts != nil {
-					ts.Close()
-				}
-				ln.Close()
-				return err
-			}
+		if ms != nil {
 			others = append(others, ms.HTTP())
 		}
 		life.Start()

@@ -101,21 +101,21 @@ func RunReplica(ctx context.Context, c Config, rc ReplicaConfig, out, logs io.Wr
 		s3.CountErrors(m)
 	}
 	rep := replica.New(replica.Config{Objects: s3, Blobs: s3, Logger: logger, Server: opts})
-	ln, err := net.Listen("tcp", c.HTTPAddr)
-	if err != nil {
-		return err
-	}
 	var handler http.Handler = rep
 	if m != nil {
+		// the metrics listen first, so they see every answer
 		m.Replica(rep.LastSync)
 		ms, err := metrics.Listen(c.MetricsAddr, m)
 		if err != nil {
-			ln.Close()
 			return err
 		}
-		defer ms.Shutdown(context.Background())
+		defer ms.Close()
 		fmt.Fprintf(out, "sitedrop replica metrics at http://%s%s\n", ms.Addr(), metrics.Path)
 		handler = measureReplica(m, rc.Hosts, rep)
+	}
+	ln, err := net.Listen("tcp", c.HTTPAddr)
+	if err != nil {
+		return err
 	}
 	srv := &http.Server{Handler: handler, ConnContext: serve.ConnContext}
 	c.SetTimeouts(srv)

@@ -150,6 +150,13 @@ func (s *Server) Addr() net.Addr { return s.ln.Addr() }
 // others.
 func (s *Server) HTTP() *http.Server { return s.srv }
 
+// Close stops the listener at once.
+func (s *Server) Close() error {
+	err := s.srv.Close()
+	s.ln.Close() // in case Serve has not taken it yet
+	return err
+}
+
 // Shutdown stops the listener, waiting for scrapes in flight until ctx
 // ends.
 func (s *Server) Shutdown(ctx context.Context) error {
