@@ -6,7 +6,9 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -426,5 +428,48 @@ func TestMetricsCertificates(t *testing.T) {
 	}
 	if got := metricValue(scrapeMetrics(t, maddr), "sitedrop_certificates_total", "result=failed"); got != 0 {
 		t.Errorf("%v failed certificates", got)
+	}
+}
+
+// TestMetricsWebhookDelivery: a real delivery, failed once (502) then
+// delivered, counts one retry and one delivery.
+func TestMetricsWebhookDelivery(t *testing.T) {
+	calls := 0
+	var mu sync.Mutex
+	rcv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		defer mu.Unlock()
+		if calls++; calls == 1 {
+			w.WriteHeader(http.StatusBadGateway)
+			return
+		}
+		w.WriteHeader(http.StatusNoContent)
+	}))
+	defer rcv.Close()
+	app, sd := newFixtureApp(t, func(c *Config) { c.WebhooksAllowPrivate = true })
+	defer app.Cleanup()
+	sd.deliverer.Backoff = func(int) time.Duration { return 0 }
+	mux := newMux(t, app)
+	if res, body := do(t, mux, http.MethodPost, "/webhooks/"+idAliceSite, `{"url":"`+rcv.URL+`/hook","events":["submission"]}`, bearer(keyAlice)); res.StatusCode != 200 {
+		t.Fatalf("webhook: %d %s", res.StatusCode, body)
+	}
+	do(t, mux, http.MethodPost, "/submit/"+idAliceSite, `{"name":"Ann"}`, nil)
+	for range 2 {
+		if _, err := sd.deliverer.RunOnce(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	fams, err := sd.metrics.Registry().Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := map[string]*dto.MetricFamily{}
+	for _, f := range fams {
+		m[f.GetName()] = f
+	}
+	for result, want := range map[string]float64{metrics.WebhookRetrying: 1, metrics.WebhookDelivered: 1, metrics.WebhookFailed: 0} {
+		if got := metricValue(m, "sitedrop_webhook_deliveries_total", "result="+result); got != want {
+			t.Errorf("webhook deliveries %s: %v, want %v", result, got, want)
+		}
 	}
 }
