@@ -5,7 +5,8 @@
 // single-page apps and 404 pages; answers ETag, Range and HEAD. Its
 // listener sends each site response in one write (Listener, Cork) and
 // caps each client's open connections (ConnLimit). An optional Recorder (sites/analytics) counts
-// each answer of a known site. A protected site is behind its gate
+// each answer of a known site, and an optional CacheCounter (the metrics)
+// the content cache's hits and misses. A protected site is behind its gate
 // (gate*.go): a password form or a share link, then a signed cookie,
 // all from the sites.Site alone. Checker gives the same path resolution,
 // without bytes, to the deploy report. The routing of hosts is in hooks.
