@@ -165,12 +165,24 @@ var depsRules = `
 	sitedrop/sites/serve
 	< sitedrop/hooks/server/certs;
 
+	# Metrics: the Prometheus collectors of every part, on a private
+	# registry, served on --metrics' own listener. It implements the small
+	# counting interfaces the parts define (serve's CacheCounter, store's
+	# ErrorCounter), so it builds on them and they never import
+	# Prometheus: the hot path counts through an interface, and sites/
+	# stays free of the exporter. The front door (hooks/server) and the
+	# bindings (hooks) hand it their events.
+	sitedrop/sites/serve,
+	sitedrop/sites/store
+	< sitedrop/hooks/server/metrics;
+
 	# The front door: client addresses, listeners and their caps, TLS
-	# (certs), the site server it hands site hosts to (serve), and the
-	# serve command, whose --replica mode serves from the primary's
-	# store (replica).
+	# (certs), the site server it hands site hosts to (serve), the
+	# metrics of what it answers (metrics), and the serve command, whose
+	# --replica mode serves from the primary's store (replica).
 	sitedrop/hooks/server/certs,
 	sitedrop/sites/analytics/ship,
+	sitedrop/hooks/server/metrics,
 	sitedrop/sites/replica
 	< sitedrop/hooks/server;
 

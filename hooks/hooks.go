@@ -1,6 +1,7 @@
 package hooks
 
 import (
+	"net/http"
 	"sync/atomic"
 	"time"
 
@@ -8,6 +9,7 @@ import (
 
 	"sitedrop/hooks/server"
 	"sitedrop/hooks/server/certs"
+	"sitedrop/hooks/server/metrics"
 	"sitedrop/sites"
 	"sitedrop/sites/analytics"
 	"sitedrop/sites/analytics/statsdb"
@@ -17,6 +19,7 @@ import (
 	"sitedrop/sites/publish"
 	"sitedrop/sites/ratelimit"
 	"sitedrop/sites/serve"
+	"sitedrop/sites/store"
 	"sitedrop/sites/store/s3store"
 )
 
@@ -94,6 +97,7 @@ type built struct {
 	sessions   *sessions
 	domainSvc  *domains.Service
 	tlsCerts   *atomic.Pointer[certs.Manager]
+	metrics    *metrics.Metrics
 	*siteHosts
 	*intake.Guards
 }
@@ -122,10 +126,17 @@ func build(app core.App, cfg *Config) (*built, error) {
 	hosts := sites.NewHostSplit(cfg.Domain, cfg.SitesDomain)
 	webHost, sitesDomain := hosts.Domains()
 
+	// The metrics: counted always (atomic adds), served with --metrics
+	// (a flag of the serve command, read in OnServe).
+	m := metrics.New()
+
 	// The sites and their serving.
 	blobs, s3, err := openStore(app, cfg)
 	if err != nil {
 		return nil, err
+	}
+	if c, ok := blobs.(interface{ CountErrors(store.ErrorCounter) }); ok {
+		c.CountErrors(m)
 	}
 	reserved := cfg.ReservedSlugs
 	if label := sites.WebHostLabel(cfg.Domain, cfg.SitesDomain); label != "" {
@@ -144,6 +155,7 @@ func build(app core.App, cfg *Config) (*built, error) {
 		ClientIP:          proxies.ClientIP, // analytics and the gate's attempt limits
 		GateCookieTTL:     cfg.ProtectCookieTTL,
 		SecureCookies:     cfg.siteOverTLS,
+		CacheCounter:      m,
 	}
 	stats, statsFlush := newAnalytics(app, cfg.Analytics, s3) // with S3: the replicas' counts merged
 	if stats != nil {
@@ -164,7 +176,7 @@ func build(app core.App, cfg *Config) (*built, error) {
 		SiteHost:  hosts.SiteHost,
 	})
 	domainDesk := &domainDesk{svc: domainSvc, actions: ratelimit.New(domainActionsPerMinute, time.Minute), cfg: cfg}
-	front := &siteHosts{app: app, cfg: cfg, hosts: hosts, server: siteServer, domains: domainTable}
+	front := &siteHosts{app: app, cfg: cfg, hosts: hosts, server: siteServer, domains: domainTable, metrics: m}
 	// tlsCerts is the certificate manager once --https has built it
 	// (server.TLS.Prepare); nil without TLS. The domains' record hooks read
 	// it to drop the certificate of a released domain and to order that of
@@ -173,6 +185,8 @@ func build(app core.App, cfg *Config) (*built, error) {
 
 	// The web host's limits and sessions.
 	gate := newDeployGate(cfg)
+	m.DeploySlots(gate.InUse, gate.Slots())
+	gate.Observe(m)
 	webhookSends := ratelimit.New(webhookSendsPerMinute, time.Minute)
 	uploads := ratelimit.New(int(uploadBytesFactor*cfg.MaxBody), time.Hour)
 	guards := newBodyGuards(cfg)
@@ -191,10 +205,23 @@ func build(app core.App, cfg *Config) (*built, error) {
 	bindLifecycle(app, life, send, statsFlush, jobs)
 	bindJobs(app, jobs, upkeep, domainSvc, statsFlush)
 	bindDomainTable(app, domainTable, tlsCerts, pub)
-	app.OnServe().BindFunc(func(se *core.ServeEvent) error {
+	bindMetricsHooks(app, m)
+	app.OnServe().BindFunc(func(se *core.ServeEvent) (err error) {
 		cfg.learnListenPort(se)
 		if err := bindOpenAPI(se, cfg.links().Web()); err != nil { // needs the web URL
 			return err
+		}
+		// the metrics listen first, so they see every answer of the others
+		var ms *metrics.Server
+		if se.Server != nil && cfg.Serve.MetricsAddr != "" {
+			if ms, err = metrics.Listen(cfg.Serve.MetricsAddr, m); err != nil {
+				return err
+			}
+			defer func() {
+				if err != nil {
+					ms.Close()
+				}
+			}()
 		}
 		// one cap per client, over the main and the plain HTTP listener
 		conns := serve.NewConnLimit(cfg.Serve.MaxConnsPerIP, proxies)
@@ -219,6 +246,7 @@ func build(app core.App, cfg *Config) (*built, error) {
 		door := front.front() // the listen address is known: complete
 		door.Bind(se.Router)
 		bindWWWRedirect(se, hosts, cfg)
+		se.Router.Bind(deployMetrics(m))
 		se.Router.Bind(jsonErrorsMiddleware())
 		se.Router.Bind(builtinAuthGuard())
 		se.Router.Bind(superuserSignInLimit(proxies.RateKey))
@@ -268,19 +296,23 @@ func build(app core.App, cfg *Config) (*built, error) {
 		if se.Server == nil { // a test harness, not a real server
 			return nil
 		}
+		var others []*http.Server // beside the main listener, drained with it
+		if ms != nil {
+			others = append(others, ms.HTTP())
+		}
 		life.Start()
 		if w := cfg.Serve.Banner; w != nil {
 			printBanner(w, cfg)
 		}
 		if ts == nil {
-			server.BindGracefulShutdown(app, cfg.Serve.ShutdownTimeout, se.Server)
+			server.BindGracefulShutdown(app, cfg.Serve.ShutdownTimeout, se.Server, others...)
 			return nil
 		}
 		if err := ts.Start(se.Server); err != nil {
 			ts.Close()
 			return err
 		}
-		server.BindGracefulShutdown(app, cfg.Serve.ShutdownTimeout, se.Server, ts.HTTP)
+		server.BindGracefulShutdown(app, cfg.Serve.ShutdownTimeout, se.Server, append(others, ts.HTTP)...)
 		ts.BindCleanup(app)
 		return nil
 	})
@@ -289,6 +321,6 @@ func build(app core.App, cfg *Config) (*built, error) {
 		app: app, cfg: cfg, svc: svc, server: siteServer, s3: s3, publisher: pub.pub,
 		analytics: stats, statsFlush: statsFlush, upkeep: upkeep, notifier: notifier,
 		deliverer: deliverer, jobs: jobs, gate: gate, hosts: hosts, proxies: proxies,
-		sessions: sessions, domainSvc: domainSvc, tlsCerts: tlsCerts, siteHosts: front, Guards: guards,
+		sessions: sessions, domainSvc: domainSvc, tlsCerts: tlsCerts, metrics: m, siteHosts: front, Guards: guards,
 	}, nil
 }

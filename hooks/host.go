@@ -7,6 +7,7 @@ import (
 	"github.com/pocketbase/pocketbase/tools/hook"
 
 	"sitedrop/hooks/server"
+	"sitedrop/hooks/server/metrics"
 	"sitedrop/sites"
 	"sitedrop/sites/domains"
 	"sitedrop/sites/serve"
@@ -26,6 +27,9 @@ type siteHosts struct {
 	server *serve.Server
 	// domains routes custom domains' hosts.
 	domains *domains.Table
+	// metrics counts the listeners' answers when --metrics is set, and
+	// the certificates' events.
+	metrics *metrics.Metrics
 }
 
 // front builds the front door (see server.Front): call it in OnServe,
@@ -39,7 +43,18 @@ func (h *siteHosts) front() *server.Front {
 		ListenHost:   h.cfg.listenHost,
 		PublicHost:   server.PublicHostOf(h.cfg.PublicURL),
 		Logger:       h.app.Logger(),
+		Metrics:      h.requestMetrics(),
 	}
+}
+
+// requestMetrics is the front door's Metrics: with --metrics only, since
+// measuring each request costs a little (see metrics.Measure), while the
+// other counters are atomic adds, counted always and served only then.
+func (h *siteHosts) requestMetrics() *metrics.Metrics {
+	if h.cfg.Serve.MetricsAddr == "" {
+		return nil
+	}
+	return h.metrics
 }
 
 // bindWWWRedirect sends www.<web host> (on any port) to the web URL with

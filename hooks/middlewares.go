@@ -34,6 +34,12 @@ const (
 	anonCrossOriginMiddlewareId       = "sitedropAnonCrossOrigin"
 	anonCrossOriginMiddlewarePriority = apis.DefaultActivityLoggerMiddlewarePriority + 2
 
+	// deployMetricsMiddlewareId (middlewares_metrics.go) runs just
+	// outside the JSON errors middleware, so it sees the status a
+	// deploy's error was answered with.
+	deployMetricsMiddlewareId       = "sitedropDeployMetrics"
+	deployMetricsMiddlewarePriority = jsonErrorsMiddlewarePriority - 1
+
 	// hstsMiddlewareId has the default priority: it only sets a header.
 	hstsMiddlewareId = "sitedropHSTS"
 )

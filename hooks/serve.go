@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"sitedrop/hooks/server"
+	"sitedrop/sites"
 )
 
 // ServeSettings is what the serve command (server.NewServeCommand) reads
@@ -31,6 +32,7 @@ func ServeSettings(cfg *Config) server.Settings {
 				SecureCookies:  cfg.siteOverTLS,
 				Analytics:      cfg.Analytics,
 				AnalyticsShip:  cfg.AnalyticsShip,
+				Hosts:          sites.NewHostSplit(cfg.Domain, cfg.SitesDomain),
 			}
 		},
 	}

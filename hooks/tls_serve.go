@@ -37,6 +37,7 @@ func (h *siteHosts) tls() *server.TLS {
 		HTTPSPort:  httpsPort(h.cfg),
 		StorageDir: server.CertStorageDir(h.app),
 		Logger:     h.app.Logger(),
+		CertEvents: h.metrics.CertificateEvent,
 	}
 }
 

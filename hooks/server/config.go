@@ -55,6 +55,10 @@ type Config struct {
 	// Replica serves the sites published to an S3 --store, with no
 	// database (see the serve command).
 	Replica bool
+	// MetricsAddr, when set, is where Prometheus metrics are served, at
+	// /metrics, on a listener of their own (see hooks/server/metrics):
+	// never on the main listener. Default: off.
+	MetricsAddr string
 
 	// DisableTLSALPN leaves only HTTP-01 (and DNS-01) to certmagic; tests
 	// use it to exercise the plain HTTP listener's challenges. Not a flag.

@@ -14,6 +14,8 @@
 //     binds; waiting_body.go: the refusal of a body not sent yet;
 //   - store.go: the blob store --store names (a directory or S3);
 //   - shutdown.go: the drain on SIGTERM;
+//   - metrics/: the Prometheus metrics (--metrics), on a listener of
+//     their own; Front.Wrap measures every answer by its host's class;
 //   - serve.go, replica.go: the serve command and its --replica mode,
 //     which serves the sites published to S3 with no database.
 //

@@ -13,6 +13,7 @@ import (
 	"github.com/pocketbase/pocketbase/tools/router"
 
 	"sitedrop/hooks/server/certs"
+	"sitedrop/hooks/server/metrics"
 	"sitedrop/sites"
 	"sitedrop/sites/serve"
 )
@@ -54,6 +55,9 @@ type Front struct {
 	ListenHost, PublicHost string
 	// Logger receives the site handler's panics.
 	Logger *slog.Logger
+	// Metrics, when set, counts every answer of the listeners' handler
+	// (Wrap) by the class of its host (see Route); nil: not counted.
+	Metrics *metrics.Metrics
 }
 
 // Handle is the one place that decides which part of the server answers
@@ -72,22 +76,29 @@ type Front struct {
 // The listeners' handler (Wrap) and the router middleware (Bind) both
 // call it.
 func (f *Front) Handle(w http.ResponseWriter, r *http.Request, refuseUnknown bool) (handled bool) {
+	return f.Route(w, r, refuseUnknown) != metrics.Web
+}
+
+// Route is Handle, and tells which part answered: metrics.Web when none
+// did (the caller passes the request on to the router), metrics.Unknown
+// for a refused host.
+func (f *Front) Route(w http.ResponseWriter, r *http.Request, refuseUnknown bool) metrics.HostClass {
 	if slug, isSite := f.Hosts.Site(r.Host); isSite {
 		ServeSite(f.Sites, f.Logger, w, r, slug)
-		return true
+		return metrics.Site
 	}
 	if !ValidRequestHost(r.Host) {
 		serve.RefuseHost(w)
-		return true
+		return metrics.Unknown
 	}
 	if f.CustomDomain != nil && f.CustomDomain(w, r) {
-		return true
+		return metrics.CustomDomain
 	}
 	if refuseUnknown && !f.WebHostServes(r) {
 		serve.RefuseUnknownHost(w)
-		return true
+		return metrics.Unknown
 	}
-	return false
+	return metrics.Web
 }
 
 // Bind puts the front door before every PocketBase middleware, for
@@ -112,12 +123,22 @@ func (f *Front) Bind(r *router.Router[*core.RequestEvent]) {
 // Wrap puts the front door in front of next, the server's handler once
 // PocketBase has built it (after the OnServe chain): every listener
 // serves that handler, so it is where a host the server does not serve is
-// refused.
+// refused, and where every answer is counted (Metrics).
 func (f *Front) Wrap(next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if !f.Handle(w, r, true) {
+	route := func(w http.ResponseWriter, r *http.Request) metrics.HostClass {
+		class := f.Route(w, r, true)
+		if class == metrics.Web {
 			next.ServeHTTP(w, r)
 		}
+		return class
+	}
+	if m := f.Metrics; m != nil {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			m.Measure(w, r, route)
+		})
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		route(w, r)
 	})
 }
 

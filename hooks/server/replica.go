@@ -17,6 +17,8 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"sitedrop/hooks/server/metrics"
+	"sitedrop/sites"
 	"sitedrop/sites/analytics"
 	"sitedrop/sites/analytics/ship"
 	"sitedrop/sites/replica"
@@ -44,6 +46,9 @@ type ReplicaConfig struct {
 	// (default ship.DefaultInterval; see sites/analytics/ship).
 	Analytics     bool
 	AnalyticsShip time.Duration
+	// Hosts tells site hosts (--sites-domain) from custom domains, for
+	// the metrics' host classes.
+	Hosts sites.HostSplit
 }
 
 // ShipAtShutdown bounds a replica's last ship of its counts at SIGTERM,
@@ -81,7 +86,7 @@ func checkReplicaConfig(c Config, rc ReplicaConfig) error {
 	if c.HTTPSAddr != "" {
 		return errors.New("--replica serves plain HTTP (--http): put replicas behind a load balancer or CDN that terminates TLS")
 	}
-	return nil
+	return c.checkMetrics()
 }
 
 // RunReplica is `sitedrop serve --replica`: it serves the sites the
@@ -105,15 +110,30 @@ func RunReplica(ctx context.Context, c Config, rc ReplicaConfig, out, logs io.Wr
 	if rc.Analytics {
 		opts.Recorder, shipper = startCounting(ctx, rc, s3, logger)
 	}
-	rep := replica.New(replica.Config{
-		Objects: s3, Blobs: s3, Logger: logger,
-		Server: opts,
-	})
+	var m *metrics.Metrics
+	if c.MetricsAddr != "" {
+		m = metrics.New()
+		opts.CacheCounter = m
+		s3.CountErrors(m)
+	}
+	rep := replica.New(replica.Config{Objects: s3, Blobs: s3, Logger: logger, Server: opts})
+	var handler http.Handler = rep
+	if m != nil {
+		// the metrics listen first, so they see every answer
+		m.Replica(rep.LastSync)
+		ms, err := metrics.Listen(c.MetricsAddr, m)
+		if err != nil {
+			return err
+		}
+		defer ms.Close()
+		fmt.Fprintf(out, "sitedrop replica metrics at http://%s%s\n", ms.Addr(), metrics.Path)
+		handler = measureReplica(m, rc.Hosts, rep)
+	}
 	ln, err := net.Listen("tcp", c.HTTPAddr)
 	if err != nil {
 		return err
 	}
-	srv := &http.Server{Handler: rep, ConnContext: serve.ConnContext}
+	srv := &http.Server{Handler: handler, ConnContext: serve.ConnContext}
 	c.SetTimeouts(srv)
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
@@ -167,6 +187,36 @@ func shipLast(s *ship.Shipper, logger *slog.Logger) {
 	if err := s.Ship(ctx); err != nil {
 		logger.Error("replica: analytics not shipped at shutdown", "error", err)
 	}
+}
+
+// measureReplica counts every answer of rep (see metrics.Measure), by
+// the class of its host: a site host (rc.Hosts), a published custom
+// domain, the health check on any other host (web), or a host the
+// replica does not serve (unknown).
+func measureReplica(m *metrics.Metrics, hosts sites.HostSplit, rep *replica.Replica) http.Handler {
+	route := func(w http.ResponseWriter, r *http.Request) metrics.HostClass {
+		rep.ServeHTTP(w, r)
+		switch {
+		case !sites.ValidHost(r.Host):
+			return metrics.Unknown
+		case isSiteHost(hosts, r.Host):
+			return metrics.Site
+		case rep.Publishes(r.Host):
+			return metrics.CustomDomain
+		case r.URL.Path == replica.HealthPath:
+			return metrics.Web
+		}
+		return metrics.Unknown
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		m.Measure(w, r, route)
+	})
+}
+
+// isSiteHost reports whether host is <slug>.<sites-domain>.
+func isSiteHost(hosts sites.HostSplit, host string) bool {
+	_, ok := hosts.Site(host)
+	return ok
 }
 
 // replicaServerOptions are a replica's site server options: as on the

@@ -122,6 +122,7 @@ func BindServeFlags(fs *pflag.FlagSet, s *Config) {
 	fs.IntVar(&s.NewCertsPerHour, "new-certs-per-hour", s.NewCertsPerHour, "new certificates obtained on demand per hour, to spare the CA's rate limits; anonymous sites may take at most half (-1: no limit; not used with --dns-provider)")
 	fs.IntVar(&s.MaxConnsPerIP, "max-conns-per-ip", s.MaxConnsPerIP, "open connections allowed per client IP (IPv6: per /64); more are closed at once (0: no limit; --trusted-proxies are not counted)")
 	fs.BoolVar(&s.Replica, "replica", s.Replica, "serve only the sites published to --store s3://... (no database, API or dashboard), behind a load balancer or CDN")
+	fs.StringVar(&s.MetricsAddr, "metrics", s.MetricsAddr, "serve Prometheus metrics at /metrics on this address, e.g. 127.0.0.1:9180, a listener of their own (default: off)")
 	fs.DurationVar(&s.ShutdownTimeout, "shutdown-timeout", s.ShutdownTimeout, "how long SIGTERM waits for in-flight requests and uploads (0: no wait)")
 }
 
@@ -145,6 +146,9 @@ func (c Config) Check(settings Settings) error {
 	}
 	if c.ShutdownTimeout < 0 {
 		return errors.New("--shutdown-timeout must not be negative")
+	}
+	if err := c.checkMetrics(); err != nil {
+		return err
 	}
 	if c.HTTPSAddr == "" {
 		if c.DNSProvider != "" || c.ACMECARoot != "" || c.ACMEEmail != "" {
@@ -170,6 +174,21 @@ func (c Config) Check(settings Settings) error {
 		if _, err := certs.NewDNSProvider(c.DNSProvider); err != nil {
 			return err
 		}
+	}
+	return nil
+}
+
+// checkMetrics refuses a --metrics address that cannot be listened on
+// beside the others: malformed, or one of theirs.
+func (c Config) checkMetrics() error {
+	if c.MetricsAddr == "" {
+		return nil
+	}
+	if _, _, err := SplitListenAddr(c.MetricsAddr); err != nil {
+		return fmt.Errorf("--metrics %q: %w", c.MetricsAddr, err)
+	}
+	if c.MetricsAddr == c.HTTPAddr || c.MetricsAddr == c.HTTPSAddr {
+		return fmt.Errorf("--metrics %q: the metrics need a listener of their own, not --http's or --https'", c.MetricsAddr)
 	}
 	return nil
 }

@@ -23,3 +23,30 @@ func TestCheckReplicaConfig(t *testing.T) {
 		t.Errorf("a replica with --https: %v", err)
 	}
 }
+
+// TestCheckMetricsAddr: --metrics must be a listen address of its own,
+// on the primary and on a replica.
+func TestCheckMetricsAddr(t *testing.T) {
+	for _, c := range []struct {
+		http, metrics string
+		want          string // in the error; "" for none
+	}{
+		{"127.0.0.1:8090", "", ""},
+		{"127.0.0.1:8090", "127.0.0.1:9180", ""},
+		{"127.0.0.1:8090", ":9180", ""},
+		{"127.0.0.1:8090", "127.0.0.1:8090", "a listener of their own"},
+		{"127.0.0.1:8090", "9180", "--metrics"},
+		{"127.0.0.1:8090", "host:port", "--metrics"},
+	} {
+		cfg := DefaultConfig()
+		cfg.HTTPAddr, cfg.MetricsAddr = c.http, c.metrics
+		for name, err := range map[string]error{
+			"primary": cfg.Check(Settings{}),
+			"replica": checkReplicaConfig(cfg, ReplicaConfig{Store: "s3://b"}),
+		} {
+			if c.want == "" && err != nil || c.want != "" && (err == nil || !strings.Contains(err.Error(), c.want)) {
+				t.Errorf("%s --http %s --metrics %q: %v, want %q", name, c.http, c.metrics, err, c.want)
+			}
+		}
+	}
+}

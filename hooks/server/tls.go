@@ -48,6 +48,9 @@ type TLS struct {
 	// Logger receives the certificate manager's and the plain HTTP
 	// listener's errors.
 	Logger *slog.Logger
+	// CertEvents, when set, is told of every certificate event (see
+	// certs.Config.OnEvent): the metrics count them.
+	CertEvents func(event string, data map[string]any)
 }
 
 // TLSServing is what --https adds to a serving app: the certificate
@@ -107,6 +110,7 @@ func (t *TLS) Prepare(se *core.ServeEvent, conns *serve.ConnLimit) (*TLSServing,
 		HTTPPort:        httpPort,
 		HTTPSPort:       httpsPort,
 		DisableTLSALPN:  s.DisableTLSALPN,
+		OnEvent:         t.CertEvents,
 	})
 	if err != nil {
 		ts.Close()

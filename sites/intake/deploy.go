@@ -23,7 +23,27 @@ type Gate struct {
 	// Keyed is --deploys-per-minute per account.
 	Keyed *ratelimit.Limiter
 	slots chan struct{}
+	// waits is told of every wait for a slot (Observe); nil: nobody.
+	waits SlotObserver
 }
+
+// SlotObserver is told of every wait for a deploy slot (the metrics):
+// SlotWait is called as the wait starts, and the function it returns as
+// it ends, with a slot or without.
+type SlotObserver interface {
+	SlotWait() (done func())
+}
+
+// Observe has o told of every wait for a slot from now on. Call it
+// before the gate is in use.
+func (g *Gate) Observe(o SlotObserver) { g.waits = o }
+
+// Slots is the number of slots (--concurrent-deploys); InUse how many
+// deploys hold one now.
+func (g *Gate) Slots() int { return cap(g.slots) }
+
+// InUse is the number of slots held now.
+func (g *Gate) InUse() int { return len(g.slots) }
 
 // NewGate is the gate of anonPerHour anonymous deploys an hour per
 // client, keyedPerMinute keyed deploys a minute per account and
@@ -40,6 +60,9 @@ func NewGate(anonPerHour, keyedPerMinute, concurrent int) *Gate {
 // release; it gives up (context.Canceled) when ctx, the request's, ends:
 // the client went away.
 func (g *Gate) Acquire(ctx context.Context) (func(), error) {
+	if g.waits != nil {
+		defer g.waits.SlotWait()()
+	}
 	select {
 	case g.slots <- struct{}{}:
 		return func() { <-g.slots }, nil

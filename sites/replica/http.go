@@ -30,6 +30,12 @@ func (r *Replica) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 	r.server.ServeSite(w, req, host)
 }
 
+// Publishes reports whether host (a valid Host header, see
+// sites.ValidHost) has a published document.
+func (r *Replica) Publishes(host string) bool {
+	return r.published(sites.NormHost(host))
+}
+
 // published reports whether host has a published document.
 func (r *Replica) published(host string) bool {
 	r.mu.Lock()

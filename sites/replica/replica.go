@@ -31,6 +31,7 @@ import (
 	"log/slog"
 	"maps"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"golang.org/x/sync/singleflight"
@@ -84,6 +85,17 @@ type Replica struct {
 	docs *docCache
 	// fetches merges concurrent reads of one host's document.
 	fetches singleflight.Group
+	// synced is when Poll last succeeded (Unix nanoseconds; 0: never).
+	synced atomic.Int64
+}
+
+// LastSync is when a poll last succeeded: the index is as current as the
+// store was then. Zero before the first.
+func (r *Replica) LastSync() time.Time {
+	if n := r.synced.Load(); n != 0 {
+		return time.Unix(0, n)
+	}
+	return time.Time{}
 }
 
 // New returns a replica; Run (or Poll) fills its index.
@@ -151,7 +163,12 @@ func (r *Replica) Run(ctx context.Context) {
 
 // Poll reads the change feed (or lists the published documents) and
 // switches every changed site (see the package comment).
-func (r *Replica) Poll(ctx context.Context) error {
+func (r *Replica) Poll(ctx context.Context) (err error) {
+	defer func() {
+		if err == nil {
+			r.synced.Store(time.Now().UnixNano())
+		}
+	}()
 	r.mu.Lock()
 	pos := r.feed
 	if r.index == nil {

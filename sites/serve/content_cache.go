@@ -18,10 +18,12 @@ type contentCache struct {
 	budget int64
 	used   int64
 	items  map[string][]byte
+	// counter counts hits and misses; nil: not counted.
+	counter CacheCounter
 }
 
-func newContentCache(budget int64) *contentCache {
-	return &contentCache{budget: budget, items: map[string][]byte{}}
+func newContentCache(budget int64, counter CacheCounter) *contentCache {
+	return &contentCache{budget: budget, items: map[string][]byte{}, counter: counter}
 }
 
 // load returns the bytes of blob hash, from memory or else from store
@@ -30,6 +32,9 @@ func (c *contentCache) load(ctx context.Context, blobStore store.BlobStore, hash
 	c.mu.RLock()
 	data, ok := c.items[hash]
 	c.mu.RUnlock()
+	if c.counter != nil {
+		c.counter.ContentCache(ok)
+	}
 	if ok {
 		return data, nil
 	}

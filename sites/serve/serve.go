@@ -5,7 +5,8 @@
 // single-page apps and 404 pages; answers ETag, Range and HEAD. Its
 // listener sends each site response in one write (Listener, Cork) and
 // caps each client's open connections (ConnLimit). An optional Recorder (sites/analytics) counts
-// each answer of a known site. A protected site is behind its gate
+// each answer of a known site, and an optional CacheCounter (the metrics)
+// the content cache's hits and misses. A protected site is behind its gate
 // (gate*.go): a password form or a share link, then a signed cookie,
 // all from the sites.Site alone. Checker gives the same path resolution,
 // without bytes, to the deploy report. The routing of hosts is in hooks.
@@ -140,6 +141,14 @@ type Recorder interface {
 	Record(analytics.Hit)
 }
 
+// CacheCounter counts the lookups of the content cache (small files'
+// bytes): hits, and misses read from the store. It is called on the
+// request's goroutine: it must be cheap, and allocate nothing
+// (hooks/server/metrics' counters).
+type CacheCounter interface {
+	ContentCache(hit bool)
+}
+
 // ServerOptions size the server's caches. Zero fields take the defaults.
 type ServerOptions struct {
 	// SiteCacheBytes bounds the memory of cached sites (manifests and
@@ -154,6 +163,9 @@ type ServerOptions struct {
 	RuleCacheBytes int64
 	// Recorder, when not nil, counts every answer of a known site.
 	Recorder Recorder
+	// CacheCounter, when not nil, counts the content cache's hits and
+	// misses.
+	CacheCounter CacheCounter
 	// ClientIP gives the Recorder and the gate's attempt limits a
 	// request's client address (behind a trusted proxy, not the
 	// connection's). Default: r.RemoteAddr.
@@ -197,7 +209,7 @@ func NewServer(load SiteLoader, blobStore store.BlobStore, opts ...ServerOptions
 		load:     load,
 		store:    blobStore,
 		cache:    newSiteCache(o.SiteCacheBytes),
-		content:  newContentCache(o.ContentCacheBytes),
+		content:  newContentCache(o.ContentCacheBytes, o.CacheCounter),
 		ruleSets: newRuleCache(max(o.RuleCacheBytes, maxRuleSetBytes), defaultRuleKeep, defaultCompileSlots()),
 		rec:      o.Recorder,
 		clientIP: o.ClientIP,

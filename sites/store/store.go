@@ -16,6 +16,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"time"
 )
 
@@ -41,6 +42,14 @@ type BlobStore interface {
 	Delete(ctx context.Context, hash string) error
 	// Walk calls fn for every stored blob with its last write time.
 	Walk(ctx context.Context, fn func(hash string, modTime time.Time) error) error
+}
+
+// ErrorCounter counts a store's failed operations (hooks/server/metrics):
+// backend names the store ("file", "s3"), op the operation. An answer
+// that is no failure (a missing blob, an unmodified object, a condition
+// not met) is not counted. It must be safe for concurrent use.
+type ErrorCounter interface {
+	StoreError(backend, op string)
 }
 
 // Blob is an open stored blob.
@@ -90,6 +99,22 @@ func ValidHash(h string) bool {
 // never leaves a partial blob under a real name.
 type FSStore struct {
 	root string
+	// errs counts failed operations (CountErrors); nil: not counted.
+	errs atomic.Pointer[ErrorCounter]
+}
+
+// CountErrors has every failed write, read or delete of the store
+// counted by c (backend "file"); a missing blob is no failure.
+func (s *FSStore) CountErrors(c ErrorCounter) { s.errs.Store(&c) }
+
+// counted counts err, when not nil, as a failure of op, and returns it.
+func (s *FSStore) counted(op string, err error) error {
+	if err != nil {
+		if c := s.errs.Load(); c != nil {
+			(*c).StoreError("file", op)
+		}
+	}
+	return err
 }
 
 // NewFSStore returns an FSStore rooted at dir, creating the folder.
@@ -154,6 +179,7 @@ func (s *FSStore) stat(hash string) (string, fs.FileInfo, error) {
 
 // Put implements BlobStore.
 func (s *FSStore) Put(_ context.Context, hash string, data []byte) (err error) {
+	defer func() { s.counted("put", err) }()
 	p, err := s.path(hash)
 	if err != nil {
 		return err
@@ -201,12 +227,12 @@ func (s *FSStore) Open(_ context.Context, hash string) (Blob, error) {
 		if errors.Is(err, fs.ErrNotExist) {
 			return nil, ErrBlobNotFound
 		}
-		return nil, fmt.Errorf("open blob %s: %w", hash, err)
+		return nil, s.counted("open", fmt.Errorf("open blob %s: %w", hash, err))
 	}
 	st, err := f.Stat()
 	if err != nil {
 		f.Close()
-		return nil, fmt.Errorf("stat blob %s: %w", hash, err)
+		return nil, s.counted("open", fmt.Errorf("stat blob %s: %w", hash, err))
 	}
 	return &fileBlob{File: f, size: st.Size(), mod: st.ModTime()}, nil
 }
@@ -218,7 +244,7 @@ func (s *FSStore) Delete(_ context.Context, hash string) error {
 		return err
 	}
 	if err := os.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return fmt.Errorf("delete blob %s: %w", hash, err)
+		return s.counted("delete", fmt.Errorf("delete blob %s: %w", hash, err))
 	}
 	return nil
 }

@@ -18,6 +18,11 @@ func (s *FSStore) PutBatch(ctx context.Context, blobs map[string][]byte) (err er
 	type pending struct{ tmp, final string }
 	written := make([]pending, 0, len(blobs))
 	defer func() {
+		if err != nil && ctx.Err() == nil {
+			s.counted("put", err)
+		}
+	}()
+	defer func() {
 		if err != nil {
 			for _, p := range written {
 				os.Remove(p.tmp)

@@ -76,6 +76,11 @@ type Config struct {
 	HTTPPort, HTTPSPort int
 	// DisableTLSALPN leaves only HTTP-01 (and DNS-01) (tests).
 	DisableTLSALPN bool
+	// OnEvent, when set, is told of every certificate event of both
+	// configs (certmagic's: cert_obtained, cert_failed...), on the
+	// goroutine that emits it: it must return at once (the metrics
+	// count them).
+	OnEvent func(event string, data map[string]any)
 }
 
 // Manager obtains and renews the TLS certificates of a serving app
@@ -155,8 +160,15 @@ func New(cfg Config) (*Manager, error) {
 		Capacity: maxCachedCerts,
 		Logger:   logger,
 	})
-	m.web = certmagic.New(m.cache, certmagic.Config{Storage: m.storage, Logger: logger})
-	m.sites = certmagic.New(m.cache, certmagic.Config{Storage: m.storage, Logger: logger})
+	var onEvent func(context.Context, string, map[string]any) error
+	if cfg.OnEvent != nil {
+		onEvent = func(_ context.Context, event string, data map[string]any) error {
+			cfg.OnEvent(event, data)
+			return nil
+		}
+	}
+	m.web = certmagic.New(m.cache, certmagic.Config{Storage: m.storage, Logger: logger, OnEvent: onEvent})
+	m.sites = certmagic.New(m.cache, certmagic.Config{Storage: m.storage, Logger: logger, OnEvent: onEvent})
 
 	tmpl := certmagic.ACMEIssuer{
 		CA:           cfg.CA,

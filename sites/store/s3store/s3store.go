@@ -17,10 +17,13 @@ import (
 	"fmt"
 	"net/url"
 	"strings"
+	"sync/atomic"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
+
+	"sitedrop/sites/store"
 )
 
 // Location is where a store lives, as an s3:// URL says:
@@ -81,6 +84,8 @@ type Store struct {
 	// Has costs no request for content the store is known to hold (only
 	// this process's collector deletes blobs, and it forgets them).
 	present *hashSet
+	// errs counts failed requests (CountErrors); nil: not counted.
+	errs atomic.Pointer[store.ErrorCounter]
 }
 
 // Open connects to the store at loc. It sends no request: a wrong bucket
@@ -97,7 +102,9 @@ func Open(ctx context.Context, loc Location) (*Store, error) {
 	if cfg.Region == "" {
 		cfg.Region = "us-east-1"
 	}
-	client := s3.NewFromConfig(cfg, func(o *s3.Options) {
+	st := &Store{loc: loc, present: newHashSet(presentMax)}
+	st.client = s3.NewFromConfig(cfg, func(o *s3.Options) {
+		o.APIOptions = append(o.APIOptions, st.countErrors)
 		if loc.Endpoint != "" {
 			o.BaseEndpoint = aws.String(loc.Endpoint)
 			o.UsePathStyle = true
@@ -107,7 +114,7 @@ func Open(ctx context.Context, loc Location) (*Store, error) {
 			o.ResponseChecksumValidation = aws.ResponseChecksumValidationWhenRequired
 		}
 	})
-	return &Store{client: client, loc: loc, present: newHashSet(presentMax)}, nil
+	return st, nil
 }
 
 // Location is where the store lives.

@@ -1,0 +1,126 @@
+package server
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"maps"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"sitedrop/hooks/server/metrics"
+	"sitedrop/sites"
+	"sitedrop/sites/serve"
+	"sitedrop/sites/store"
+)
+
+// TestFrontWrapMeasures: with Metrics, the listeners' handler counts
+// every answer by the part that gave it: a site, a custom domain, the
+// web host (the router), or a refused host.
+func TestFrontWrapMeasures(t *testing.T) {
+	m := metrics.New()
+	f := &Front{
+		Hosts: sites.NewHostSplit("web.test", "sites.test"),
+		Sites: slugServer{},
+		CustomDomain: func(w http.ResponseWriter, r *http.Request) bool {
+			if r.Host != "shop.custom.test" {
+				return false
+			}
+			io.WriteString(w, "custom")
+			return true
+		},
+		Logger:  slog.New(slog.DiscardHandler),
+		Metrics: m,
+	}
+	h := f.Wrap(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Error(w, "router", http.StatusNotFound)
+	}))
+	for _, host := range []string{"alice.sites.test", "alice.sites.test", "shop.custom.test", "web.test", "evil.example", "bad..host"} {
+		req := httptest.NewRequest(http.MethodGet, "http://placeholder/", nil)
+		req.Host = host
+		h.ServeHTTP(httptest.NewRecorder(), req)
+	}
+	fams, err := m.Registry().Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]float64{}
+	for _, f := range fams {
+		if f.GetName() != "sitedrop_http_requests_total" {
+			continue
+		}
+		for _, s := range f.GetMetric() {
+			if v := s.GetCounter().GetValue(); v != 0 {
+				got[s.GetLabel()[0].GetValue()+"/"+s.GetLabel()[1].GetValue()] = v
+			}
+		}
+	}
+	want := map[string]float64{"site/2xx": 2, "custom_domain/2xx": 1, "web/4xx": 1, "unknown/4xx": 2}
+	if !maps.Equal(got, want) {
+		t.Errorf("requests by host_class/status_class: %v, want %v", got, want)
+	}
+}
+
+// benchSite is BenchmarkServeSite's page (the size of sites/serve's).
+var benchSite = "<!doctype html><title>demo</title>" + strings.Repeat("<p>Lorem ipsum dolor sit amet.</p>\n", 200)
+
+// BenchmarkServeSiteMetrics is sites/serve's BenchmarkServeSite (a
+// cached page, sent as its brotli variant) through the front door, with
+// metrics off and on: on, each answer is measured (Front.Metrics) and
+// its content cache lookup counted (serve.CacheCounter).
+func BenchmarkServeSiteMetrics(b *testing.B) {
+	blobs, err := store.NewFSStore(b.TempDir())
+	if err != nil {
+		b.Fatal(err)
+	}
+	man, data, err := sites.DeployedFiles(context.Background(), []sites.File{{Path: "index.html", ContentType: "text/html; charset=utf-8", Data: []byte(benchSite)}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	for h, d := range data {
+		if err := blobs.Put(context.Background(), h, d); err != nil {
+			b.Fatal(err)
+		}
+	}
+	site := sites.Site{Slug: "demo", Status: sites.StatusActive, Files: man}
+	load := func(string) (*sites.Site, error) { cp := site; return &cp, nil }
+	for _, on := range []bool{false, true} {
+		name := "off"
+		var m *metrics.Metrics
+		opts := serve.ServerOptions{}
+		if on {
+			name, m = "on", metrics.New()
+			opts.CacheCounter = m
+		}
+		b.Run(name, func(b *testing.B) {
+			f := &Front{Hosts: sites.NewHostSplit("web.test", "sites.test"), Sites: serve.NewServer(load, blobs, opts),
+				Logger: slog.New(slog.DiscardHandler), Metrics: m}
+			h := f.Wrap(http.NotFoundHandler())
+			req := httptest.NewRequest(http.MethodGet, "http://demo.sites.test/", nil)
+			req.Header.Set("Accept-Encoding", "gzip, deflate, br")
+			w := &discardWriter{h: http.Header{}}
+			h.ServeHTTP(w, req) // warm the caches
+			if w.status != http.StatusOK || w.h.Get("Content-Encoding") != sites.EncodingBrotli {
+				b.Fatalf("answered %d %q, want 200 br", w.status, w.h.Get("Content-Encoding"))
+			}
+			b.ReportAllocs()
+			b.ResetTimer()
+			for b.Loop() {
+				clear(w.h)
+				h.ServeHTTP(w, req)
+			}
+		})
+	}
+}
+
+// discardWriter is a ResponseWriter that keeps only the status.
+type discardWriter struct {
+	h      http.Header
+	status int
+}
+
+func (d *discardWriter) Header() http.Header         { return d.h }
+func (d *discardWriter) Write(b []byte) (int, error) { return len(b), nil }
+func (d *discardWriter) WriteHeader(status int)      { d.status = status }
