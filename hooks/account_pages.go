@@ -18,7 +18,9 @@ import (
 // accountPages are the signed-in user's account page, its API key forms
 // and its browser session forms.
 type accountPages struct {
-	cfg      *Config
+	cfg *Config
+	// links are the addresses the pages give out, built at serve time.
+	links    sites.Links
 	deploys  *sites.Service
 	domains  *domains.Service
 	sessions *sessions
@@ -94,7 +96,7 @@ func (a *accountPages) accountPage(e *core.RequestEvent) error {
 		d := sites.DeploymentOf(rec)
 		slug := d.Slug()
 		p.Deployments = append(p.Deployments, ui.AccountDeployment{
-			ID: d.Id, Slug: slug, Title: d.Title(), URL: a.cfg.links().Site(slug),
+			ID: d.Id, Slug: slug, Title: d.Title(), URL: a.links.Site(slug),
 			UpdatedAt: timestamp(d.Updated()),
 			Protected: d.Protection() != nil,
 		})

@@ -9,6 +9,7 @@ import (
 	"github.com/pocketbase/pocketbase/tools/router"
 
 	"sitedrop/hooks/server"
+	"sitedrop/sites"
 	"sitedrop/sites/accounts"
 	"sitedrop/sites/ratelimit"
 )
@@ -20,6 +21,9 @@ const authBodyLimit = 4 << 10
 // browser sessions started and ended, within the per-client limits.
 type signInDesk struct {
 	cfg *Config
+	// links give the web host's address the mails carry, built at
+	// serve time.
+	links sites.Links
 	// limits are the per-client (and per-address) sign-in limits.
 	limits *authLimits
 	// proxies tell the client the limits count (RateKey).
