@@ -18,9 +18,8 @@ import (
 // accountPages are the signed-in user's account page, its API key forms
 // and its browser session forms.
 type accountPages struct {
-	cfg *Config
-	// links are the addresses the pages give out, built at serve time.
-	links    sites.Links
+	cfg      *Config
+	links    sites.Links // the addresses given out, built at serve time
 	deploys  *sites.Service
 	domains  *domains.Service
 	sessions *sessions

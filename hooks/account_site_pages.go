@@ -54,9 +54,8 @@ type siteForms struct {
 // notifications, submissions).
 type sitePages struct {
 	*siteForms
-	cfg *Config
-	// links are the addresses the pages give out, built at serve time.
-	links sites.Links
+	cfg   *Config
+	links sites.Links // the addresses given out, built at serve time
 	// analytics is the site page's analytics panel.
 	analytics func(app core.App, dep string, now time.Time) (ui.SiteAnalytics, error)
 	// domains renders the custom domains panel.

@@ -20,10 +20,8 @@ const authBodyLimit = 4 << 10
 // signInDesk is the sign-in endpoints and page: codes mailed and verified,
 // browser sessions started and ended, within the per-client limits.
 type signInDesk struct {
-	cfg *Config
-	// links give the web host's address the mails carry, built at
-	// serve time.
-	links sites.Links
+	cfg   *Config
+	links sites.Links // the addresses given out, built at serve time
 	// limits are the per-client (and per-address) sign-in limits.
 	limits *authLimits
 	// proxies tell the client the limits count (RateKey).

@@ -16,8 +16,7 @@ const formBodyLimit = 16 << 10
 
 // claimPages are the claim link's page and its button.
 type claimPages struct {
-	// links are the addresses the pages give out, built at serve time.
-	links    sites.Links
+	links    sites.Links // the addresses given out, built at serve time
 	deploys  *sites.Service
 	sessions *sessions
 }

@@ -56,9 +56,8 @@ func render(e *core.RequestEvent, status int, c templ.Component) error {
 
 // homePage is the landing page: what this server is, with a curl example.
 type homePage struct {
-	cfg *Config
-	// links are the addresses the pages give out, built at serve time.
-	links    sites.Links
+	cfg      *Config
+	links    sites.Links // the addresses given out, built at serve time
 	sessions *sessions
 }
 

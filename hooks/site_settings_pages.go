@@ -17,8 +17,7 @@ import (
 // page and button.
 type settingsPages struct {
 	*siteForms
-	// links are the addresses the pages give out, built at serve time.
-	links sites.Links
+	links sites.Links // the addresses given out, built at serve time
 	// gate limits and holds the deploys a settings change makes.
 	gate *intake.Gate
 }

@@ -34,8 +34,7 @@ const (
 // formPosts is the form endpoint of the sites: posts checked and stored,
 // within a per-deployment limit, and the senders woken.
 type formPosts struct {
-	// links give the sites' addresses, built at serve time.
-	links sites.Links
+	links sites.Links // the addresses given out, built at serve time
 	// limit bounds the submissions per deployment.
 	limit *ratelimit.Limiter
 	// guards read the bodies (size, rate, memory).
