@@ -17,10 +17,7 @@ func TestCLIDeployProtected(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a server")
 	}
-	t.Setenv("XDG_CONFIG_HOME", t.TempDir())
-	t.Setenv("HOME", t.TempDir())
-	t.Setenv("SITEDROP_KEY", "")
-	t.Setenv("SITEDROP_SERVER", "")
+	clitest.CleanEnv(t)
 	addr := loopback(freePort(t))
 	srv := startServe(t, copyData(t, templates.fixtures(t)), nil, addr, "--http", addr)
 	server := "http://" + addr

@@ -41,10 +41,7 @@ func TestCLIAgainstRealServer(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a server")
 	}
-	t.Setenv("XDG_CONFIG_HOME", t.TempDir()) // no saved login of the machine's
-	t.Setenv("HOME", t.TempDir())
-	t.Setenv("SITEDROP_KEY", "")
-	t.Setenv("SITEDROP_SERVER", "")
+	clitest.CleanEnv(t) // no saved login of the machine's
 	addr := loopback(freePort(t))
 	srv := startServe(t, copyData(t, templates.fixtures(t)), func(c *Config) {
 		c.MaxFiles = 500
@@ -305,11 +302,7 @@ func TestCLILogin(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a server")
 	}
-	config := t.TempDir()
-	t.Setenv("XDG_CONFIG_HOME", config)
-	t.Setenv("HOME", t.TempDir())
-	t.Setenv("SITEDROP_KEY", "")
-	t.Setenv("SITEDROP_SERVER", "")
+	config := clitest.CleanEnv(t)
 	rcv := newSMTPReceiver(t)
 	addr := loopback(freePort(t))
 	srv := startServe(t, copyData(t, templates.fixtures(t)), nil, addr, "--http", addr)

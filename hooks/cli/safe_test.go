@@ -22,10 +22,7 @@ const hostile = "\x1b[2J\x1b]0;pwned\x07\u009b31m\u202e\r"
 // error messages) reaches the terminal without control characters, from
 // every client command.
 func TestCLIPrintsServerTextSafely(t *testing.T) {
-	t.Setenv("XDG_CONFIG_HOME", t.TempDir())
-	t.Setenv("HOME", t.TempDir())
-	t.Setenv("SITEDROP_KEY", "")
-	t.Setenv("SITEDROP_SERVER", "")
+	clitest.CleanEnv(t)
 	h := strings.ReplaceAll(strings.ReplaceAll(hostile, "\x1b", `\u001b`), "\x07", `\u0007`)
 	h = strings.ReplaceAll(strings.ReplaceAll(h, "\u009b", `\u009b`), "\r", `\r`)
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

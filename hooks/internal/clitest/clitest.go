@@ -23,3 +23,17 @@ func Run(t *testing.T, cmd *cobra.Command, args ...string) (stdout, stderr strin
 	err = cmd.Execute()
 	return out.String(), errOut.String(), err
 }
+
+// CleanEnv gives the client a machine of its own for the rest of the
+// test: an empty configuration directory (no saved login of the
+// machine's), which it returns, an empty home, and no SITEDROP_KEY or
+// SITEDROP_SERVER.
+func CleanEnv(t *testing.T) (configDir string) {
+	t.Helper()
+	configDir = t.TempDir()
+	t.Setenv("XDG_CONFIG_HOME", configDir)
+	t.Setenv("HOME", t.TempDir())
+	t.Setenv("SITEDROP_KEY", "")
+	t.Setenv("SITEDROP_SERVER", "")
+	return configDir
+}
