@@ -58,6 +58,9 @@ var depsRules = `
 	#                      changes what an applied migration did.
 	#   bench/*            tools that drive a server from outside.
 	#   s3test             an S3 server (versitygw) for tests.
+	#   hooks/internal/clitest  runs a client command in a test: shared by
+	#                      the client's tests and the server's, it needs
+	#                      only cobra.
 	#   sites/safetext     text from elsewhere made safe for a terminal or
 	#                      a log: it trusts nothing, so it needs nothing.
 	NONE
@@ -70,6 +73,7 @@ var depsRules = `
 	  sitedrop/bench/deploybench,
 	  sitedrop/bench/genfiles,
 	  sitedrop/sites/store/s3store/s3test,
+	  sitedrop/hooks/internal/clitest,
 	  sitedrop/sites/safetext;
 
 	# On the wire alone:
@@ -246,10 +250,11 @@ var depsRules = `
 	# server's bindings.
 	sitedrop/hooks !< sitedrop/hooks/cli;
 
-	# Test helpers (a contract test, an S3 server for tests) stay out of
-	# the binary.
+	# Test helpers (a contract test, an S3 server for tests, a client
+	# command's runner) stay out of the binary.
 	sitedrop/sites/store/storetest,
-	sitedrop/sites/store/s3store/s3test
+	sitedrop/sites/store/s3store/s3test,
+	sitedrop/hooks/internal/clitest
 	!< sitedrop;
 `
 

@@ -19,6 +19,7 @@ import (
 // and its browser session forms.
 type accountPages struct {
 	cfg      *Config
+	links    sites.Links // the addresses given out, built at serve time
 	deploys  *sites.Service
 	domains  *domains.Service
 	sessions *sessions
@@ -94,7 +95,7 @@ func (a *accountPages) accountPage(e *core.RequestEvent) error {
 		d := sites.DeploymentOf(rec)
 		slug := d.Slug()
 		p.Deployments = append(p.Deployments, ui.AccountDeployment{
-			ID: d.Id, Slug: slug, Title: d.Title(), URL: a.cfg.links().Site(slug),
+			ID: d.Id, Slug: slug, Title: d.Title(), URL: a.links.Site(slug),
 			UpdatedAt: timestamp(d.Updated()),
 			Protected: d.Protection() != nil,
 		})

@@ -54,7 +54,8 @@ type siteForms struct {
 // notifications, submissions).
 type sitePages struct {
 	*siteForms
-	cfg *Config
+	cfg   *Config
+	links sites.Links // the addresses given out, built at serve time
 	// analytics is the site page's analytics panel.
 	analytics func(app core.App, dep string, now time.Time) (ui.SiteAnalytics, error)
 	// domains renders the custom domains panel.
@@ -99,17 +100,17 @@ func (sp *sitePages) accountSitePage(e *core.RequestEvent) error {
 	d := sites.DeploymentOf(dep)
 	slug := d.Slug()
 	p := ui.AccountSiteProps{
-		ID: dep.Id, Slug: slug, Title: d.Title(), URL: sp.cfg.links().Site(slug),
+		ID: dep.Id, Slug: slug, Title: d.Title(), URL: sp.links.Site(slug),
 		Disabled: d.Status() != sites.StatusActive,
 		Settings: ui.SiteSettings{
 			Title: d.Title(), Description: d.Description(),
 			Favicon: d.Favicon(), IsSPA: d.IsSPA(),
 		},
-		SubmitURL:   sp.cfg.links().Web() + "/submit/" + dep.Id,
+		SubmitURL:   sp.links.Web() + "/submit/" + dep.Id,
 		NotifyEmail: d.NotifyEmail(), Total: int(total), Page: page,
 		Drop:          dropProps(sp.cfg, "Deploy again", user, dep.Id),
 		WebhookEvents: forms.WebhookEvents,
-		Protection:    siteProtection(sp.cfg, dep),
+		Protection:    siteProtection(sp.links, dep),
 	}
 	if page > 1 {
 		p.PrevPage = page - 1

@@ -86,6 +86,45 @@ func startPebble(t *testing.T, dnsAddr string, httpPort, tlsPort int) *pebbleCA 
 	return p
 }
 
+// pebbleServe is a server on loopback with --https and --http, its
+// certificates from a Pebble CA that validates against its listeners and
+// resolves through a fake DNS server, started by startPebbleServe.
+type pebbleServe struct {
+	dns       *fakeDNS
+	acme      *pebbleCA
+	srv       *liveServer
+	httpsAddr string
+	httpsPort int
+	httpAddr  string       // the plain HTTP listener
+	client    *http.Client // pinned to httpsAddr, trusting Pebble's roots
+	web       string       // the web host's https URL
+}
+
+// startPebbleServe starts Pebble, the fake DNS server and a server over
+// a copy of the fixtures with args added to its TLS flags (and
+// --dns-resolvers naming the fake DNS when resolve), and waits for the
+// web host's certificate. It skips in -short mode.
+func startPebbleServe(t *testing.T, resolve bool, args ...string) *pebbleServe {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("starts an ACME CA and a server")
+	}
+	dns := startFakeDNS(t)
+	httpPort, httpsPort := freePort(t), freePort(t)
+	httpsAddr, httpAddr := loopback(httpsPort), loopback(httpPort)
+	acme := startPebble(t, dns.addr, httpPort, httpsPort)
+	flags := []string{"--https", httpsAddr, "--http", httpAddr,
+		"--acme-ca", acme.directory, "--acme-ca-root", acme.serverRoot}
+	if resolve {
+		flags = append(flags, "--dns-resolvers", dns.addr)
+	}
+	srv := startServe(t, copyData(t, templates.fixtures(t)), nil, httpsAddr, append(flags, args...)...)
+	client := pinnedClient(httpsAddr, acme.roots)
+	waitForCertificate(t, httpsAddr, "web.test", acme.roots)
+	return &pebbleServe{dns: dns, acme: acme, srv: srv, httpsAddr: httpsAddr, httpsPort: httpsPort, httpAddr: httpAddr, client: client,
+		web: "https://web.test" + portSuffix(httpsPort)}
+}
+
 // fakeDNS is an authoritative DNS server for the .test names: every name
 // has the A record 127.0.0.1, every two-label name is a zone apex with an
 // SOA, and TXT records are what a fakeDNSProvider has set.

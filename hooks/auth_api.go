@@ -9,6 +9,7 @@ import (
 	"github.com/pocketbase/pocketbase/tools/router"
 
 	"sitedrop/hooks/server"
+	"sitedrop/sites"
 	"sitedrop/sites/accounts"
 	"sitedrop/sites/ratelimit"
 )
@@ -19,7 +20,8 @@ const authBodyLimit = 4 << 10
 // signInDesk is the sign-in endpoints and page: codes mailed and verified,
 // browser sessions started and ended, within the per-client limits.
 type signInDesk struct {
-	cfg *Config
+	cfg   *Config
+	links sites.Links // the addresses given out, built at serve time
 	// limits are the per-client (and per-address) sign-in limits.
 	limits *authLimits
 	// proxies tell the client the limits count (RateKey).

@@ -16,7 +16,7 @@ const formBodyLimit = 16 << 10
 
 // claimPages are the claim link's page and its button.
 type claimPages struct {
-	cfg      *Config
+	links    sites.Links // the addresses given out, built at serve time
 	deploys  *sites.Service
 	sessions *sessions
 }
@@ -55,7 +55,7 @@ func (c *claimPages) claimSubmit(e *core.RequestEvent) error {
 	}
 	d := sites.DeploymentOf(rec)
 	return render(e, http.StatusOK, ui.ClaimDone(c.sessions.layout(e, user), ui.ClaimDoneProps{
-		Slug: d.Slug(), Title: d.Title(), SiteURL: c.cfg.links().Site(d.Slug()),
+		Slug: d.Slug(), Title: d.Title(), SiteURL: c.links.Site(d.Slug()),
 	}))
 }
 
@@ -71,7 +71,7 @@ func (c *claimPages) claimProps(e *core.RequestEvent, rec *core.Record, errMsg s
 	return ui.ClaimProps{
 		Slug:      slug,
 		Title:     dep.Title(),
-		SiteURL:   c.cfg.links().Site(slug),
+		SiteURL:   c.links.Site(slug),
 		Token:     token,
 		LoginURL:  loginURL(c.claimPath(slug, token)),
 		ExpiresAt: exp,
@@ -82,7 +82,7 @@ func (c *claimPages) claimProps(e *core.RequestEvent, rec *core.Record, errMsg s
 
 // claimPath is the claim page's path for slug and token.
 func (c *claimPages) claimPath(slug, token string) string {
-	return c.cfg.links().Claim(slug, token)[len(c.cfg.links().Web()):]
+	return c.links.Claim(slug, token)[len(c.links.Web()):]
 }
 
 // claimError is the page for a claim link that does not work: a 400 for

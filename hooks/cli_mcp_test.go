@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"sitedrop/hooks/internal/clitest"
 )
 
 // TestMCPStdioAgainstRealServer runs `sitedrop mcp` with a saved login
@@ -23,11 +25,7 @@ func TestMCPStdioAgainstRealServer(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a server")
 	}
-	config := t.TempDir()
-	t.Setenv("XDG_CONFIG_HOME", config)
-	t.Setenv("HOME", t.TempDir())
-	t.Setenv("SITEDROP_KEY", "")
-	t.Setenv("SITEDROP_SERVER", "")
+	config := clitest.CleanEnv(t)
 	addr := loopback(freePort(t))
 	startServe(t, copyData(t, templates.fixtures(t)), nil, addr, "--http", addr)
 	server := "http://" + addr

@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"sitedrop/hooks/internal/clitest"
 )
 
 // TestCLIDeployProtected: `sitedrop deploy --password --protect` deploys
@@ -15,10 +17,7 @@ func TestCLIDeployProtected(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a server")
 	}
-	t.Setenv("XDG_CONFIG_HOME", t.TempDir())
-	t.Setenv("HOME", t.TempDir())
-	t.Setenv("SITEDROP_KEY", "")
-	t.Setenv("SITEDROP_SERVER", "")
+	clitest.CleanEnv(t)
 	addr := loopback(freePort(t))
 	srv := startServe(t, copyData(t, templates.fixtures(t)), nil, addr, "--http", addr)
 	server := "http://" + addr
@@ -27,7 +26,7 @@ func TestCLIDeployProtected(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "index.html"), []byte("<p>private</p>"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	_, errOut, err := runCLI(t, cliCommand(t, "deploy"), "--server", server, "--key", keyPia, "--slug", "cli-private", "--password", "cli password", "--protect", dir)
+	_, errOut, err := clitest.Run(t, cliCommand(t, "deploy"), "--server", server, "--key", keyPia, "--slug", "cli-private", "--password", "cli password", "--protect", dir)
 	if err != nil || !strings.Contains(errOut, "Share link (lets its holder in): http://cli-private.sites.test") {
 		t.Fatalf("folder deploy: %v %q", err, errOut)
 	}
@@ -42,7 +41,7 @@ func TestCLIDeployProtected(t *testing.T) {
 	io.WriteString(w, "<p>zipped private</p>")
 	zw.Close()
 	zf.Close()
-	_, errOut, err = runCLI(t, cliCommand(t, "deploy"), "--server", server, "--key", keyPia, "--slug", "cli-zipped", "--password", "zip password", zipPath)
+	_, errOut, err = clitest.Run(t, cliCommand(t, "deploy"), "--server", server, "--key", keyPia, "--slug", "cli-zipped", "--password", "zip password", zipPath)
 	if err != nil || strings.Contains(errOut, "Share link") {
 		t.Fatalf("archive deploy: %v %q", err, errOut)
 	}
@@ -50,7 +49,7 @@ func TestCLIDeployProtected(t *testing.T) {
 	if err != nil || site.Protection == nil || !site.Protection.CheckPassword("zip password") || site.Protection.Link {
 		t.Fatalf("archive site protection: %v %+v", err, site)
 	}
-	if _, _, err := runCLI(t, cliCommand(t, "deploy"), "--server", server, "--key", keyPia, "--slug", "cli-short", "--password", "short", dir); err == nil || !strings.Contains(err.Error(), "password must be 8 to 128 characters") {
+	if _, _, err := clitest.Run(t, cliCommand(t, "deploy"), "--server", server, "--key", keyPia, "--slug", "cli-short", "--password", "short", dir); err == nil || !strings.Contains(err.Error(), "password must be 8 to 128 characters") {
 		t.Fatalf("short password: %v", err)
 	}
 }

@@ -17,21 +17,9 @@ import (
 	"github.com/spf13/cobra"
 
 	"sitedrop/hooks/cli"
+	"sitedrop/hooks/internal/clitest"
 	"sitedrop/sites"
 )
-
-// runCLI runs a client command as `sitedrop <args>` would, and returns
-// its standard output and error output.
-func runCLI(t *testing.T, cmd *cobra.Command, args ...string) (string, string, error) {
-	t.Helper()
-	var out, errOut bytes.Buffer
-	cmd.SetOut(&out)
-	cmd.SetErr(&errOut)
-	cmd.SetIn(strings.NewReader(""))
-	cmd.SetArgs(args)
-	err := cmd.Execute()
-	return out.String(), errOut.String(), err
-}
 
 // cliCommand is the client command of that name, as main adds it.
 func cliCommand(t *testing.T, name string) *cobra.Command {
@@ -53,10 +41,7 @@ func TestCLIAgainstRealServer(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a server")
 	}
-	t.Setenv("XDG_CONFIG_HOME", t.TempDir()) // no saved login of the machine's
-	t.Setenv("HOME", t.TempDir())
-	t.Setenv("SITEDROP_KEY", "")
-	t.Setenv("SITEDROP_SERVER", "")
+	clitest.CleanEnv(t) // no saved login of the machine's
 	addr := loopback(freePort(t))
 	srv := startServe(t, copyData(t, templates.fixtures(t)), func(c *Config) {
 		c.MaxFiles = 500
@@ -84,7 +69,7 @@ func TestCLIAgainstRealServer(t *testing.T) {
 	}
 	write(".git/config", "not deployed")
 
-	out, errOut, err := runCLI(t, cliCommand(t, "deploy"), "--server", server, "--key", keyPia, "--slug", "cli-site", dir)
+	out, errOut, err := clitest.Run(t, cliCommand(t, "deploy"), "--server", server, "--key", keyPia, "--slug", "cli-site", dir)
 	if err != nil {
 		t.Fatalf("deploy: %v\n%s", err, errOut)
 	}
@@ -106,7 +91,7 @@ func TestCLIAgainstRealServer(t *testing.T) {
 	before := blobs()
 	write("index.html", "<p>version two</p>")
 	write("_redirects", "/old /\n/api/* https://api.example/:splat 200\n")
-	_, errOut, err = runCLI(t, cliCommand(t, "deploy"), "--server", server, "--key", keyPia, "--id", id, dir)
+	_, errOut, err = clitest.Run(t, cliCommand(t, "deploy"), "--server", server, "--key", keyPia, "--id", id, dir)
 	if err != nil {
 		t.Fatalf("redeploy: %v\n%s", err, errOut)
 	}
@@ -123,31 +108,31 @@ func TestCLIAgainstRealServer(t *testing.T) {
 		t.Fatalf("after redeploy: %q", b)
 	}
 
-	out, _, err = runCLI(t, cliCommand(t, "versions"), "--server", server, "--key", keyPia, id)
+	out, _, err = clitest.Run(t, cliCommand(t, "versions"), "--server", server, "--key", keyPia, id)
 	if err != nil || !strings.Contains(out, "VERSION") || !strings.Contains(out, "live") {
 		t.Fatalf("versions: %v %q", err, out)
 	}
-	out, _, err = runCLI(t, cliCommand(t, "rollback"), "--server", server, "--key", keyPia, id, "1")
+	out, _, err = clitest.Run(t, cliCommand(t, "rollback"), "--server", server, "--key", keyPia, id, "1")
 	if err != nil || !strings.Contains(out, "Version 1 of cli-site is live") {
 		t.Fatalf("rollback: %v %q", err, out)
 	}
 	if _, b := siteGetLive(t, server, "cli-site.sites.test", "/"); !strings.Contains(b, "version one") {
 		t.Fatalf("after rollback: %q", b)
 	}
-	if _, _, err := runCLI(t, cliCommand(t, "rollback"), "--server", server, "--key", keyPia, id, "9"); err == nil || !strings.Contains(err.Error(), "Version not found") {
+	if _, _, err := clitest.Run(t, cliCommand(t, "rollback"), "--server", server, "--key", keyPia, id, "9"); err == nil || !strings.Contains(err.Error(), "Version not found") {
 		t.Errorf("rollback to a missing version: %v", err)
 	}
-	out, _, err = runCLI(t, cliCommand(t, "ls"), "--server", server, "--key", keyPia)
+	out, _, err = clitest.Run(t, cliCommand(t, "ls"), "--server", server, "--key", keyPia)
 	if err != nil || !strings.Contains(out, "cli-site") {
 		t.Fatalf("ls: %v %q", err, out)
 	}
-	if _, _, err := runCLI(t, cliCommand(t, "ls"), "--server", server, "--key", keyUnknown); err == nil || !strings.Contains(err.Error(), "Unauthorized (HTTP 401)") {
+	if _, _, err := clitest.Run(t, cliCommand(t, "ls"), "--server", server, "--key", keyUnknown); err == nil || !strings.Contains(err.Error(), "Unauthorized (HTTP 401)") {
 		t.Errorf("ls with a bad key: %v", err)
 	}
-	if _, _, err := runCLI(t, cliCommand(t, "versions"), "--server", server, id); err == nil || !strings.Contains(err.Error(), "run sitedrop login") {
+	if _, _, err := clitest.Run(t, cliCommand(t, "versions"), "--server", server, id); err == nil || !strings.Contains(err.Error(), "run sitedrop login") {
 		t.Errorf("versions without a key: %v", err)
 	}
-	out, _, err = runCLI(t, cliCommand(t, "rm"), "--server", server, "--key", keyPia, id)
+	out, _, err = clitest.Run(t, cliCommand(t, "rm"), "--server", server, "--key", keyPia, id)
 	if err != nil || !strings.Contains(out, "deleted") {
 		t.Fatalf("rm: %v %q", err, out)
 	}
@@ -161,7 +146,7 @@ func TestCLIAgainstRealServer(t *testing.T) {
 	for i := range 20 {
 		os.WriteFile(filepath.Join(titled, fmt.Sprintf("p%d.html", i)), []byte(fmt.Sprintf("<p>%d</p>", i)), 0o644)
 	}
-	if _, errOut, err = runCLI(t, cliCommand(t, "deploy"), "--server", server, "--key", keyPia, "--slug", "titled", "--title", "Titled", titled); err != nil {
+	if _, errOut, err = clitest.Run(t, cliCommand(t, "deploy"), "--server", server, "--key", keyPia, "--slug", "titled", "--title", "Titled", titled); err != nil {
 		t.Fatalf("titled deploy: %v %s", err, errOut)
 	}
 	trec, err := srv.app.FindFirstRecordByData(sites.DeploymentsCollection, "slug", "titled")
@@ -173,20 +158,20 @@ func TestCLIAgainstRealServer(t *testing.T) {
 	}
 	// deploying to one's own slug again updates it; unchanged, nothing
 	// is uploaded
-	_, errOut, err = runCLI(t, cliCommand(t, "deploy"), "--server", server, "--key", keyPia, "--slug", "titled", titled)
+	_, errOut, err = clitest.Run(t, cliCommand(t, "deploy"), "--server", server, "--key", keyPia, "--slug", "titled", titled)
 	if err != nil || !strings.Contains(errOut, "20 files, 0 to upload") || !strings.Contains(errOut, "Updating titled (deployment "+trec.Id+")") {
 		t.Fatalf("unchanged titled redeploy: %v %q", err, errOut)
 	}
 	// another account's slug is refused before anything is uploaded
 	os.WriteFile(filepath.Join(titled, "new.html"), []byte("<p>never uploaded</p>"), 0o644)
-	_, errOut, err = runCLI(t, cliCommand(t, "deploy"), "--server", server, "--key", keyPia, "--slug", "alice-site", titled)
+	_, errOut, err = clitest.Run(t, cliCommand(t, "deploy"), "--server", server, "--key", keyPia, "--slug", "alice-site", titled)
 	if err == nil || !strings.Contains(err.Error(), "Slug already taken") || strings.Contains(errOut, "to upload") {
 		t.Fatalf("deploy to a taken slug: %v %q", err, errOut)
 	}
 	os.Remove(filepath.Join(titled, "new.html"))
 	notes := filepath.Join(t.TempDir(), "notes.txt")
 	os.WriteFile(notes, []byte("not a page"), 0o644)
-	if _, _, err := runCLI(t, cliCommand(t, "deploy"), "--server", server, "--key", keyPia, notes); err == nil || !strings.Contains(err.Error(), "an .html file") {
+	if _, _, err := clitest.Run(t, cliCommand(t, "deploy"), "--server", server, "--key", keyPia, notes); err == nil || !strings.Contains(err.Error(), "an .html file") {
 		t.Errorf("deploying a file that is not HTML: %v", err)
 	}
 
@@ -200,7 +185,7 @@ func TestCLIAgainstRealServer(t *testing.T) {
 	}
 	zw.Close()
 	zf.Close()
-	if out, errOut, err := runCLI(t, cliCommand(t, "deploy"), "--server", server, "--key", keyPia, "--slug", "zipped", "--title", "Zipped", zipPath); err != nil || !strings.Contains(out, "zipped.sites.test") {
+	if out, errOut, err := clitest.Run(t, cliCommand(t, "deploy"), "--server", server, "--key", keyPia, "--slug", "zipped", "--title", "Zipped", zipPath); err != nil || !strings.Contains(out, "zipped.sites.test") {
 		t.Fatalf("archive deploy: %v %q %q", err, out, errOut)
 	}
 	if _, b := siteGetLive(t, server, "zipped.sites.test", "/"); !strings.Contains(b, "<p>zipped</p>") || !strings.Contains(b, "<title>Zipped</title>") {
@@ -223,7 +208,7 @@ func TestCLIAgainstRealServer(t *testing.T) {
 	w.Write(noise)
 	bzw.Close()
 	bz.Close()
-	if _, _, err := runCLI(t, cliCommand(t, "deploy"), "--server", server, "--key", keyPia, "--slug", "alice-site", bigZip); err == nil || !strings.Contains(err.Error(), "Slug already taken") {
+	if _, _, err := clitest.Run(t, cliCommand(t, "deploy"), "--server", server, "--key", keyPia, "--slug", "alice-site", bigZip); err == nil || !strings.Contains(err.Error(), "Slug already taken") {
 		t.Errorf("CLI archive to a taken slug: %v", err)
 	}
 	zipBytes, _ := os.ReadFile(bigZip)
@@ -268,7 +253,7 @@ func TestCLIAgainstRealServer(t *testing.T) {
 	redirected := t.TempDir()
 	os.WriteFile(filepath.Join(redirected, "index.html"), []byte("<p>through a redirect</p>"), 0o644)
 	os.WriteFile(filepath.Join(redirected, "empty.txt"), nil, 0o644)
-	if _, errOut, err := runCLI(t, cliCommand(t, "deploy"), "--server", front.URL, "--key", keyPia, "--slug", "redirected", redirected); err != nil {
+	if _, errOut, err := clitest.Run(t, cliCommand(t, "deploy"), "--server", front.URL, "--key", keyPia, "--slug", "redirected", redirected); err != nil {
 		t.Fatalf("deploy through a redirect: %v %q", err, errOut)
 	}
 	if _, b := siteGetLive(t, server, "redirected.sites.test", "/"); b != "<p>through a redirect</p>" {
@@ -284,12 +269,12 @@ func TestCLIAgainstRealServer(t *testing.T) {
 		w.WriteHeader(http.StatusMultipleChoices)
 	}))
 	defer see.Close()
-	if _, _, err := runCLI(t, cliCommand(t, "deploy"), "--server", see.URL, "--key", keyPia, redirected); err == nil || !strings.Contains(err.Error(), "redirected to") {
+	if _, _, err := clitest.Run(t, cliCommand(t, "deploy"), "--server", see.URL, "--key", keyPia, redirected); err == nil || !strings.Contains(err.Error(), "redirected to") {
 		t.Errorf("deploy to a server that answers 300: %v", err)
 	}
 
 	// Without a key: an anonymous deployment, bytes inline.
-	_, errOut, err = runCLI(t, cliCommand(t, "deploy"), "--server", server, filepath.Join(dir, "index.html"))
+	_, errOut, err = clitest.Run(t, cliCommand(t, "deploy"), "--server", server, filepath.Join(dir, "index.html"))
 	if err != nil || !strings.Contains(errOut, "unless claimed") {
 		t.Fatalf("anonymous deploy: %v %q", err, errOut)
 	}
@@ -317,11 +302,7 @@ func TestCLILogin(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a server")
 	}
-	config := t.TempDir()
-	t.Setenv("XDG_CONFIG_HOME", config)
-	t.Setenv("HOME", t.TempDir())
-	t.Setenv("SITEDROP_KEY", "")
-	t.Setenv("SITEDROP_SERVER", "")
+	config := clitest.CleanEnv(t)
 	rcv := newSMTPReceiver(t)
 	addr := loopback(freePort(t))
 	srv := startServe(t, copyData(t, templates.fixtures(t)), nil, addr, "--http", addr)
@@ -354,7 +335,7 @@ func TestCLILogin(t *testing.T) {
 		t.Errorf("login printed %q", out.String())
 	}
 	// The saved key is used for the same server, with no --key.
-	got, _, err := runCLI(t, cliCommand(t, "ls"), "--server", server)
+	got, _, err := clitest.Run(t, cliCommand(t, "ls"), "--server", server)
 	if err != nil || !strings.Contains(got, "alice-site") {
 		t.Fatalf("ls with the saved key: %v %q", err, got)
 	}

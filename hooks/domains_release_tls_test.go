@@ -11,20 +11,8 @@ import (
 // or its deployment deleted), a new handshake for it fails at once,
 // without a restart: the certificate is no longer served from memory.
 func TestHTTPSReleasedDomainLosesItsCertificate(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts an ACME CA and a server")
-	}
-	dns := startFakeDNS(t)
-	httpPort, httpsPort := freePort(t), freePort(t)
-	httpsAddr, httpAddr := loopback(httpsPort), loopback(httpPort)
-	acme := startPebble(t, dns.addr, httpPort, httpsPort)
-	startServe(t, copyData(t, templates.fixtures(t)), nil, httpsAddr,
-		"--https", httpsAddr, "--http", httpAddr,
-		"--acme-ca", acme.directory, "--acme-ca-root", acme.serverRoot,
-		"--dns-resolvers", dns.addr)
-	client := pinnedClient(httpsAddr, acme.roots)
-	waitForCertificate(t, httpsAddr, "web.test", acme.roots)
-	web := "https://web.test" + portSuffix(httpsPort)
+	p := startPebbleServe(t, true)
+	dns, acme, httpsAddr, client, web := p.dns, p.acme, p.httpsAddr, p.client, p.web
 	auth := withHeaders(bearer(keyPia), map[string]string{"Content-Type": "application/json"})
 
 	// verified serves a site of pia's at name, with its certificate, and

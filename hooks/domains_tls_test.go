@@ -11,21 +11,8 @@ import (
 // DNS server gets its certificate on demand from Pebble and serves its
 // site; a pending domain gets none.
 func TestHTTPSCustomDomain(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts an ACME CA and a server")
-	}
-	dns := startFakeDNS(t)
-	httpPort, httpsPort := freePort(t), freePort(t)
-	httpsAddr, httpAddr := loopback(httpsPort), loopback(httpPort)
-	acme := startPebble(t, dns.addr, httpPort, httpsPort)
-	dir := copyData(t, templates.fixtures(t))
-	startServe(t, dir, nil, httpsAddr,
-		"--https", httpsAddr, "--http", httpAddr,
-		"--acme-ca", acme.directory, "--acme-ca-root", acme.serverRoot,
-		"--dns-resolvers", dns.addr)
-	client := pinnedClient(httpsAddr, acme.roots)
-	waitForCertificate(t, httpsAddr, "web.test", acme.roots)
-	web := "https://web.test" + portSuffix(httpsPort)
+	p := startPebbleServe(t, true)
+	dns, acme, httpsAddr, httpsPort, httpAddr, client, web := p.dns, p.acme, p.httpsAddr, p.httpsPort, p.httpAddr, p.client, p.web
 
 	// alice-site is alice's; pia (pro) adds to her own new site
 	res, body := doHTTP(t, client, http.MethodPost, web+"/deploy", `{"html":"<h1>pia at home</h1>","slug":"pia-home"}`,

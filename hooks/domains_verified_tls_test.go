@@ -17,20 +17,8 @@ import (
 // manager's cache before any TLS handshake names it, and its first
 // handshake needs no order.
 func TestHTTPSCertificateAtVerification(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts an ACME CA and a server")
-	}
-	dns := startFakeDNS(t)
-	httpPort, httpsPort := freePort(t), freePort(t)
-	httpsAddr, httpAddr := loopback(httpsPort), loopback(httpPort)
-	acme := startPebble(t, dns.addr, httpPort, httpsPort)
-	srv := startServe(t, copyData(t, templates.fixtures(t)), nil, httpsAddr,
-		"--https", httpsAddr, "--http", httpAddr,
-		"--acme-ca", acme.directory, "--acme-ca-root", acme.serverRoot,
-		"--dns-resolvers", dns.addr)
-	client := pinnedClient(httpsAddr, acme.roots)
-	waitForCertificate(t, httpsAddr, "web.test", acme.roots)
-	web := "https://web.test" + portSuffix(httpsPort)
+	p := startPebbleServe(t, true)
+	dns, acme, srv, httpsAddr, httpsPort, client, web := p.dns, p.acme, p.srv, p.httpsAddr, p.httpsPort, p.client, p.web
 	auth := withHeaders(bearer(keyPia), map[string]string{"Content-Type": "application/json"})
 	certs := srv.sd.tlsCerts.Load()
 	if certs == nil {

@@ -208,7 +208,8 @@ func build(app core.App, cfg *Config) (*built, error) {
 	bindMetricsHooks(app, m)
 	app.OnServe().BindFunc(func(se *core.ServeEvent) (err error) {
 		cfg.learnListenPort(se)
-		if err := bindOpenAPI(se, cfg.links().Web()); err != nil { // needs the web URL
+		links := cfg.links() // the listen address is known: the addresses given out
+		if err := bindOpenAPI(se, links.Web()); err != nil {
 			return err
 		}
 		// the metrics listen first, so they see every answer of the others
@@ -239,13 +240,13 @@ func build(app core.App, cfg *Config) (*built, error) {
 			if install := se.InstallerFunc; install != nil {
 				// PocketBase's install link would leave out the port
 				se.InstallerFunc = func(app core.App, su *core.Record, _ string) error {
-					return install(app, su, cfg.links().Web())
+					return install(app, su, links.Web())
 				}
 			}
 		}
 		door := front.front() // the listen address is known: complete
 		door.Bind(se.Router)
-		bindWWWRedirect(se, hosts, cfg)
+		bindWWWRedirect(se, hosts, links)
 		se.Router.Bind(deployMetrics(m))
 		se.Router.Bind(jsonErrorsMiddleware())
 		se.Router.Bind(builtinAuthGuard())
@@ -255,29 +256,29 @@ func build(app core.App, cfg *Config) (*built, error) {
 
 		// The routes.
 		auth := &apiAuth{sessions: sessions, deploys: svc}
-		deploys := &deployAPI{anonTTL: cfg.AnonTTL, links: cfg.links(), deploys: svc, intake: &intake.Deploys{Guards: guards, Gate: gate, MaxBody: cfg.MaxBody, MaxFiles: cfg.MaxFiles}, proxies: proxies, gc: upkeep}
+		deploys := &deployAPI{anonTTL: cfg.AnonTTL, links: links, deploys: svc, intake: &intake.Deploys{Guards: guards, Gate: gate, MaxBody: cfg.MaxBody, MaxFiles: cfg.MaxFiles}, proxies: proxies, gc: upkeep}
 		bindDeployAPI(se.Router, deploys, auth)
 		bindVersionsAPI(se.Router, deploys, auth)
 		bindAnalyticsAPI(se.Router, auth)
 		bindBlobsAPI(se.Router, &blobsAPI{cfg: cfg, deploys: svc, s3: s3, uploads: uploads, guards: guards, gate: gate}, auth)
 		limits := newAuthLimits()
 		pages := &pageAuth{sessions: sessions, guards: guards, deploys: svc}
-		bindAuthAPI(se.Router, &signInDesk{cfg: cfg, limits: &limits, proxies: proxies, sessions: sessions, pages: pages}, auth)
-		bindSubmitAPI(se.Router, &formPosts{cfg: cfg, limit: ratelimit.New(10, time.Minute), guards: guards, sessions: sessions, hosts: hosts, wake: send.wake})
+		bindAuthAPI(se.Router, &signInDesk{cfg: cfg, links: links, limits: &limits, proxies: proxies, sessions: sessions, pages: pages}, auth)
+		bindSubmitAPI(se.Router, &formPosts{links: links, limit: ratelimit.New(10, time.Minute), guards: guards, sessions: sessions, hosts: hosts, wake: send.wake})
 		bindSubmissionsAPI(se.Router, auth)
 		bindWebhooksAPI(se.Router, &webhooksAPI{guard: cfg.webhookGuard(), guards: guards}, auth)
 		bindDomainsAPI(se.Router, &domainsAPI{desk: domainDesk, guards: guards}, auth)
 		site := &siteForms{deploys: svc, sessions: sessions}
 		domainPg := &domainPages{siteForms: site, desk: domainDesk, domains: domainSvc, siteHost: hosts.SiteHost}
 		bindAccountSitePages(se.Router, pages,
-			&sitePages{siteForms: site, cfg: cfg, analytics: pageAnalytics(stats == nil), domains: domainPg},
-			&settingsPages{siteForms: site, cfg: cfg, gate: gate},
-			&protectionPages{siteForms: site, cfg: cfg},
+			&sitePages{siteForms: site, cfg: cfg, links: links, analytics: pageAnalytics(stats == nil), domains: domainPg},
+			&settingsPages{siteForms: site, links: links, gate: gate},
+			&protectionPages{siteForms: site},
 			&webhookPages{siteForms: site, cfg: cfg, sends: webhookSends, ref: ref, wake: send.wake}, domainPg)
 		api := bindMCP(se.Router, &mcpEndpoint{maxBody: cfg.MaxBody, guards: guards, proxies: proxies})
-		bindPages(se.Router, pages, &homePage{cfg: cfg, sessions: sessions}, llmsTxt(cfg),
-			&claimPages{cfg: cfg, deploys: svc, sessions: sessions},
-			&accountPages{cfg: cfg, deploys: svc, domains: domainSvc, sessions: sessions})
+		bindPages(se.Router, pages, &homePage{cfg: cfg, links: links, sessions: sessions}, llmsTxt(cfg, links),
+			&claimPages{links: links, deploys: svc, sessions: sessions},
+			&accountPages{cfg: cfg, links: links, deploys: svc, domains: domainSvc, sessions: sessions})
 
 		if err := se.Next(); err != nil {
 			if ts != nil {
@@ -302,7 +303,7 @@ func build(app core.App, cfg *Config) (*built, error) {
 		}
 		life.Start()
 		if w := cfg.Serve.Banner; w != nil {
-			printBanner(w, cfg)
+			printBanner(w, cfg, links)
 		}
 		if ts == nil {
 			server.BindGracefulShutdown(app, cfg.Serve.ShutdownTimeout, se.Server, others...)

@@ -60,7 +60,7 @@ func (h *siteHosts) requestMetrics() *metrics.Metrics {
 // bindWWWRedirect sends www.<web host> (on any port) to the web URL with
 // 308, path and query kept. PocketBase's own www redirect only matches the
 // bare host, so it misses every server on a port other than 80 or 443.
-func bindWWWRedirect(se *core.ServeEvent, hosts sites.HostSplit, cfg *Config) {
+func bindWWWRedirect(se *core.ServeEvent, hosts sites.HostSplit, links sites.Links) {
 	se.Router.Bind(&hook.Handler[*core.RequestEvent]{
 		Id:       "sitedropWWWRedirect",
 		Priority: siteHostPriority,
@@ -68,7 +68,7 @@ func bindWWWRedirect(se *core.ServeEvent, hosts sites.HostSplit, cfg *Config) {
 			if !hosts.IsWWWWebHost(e.Request.Host) {
 				return e.Next()
 			}
-			return e.Redirect(http.StatusPermanentRedirect, cfg.links().Web()+e.Request.URL.RequestURI())
+			return e.Redirect(http.StatusPermanentRedirect, links.Web()+e.Request.URL.RequestURI())
 		},
 	})
 }

@@ -21,16 +21,17 @@ var llmsTemplate string
 
 var llmsText = template.Must(template.New("llms.txt").Parse(llmsTemplate))
 
-// llmsTxt is GET /llms.txt on the web host, from cfg when asked.
-func llmsTxt(cfg *Config) func(e *core.RequestEvent) error {
-	return func(e *core.RequestEvent) error { return writeLLMsTxt(e, cfg) }
+// llmsTxt is GET /llms.txt on the web host, from cfg when asked and the
+// addresses built at serve time.
+func llmsTxt(cfg *Config, links sites.Links) func(e *core.RequestEvent) error {
+	return func(e *core.RequestEvent) error { return writeLLMsTxt(e, cfg, links) }
 }
 
-func writeLLMsTxt(e *core.RequestEvent, cfg *Config) error {
+func writeLLMsTxt(e *core.RequestEvent, cfg *Config, links sites.Links) error {
 	var b strings.Builder
 	err := llmsText.Execute(&b, map[string]any{
-		"WebURL":         cfg.links().Web(),
-		"SiteURL":        cfg.links().Site("your-site"),
+		"WebURL":         links.Web(),
+		"SiteURL":        links.Site("your-site"),
 		"AnonTTL":        humanDuration(cfg.AnonTTL),
 		"AnonPerHour":    cfg.AnonDeploysPerHour,
 		"MaxBody":        sites.FormatBytes(cfg.MaxBody),

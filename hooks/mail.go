@@ -16,7 +16,7 @@ import (
 
 // sendLoginCode mails a sign-in code.
 func (a *signInDesk) sendLoginCode(app core.App, to, code string) error {
-	p := ui.LoginCodeMailProps{Code: code, Minutes: int(accounts.LoginCodeTTL.Minutes()), WebURL: a.cfg.links().Web()}
+	p := ui.LoginCodeMailProps{Code: code, Minutes: int(accounts.LoginCodeTTL.Minutes()), WebURL: a.links.Web()}
 	return sendMail(app, to, ui.LoginCodeMailSubject, ui.LoginCodeMail(p), ui.LoginCodeText(p))
 }
 
@@ -38,7 +38,7 @@ func (a *signInDesk) mailFailed(app core.App, err error) error {
 // sendNoAccount tells an address without an account, on a server whose
 // sign-up is closed, that it cannot sign in.
 func (a *signInDesk) sendNoAccount(app core.App, to string) error {
-	p := ui.NoAccountMailProps{WebURL: a.cfg.links().Web()}
+	p := ui.NoAccountMailProps{WebURL: a.links.Web()}
 	return sendMail(app, to, ui.NoAccountMailSubject, ui.NoAccountMail(p), ui.NoAccountText(p))
 }
 

@@ -57,6 +57,7 @@ func render(e *core.RequestEvent, status int, c templ.Component) error {
 // homePage is the landing page: what this server is, with a curl example.
 type homePage struct {
 	cfg      *Config
+	links    sites.Links // the addresses given out, built at serve time
 	sessions *sessions
 }
 
@@ -64,8 +65,8 @@ type homePage struct {
 func (h *homePage) serve(e *core.RequestEvent) error {
 	user := h.sessions.user(e)
 	return render(e, http.StatusOK, ui.Home(h.sessions.layout(e, user), ui.HomeProps{
-		WebURL:         h.cfg.links().Web(),
-		SiteURLExample: h.cfg.links().Site("your-site"),
+		WebURL:         h.links.Web(),
+		SiteURLExample: h.links.Site("your-site"),
 		Drop:           dropProps(h.cfg, "Drop a folder to publish it", user, ""),
 	}))
 }

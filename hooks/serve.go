@@ -49,10 +49,10 @@ func ReplicaRequested(c *cobra.Command, args []string) bool {
 }
 
 // printBanner tells where the started server answers.
-func printBanner(w io.Writer, cfg *Config) {
-	web := cfg.links().Web()
+func printBanner(w io.Writer, cfg *Config, links sites.Links) {
+	web := links.Web()
 	fmt.Fprintf(w, "sitedrop serving at %s\n", web)
-	fmt.Fprintf(w, "├─ sites:     %s\n", cfg.links().Site("<slug>"))
+	fmt.Fprintf(w, "├─ sites:     %s\n", links.Site("<slug>"))
 	fmt.Fprintf(w, "├─ deploy:    %s/deploy\n", web)
 	if s := cfg.Serve; s.HTTPSAddr != "" && s.HTTPAddr != "" {
 		fmt.Fprintf(w, "├─ plain HTTP on %s: ACME challenges, redirects to https\n", s.HTTPAddr)

@@ -10,16 +10,15 @@ import (
 // protectionPages are the site page's protection forms.
 type protectionPages struct {
 	*siteForms
-	cfg *Config
 }
 
 // siteProtection is what the site page shows of dep's protection.
-func siteProtection(cfg *Config, dep *core.Record) ui.SiteProtection {
+func siteProtection(links sites.Links, dep *core.Record) ui.SiteProtection {
 	p := sites.ProtectionOf(dep)
 	if p == nil {
 		return ui.SiteProtection{}
 	}
-	return ui.SiteProtection{Password: p.PasswordHash != "", ShareURL: cfg.links().Share(dep)}
+	return ui.SiteProtection{Password: p.PasswordHash != "", ShareURL: links.Share(dep)}
 }
 
 // accountSiteProtection is POST /account/sites/{id}/protection: the site

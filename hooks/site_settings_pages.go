@@ -17,7 +17,7 @@ import (
 // page and button.
 type settingsPages struct {
 	*siteForms
-	cfg *Config
+	links sites.Links // the addresses given out, built at serve time
 	// gate limits and holds the deploys a settings change makes.
 	gate *intake.Gate
 }
@@ -86,7 +86,7 @@ func (st *settingsPages) accountSiteDeletePage(e *core.RequestEvent) error {
 	d := sites.DeploymentOf(dep)
 	slug := d.Slug()
 	return render(e, http.StatusOK, ui.SiteDelete(st.sessions.layout(e, user), ui.SiteDeleteProps{
-		ID: dep.Id, Slug: slug, Title: d.Title(), URL: st.cfg.links().Site(slug),
+		ID: dep.Id, Slug: slug, Title: d.Title(), URL: st.links.Site(slug),
 	}))
 }
 

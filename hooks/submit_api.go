@@ -34,7 +34,7 @@ const (
 // formPosts is the form endpoint of the sites: posts checked and stored,
 // within a per-deployment limit, and the senders woken.
 type formPosts struct {
-	cfg *Config
+	links sites.Links // the addresses given out, built at serve time
 	// limit bounds the submissions per deployment.
 	limit *ratelimit.Limiter
 	// guards read the bodies (size, rate, memory).
@@ -92,7 +92,7 @@ func (f *formPosts) submitCreate(e *core.RequestEvent) error {
 	}
 	id := accounts.NewRecordID() // what a bot sees
 	if honeypot == "" {
-		sub, err := forms.Submit(e.App, dep.Ref(f.cfg.links().Site(dep.Slug())), data, order)
+		sub, err := forms.Submit(e.App, dep.Ref(f.links.Site(dep.Slug())), data, order)
 		if err != nil {
 			return err
 		}
@@ -110,7 +110,7 @@ func (f *formPosts) submitCreate(e *core.RequestEvent) error {
 // relative _redirect ("/thanks", "thanks.html") is a page of the site:
 // the form posts to the web host, so the browser would resolve it there.
 func (f *formPosts) afterSubmit(dep *forms.Deployment, redirect string) string {
-	site := f.cfg.links().Site(dep.Slug())
+	site := f.links.Site(dep.Slug())
 	siteURL, _ := url.Parse(site)
 	if u, err := url.Parse(redirect); err == nil && redirect != "" && siteURL != nil {
 		if u.Scheme == "" { // "//host/x" keeps its host, which must be the site's

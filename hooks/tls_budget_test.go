@@ -10,20 +10,8 @@ import (
 // share (1); an owner's site still gets its certificate after anonymous
 // sites have asked for more than that.
 func TestHTTPSAnonymousCertsCannotStarveOwners(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts an ACME CA and a server")
-	}
-	dns := startFakeDNS(t)
-	httpPort, httpsPort := freePort(t), freePort(t)
-	httpsAddr, httpAddr := loopback(httpsPort), loopback(httpPort)
-	acme := startPebble(t, dns.addr, httpPort, httpsPort)
-	startServe(t, copyData(t, templates.fixtures(t)), nil, httpsAddr,
-		"--https", httpsAddr, "--http", httpAddr,
-		"--acme-ca", acme.directory, "--acme-ca-root", acme.serverRoot,
-		"--new-certs-per-hour", "2")
-	client := pinnedClient(httpsAddr, acme.roots)
-	waitForCertificate(t, httpsAddr, "web.test", acme.roots)
-	web := "https://web.test" + portSuffix(httpsPort)
+	p := startPebbleServe(t, false, "--new-certs-per-hour", "2")
+	acme, httpsAddr, client, web := p.acme, p.httpsAddr, p.client, p.web
 
 	// a second live anonymous site beside the fixtures' anon-site
 	res, body := doHTTP(t, client, http.MethodPost, web+"/deploy", `{"html":"<h1>anonymous</h1>"}`,

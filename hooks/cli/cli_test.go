@@ -1,11 +1,7 @@
 package cli
 
 import (
-	"bytes"
 	"strings"
-	"testing"
-
-	"github.com/spf13/cobra"
 
 	"sitedrop/sites/accounts"
 )
@@ -16,19 +12,6 @@ var (
 	keyAlice = accounts.APIKeyPrefix + "alice" + strings.Repeat("0", 35)
 	keyPia   = accounts.APIKeyPrefix + "pia" + strings.Repeat("0", 37)
 )
-
-// runCLI runs a client command as `sitedrop <args>` would, and returns
-// its standard output and error output.
-func runCLI(t *testing.T, cmd *cobra.Command, args ...string) (string, string, error) {
-	t.Helper()
-	var out, errOut bytes.Buffer
-	cmd.SetOut(&out)
-	cmd.SetErr(&errOut)
-	cmd.SetIn(strings.NewReader(""))
-	cmd.SetArgs(args)
-	err := cmd.Execute()
-	return out.String(), errOut.String(), err
-}
 
 // isBidiOverride tells the bidirectional embedding, override and isolate
 // controls (LRE, RLE, PDF, LRO, RLO, LRI, RLI, FSI, PDI).

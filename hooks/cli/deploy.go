@@ -167,23 +167,26 @@ func deployFolder(api *client.Client, target string, o deployOptions, spaSet boo
 	if err != nil {
 		return nil, err
 	}
-	body := &client.DeployRequest{Title: o.title}
-	if o.id == "" {
-		body.Slug = o.slug
+	body := &wire.DeployRequest{}
+	if o.title != "" {
+		body.Title = &o.title
+	}
+	if o.id == "" && o.slug != "" {
+		body.Slug = &o.slug
 	}
 	if spaSet {
 		body.IsSPA = &o.spa // --spa=false turns it off on an update
 	}
 	if o.password != "" {
-		body.Password = &o.password
+		body.Password = wire.Password{Set: true, Value: o.password}
 	}
 	if o.protectSet {
-		body.Protect = &o.protect
+		body.Protect = wire.Protect{Set: true, On: o.protect}
 	}
-	entries := make([]client.File, 0, len(files))
+	entries := make([]wire.FileEntry, 0, len(files))
 	for _, f := range files {
 		if api.Key != "" {
-			entries = append(entries, client.File{Path: f.path, SHA256: f.hash})
+			entries = append(entries, wire.FileEntry{Path: f.path, SHA256: f.hash})
 			continue
 		}
 		// inline: the whole site goes in one request body anyway
@@ -193,7 +196,7 @@ func deployFolder(api *client.Client, target string, o deployOptions, spaSet boo
 		}
 		entries = append(entries, e)
 	}
-	body.Files = entries
+	body.Files = &entries
 	ans, err := api.Deploy(o.id, body)
 	uploaded := false
 	for try := 0; try < 2 && api.Key != "" && isMissingContent(err); try++ {
@@ -215,7 +218,7 @@ func deployFolder(api *client.Client, target string, o deployOptions, spaSet boo
 			}
 		}
 		inlineBody := *body
-		inlineBody.Files = withInline
+		inlineBody.Files = &withInline
 		ans, err = api.Deploy(o.id, &inlineBody)
 		if ce, ok := err.(*client.Error); ok && ce.Status == http.StatusRequestEntityTooLarge {
 			// the server's --max-body is smaller than the inline budget
@@ -236,16 +239,16 @@ func deployFolder(api *client.Client, target string, o deployOptions, spaSet boo
 
 // inlineFile is f's entry with its bytes inline (base64), checked
 // against the hash it was listed with.
-func inlineFile(f localFile) (client.File, error) {
+func inlineFile(f localFile) (wire.FileEntry, error) {
 	data, err := os.ReadFile(f.src)
 	if err != nil {
-		return client.File{}, fmt.Errorf("read %s: %w", f.src, err)
+		return wire.FileEntry{}, fmt.Errorf("read %s: %w", f.src, err)
 	}
 	if store.HashBytes(data) != f.hash {
-		return client.File{}, fmt.Errorf("%s changed during the deploy: run it again", f.src)
+		return wire.FileEntry{}, fmt.Errorf("%s changed during the deploy: run it again", f.src)
 	}
 	content := base64.StdEncoding.EncodeToString(data)
-	return client.File{Path: f.path, Content: &content, Encoding: "base64"}, nil
+	return wire.FileEntry{Path: f.path, Content: &content, Encoding: "base64"}, nil
 }
 
 // isMissingContent tells a deploy refused because contents it names by

@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+
+	"sitedrop/sites/wire"
 )
 
 // healthCommandName is the name of the health probe command. It carries
@@ -16,15 +18,11 @@ import (
 // the server it checks.
 const healthCommandName = "health"
 
-// healthPath is PocketBase's health endpoint, which a sitedrop server
-// answers on its plain HTTP listener, with TLS or without.
-const healthPath = "/api/health"
-
 // defaultHealthURLs are probed in order: the default plain listener, then
 // the plain HTTP listener of a TLS server, which answers /api/health too.
 var defaultHealthURLs = []string{
-	"http://127.0.0.1:8090" + healthPath,
-	"http://127.0.0.1:80" + healthPath,
+	"http://127.0.0.1:8090" + wire.HealthPath,
+	"http://127.0.0.1:80" + wire.HealthPath,
 }
 
 // newHealthCommand is `sitedrop health [--url URL]...`: it exits 0 when a

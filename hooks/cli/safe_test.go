@@ -10,6 +10,7 @@ import (
 	"testing"
 	"unicode"
 
+	"sitedrop/hooks/internal/clitest"
 	"sitedrop/sites"
 )
 
@@ -21,10 +22,7 @@ const hostile = "\x1b[2J\x1b]0;pwned\x07\u009b31m\u202e\r"
 // error messages) reaches the terminal without control characters, from
 // every client command.
 func TestCLIPrintsServerTextSafely(t *testing.T) {
-	t.Setenv("XDG_CONFIG_HOME", t.TempDir())
-	t.Setenv("HOME", t.TempDir())
-	t.Setenv("SITEDROP_KEY", "")
-	t.Setenv("SITEDROP_SERVER", "")
+	clitest.CleanEnv(t)
 	h := strings.ReplaceAll(strings.ReplaceAll(hostile, "\x1b", `\u001b`), "\x07", `\u0007`)
 	h = strings.ReplaceAll(strings.ReplaceAll(h, "\u009b", `\u009b`), "\r", `\r`)
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -76,20 +74,22 @@ func TestCLIPrintsServerTextSafely(t *testing.T) {
 		out     func() (string, string, error)
 		wantErr bool
 	}{
-		{"ls", func() (string, string, error) { return runCLI(t, newListCommand(), key...) }, false},
-		{"rm", func() (string, string, error) { return runCLI(t, newRemoveCommand(), append(key, "good")...) }, false},
-		{"versions", func() (string, string, error) { return runCLI(t, newVersionsCommand(), append(key, "good")...) }, false},
-		{"rollback", func() (string, string, error) { return runCLI(t, newRollbackCommand(), append(key, "good", "1")...) }, false},
+		{"ls", func() (string, string, error) { return clitest.Run(t, newListCommand(), key...) }, false},
+		{"rm", func() (string, string, error) { return clitest.Run(t, newRemoveCommand(), append(key, "good")...) }, false},
+		{"versions", func() (string, string, error) { return clitest.Run(t, newVersionsCommand(), append(key, "good")...) }, false},
+		{"rollback", func() (string, string, error) {
+			return clitest.Run(t, newRollbackCommand(), append(key, "good", "1")...)
+		}, false},
 		{"deploy", func() (string, string, error) {
-			return runCLI(t, newDeployCommand(), "--server", srv.URL, dir)
+			return clitest.Run(t, newDeployCommand(), "--server", srv.URL, dir)
 		}, false},
 		{"keyed deploy, upload refused", func() (string, string, error) {
-			return runCLI(t, newDeployCommand(), append(key, dir)...)
+			return clitest.Run(t, newDeployCommand(), append(key, dir)...)
 		}, true},
-		{"error answer", func() (string, string, error) { return runCLI(t, newRemoveCommand(), append(key, "bad")...) }, true},
-		{"non-JSON error answer", func() (string, string, error) { return runCLI(t, newRemoveCommand(), append(key, "text")...) }, true},
+		{"error answer", func() (string, string, error) { return clitest.Run(t, newRemoveCommand(), append(key, "bad")...) }, true},
+		{"non-JSON error answer", func() (string, string, error) { return clitest.Run(t, newRemoveCommand(), append(key, "text")...) }, true},
 		{"login error", func() (string, string, error) {
-			return runCLI(t, newLoginCommand(), "--server", srv.URL, "a@example.com")
+			return clitest.Run(t, newLoginCommand(), "--server", srv.URL, "a@example.com")
 		}, true},
 	}
 	for _, r := range runs {

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"sitedrop/hooks/internal/clitest"
 	"sitedrop/sites"
 	"sitedrop/sites/store"
 )
@@ -163,7 +164,7 @@ func TestCLIUploadsMissingInParallel(t *testing.T) {
 	dir, hashes := writeSite(t, 40)
 	srv := newFakeBlobServer(t, hashes["page-000.html"], hashes["page-001.html"])
 
-	out, errOut, err := runCLI(t, newDeployCommand(), "--server", srv.URL, "--key", keyPia, dir)
+	out, errOut, err := clitest.Run(t, newDeployCommand(), "--server", srv.URL, "--key", keyPia, dir)
 	if err != nil {
 		t.Fatalf("deploy: %v\n%s", err, errOut)
 	}
@@ -208,7 +209,7 @@ func TestCLIUploadStopsAtFirstError(t *testing.T) {
 	srv.failHash = hashes["page-000.html"]
 	srv.refuseInline = true // so that every content is uploaded
 
-	_, errOut, err := runCLI(t, newDeployCommand(), "--server", srv.URL, "--key", keyPia, dir)
+	_, errOut, err := clitest.Run(t, newDeployCommand(), "--server", srv.URL, "--key", keyPia, dir)
 	if err == nil || !strings.Contains(err.Error(), "upload page-000.html: disk full") {
 		t.Fatalf("deploy: %v, want the failed upload named\n%s", err, errOut)
 	}
@@ -253,7 +254,7 @@ func TestCLIInlinesManyMissing(t *testing.T) {
 	dir, _ := writeSite(t, inlineMinFiles+20)
 
 	srv := newFakeBlobServer(t)
-	_, errOut, err := runCLI(t, newDeployCommand(), "--server", srv.URL, "--key", keyPia, dir)
+	_, errOut, err := clitest.Run(t, newDeployCommand(), "--server", srv.URL, "--key", keyPia, dir)
 	if err != nil {
 		t.Fatalf("deploy: %v\n%s", err, errOut)
 	}
@@ -266,7 +267,7 @@ func TestCLIInlinesManyMissing(t *testing.T) {
 
 	small := newFakeBlobServer(t)
 	small.refuseInline = true
-	_, errOut, err = runCLI(t, newDeployCommand(), "--server", small.URL, "--key", keyPia, dir)
+	_, errOut, err = clitest.Run(t, newDeployCommand(), "--server", small.URL, "--key", keyPia, dir)
 	if err != nil {
 		t.Fatalf("deploy to a server with a small body limit: %v\n%s", err, errOut)
 	}

@@ -12,10 +12,10 @@ import (
 	"github.com/pocketbase/pocketbase/tools/hook"
 	"github.com/pocketbase/pocketbase/tools/router"
 
-	"sitedrop/hooks/server/certs"
 	"sitedrop/hooks/server/metrics"
 	"sitedrop/sites"
 	"sitedrop/sites/serve"
+	"sitedrop/sites/wire"
 )
 
 // FrontPriority runs the front door before every PocketBase middleware
@@ -153,7 +153,7 @@ func (f *Front) WebHostServes(r *http.Request) bool {
 	if r.Host == "" || f.IsWebHost(r.Host) || f.Hosts.IsWWWWebHost(r.Host) {
 		return true
 	}
-	return r.URL.Path == certs.HealthPath && (r.Method == http.MethodGet || r.Method == http.MethodHead)
+	return r.URL.Path == wire.HealthPath && (r.Method == http.MethodGet || r.Method == http.MethodHead)
 }
 
 // IsWebHost reports whether host, a well-formed Host header, names the

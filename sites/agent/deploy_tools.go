@@ -64,37 +64,35 @@ type ClaimInput struct {
 type NoInput struct{}
 
 // body is the API body of c (and slug, on a deploy).
-func (c Content) body(slug *string) map[string]any {
-	b := map[string]any{}
-	set := func(k string, v any, ok bool) {
-		if ok {
-			b[k] = v
-		}
+func (c Content) body(slug *string) (*wire.DeployRequest, error) {
+	b := &wire.DeployRequest{
+		Slug: slug, HTML: c.HTML, Title: c.Title, Description: c.Description,
+		Favicon: c.Favicon, IsSPA: c.IsSPA,
 	}
-	set("html", c.HTML, c.HTML != nil)
-	set("files", c.Files, c.Files != nil)
-	set("slug", slug, slug != nil)
-	set("title", c.Title, c.Title != nil)
-	set("description", c.Description, c.Description != nil)
-	set("favicon", c.Favicon, c.Favicon != nil)
-	set("is_spa", c.IsSPA, c.IsSPA != nil)
-	if c.Password != nil {
-		b["password"] = c.Password
-		if *c.Password == "" {
-			b["password"] = nil // removes it
+	if c.Files != nil {
+		files := make([]wire.FileEntry, len(c.Files))
+		for i, f := range c.Files {
+			files[i] = wire.FileEntry{Path: f.Path, Content: &f.Content, Encoding: f.Encoding, ContentType: f.ContentType}
 		}
+		b.Files = &files
+	}
+	if c.Password != nil {
+		// an empty string removes it (null)
+		b.Password = wire.Password{Set: true, Remove: *c.Password == "", Value: *c.Password}
 	}
 	if c.Protect != nil {
 		switch *c.Protect {
 		case "on", "true":
-			b["protect"] = true
+			b.Protect = wire.Protect{Set: true, On: true}
 		case "off", "false":
-			b["protect"] = false
+			b.Protect = wire.Protect{Set: true}
+		case "rotate":
+			b.Protect = wire.Protect{Set: true, On: true, Rotate: true}
 		default:
-			b["protect"] = *c.Protect // "rotate"; anything else is refused by the API
+			return nil, fmt.Errorf("protect must be on, off or rotate, not %q", *c.Protect)
 		}
 	}
-	return b
+	return b, nil
 }
 
 // deployLines are the lines of a deploy's or an update's answer after
@@ -162,8 +160,12 @@ func (t *tools) addDeployTools(s *mcp.Server) {
 
 // deploy is POST /deploy.
 func (t *tools) deploy(ctx context.Context, _ *mcp.CallToolRequest, in DeployInput) (*mcp.CallToolResult, Answer, error) {
+	body, err := in.body(in.Slug)
+	if err != nil {
+		return nil, nil, err
+	}
 	var d wire.DeployAnswer
-	ans, err := t.callAs(ctx, "POST", "/deploy", in.body(in.Slug), &d)
+	ans, err := t.callAs(ctx, "POST", "/deploy", body, &d)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -183,8 +185,12 @@ func (t *tools) update(ctx context.Context, _ *mcp.CallToolRequest, in UpdateInp
 	if err != nil {
 		return nil, nil, err
 	}
+	body, err := in.body(nil)
+	if err != nil {
+		return nil, nil, err
+	}
 	var d wire.DeployAnswer
-	ans, err := t.callAs(ctx, "PUT", path, in.body(nil), &d)
+	ans, err := t.callAs(ctx, "PUT", path, body, &d)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -9,34 +9,6 @@ import (
 	"sitedrop/sites/wire"
 )
 
-// DeployRequest is the JSON body of a deploy (POST /deploy) or an update
-// (PUT /deploy/{id}). Empty fields are left out: an update keeps what
-// they would set. (The fields are in the order encoding/json gives a
-// map's keys.)
-type DeployRequest struct {
-	Files []File `json:"files"`
-	// IsSPA, when not nil, turns single-page-app serving on or off.
-	IsSPA *bool `json:"is_spa,omitempty"`
-	// Password, when not nil, protects the site with it.
-	Password *string `json:"password,omitempty"`
-	// Protect, when not nil, turns the site's share link on or off.
-	Protect *bool  `json:"protect,omitempty"`
-	Slug    string `json:"slug,omitempty"`
-	Title   string `json:"title,omitempty"`
-}
-
-// File is one file of a DeployRequest: its site path and either SHA256,
-// naming content on the server (see Missing and UploadBlob), or Content
-// inline.
-type File struct {
-	// Content is the bytes, as text or in Encoding; a pointer to "" is an
-	// empty file, nil is no inline content.
-	Content  *string `json:"content,omitempty"`
-	Encoding string  `json:"encoding,omitempty"` // "base64" or "" (text)
-	Path     string  `json:"path"`
-	SHA256   string  `json:"sha256,omitempty"`
-}
-
 // Archive is a zip or tar.gz archive deployed as it is, its metadata in
 // the query.
 type Archive struct {
@@ -60,8 +32,9 @@ func deployTarget(id string) (method, path string) {
 // Deploy creates a deployment (id "") or updates the deployment id with
 // req. Without a key the deployment is anonymous (its answer's Claim is
 // set) and its files must be inline. A deploy naming content the server
-// lacks is refused with a 400 *Error: upload it and deploy again.
-func (c *Client) Deploy(id string, req *DeployRequest) (*wire.DeployAnswer, error) {
+// lacks is refused with a 400 *Error: upload it and deploy again. An
+// update (id set) sends no Slug.
+func (c *Client) Deploy(id string, req *wire.DeployRequest) (*wire.DeployAnswer, error) {
 	method, path := deployTarget(id)
 	var ans wire.DeployAnswer
 	if err := c.Do(method, path, req, "", &ans); err != nil {

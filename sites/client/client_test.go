@@ -8,6 +8,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"sitedrop/sites/wire"
 )
 
 // seen is a request as the test server got it.
@@ -47,12 +49,13 @@ func TestClientRequests(t *testing.T) {
 		}
 	})
 	c := New(srv.URL+"/", "key1")
-	on, empty := true, ""
-	d, err := c.Deploy("", &DeployRequest{Slug: "s", Title: "T", IsSPA: &on, Files: []File{{Path: "a.html", SHA256: "aa"}, {Path: "e.txt", Content: &empty, Encoding: "base64"}}})
+	on, empty, slug, title := true, "", "s", "T"
+	files := []wire.FileEntry{{Path: "a.html", SHA256: "aa"}, {Path: "e.txt", Content: &empty, Encoding: "base64"}}
+	d, err := c.Deploy("", &wire.DeployRequest{Slug: &slug, Title: &title, IsSPA: &on, Files: &files})
 	if err != nil || d.ID != "d1" || d.ClaimURL != "c" || d.ExpiresAt != "e" {
 		t.Fatalf("Deploy: %+v %v", d, err)
 	}
-	if _, err := c.Deploy("a b", &DeployRequest{Files: []File{{Path: "a.html", SHA256: "aa"}}}); err != nil {
+	if _, err := c.Deploy("a b", &wire.DeployRequest{Files: &[]wire.FileEntry{{Path: "a.html", SHA256: "aa"}}}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := c.DeployArchive("", Archive{Body: Sized{R: strings.NewReader("PK.."), Size: 4}, ContentType: "application/zip", Slug: "s", Title: "T t", IsSPA: new(bool)}); err != nil {
@@ -179,7 +182,7 @@ func TestClientErrors(t *testing.T) {
 	if _, err := c.Delete("text"); !errors.As(err, &ce) || ce.Status != 500 || ce.Msg != "raw text" {
 		t.Errorf("text error: %#v", err)
 	}
-	if _, err := c.Deploy("", &DeployRequest{}); !errors.As(err, &ce) || ce.Status != 300 || !strings.Contains(ce.Msg, "redirected to http://elsewhere/") {
+	if _, err := c.Deploy("", &wire.DeployRequest{}); !errors.As(err, &ce) || ce.Status != 300 || !strings.Contains(ce.Msg, "redirected to http://elsewhere/") {
 		t.Errorf("3xx: %#v", err)
 	}
 }
@@ -192,7 +195,7 @@ func TestClientSendsMarkupUnescaped(t *testing.T) {
 		w.Write([]byte(`{"id":"d1","slug":"s","url":"u"}`))
 	})
 	html := "<p>fish & chips</p>"
-	if _, err := New(srv.URL, "key1").Deploy("", &DeployRequest{Files: []File{{Path: "index.html", Content: &html}}}); err != nil {
+	if _, err := New(srv.URL, "key1").Deploy("", &wire.DeployRequest{Files: &[]wire.FileEntry{{Path: "index.html", Content: &html}}}); err != nil {
 		t.Fatal(err)
 	}
 	body := got()[0].body

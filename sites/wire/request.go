@@ -10,31 +10,31 @@ import (
 // (PUT /deploy/{id}, which takes no Slug: openapi.json's UpdateRequest).
 // A pointer tells a field left out (or null) from an empty one: an update
 // keeps what a field left out would set. Exactly one of HTML and Files is
-// sent.
+// sent. The fields (here and in FileEntry) are in the order of their JSON
+// names, the order encoding/json gives a map's keys: a client sends the
+// body byte for byte as the CLI's maps did.
 type DeployRequest struct {
-	// Slug is the site's name; generated when left out.
-	Slug *string `json:"slug,omitempty"`
+	Description *string `json:"description,omitempty"`
+	Favicon     *string `json:"favicon,omitempty"`
+	// Files are the site's files.
+	Files *[]FileEntry `json:"files,omitempty"`
 	// HTML is a one-page site: the HTML of index.html.
 	HTML *string `json:"html,omitempty"`
-	// Files are the site's files.
-	Files       *[]FileEntry `json:"files,omitempty"`
-	Title       *string      `json:"title,omitempty"`
-	Description *string      `json:"description,omitempty"`
-	Favicon     *string      `json:"favicon,omitempty"`
 	// IsSPA turns single-page-app serving on or off.
 	IsSPA *bool `json:"is_spa,omitempty"`
 	// Password and Protect change the site's protection; left out, they
 	// keep it.
 	Password Password `json:"password,omitzero"`
 	Protect  Protect  `json:"protect,omitzero"`
+	// Slug is the site's name; generated when left out.
+	Slug  *string `json:"slug,omitempty"`
+	Title *string `json:"title,omitempty"`
 }
 
 // FileEntry is one file of a DeployRequest: its path in the site and its
 // content, inline (Content, as text or in Encoding) or named by SHA256 (a
 // content the server has: see MissingRequest).
 type FileEntry struct {
-	// Path is the file's path inside the site, e.g. "css/site.css".
-	Path string `json:"path"`
 	// Content is the file's content: text, or base64 when Encoding is
 	// "base64". nil is no content, which an entry may only lack when it
 	// has SHA256; "" is an empty file.
@@ -44,6 +44,8 @@ type FileEntry struct {
 	ContentType string `json:"contentType,omitempty"`
 	// Encoding is "" for text content or "base64".
 	Encoding string `json:"encoding,omitempty"`
+	// Path is the file's path inside the site, e.g. "css/site.css".
+	Path string `json:"path"`
 	// SHA256 names content already on the server instead of Content.
 	SHA256 string `json:"sha256,omitempty"`
 }

@@ -6,12 +6,8 @@ import (
 
 	"sitedrop/sites"
 	"sitedrop/sites/serve"
+	"sitedrop/sites/wire"
 )
-
-// HealthPath is PocketBase's health endpoint; under TLS the plain HTTP
-// listener answers it too, for load balancers and container health checks
-// that probe over plain HTTP.
-const HealthPath = "/api/health"
 
 // RedirectHandler is the plain HTTP listener's handler when serving TLS:
 // ACME HTTP-01 challenges (challenges wraps the rest), GET and HEAD
@@ -36,7 +32,7 @@ func RedirectHandler(hosts sites.HostSplit, httpsPort string, health http.Handle
 			host, custom = customDomain(r.Host)
 			known = custom
 		}
-		if r.URL.Path == HealthPath && (r.Method == http.MethodGet || r.Method == http.MethodHead) {
+		if r.URL.Path == wire.HealthPath && (r.Method == http.MethodGet || r.Method == http.MethodHead) {
 			// a site's own paths are its own, over https
 			if _, isSite := hosts.Site(r.Host); !isSite && !custom {
 				health.ServeHTTP(w, r)
