@@ -121,3 +121,41 @@ func AliasLabel(slug, alias string) string {
 	}
 	return l
 }
+
+// SiteLabel is Site for the site server: the host's label under the sites
+// domain when it is a slug or a preview label ("v12--my-site",
+// "staging--my-site"), which the server loads and caches by; ("", true)
+// for any other host under the sites domain; ("", false) for the rest.
+// Custom domains never have previews: only the sites domain is split.
+func (s HostSplit) SiteLabel(host string) (label string, isSiteHost bool) {
+	slug, isSite := s.Site(host)
+	if !isSite || slug != "" {
+		return slug, isSite
+	}
+	h := NormHost(host)
+	label = h[:len(h)-len(s.sites)-1]
+	if _, _, _, _, ok := ParsePreviewLabel(label); ok {
+		return label, true
+	}
+	return "", true
+}
+
+// PreviewBase is the host (or label) key names with its preview label
+// replaced by its slug: "my-site.example.com" for
+// "v12--my-site.example.com", "my-site" for "staging--my-site"; key
+// itself when its first label is not a preview label. The site server
+// forgets a site's previews with the site.
+func PreviewBase(key string) string {
+	first, rest := key, ""
+	if i := strings.IndexByte(key, '.'); i >= 0 {
+		first, rest = key[:i], key[i:]
+	}
+	if !strings.Contains(first, PreviewSep) {
+		return key
+	}
+	slug, _, _, _, ok := ParsePreviewLabel(first)
+	if !ok {
+		return key
+	}
+	return slug + rest
+}

@@ -41,11 +41,18 @@ var ErrUnavailable = errors.New("site temporarily unavailable")
 
 var retryAfterValue = []string{"5"}
 
+// noindexValue is the X-Robots-Tag of every answer on a preview host:
+// search engines index the live site only.
+var noindexValue = []string{"noindex"}
+
 // site is a loaded site prepared for serving (see prepare): what the hot
 // path reads, and nothing else (the manifest is dropped once prepared).
 type site struct {
 	id, slug, versionID string
-	isSPA               bool
+	// preview is the preview label (sites.Site.Preview), "" for the
+	// live site.
+	preview string
+	isSPA   bool
 	status              string
 	expiresAt           time.Time
 	// served are the files prepared for serving, by path.
@@ -242,7 +249,7 @@ func (s *Server) ServeSite(w http.ResponseWriter, r *http.Request, slug string) 
 		o.bytes = 0
 	}
 	s.rec.Record(analytics.Hit{
-		Site: o.site, Host: r.Host, Path: r.URL.Path,
+		Site: o.site, Preview: o.preview, Host: r.Host, Path: r.URL.Path,
 		Status: o.status, Bytes: o.bytes, Page: o.page,
 		IP: ip, UserAgent: firstValue(r.Header["User-Agent"]), Referer: firstValue(r.Header["Referer"]),
 	})
@@ -256,6 +263,8 @@ type outcome struct {
 	status int
 	bytes  int64
 	page   bool
+	// preview: the site was a preview (counted apart).
+	preview bool
 }
 
 // firstValue is v's first element, or "".
@@ -267,9 +276,12 @@ func firstValue(v []string) string {
 }
 
 // serveSite answers r for the site slug and says how (see outcome).
-func (s *Server) serveSite(w http.ResponseWriter, r *http.Request, slug string) outcome {
+func (s *Server) serveSite(w http.ResponseWriter, r *http.Request, slug string) (o outcome) {
 	h := w.Header()
 	h["X-Content-Type-Options"] = nosniffValue
+	if isPreviewKey(slug) {
+		h["X-Robots-Tag"] = noindexValue // every answer, the unknown and the gate's too
+	}
 	post := r.Method == http.MethodPost && r.URL.Path == GatePath
 	if r.Method != http.MethodGet && r.Method != http.MethodHead && !post {
 		h["Allow"] = allowValue
@@ -295,6 +307,9 @@ func (s *Server) serveSite(w http.ResponseWriter, r *http.Request, slug string) 
 		notFound(w, r, http.StatusNotFound, siteNotFound, siteNotFoundLength)
 		return outcome{}
 	}
+	if site.preview != "" {
+		defer func() { o.preview = true }()
+	}
 	if post && site.gate == nil {
 		h["Allow"] = allowValue
 		plainError(w, http.StatusMethodNotAllowed, "Method not allowed")
@@ -308,7 +323,7 @@ func (s *Server) serveSite(w http.ResponseWriter, r *http.Request, slug string) 
 		if pass, status := s.gate(w, r, site); !pass {
 			return outcome{site: site.id, status: status}
 		}
-		hw = &headerWriter{ResponseWriter: w, private: true}
+		hw = &headerWriter{ResponseWriter: w, private: true, noindex: site.preview != ""}
 		w = hw
 	}
 	if len(r.URL.Path) > maxRequestPath {
@@ -339,7 +354,7 @@ func (s *Server) serveSite(w http.ResponseWriter, r *http.Request, slug string) 
 		}
 		if len(ph.Headers) > 0 || ph.protected() {
 			if hw == nil {
-				hw = &headerWriter{ResponseWriter: w}
+				hw = &headerWriter{ResponseWriter: w, noindex: site.preview != ""}
 				w = hw
 			}
 			hw.ph = ph
@@ -362,6 +377,19 @@ func (s *Server) serveSite(w http.ResponseWriter, r *http.Request, slug string) 
 		status, n := s.serveFile(w, r, res.file, res.status)
 		return outcome{site: site.id, status: status, bytes: n, page: res.file.html}
 	}
+}
+
+// isPreviewKey reports whether key, a site label or a replica's host,
+// names a preview: its first label holds "--", which no slug and no
+// custom domain under sitedrop's control has (the loader decides whether
+// the preview exists). A punycode custom domain (xn--) is no preview.
+func isPreviewKey(key string) bool {
+	i := strings.Index(key, sites.PreviewSep)
+	if i < 0 {
+		return false
+	}
+	dot := strings.IndexByte(key, '.')
+	return (dot < 0 || i < dot) && sites.PreviewBase(key) != key
 }
 
 // maxRequestPath is the longest request path a site answers (414 past
@@ -434,7 +462,7 @@ func (s *Server) loadSite(slug string, gen uint64) (*site, error) {
 		return nil, err
 	}
 	st := prepare(loaded)
-	st.gate = newSiteGate(loaded.ID, loaded.Protection)
+	st.gate = newSiteGate(loaded.ID, loaded.Preview, loaded.Protection)
 	if key, ok := ruleKeyOf(loaded.Files); ok {
 		st.rules = &ruleRef{}
 		st.rules.Store(s.ruleSets.entry(key))
