@@ -24,10 +24,12 @@ const AliasMaxLen = 32
 const maxPreviewVersion = 999_999_999
 
 // ValidAlias reports whether name is a valid alias:
-// ^[a-z0-9]([a-z0-9-]{0,30}[a-z0-9])?$, without "--", and not of the form
-// "v<digits>" (which names a version).
+// ^[a-z0-9]([a-z0-9-]{0,30}[a-z0-9])?$, without "--", not of the form
+// "v<digits>" (which names a version), and not "xn": a host label that
+// starts with "xn--" is an internationalised name's ASCII form, which
+// browsers decode (and refuse when it is no valid punycode).
 func ValidAlias(name string) bool {
-	if len(name) < 1 || len(name) > AliasMaxLen {
+	if len(name) < 1 || len(name) > AliasMaxLen || name == "xn" {
 		return false
 	}
 	for i := 0; i < len(name); i++ {

@@ -26,7 +26,7 @@ func FuzzParsePreviewLabel(f *testing.F) {
 		"staging--my-site", "pr-12--my-site", "a--abc", "v--abc", "v1a--abc", "x---abc", "-a--abc", "a---abc",
 		"my-site", "--my-site", "v1--", "v1--ab", "v1--my--site", "Staging--my-site", "v1--my-site1",
 		strings.Repeat("a", 32) + "--abc", strings.Repeat("a", 33) + "--abc",
-		"v1--" + strings.Repeat("a", 59), "v1--" + strings.Repeat("a", 60), "a-b--x-y", "\xff--abc", "v١--abc",
+		"v1--" + strings.Repeat("a", 59), "v1--" + strings.Repeat("a", 60), "a-b--x-y", "xn--abc", "xn--bcher-kva", "\xff--abc", "v١--abc",
 	} {
 		f.Add(s)
 	}
@@ -39,7 +39,7 @@ func FuzzParsePreviewLabel(f *testing.F) {
 				wantVersion = false
 			}
 		}
-		wantAlias := found && aliasRE.MatchString(head) && !strings.Contains(head, "--") && !vRE.MatchString(head)
+		wantAlias := found && aliasRE.MatchString(head) && !strings.Contains(head, "--") && !vRE.MatchString(head) && head != "xn"
 		want := len(label) <= 63 && found && len(rest) >= SlugMinLen && slugRE.MatchString(rest) && (wantVersion || wantAlias)
 		if ok != want {
 			t.Fatalf("ParsePreviewLabel(%q) ok = %v, want %v", label, ok, want)
@@ -89,5 +89,39 @@ func TestPreviewLabelTooLong(t *testing.T) {
 	}
 	if got := AliasLabel("my-site", "v12"); got != "" {
 		t.Fatalf("AliasLabel with a version-shaped alias = %q, want none", got)
+	}
+}
+
+// TestSiteLabel: the sites domain's preview hosts are split to their
+// label; a custom domain or the web host never is, and a host under the
+// sites domain that is neither a slug nor a preview label names no site.
+func TestSiteLabel(t *testing.T) {
+	hs := NewHostSplit("web.test", "sites.test")
+	for _, c := range []struct {
+		host, label string
+		isSite      bool
+	}{
+		{"my-site.sites.test", "my-site", true},
+		{"V12--My-Site.sites.test:8090", "v12--my-site", true},
+		{"staging--my-site.sites.test", "staging--my-site", true},
+		{"v012--my-site.sites.test", "", true},
+		{"v1--my--site.sites.test", "", true},
+		{"a.v1--my-site.sites.test", "", true},
+		{"v1--my-site.example.com", "", false},
+		{"v1--my-site.web.test", "", false},
+		{"web.test", "", false},
+	} {
+		label, isSite := hs.SiteLabel(c.host)
+		if label != c.label || isSite != c.isSite {
+			t.Errorf("SiteLabel(%q) = %q, %v; want %q, %v", c.host, label, isSite, c.label, c.isSite)
+		}
+	}
+	for in, want := range map[string]string{
+		"v12--my-site": "my-site", "staging--my-site.sites.test": "my-site.sites.test",
+		"my-site": "my-site", "xn--bcher-kva.example": "xn--bcher-kva.example", "v1--a.b": "v1--a.b",
+	} {
+		if got := PreviewBase(in); got != want {
+			t.Errorf("PreviewBase(%q) = %q, want %q", in, got, want)
+		}
 	}
 }

@@ -11,9 +11,9 @@ import (
 type siteDay struct {
 	pageViews, notFound, bytes, botViews int64
 	// previewViews are the page views of the site's preview hosts.
-	previewViews int64
-	pages, referrers, notFoundPaths      map[string]int64
-	visitors                             visitorSet
+	previewViews                    int64
+	pages, referrers, notFoundPaths map[string]int64
+	visitors                        visitorSet
 	// reported is the visitor count already flushed for the day.
 	reported int64
 }

@@ -43,9 +43,9 @@ type siteGate struct {
 	// cookieID is what its cookies are bound to: the site's id, and for
 	// a preview the preview's label too (see newSiteGate).
 	cookieID string
-	p    sites.Protection
-	key  []byte    // cookie MAC key
-	macs sync.Pool // of *cookieMAC under key; empty at first
+	p        sites.Protection
+	key      []byte    // cookie MAC key
+	macs     sync.Pool // of *cookieMAC under key; empty at first
 }
 
 // newSiteGate prepares p's gate for site id, or for its preview label

@@ -51,10 +51,10 @@ type site struct {
 	id, slug, versionID string
 	// preview is the preview label (sites.Site.Preview), "" for the
 	// live site.
-	preview string
-	isSPA   bool
-	status              string
-	expiresAt           time.Time
+	preview   string
+	isSPA     bool
+	status    string
+	expiresAt time.Time
 	// served are the files prepared for serving, by path.
 	served map[string]*servedFile
 	// rules holds the site's _redirects and _headers, compiled, from the
@@ -280,7 +280,9 @@ func (s *Server) serveSite(w http.ResponseWriter, r *http.Request, slug string) 
 	h := w.Header()
 	h["X-Content-Type-Options"] = nosniffValue
 	if isPreviewKey(slug) {
-		h["X-Robots-Tag"] = noindexValue // every answer, the unknown and the gate's too
+		// every answer of a preview host, the unknown ones' and the
+		// gate's too (a found site that is no preview drops it below)
+		h["X-Robots-Tag"] = noindexValue
 	}
 	post := r.Method == http.MethodPost && r.URL.Path == GatePath
 	if r.Method != http.MethodGet && r.Method != http.MethodHead && !post {
@@ -308,7 +310,10 @@ func (s *Server) serveSite(w http.ResponseWriter, r *http.Request, slug string) 
 		return outcome{}
 	}
 	if site.preview != "" {
+		h["X-Robots-Tag"] = noindexValue
 		defer func() { o.preview = true }()
+	} else {
+		delete(h, "X-Robots-Tag") // a replica's custom domain named like a preview
 	}
 	if post && site.gate == nil {
 		h["Allow"] = allowValue
