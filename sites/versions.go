@@ -205,29 +205,6 @@ func (s *Service) Promote(dep *core.Record, number int) (*core.Record, error) {
 	return out, nil
 }
 
-// SyncLiveSPA is the lifecycle rule that keeps the live version's SPA
-// setting the deployment's, whichever writer changes it (the settings
-// page, the dashboard): a preview of the live version serves it as the
-// site does, and promoting it again keeps it. app may be a transaction.
-func SyncLiveSPA(app core.App, dep *core.Record) error {
-	live := dep.GetString(FieldLiveVersion)
-	if live == "" {
-		return nil
-	}
-	v, err := app.FindRecordById(VersionsCollection, live)
-	if err != nil {
-		return nil // checked elsewhere (live_version must be a version)
-	}
-	if v.GetBool(FieldVersionIsSPA) == dep.GetBool(FieldIsSPA) {
-		return nil
-	}
-	v.Set(FieldVersionIsSPA, dep.GetBool(FieldIsSPA))
-	if err := app.Save(v); err != nil {
-		return fmt.Errorf("sync the SPA setting of the live version: %w", err)
-	}
-	return nil
-}
-
 // liveManifest is the manifest of dep's live version; an error wrapping
 // sql.ErrNoRows when that version does not exist (none is live, or it
 // was deleted since dep was read).
@@ -272,6 +249,38 @@ func (s *Service) LiveHashes(owner *core.Record, fn func(hash string) bool) erro
 				return nil
 			}
 		}
+	}
+	return nil
+}
+
+// FollowLiveSPA is the lifecycle rule that keeps a deployment's SPA
+// setting and its live version's one the same, whichever writer saves
+// the deployment (the API, the settings page, the admin dashboard), so
+// that the live version's preview serves it as the site does: a live
+// version switched without the setting (a rollback in the dashboard)
+// brings its own setting, a setting changed alone is the live version's
+// too. app may be a transaction; rec is the deployment about to be
+// saved (its Original the saved one).
+func FollowLiveSPA(app core.App, rec *core.Record) error {
+	live := rec.GetString(FieldLiveVersion)
+	if live == "" || rec.IsNew() {
+		return nil
+	}
+	v, err := app.FindRecordById(VersionsCollection, live)
+	if err != nil {
+		return nil // refused by the live_version rule, or gone
+	}
+	orig := rec.Original()
+	if live != orig.GetString(FieldLiveVersion) && rec.GetBool(FieldIsSPA) == orig.GetBool(FieldIsSPA) {
+		rec.Set(FieldIsSPA, v.GetBool(FieldVersionIsSPA))
+		return nil
+	}
+	if v.GetBool(FieldVersionIsSPA) == rec.GetBool(FieldIsSPA) {
+		return nil
+	}
+	v.Set(FieldVersionIsSPA, rec.GetBool(FieldIsSPA))
+	if err := app.Save(v); err != nil {
+		return fmt.Errorf("keep the live version's SPA setting: %w", err)
 	}
 	return nil
 }
