@@ -14,6 +14,7 @@ import (
 const (
 	DeploymentsCollection = "deployments"
 	VersionsCollection    = "versions"
+	AliasesCollection     = "aliases"
 )
 
 // Plans.

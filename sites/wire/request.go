@@ -27,6 +27,14 @@ type DeployRequest struct {
 	// keep it.
 	Password Password `json:"password,omitzero"`
 	Protect  Protect  `json:"protect,omitzero"`
+	// Draft saves the new version without making it live: it is served
+	// at its preview URL until promoted. Not for anonymous deploys.
+	Draft *bool `json:"draft,omitempty"`
+	// Alias points the alias of that name (alias--slug) at the new
+	// version, draft or live. Not for anonymous deploys.
+	Alias *string `json:"alias,omitempty"`
+	// Message describes the version (at most 200 characters).
+	Message *string `json:"message,omitempty"`
 }
 
 // FileEntry is one file of a DeployRequest: its path in the site and its
