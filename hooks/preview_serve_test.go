@@ -295,3 +295,49 @@ func TestPreviewPromoteNoMix(t *testing.T) {
 		t.Error(err)
 	}
 }
+
+// TestPreviewDraftAliasAndPrune: a draft is served at its preview host
+// and not at the site's until promoted; an alias follows its deploys
+// (the cached alias host too) and stops serving once deleted; a pruned
+// version's host answers the plain 404.
+func TestPreviewDraftAliasAndPrune(t *testing.T) {
+	f := newPreviewFixture(t, func(c *Config) { c.KeepVersions = 5 })
+	key := bearer(fixtureKey("alice"))
+	deploy := func(body string) {
+		t.Helper()
+		if res, b := do(t, f.mux, http.MethodPut, "/deploy/"+f.dep, body, key); res.StatusCode != 200 {
+			t.Fatalf("PUT %s: %d %s", body, res.StatusCode, b)
+		}
+	}
+	want := func(host, content string, status int) {
+		t.Helper()
+		res, body := f.get(t, host, "/", nil)
+		if res.StatusCode != status || (content != "" && !strings.Contains(body, content)) {
+			t.Fatalf("%s: %d %.80q, want %d %q", host, res.StatusCode, body, status, content)
+		}
+	}
+	want("staging--prev.sites.test", "", 404)
+	deploy(`{"html":"<h1>four</h1>","draft":true,"alias":"staging"}`)
+	want("prev.sites.test", "three", 200)
+	want("v4--prev.sites.test", "four", 200)
+	want("staging--prev.sites.test", "four", 200)
+
+	deploy(`{"html":"<h1>five</h1>","draft":true,"alias":"staging"}`)
+	want("staging--prev.sites.test", "five", 200) // the cached alias host follows
+	want("prev.sites.test", "three", 200)
+	if res, b := do(t, f.mux, http.MethodPost, "/deploy/"+f.dep+"/versions/5/promote", "", key); res.StatusCode != 200 {
+		t.Fatalf("promote: %d %s", res.StatusCode, b)
+	}
+	want("prev.sites.test", "five", 200)
+	want("v4--prev.sites.test", "four", 200)
+
+	if res, b := do(t, f.mux, http.MethodDelete, "/deploy/"+f.dep+"/aliases/staging", "", key); res.StatusCode >= 300 {
+		t.Fatalf("delete alias: %d %s", res.StatusCode, b)
+	}
+	want("staging--prev.sites.test", "", 404)
+
+	want("v1--prev.sites.test", "one", 200) // cached, then pruned by the next deploy
+	deploy(`{"html":"<h1>six</h1>"}`)
+	want("v1--prev.sites.test", "", 404)
+	want("v6--prev.sites.test", "six", 200)
+}

@@ -153,16 +153,28 @@ func bindRecordHooks(app core.App, svc *sites.Service, pub *sitePublisher, upkee
 	app.OnRecordCreateExecute(sites.DeploymentsCollection).BindFunc(changing)
 	app.OnRecordUpdateExecute(sites.DeploymentsCollection).BindFunc(changing)
 	app.OnRecordDeleteExecute(sites.DeploymentsCollection).BindFunc(changing)
-	// A version edited in the dashboard (its manifest) changes what its
-	// deployment serves when it is the live one.
-	versionChanging := func(e *core.RecordEvent) error {
-		dep, err := sites.FindDeploymentByLiveVersion(e.App, e.Record.Id)
-		if err != nil {
-			return e.Next() // not live anywhere
+	// A version or an alias saved or deleted from anywhere (a draft, a
+	// prune, an alias moved, a manifest edited in the dashboard) changes
+	// what its deployment's hosts serve: the live one, and the preview
+	// hosts (v<N>--<slug>, <alias>--<slug>), which the site cache forgets
+	// with their site and the publisher publishes with it.
+	ownerChanging := func(field string) func(e *core.RecordEvent) error {
+		return func(e *core.RecordEvent) error {
+			dep, err := sites.FindDeployment(e.App, e.Record.GetString(field))
+			if err != nil {
+				return e.Next() // going with its deployment
+			}
+			return bracket(e, dep.Slug())
 		}
-		return bracket(e, dep.Slug())
 	}
-	app.OnRecordUpdateExecute(sites.VersionsCollection).BindFunc(versionChanging)
+	for _, c := range []struct{ collection, field string }{
+		{sites.VersionsCollection, sites.FieldVersionDeployment},
+		{sites.AliasesCollection, sites.FieldAliasDeployment},
+	} {
+		app.OnRecordCreateExecute(c.collection).BindFunc(ownerChanging(c.field))
+		app.OnRecordUpdateExecute(c.collection).BindFunc(ownerChanging(c.field))
+		app.OnRecordDeleteExecute(c.collection).BindFunc(ownerChanging(c.field))
+	}
 	// Deleting, from anywhere, takes the site offline at once and leaves
 	// its content to the collector (versions go by cascade).
 	app.OnRecordAfterDeleteSuccess(sites.DeploymentsCollection).BindFunc(func(e *core.RecordEvent) error {

@@ -1,8 +1,6 @@
 package sites
 
 import (
-	"database/sql"
-	"errors"
 	"fmt"
 
 	"github.com/pocketbase/dbx"
@@ -26,9 +24,9 @@ func LoadPreview(app core.App, label string) (*Site, error) {
 	}
 	var ver *core.Record
 	if alias != "" {
-		ver, err = findAliasVersion(app, rec.Id, alias)
+		ver, err = FindAliasVersion(app, rec.Id, alias)
 	} else {
-		ver, err = findVersionByNumber(app, rec.Id, n)
+		ver, err = FindVersionByNumber(app, rec.Id, n)
 	}
 	if err != nil {
 		return nil, err
@@ -41,7 +39,7 @@ func LoadPreview(app core.App, label string) (*Site, error) {
 		ID:         rec.Id,
 		Slug:       slug,
 		Status:     rec.GetString(FieldStatus),
-		IsSPA:      versionIsSPA(rec, ver),
+		IsSPA:      ver.GetBool(FieldVersionIsSPA),
 		VersionID:  ver.Id,
 		Protection: ProtectionOf(rec),
 		Preview:    version + alias,
@@ -51,19 +49,6 @@ func LoadPreview(app core.App, label string) (*Site, error) {
 		site.ExpiresAt = exp.Time()
 	}
 	return site, nil
-}
-
-// versionSPAField is the SPA setting a version record may carry of its
-// own; without it a version has the deployment's.
-const versionSPAField = "is_spa"
-
-// versionIsSPA is ver's SPA setting: its own when versions record one,
-// else the deployment's.
-func versionIsSPA(dep, ver *core.Record) bool {
-	if ver.Collection().Fields.GetByName(versionSPAField) != nil {
-		return ver.GetBool(versionSPAField)
-	}
-	return dep.GetBool(FieldIsSPA)
 }
 
 // PreviewLabels are the preview host labels of the deployment depID whose
@@ -83,66 +68,14 @@ func PreviewLabels(app core.App, depID, slug string) ([]string, error) {
 			out = append(out, l)
 		}
 	}
-	if _, err := app.FindCachedCollectionByNameOrId(aliasesCollection); err != nil {
-		return out, nil // no aliases collection (yet)
-	}
-	var names []string
-	err = app.DB().Select(aliasNameField).From(aliasesCollection).
-		Where(dbx.HashExp{aliasDeploymentField: depID}).OrderBy(aliasNameField).Column(&names)
+	aliases, err := listAliases(app, depID)
 	if err != nil {
-		return nil, fmt.Errorf("list the aliases of %s: %w", slug, err)
+		return nil, fmt.Errorf("the aliases of %s: %w", slug, err)
 	}
-	for _, a := range names {
-		if l := AliasLabel(slug, a); l != "" {
+	for _, a := range aliases {
+		if l := AliasLabel(slug, a.Name); l != "" {
 			out = append(out, l)
 		}
 	}
 	return out, nil
-}
-
-// The aliases collection, as decided for issue 29 (deployment, name,
-// version).
-const (
-	aliasesCollection    = "aliases"
-	aliasDeploymentField = "deployment"
-	aliasNameField       = "name"
-	aliasVersionField    = "version"
-)
-
-// findVersionByNumber is version n of the deployment depID; ErrNotFound
-// when it is not kept.
-func findVersionByNumber(app core.App, depID string, n int) (*core.Record, error) {
-	v, err := app.FindFirstRecordByFilter(VersionsCollection,
-		FieldVersionDeployment+" = {:d} && "+FieldVersionNumber+" = {:n}", dbx.Params{"d": depID, "n": n})
-	if errors.Is(err, sql.ErrNoRows) {
-		return nil, fmt.Errorf("version %d: %w", n, ErrNotFound)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("find version %d: %w", n, err)
-	}
-	return v, nil
-}
-
-// findAliasVersion is the version the alias name of the deployment depID
-// points at; ErrNotFound when there is no such alias.
-func findAliasVersion(app core.App, depID, name string) (*core.Record, error) {
-	if _, err := app.FindCachedCollectionByNameOrId(aliasesCollection); err != nil {
-		return nil, fmt.Errorf("alias %q: %w", name, ErrNotFound)
-	}
-	a, err := app.FindFirstRecordByFilter(aliasesCollection,
-		aliasDeploymentField+" = {:d} && "+aliasNameField+" = {:n}", dbx.Params{"d": depID, "n": name})
-	if errors.Is(err, sql.ErrNoRows) {
-		return nil, fmt.Errorf("alias %q: %w", name, ErrNotFound)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("find alias %q: %w", name, err)
-	}
-	v, err := app.FindRecordById(VersionsCollection, a.GetString(aliasVersionField))
-	if errors.Is(err, sql.ErrNoRows) {
-		return nil, fmt.Errorf("alias %q: its version: %w", name, ErrNotFound)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("find the version of alias %q: %w", name, err)
-	}
-	return v, nil
 }
