@@ -37,9 +37,13 @@ func newPublisher(app core.App, cfg *Config, svc *sites.Service, s3 *s3store.Sto
 		// host so replicas serve them too. An error keeps the site's
 		// documents as they are, and its publish is retried.
 		ExtraHosts: func(siteID string) ([]string, error) { return domains.VerifiedHosts(app, siteID) },
-		Keep:       s3.KeepUntil,
-		Retention:  cfg.ReplicaRetention,
-		Logger:     app.Logger(),
+		// its preview hosts (kept versions and aliases), each published
+		// with that version's manifest (svc.LoadSite loads a label too):
+		// KeepVersions plus the aliases per site, bounded.
+		Previews:  func(site *sites.Site) ([]string, error) { return sites.PreviewLabels(app, site.ID, site.Slug) },
+		Keep:      s3.KeepUntil,
+		Retention: cfg.ReplicaRetention,
+		Logger:    app.Logger(),
 	})
 }
 
