@@ -12,6 +12,7 @@ import (
 
 	"github.com/pocketbase/pocketbase/tests"
 
+	"sitedrop/hooks/server/certs"
 	"sitedrop/sites"
 )
 
@@ -340,4 +341,37 @@ func TestPreviewDraftAliasAndPrune(t *testing.T) {
 	deploy(`{"html":"<h1>six</h1>"}`)
 	want("v1--prev.sites.test", "", 404)
 	want("v6--prev.sites.test", "six", 200)
+}
+
+// TestAllowCertificatePreviews: the on-demand decision allows a preview
+// host exactly when its site is allowed and its version or alias exists,
+// charged to its site's class; the plain listener sends preview hosts
+// to https like their site.
+func TestAllowCertificatePreviews(t *testing.T) {
+	_, sd := newFixtureApp(t)
+	for name, w := range map[string]struct {
+		allowed bool
+		class   certs.Class
+	}{
+		"v1--alice-site.sites.test":      {true, certs.Owned},
+		"v1--anon-site.sites.test":       {true, certs.Anonymous},
+		"v9--alice-site.sites.test":      {false, 0}, // no such version
+		"staging--alice-site.sites.test": {false, 0}, // no such alias
+		"v1--old-anon.sites.test":        {false, 0}, // its site expired
+		"v1--nosuch.sites.test":          {false, 0},
+		"v01--alice-site.sites.test":     {false, 0},
+		"v1--alice-site.example.com":     {false, 0}, // custom domains have no previews
+	} {
+		class, err := sd.tls().AllowCertificate(name)
+		if (err == nil) != w.allowed || (w.allowed && class != w.class) {
+			t.Errorf("AllowCertificate(%q) = %v, %v; want allowed %v, %v", name, class, err, w.allowed, w.class)
+		}
+	}
+	app := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.Write([]byte("app")) })
+	rec := httptest.NewRecorder()
+	sd.tls().RedirectHandler(app, func(next http.Handler) http.Handler { return next }).
+		ServeHTTP(rec, httptest.NewRequest("GET", "http://V1--alice-site.sites.test/x?y", nil))
+	if got := rec.Header().Get("Location"); rec.Code != http.StatusPermanentRedirect || got != "https://v1--alice-site.sites.test/x?y" {
+		t.Errorf("a preview host over plain HTTP: %d to %q", rec.Code, got)
+	}
 }
