@@ -414,8 +414,9 @@ func redirect(w http.ResponseWriter, r *http.Request, p string) {
 	w.WriteHeader(http.StatusPermanentRedirect)
 }
 
-// Live reports whether slug names a site that is served right now. It
-// reads through the same cache as ServeSite.
+// Live reports whether slug (or a preview label, "v12--my-site") names a
+// site that is served right now. It reads through the same cache as
+// ServeSite.
 func (s *Server) Live(slug string) bool {
 	site, err := s.site(slug)
 	return err == nil && site.live(s.now())
