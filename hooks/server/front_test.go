@@ -59,7 +59,7 @@ func TestFrontHandle(t *testing.T) {
 		{"boom.sites.test", "/", true, true, 500, "Internal error\n"},
 		{"V12--Alice.sites.test", "/", true, true, 200, "site v12--alice"},
 		{"staging--alice.sites.test", "/", true, true, 200, "site staging--alice"},
-		{"v012--alice.sites.test", "/", true, true, 200, "site \x00"}, // a site host naming no site
+		{"v012--alice.sites.test", "/", true, true, 200, "site \x00"},   // a site host naming no site
 		{"v12--shop.custom.test", "/", true, true, 421, "unknown host"}, // custom domains have no previews
 		{"alice.sites.test.", "/", true, true, 400, "Invalid Host header"},
 		{"web.test:", "/", false, true, 400, "Invalid Host header"},
