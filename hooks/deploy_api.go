@@ -176,12 +176,8 @@ func (api *deployAPI) view(e *core.RequestEvent) error {
 		desc = &d
 	}
 	slug := dep.Slug()
-	var live int
-	if id := dep.LiveVersion(); id != "" {
-		v, err := sites.FindVersionOf(e.App, rec.Id, id)
-		if err != nil {
-			return err
-		}
+	var live int // 0: none live (a deployment created as a draft)
+	if v, err := sites.FindVersionOf(e.App, rec.Id, dep.LiveVersion()); err == nil {
 		live = v.GetInt(sites.FieldVersionNumber)
 	}
 	return e.JSON(http.StatusOK, wire.DeployStatus{

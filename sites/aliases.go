@@ -27,7 +27,7 @@ func ValidateAlias(name string) error {
 	case strings.Contains(name, PreviewSep) && !strings.HasPrefix(name, "-") && !strings.HasSuffix(name, "-"):
 		msg = `alias must not contain "--"`
 	case versionShaped(name):
-		msg = "alias must not be of the form v<number>: that names a version"
+		msg = "alias must not be v followed by digits: that names a version"
 	}
 	return &FieldError{Field: "alias", Msg: msg}
 }
