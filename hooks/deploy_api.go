@@ -19,6 +19,12 @@ import (
 // claimBodyLimit bounds the small JSON body of a claim.
 const claimBodyLimit = 64 << 10
 
+// The refusals of a draft that would change the live site's protection.
+const (
+	msgDraftPassword = "password cannot be set by a draft: the protection is the live site's; change it with a deploy that is not a draft"
+	msgDraftProtect  = "protect cannot be set by a draft: the protection is the live site's; change it with a deploy that is not a draft"
+)
+
 // deployAPI serves the deploy endpoints (and the versions ones, which
 // act on the same deployments). It holds exactly the services they use,
 // built before it is: bindDeployAPI is handed a finished value.
@@ -78,6 +84,9 @@ func (api *deployAPI) create(e *core.RequestEvent) error {
 	// the slug and the slots before the content: a refused deploy is
 	// refused before its files are decoded, looked up or unpacked
 	req, release, err := api.intake.Read(e.Response, e.Request, lease, user == nil, func(req *intake.Request) error {
+		if _, err := req.Release(user == nil); err != nil {
+			return err // an anonymous draft or alias, before its files are read
+		}
 		if req.Slug != nil {
 			// a slug that is sent must be valid; "" does not mean "generate"
 			if err := sites.ValidateSlug(*req.Slug); err != nil {
@@ -97,7 +106,7 @@ func (api *deployAPI) create(e *core.RequestEvent) error {
 	if user != nil {
 		load = api.intake.StoredContent(e.Request.Context(), api.deploys.Store(), lease)
 	}
-	c, err := api.intake.Content(work, req, load, lease, sites.RuleLimitOf(user))
+	c, err := api.intake.Content(work, req, load, lease, sites.RuleLimitOf(user), user == nil)
 	if err != nil {
 		return err
 	}
@@ -114,7 +123,7 @@ func (api *deployAPI) create(e *core.RequestEvent) error {
 		api.gc.MarkDue() // blobs may have been written before the failure
 		return work.Over(err)
 	}
-	ans := api.answer(work.Ctx, created.Record, c)
+	ans := api.answer(work.Ctx, created.Record, created.Version, c)
 	if user == nil {
 		dep := sites.DeploymentOf(created.Record)
 		ans.Claim = &wire.Claim{
@@ -126,23 +135,36 @@ func (api *deployAPI) create(e *core.RequestEvent) error {
 	return e.JSON(http.StatusOK, ans)
 }
 
-// answer is the answer of a deploy or an update of rec (as saved) with
-// c, its report made within ctx (the deploy's work budget) of the files
-// as the deploy received them.
-func (api *deployAPI) answer(ctx context.Context, rec *core.Record, c intake.Content) wire.DeployAnswer {
+// answer is the answer of a deploy or an update of rec (as saved) that
+// made the version ver with c, its report made within ctx (the deploy's
+// work budget) of the files as the deploy received them. A draft's
+// report speaks of the draft (its SPA setting, its title).
+func (api *deployAPI) answer(ctx context.Context, rec, ver *core.Record, c intake.Content) wire.DeployAnswer {
 	dep := sites.DeploymentOf(rec)
-	return wire.DeployAnswer{
-		DeployRef: wire.DeployRef{ID: rec.Id, Slug: dep.Slug(), URL: api.links.Site(dep.Slug())},
-		ShareURL:  api.links.Share(rec),
-		Warnings:  c.Warnings,
+	slug, n := dep.Slug(), ver.GetInt(sites.FieldVersionNumber)
+	title := dep.Title()
+	if c.Meta.Title != nil {
+		title = *c.Meta.Title
+	}
+	ans := wire.DeployAnswer{
+		DeployRef:  wire.DeployRef{ID: rec.Id, Slug: slug, URL: api.links.Site(slug)},
+		ShareURL:   api.links.Share(rec),
+		Version:    n,
+		Draft:      ver.Id != dep.LiveVersion(),
+		PreviewURL: api.links.Preview(slug, n),
+		Warnings:   c.Warnings,
 		Report: report.ForDeploy(ctx, report.Input{
 			Files:     c.Upload.Files,
 			Redirects: c.Redirects,
-			IsSPA:     dep.IsSPA(),
-			Title:     dep.Title(),
+			IsSPA:     ver.GetBool(sites.FieldVersionIsSPA),
+			Title:     title,
 			Warnings:  c.Warnings,
 		}),
 	}
+	if alias := c.Upload.Release.Alias; alias != "" {
+		ans.AliasURL = api.links.Alias(slug, alias)
+	}
+	return ans
 }
 
 // view is GET /deploy/:id.
@@ -154,6 +176,10 @@ func (api *deployAPI) view(e *core.RequestEvent) error {
 		desc = &d
 	}
 	slug := dep.Slug()
+	var live int // 0: none live (a deployment created as a draft)
+	if v, err := sites.FindVersionOf(e.App, rec.Id, dep.LiveVersion()); err == nil {
+		live = v.GetInt(sites.FieldVersionNumber)
+	}
 	return e.JSON(http.StatusOK, wire.DeployStatus{
 		ID:          rec.Id,
 		Slug:        slug,
@@ -167,6 +193,8 @@ func (api *deployAPI) view(e *core.RequestEvent) error {
 		Protected:   dep.Protection() != nil,
 		CreatedAt:   timestamp(dep.Created()),
 		UpdatedAt:   timestamp(dep.Updated()),
+		Version:     live,
+		PreviewURL:  api.links.Preview(slug, live),
 	})
 }
 
@@ -183,6 +211,17 @@ func (api *deployAPI) update(e *core.RequestEvent) error {
 		if req.Slug != nil {
 			return fail(http.StatusBadRequest, msgSlugImmutable)
 		}
+		rel, err := req.Release(false)
+		if err != nil {
+			return err
+		}
+		// the protection is the site's, live now: a draft changes content only
+		if rel.Draft && req.Password.Set {
+			return fail(http.StatusBadRequest, msgDraftPassword)
+		}
+		if rel.Draft && req.Protect.Set {
+			return fail(http.StatusBadRequest, msgDraftProtect)
+		}
 		return nil
 	})
 	if err != nil {
@@ -191,16 +230,16 @@ func (api *deployAPI) update(e *core.RequestEvent) error {
 	defer release()
 	work := guards.StartWork(e.Request.Context(), false)
 	defer work.End()
-	c, err := api.intake.Content(work, req, api.intake.StoredContent(e.Request.Context(), api.deploys.Store(), lease), lease, sites.RuleLimitOf(user))
+	c, err := api.intake.Content(work, req, api.intake.StoredContent(e.Request.Context(), api.deploys.Store(), lease), lease, sites.RuleLimitOf(user), false)
 	if err != nil {
 		return err
 	}
-	rec, err = api.deploys.Replace(work.Ctx, rec, c.Meta, c.Upload)
+	rec, ver, err := api.deploys.ReplaceVersion(work.Ctx, rec, c.Meta, c.Upload)
 	if err != nil {
 		api.gc.MarkDue() // blobs may have been written before the failure
 		return work.Over(err)
 	}
-	return e.JSON(http.StatusOK, api.answer(work.Ctx, rec, c))
+	return e.JSON(http.StatusOK, api.answer(work.Ctx, rec, ver, c))
 }
 
 // delete is DELETE /deploy/:id.

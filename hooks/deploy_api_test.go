@@ -743,7 +743,7 @@ func TestDeployUpdate(t *testing.T) {
 			Headers:         bearer(keyAlice),
 			Body:            strings.NewReader(`{"files":[{"path":"index.html","content":"<html><head></head><body>v2</body></html>"},{"path":"about.html","content":"about"}],"description":"Second"}`),
 			ExpectedStatus:  200,
-			ExpectedContent: []string{`{"id":"` + idAliceSite + `","slug":"alice-site","url":"http://alice-site.sites.test/","warnings":[],` + emptyReport + `}`},
+			ExpectedContent: []string{`{"id":"` + idAliceSite + `","slug":"alice-site","url":"http://alice-site.sites.test/","version":2,"draft":false,"preview_url":"http://v2--alice-site.sites.test/","warnings":[],` + emptyReport + `}`},
 			TestAppFactory:  newTestApp,
 			BeforeTestFunc: func(t testing.TB, app *tests.TestApp, _ *core.ServeEvent) {
 				siteGet(t, app, "alice-site.sites.test", "/") // warm the cache

@@ -136,7 +136,15 @@ func sitesAPIError(err error) (*apiError, bool) {
 	var pe *sites.PathError
 	var arc *sites.ArchiveError
 	var rle *sites.RuleLimitError
+	var fe *sites.FieldError
 	switch {
+	case errors.As(err, &fe):
+		return fail(http.StatusBadRequest, "%s", fe.Msg), true
+	// a version or an alias of a deployment found is not the deployment
+	case errors.Is(err, sites.ErrVersionNotFound):
+		return fail(http.StatusNotFound, msgVersionNotFound), true
+	case errors.Is(err, sites.ErrAliasNotFound):
+		return fail(http.StatusNotFound, msgAliasNotFound), true
 	case errors.As(err, &se):
 		return fail(http.StatusBadRequest, se.Msg), true
 	case errors.As(err, &pe):
@@ -153,8 +161,6 @@ func sitesAPIError(err error) (*apiError, bool) {
 		return fail(http.StatusConflict, msgSlugReserved), true
 	case errors.Is(err, sites.ErrSlotLimit):
 		return fail(http.StatusForbidden, msgSlotLimit), true
-	case errors.Is(err, sites.ErrVersionNotFound):
-		return fail(http.StatusNotFound, msgVersionNotFound), true
 	case errors.Is(err, sites.ErrInvalidClaimToken):
 		return fail(http.StatusBadRequest, msgInvalidClaimToken), true
 	}

@@ -201,7 +201,10 @@ func build(app core.App, cfg *Config) (*built, error) {
 	ref := func(rec *core.Record) forms.DeploymentRef { return deploymentRef(cfg, rec) }
 
 	// Bindings.
-	bindRecordHooks(app, svc, pub, upkeep, ref, send.wake)
+	versionRef := func(rec, ver *core.Record, preview bool) forms.DeploymentRef {
+		return deploymentVersionRef(cfg, rec, ver, preview)
+	}
+	bindRecordHooks(app, svc, pub, upkeep, versionRef, send.wake)
 	bindLifecycle(app, life, send, statsFlush, jobs)
 	bindJobs(app, jobs, upkeep, domainSvc, statsFlush)
 	bindDomainTable(app, domainTable, tlsCerts, pub)

@@ -31,6 +31,7 @@ func TestLLMSTxt(t *testing.T) {
 				"Streamable HTTP at http://web.test/mcp",
 				"Custom domains per account: 1 (free plan), 10 (pro plan).",
 				"`POST http://web.test/deploy/{id}/domains {\"domain\": \"shop.example.com\"}`",
+				"`POST http://web.test/deploy/{id}/versions/{version}/promote`",
 			},
 			NotExpectedContent: []string{"<no value>"},
 			TestAppFactory:     newTestApp,

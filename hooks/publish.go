@@ -37,9 +37,14 @@ func newPublisher(app core.App, cfg *Config, svc *sites.Service, s3 *s3store.Sto
 		// host so replicas serve them too. An error keeps the site's
 		// documents as they are, and its publish is retried.
 		ExtraHosts: func(siteID string) ([]string, error) { return domains.VerifiedHosts(app, siteID) },
-		Keep:       s3.KeepUntil,
-		Retention:  cfg.ReplicaRetention,
-		Logger:     app.Logger(),
+		// its preview hosts, each published with that version's manifest
+		// (svc.LoadSite loads a label too): one document per kept
+		// version (--keep-versions, plus those aliases hold) and per
+		// alias.
+		Previews:  func(site *sites.Site) ([]string, error) { return sites.PreviewLabels(app, site.ID, site.Slug) },
+		Keep:      s3.KeepUntil,
+		Retention: cfg.ReplicaRetention,
+		Logger:    app.Logger(),
 	})
 }
 

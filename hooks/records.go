@@ -1,6 +1,7 @@
 package hooks
 
 import (
+	"errors"
 	"time"
 
 	validation "github.com/pocketbase/ozzo-validation/v4"
@@ -17,7 +18,10 @@ import (
 // They use svc's rules, tell pub of every change to what sites serve, mark
 // upkeep's collection due when content may have become unreferenced, and
 // queue the deployments' webhooks (named by ref) and wake their senders.
-func bindRecordHooks(app core.App, svc *sites.Service, pub *sitePublisher, upkeep *sites.Upkeep, ref func(*core.Record) forms.DeploymentRef, wake func()) {
+//
+// ref names a deployment in a webhook payload, with the version given
+// (nil: none) and that version's preview URL when preview is set.
+func bindRecordHooks(app core.App, svc *sites.Service, pub *sitePublisher, upkeep *sites.Upkeep, ref func(dep, ver *core.Record, preview bool) forms.DeploymentRef, wake func()) {
 	// Slot limits: counted and saved in one transaction, so concurrent
 	// creates and claims never exceed the plan.
 	guardSlots := func(e *core.RecordEvent) error {
@@ -98,6 +102,27 @@ func bindRecordHooks(app core.App, svc *sites.Service, pub *sitePublisher, upkee
 		return e.Next()
 	})
 
+	// An alias, saved from anywhere, has a valid name and names a version
+	// of its own deployment.
+	app.OnRecordValidate(sites.AliasesCollection).BindFunc(func(e *core.RecordEvent) error {
+		if err := sites.CheckAlias(e.App, e.Record); err != nil {
+			var fe *sites.FieldError
+			if errors.As(err, &fe) {
+				return validation.Errors{fe.Field: validation.NewError("validation_invalid_alias", fe.Msg)}
+			}
+			return err
+		}
+		return e.Next()
+	})
+
+	// The live version's SPA setting is the site's (sites.FollowLiveSPA),
+	// whoever switches the version or the setting.
+	app.OnRecordUpdateExecute(sites.DeploymentsCollection).BindFunc(func(e *core.RecordEvent) error {
+		return sites.InEventTransaction(e, func(tx core.App) error {
+			return sites.FollowLiveSPA(tx, e.Record)
+		})
+	})
+
 	// Any change to a deployment is visible on the next request, and a
 	// reader who saw it never sees the old site again: the site cache is
 	// told before the write and again once its transaction has ended
@@ -128,16 +153,28 @@ func bindRecordHooks(app core.App, svc *sites.Service, pub *sitePublisher, upkee
 	app.OnRecordCreateExecute(sites.DeploymentsCollection).BindFunc(changing)
 	app.OnRecordUpdateExecute(sites.DeploymentsCollection).BindFunc(changing)
 	app.OnRecordDeleteExecute(sites.DeploymentsCollection).BindFunc(changing)
-	// A version edited in the dashboard (its manifest) changes what its
-	// deployment serves when it is the live one.
-	versionChanging := func(e *core.RecordEvent) error {
-		dep, err := sites.FindDeploymentByLiveVersion(e.App, e.Record.Id)
-		if err != nil {
-			return e.Next() // not live anywhere
+	// A version or an alias saved or deleted from anywhere (a draft, a
+	// prune, an alias moved, a manifest edited in the dashboard) changes
+	// what its deployment's hosts serve: the live one, and the preview
+	// hosts (v<N>--<slug>, <alias>--<slug>), which the site cache forgets
+	// with their site and the publisher publishes with it.
+	ownerChanging := func(field string) func(e *core.RecordEvent) error {
+		return func(e *core.RecordEvent) error {
+			dep, err := sites.FindDeployment(e.App, e.Record.GetString(field))
+			if err != nil {
+				return e.Next() // going with its deployment
+			}
+			return bracket(e, dep.Slug())
 		}
-		return bracket(e, dep.Slug())
 	}
-	app.OnRecordUpdateExecute(sites.VersionsCollection).BindFunc(versionChanging)
+	for _, c := range []struct{ collection, field string }{
+		{sites.VersionsCollection, sites.FieldVersionDeployment},
+		{sites.AliasesCollection, sites.FieldAliasDeployment},
+	} {
+		app.OnRecordCreateExecute(c.collection).BindFunc(ownerChanging(c.field))
+		app.OnRecordUpdateExecute(c.collection).BindFunc(ownerChanging(c.field))
+		app.OnRecordDeleteExecute(c.collection).BindFunc(ownerChanging(c.field))
+	}
 	// Deleting, from anywhere, takes the site offline at once and leaves
 	// its content to the collector (versions go by cascade).
 	app.OnRecordAfterDeleteSuccess(sites.DeploymentsCollection).BindFunc(func(e *core.RecordEvent) error {
@@ -155,7 +192,8 @@ func bindRecordHooks(app core.App, svc *sites.Service, pub *sitePublisher, upkee
 	// the cascade removes the webhooks, and its deliveries outlive it.
 	app.OnRecordAfterUpdateSuccess(sites.DeploymentsCollection).BindFunc(func(e *core.RecordEvent) error {
 		if dep := sites.DeploymentOf(e.Record); dep.Original().LiveVersion() != dep.LiveVersion() {
-			if _, err := forms.EnqueueWebhooks(e.App, e.Record.Id, forms.EventDeploymentUpdated, ref(e.Record), nil); err != nil {
+			live, _ := sites.FindVersionOf(e.App, e.Record.Id, dep.LiveVersion()) // nil: gone since
+			if _, err := forms.EnqueueWebhooks(e.App, e.Record.Id, forms.EventDeploymentUpdated, ref(e.Record, live, true), nil); err != nil {
 				e.App.Logger().Error("queue deployment.updated webhooks", "deployment", e.Record.Id, "error", err)
 			}
 			wake()
@@ -164,13 +202,30 @@ func bindRecordHooks(app core.App, svc *sites.Service, pub *sitePublisher, upkee
 	})
 	app.OnRecordDelete(sites.DeploymentsCollection).BindFunc(func(e *core.RecordEvent) error {
 		err := sites.InEventTransaction(e, func(tx core.App) error {
-			_, err := forms.EnqueueWebhooks(tx, e.Record.Id, forms.EventDeploymentDeleted, ref(e.Record), nil)
+			live, _ := sites.FindVersionOf(tx, e.Record.Id, sites.DeploymentOf(e.Record).LiveVersion()) // nil: none
+			_, err := forms.EnqueueWebhooks(tx, e.Record.Id, forms.EventDeploymentDeleted, ref(e.Record, live, false), nil)
 			return err
 		})
 		if err == nil {
 			wake()
 		}
 		return err
+	})
+
+	// deployment.draft fires for a version committed without going live,
+	// whoever saved it: once its transaction has committed, the
+	// deployment's live pointer says whether it is a draft.
+	app.OnRecordAfterCreateSuccess(sites.VersionsCollection).BindFunc(func(e *core.RecordEvent) error {
+		depID := e.Record.GetString(sites.FieldVersionDeployment)
+		dep, err := sites.FindDeployment(e.App, depID)
+		if err != nil || dep.LiveVersion() == e.Record.Id {
+			return e.Next() // live (or gone): deployment.updated speaks for it
+		}
+		if _, err := forms.EnqueueWebhooks(e.App, depID, forms.EventDeploymentDraft, ref(dep.Record, e.Record, true), nil); err != nil {
+			e.App.Logger().Error("queue deployment.draft webhooks", "deployment", depID, "error", err)
+		}
+		wake()
+		return e.Next()
 	})
 
 	// Every account has a plan; free unless set.

@@ -264,3 +264,18 @@ func deploymentRef(cfg *Config, rec *core.Record) forms.DeploymentRef {
 	dep := forms.DeploymentOf(rec)
 	return dep.Ref(cfg.links().Site(dep.Slug()))
 }
+
+// deploymentVersionRef is a deployment as its events name it: with the
+// version ver (nil: none), and that version's preview URL when preview
+// is set.
+func deploymentVersionRef(cfg *Config, rec, ver *core.Record, preview bool) forms.DeploymentRef {
+	r := deploymentRef(cfg, rec)
+	if ver == nil {
+		return r
+	}
+	r.Version = ver.GetInt(sites.FieldVersionNumber)
+	if preview {
+		r.PreviewURL = cfg.links().Preview(r.Slug, r.Version)
+	}
+	return r
+}

@@ -39,8 +39,8 @@ func TestVersionsAPI(t *testing.T) {
 			ExpectedContent: []string{
 				`{"versions":[{"version":2,"created_at":"`,
 				`"file_count":1,"total_bytes":`,
-				`"live":true},{"version":1,`,
-				`"live":false}]}`,
+				`"live":true,"message":"","preview_url":"http://v2--alice-site.sites.test/","aliases":[]},{"version":1,`,
+				`"live":false,"message":"","preview_url":"http://v1--alice-site.sites.test/","aliases":[]}]}`,
 			},
 			TestAppFactory: withSecondVersion,
 		},

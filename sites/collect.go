@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/pocketbase/dbx"
@@ -130,8 +131,13 @@ func (s *Service) referencedHashes() (map[string]struct{}, error) {
 
 // LoadSite reads what the site server needs to serve slug: the deployment
 // and the manifest of its live version. It returns ErrNotFound when there is
-// no such deployment.
+// no such deployment. slug may also be a preview host's label
+// ("v12--my-site", "staging--my-site"; see ParsePreviewLabel): then the
+// manifest is that version's (see LoadPreview).
 func (s *Service) LoadSite(slug string) (*Site, error) {
+	if strings.Contains(slug, PreviewSep) {
+		return LoadPreview(s.app, slug)
+	}
 	rec, err := s.app.FindFirstRecordByData(DeploymentsCollection, FieldSlug, slug)
 	if err != nil {
 		return nil, ErrNotFound

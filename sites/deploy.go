@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"time"
+	"unicode/utf8"
 
 	"github.com/pocketbase/dbx"
 	validation "github.com/pocketbase/ozzo-validation/v4"
@@ -47,6 +48,45 @@ type Upload struct {
 	// dropped. Its error stops the deploy before anything is committed
 	// and is returned as it is.
 	Memory Memory
+	// Release says how the new version is published.
+	Release Release
+}
+
+// MaxMessageLen is the longest deploy message, in characters (runes).
+const MaxMessageLen = 200
+
+// Release says how a deploy publishes its new version: live (the zero
+// value) or as a draft, under an alias or not, with a message.
+type Release struct {
+	// Draft saves the version without making it live: the site keeps
+	// serving what it served (nothing, for a new deployment) until the
+	// version is promoted; its preview host serves it.
+	Draft bool
+	// Alias, when set, points the alias of that name at the new version
+	// (created if needed), live or draft. A valid alias (ValidateAlias).
+	Alias string
+	// Message describes the version (at most MaxMessageLen characters).
+	Message string
+}
+
+// Check refuses a release an anonymous deploy (anon) cannot make, or a
+// malformed alias or message: a *FieldError naming the field.
+func (r Release) Check(anon bool) error {
+	if anon && r.Draft {
+		return &FieldError{Field: "draft", Msg: "draft needs an account: an anonymous deploy is always live"}
+	}
+	if anon && r.Alias != "" {
+		return &FieldError{Field: "alias", Msg: "alias needs an account: an anonymous deploy cannot have aliases"}
+	}
+	if r.Alias != "" {
+		if err := ValidateAlias(r.Alias); err != nil {
+			return err
+		}
+	}
+	if n := utf8.RuneCountInString(r.Message); n > MaxMessageLen {
+		return &FieldError{Field: "message", Msg: fmt.Sprintf("message is too long: at most %d characters", MaxMessageLen)}
+	}
+	return nil
 }
 
 // Memory is a deploy's memory budget (see Upload.Memory).
@@ -106,6 +146,9 @@ type CreateParams struct {
 // Created is the result of Create.
 type Created struct {
 	Record *core.Record
+	// Version is the new deployment's first version (live unless it was
+	// deployed as a draft).
+	Version *core.Record
 	// ClaimToken is the plaintext claim token of an anonymous deployment,
 	// shown once; only its hash is stored.
 	ClaimToken string
@@ -117,6 +160,9 @@ type Created struct {
 // (the client went away), the work stops between files and nothing is
 // committed; the error wraps ctx.Err().
 func (s *Service) Create(ctx context.Context, p CreateParams) (*Created, error) {
+	if err := p.Upload.Release.Check(p.Owner == nil); err != nil {
+		return nil, err
+	}
 	// Refuse what the transaction would refuse before any content is
 	// written, so refused deploys leave nothing to collect. The
 	// transaction checks again: these reads only save the work.
@@ -164,7 +210,9 @@ func (s *Service) Create(ctx context.Context, p CreateParams) (*Created, error) 
 		rec.Set(FieldSlug, slug)
 		rec.Set(FieldStatus, StatusActive)
 		rec.Set(FieldStorageType, p.Upload.StorageType)
-		rec.Set(FieldLiveVersion, versionID)
+		if !p.Upload.Release.Draft {
+			rec.Set(FieldLiveVersion, versionID)
+		}
 		meta.apply(rec)
 		p.Meta.Protect.apply(rec)
 		if p.Owner != nil {
@@ -177,10 +225,11 @@ func (s *Service) Create(ctx context.Context, p CreateParams) (*Created, error) 
 		if err := tx.Save(rec); err != nil {
 			return mapSaveError(err)
 		}
-		if err := s.saveVersion(tx, rec.Id, versionID, 1, manifest); err != nil {
+		v, err := s.saveVersion(tx, rec.Id, versionID, 1, manifest, meta.isSPA, p.Upload.Release)
+		if err != nil {
 			return err
 		}
-		out.Record = rec
+		out.Record, out.Version = rec, v
 		return nil
 	})
 	if err != nil {
@@ -195,42 +244,54 @@ func (s *Service) Create(ctx context.Context, p CreateParams) (*Created, error) 
 // error anywhere leaves the old one live. A cancelled ctx stops it as it
 // stops Create.
 func (s *Service) Replace(ctx context.Context, dep *core.Record, meta Metadata, up Upload) (*core.Record, error) {
+	rec, _, err := s.ReplaceVersion(ctx, dep, meta, up)
+	return rec, err
+}
+
+// ReplaceVersion is Replace, which also returns the new version. With
+// up.Release.Draft the version is saved and the deployment is left as it
+// is (its live version, metadata and protection: they change when the
+// version is promoted); the alias, if any, moves either way.
+func (s *Service) ReplaceVersion(ctx context.Context, dep *core.Record, meta Metadata, up Upload) (*core.Record, *core.Record, error) {
+	if err := up.Release.Check(DeploymentOf(dep).OwnerID() == ""); err != nil {
+		return nil, nil, err
+	}
 	// One replace at a time per deployment, merging the metadata over the
 	// current record, so two PUTs that each change one field keep both.
 	unlock := s.lockDeployment(dep.Id)
 	defer unlock()
 	if err := cancelled(ctx); err != nil {
-		return nil, err // gone while waiting for another replace
+		return nil, nil, err // gone while waiting for another replace
 	}
 	return s.replaceLocked(ctx, dep, meta, up)
 }
 
-// replaceLocked is Replace with the deployment's lock held.
-func (s *Service) replaceLocked(ctx context.Context, dep *core.Record, meta Metadata, up Upload) (*core.Record, error) {
+// replaceLocked is ReplaceVersion with the deployment's lock held.
+func (s *Service) replaceLocked(ctx context.Context, dep *core.Record, meta Metadata, up Upload) (*core.Record, *core.Record, error) {
 	dep, err := s.app.FindRecordById(DeploymentsCollection, dep.Id)
 	if err != nil {
-		return nil, ErrNotFound
+		return nil, nil, ErrNotFound
 	}
 	m := resolveMeta(dep, meta)
 	known := s.knownVariants(dep)
 	manifest, blobs, err := buildManifest(ctx, up, m, s.submitURL(dep.Id), known)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 
 	s.gcMu.RLock()
 	defer s.gcMu.RUnlock()
 	if err := s.ensureVariants(ctx, manifest, blobs, known, up.Memory); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if err := s.writeBlobs(ctx, blobs); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if err := cancelled(ctx); err != nil {
-		return nil, err // the blobs written are left to the collector
+		return nil, nil, err // the blobs written are left to the collector
 	}
 
-	var out *core.Record
+	var out, ver *core.Record
 	err = s.app.RunInTransaction(func(tx core.App) error {
 		fresh, err := tx.FindRecordById(DeploymentsCollection, dep.Id)
 		if err != nil {
@@ -246,32 +307,38 @@ func (s *Service) replaceLocked(ctx context.Context, dep *core.Record, meta Meta
 		}
 		number := last.N + 1
 		versionID := core.GenerateDefaultRandomId()
-		if err := s.saveVersion(tx, fresh.Id, versionID, number, manifest); err != nil {
+		ver, err = s.saveVersion(tx, fresh.Id, versionID, number, manifest, m.isSPA, up.Release)
+		if err != nil {
 			return err
 		}
-		fresh.Set(FieldLiveVersion, versionID)
-		fresh.Set(FieldStorageType, up.StorageType)
-		m.apply(fresh)
-		meta.Protect.apply(fresh)
-		if err := tx.Save(fresh); err != nil {
-			return mapSaveError(err)
+		if !up.Release.Draft {
+			fresh.Set(FieldLiveVersion, versionID)
+			fresh.Set(FieldStorageType, up.StorageType)
+			m.apply(fresh)
+			meta.Protect.apply(fresh)
+			if err := tx.Save(fresh); err != nil {
+				return mapSaveError(err)
+			}
 		}
-		if err := s.pruneVersions(tx, fresh.Id, number-s.cfg.KeepVersions+1); err != nil {
+		if err := s.pruneVersions(tx, fresh, versionID); err != nil {
 			return err
 		}
 		out = fresh
 		return nil
 	})
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return out, nil
+	return out, ver, nil
 }
 
-func (s *Service) saveVersion(tx core.App, depID, versionID string, number int, m Manifest) error {
+// saveVersion saves the version versionID of the deployment depID within
+// tx, deployed with the SPA setting isSPA and published as rel says (its
+// message; its alias, pointed at it).
+func (s *Service) saveVersion(tx core.App, depID, versionID string, number int, m Manifest, isSPA bool, rel Release) (*core.Record, error) {
 	col, err := tx.FindCachedCollectionByNameOrId(VersionsCollection)
 	if err != nil {
-		return fmt.Errorf("find versions collection: %w", err)
+		return nil, fmt.Errorf("find versions collection: %w", err)
 	}
 	v := core.NewRecord(col)
 	v.Set("id", versionID)
@@ -280,24 +347,41 @@ func (s *Service) saveVersion(tx core.App, depID, versionID string, number int, 
 	v.Set(FieldVersionManifest, m)
 	v.Set(FieldVersionFileCount, len(m))
 	v.Set(FieldVersionTotalBytes, m.TotalBytes())
+	v.Set(FieldVersionIsSPA, isSPA)
+	v.Set(FieldVersionMessage, rel.Message)
 	if err := tx.Save(v); err != nil {
-		return fmt.Errorf("save version %d: %w", number, err)
+		return nil, fmt.Errorf("save version %d: %w", number, err)
 	}
-	return nil
+	if rel.Alias != "" {
+		if err := setAlias(tx, depID, rel.Alias, versionID); err != nil {
+			return nil, err
+		}
+	}
+	return v, nil
 }
 
-// pruneVersions deletes the deployment's versions numbered below keepFrom
-// (the new version is number N; keeping K means keepFrom = N-K+1).
-func (s *Service) pruneVersions(tx core.App, depID string, keepFrom int) error {
-	if keepFrom <= 1 {
-		return nil
-	}
-	old, err := tx.FindRecordsByFilter(VersionsCollection, FieldVersionDeployment+" = {:d} && "+FieldVersionNumber+" < {:n}", "", 0, 0,
-		dbx.Params{"d": depID, "n": keepFrom})
+// pruneVersions deletes the versions of dep that the keep rule lets go,
+// within tx, after the version newID was saved. It never deletes the live
+// version, a version an alias points to, nor the new one; of the others
+// it keeps the newest KeepVersions-1 (KeepVersions counts the live one,
+// so a deployment without drafts or aliases keeps KeepVersions).
+func (s *Service) pruneVersions(tx core.App, dep *core.Record, newID string) error {
+	var ids []string
+	err := tx.DB().NewQuery("SELECT v.[[id]] FROM {{" + VersionsCollection + "}} v WHERE v.[[deployment]] = {:d} AND v.[[id]] != {:live} AND v.[[id]] != {:new} " +
+		"AND NOT EXISTS (SELECT 1 FROM {{" + AliasesCollection + "}} a WHERE a.[[version]] = v.[[id]]) ORDER BY v.[[number]] DESC").
+		Bind(dbx.Params{"d": dep.Id, "live": dep.GetString(FieldLiveVersion), "new": newID}).Column(&ids)
 	if err != nil {
 		return fmt.Errorf("find old versions: %w", err)
 	}
-	for _, v := range old {
+	keep := max(s.cfg.KeepVersions-1, 0)
+	if len(ids) <= keep {
+		return nil
+	}
+	for _, id := range ids[keep:] {
+		v, err := tx.FindRecordById(VersionsCollection, id)
+		if err != nil {
+			return fmt.Errorf("find old version: %w", err)
+		}
 		if err := tx.Delete(v); err != nil {
 			return fmt.Errorf("prune version: %w", err)
 		}

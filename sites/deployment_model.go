@@ -35,6 +35,20 @@ const (
 	FieldVersionManifest   = "manifest"
 	FieldVersionFileCount  = "file_count"
 	FieldVersionTotalBytes = "total_bytes"
+	// FieldVersionMessage is the deploy's message (MaxMessageLen runes).
+	FieldVersionMessage = "message"
+	// FieldVersionIsSPA is the SPA setting the version was deployed with:
+	// what its preview serves, and what promoting it makes live.
+	FieldVersionIsSPA   = "is_spa"
+	FieldVersionCreated = "created"
+)
+
+// The fields of the aliases collection: a name of the deployment's that
+// points at one of its versions (<name>--<slug>).
+const (
+	FieldAliasDeployment = "deployment"
+	FieldAliasName       = "name"
+	FieldAliasVersion    = "version"
 )
 
 var _ core.RecordProxy = (*Deployment)(nil)

@@ -16,3 +16,15 @@ var (
 	// ErrInvalidClaimToken: the claim token does not match.
 	ErrInvalidClaimToken = errors.New("invalid claim token")
 )
+
+// ErrAliasNotFound: the deployment has no alias of that name.
+var ErrAliasNotFound = errors.New("alias not found")
+
+// FieldError refuses a value a client sent for one field: Field names it,
+// Msg says what is wrong (and starts with the field's name).
+type FieldError struct {
+	Field string
+	Msg   string
+}
+
+func (e *FieldError) Error() string { return e.Msg }

@@ -14,6 +14,7 @@ import (
 const (
 	DeploymentsCollection = "deployments"
 	VersionsCollection    = "versions"
+	AliasesCollection     = "aliases"
 )
 
 // Plans.
@@ -37,7 +38,10 @@ type ServiceConfig struct {
 	// ProSlots is how many deployments a pro account may have (default 50).
 	ProSlots int
 	// KeepVersions is how many versions of a deployment are kept, the live
-	// one included (default 10). Older ones are pruned on each deploy.
+	// one included (default 10). Older ones are pruned on each deploy;
+	// the live version, the versions an alias points to and the new one
+	// are never pruned, and beyond them the newest KeepVersions-1 others
+	// are kept (see pruneVersions).
 	KeepVersions int
 	// ReservedSlugs are refused on top of the built-in ReservedSlugs.
 	ReservedSlugs []string

@@ -42,7 +42,7 @@ func (s *Service) UpdateSettings(ctx context.Context, dep *core.Record, meta Met
 		return nil, false, err
 	}
 	up := Upload{StorageType: fresh.GetString(FieldStorageType), Files: files}
-	out, err = s.replaceLocked(ctx, fresh, meta, up)
+	out, _, err = s.replaceLocked(ctx, fresh, meta, up)
 	if err != nil {
 		return nil, false, err
 	}

@@ -17,6 +17,12 @@ type Site struct {
 	// the password's hash, the share link switch and the per-site secret
 	// (see Protection). A replica reading Site as JSON needs nothing else.
 	Protection *Protection `json:"protection,omitempty"`
-	// Files is the live manifest.
+	// Preview is the label of a preview host ("v12" or "staging", see
+	// ParsePreviewLabel) when Files is that version's manifest rather than
+	// the live one; "" for the live site. The site server answers a
+	// preview with X-Robots-Tag: noindex, a gate cookie of its own and
+	// its views counted apart.
+	Preview string `json:"preview,omitempty"`
+	// Files is the live manifest (the preview's version's, for a preview).
 	Files Manifest
 }

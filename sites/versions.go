@@ -4,6 +4,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"sort"
 	"time"
 
 	"github.com/pocketbase/dbx"
@@ -22,6 +23,11 @@ type VersionInfo struct {
 	TotalBytes int64
 	// Live tells whether the site serves this version now.
 	Live bool
+	// Message is the deploy's message ("" for none).
+	Message string
+	// Aliases are the names of the aliases that point at the version, by
+	// name.
+	Aliases []string
 }
 
 // ListVersions returns the kept versions of dep, newest first.
@@ -31,27 +37,148 @@ func (s *Service) ListVersions(dep *core.Record) ([]VersionInfo, error) {
 	if err != nil {
 		return nil, fmt.Errorf("list versions: %w", err)
 	}
+	aliases, err := listAliases(s.app, dep.Id)
+	if err != nil {
+		return nil, err
+	}
+	byNumber := map[int][]string{}
+	for _, a := range aliases {
+		byNumber[a.Version] = append(byNumber[a.Version], a.Name)
+	}
 	live := dep.GetString(FieldLiveVersion)
 	out := make([]VersionInfo, 0, len(recs))
 	for _, v := range recs {
+		n := v.GetInt(FieldVersionNumber)
+		names := byNumber[n]
+		if names == nil {
+			names = []string{}
+		}
 		out = append(out, VersionInfo{
-			Number:     v.GetInt(FieldVersionNumber),
+			Number:     n,
 			Created:    v.GetDateTime(FieldCreated).Time(),
 			FileCount:  v.GetInt(FieldVersionFileCount),
 			TotalBytes: int64(v.GetInt(FieldVersionTotalBytes)),
 			Live:       v.Id == live,
+			Message:    v.GetString(FieldVersionMessage),
+			Aliases:    names,
 		})
 	}
 	return out, nil
 }
 
-// Rollback makes version number of dep live again, in one transaction:
-// readers see the current site or that version, never a mix. Like a PUT
-// it updates the record (its updated time, the deployment.updated
-// webhooks, the site cache); the metadata fields stay as they are (the
-// version's HTML carries the head tags it was deployed with). The
-// versions are not renumbered: the next deploy gets the next number.
+// FindVersionByNumber returns the version number n of the deployment
+// depID, or an error that is ErrNotFound (and ErrVersionNotFound) when it
+// has no such version (never had it, or it was pruned).
+func FindVersionByNumber(app core.App, depID string, n int) (*core.Record, error) {
+	v, err := app.FindFirstRecordByFilter(VersionsCollection, FieldVersionDeployment+" = {:d} && "+FieldVersionNumber+" = {:n}",
+		dbx.Params{"d": depID, "n": n})
+	if err != nil {
+		return nil, fmt.Errorf("version %d of %s: %w", n, depID, errors.Join(ErrNotFound, ErrVersionNotFound, err))
+	}
+	return v, nil
+}
+
+// VersionFile is one file of a version: its path in the site, its size
+// in bytes and the SHA-256 (hex) of the bytes served.
+type VersionFile struct {
+	Path string
+	Size int64
+	Hash string
+}
+
+// VersionFiles returns the files of dep's version number n, by path; an
+// error that is ErrVersionNotFound when it is not kept.
+func (s *Service) VersionFiles(dep *core.Record, n int) ([]VersionFile, error) {
+	m, err := s.versionManifest(dep, n)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]VersionFile, 0, len(m))
+	for p, e := range m {
+		out = append(out, VersionFile{Path: p, Size: e.Size, Hash: e.Hash})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Path < out[j].Path })
+	return out, nil
+}
+
+// versionManifest is the manifest of dep's version number n.
+func (s *Service) versionManifest(dep *core.Record, n int) (Manifest, error) {
+	v, err := FindVersionByNumber(s.app, dep.Id, n)
+	if err != nil {
+		return nil, err
+	}
+	return ParseManifest([]byte(v.GetString(FieldVersionManifest)))
+}
+
+// DiffEntry is one path of a Diff: its size in the version compared from
+// (From: 0 for an added file) and in the one compared to (To: 0 for a
+// removed file).
+type DiffEntry struct {
+	Path     string
+	From, To int64
+}
+
+// Diff is what changed from one version to another: the paths only the
+// later has (Added), those whose content differs (Changed) and those
+// only the earlier has (Removed), each by path.
+type Diff struct {
+	Added, Changed, Removed []DiffEntry
+}
+
+// DiffVersions compares dep's version number from with number to; an
+// error that is ErrVersionNotFound when either is not kept. A file is
+// changed when the bytes served differ (their hashes).
+func (s *Service) DiffVersions(dep *core.Record, from, to int) (Diff, error) {
+	a, err := s.versionManifest(dep, from)
+	if err != nil {
+		return Diff{}, err
+	}
+	b, err := s.versionManifest(dep, to)
+	if err != nil {
+		return Diff{}, err
+	}
+	return diffManifests(a, b), nil
+}
+
+// diffManifests compares manifest a (earlier) with b (later).
+func diffManifests(a, b Manifest) Diff {
+	d := Diff{Added: []DiffEntry{}, Changed: []DiffEntry{}, Removed: []DiffEntry{}}
+	for p, eb := range b {
+		ea, ok := a[p]
+		switch {
+		case !ok:
+			d.Added = append(d.Added, DiffEntry{Path: p, To: eb.Size})
+		case ea.Hash != eb.Hash:
+			d.Changed = append(d.Changed, DiffEntry{Path: p, From: ea.Size, To: eb.Size})
+		}
+	}
+	for p, ea := range a {
+		if _, ok := b[p]; !ok {
+			d.Removed = append(d.Removed, DiffEntry{Path: p, From: ea.Size})
+		}
+	}
+	for _, l := range [][]DiffEntry{d.Added, d.Changed, d.Removed} {
+		sort.Slice(l, func(i, j int) bool { return l[i].Path < l[j].Path })
+	}
+	return d
+}
+
+// Rollback makes version number of dep live again: Promote, the name
+// the dashboard and POST /deploy/{id}/rollback use.
 func (s *Service) Rollback(dep *core.Record, number int) (*core.Record, error) {
+	return s.Promote(dep, number)
+}
+
+// Promote makes version number of dep live (a draft, or an earlier
+// version), in one transaction: readers see the current site or that
+// version, never a mix. The site takes the SPA setting the version was
+// deployed with, so it serves what the version's preview served. Like a
+// PUT it updates the record (its updated time, the deployment.updated
+// webhooks, the site cache); the descriptive fields stay as they are
+// (the version's HTML carries the head tags it was deployed with).
+// Aliases do not move. The versions are not renumbered: the next deploy
+// gets the next number.
+func (s *Service) Promote(dep *core.Record, number int) (*core.Record, error) {
 	unlock := s.lockDeployment(dep.Id)
 	defer unlock()
 	var out *core.Record
@@ -60,12 +187,12 @@ func (s *Service) Rollback(dep *core.Record, number int) (*core.Record, error) {
 		if err != nil {
 			return ErrNotFound
 		}
-		v, err := tx.FindFirstRecordByFilter(VersionsCollection, FieldVersionDeployment+" = {:d} && "+FieldVersionNumber+" = {:n}",
-			dbx.Params{"d": fresh.Id, "n": number})
+		v, err := FindVersionByNumber(tx, fresh.Id, number)
 		if err != nil {
-			return ErrVersionNotFound
+			return err
 		}
 		fresh.Set(FieldLiveVersion, v.Id)
+		fresh.Set(FieldIsSPA, v.GetBool(FieldVersionIsSPA))
 		if err := tx.Save(fresh); err != nil {
 			return fmt.Errorf("switch to version %d: %w", number, err)
 		}
@@ -122,6 +249,38 @@ func (s *Service) LiveHashes(owner *core.Record, fn func(hash string) bool) erro
 				return nil
 			}
 		}
+	}
+	return nil
+}
+
+// FollowLiveSPA is the lifecycle rule that keeps a deployment's SPA
+// setting and its live version's one the same, whichever writer saves
+// the deployment (the API, the settings page, the admin dashboard), so
+// that the live version's preview serves it as the site does: a live
+// version switched without the setting (a rollback in the dashboard)
+// brings its own setting, a setting changed alone is the live version's
+// too. app may be a transaction; rec is the deployment about to be
+// saved (its Original the saved one).
+func FollowLiveSPA(app core.App, rec *core.Record) error {
+	live := rec.GetString(FieldLiveVersion)
+	if live == "" || rec.IsNew() {
+		return nil
+	}
+	v, err := app.FindRecordById(VersionsCollection, live)
+	if err != nil {
+		return nil // refused by the live_version rule, or gone
+	}
+	orig := rec.Original()
+	if live != orig.GetString(FieldLiveVersion) && rec.GetBool(FieldIsSPA) == orig.GetBool(FieldIsSPA) {
+		rec.Set(FieldIsSPA, v.GetBool(FieldVersionIsSPA))
+		return nil
+	}
+	if v.GetBool(FieldVersionIsSPA) == rec.GetBool(FieldIsSPA) {
+		return nil
+	}
+	v.Set(FieldVersionIsSPA, rec.GetBool(FieldIsSPA))
+	if err := app.Save(v); err != nil {
+		return fmt.Errorf("keep the live version's SPA setting: %w", err)
 	}
 	return nil
 }

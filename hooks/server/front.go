@@ -63,8 +63,9 @@ type Front struct {
 // Handle is the one place that decides which part of the server answers
 // a request, by its Host:
 //
-//   - <slug>.<sites-domain> (and a version host of it): the site server,
-//     never PocketBase's routes;
+//   - <slug>.<sites-domain> and its preview hosts
+//     (<label>--<slug>.<sites-domain>, see sites.HostSplit.SiteLabel):
+//     the site server, by that label, never PocketBase's routes;
 //   - a malformed Host (see sites.ValidHost): 400, before anything else;
 //   - a custom domain (see CustomDomain): its site, or its "not
 //     verified" answer;
@@ -83,8 +84,8 @@ func (f *Front) Handle(w http.ResponseWriter, r *http.Request, refuseUnknown boo
 // did (the caller passes the request on to the router), metrics.Unknown
 // for a refused host.
 func (f *Front) Route(w http.ResponseWriter, r *http.Request, refuseUnknown bool) metrics.HostClass {
-	if slug, isSite := f.Hosts.Site(r.Host); isSite {
-		ServeSite(f.Sites, f.Logger, w, r, slug)
+	if label, isSite := f.Hosts.SiteLabel(r.Host); isSite {
+		ServeSite(f.Sites, f.Logger, w, r, label)
 		return metrics.Site
 	}
 	if !ValidRequestHost(r.Host) {

@@ -19,6 +19,9 @@ func (slugServer) ServeSite(w http.ResponseWriter, _ *http.Request, slug string)
 	if slug == "boom" {
 		panic("boom")
 	}
+	if slug == "" {
+		slug = "\x00"
+	}
 	io.WriteString(w, "site "+slug)
 }
 
@@ -54,6 +57,10 @@ func TestFrontHandle(t *testing.T) {
 		{"alice.sites.test", "/", false, true, 200, "site alice"},
 		{"ALICE.sites.test:8090", "/", true, true, 200, "site alice"},
 		{"boom.sites.test", "/", true, true, 500, "Internal error\n"},
+		{"V12--Alice.sites.test", "/", true, true, 200, "site v12--alice"},
+		{"staging--alice.sites.test", "/", true, true, 200, "site staging--alice"},
+		{"v012--alice.sites.test", "/", true, true, 200, "site \x00"},   // a site host naming no site
+		{"v12--shop.custom.test", "/", true, true, 421, "unknown host"}, // custom domains have no previews
 		{"alice.sites.test.", "/", true, true, 400, "Invalid Host header"},
 		{"web.test:", "/", false, true, 400, "Invalid Host header"},
 		{"shop.custom.test", "/", true, true, 200, "custom"},

@@ -27,7 +27,8 @@ type TLS struct {
 	Config Config
 	// Hosts tells site hosts from the web host.
 	Hosts sites.HostSplit
-	// Live reports whether slug has a live site right now.
+	// Live reports whether slug has a live site right now; given a
+	// preview label ("v12--my-site"), whether that preview is served.
 	Live func(slug string) bool
 	// SiteClass is the certificate class of the live site slug (whose
 	// share of --new-certs-per-hour it takes).
@@ -135,25 +136,28 @@ func CertStorageDir(app core.App) string {
 // and whose it is (its share of --new-certs-per-hour): www.<web host>
 // (the server's: owned), hosts of sites that are live right now (see
 // SiteClass), and verified custom domains (owned: only accounts add them;
-// pending or unknown ones are refused).
+// pending or unknown ones are refused). A preview host
+// (<label>--<slug>.<sites-domain>) is allowed exactly when its version or
+// alias exists and its site is: Live serves the preview only then, and
+// its class is its site's.
 func (t *TLS) AllowCertificate(name string) (certs.Class, error) {
 	if t.Hosts.IsWWWWebHost(name) {
 		return certs.Owned, nil
 	}
-	slug, isSite := t.Hosts.Site(name)
+	label, isSite := t.Hosts.SiteLabel(name)
 	if !isSite && !t.Hosts.IsWebHost(name) {
 		if t.DomainCertificate == nil {
 			return certs.Owned, fmt.Errorf("no certificate for %q: not a sitedrop host", name)
 		}
 		return certs.Owned, t.DomainCertificate(name)
 	}
-	if !isSite || slug == "" {
+	if !isSite || label == "" {
 		return certs.Owned, fmt.Errorf("no certificate for %q: not a sitedrop host", name)
 	}
-	if !t.Live(slug) {
-		return certs.Owned, fmt.Errorf("no certificate for %q: no live site %q", name, slug)
+	if !t.Live(label) {
+		return certs.Owned, fmt.Errorf("no certificate for %q: no live site %q", name, label)
 	}
-	return t.SiteClass(slug)
+	return t.SiteClass(sites.PreviewBase(label))
 }
 
 // RedirectHandler is the plain HTTP listener's handler when serving TLS

@@ -33,6 +33,10 @@ import (
 type Hit struct {
 	// Site is the deployment's id.
 	Site string
+	// Preview tells that the answer came from a preview host (a version's
+	// or an alias's): it counts in PreviewViews only, never in the live
+	// site's views, visitors, pages, referrers, 404s or bytes.
+	Preview bool
 	// Host is the request's Host (a port is ignored): referrers from it
 	// are the site's own, and dropped.
 	Host string
@@ -170,6 +174,12 @@ func (a *Aggregator) Record(h Hit) {
 	}
 	day := dayOf(a.now())
 	page := h.Page && h.Status == 200
+	if h.Preview {
+		if page && !IsBot(h.UserAgent) {
+			a.recordPreview(h.Site, day)
+		}
+		return
+	}
 	bot := (page || h.Status == 404) && IsBot(h.UserAgent) // assets and redirects count bytes only
 	var visitor uint64
 	if page && !bot {
@@ -366,4 +376,18 @@ func hostOnly(addr string) string {
 		return addr[:colon]
 	}
 	return addr
+}
+
+// recordPreview counts a page view of a preview host of site, apart from
+// its live views.
+func (a *Aggregator) recordPreview(site string, day int32) {
+	s := &a.shards[maphash.String(a.seed, site)%shards]
+	s.mu.Lock()
+	d := s.days[dayKey{site, day}]
+	if d == nil {
+		d = newSiteDay(a.opts.Ship)
+		s.days[dayKey{site, day}] = d
+	}
+	d.previewViews++
+	s.mu.Unlock()
 }

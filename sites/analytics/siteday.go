@@ -10,8 +10,10 @@ import (
 // and the day's visitor set (kept until the day is over).
 type siteDay struct {
 	pageViews, notFound, bytes, botViews int64
-	pages, referrers, notFoundPaths      map[string]int64
-	visitors                             visitorSet
+	// previewViews are the page views of the site's preview hosts.
+	previewViews                    int64
+	pages, referrers, notFoundPaths map[string]int64
+	visitors                        visitorSet
 	// reported is the visitor count already flushed for the day.
 	reported int64
 }
@@ -38,6 +40,9 @@ type Day struct {
 	PageViews, BotViews int64
 	// Visitors is the number of new distinct visitors of the day.
 	Visitors int64
+	// PreviewViews counts the HTML pages its preview hosts answered 200
+	// (bots left out): counted apart, in none of the other fields.
+	PreviewViews int64
 	// NotFound counts 404 answers (bots left out).
 	NotFound int64
 	// Bytes is the body bytes of every answer, bots included.
@@ -94,16 +99,16 @@ func (d *siteDay) take(k dayKey) (Day, bool) {
 	day := Day{
 		Site: k.site, Date: dateOf(k.day),
 		PageViews: d.pageViews, BotViews: d.botViews, Visitors: visitors,
-		NotFound: d.notFound, Bytes: d.bytes,
+		NotFound: d.notFound, Bytes: d.bytes, PreviewViews: d.previewViews,
 		Pages: sorted(d.pages), Referrers: sorted(d.referrers), NotFoundPaths: sorted(d.notFoundPaths),
 		Hashes: d.visitors.takeFresh(), Level: d.visitors.level,
 	}
 	d.reported += visitors
-	d.pageViews, d.botViews, d.notFound, d.bytes = 0, 0, 0, 0
+	d.pageViews, d.botViews, d.notFound, d.bytes, d.previewViews = 0, 0, 0, 0, 0
 	clear(d.pages)
 	clear(d.referrers)
 	clear(d.notFoundPaths)
-	empty := day.PageViews == 0 && day.BotViews == 0 && day.NotFound == 0 && day.Bytes == 0 && day.Visitors == 0
+	empty := day.PageViews == 0 && day.PreviewViews == 0 && day.BotViews == 0 && day.NotFound == 0 && day.Bytes == 0 && day.Visitors == 0
 	return day, !empty
 }
 
@@ -186,6 +191,7 @@ func (d *Day) Add(o Day, limit int) {
 	d.Visitors += o.Visitors
 	d.NotFound += o.NotFound
 	d.Bytes += o.Bytes
+	d.PreviewViews += o.PreviewViews
 	d.Pages = TopN(limit, d.Pages, o.Pages)
 	d.Referrers = TopN(limit, d.Referrers, o.Referrers)
 	d.NotFoundPaths = TopN(limit, d.NotFoundPaths, o.NotFoundPaths)

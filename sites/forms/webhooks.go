@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 	"unicode"
@@ -31,10 +32,13 @@ const (
 	EventDeploymentUpdated = "deployment.updated"
 	// EventDeploymentDeleted fires when a deployment is deleted.
 	EventDeploymentDeleted = "deployment.deleted"
+	// EventDeploymentDraft fires when a version is saved as a draft (not
+	// live): its payload names the version and its preview URL.
+	EventDeploymentDraft = "deployment.draft"
 )
 
 // WebhookEvents lists every webhook event, the default subscription.
-var WebhookEvents = []string{EventSubmission, EventDeploymentUpdated, EventDeploymentDeleted}
+var WebhookEvents = []string{EventSubmission, EventDeploymentUpdated, EventDeploymentDeleted, EventDeploymentDraft}
 
 // Webhook types.
 const (
@@ -87,11 +91,19 @@ const (
 // grow the queue without bound.
 const MaxPendingDeliveries = 1000
 
-// DeploymentRef identifies a deployment in webhook payloads.
+// DeploymentRef identifies a deployment in webhook payloads. The
+// deployment events name a version too: the one now live
+// (deployment.updated), the draft (deployment.draft), the one that was
+// live (deployment.deleted, without a preview URL: it is gone).
 type DeploymentRef struct {
 	ID   string `json:"id"`
 	Slug string `json:"slug"`
 	URL  string `json:"url"`
+	// Version is the version's number; 0 (left out) for none.
+	Version int `json:"version,omitempty"`
+	// PreviewURL is the version's own address ("" left out: none, or its
+	// host name would be too long).
+	PreviewURL string `json:"preview_url,omitempty"`
 }
 
 // SubmissionJSON is a form submission as the API shows it.
@@ -215,6 +227,15 @@ func slackText(event string, dep DeploymentRef, sub *SubmissionJSON) string {
 		return "Deployment " + name + " was updated: " + slackEscape(dep.URL)
 	case EventDeploymentDeleted:
 		return "Deployment " + name + " was deleted"
+	case EventDeploymentDraft:
+		text := "Deployment " + name + " has a draft"
+		if dep.Version > 0 {
+			text += " (version " + strconv.Itoa(dep.Version) + ")"
+		}
+		if dep.PreviewURL != "" {
+			text += ": " + slackEscape(dep.PreviewURL)
+		}
+		return text
 	case EventTest:
 		return "Test message from sitedrop for " + name
 	}

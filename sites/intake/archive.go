@@ -31,12 +31,13 @@ func ArchiveFormat(contentType string) string {
 }
 
 // archiveRequest reads an archive deploy's metadata from r's query
-// (slug, title, description, favicon, is_spa, protect; the password from
-// a header, see archiveProtection).
+// (slug, title, description, favicon, is_spa, draft, alias, message,
+// protect; the password from a header, see archiveProtection).
 func archiveRequest(r *http.Request) (*Request, error) {
 	req := &Request{}
 	q := r.URL.Query()
-	for name, dst := range map[string]**string{"slug": &req.Slug, "title": &req.Title, "description": &req.Description, "favicon": &req.Favicon} {
+	for name, dst := range map[string]**string{"slug": &req.Slug, "title": &req.Title, "description": &req.Description, "favicon": &req.Favicon,
+		"alias": &req.Alias, "message": &req.Message} {
 		if q.Has(name) {
 			v := q.Get(name)
 			*dst = &v
@@ -48,6 +49,13 @@ func archiveRequest(r *http.Request) (*Request, error) {
 			return nil, invalid("is_spa must be true or false")
 		}
 		req.IsSPA = &v
+	}
+	if q.Has("draft") {
+		v, err := strconv.ParseBool(strings.TrimSpace(q.Get("draft")))
+		if err != nil {
+			return nil, &sites.FieldError{Field: "draft", Msg: "draft must be true or false"}
+		}
+		req.Draft = &v
 	}
 	if err := archiveProtection(r, req); err != nil {
 		return nil, err

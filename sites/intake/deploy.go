@@ -134,7 +134,7 @@ func (d *Deploys) readJSON(w http.ResponseWriter, r *http.Request, req *Request,
 }
 
 // archiveMetadata reads an archive deploy's metadata (query parameters:
-// slug, title, description, favicon, is_spa), validates it and runs
+// slug, title, description, favicon, is_spa, draft, alias, message), validates it and runs
 // precheck on it. A refused archive is not read; see Guards.Discard.
 func (d *Deploys) archiveMetadata(w http.ResponseWriter, r *http.Request, precheck func(*Request) error) (*Request, error) {
 	req, err := archiveRequest(r)
@@ -256,16 +256,20 @@ type Content struct {
 	Warnings  []rules.Warning
 }
 
-// Content checks req within work, its deploy's budget: its metadata and
-// files (within --max-files; contents named by sha256 are read with load,
+// Content checks req within work, its deploy's budget: its metadata, how
+// it publishes its version (an anonymous deploy's, anon, is always live)
+// and its files (within --max-files; contents named by sha256 are read with load,
 // nil for none), its rule files within limit (their plan's), and last
 // its protection, whose password hash is slow on purpose, after the cheap
 // checks. The upload's memory (its variants, its changed pages) is
 // reserved from lease.
-func (d *Deploys) Content(work *Work, req *Request, load sites.BlobLoader, lease *Lease, limit sites.RuleLimit) (Content, error) {
+func (d *Deploys) Content(work *Work, req *Request, load sites.BlobLoader, lease *Lease, limit sites.RuleLimit, anon bool) (Content, error) {
 	var c Content
 	var err error
 	if c.Meta, c.Upload, err = req.Content(d.MaxFiles, load); err != nil {
+		return c, err
+	}
+	if c.Upload.Release, err = req.Release(anon); err != nil {
 		return c, err
 	}
 	c.Upload.Memory = lease // the variants and changed pages, too

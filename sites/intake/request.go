@@ -200,6 +200,42 @@ func IsBidiOverride(r rune) bool {
 	return (r >= 0x202A && r <= 0x202E) || (r >= 0x2066 && r <= 0x2069)
 }
 
+// Release validates how the request publishes its version (draft,
+// alias, message) for a deploy by an account or anonymous (anon): an
+// anonymous deploy is always live and has no alias. The refusals are
+// *sites.FieldError naming the field.
+func (r *Request) Release(anon bool) (sites.Release, error) {
+	return CheckRelease(&r.DeployRequest, anon)
+}
+
+// CheckRelease is Request.Release for any deploy request (the MCP tools
+// send one too).
+func CheckRelease(r *wire.DeployRequest, anon bool) (sites.Release, error) {
+	var rel sites.Release
+	if r.Draft != nil {
+		rel.Draft = *r.Draft
+	}
+	if r.Alias != nil {
+		if *r.Alias == "" {
+			return rel, &sites.FieldError{Field: "alias", Msg: "alias must not be empty: leave it out for none"}
+		}
+		rel.Alias = *r.Alias
+	}
+	if r.Message != nil {
+		if !utf8.ValidString(*r.Message) {
+			return rel, &sites.FieldError{Field: "message", Msg: "message must be valid UTF-8"}
+		}
+		if err := CheckMetadataRunes("message", *r.Message); err != nil {
+			return rel, &sites.FieldError{Field: "message", Msg: err.Error()}
+		}
+		rel.Message = *r.Message
+	}
+	if err := rel.Check(anon); err != nil {
+		return sites.Release{}, err
+	}
+	return rel, nil
+}
+
 // upload checks that exactly one of html and files is given and turns it
 // into validated files.
 func (r *Request) upload(maxFiles int, load sites.BlobLoader) (sites.Upload, error) {

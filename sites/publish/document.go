@@ -55,10 +55,16 @@ func HostOfKey(key string) (host string, ok bool) {
 // that grows with every publish of the host (a replica never replaces a
 // document with one of a lower generation).
 type Document struct {
-	Generation int64       `json:"generation"`
-	Host       string      `json:"host"`
-	Hosts      []string    `json:"hosts"`
-	Site       *sites.Site `json:"site"`
+	Generation int64    `json:"generation"`
+	Host       string   `json:"host"`
+	Hosts      []string `json:"hosts"`
+	// Previews are the site's preview hosts (v<N>--<slug>.<sites-domain>,
+	// <alias>--<slug>.<sites-domain>), each with a document of its own
+	// whose Site is that version's (Site.Preview set); listed in the
+	// site's own host's document only, so that a publish finds the ones
+	// to remove.
+	Previews []string    `json:"previews,omitempty"`
+	Site     *sites.Site `json:"site"`
 }
 
 // rawDocument is a Document with its site left as bytes, to compare.
@@ -66,6 +72,7 @@ type rawDocument struct {
 	Generation int64           `json:"generation"`
 	Host       string          `json:"host"`
 	Hosts      []string        `json:"hosts"`
+	Previews   []string        `json:"previews,omitempty"`
 	Site       json.RawMessage `json:"site"`
 }
 

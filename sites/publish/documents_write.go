@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"time"
 
@@ -15,26 +16,39 @@ import (
 	"sitedrop/sites/store/s3store"
 )
 
-// hosts are the hosts site answers on, its own first.
-func (p *Publisher) hosts(site *sites.Site) ([]string, error) {
-	hosts := []string{p.cfg.SiteHost(site.Slug)}
+// hosts are the hosts site answers on with its live state, its own
+// first, and its preview hosts (host → label), which it answers on with
+// a version's.
+func (p *Publisher) hosts(site *sites.Site) (hosts []string, previews map[string]string, err error) {
+	hosts = []string{p.cfg.SiteHost(site.Slug)}
+	if p.cfg.Previews != nil {
+		labels, err := p.cfg.Previews(site)
+		if err != nil {
+			return nil, nil, fmt.Errorf("previews of %s: %w", site.Slug, err)
+		}
+		previews = make(map[string]string, len(labels))
+		for _, l := range labels {
+			previews[p.cfg.SiteHost(l)] = l
+		}
+	}
 	if p.cfg.ExtraHosts == nil {
-		return hosts, nil
+		return hosts, previews, nil
 	}
 	extra, err := p.cfg.ExtraHosts(site.ID)
 	if err != nil {
-		return nil, fmt.Errorf("hosts of %s: %w", site.Slug, err)
+		return nil, nil, fmt.Errorf("hosts of %s: %w", site.Slug, err)
 	}
 	for _, h := range extra {
 		if !slices.Contains(hosts, h) {
 			hosts = append(hosts, h)
 		}
 	}
-	return hosts, nil
+	return hosts, previews, nil
 }
 
-// publishSlug writes slug's live state to each of its hosts, and removes
-// the documents of hosts it no longer has (all of them once it is gone).
+// publishSlug writes slug's live state to each of its hosts and each
+// preview's to its preview host, and removes the documents of hosts it
+// no longer has (all of them once it is gone).
 func (p *Publisher) publishSlug(ctx context.Context, slug string) error {
 	own := p.cfg.SiteHost(slug)
 	old, etag, err := p.get(ctx, own)
@@ -43,7 +57,7 @@ func (p *Publisher) publishSlug(ctx context.Context, slug string) error {
 	}
 	var before []string
 	if old != nil {
-		before = old.Hosts
+		before = append(slices.Clone(old.Hosts), old.Previews...)
 	}
 	site, err := p.cfg.Load(slug)
 	if errors.Is(err, sites.ErrNotFound) {
@@ -67,27 +81,54 @@ func (p *Publisher) publishSlug(ctx context.Context, slug string) error {
 	if err != nil {
 		return fmt.Errorf("encode site: %w", err)
 	}
-	hosts, err := p.hosts(site)
+	hosts, previews, err := p.hosts(site)
 	if err != nil {
 		return err
 	}
+	// The previews first: the own host's document, which lists them, is
+	// written once they are.
+	previewHosts := slices.Sorted(maps.Keys(previews))
+	for _, h := range previewHosts {
+		if err := p.publishPreview(ctx, h, previews[h]); err != nil {
+			return err
+		}
+	}
 	for _, h := range hosts {
 		var read *stored
+		var listed []string
 		if h == own {
 			read = &stored{old, etag} // read above: no second read
+			listed = previewHosts
 		}
-		if err := p.publishHost(ctx, h, hosts, site, siteJSON, read); err != nil {
+		if err := p.publishHost(ctx, h, hosts, listed, site, siteJSON, read); err != nil {
 			return err
 		}
 	}
 	for _, h := range before {
-		if !slices.Contains(hosts, h) {
+		if _, ok := previews[h]; !ok && !slices.Contains(hosts, h) {
 			if err := p.unpublishHost(ctx, h, slug); err != nil {
 				return err
 			}
 		}
 	}
 	return nil
+}
+
+// publishPreview writes the preview label's state to its host; a preview
+// gone since it was listed (pruned, its alias deleted) is removed.
+func (p *Publisher) publishPreview(ctx context.Context, host, label string) error {
+	site, err := p.cfg.Load(label)
+	if errors.Is(err, sites.ErrNotFound) {
+		return p.unpublishHost(ctx, host, "")
+	}
+	if err != nil {
+		return fmt.Errorf("load %s: %w", label, err)
+	}
+	siteJSON, err := json.Marshal(site)
+	if err != nil {
+		return fmt.Errorf("encode %s: %w", label, err)
+	}
+	return p.publishHost(ctx, host, []string{host}, nil, site, siteJSON, nil)
 }
 
 // get reads host's document; nil when there is none.
@@ -113,12 +154,13 @@ type stored struct {
 	etag string
 }
 
-// publishHost replaces host's document with site, atomically: the write
+// publishHost replaces host's document with site (and the preview hosts
+// listed, for the site's own host), atomically: the write
 // is conditional on the ETag read (or on there being none), and a lost
 // race reads again. An unchanged document is not written; a written one
 // is noted for the change feed. read, when not nil, is host's document as
 // the caller read it, used by the first try.
-func (p *Publisher) publishHost(ctx context.Context, host string, hosts []string, site *sites.Site, siteJSON []byte, read *stored) error {
+func (p *Publisher) publishHost(ctx context.Context, host string, hosts, previews []string, site *sites.Site, siteJSON []byte, read *stored) error {
 	for range maxConflicts {
 		if read == nil {
 			doc, etag, err := p.get(ctx, host)
@@ -131,7 +173,7 @@ func (p *Publisher) publishHost(ctx context.Context, host string, hosts []string
 		read = nil // a lost race reads again
 		gen := time.Now().UnixMicro()
 		if old != nil {
-			if bytes.Equal(old.Site, siteJSON) && slices.Equal(old.Hosts, hosts) {
+			if bytes.Equal(old.Site, siteJSON) && slices.Equal(old.Hosts, hosts) && slices.Equal(old.Previews, previews) {
 				return nil
 			}
 			if err := p.spare(ctx, old.Site, site.Files); err != nil {
@@ -139,7 +181,7 @@ func (p *Publisher) publishHost(ctx context.Context, host string, hosts []string
 			}
 			gen = max(gen, old.Generation+1)
 		}
-		doc, err := json.Marshal(rawDocument{Generation: gen, Host: host, Hosts: hosts, Site: siteJSON})
+		doc, err := json.Marshal(rawDocument{Generation: gen, Host: host, Hosts: hosts, Previews: previews, Site: siteJSON})
 		if err != nil {
 			return fmt.Errorf("encode document: %w", err)
 		}

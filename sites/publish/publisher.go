@@ -28,6 +28,11 @@ type Config struct {
 	// domains); nil: none. An error leaves the site's documents as they
 	// are and its publish due (retried), rather than unpublish them.
 	ExtraHosts func(siteID string) ([]string, error)
+	// Previews gives the preview host labels of a site ("v12--my-site",
+	// "staging--my-site": sites.PreviewLabels), each published as a
+	// document of its own under SiteHost(label); nil: none. Custom
+	// domains have no previews.
+	Previews func(site *sites.Site) ([]string, error)
 	// Keep spares a blob from the collector until a time (the blob
 	// store's KeepUntil); see Retention.
 	Keep func(ctx context.Context, hash string, until time.Time) error
@@ -389,11 +394,14 @@ func (p *Publisher) removeIfOrphan(ctx context.Context, host string) error {
 		return err
 	}
 	if err == nil {
-		hosts, err := p.hosts(site)
+		hosts, previews, err := p.hosts(site)
 		if err != nil {
 			return err
 		}
 		if slices.Contains(hosts, host) {
+			return nil
+		}
+		if _, ok := previews[host]; ok {
 			return nil
 		}
 	}

@@ -37,18 +37,30 @@ const defaultGateBodyTimeout = 10 * time.Second
 // the cookie key is derived here, not per request, and keyed MACs are
 // kept for the next request.
 type siteGate struct {
-	id   string
-	p    sites.Protection
-	key  []byte    // cookie MAC key
-	macs sync.Pool // of *cookieMAC under key; empty at first
+	// id is the site's: the password attempts' limits are the site's,
+	// whichever of its hosts they come to.
+	id string
+	// cookieID is what its cookies are bound to: the site's id, and for
+	// a preview the preview's label too (see newSiteGate).
+	cookieID string
+	p        sites.Protection
+	key      []byte    // cookie MAC key
+	macs     sync.Pool // of *cookieMAC under key; empty at first
 }
 
-// newSiteGate prepares p's gate for site id; nil for a public site.
-func newSiteGate(id string, p *sites.Protection) *siteGate {
+// newSiteGate prepares p's gate for site id, or for its preview label
+// preview (not ""); nil for a public site. A preview's cookie is bound
+// to "<id>~<preview>": the live site's cookie does not open a preview,
+// nor one preview's another, even when a client sends it to that host.
+func newSiteGate(id, preview string, p *sites.Protection) *siteGate {
 	if p == nil {
 		return nil
 	}
-	return &siteGate{id: id, p: *p, key: p.CookieKey()}
+	cookieID := id
+	if preview != "" {
+		cookieID = id + "~" + preview
+	}
+	return &siteGate{id: id, cookieID: cookieID, p: *p, key: p.CookieKey()}
 }
 
 // gate decides a GET or HEAD of a protected site: it reports true when r

@@ -96,7 +96,7 @@ func (g *siteGate) passedGate(r *http.Request, now time.Time) bool {
 	}
 	defer g.macs.Put(m)
 	for _, c := range r.Cookies() {
-		if (c.Name == gateCookieName || c.Name == secureGateCookieName) && verifyGateCookie(m, g.id, c.Value, now) {
+		if (c.Name == gateCookieName || c.Name == secureGateCookieName) && verifyGateCookie(m, g.cookieID, c.Value, now) {
 			return true
 		}
 	}
@@ -113,7 +113,7 @@ func (g *siteGate) setGateCookie(w http.ResponseWriter, secure bool, now time.Ti
 	exp := now.Add(ttl)
 	http.SetCookie(w, &http.Cookie{
 		Name:     name,
-		Value:    signGateCookie(g.key, g.id, exp),
+		Value:    signGateCookie(g.key, g.cookieID, exp),
 		Path:     "/",
 		Expires:  exp,
 		MaxAge:   int(ttl / time.Second),

@@ -42,13 +42,20 @@ var ErrUnavailable = errors.New("site temporarily unavailable")
 
 var retryAfterValue = []string{"5"}
 
+// noindexValue is the X-Robots-Tag of every answer on a preview host:
+// search engines index the live site only.
+var noindexValue = []string{"noindex"}
+
 // site is a loaded site prepared for serving (see prepare): what the hot
 // path reads, and nothing else (the manifest is dropped once prepared).
 type site struct {
 	id, slug, versionID string
-	isSPA               bool
-	status              string
-	expiresAt           time.Time
+	// preview is the preview label (sites.Site.Preview), "" for the
+	// live site.
+	preview   string
+	isSPA     bool
+	status    string
+	expiresAt time.Time
 	// served are the files prepared for serving, by path.
 	served map[string]*servedFile
 	// rules holds the site's _redirects and _headers, compiled, from the
@@ -254,7 +261,7 @@ func (s *Server) ServeSite(w http.ResponseWriter, r *http.Request, slug string) 
 		o.bytes = 0
 	}
 	s.rec.Record(analytics.Hit{
-		Site: o.site, Host: r.Host, Path: r.URL.Path,
+		Site: o.site, Preview: o.preview, Host: r.Host, Path: r.URL.Path,
 		Status: o.status, Bytes: o.bytes, Page: o.page,
 		IP: ip, UserAgent: firstValue(r.Header["User-Agent"]), Referer: firstValue(r.Header["Referer"]),
 	})
@@ -268,6 +275,8 @@ type outcome struct {
 	status int
 	bytes  int64
 	page   bool
+	// preview: the site was a preview (counted apart).
+	preview bool
 }
 
 // firstValue is v's first element, or "".
@@ -279,9 +288,14 @@ func firstValue(v []string) string {
 }
 
 // serveSite answers r for the site slug and says how (see outcome).
-func (s *Server) serveSite(w http.ResponseWriter, r *http.Request, slug string) outcome {
+func (s *Server) serveSite(w http.ResponseWriter, r *http.Request, slug string) (o outcome) {
 	h := w.Header()
 	h["X-Content-Type-Options"] = nosniffValue
+	if isPreviewKey(slug) {
+		// every answer of a preview host, the unknown ones' and the
+		// gate's too (a found site that is no preview drops it below)
+		h["X-Robots-Tag"] = noindexValue
+	}
 	post := r.Method == http.MethodPost && r.URL.Path == GatePath
 	if r.Method != http.MethodGet && r.Method != http.MethodHead && !post {
 		h["Allow"] = allowValue
@@ -307,6 +321,12 @@ func (s *Server) serveSite(w http.ResponseWriter, r *http.Request, slug string) 
 		notFound(w, r, http.StatusNotFound, siteNotFound, siteNotFoundLength)
 		return outcome{}
 	}
+	if site.preview != "" {
+		h["X-Robots-Tag"] = noindexValue
+		defer func() { o.preview = true }()
+	} else {
+		delete(h, "X-Robots-Tag") // a replica's custom domain named like a preview
+	}
 	if post && site.gate == nil {
 		h["Allow"] = allowValue
 		plainError(w, http.StatusMethodNotAllowed, "Method not allowed")
@@ -320,7 +340,7 @@ func (s *Server) serveSite(w http.ResponseWriter, r *http.Request, slug string) 
 		if pass, status := s.gate(w, r, site); !pass {
 			return outcome{site: site.id, status: status}
 		}
-		hw = &headerWriter{ResponseWriter: w, private: true}
+		hw = &headerWriter{ResponseWriter: w, private: true, noindex: site.preview != ""}
 		w = hw
 	}
 	if len(r.URL.Path) > maxRequestPath {
@@ -351,7 +371,7 @@ func (s *Server) serveSite(w http.ResponseWriter, r *http.Request, slug string) 
 		}
 		if len(ph.Headers) > 0 || ph.protected() {
 			if hw == nil {
-				hw = &headerWriter{ResponseWriter: w}
+				hw = &headerWriter{ResponseWriter: w, noindex: site.preview != ""}
 				w = hw
 			}
 			hw.ph = ph
@@ -376,6 +396,19 @@ func (s *Server) serveSite(w http.ResponseWriter, r *http.Request, slug string) 
 	}
 }
 
+// isPreviewKey reports whether key, a site label or a replica's host,
+// names a preview: its first label holds "--", which no slug and no
+// custom domain under sitedrop's control has (the loader decides whether
+// the preview exists). A punycode custom domain (xn--) is no preview.
+func isPreviewKey(key string) bool {
+	i := strings.Index(key, sites.PreviewSep)
+	if i < 0 {
+		return false
+	}
+	dot := strings.IndexByte(key, '.')
+	return (dot < 0 || i < dot) && sites.PreviewBase(key) != key
+}
+
 // maxRequestPath is the longest request path a site answers (414 past
 // it): a file's path is at most 1024 bytes, and this bounds the work of
 // matching rules against a path.
@@ -393,8 +426,9 @@ func redirect(w http.ResponseWriter, r *http.Request, p string) {
 	w.WriteHeader(http.StatusPermanentRedirect)
 }
 
-// Live reports whether slug names a site that is served right now. It
-// reads through the same cache as ServeSite.
+// Live reports whether slug (or a preview label, "v12--my-site") names a
+// site that is served right now. It reads through the same cache as
+// ServeSite.
 func (s *Server) Live(slug string) bool {
 	site, err := s.site(slug)
 	return err == nil && site.live(s.now())
@@ -446,7 +480,7 @@ func (s *Server) loadSite(slug string, gen uint64) (*site, error) {
 		return nil, err
 	}
 	st := prepare(loaded)
-	st.gate = newSiteGate(loaded.ID, loaded.Protection)
+	st.gate = newSiteGate(loaded.ID, loaded.Preview, loaded.Protection)
 	if key, ok := ruleKeyOf(loaded.Files); ok {
 		st.rules = &ruleRef{}
 		st.rules.Store(s.ruleSets.entry(key))

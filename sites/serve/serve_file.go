@@ -75,7 +75,7 @@ func newRepresentation(hash string, size int64, coding string) representation {
 // halves the cached memory.
 func prepare(l *sites.Site) *site {
 	s := &site{
-		id: l.ID, slug: l.Slug, versionID: l.VersionID, isSPA: l.IsSPA,
+		id: l.ID, slug: l.Slug, versionID: l.VersionID, preview: l.Preview, isSPA: l.IsSPA,
 		status: l.Status, expiresAt: l.ExpiresAt,
 		served: make(map[string]*servedFile, len(l.Files)),
 	}

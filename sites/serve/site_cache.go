@@ -3,9 +3,11 @@ package serve
 import (
 	"sync"
 	"time"
+
+	"sitedrop/sites"
 )
 
-// siteCache maps slugs to loaded sites, within a byte budget (each site's
+// siteCache maps slugs (or a replica's hosts) to loaded sites, within a byte budget (each site's
 // estimated memory, see site.cost). A load that started before a begin
 // or end is not stored, so an invalidation is never overwritten by the
 // stale result of a load running concurrently with it; nor is a load of a
@@ -18,6 +20,10 @@ type siteCache struct {
 	gen     uint64
 	pending map[string]pendingChange // slugs begun and not yet ended
 	sites   map[string]*site
+	// previews are the cached preview keys ("v12--my-site") by their
+	// base (see sites.PreviewBase): a change of a site is a change of
+	// its previews too (its protection, status, aliases, kept versions).
+	previews map[string]map[string]struct{}
 }
 
 // pendingChange counts the changes of a slug begun and not yet ended.
@@ -33,7 +39,8 @@ type pendingChange struct {
 const abandonedChangeAfter = time.Minute
 
 func newSiteCache(budget int64) *siteCache {
-	return &siteCache{budget: budget, pending: map[string]pendingChange{}, sites: map[string]*site{}}
+	return &siteCache{budget: budget, pending: map[string]pendingChange{}, sites: map[string]*site{},
+		previews: map[string]map[string]struct{}{}}
 }
 
 func (c *siteCache) get(slug string) (*site, bool) {
@@ -50,7 +57,8 @@ func (c *siteCache) generation() uint64 {
 }
 
 // put stores s unless slug was forgotten since gen was read or has a
-// change pending (at now), evicting arbitrary entries until it fits. A
+// change pending (at now), itself or its base (a preview's site),
+// evicting arbitrary entries until it fits. A
 // site larger than the whole budget is kept alone, every other entry
 // evicted: the limits allow such sites (20,000 files with long paths),
 // and loading one again for every request would cost far more than its
@@ -58,27 +66,47 @@ func (c *siteCache) generation() uint64 {
 // not counted here: they are in the rule cache, see ruleCache.)
 func (c *siteCache) put(slug string, s *site, gen uint64, now time.Time) {
 	cost := s.cost()
+	base := slug
+	if isPreviewKey(slug) {
+		base = sites.PreviewBase(slug)
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if p, ok := c.pending[slug]; ok {
-		if now.Sub(p.since) < abandonedChangeAfter {
-			return
-		}
-		delete(c.pending, slug) // abandoned: its transaction is over
+	if c.changePending(slug, now) || (base != slug && c.changePending(base, now)) {
+		return
 	}
 	if gen != c.gen {
 		return
 	}
 	c.drop(slug)
-	for k, v := range c.sites {
+	for k := range c.sites {
 		if c.used+cost <= c.budget {
 			break
 		}
-		c.used -= v.cost()
-		delete(c.sites, k)
+		c.drop(k)
 	}
 	c.sites[slug] = s
 	c.used += cost
+	if base != slug {
+		if c.previews[base] == nil {
+			c.previews[base] = map[string]struct{}{}
+		}
+		c.previews[base][slug] = struct{}{}
+	}
+}
+
+// changePending reports whether key has a change pending at now (one
+// begun over abandonedChangeAfter ago is forgotten); c.mu must be held.
+func (c *siteCache) changePending(key string, now time.Time) bool {
+	p, ok := c.pending[key]
+	if !ok {
+		return false
+	}
+	if now.Sub(p.since) < abandonedChangeAfter {
+		return true
+	}
+	delete(c.pending, key) // abandoned: its transaction is over
+	return false
 }
 
 // begin drops slugs and stores none of them until the matching end (or
@@ -90,7 +118,7 @@ func (c *siteCache) begin(slugs []string, now time.Time) {
 	for _, slug := range slugs {
 		p := c.pending[slug]
 		c.pending[slug] = pendingChange{n: p.n + 1, since: now}
-		c.drop(slug)
+		c.forget(slug)
 	}
 }
 
@@ -109,7 +137,16 @@ func (c *siteCache) end(slugs []string) {
 				c.pending[slug] = pendingChange{n: p.n - 1, since: p.since}
 			}
 		}
-		c.drop(slug)
+		c.forget(slug)
+	}
+}
+
+// forget removes slug's entry and those of its previews; c.mu must be
+// held.
+func (c *siteCache) forget(slug string) {
+	c.drop(slug)
+	for k := range c.previews[slug] {
+		c.drop(k)
 	}
 }
 
@@ -118,5 +155,14 @@ func (c *siteCache) drop(slug string) {
 	if old, ok := c.sites[slug]; ok {
 		c.used -= old.cost()
 		delete(c.sites, slug)
+		if isPreviewKey(slug) {
+			base := sites.PreviewBase(slug)
+			if m := c.previews[base]; m != nil {
+				delete(m, slug)
+				if len(m) == 0 {
+					delete(c.previews, base)
+				}
+			}
+		}
 	}
 }

@@ -270,6 +270,9 @@ type headerWriter struct {
 	http.ResponseWriter
 	ph      pathHeaders
 	private bool
+	// noindex keeps X-Robots-Tag: noindex over the site's own headers (a
+	// preview host, see sites.Site.Preview).
+	noindex bool
 	written bool
 }
 
@@ -278,6 +281,9 @@ func (w *headerWriter) WriteHeader(status int) {
 		w.written = true
 		h := w.Header()
 		w.ph.apply(h)
+		if w.noindex {
+			h["X-Robots-Tag"] = noindexValue
+		}
 		if w.private || w.ph.protected() {
 			makePrivate(h, w.private) // once, on a protected site under Basic auth too
 		}

@@ -19,7 +19,18 @@ type DeployAnswer struct {
 	*Claim
 	// ShareURL is the share link of a protected site whose link is on:
 	// its URL with ?_token=…; "" (left out) otherwise.
-	ShareURL string    `json:"share_url,omitempty"`
+	ShareURL string `json:"share_url,omitempty"`
+	// Version is the number of the version the deploy made.
+	Version int `json:"version"`
+	// Draft tells a version saved as a draft: the site still serves
+	// what it served.
+	Draft bool `json:"draft"`
+	// PreviewURL is the version's own address, v<N>--<slug>.<sites
+	// domain>; left out when that host name would be too long.
+	PreviewURL string `json:"preview_url,omitempty"`
+	// AliasURL is the address of the alias the deploy set, when it set
+	// one (and its host name is not too long).
+	AliasURL string    `json:"alias_url,omitempty"`
 	Warnings []Warning `json:"warnings"`
 	Report   Report    `json:"report"`
 }
@@ -52,6 +63,12 @@ type DeployStatus struct {
 	// CreatedAt and UpdatedAt are RFC 3339 in UTC.
 	CreatedAt string `json:"created_at"`
 	UpdatedAt string `json:"updated_at"`
+	// Version is the number of the live version; 0 (left out) when none
+	// is live (a deployment created as a draft).
+	Version int `json:"version,omitempty"`
+	// PreviewURL is the live version's own address (see
+	// DeployAnswer.PreviewURL).
+	PreviewURL string `json:"preview_url,omitempty"`
 }
 
 // DeploymentList is the answer of GET /deploys: the caller's
@@ -99,6 +116,83 @@ type Version struct {
 	TotalBytes int64  `json:"total_bytes"`
 	// Live tells the version the site serves.
 	Live bool `json:"live"`
+	// Message is the deploy's message, "" for none.
+	Message string `json:"message"`
+	// PreviewURL is the version's own address (left out when its host
+	// name would be too long).
+	PreviewURL string `json:"preview_url,omitempty"`
+	// Aliases are the names of the aliases that point at the version.
+	Aliases []string `json:"aliases"`
+}
+
+// Promote is the answer of POST /deploy/{id}/versions/{version}/promote:
+// the deployment, the version now live and its preview URL.
+type Promote struct {
+	DeployRef
+	Version    int    `json:"version"`
+	PreviewURL string `json:"preview_url,omitempty"`
+}
+
+// AliasList is the answer of GET /deploy/{id}/aliases: the deployment's
+// aliases, by name.
+type AliasList struct {
+	Aliases []Alias `json:"aliases"`
+}
+
+// Alias is one alias of a deployment: its name, the version it points
+// at and its address (left out when its host name would be too long).
+type Alias struct {
+	Name    string `json:"name"`
+	Version int    `json:"version"`
+	URL     string `json:"url,omitempty"`
+}
+
+// AliasDeleted is the answer of DELETE /deploy/{id}/aliases/{name}: the
+// alias deleted, and a sentence that says so.
+type AliasDeleted struct {
+	Name    string `json:"name"`
+	Message string `json:"message"`
+}
+
+// VersionFiles is the answer of GET /deploy/{id}/versions/{version}/files:
+// the version's files, by path.
+type VersionFiles struct {
+	Version int           `json:"version"`
+	Files   []VersionFile `json:"files"`
+}
+
+// VersionFile is one file of a version: its path, size in bytes and the
+// SHA-256 (hex) of the bytes served.
+type VersionFile struct {
+	Path string `json:"path"`
+	Size int64  `json:"size"`
+	Hash string `json:"hash"`
+}
+
+// Diff is the answer of GET /deploy/{id}/diff?from=N&to=M: the files
+// version M adds to version N, those it changes and those it removes,
+// each list by path.
+type Diff struct {
+	From    int           `json:"from"`
+	To      int           `json:"to"`
+	Added   []DiffFile    `json:"added"`
+	Changed []DiffChanged `json:"changed"`
+	Removed []DiffFile    `json:"removed"`
+}
+
+// DiffFile is a file only one side of a Diff has: its path and size (in
+// the version that has it).
+type DiffFile struct {
+	Path string `json:"path"`
+	Size int64  `json:"size"`
+}
+
+// DiffChanged is a file whose content differs: its path and its size in
+// each version.
+type DiffChanged struct {
+	Path     string `json:"path"`
+	FromSize int64  `json:"from_size"`
+	ToSize   int64  `json:"to_size"`
 }
 
 // RollbackRequest is the body of POST /deploy/{id}/rollback: the kept

@@ -14,14 +14,22 @@ import (
 // names, the order encoding/json gives a map's keys: a client sends the
 // body byte for byte as the CLI's maps did.
 type DeployRequest struct {
+	// Alias points the alias of that name (alias--slug) at the new
+	// version, draft or live. Not for anonymous deploys.
+	Alias       *string `json:"alias,omitempty"`
 	Description *string `json:"description,omitempty"`
-	Favicon     *string `json:"favicon,omitempty"`
+	// Draft saves the new version without making it live: it is served
+	// at its preview URL until promoted. Not for anonymous deploys.
+	Draft   *bool   `json:"draft,omitempty"`
+	Favicon *string `json:"favicon,omitempty"`
 	// Files are the site's files.
 	Files *[]FileEntry `json:"files,omitempty"`
 	// HTML is a one-page site: the HTML of index.html.
 	HTML *string `json:"html,omitempty"`
 	// IsSPA turns single-page-app serving on or off.
 	IsSPA *bool `json:"is_spa,omitempty"`
+	// Message describes the version (at most 200 characters).
+	Message *string `json:"message,omitempty"`
 	// Password and Protect change the site's protection; left out, they
 	// keep it.
 	Password Password `json:"password,omitzero"`

@@ -53,16 +53,17 @@ func RedirectHandler(hosts sites.HostSplit, httpsPort string, health http.Handle
 }
 
 // redirectHost is the host a plain HTTP request is sent to over https:
-// the web host (also for www.<web host>) or <slug>.<sites-domain>, rebuilt
-// from its parts; ok is false for hosts sitedrop does not serve, nested
+// the web host (also for www.<web host>) or <slug>.<sites-domain> (or a
+// preview host of it, <label>--<slug>.<sites-domain>), rebuilt from its
+// parts; ok is false for hosts sitedrop does not serve, nested
 // labels and invalid slugs included.
 func redirectHost(hosts sites.HostSplit, host string) (string, bool) {
 	web, sitesDomain := hosts.Domains()
 	if hosts.IsWebHost(host) || hosts.IsWWWWebHost(host) {
 		return web, true
 	}
-	if slug, isSite := hosts.Site(host); isSite && slug != "" {
-		return slug + "." + sitesDomain, true
+	if label, isSite := hosts.SiteLabel(host); isSite && label != "" {
+		return label + "." + sitesDomain, true
 	}
 	return "", false
 }

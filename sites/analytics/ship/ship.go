@@ -85,6 +85,7 @@ type Day struct {
 	Date          string            `json:"date"`
 	PageViews     int64             `json:"page_views"`
 	BotViews      int64             `json:"bot_views"`
+	PreviewViews  int64             `json:"preview_views,omitempty"`
 	NotFound      int64             `json:"not_found"`
 	Bytes         int64             `json:"bytes"`
 	Pages         []analytics.Count `json:"pages,omitempty"`
@@ -101,7 +102,7 @@ type Day struct {
 func FromDay(d analytics.Day) Day {
 	return Day{
 		Site: d.Site, Date: d.Date.Format(time.DateOnly),
-		PageViews: d.PageViews, BotViews: d.BotViews, NotFound: d.NotFound, Bytes: d.Bytes,
+		PageViews: d.PageViews, PreviewViews: d.PreviewViews, BotViews: d.BotViews, NotFound: d.NotFound, Bytes: d.Bytes,
 		Pages:         analytics.TopN(TopLimit, d.Pages),
 		Referrers:     analytics.TopN(TopLimit, d.Referrers),
 		NotFoundPaths: analytics.TopN(TopLimit, d.NotFoundPaths),
@@ -116,7 +117,7 @@ func (d Day) Analytics() analytics.Day {
 	date, _ := time.Parse(time.DateOnly, d.Date)
 	return analytics.Day{
 		Site: d.Site, Date: date,
-		PageViews: d.PageViews, BotViews: d.BotViews, NotFound: d.NotFound, Bytes: d.Bytes,
+		PageViews: d.PageViews, PreviewViews: d.PreviewViews, BotViews: d.BotViews, NotFound: d.NotFound, Bytes: d.Bytes,
 		Pages: d.Pages, Referrers: d.Referrers, NotFoundPaths: d.NotFoundPaths,
 	}
 }
@@ -161,7 +162,7 @@ func ParseDelta(data []byte) (*Delta, error) {
 		if _, err := time.Parse(time.DateOnly, day.Date); err != nil {
 			return nil, fmt.Errorf("analytics delta: date %q: %w", day.Date, err)
 		}
-		if day.PageViews < 0 || day.BotViews < 0 || day.NotFound < 0 || day.Bytes < 0 {
+		if day.PageViews < 0 || day.PreviewViews < 0 || day.BotViews < 0 || day.NotFound < 0 || day.Bytes < 0 {
 			return nil, fmt.Errorf("analytics delta: a negative count of %s", day.Site)
 		}
 		for _, l := range [][]analytics.Count{day.Pages, day.Referrers, day.NotFoundPaths} {

@@ -21,6 +21,7 @@ const (
 	fieldNotFound      = "not_found"
 	fieldBytes         = "bytes"
 	fieldBotViews      = "bot_views"
+	fieldPreviewViews  = "preview_views"
 	fieldTopPages      = "top_pages"
 	fieldReferrers     = "referrers"
 	fieldNotFoundPaths = "not_found_paths"
@@ -72,6 +73,13 @@ func (r *Row) PageViews() int64 { return int64(r.GetInt(fieldPageViews)) }
 
 // SetPageViews sets the page views of visitors other than bots.
 func (r *Row) SetPageViews(n int64) { r.Set(fieldPageViews, n) }
+
+// PreviewViews returns the page views of the site's preview hosts,
+// counted apart from PageViews.
+func (r *Row) PreviewViews() int64 { return int64(r.GetInt(fieldPreviewViews)) }
+
+// SetPreviewViews sets the page views of the site's preview hosts.
+func (r *Row) SetPreviewViews(n int64) { r.Set(fieldPreviewViews, n) }
 
 // Visitors returns the distinct visitors of the day.
 func (r *Row) Visitors() int64 { return int64(r.GetInt(fieldVisitors)) }
@@ -130,6 +138,9 @@ func (r *Row) list(field string) []analytics.Count {
 // has nothing for is left as stored, unless it is absent (then it is
 // stored empty).
 func (r *Row) add(d analytics.Day) {
+	if d.PreviewViews != 0 {
+		r.SetPreviewViews(r.PreviewViews() + d.PreviewViews)
+	}
 	r.SetPageViews(r.PageViews() + d.PageViews)
 	r.SetVisitors(r.Visitors() + d.Visitors)
 	r.SetNotFound(r.NotFound() + d.NotFound)
