@@ -53,8 +53,9 @@ func liveText(t *testing.T, app core.App, svc *sites.Service, slug, path string)
 }
 
 // TestDraftIsNotLiveUntilPromoted: a draft is a kept version the site
-// does not serve, with its message; promoting it makes it live, and its
-// SPA setting with it.
+// does not serve, with its message, and whose settings the site does not
+// take; promoting it makes it live with its settings (SPA, title), and
+// rolling back brings the earlier version's.
 func TestDraftIsNotLiveUntilPromoted(t *testing.T) {
 	app, svc := newService(t)
 	owner := mustOwner(t, app)
@@ -62,8 +63,8 @@ func TestDraftIsNotLiveUntilPromoted(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	spa := true
-	rec, ver, err := svc.ReplaceVersion(context.Background(), c.Record, sites.Metadata{IsSPA: &spa},
+	spa, title := true, "Two"
+	rec, ver, err := svc.ReplaceVersion(context.Background(), c.Record, sites.Metadata{IsSPA: &spa, Title: &title},
 		withRelease(files("a.txt", "two"), sites.Release{Draft: true, Message: "try two"}))
 	if err != nil {
 		t.Fatal(err)
@@ -71,7 +72,7 @@ func TestDraftIsNotLiveUntilPromoted(t *testing.T) {
 	if got := liveText(t, app, svc, "draft-site", "a.txt"); got != "one" {
 		t.Fatalf("after a draft the site serves %q", got)
 	}
-	if rec.GetBool(sites.FieldIsSPA) || ver.GetInt(sites.FieldVersionNumber) != 2 || !ver.GetBool(sites.FieldVersionIsSPA) {
+	if rec.GetBool(sites.FieldIsSPA) || rec.GetString(sites.FieldTitle) != "" || ver.GetInt(sites.FieldVersionNumber) != 2 || !ver.GetBool(sites.FieldVersionIsSPA) {
 		t.Fatalf("draft: site SPA %v, version %d SPA %v", rec.GetBool(sites.FieldIsSPA), ver.GetInt(sites.FieldVersionNumber), ver.GetBool(sites.FieldVersionIsSPA))
 	}
 	vs, err := svc.ListVersions(rec)
@@ -82,8 +83,11 @@ func TestDraftIsNotLiveUntilPromoted(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := liveText(t, app, svc, "draft-site", "a.txt"); got != "two" || !rec.GetBool(sites.FieldIsSPA) {
-		t.Fatalf("after promote the site serves %q, SPA %v", got, rec.GetBool(sites.FieldIsSPA))
+	if got := liveText(t, app, svc, "draft-site", "a.txt"); got != "two" || !rec.GetBool(sites.FieldIsSPA) || rec.GetString(sites.FieldTitle) != "Two" {
+		t.Fatalf("after promote the site serves %q, SPA %v, title %q", got, rec.GetBool(sites.FieldIsSPA), rec.GetString(sites.FieldTitle))
+	}
+	if rec, err = svc.Rollback(rec, 1); err != nil || rec.GetBool(sites.FieldIsSPA) || rec.GetString(sites.FieldTitle) != "" {
+		t.Fatalf("a rollback keeps the promoted settings: %v", err)
 	}
 	if _, err := svc.Promote(rec, 9); !errors.Is(err, sites.ErrVersionNotFound) {
 		t.Fatalf("promote of an unknown version: %v", err)
