@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -319,5 +320,31 @@ func TestDiffVersions(t *testing.T) {
 	}
 	if _, err := svc.DiffVersions(rec, 1, 3); !errors.Is(err, sites.ErrVersionNotFound) {
 		t.Fatalf("diff with an unknown version: %v", err)
+	}
+}
+
+// TestAliasLimit: a deployment has at most MaxAliases aliases; moving one
+// it has is always allowed, and a refused deploy saves nothing.
+func TestAliasLimit(t *testing.T) {
+	app, svc := newService(t)
+	owner := mustOwner(t, app)
+	c, err := svc.Create(context.Background(), sites.CreateParams{Owner: owner, Slug: "many-aliases", Upload: files("a.txt", "0")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := c.Record
+	for i := range sites.MaxAliases {
+		rec, _ = replaceVersion(t, svc, rec, withRelease(files("a.txt", strings.Repeat("x", i+1)), sites.Release{Alias: "a" + strconv.Itoa(i), Draft: true}))
+	}
+	_, _, err = svc.ReplaceVersion(context.Background(), rec, sites.Metadata{}, withRelease(files("a.txt", "over"), sites.Release{Alias: "one-more"}))
+	if !isFieldError(err, "alias") {
+		t.Fatalf("alias %d: %v", sites.MaxAliases+1, err)
+	}
+	if vs, _ := svc.ListVersions(rec); len(vs) != sites.MaxAliases+1 || !vs[len(vs)-1].Live {
+		t.Fatalf("a refused alias saved a version or moved the site: %d versions", len(vs))
+	}
+	rec, _ = replaceVersion(t, svc, rec, withRelease(files("a.txt", "moved"), sites.Release{Alias: "a0"}))
+	if v, err := sites.FindAliasVersion(app, rec.Id, "a0"); err != nil || v.GetInt(sites.FieldVersionNumber) != sites.MaxAliases+2 {
+		t.Fatalf("moving an alias at the limit: %v", err)
 	}
 }
