@@ -44,10 +44,11 @@ func TestDashboardAliasRules(t *testing.T) {
 	}
 }
 
-// TestLiveVersionKeepsSPA: the live version's SPA setting is the site's,
-// whoever changes either: the setting alone (the settings page), or the
-// live version in the dashboard, which brings the version's own.
-func TestLiveVersionKeepsSPA(t *testing.T) {
+// TestLiveVersionKeepsSettings: the live version's settings are the
+// site's, whoever changes either: a setting alone (the settings page, the
+// dashboard), or the live version in the dashboard, which brings the
+// version's own.
+func TestLiveVersionKeepsSettings(t *testing.T) {
 	app, sd := newFixtureApp(t)
 	rec, err := app.FindRecordById(sites.DeploymentsCollection, idAliceSite)
 	if err != nil {
@@ -73,5 +74,12 @@ func TestLiveVersionKeepsSPA(t *testing.T) {
 	}
 	if rec, _ = app.FindRecordById(sites.DeploymentsCollection, idAliceSite); !rec.GetBool(sites.FieldIsSPA) {
 		t.Fatal("a dashboard rollback did not bring the version's SPA setting")
+	}
+	rec.Set(sites.FieldTitle, "Edited") // the dashboard's edit of a field alone
+	if err := app.Save(rec); err != nil {
+		t.Fatal(err)
+	}
+	if v, _ := app.FindRecordById(sites.VersionsCollection, first); v.GetString(sites.FieldVersionTitle) != "Edited" {
+		t.Fatalf("the live version's title: %q", v.GetString(sites.FieldVersionTitle))
 	}
 }

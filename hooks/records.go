@@ -115,11 +115,11 @@ func bindRecordHooks(app core.App, svc *sites.Service, pub *sitePublisher, upkee
 		return e.Next()
 	})
 
-	// The live version's SPA setting is the site's (sites.FollowLiveSPA),
-	// whoever switches the version or the setting.
+	// The live version's settings are the site's (sites.FollowLiveVersion),
+	// whoever switches the version or changes a setting.
 	app.OnRecordUpdateExecute(sites.DeploymentsCollection).BindFunc(func(e *core.RecordEvent) error {
 		return sites.InEventTransaction(e, func(tx core.App) error {
-			return sites.FollowLiveSPA(tx, e.Record)
+			return sites.FollowLiveVersion(tx, e.Record)
 		})
 	})
 

@@ -8,9 +8,10 @@ import (
 )
 
 // Deploy previews (issue 29). A version gains the deploy's message and
-// the SPA setting it was deployed with (a preview serves the version as
-// it was deployed; existing versions take their deployment's current
-// setting). Aliases name a version of their deployment (staging--<slug>):
+// the settings it was deployed with: the SPA setting (a preview serves
+// the version as it was deployed), the descriptive fields and the storage
+// type (promoting a draft makes them the site's). Existing versions take
+// their deployment's current values, which a rollback kept until now. Aliases name a version of their deployment (staging--<slug>):
 // one row per (deployment, name), gone with the deployment or with the
 // version it names. Webhooks may subscribe to deployment.draft.
 // Superuser-only, like every collection.
@@ -23,13 +24,19 @@ func init() {
 		vers.Fields.Add(
 			&core.TextField{Name: "message", Max: 200},
 			&core.BoolField{Name: "is_spa"},
+			&core.TextField{Name: "title", Max: 500},
+			&core.TextField{Name: "description", Max: 2000},
+			&core.TextField{Name: "favicon", Max: 64},
+			&core.SelectField{Name: "storage_type", Values: []string{"html", "files"}, MaxSelect: 1},
 		)
 		if err := app.Save(vers); err != nil {
 			return fmt.Errorf("save versions: %w", err)
 		}
-		_, err = app.DB().NewQuery("UPDATE {{versions}} SET [[is_spa]] = COALESCE((SELECT [[is_spa]] FROM {{deployments}} d WHERE d.[[id]] = {{versions}}.[[deployment]]), FALSE)").Execute()
-		if err != nil {
-			return fmt.Errorf("backfill versions.is_spa: %w", err)
+		for _, f := range versionSettings {
+			_, err = app.DB().NewQuery("UPDATE {{versions}} SET [[" + f + "]] = (SELECT d.[[" + f + "]] FROM {{deployments}} d WHERE d.[[id]] = {{versions}}.[[deployment]])").Execute()
+			if err != nil {
+				return fmt.Errorf("backfill versions.%s: %w", f, err)
+			}
 		}
 
 		deps, err := app.FindCollectionByNameOrId("deployments")
@@ -89,7 +96,13 @@ func init() {
 			return nil
 		}
 		vers.Fields.RemoveByName("message")
-		vers.Fields.RemoveByName("is_spa")
+		for _, f := range versionSettings {
+			vers.Fields.RemoveByName(f)
+		}
 		return app.Save(vers)
 	})
 }
+
+// versionSettings are the deployments' fields a version keeps as it was
+// deployed with them.
+var versionSettings = []string{"is_spa", "title", "description", "favicon", "storage_type"}

@@ -32,6 +32,10 @@ func ValidateAlias(name string) error {
 	return &FieldError{Field: "alias", Msg: msg}
 }
 
+// MaxAliases is how many aliases a deployment may have: each keeps its
+// version from pruning, so they are bounded as versions are.
+const MaxAliases = 20
+
 // Alias is one alias of a deployment: its name and the number of the
 // version it points at.
 type Alias struct {
@@ -106,10 +110,18 @@ func (s *Service) DeleteAlias(dep *core.Record, name string) error {
 }
 
 // setAlias points the alias name of the deployment depID at versionID,
-// creating it if needed, within tx.
+// creating it if needed (within MaxAliases: a *FieldError beyond), within
+// tx.
 func setAlias(tx core.App, depID, name, versionID string) error {
 	a, err := findAlias(tx, depID, name)
 	if err != nil {
+		n, cerr := tx.CountRecords(AliasesCollection, dbx.HashExp{FieldAliasDeployment: depID})
+		if cerr != nil {
+			return fmt.Errorf("count aliases: %w", cerr)
+		}
+		if n >= MaxAliases {
+			return &FieldError{Field: "alias", Msg: fmt.Sprintf("alias: a deployment has at most %d aliases; delete one first (DELETE /deploy/{id}/aliases/{name})", MaxAliases)}
+		}
 		col, cerr := tx.FindCachedCollectionByNameOrId(AliasesCollection)
 		if cerr != nil {
 			return fmt.Errorf("find aliases collection: %w", cerr)

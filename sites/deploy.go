@@ -225,7 +225,7 @@ func (s *Service) Create(ctx context.Context, p CreateParams) (*Created, error) 
 		if err := tx.Save(rec); err != nil {
 			return mapSaveError(err)
 		}
-		v, err := s.saveVersion(tx, rec.Id, versionID, 1, manifest, meta.isSPA, p.Upload.Release)
+		v, err := s.saveVersion(tx, rec.Id, versionID, 1, manifest, meta, p.Upload)
 		if err != nil {
 			return err
 		}
@@ -307,7 +307,7 @@ func (s *Service) replaceLocked(ctx context.Context, dep *core.Record, meta Meta
 		}
 		number := last.N + 1
 		versionID := core.GenerateDefaultRandomId()
-		ver, err = s.saveVersion(tx, fresh.Id, versionID, number, manifest, m.isSPA, up.Release)
+		ver, err = s.saveVersion(tx, fresh.Id, versionID, number, manifest, m, up)
 		if err != nil {
 			return err
 		}
@@ -333,9 +333,10 @@ func (s *Service) replaceLocked(ctx context.Context, dep *core.Record, meta Meta
 }
 
 // saveVersion saves the version versionID of the deployment depID within
-// tx, deployed with the SPA setting isSPA and published as rel says (its
-// message; its alias, pointed at it).
-func (s *Service) saveVersion(tx core.App, depID, versionID string, number int, m Manifest, isSPA bool, rel Release) (*core.Record, error) {
+// tx, deployed with the settings meta and the storage type of up, and
+// published as up.Release says (its message; its alias, pointed at it).
+func (s *Service) saveVersion(tx core.App, depID, versionID string, number int, m Manifest, meta resolvedMeta, up Upload) (*core.Record, error) {
+	rel := up.Release
 	col, err := tx.FindCachedCollectionByNameOrId(VersionsCollection)
 	if err != nil {
 		return nil, fmt.Errorf("find versions collection: %w", err)
@@ -347,7 +348,8 @@ func (s *Service) saveVersion(tx core.App, depID, versionID string, number int, 
 	v.Set(FieldVersionManifest, m)
 	v.Set(FieldVersionFileCount, len(m))
 	v.Set(FieldVersionTotalBytes, m.TotalBytes())
-	v.Set(FieldVersionIsSPA, isSPA)
+	meta.apply(v) // the same field names
+	v.Set(FieldVersionStorageType, up.StorageType)
 	v.Set(FieldVersionMessage, rel.Message)
 	if err := tx.Save(v); err != nil {
 		return nil, fmt.Errorf("save version %d: %w", number, err)
@@ -428,6 +430,7 @@ func resolveMeta(rec *core.Record, m Metadata) resolvedMeta {
 	return r
 }
 
+// apply sets r on rec, a deployment or a version (see versionSettings).
 func (r resolvedMeta) apply(rec *core.Record) {
 	rec.Set(FieldTitle, r.title)
 	rec.Set(FieldDescription, r.description)

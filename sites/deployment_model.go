@@ -37,11 +37,20 @@ const (
 	FieldVersionTotalBytes = "total_bytes"
 	// FieldVersionMessage is the deploy's message (MaxMessageLen runes).
 	FieldVersionMessage = "message"
-	// FieldVersionIsSPA is the SPA setting the version was deployed with:
-	// what its preview serves, and what promoting it makes live.
-	FieldVersionIsSPA   = "is_spa"
 	FieldVersionCreated = "created"
+	// The settings the version was deployed with (the deployment's
+	// fields of the same names): what its preview serves, and what
+	// promoting it makes the site's. See FollowLiveVersion.
+	FieldVersionIsSPA       = "is_spa"
+	FieldVersionTitle       = "title"
+	FieldVersionDescription = "description"
+	FieldVersionFavicon     = "favicon"
+	FieldVersionStorageType = "storage_type"
 )
+
+// versionSettings are the fields a deployment and its live version hold
+// alike (the same names in both collections).
+var versionSettings = []string{FieldIsSPA, FieldTitle, FieldDescription, FieldFavicon, FieldStorageType}
 
 // The fields of the aliases collection: a name of the deployment's that
 // points at one of its versions (<name>--<slug>).

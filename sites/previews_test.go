@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -53,8 +54,9 @@ func liveText(t *testing.T, app core.App, svc *sites.Service, slug, path string)
 }
 
 // TestDraftIsNotLiveUntilPromoted: a draft is a kept version the site
-// does not serve, with its message; promoting it makes it live, and its
-// SPA setting with it.
+// does not serve, with its message, and whose settings the site does not
+// take; promoting it makes it live with its settings (SPA, title), and
+// rolling back brings the earlier version's.
 func TestDraftIsNotLiveUntilPromoted(t *testing.T) {
 	app, svc := newService(t)
 	owner := mustOwner(t, app)
@@ -62,8 +64,8 @@ func TestDraftIsNotLiveUntilPromoted(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	spa := true
-	rec, ver, err := svc.ReplaceVersion(context.Background(), c.Record, sites.Metadata{IsSPA: &spa},
+	spa, title := true, "Two"
+	rec, ver, err := svc.ReplaceVersion(context.Background(), c.Record, sites.Metadata{IsSPA: &spa, Title: &title},
 		withRelease(files("a.txt", "two"), sites.Release{Draft: true, Message: "try two"}))
 	if err != nil {
 		t.Fatal(err)
@@ -71,7 +73,7 @@ func TestDraftIsNotLiveUntilPromoted(t *testing.T) {
 	if got := liveText(t, app, svc, "draft-site", "a.txt"); got != "one" {
 		t.Fatalf("after a draft the site serves %q", got)
 	}
-	if rec.GetBool(sites.FieldIsSPA) || ver.GetInt(sites.FieldVersionNumber) != 2 || !ver.GetBool(sites.FieldVersionIsSPA) {
+	if rec.GetBool(sites.FieldIsSPA) || rec.GetString(sites.FieldTitle) != "" || ver.GetInt(sites.FieldVersionNumber) != 2 || !ver.GetBool(sites.FieldVersionIsSPA) {
 		t.Fatalf("draft: site SPA %v, version %d SPA %v", rec.GetBool(sites.FieldIsSPA), ver.GetInt(sites.FieldVersionNumber), ver.GetBool(sites.FieldVersionIsSPA))
 	}
 	vs, err := svc.ListVersions(rec)
@@ -82,8 +84,11 @@ func TestDraftIsNotLiveUntilPromoted(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := liveText(t, app, svc, "draft-site", "a.txt"); got != "two" || !rec.GetBool(sites.FieldIsSPA) {
-		t.Fatalf("after promote the site serves %q, SPA %v", got, rec.GetBool(sites.FieldIsSPA))
+	if got := liveText(t, app, svc, "draft-site", "a.txt"); got != "two" || !rec.GetBool(sites.FieldIsSPA) || rec.GetString(sites.FieldTitle) != "Two" {
+		t.Fatalf("after promote the site serves %q, SPA %v, title %q", got, rec.GetBool(sites.FieldIsSPA), rec.GetString(sites.FieldTitle))
+	}
+	if rec, err = svc.Rollback(rec, 1); err != nil || rec.GetBool(sites.FieldIsSPA) || rec.GetString(sites.FieldTitle) != "" {
+		t.Fatalf("a rollback keeps the promoted settings: %v", err)
 	}
 	if _, err := svc.Promote(rec, 9); !errors.Is(err, sites.ErrVersionNotFound) {
 		t.Fatalf("promote of an unknown version: %v", err)
@@ -315,5 +320,31 @@ func TestDiffVersions(t *testing.T) {
 	}
 	if _, err := svc.DiffVersions(rec, 1, 3); !errors.Is(err, sites.ErrVersionNotFound) {
 		t.Fatalf("diff with an unknown version: %v", err)
+	}
+}
+
+// TestAliasLimit: a deployment has at most MaxAliases aliases; moving one
+// it has is always allowed, and a refused deploy saves nothing.
+func TestAliasLimit(t *testing.T) {
+	app, svc := newService(t)
+	owner := mustOwner(t, app)
+	c, err := svc.Create(context.Background(), sites.CreateParams{Owner: owner, Slug: "many-aliases", Upload: files("a.txt", "0")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := c.Record
+	for i := range sites.MaxAliases {
+		rec, _ = replaceVersion(t, svc, rec, withRelease(files("a.txt", strings.Repeat("x", i+1)), sites.Release{Alias: "a" + strconv.Itoa(i), Draft: true}))
+	}
+	_, _, err = svc.ReplaceVersion(context.Background(), rec, sites.Metadata{}, withRelease(files("a.txt", "over"), sites.Release{Alias: "one-more"}))
+	if !isFieldError(err, "alias") {
+		t.Fatalf("alias %d: %v", sites.MaxAliases+1, err)
+	}
+	if vs, _ := svc.ListVersions(rec); len(vs) != sites.MaxAliases+1 || !vs[len(vs)-1].Live {
+		t.Fatalf("a refused alias saved a version or moved the site: %d versions", len(vs))
+	}
+	rec, _ = replaceVersion(t, svc, rec, withRelease(files("a.txt", "moved"), sites.Release{Alias: "a0"}))
+	if v, err := sites.FindAliasVersion(app, rec.Id, "a0"); err != nil || v.GetInt(sites.FieldVersionNumber) != sites.MaxAliases+2 {
+		t.Fatalf("moving an alias at the limit: %v", err)
 	}
 }

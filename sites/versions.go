@@ -171,12 +171,11 @@ func (s *Service) Rollback(dep *core.Record, number int) (*core.Record, error) {
 
 // Promote makes version number of dep live (a draft, or an earlier
 // version), in one transaction: readers see the current site or that
-// version, never a mix. The site takes the SPA setting the version was
-// deployed with, so it serves what the version's preview served. Like a
-// PUT it updates the record (its updated time, the deployment.updated
-// webhooks, the site cache); the descriptive fields stay as they are
-// (the version's HTML carries the head tags it was deployed with).
-// Aliases do not move. The versions are not renumbered: the next deploy
+// version, never a mix. The site takes the settings the version was
+// deployed with (SPA, title, description, favicon, storage type: see
+// FollowLiveVersion), so it serves what the version's preview served.
+// Like a PUT it updates the record (its updated time, the
+// deployment.updated webhooks, the site cache). Aliases do not move. The versions are not renumbered: the next deploy
 // gets the next number.
 func (s *Service) Promote(dep *core.Record, number int) (*core.Record, error) {
 	unlock := s.lockDeployment(dep.Id)
@@ -192,7 +191,11 @@ func (s *Service) Promote(dep *core.Record, number int) (*core.Record, error) {
 			return err
 		}
 		fresh.Set(FieldLiveVersion, v.Id)
-		fresh.Set(FieldIsSPA, v.GetBool(FieldVersionIsSPA))
+		// its settings too: the record hooks apply the same rule to every
+		// writer; here it holds without them
+		if err := FollowLiveVersion(tx, fresh); err != nil {
+			return err
+		}
 		if err := tx.Save(fresh); err != nil {
 			return fmt.Errorf("switch to version %d: %w", number, err)
 		}
@@ -253,15 +256,16 @@ func (s *Service) LiveHashes(owner *core.Record, fn func(hash string) bool) erro
 	return nil
 }
 
-// FollowLiveSPA is the lifecycle rule that keeps a deployment's SPA
-// setting and its live version's one the same, whichever writer saves
-// the deployment (the API, the settings page, the admin dashboard), so
-// that the live version's preview serves it as the site does: a live
-// version switched without the setting (a rollback in the dashboard)
-// brings its own setting, a setting changed alone is the live version's
-// too. app may be a transaction; rec is the deployment about to be
-// saved (its Original the saved one).
-func FollowLiveSPA(app core.App, rec *core.Record) error {
+// FollowLiveVersion is the lifecycle rule that keeps a deployment's
+// settings (SPA, title, description, favicon, storage type) and its live
+// version's the same, whichever writer saves the deployment (the API, the
+// settings page, the admin dashboard): a live version switched (a promote,
+// a rollback, from the API or the dashboard) brings its own settings,
+// except those the same save sets; a setting changed without a new
+// version is the live version's too, so its preview serves it as the
+// site does and promoting it again keeps it. app may be a transaction;
+// rec is the deployment about to be saved (its Original the saved one).
+func FollowLiveVersion(app core.App, rec *core.Record) error {
 	live := rec.GetString(FieldLiveVersion)
 	if live == "" || rec.IsNew() {
 		return nil
@@ -271,16 +275,22 @@ func FollowLiveSPA(app core.App, rec *core.Record) error {
 		return nil // refused by the live_version rule, or gone
 	}
 	orig := rec.Original()
-	if live != orig.GetString(FieldLiveVersion) && rec.GetBool(FieldIsSPA) == orig.GetBool(FieldIsSPA) {
-		rec.Set(FieldIsSPA, v.GetBool(FieldVersionIsSPA))
+	switched := live != orig.GetString(FieldLiveVersion)
+	changed := false
+	for _, f := range versionSettings {
+		switch {
+		case switched && rec.Get(f) == orig.Get(f):
+			rec.Set(f, v.Get(f)) // not set by this save: the version's
+		case v.Get(f) != rec.Get(f):
+			v.Set(f, rec.Get(f))
+			changed = true
+		}
+	}
+	if !changed {
 		return nil
 	}
-	if v.GetBool(FieldVersionIsSPA) == rec.GetBool(FieldIsSPA) {
-		return nil
-	}
-	v.Set(FieldVersionIsSPA, rec.GetBool(FieldIsSPA))
 	if err := app.Save(v); err != nil {
-		return fmt.Errorf("keep the live version's SPA setting: %w", err)
+		return fmt.Errorf("keep the live version's settings: %w", err)
 	}
 	return nil
 }
