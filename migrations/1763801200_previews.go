@@ -29,6 +29,10 @@ func init() {
 			&core.TextField{Name: "favicon", Max: 64},
 			&core.SelectField{Name: "storage_type", Values: []string{"html", "files"}, MaxSelect: 1},
 		)
+		// an alias's version shows as its number in the dashboard
+		if n, ok := vers.Fields.GetByName("number").(*core.NumberField); ok {
+			n.Presentable = true
+		}
 		if err := app.Save(vers); err != nil {
 			return fmt.Errorf("save versions: %w", err)
 		}
@@ -96,6 +100,9 @@ func init() {
 			return nil
 		}
 		vers.Fields.RemoveByName("message")
+		if n, ok := vers.Fields.GetByName("number").(*core.NumberField); ok {
+			n.Presentable = false
+		}
 		for _, f := range versionSettings {
 			vers.Fields.RemoveByName(f)
 		}
