@@ -46,7 +46,7 @@ func runProtectedReplica(t *testing.T, edit func(*Config)) (addr, token string) 
 // edit (nil: no change), and waits until it is ready. It returns the
 // replica's address, its standard output, and stop, which ends it and
 // returns server.RunReplica's error.
-func runReplicaCmd(t *testing.T, sd *built, edit func(*Config)) (addr string, out *bytes.Buffer, stop func() error) {
+func runReplicaCmd(t testing.TB, sd *built, edit func(*Config)) (addr string, out *bytes.Buffer, stop func() error) {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
