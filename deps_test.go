@@ -102,13 +102,10 @@ var depsRules = `
 
 	# What belongs to a deployment: its custom domains (their service
 	# limits the DNS questions the server asks: ratelimit), and what its
-	# visitors send.
+	# visitors send (sites/forms, below intake).
 	sitedrop/sites,
 	sitedrop/sites/ratelimit
 	< sitedrop/sites/domains;
-
-	sitedrop/sites
-	< sitedrop/sites/forms;
 
 	# What clients send, before it reaches a service: bodies read within a
 	# limit, a minimum rate and a memory budget; the deploy request (JSON
@@ -119,6 +116,13 @@ var depsRules = `
 	sitedrop/sites,
 	sitedrop/sites/ratelimit
 	< sitedrop/sites/intake;
+
+	# What a deployment's visitors send: a form post is read within
+	# intake's body guards and refused with intake's refusals (a body too
+	# large, malformed), so that every body a client sends is answered
+	# alike.
+	sitedrop/sites/intake
+	< sitedrop/sites/forms;
 
 	# The hot path: from a Site to its bytes, counting each answer and
 	# limiting the gate's attempts on the way.
