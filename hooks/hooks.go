@@ -7,6 +7,7 @@ import (
 
 	"github.com/pocketbase/pocketbase/core"
 
+	"sitedrop/hooks/internal/lifecycle"
 	"sitedrop/hooks/server"
 	"sitedrop/hooks/server/certs"
 	"sitedrop/hooks/server/metrics"
@@ -197,7 +198,7 @@ func build(app core.App, cfg *Config) (*built, error) {
 	notifier := forms.NewNotifier(app, notificationMail(app, cfg))
 	send := &senders{deliverer: deliverer, notifier: notifier, publisher: pub}
 	jobs := new(jobGate)
-	life := new(lifecycle)
+	life := new(lifecycle.Lifecycle)
 	ref := func(rec *core.Record) forms.DeploymentRef { return deploymentRef(cfg, rec) }
 
 	// Bindings.
