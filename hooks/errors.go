@@ -136,6 +136,7 @@ func sitesAPIError(err error) (*apiError, bool) {
 	var pe *sites.PathError
 	var arc *sites.ArchiveError
 	var rle *sites.RuleLimitError
+	var che *sites.ContentHashError
 	switch {
 	case errors.As(err, &se):
 		return fail(http.StatusBadRequest, se.Msg), true
@@ -145,6 +146,8 @@ func sitesAPIError(err error) (*apiError, bool) {
 		return fail(arc.Status, arc.Msg), true
 	case errors.As(err, &rle):
 		return fail(http.StatusBadRequest, rle.Msg), true
+	case errors.As(err, &che):
+		return fail(http.StatusBadRequest, "%s", che.Error()), true
 	case errors.Is(err, sites.ErrNotFound):
 		return fail(http.StatusNotFound, msgNotFound), true
 	case errors.Is(err, sites.ErrSlugTaken):
