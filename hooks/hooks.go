@@ -91,7 +91,7 @@ type built struct {
 	upkeep     *sites.Upkeep
 	notifier   *forms.Notifier
 	deliverer  *forms.Deliverer
-	jobs       *jobGate
+	jobs       *lifecycle.Gate
 	gate       *intake.Gate
 	hosts      sites.HostSplit
 	proxies    server.TrustedProxies
@@ -197,7 +197,7 @@ func build(app core.App, cfg *Config) (*built, error) {
 	deliverer := forms.NewDeliverer(app, cfg.webhookGuard())
 	notifier := forms.NewNotifier(app, notificationMail(app, cfg))
 	send := &senders{deliverer: deliverer, notifier: notifier, publisher: pub}
-	jobs := new(jobGate)
+	jobs := new(lifecycle.Gate)
 	life := new(lifecycle.Lifecycle)
 	ref := func(rec *core.Record) forms.DeploymentRef { return deploymentRef(cfg, rec) }
 

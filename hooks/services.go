@@ -19,7 +19,7 @@ import (
 // flush job among them), and the senders stop. They are added in the
 // reverse order: the senders start when the app serves (life.Start), the
 // other two run from here on.
-func bindLifecycle(app core.App, life *lifecycle.Lifecycle, send *senders, stats *statsdb.Flusher, jobs *jobGate) {
+func bindLifecycle(app core.App, life *lifecycle.Lifecycle, send *senders, stats *statsdb.Flusher, jobs *lifecycle.Gate) {
 	life.Add(lifecycle.Service{
 		Name:  "senders",
 		Start: send.start,
@@ -37,7 +37,7 @@ func bindLifecycle(app core.App, life *lifecycle.Lifecycle, send *senders, stats
 		Name: "cron jobs",
 		// 0: a job still running uses the database, which closes next;
 		// each job bounds its own work
-		Stop: func(context.Context) { jobs.close() },
+		Stop: func(context.Context) { jobs.Close() },
 	})
 	app.OnTerminate().Bind(&hook.Handler[*core.TerminateEvent]{
 		Id: "sitedropStopServices",

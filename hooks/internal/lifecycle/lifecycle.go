@@ -1,7 +1,8 @@
 // Package lifecycle starts an app's background services together and
 // stops them in the reverse order, each within a bounded wait (Caddy's
-// App{Start; Stop}, certmagic's Cache). It knows nothing of what the
-// services are: the bindings (hooks' bindLifecycle) add them and call
+// App{Start; Stop}, certmagic's Cache), and keeps cron jobs and the
+// shutdown apart (Gate). It knows nothing of what the services and jobs
+// are: the bindings (hooks' bindLifecycle, bindJobs) add them and call
 // Start and Stop.
 //
 //	var life lifecycle.Lifecycle
@@ -105,4 +106,49 @@ func stopWithin(s Service) bool {
 	case <-ctx.Done():
 		return false
 	}
+}
+
+// Gate keeps an app's background jobs and its shutdown apart. PocketBase
+// stops its cron and then closes the databases, but a job the cron
+// already started keeps running: it would use a closed (nil) database.
+// The lifecycle closes the gate (a Service whose Stop calls Close), which
+// waits for the running jobs; a job that finds the gate closed does
+// nothing. Every cron job is run through the gate (Run). The zero value
+// is open.
+type Gate struct {
+	mu      sync.Mutex
+	closed  bool
+	running sync.WaitGroup
+}
+
+// Enter reports whether a job may run; if so, it must call Leave.
+func (g *Gate) Enter() bool {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.closed {
+		return false
+	}
+	g.running.Add(1)
+	return true
+}
+
+// Leave ends a job that entered.
+func (g *Gate) Leave() { g.running.Done() }
+
+// Run runs job unless the gate is closed, and holds the gate's Close
+// until job returns.
+func (g *Gate) Run(job func()) {
+	if !g.Enter() {
+		return // the app is shutting down
+	}
+	defer g.Leave()
+	job()
+}
+
+// Close lets no job start and waits for the running ones.
+func (g *Gate) Close() {
+	g.mu.Lock()
+	g.closed = true
+	g.mu.Unlock()
+	g.running.Wait()
 }

@@ -70,3 +70,24 @@ func TestLifecycleStopGetsItsDeadline(t *testing.T) {
 		t.Fatal("the stop's ctx has no deadline")
 	}
 }
+
+// TestJobGate: Close waits for a running job and lets no job start
+// after it; a job that started first finishes undisturbed.
+func TestJobGate(t *testing.T) {
+	var g Gate
+	if !g.Enter() {
+		t.Fatal("a job may not start on an open gate")
+	}
+	closed := make(chan struct{})
+	go func() { g.Close(); close(closed) }()
+	select {
+	case <-closed:
+		t.Fatal("close returned while a job was running")
+	case <-time.After(50 * time.Millisecond):
+	}
+	g.Leave()
+	<-closed
+	if g.Enter() {
+		t.Fatal("a job started after the gate closed")
+	}
+}
