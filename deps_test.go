@@ -189,10 +189,12 @@ var depsRules = `
 	< sitedrop/hooks/server/metrics;
 
 	# The front door: client addresses, listeners and their caps, TLS
-	# (certs), the site server it hands site hosts to (serve), the
-	# metrics of what it answers (metrics), and the serve command, whose
-	# --replica mode serves from the primary's store (replica).
+	# (certs), the site server it hands site hosts to (serve), the custom
+	# domains' route table it answers them from (domains), the metrics of
+	# what it answers (metrics), and the serve command, whose --replica
+	# mode serves from the primary's store (replica).
 	sitedrop/hooks/server/certs,
+	sitedrop/sites/domains,
 	sitedrop/sites/analytics/ship,
 	sitedrop/hooks/server/metrics,
 	sitedrop/sites/replica
