@@ -2,11 +2,8 @@ package hooks
 
 import (
 	"errors"
-	"fmt"
 	"net/http"
-	"net/netip"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/pocketbase/pocketbase/core"
@@ -75,19 +72,6 @@ func (d *domainDesk) start(e *core.RequestEvent, owner string, dns bool) (*domai
 		return nil, err
 	}
 	return a, nil
-}
-
-// parsePublicIPs reads --public-ip.
-func parsePublicIPs(list []string) ([]netip.Addr, error) {
-	var out []netip.Addr
-	for _, s := range list {
-		a, err := netip.ParseAddr(strings.TrimSpace(s))
-		if err != nil {
-			return nil, fmt.Errorf("--public-ip %q: not an IP address", s)
-		}
-		out = append(out, a.Unmap())
-	}
-	return out, nil
 }
 
 // answer is rec, a domain of the site slug, as the API shows it,

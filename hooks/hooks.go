@@ -120,7 +120,7 @@ func build(app core.App, cfg *Config) (*built, error) {
 	if err != nil {
 		return nil, err
 	}
-	publicIPs, err := parsePublicIPs(cfg.PublicIPs)
+	publicIPs, err := domains.ParsePublicIPs(cfg.PublicIPs)
 	if err != nil {
 		return nil, err
 	}
