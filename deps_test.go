@@ -63,6 +63,9 @@ var depsRules = `
 	#                      only cobra.
 	#   sites/safetext     text from elsewhere made safe for a terminal or
 	#                      a log: it trusts nothing, so it needs nothing.
+	#   hooks/internal/lifecycle  background services started together,
+	#                      stopped in reverse within bounded waits: it
+	#                      knows nothing of what they are.
 	NONE
 	< sitedrop/sites/store,
 	  sitedrop/sites/ratelimit,
@@ -74,7 +77,8 @@ var depsRules = `
 	  sitedrop/bench/genfiles,
 	  sitedrop/sites/store/s3store/s3test,
 	  sitedrop/hooks/internal/clitest,
-	  sitedrop/sites/safetext;
+	  sitedrop/sites/safetext,
+	  sitedrop/hooks/internal/lifecycle;
 
 	# On the wire alone:
 	#   sites/rules        a site's _redirects and _headers: parsed from
@@ -102,13 +106,10 @@ var depsRules = `
 
 	# What belongs to a deployment: its custom domains (their service
 	# limits the DNS questions the server asks: ratelimit), and what its
-	# visitors send.
+	# visitors send (sites/forms, below intake).
 	sitedrop/sites,
 	sitedrop/sites/ratelimit
 	< sitedrop/sites/domains;
-
-	sitedrop/sites
-	< sitedrop/sites/forms;
 
 	# What clients send, before it reaches a service: bodies read within a
 	# limit, a minimum rate and a memory budget; the deploy request (JSON
@@ -119,6 +120,13 @@ var depsRules = `
 	sitedrop/sites,
 	sitedrop/sites/ratelimit
 	< sitedrop/sites/intake;
+
+	# What a deployment's visitors send: a form post is read within
+	# intake's body guards and refused with intake's refusals (a body too
+	# large, malformed), so that every body a client sends is answered
+	# alike.
+	sitedrop/sites/intake
+	< sitedrop/sites/forms;
 
 	# The hot path: from a Site to its bytes, counting each answer and
 	# limiting the gate's attempts on the way.
@@ -181,17 +189,21 @@ var depsRules = `
 	< sitedrop/hooks/server/metrics;
 
 	# The front door: client addresses, listeners and their caps, TLS
-	# (certs), the site server it hands site hosts to (serve), the
-	# metrics of what it answers (metrics), and the serve command, whose
-	# --replica mode serves from the primary's store (replica).
+	# (certs), the site server it hands site hosts to (serve), the custom
+	# domains' route table it answers them from (domains), the metrics of
+	# what it answers (metrics), and the serve command, whose --replica
+	# mode serves from the primary's store (replica).
 	sitedrop/hooks/server/certs,
+	sitedrop/sites/domains,
 	sitedrop/sites/analytics/ship,
 	sitedrop/hooks/server/metrics,
 	sitedrop/sites/replica
 	< sitedrop/hooks/server;
 
-	# hooks binds every service to the PocketBase app.
+	# hooks binds every service to the PocketBase app, and starts and
+	# stops the background ones (lifecycle).
 	sitedrop/hooks/server,
+	sitedrop/hooks/internal/lifecycle,
 	sitedrop/sites/agent,
 	sitedrop/sites/analytics/statsdb,
 	sitedrop/sites/safetext,
@@ -282,10 +294,11 @@ var pocketBaseImporters = map[string]string{
 // stdlibOnly are packages whose own files import nothing from outside the
 // module but the standard library, each with the reason.
 var stdlibOnly = map[string]string{
-	"sitedrop/sites/analytics": "it counts every answer of the site server, replicas included (which have no database), from untrusted headers and paths: the store of its counts is sites/analytics/statsdb's",
-	"sitedrop/sites/intake":    "it reads untrusted bodies on net/http alone, within their limits: no dependency sees a byte before the guards do",
-	"sitedrop/sites/rules":     "it parses untrusted files on every deploy and is fuzzed on its own: every line it runs is in this repository or Go's",
-	"sitedrop/sites/wire":      "the API's JSON bodies: a client of the API links them without any dependency of the server's",
+	"sitedrop/hooks/internal/lifecycle": "it starts and stops what it is given: the bindings own every dependency of the services themselves",
+	"sitedrop/sites/analytics":          "it counts every answer of the site server, replicas included (which have no database), from untrusted headers and paths: the store of its counts is sites/analytics/statsdb's",
+	"sitedrop/sites/intake":             "it reads untrusted bodies on net/http alone, within their limits: no dependency sees a byte before the guards do",
+	"sitedrop/sites/rules":              "it parses untrusted files on every deploy and is fuzzed on its own: every line it runs is in this repository or Go's",
+	"sitedrop/sites/wire":               "the API's JSON bodies: a client of the API links them without any dependency of the server's",
 }
 
 // TestDependencies holds every package of the module to depsRules,

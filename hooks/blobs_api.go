@@ -1,14 +1,11 @@
 package hooks
 
 import (
-	"context"
 	"net/http"
-	"time"
 
 	"github.com/pocketbase/pocketbase/apis"
 	"github.com/pocketbase/pocketbase/core"
 	"github.com/pocketbase/pocketbase/tools/router"
-	"golang.org/x/sync/errgroup"
 
 	"sitedrop/sites"
 	"sitedrop/sites/intake"
@@ -21,16 +18,6 @@ import (
 // maxMissingHashes bounds one POST /blobs/missing, or --max-files when
 // that is more: a client asks about every file of a deploy at once.
 const maxMissingHashes = 20000
-
-// uploadKeep is how long an uploaded blob is spared by the collector
-// before a deploy references it.
-const uploadKeep = time.Hour
-
-// blobKeeper is a store that can spare a blob from the collector for a
-// while (FSStore).
-type blobKeeper interface {
-	KeepUntil(ctx context.Context, hash string, t time.Time) error
-}
 
 // blobsAPI serves the digest protocol with exactly the services it uses.
 type blobsAPI struct {
@@ -66,7 +53,7 @@ func bindBlobsAPI(r *router.Router[*core.RequestEvent], api *blobsAPI, auth *api
 // server does not have, in the order given, each once. Asking does not
 // refresh anything: content nothing references may still be collected
 // before the deploy, which then answers 400 and the client uploads it.
-// See missingHashes for how the store is asked.
+// See sites.Service.MissingHashes for how the store is asked.
 func (api *blobsAPI) missing(e *core.RequestEvent) error {
 	user := userOf(e)
 	limit := max(maxMissingHashes, api.cfg.MaxFiles)
@@ -92,90 +79,15 @@ func (api *blobsAPI) missing(e *core.RequestEvent) error {
 			asked = append(asked, h)
 		}
 	}
-	missing, err := api.missingHashes(e.Request.Context(), user, asked)
+	var known func(string) bool // the file store: each hash is asked about
+	if api.s3 != nil {
+		known = api.s3.Known
+	}
+	missing, err := api.deploys.MissingHashes(e.Request.Context(), user, asked, known)
 	if err != nil {
 		return err
 	}
 	return e.JSON(http.StatusOK, wire.Missing{Missing: missing})
-}
-
-// On an S3 store, where every question about a blob is a request, one
-// POST /blobs/missing asks about at most maxStoreLookups blobs,
-// lookupParallel at a time.
-const (
-	maxStoreLookups = 256
-	lookupParallel  = 8
-)
-
-// missingHashes returns the hashes of asked (distinct) that the store
-// lacks, in order. A file store is asked about each (a stat). An S3 store
-// is asked about few: the hashes that the caller's live versions name, or
-// that the store knows it holds, are present with no request; of the
-// others, the first maxStoreLookups are asked about, and the rest are
-// answered missing without asking. An answer "missing" for content the
-// store has costs only its upload, which stores nothing again (blobPut
-// asks first); an answer "present" is always true.
-func (api *blobsAPI) missingHashes(ctx context.Context, user *core.Record, asked []string) ([]string, error) {
-	blobs := api.deploys.Store()
-	missing := make([]string, 0)
-	if api.s3 == nil {
-		for _, h := range asked {
-			ok, err := exists(ctx, blobs, h)
-			if err != nil {
-				return nil, err
-			}
-			if !ok {
-				missing = append(missing, h)
-			}
-		}
-		return missing, nil
-	}
-
-	unknown := make(map[string]bool, len(asked))
-	for _, h := range asked {
-		if !api.s3.Known(h) {
-			unknown[h] = true
-		}
-	}
-	if len(unknown) > 0 {
-		err := api.deploys.LiveHashes(user, func(h string) bool {
-			delete(unknown, h)
-			return len(unknown) > 0
-		})
-		if err != nil {
-			return nil, err
-		}
-	}
-	var lookup []string
-	for _, h := range asked {
-		if unknown[h] && len(lookup) < maxStoreLookups {
-			lookup = append(lookup, h)
-		}
-	}
-	found := make([]bool, len(lookup))
-	g, gctx := errgroup.WithContext(ctx)
-	g.SetLimit(lookupParallel)
-	for i, h := range lookup {
-		g.Go(func() error {
-			ok, err := exists(gctx, blobs, h)
-			found[i] = ok
-			return err
-		})
-	}
-	if err := g.Wait(); err != nil {
-		return nil, err
-	}
-	for i, h := range lookup {
-		if found[i] {
-			delete(unknown, h)
-		}
-	}
-	for _, h := range asked {
-		if unknown[h] {
-			missing = append(missing, h)
-		}
-	}
-	return missing, nil
 }
 
 // put is PUT /blobs/:sha256 with the raw bytes: stored when they hash
@@ -211,35 +123,10 @@ func (api *blobsAPI) put(e *core.RequestEvent) error {
 		return err
 	}
 	defer release()
-	if got := store.HashBytes(data); got != h {
-		return fail(http.StatusBadRequest, "content does not match its name: its sha256 is %s", got)
-	}
-	blobs := api.deploys.Store()
-	if ok, err := blobs.Has(e.Request.Context(), h); err != nil {
+	if err := api.deploys.PutUpload(e.Request.Context(), h, data); err != nil {
 		return err
-	} else if !ok {
-		if err := blobs.Put(e.Request.Context(), h, data); err != nil {
-			return err
-		}
-	}
-	// Kept for the deploy that will name it, however long the rest of
-	// the upload takes.
-	if k, ok := blobs.(blobKeeper); ok {
-		if err := k.KeepUntil(e.Request.Context(), h, time.Now().Add(uploadKeep)); err != nil {
-			return err
-		}
 	}
 	return e.JSON(http.StatusOK, map[string]any{"sha256": h, "size": len(data)})
-}
-
-// exists asks the store without refreshing the blob's age where it can.
-func exists(ctx context.Context, blobs store.BlobStore, h string) (bool, error) {
-	if x, ok := blobs.(interface {
-		Exists(context.Context, string) (bool, error)
-	}); ok {
-		return x.Exists(ctx, h)
-	}
-	return blobs.Has(ctx, h)
 }
 
 // uploadBytesFactor bounds what one account may upload with PUT /blobs in

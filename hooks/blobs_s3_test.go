@@ -113,8 +113,8 @@ func TestBlobsMissingS3Requests(t *testing.T) {
 	if len(out.Missing) != 4999 || out.Missing[0] != hashes[1] || out.Missing[4998] != hashes[4999] {
 		t.Fatalf("missing: %d hashes (first %v), want the 4999 absent ones in order", len(out.Missing), out.Missing[:min(2, len(out.Missing))])
 	}
-	if n := fake.heads.Load(); n > maxStoreLookups {
-		t.Fatalf("one /blobs/missing of %d hashes sent %d requests to the bucket, want at most %d", len(hashes), n, maxStoreLookups)
+	if n := fake.heads.Load(); n > sites.MaxStoreLookups {
+		t.Fatalf("one /blobs/missing of %d hashes sent %d requests to the bucket, want at most %d", len(hashes), n, sites.MaxStoreLookups)
 	}
 	t.Logf("%d hashes: %d requests to the bucket", len(hashes), fake.heads.Load())
 }

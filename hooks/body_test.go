@@ -251,7 +251,7 @@ func TestBodyFlags(t *testing.T) {
 }
 
 // TestDeployMemoryFitsTheLargestDeploy: --deploy-memory is raised to what
-// one deploy of the largest size may hold (deployMemoryFactor times
+// one deploy of the largest size may hold (intake.DeployMemoryFactor times
 // --max-body), so that no deploy within the limits is refused forever.
 func TestDeployMemoryFitsTheLargestDeploy(t *testing.T) {
 	scenarios := []struct {
@@ -261,8 +261,8 @@ func TestDeployMemoryFitsTheLargestDeploy(t *testing.T) {
 	}{
 		{"defaults", 0, 0, 512 << 20},
 		{"set above", 10 << 20, 100 << 20, 100 << 20},
-		{"set below", 50 << 20, 64 << 20, deployMemoryFactor * 50 << 20},
-		{"a larger body, the default budget", 200 << 20, 0, deployMemoryFactor * 200 << 20},
+		{"set below", 50 << 20, 64 << 20, intake.DeployMemoryFactor * 50 << 20},
+		{"a larger body, the default budget", 200 << 20, 0, intake.DeployMemoryFactor * 200 << 20},
 	}
 	for _, s := range scenarios {
 		t.Run(s.name, func(t *testing.T) {

@@ -63,8 +63,8 @@ type Config struct {
 	// DeployMemory bounds the memory that every deploy and blob upload
 	// together hold: bodies as they arrive, unpacked and loaded files.
 	// Past it a request waits briefly, then is answered 503. Default
-	// 512 MiB, and never less than deployMemoryFactor x MaxBody, what one
-	// deploy of the largest size may hold.
+	// 512 MiB, and never less than intake.DeployMemoryFactor x MaxBody,
+	// what one deploy of the largest size may hold.
 	DeployMemory int64
 	// AnonStoragePerIP bounds the bytes of files that anonymous deploys
 	// from one client IP (an IPv6 /64) store in an AnonTTL window.
@@ -127,17 +127,6 @@ type Config struct {
 	listenScheme string
 }
 
-// deployMemoryFactor times --max-body is the least --deploy-memory: what
-// the largest deploy reserves, so that it can ever run. A tar.gz's files
-// are read in pieces as they come and joined (twice intake.ArchiveUnpackFactor x
-// --max-body at most, for a moment), a zip is read whole and joined
-// likewise (twice --max-body); the variants come on top (the
-// compressors' state is a fixed cost of the process: see
-// sites.compressSlots). What is reserved covers what is allocated (see
-// sites.readPieces, sites.boundedOutput), and memory given back counts
-// until a collection frees it (intake.Budget).
-const deployMemoryFactor = 2*intake.ArchiveUnpackFactor + 2
-
 // DefaultConfig returns the documented defaults.
 func DefaultConfig() Config {
 	return Config{
@@ -191,7 +180,7 @@ func (c *Config) withDefaults() {
 	orDefault(&c.ConcurrentDeploys, d.ConcurrentDeploys)
 	orDefault(&c.DeployMemory, d.DeployMemory)
 	// one deploy of the largest size must fit, or it would get 503 forever
-	c.DeployMemory = max(c.DeployMemory, deployMemoryFactor*c.MaxBody)
+	c.DeployMemory = max(c.DeployMemory, intake.DeployMemoryFactor*c.MaxBody)
 	orDefault(&c.AnonStoragePerIP, d.AnonStoragePerIP)
 	orDefault(&c.GCGrace, d.GCGrace)
 	orDefault(&c.KeepVersions, d.KeepVersions)

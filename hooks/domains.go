@@ -1,12 +1,6 @@
 package hooks
 
 import (
-	"errors"
-	"fmt"
-	"net/http"
-	"net/netip"
-	"strconv"
-	"strings"
 	"time"
 
 	"github.com/pocketbase/pocketbase/core"
@@ -50,44 +44,13 @@ type domainDesk struct {
 	cfg *Config
 }
 
-// start counts an add, removal or check of the domains of
-// the account owner against its limit and, for one that checks DNS,
-// reserves the check's questions from the server's budget. Over either
-// limit it returns the 429 (Retry-After set on e's response) before
-// anything changes, and nothing is counted. The caller ends the check
-// with the allowance's Done (nil when dns is false).
+// start begins an action of owner on its domains (domains.Service.Start,
+// within domainActionsPerMinute): over a limit it returns the 429, with
+// Retry-After set on e's response. The caller ends the check with the
+// allowance's Done (nil when dns is false).
 func (d *domainDesk) start(e *core.RequestEvent, owner string, dns bool) (*domains.Allowance, error) {
-	if err := rateRefusal(e.Response, d.actions.Check(owner)); err != nil {
-		return nil, err
-	}
-	if !dns {
-		return nil, nil
-	}
-	a, err := d.svc.Reserve(time.Now())
-	if err != nil {
-		d.actions.Refund(owner, 1)
-		var be *domains.BudgetError
-		if errors.As(err, &be) {
-			secs := max(int(be.RetryAfter.Round(time.Second)/time.Second), 1)
-			e.Response.Header().Set("Retry-After", strconv.Itoa(secs))
-			return nil, fail(http.StatusTooManyRequests, "%s", msgRateLimited)
-		}
-		return nil, err
-	}
-	return a, nil
-}
-
-// parsePublicIPs reads --public-ip.
-func parsePublicIPs(list []string) ([]netip.Addr, error) {
-	var out []netip.Addr
-	for _, s := range list {
-		a, err := netip.ParseAddr(strings.TrimSpace(s))
-		if err != nil {
-			return nil, fmt.Errorf("--public-ip %q: not an IP address", s)
-		}
-		out = append(out, a.Unmap())
-	}
-	return out, nil
+	a, err := d.svc.Start(d.actions, owner, dns)
+	return a, rateRefusal(e.Response, err)
 }
 
 // answer is rec, a domain of the site slug, as the API shows it,

@@ -232,7 +232,7 @@ func TestDomainVerifyNowAndJob(t *testing.T) {
 	setTXT("pia.test", token(apex))
 	setTXT("www.pia.test", token(www))
 	// checked at once on POST, then by the job's next run, whenever it is
-	sd.jobs.run(sd.domainSvc.CheckPending)
+	sd.jobs.Run(sd.domainSvc.CheckPending)
 	if hosts, _ := domains.VerifiedHosts(app, piaSite.Id); strings.Join(hosts, " ") != "pia.test www.pia.test" {
 		t.Fatalf("after the job: %v", hosts)
 	}

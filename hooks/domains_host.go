@@ -1,9 +1,6 @@
 package hooks
 
 import (
-	"net"
-	"net/http"
-	"strings"
 	"sync/atomic"
 
 	"github.com/pocketbase/pocketbase/core"
@@ -13,11 +10,9 @@ import (
 	"sitedrop/sites/domains"
 )
 
-// Custom domains on the request path (the route table is
-// domains.Table): a host that is a verified custom domain serves its
-// deployment as the slug host does; www.<apex> answers 301 to the apex;
-// a domain claimed but not verified answers 404. None of them ever
-// reaches the web host's routes.
+// Custom domains on the request path: the route table is domains.Table,
+// which the front door answers from (server.DomainRoutes); here it is
+// kept in step with the records.
 
 // bindDomainTable keeps the table in step with the database: any saved or
 // deleted domain or deployment (a slug edited, a site deleted) drops it,
@@ -85,45 +80,4 @@ func obtainVerifiedCertificate(tlsCerts *atomic.Pointer[certs.Manager]) func(*co
 		}
 		return e.Next()
 	}
-}
-
-// customHost serves r when its host is a custom domain, and reports
-// whether it did. The web host and site hosts never get here.
-func (h *siteHosts) customHost(w http.ResponseWriter, r *http.Request) bool {
-	if r.Host == "" || h.hosts.IsWebHost(r.Host) || h.hosts.IsWWWWebHost(r.Host) {
-		return false
-	}
-	host, port := splitHostPortLoose(r.Host)
-	route, ok, err := h.domains.Lookup(host)
-	if err != nil {
-		h.app.Logger().Error("custom domain lookup", "host", host, "error", err)
-		http.Error(w, "Internal error", http.StatusInternalServerError)
-		return true
-	}
-	if !ok {
-		return false
-	}
-	switch {
-	case route.Apex != "":
-		scheme := "http"
-		if h.cfg.siteOverTLS(r) { // behind a TLS proxy too: never down to http
-			scheme = "https"
-		}
-		http.Redirect(w, r, scheme+"://"+sites.HostPort(route.Apex, scheme, port)+r.URL.RequestURI(), http.StatusMovedPermanently)
-	case route.Slug != "":
-		h.serveSite(w, r, route.Slug)
-	default:
-		http.Error(w, "This domain is not verified yet.", http.StatusNotFound)
-	}
-	return true
-}
-
-// splitHostPortLoose splits a Host header into its lower-case name and
-// port ("" without one).
-func splitHostPortLoose(hostport string) (host, port string) {
-	host = hostport
-	if h, p, err := net.SplitHostPort(hostport); err == nil {
-		host, port = h, p
-	}
-	return strings.ToLower(strings.TrimSuffix(host, ".")), port
 }

@@ -107,7 +107,7 @@ func TestDomainRateLimits(t *testing.T) {
 	if _, err := app.DB().NewQuery("UPDATE domains SET checked = '2000-01-01 00:00:00.000Z'").Execute(); err != nil {
 		t.Fatal(err)
 	}
-	sd.jobs.run(sd.domainSvc.CheckPending) // its checks wait for the budget too
+	sd.jobs.Run(sd.domainSvc.CheckPending) // its checks wait for the budget too
 	if n := dns.questions.Load(); n != asked {
 		t.Fatalf("over the server's DNS budget, %d questions were asked", n-asked)
 	}

@@ -56,7 +56,7 @@ func TestHTTPSCertificateAtVerification(t *testing.T) {
 	if rec, err := srv.sd.domainSvc.Recheck(context.Background(), shop, "pia-home", nil); err != nil || rec.Status() != domains.StatusVerified {
 		t.Fatalf("check now: %v %v", rec, err)
 	}
-	srv.sd.jobs.run(srv.sd.domainSvc.CheckPending)
+	srv.sd.jobs.Run(srv.sd.domainSvc.CheckPending)
 	if rec, err := srv.sd.domainSvc.Lookup(id, blog.Name()); err != nil || rec.Status() != domains.StatusVerified {
 		t.Fatalf("the job: %v %v", rec, err)
 	}

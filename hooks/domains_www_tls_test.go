@@ -34,7 +34,7 @@ func TestWWWRedirectBehindTLSProxy(t *testing.T) {
 		}
 	}
 	w := httptest.NewRecorder()
-	if !sd.customHost(w, httptest.NewRequest(http.MethodGet, "http://www.tlsp.test/a?b=c", nil)) {
+	if !sd.domainRoutes().Serve(w, httptest.NewRequest(http.MethodGet, "http://www.tlsp.test/a?b=c", nil)) {
 		t.Fatal("www.tlsp.test is not served as a custom domain")
 	}
 	if w.Code != http.StatusMovedPermanently || w.Header().Get("Location") != "https://tlsp.test/a?b=c" {

@@ -137,6 +137,7 @@ func sitesAPIError(err error) (*apiError, bool) {
 	var arc *sites.ArchiveError
 	var rle *sites.RuleLimitError
 	var fe *sites.FieldError
+	var che *sites.ContentHashError
 	switch {
 	case errors.As(err, &fe):
 		return fail(http.StatusBadRequest, "%s", fe.Msg), true
@@ -153,6 +154,8 @@ func sitesAPIError(err error) (*apiError, bool) {
 		return fail(arc.Status, arc.Msg), true
 	case errors.As(err, &rle):
 		return fail(http.StatusBadRequest, rle.Msg), true
+	case errors.As(err, &che):
+		return fail(http.StatusBadRequest, "%s", che.Error()), true
 	case errors.Is(err, sites.ErrNotFound):
 		return fail(http.StatusNotFound, msgNotFound), true
 	case errors.Is(err, sites.ErrSlugTaken):

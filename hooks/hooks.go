@@ -7,6 +7,7 @@ import (
 
 	"github.com/pocketbase/pocketbase/core"
 
+	"sitedrop/hooks/internal/lifecycle"
 	"sitedrop/hooks/server"
 	"sitedrop/hooks/server/certs"
 	"sitedrop/hooks/server/metrics"
@@ -90,7 +91,7 @@ type built struct {
 	upkeep     *sites.Upkeep
 	notifier   *forms.Notifier
 	deliverer  *forms.Deliverer
-	jobs       *jobGate
+	jobs       *lifecycle.Gate
 	gate       *intake.Gate
 	hosts      sites.HostSplit
 	proxies    server.TrustedProxies
@@ -119,7 +120,7 @@ func build(app core.App, cfg *Config) (*built, error) {
 	if err != nil {
 		return nil, err
 	}
-	publicIPs, err := parsePublicIPs(cfg.PublicIPs)
+	publicIPs, err := domains.ParsePublicIPs(cfg.PublicIPs)
 	if err != nil {
 		return nil, err
 	}
@@ -196,8 +197,8 @@ func build(app core.App, cfg *Config) (*built, error) {
 	deliverer := forms.NewDeliverer(app, cfg.webhookGuard())
 	notifier := forms.NewNotifier(app, notificationMail(app, cfg))
 	send := &senders{deliverer: deliverer, notifier: notifier, publisher: pub}
-	jobs := new(jobGate)
-	life := new(lifecycle)
+	jobs := new(lifecycle.Gate)
+	life := new(lifecycle.Lifecycle)
 	ref := func(rec *core.Record) forms.DeploymentRef { return deploymentRef(cfg, rec) }
 
 	// Bindings.

@@ -39,12 +39,18 @@ func (h *siteHosts) front() *server.Front {
 	return &server.Front{
 		Hosts:        h.hosts,
 		Sites:        h.server,
-		CustomDomain: h.customHost,
+		CustomDomain: h.domainRoutes().Serve,
 		ListenHost:   h.cfg.listenHost,
 		PublicHost:   server.PublicHostOf(h.cfg.PublicURL),
 		Logger:       h.app.Logger(),
 		Metrics:      h.requestMetrics(),
 	}
+}
+
+// domainRoutes answers the custom domains (the front door's
+// CustomDomain).
+func (h *siteHosts) domainRoutes() *server.DomainRoutes {
+	return &server.DomainRoutes{Hosts: h.hosts, Table: h.domains, Sites: h.server, OverTLS: h.cfg.siteOverTLS, Logger: h.app.Logger()}
 }
 
 // requestMetrics is the front door's Metrics: with --metrics only, since
@@ -73,8 +79,7 @@ func bindWWWRedirect(se *core.ServeEvent, hosts sites.HostSplit, links sites.Lin
 	})
 }
 
-// serveSite answers a site-host request (see server.ServeSite): custom
-// domains serve their site through it too.
+// serveSite answers a site-host request (see server.ServeSite).
 func (h *siteHosts) serveSite(w http.ResponseWriter, r *http.Request, slug string) {
 	server.ServeSite(h.server, h.app.Logger(), w, r, slug)
 }

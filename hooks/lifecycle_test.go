@@ -122,7 +122,7 @@ func TestExpiryJobPurgesAndCollects(t *testing.T) {
 	old, _ := sd.svc.LoadSite("old-anon")
 	oldHash := old.Files["index.html"].Hash
 
-	sd.jobs.run(sd.upkeep.Expire)
+	sd.jobs.Run(sd.upkeep.Expire)
 
 	if _, err := app.FindRecordById("deployments", idOldAnon); err == nil {
 		t.Fatal("expired deployment still there")
@@ -174,7 +174,7 @@ func TestDashboardDeletion(t *testing.T) {
 		t.Fatalf("redeploy on the freed slug: %d %s", res.StatusCode, body)
 	}
 	// content that no one shares is collected
-	sd.jobs.run(sd.upkeep.Expire)
+	sd.jobs.Run(sd.upkeep.Expire)
 	if ok, _ := sd.svc.Store().Has(context.Background(), hash); ok {
 		t.Fatal("deleted deployment's content still stored")
 	}
@@ -338,7 +338,7 @@ func TestYoungOrphansAreRetried(t *testing.T) {
 	if err := sd.svc.Delete(bob); err != nil {
 		t.Fatal(err)
 	}
-	sd.jobs.run(sd.upkeep.Expire)
+	sd.jobs.Run(sd.upkeep.Expire)
 	if ok, _ := sd.svc.Store().Has(context.Background(), site.Files["index.html"].Hash); !ok {
 		t.Fatal("a blob younger than the grace period was collected")
 	}
@@ -347,7 +347,7 @@ func TestYoungOrphansAreRetried(t *testing.T) {
 	}
 	sd.upkeep.Grace = time.Nanosecond
 	sd.upkeep.MarkDue()
-	sd.jobs.run(sd.upkeep.Expire)
+	sd.jobs.Run(sd.upkeep.Expire)
 	if ok, _ := sd.svc.Store().Has(context.Background(), site.Files["index.html"].Hash); ok {
 		t.Fatal("deferred blob not collected once old enough")
 	}

@@ -54,12 +54,20 @@ func bindMCP(r *router.Router[*core.RequestEvent], m *mcpEndpoint) *agent.LazyHa
 	return api
 }
 
+// mcpAnswerAllowance is what an MCP request reserves for its answer,
+// with its body's memory, before anything is dispatched: the tools/list
+// answer (10 KiB) and a tool's usual answer (the API's answer recorded,
+// the client's copy of it, and the MCP answer that carries it again) fit
+// in it. A longer answer (a deploy report listing hundreds of findings)
+// counts past it as it is made (see intake.AnswerMemory).
+const mcpAnswerAllowance = 64 << 10
+
 // mcpMemoryFactor times its body is what an MCP request holds of the
 // deploy memory budget once the body has come: the body as mcpServe read
 // it, the SDK's two copies (it reads the body once to set the session up
 // and again to serve it), and the tool's decoded arguments. The API
 // request a tool makes reserves its own; the answers come on top (see
-// mcpMemory).
+// intake.AnswerMemory).
 const mcpMemoryFactor = 4
 
 // mcpServe answers an MCP request with h. A POST body is read first, as
@@ -69,22 +77,22 @@ const mcpMemoryFactor = 4
 // SDK sees it); then the rest of its memory and an allowance for its
 // answers are reserved (503 with Retry-After when the budget stays
 // spent). That is the last refusal: once h has the request, a tool may
-// act, and its answers are counted without one (see mcpMemory). All of
+// act, and its answers are counted without one (see intake.AnswerMemory). All of
 // it is given back when the request ends.
 func (m *mcpEndpoint) mcpServe(h http.Handler) func(e *core.RequestEvent) error {
 	return func(e *core.RequestEvent) error {
-		mem := &mcpMemory{lease: m.guards.MemoryLease(e.Request.Context())}
-		defer mem.end()
+		mem := intake.NewAnswerMemory(m.guards.MemoryLease(e.Request.Context()))
+		defer mem.End()
 		if e.Request.Method == http.MethodPost {
-			body, err := m.readMCPBody(e, mem.lease)
+			body, err := m.readMCPBody(e, mem.Lease())
 			if err != nil {
 				return err
 			}
-			mem.allowance = mcpAnswerAllowance
+			mem.Allow(mcpAnswerAllowance)
 			e.Request.Body = io.NopCloser(bytes.NewReader(body))
 			e.Request.ContentLength = int64(len(body))
 		}
-		w := agent.NewAnswerWriter(e.Response, mem.count)
+		w := agent.NewAnswerWriter(e.Response, mem.Count)
 		h.ServeHTTP(w, e.Request.WithContext(context.WithValue(e.Request.Context(), mcpMemoryKey{}, mem)))
 		w.Finish()
 		return nil
@@ -112,20 +120,20 @@ func (m *mcpEndpoint) readMCPBody(e *core.RequestEvent, lease *intake.Lease) ([]
 	return body, nil
 }
 
-// mcpMemoryKey is the context key of an MCP request's mcpMemory, for the
+// mcpMemoryKey is the context key of an MCP request's answer memory, for the
 // in-process API client of its tools.
 type mcpMemoryKey struct{}
 
 // inProcessClient is an API client that sends r's key and serves its
 // requests with the app's own handler, as if they came from r's client.
 func (m *mcpEndpoint) inProcessClient(r *http.Request, api *agent.LazyHandler) *client.Client {
-	mem, _ := r.Context().Value(mcpMemoryKey{}).(*mcpMemory)
+	mem, _ := r.Context().Value(mcpMemoryKey{}).(*intake.AnswerMemory)
 	t := &agent.InProcess{
 		Handler:       api.Handler,
 		Host:          r.Host,
 		RemoteAddr:    net.JoinHostPort(m.proxies.ClientIP(r), "0"),
 		Authorization: r.Header.Get("Authorization"),
-		Count:         mem.count, // nil mem: nothing counted
+		Count:         mem.Count, // nil mem: nothing counted
 	}
 	return t.Client(bearerToken(r))
 }

@@ -157,7 +157,7 @@ func TestPublishSurvivesStoreDown(t *testing.T) {
 	if sd.publisher.Settled() {
 		t.Fatal("a failed publish was dropped")
 	}
-	sd.jobs.run(sd.upkeep.Collect)
+	sd.jobs.Run(sd.upkeep.Collect)
 	if !sd.upkeep.TakeDue() {
 		t.Fatal("the collector ran before a committed change was published")
 	}

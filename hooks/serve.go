@@ -9,6 +9,7 @@ import (
 
 	"sitedrop/hooks/server"
 	"sitedrop/sites"
+	"sitedrop/sites/domains"
 )
 
 // ServeSettings is what the serve command (server.NewServeCommand) reads
@@ -18,7 +19,7 @@ import (
 func ServeSettings(cfg *Config) server.Settings {
 	return server.Settings{
 		Check: func() error {
-			_, err := parsePublicIPs(cfg.PublicIPs)
+			_, err := domains.ParsePublicIPs(cfg.PublicIPs)
 			return err
 		},
 		Domains: func() (string, string) { return cfg.Domain, cfg.SitesDomain },

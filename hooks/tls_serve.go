@@ -31,7 +31,7 @@ func (h *siteHosts) tls() *server.TLS {
 		SiteClass:         h.siteClass,
 		DomainCertificate: h.domains.AllowCertificate,
 		RedirectDomain: func(hostport string) (string, bool) {
-			host, _ := splitHostPortLoose(hostport)
+			host, _ := server.SplitHostPort(hostport)
 			return host, h.domains.AllowCertificate(host) == nil
 		},
 		HTTPSPort:  httpsPort(h.cfg),
@@ -57,7 +57,7 @@ func (h *siteHosts) siteClass(slug string) (certs.Class, error) {
 // httpsPort is the port of https URLs: the public URL's when one is set,
 // else the HTTPS listener's ("" when neither names one: 443).
 func httpsPort(cfg *Config) string {
-	if port, ok := publicHTTPSPort(cfg.PublicURL); ok {
+	if port, ok := server.PublicHTTPSPort(cfg.PublicURL); ok {
 		return port
 	}
 	return cfg.listenPort

@@ -3,7 +3,6 @@ package hooks
 import (
 	"net"
 	"net/http"
-	"net/url"
 
 	"github.com/pocketbase/pocketbase/core"
 
@@ -50,19 +49,3 @@ func (c *Config) links() sites.Links {
 // siteOverTLS reports whether a site request came over TLS
 // (sites.Links.OverTLS).
 func (c *Config) siteOverTLS(r *http.Request) bool { return c.links().OverTLS(r) }
-
-// publicHTTPSPort is the port of an https public URL ("" for the default
-// port); ok is false when the public URL is unset or not https.
-func publicHTTPSPort(publicURL string) (port string, ok bool) {
-	if publicURL == "" {
-		return "", false
-	}
-	u, err := url.Parse(publicURL)
-	if err != nil || u.Scheme != "https" {
-		return "", false
-	}
-	if p := u.Port(); p != "443" {
-		return p, true
-	}
-	return "", true
-}

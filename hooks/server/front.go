@@ -193,6 +193,22 @@ func PublicHostOf(publicURL string) string {
 	return sites.NormHost(u.Host)
 }
 
+// PublicHTTPSPort is the port of an https --public-url ("" for the
+// default port); ok is false when the public URL is unset or not https.
+func PublicHTTPSPort(publicURL string) (port string, ok bool) {
+	if publicURL == "" {
+		return "", false
+	}
+	u, err := url.Parse(publicURL)
+	if err != nil || u.Scheme != "https" {
+		return "", false
+	}
+	if p := u.Port(); p != "443" {
+		return p, true
+	}
+	return "", true
+}
+
 // ValidRequestHost reports whether a request's Host is well formed (see
 // sites.ValidHost), or absent: an HTTP/1.0 health check may send none.
 func ValidRequestHost(host string) bool {

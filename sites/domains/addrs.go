@@ -2,10 +2,26 @@ package domains
 
 import (
 	"context"
+	"fmt"
 	"net/netip"
+	"strings"
 	"sync"
 	"time"
 )
+
+// ParsePublicIPs reads the server's public addresses (--public-ip, see
+// Config.PublicIPs), IPv4-mapped ones as IPv4.
+func ParsePublicIPs(list []string) ([]netip.Addr, error) {
+	var out []netip.Addr
+	for _, s := range list {
+		a, err := netip.ParseAddr(strings.TrimSpace(s))
+		if err != nil {
+			return nil, fmt.Errorf("--public-ip %q: not an IP address", s)
+		}
+		out = append(out, a.Unmap())
+	}
+	return out, nil
+}
 
 // serverAddrsTTL is how long the looked-up addresses of a site host are
 // kept: the records an apex domain must point at are shown on every

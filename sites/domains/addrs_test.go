@@ -55,3 +55,16 @@ func TestAddrCache(t *testing.T) {
 		t.Fatalf("%d entries, bound %d", n, serverAddrsMax)
 	}
 }
+
+// TestParsePublicIPs: --public-ip's addresses, trimmed, IPv4-mapped ones
+// as IPv4; anything else is refused naming the flag and the value.
+func TestParsePublicIPs(t *testing.T) {
+	got, err := ParsePublicIPs([]string{" 192.0.2.1", "::ffff:192.0.2.2", "2001:db8::1"})
+	want := []netip.Addr{netip.MustParseAddr("192.0.2.1"), netip.MustParseAddr("192.0.2.2"), netip.MustParseAddr("2001:db8::1")}
+	if err != nil || fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("ParsePublicIPs = %v, %v; want %v", got, err, want)
+	}
+	if _, err := ParsePublicIPs([]string{"192.0.2.1", "example.com"}); err == nil || err.Error() != `--public-ip "example.com": not an IP address` {
+		t.Fatalf("a name: %v", err)
+	}
+}

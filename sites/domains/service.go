@@ -153,6 +153,32 @@ func (s *Service) Reserve(now time.Time) (*Allowance, error) {
 	return &Allowance{budget: s.dns, reserved: DNSQuestionsPerCheck}, nil
 }
 
+// Start begins an account's action on its domains (an add, removal or
+// check): it counts one action of owner on actions (a limit per account)
+// and, for one that checks DNS (dns), reserves the check's questions from
+// the server's budget (Reserve). Over either limit it returns a
+// *ratelimit.Error (the budget's with its RetryAfter) before anything
+// changes, and nothing is counted. The caller ends the check with the
+// allowance's Done (nil when dns is false).
+func (s *Service) Start(actions *ratelimit.Limiter, owner string, dns bool) (*Allowance, error) {
+	if err := actions.Check(owner); err != nil {
+		return nil, err
+	}
+	if !dns {
+		return nil, nil
+	}
+	a, err := s.Reserve(time.Now())
+	if err != nil {
+		actions.Refund(owner, 1)
+		var be *BudgetError
+		if errors.As(err, &be) {
+			return nil, &ratelimit.Error{RetryAfter: be.RetryAfter}
+		}
+		return nil, err
+	}
+	return a, nil
+}
+
 // allow counts one question (Checker.Allow): from the reservation while
 // it lasts, then from the budget.
 func (a *Allowance) allow() bool {

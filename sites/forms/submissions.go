@@ -3,7 +3,8 @@
 // models (Submission, Webhook, Delivery, and forms' view of a Deployment:
 // core.BaseRecordProxy with typed getters, each field name written once,
 // in its *_model.go file) and their queries; storing a submission with its
-// webhook deliveries (Submit); the CSV export (CSVExport); the query of the
+// webhook deliveries (Submit), read from the visitor's body first
+// (ParseSubmission: its limits, honeypot and redirect); the CSV export (CSVExport); the query of the
 // notification mails that are due (FindDueNotifications, FindNotification);
 // webhook payloads (generic and Slack) and their signature; the Deliverer
 // that sends queued deliveries with retries; the dashboard's test sends,
@@ -17,7 +18,8 @@
 // deployment events are in hooks. A form post, from the handler:
 //
 //	dep, err := forms.FindAcceptingDeployment(app, id) // sites.ErrNotFound if closed
-//	sub, err := forms.Submit(app, dep.Ref(siteURL), data, order)
+//	post, err := forms.ParseSubmission(body, r.Header.Get("Content-Type"))
+//	sub, err := forms.Submit(app, dep.Ref(siteURL), post.Data, post.Order) // unless post.Honeypot
 //	deliverer.Wake()
 package forms
 

@@ -14,6 +14,17 @@ import (
 // sha256. This many times --max-body.
 const ArchiveUnpackFactor = 4
 
+// DeployMemoryFactor times --max-body is the least --deploy-memory: what
+// the largest deploy reserves, so that it can ever run. A tar.gz's files
+// are read in pieces as they come and joined (twice ArchiveUnpackFactor x
+// --max-body at most, for a moment), a zip is read whole and joined
+// likewise (twice --max-body); the variants come on top (the
+// compressors' state is a fixed cost of the process: see
+// sites.compressSlots). What is reserved covers what is allocated (see
+// sites.readPieces, sites.boundedOutput), and memory given back counts
+// until a collection frees it (Budget).
+const DeployMemoryFactor = 2*ArchiveUnpackFactor + 2
+
 // ArchiveFormat is the archive format a deploy's Content-Type names, ""
 // for anything else (JSON).
 func ArchiveFormat(contentType string) string {

@@ -1,6 +1,7 @@
 // Package intake reads what clients send, within the server's means:
 // request bodies at a minimum rate and within a byte limit (Guards.Body),
-// the memory they and what is made of them hold (Budget, Lease), the
+// the memory they and what is made of them hold (Budget, Lease; the
+// answers made after an action, AnswerMemory), the
 // deploy request (Request: a JSON body or an archive with its metadata in
 // the query, its protection fields: the body is sites/wire's
 // DeployRequest), the work budget of a deploy (Work)
