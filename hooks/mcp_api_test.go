@@ -212,7 +212,7 @@ func TestMCPAnonymous(t *testing.T) {
 		"claim":           {"slug": "anon-site", "claim_token": anonToken},
 		"get_submissions": id, "delete_submission": {"id": idAliceSite, "submission_id": "x"},
 		"list_versions": id, "rollback": {"id": idAliceSite, "version": 1},
-		"promote": {"id": idAliceSite, "version": 1},
+		"promote":   {"id": idAliceSite, "version": 1},
 		"analytics": id,
 	} {
 		mustToolError(t, cs, tool, args, "this tool needs an API key")

@@ -13,8 +13,8 @@ import (
 	"github.com/pocketbase/pocketbase/tests"
 
 	"sitedrop/hooks/server/certs"
-	"sitedrop/sites/analytics/statsdb"
 	"sitedrop/sites"
+	"sitedrop/sites/analytics/statsdb"
 )
 
 // previewFixture is a site "prev" with three versions: 1 ("one"), 2
