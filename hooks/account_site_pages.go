@@ -157,7 +157,7 @@ func (sp *sitePages) siteVersions(dep *core.Record, slug, changesParam string) (
 	for i, v := range versions {
 		av := ui.AccountVersion{
 			Number: v.Number, CreatedAt: timestamp(v.Created), FileCount: v.FileCount,
-			TotalBytes: ui.SizeShort(v.TotalBytes), Live: v.Live, Draft: v.Number > live,
+			TotalBytes: ui.SizeShort(v.TotalBytes), Live: v.Live, Newer: v.Number > live,
 			Message: v.Message, PreviewURL: sp.links.Preview(slug, v.Number),
 		}
 		for _, a := range v.Aliases {

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/chromedp/chromedp"
 	"github.com/pocketbase/pocketbase/tests"
 
 	"sitedrop/sites"
@@ -56,7 +57,7 @@ func TestSitePageVersionsPreviews(t *testing.T) {
 			Name: "each version's message, preview, aliases and button", Method: http.MethodGet, URL: page, Headers: cookie(sessionAlice),
 			ExpectedStatus: 200,
 			ExpectedContent: []string{
-				`<strong>Version 3  <span class="badge" data-testid="version-draft">Draft</span></strong>`,
+				`<strong>Version 3</strong>`,
 				`<span class="version-message" data-testid="version-message">New &lt;b&gt;look&lt;/b&gt;</span>`,
 				`Preview: <a href="http://v3--alice-site.sites.test/" data-testid="version-preview">v3--alice-site.sites.test</a>`,
 				`Aliases:  <a href="http://staging--alice-site.sites.test/" data-testid="version-alias">staging</a>`,
@@ -119,5 +120,41 @@ func TestPageChangesCut(t *testing.T) {
 		c.Changed[0] != (ui.ChangedFile{Path: "c", From: "10 B", To: ui.SizeShort(1500)}) ||
 		c.Removed[0] != (ui.ChangedFile{Path: "r", From: "7 B"}) {
 		t.Errorf("entries: %+v %+v %+v", c.Added[0], c.Changed[0], c.Removed[0])
+	}
+}
+
+// TestBrowserSiteVersions: on a phone's 390 px, a site page with a long
+// slug, a long message and alias, and the changes of a version with long
+// paths does not scroll sideways; Promote makes the draft live in a
+// real browser (a form post, no script needed).
+func TestBrowserSiteVersions(t *testing.T) {
+	b := newBrowserEnv(t)
+	user := mustUser(t, b.App, "versions@example.com", "free", fixtureKey("versions"))
+	slug := strings.Repeat("longslug-", 5) + "site" // 49 characters: its previews still have hosts
+	dep := mustDeploy(t, b.SD, user, "", slug, "<h1>one</h1>", "Versions")
+	draft := htmlUpload("<h1>two</h1>")
+	long := strings.Repeat("averyveryverylongpathsegment", 4)
+	draft.Files = append(draft.Files, sites.File{Path: long + "/" + long + ".txt", ContentType: "text/plain; charset=utf-8", Data: []byte("x")})
+	draft.Release = sites.Release{Draft: true, Alias: strings.Repeat("a", 32), Message: strings.Repeat("Averyverylongwordinamessage", 7)}
+	if _, err := b.SD.svc.Replace(t.Context(), dep, sites.Metadata{}, draft); err != nil {
+		t.Fatal(err)
+	}
+	b.SignIn(user)
+	b.Step("a phone's viewport", chromedp.EmulateViewport(390, 844, chromedp.EmulateMobile))
+	b.Step("open the changes of version 2", chromedp.Navigate(b.WebURL+"/account/sites/"+dep.Id+"?changes=2"), chromedp.WaitVisible(testid("version-changes-panel")))
+	if got := b.Text(testid("changes-summary")); got != "1 added, 1 changed, 0 removed." {
+		t.Errorf("changes summary %q", got)
+	}
+	w, err := chromedp.Run(b.Ctx, chromedp.Evaluate[int](`document.documentElement.scrollWidth`))
+	if err != nil || w > 390 {
+		wide, _ := chromedp.Run(b.Ctx, chromedp.Evaluate[string](`Array.from(document.querySelectorAll("body *")).filter(e => e.getBoundingClientRect().right > 390).map(e => e.tagName + "." + e.className).slice(0, 8).join(", ")`))
+		t.Fatalf("the site page is %d px wide at 390 (%v; too wide: %s)", w, err, wide)
+	}
+	b.Step("promote version 2", chromedp.Click(chromedp.CSS(`button[aria-label="Promote version 2: make it live"]`)), chromedp.WaitVisible(testid("version-live")))
+	if got := b.Text(chromedp.CSS(`[data-testid="version-row"]:first-child [data-testid="version-live"]`)); got != "Live" {
+		t.Errorf("version 2 is not marked live after Promote: %q", got)
+	}
+	if _, body := siteGet(t, b.App, slug+".localhost", "/"); !strings.Contains(body, "<h1>two</h1>") {
+		t.Errorf("the site after Promote: %q", body)
 	}
 }
