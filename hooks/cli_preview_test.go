@@ -15,8 +15,8 @@ import (
 // deploy whose message is the folder's git commit subject, a --draft
 // with --alias and --message that prints its preview URL and leaves the
 // site as it was, versions listing messages, previews and aliases, the
-// diff of the two, and promote making the draft live with its alias
-// left in place.
+// diff of the two, promote making the draft live with its alias left in
+// place, and the aliases listed and one deleted.
 func TestCLIPreviews(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a server")
@@ -31,6 +31,9 @@ func TestCLIPreviews(t *testing.T) {
 	server, port := "http://"+addr, ":"+strings.Split(addr, ":")[1]
 
 	dir := t.TempDir()
+	t.Setenv("GIT_CONFIG_GLOBAL", os.DevNull) // no signing or hooks of the machine's
+	t.Setenv("GIT_CONFIG_NOSYSTEM", "1")
+	t.Setenv("GIT_CEILING_DIRECTORIES", filepath.Dir(dir))
 	write := func(name, body string) {
 		if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644); err != nil {
 			t.Fatal(err)
@@ -114,6 +117,17 @@ func TestCLIPreviews(t *testing.T) {
 	}
 	if _, b := siteGetLive(t, server, "cli-preview.sites.test", "/"); b != "<p>two, longer</p>" {
 		t.Errorf("site after promote: %q", b)
+	}
+	out, _, err = clitest.Run(t, cliCommand(t, "aliases"), "--server", server, "--key", keyPia, id)
+	if want := "http://staging--cli-preview.sites.test" + port + "/"; err != nil || !strings.Contains(out, "ALIAS") || !strings.Contains(out, "staging  2        "+want) {
+		t.Errorf("aliases: %v %q", err, out)
+	}
+	out, _, err = clitest.Run(t, cliCommand(t, "aliases"), "--server", server, "--key", keyPia, "--delete", "staging", id)
+	if err != nil || out != "Alias staging of cli-preview deleted\n" {
+		t.Errorf("aliases --delete: %v %q", err, out)
+	}
+	if code, _ := siteGetLive(t, server, "staging--cli-preview.sites.test", "/"); code != 404 {
+		t.Errorf("the deleted alias answers %d", code)
 	}
 	if _, _, err := clitest.Run(t, cliCommand(t, "promote"), "--server", server, "--key", keyPia, id, "9"); err == nil || !strings.Contains(err.Error(), "HTTP 404") {
 		t.Errorf("promote of a version not kept: %v", err)

@@ -173,6 +173,36 @@ func newPromoteCommand() *cobra.Command {
 		})
 }
 
+// newAliasesCommand is `sitedrop aliases ID [--delete NAME]`: the
+// deployment's aliases with their versions and addresses, or the
+// deletion of one (its version stays).
+func newAliasesCommand() *cobra.Command {
+	var del string
+	c := keyedCommand("aliases ID", "List a deployment's aliases (NAME--<slug>), or delete one with --delete NAME", cobra.ExactArgs(1),
+		func(c *cobra.Command, api *client.Client, args []string) error {
+			if del != "" {
+				msg, err := api.DeleteAlias(args[0], del)
+				if err != nil {
+					return err
+				}
+				fmt.Fprintln(c.OutOrStdout(), safetext.Escape(msg))
+				return nil
+			}
+			aliases, err := api.Aliases(args[0])
+			if err != nil {
+				return err
+			}
+			w := tabwriter.NewWriter(c.OutOrStdout(), 0, 4, 2, ' ', 0)
+			fmt.Fprintln(w, "ALIAS\tVERSION\tURL")
+			for _, a := range aliases {
+				fmt.Fprintf(w, "%s\t%d\t%s\n", safetext.Escape(a.Name), a.Version, orDash(safetext.Escape(a.URL)))
+			}
+			return w.Flush()
+		})
+	c.Flags().StringVar(&del, "delete", "", "delete this alias (its host stops serving; the version stays)")
+	return c
+}
+
 // newDiffCommand is `sitedrop diff ID FROM TO`: what version TO adds,
 // changes and removes compared with version FROM, a line a file.
 func newDiffCommand() *cobra.Command {

@@ -16,8 +16,11 @@ func TestGitSubject(t *testing.T) {
 	if err != nil {
 		t.Skip("no git on PATH")
 	}
+	// no user's configuration, and no repository above the test's folder
 	t.Setenv("GIT_CONFIG_GLOBAL", os.DevNull)
+	t.Setenv("GIT_CONFIG_NOSYSTEM", "1")
 	dir := t.TempDir()
+	t.Setenv("GIT_CEILING_DIRECTORIES", filepath.Dir(dir))
 	run := func(args ...string) {
 		t.Helper()
 		cmd := exec.Command(git, append([]string{"-C", dir, "-c", "user.name=T", "-c", "user.email=t@example.com"}, args...)...)

@@ -36,6 +36,10 @@ func TestCLIPrintsServerTextSafely(t *testing.T) {
 			w.Write([]byte(`{"versions":[{"version":1,"created_at":"` + h + `","file_count":1,"total_bytes":1,"live":true,"message":"m` + h + `","preview_url":"p` + h + `","aliases":["a` + h + `"]}]}`))
 		case r.Method == "POST" && r.URL.Path == "/deploy/good/versions/2/promote":
 			w.Write([]byte(`{"id":"good","slug":"s` + h + `","url":"u` + h + `","version":2}`))
+		case r.Method == "GET" && r.URL.Path == "/deploy/good/aliases":
+			w.Write([]byte(`{"aliases":[{"name":"n` + h + `","version":2,"url":"u` + h + `"}]}`))
+		case r.Method == "DELETE" && r.URL.Path == "/deploy/good/aliases/staging":
+			w.Write([]byte(`{"name":"staging","message":"deleted` + h + `"}`))
 		case r.Method == "GET" && r.URL.Path == "/deploy/good/diff":
 			w.Write([]byte(`{"from":1,"to":2,"added":[{"path":"a` + h + `","size":1}],"changed":[{"path":"c` + h + `","from_size":1,"to_size":2}],"removed":[{"path":"r` + h + `","size":1}]}`))
 		case r.Method == "PUT" && r.URL.Path == "/deploy/good":
@@ -88,6 +92,10 @@ func TestCLIPrintsServerTextSafely(t *testing.T) {
 		}, false},
 		{"promote", func() (string, string, error) {
 			return clitest.Run(t, newPromoteCommand(), append(key, "good", "2")...)
+		}, false},
+		{"aliases", func() (string, string, error) { return clitest.Run(t, newAliasesCommand(), append(key, "good")...) }, false},
+		{"aliases --delete", func() (string, string, error) {
+			return clitest.Run(t, newAliasesCommand(), append(key, "--delete", "staging", "good")...)
 		}, false},
 		{"diff", func() (string, string, error) {
 			return clitest.Run(t, newDiffCommand(), append(key, "good", "1", "2")...)
