@@ -3,6 +3,7 @@ package hooks
 import (
 	"errors"
 	"net/http"
+	"slices"
 	"strconv"
 	"time"
 
@@ -79,7 +80,7 @@ func (f *siteForms) refused(e *core.RequestEvent, dep *core.Record, prefix strin
 	return err
 }
 
-// accountSitePage is GET /account/sites/{id}?page=: the state, settings,
+// accountSitePage is GET /account/sites/{id}?page=&changes=: the state, settings,
 // submissions, e-mail notifications, versions and webhooks of one site.
 func (sp *sitePages) accountSitePage(e *core.RequestEvent) error {
 	user, dep := userOf(e), ownedOf(e)
@@ -126,15 +127,8 @@ func (sp *sitePages) accountSitePage(e *core.RequestEvent) error {
 	if p.Webhooks, err = accountWebhooks(e.App, hooks); err != nil {
 		return err
 	}
-	versions, err := sp.deploys.ListVersions(dep)
-	if err != nil {
+	if p.Versions, p.Changes, err = sp.siteVersions(dep, slug, e.Request.URL.Query().Get("changes")); err != nil {
 		return err
-	}
-	for _, v := range versions {
-		p.Versions = append(p.Versions, ui.AccountVersion{
-			Number: v.Number, CreatedAt: timestamp(v.Created), FileCount: v.FileCount,
-			TotalBytes: ui.SizeShort(v.TotalBytes), Live: v.Live,
-		})
 	}
 	if p.Analytics, err = sp.analytics(e.App, dep.Id, time.Now()); err != nil {
 		return err
@@ -145,14 +139,90 @@ func (sp *sitePages) accountSitePage(e *core.RequestEvent) error {
 	return render(e, http.StatusOK, ui.AccountSite(sp.sessions.layout(e, user), p))
 }
 
-// accountSiteRollback is a version's "Make live" button on the site page.
+// siteVersions are the site page's versions, newest first, and the
+// changes of the version changesParam names (?changes=N: against the
+// kept version before it), nil when it names none.
+func (sp *sitePages) siteVersions(dep *core.Record, slug, changesParam string) ([]ui.AccountVersion, *ui.VersionChanges, error) {
+	versions, err := sp.deploys.ListVersions(dep)
+	if err != nil {
+		return nil, nil, err
+	}
+	live := 0
+	for _, v := range versions {
+		if v.Live {
+			live = v.Number
+		}
+	}
+	out := make([]ui.AccountVersion, len(versions))
+	for i, v := range versions {
+		av := ui.AccountVersion{
+			Number: v.Number, CreatedAt: timestamp(v.Created), FileCount: v.FileCount,
+			TotalBytes: ui.SizeShort(v.TotalBytes), Live: v.Live, Newer: v.Number > live,
+			Message: v.Message, PreviewURL: sp.links.Preview(slug, v.Number),
+		}
+		for _, a := range v.Aliases {
+			av.Aliases = append(av.Aliases, ui.AccountAlias{Name: a, URL: sp.links.Alias(slug, a)})
+		}
+		if i+1 < len(versions) {
+			av.Previous = versions[i+1].Number
+		}
+		out[i] = av
+	}
+	if changesParam == "" {
+		return out, nil, nil
+	}
+	n, _ := strconv.Atoi(changesParam)
+	i := slices.IndexFunc(out, func(v ui.AccountVersion) bool { return v.Number == n })
+	switch {
+	case i < 0:
+		return out, &ui.VersionChanges{NotKept: "No changes to show: that version is not kept."}, nil
+	case out[i].Previous == 0:
+		return out, &ui.VersionChanges{To: n, NotKept: "Version " + strconv.Itoa(n) + " is the oldest kept: there is no version before it to compare with."}, nil
+	}
+	d, err := sp.deploys.DiffVersions(dep, out[i].Previous, n)
+	if errors.Is(err, sites.ErrVersionNotFound) {
+		// pruned between the list and the diff
+		return out, &ui.VersionChanges{NotKept: "No changes to show: that version is no longer kept."}, nil
+	} else if err != nil {
+		return nil, nil, err
+	}
+	return out, pageChanges(out[i].Previous, n, d), nil
+}
+
+// pageChanges is diff d of version from to version to as the site page
+// shows it: sizes made short, each list cut to ui.MaxChangesShown.
+func pageChanges(from, to int, d sites.Diff) *ui.VersionChanges {
+	c := &ui.VersionChanges{From: from, To: to}
+	conv := func(l []sites.DiffEntry, withFrom, withTo bool) ([]ui.ChangedFile, int) {
+		shown := l[:min(len(l), ui.MaxChangesShown)]
+		out := make([]ui.ChangedFile, len(shown))
+		for i, e := range shown {
+			out[i].Path = e.Path
+			if withFrom {
+				out[i].From = ui.SizeShort(e.From)
+			}
+			if withTo {
+				out[i].To = ui.SizeShort(e.To)
+			}
+		}
+		return out, len(l) - len(shown)
+	}
+	c.Added, c.MoreAdded = conv(d.Added, false, true)
+	c.Changed, c.MoreChanged = conv(d.Changed, true, true)
+	c.Removed, c.MoreRemoved = conv(d.Removed, true, false)
+	return c
+}
+
+// accountSiteRollback is a version's "Promote" or "Make live" button on
+// the site page: sites.Service.Promote, as POST
+// /deploy/{id}/versions/{version}/promote.
 func (sp *sitePages) accountSiteRollback(e *core.RequestEvent) error {
 	dep := ownedOf(e)
 	n, err := strconv.Atoi(e.Request.PostForm.Get("version"))
 	if err != nil || n < 1 {
 		return sp.backToSite(e, dep, ui.FlashError, "No such version: pick one from the list.")
 	}
-	if _, err := sp.deploys.Rollback(dep, n); errors.Is(err, sites.ErrVersionNotFound) {
+	if _, err := sp.deploys.Promote(dep, n); errors.Is(err, sites.ErrVersionNotFound) {
 		return sp.backToSite(e, dep, ui.FlashError, "Version "+strconv.Itoa(n)+" is no longer kept.")
 	} else if err != nil {
 		return err

@@ -58,7 +58,7 @@ func pageAnalytics(off bool) func(app core.App, dep string, now time.Time) (ui.S
 func analyticsPanel(a statsdb.Report, off bool) ui.SiteAnalytics {
 	out := ui.SiteAnalytics{Off: off}
 	for _, d := range a.Days {
-		out.Days = append(out.Days, ui.AnalyticsDay{Date: d.Date, PageViews: d.PageViews, Visitors: d.Visitors, NotFound: d.NotFound})
+		out.Days = append(out.Days, ui.AnalyticsDay{Date: d.Date, PageViews: d.PageViews, Visitors: d.Visitors, NotFound: d.NotFound, PreviewViews: d.PreviewViews})
 	}
 	conv := func(cs []analytics.Count) []ui.AnalyticsCount {
 		var l []ui.AnalyticsCount

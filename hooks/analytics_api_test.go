@@ -30,6 +30,7 @@ func withStats(t testing.TB) *tests.TestApp {
 		r.SetPageViews(d.views)
 		r.SetVisitors(d.views - 1)
 		r.SetBotViews(d.bots)
+		r.SetPreviewViews(d.bots * 3) // apart from page_views
 		r.SetBytes(1000)
 		r.SetTopPages(d.pages)
 		r.SetReferrers(d.refs)
@@ -52,9 +53,9 @@ func TestAnalyticsAPI(t *testing.T) {
 			Headers:        bearer(keyAlice),
 			ExpectedStatus: 200,
 			ExpectedContent: []string{
-				`{"days":[{"date":"2026-03-01","page_views":10,"visitors":9,"not_found":1,"bytes":1000,"bot_views":2},` +
-					`{"date":"2026-03-02","page_views":0,"visitors":0,"not_found":0,"bytes":0,"bot_views":0},` +
-					`{"date":"2026-03-03","page_views":5,"visitors":4,"not_found":1,"bytes":1000,"bot_views":0}],` +
+				`{"days":[{"date":"2026-03-01","page_views":10,"visitors":9,"not_found":1,"bytes":1000,"bot_views":2,"preview_views":6},` +
+					`{"date":"2026-03-02","page_views":0,"visitors":0,"not_found":0,"bytes":0,"bot_views":0,"preview_views":0},` +
+					`{"date":"2026-03-03","page_views":5,"visitors":4,"not_found":1,"bytes":1000,"bot_views":0,"preview_views":0}],` +
 					`"top_pages":[{"key":"/about","count":8},{"key":"/","count":7}],` +
 					`"referrers":[{"key":"news.example","count":4}],` +
 					`"not_found_paths":[{"key":"/old","count":2}]}`,

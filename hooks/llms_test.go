@@ -32,6 +32,7 @@ func TestLLMSTxt(t *testing.T) {
 				"Custom domains per account: 1 (free plan), 10 (pro plan).",
 				"`POST http://web.test/deploy/{id}/domains {\"domain\": \"shop.example.com\"}`",
 				"`POST http://web.test/deploy/{id}/versions/{version}/promote`",
+				"list_versions, rollback, promote,\nanalytics, whoami. deploy and update take `draft`, `alias` and `message`",
 			},
 			NotExpectedContent: []string{"<no value>"},
 			TestAppFactory:     newTestApp,

@@ -212,6 +212,7 @@ func TestMCPAnonymous(t *testing.T) {
 		"claim":           {"slug": "anon-site", "claim_token": anonToken},
 		"get_submissions": id, "delete_submission": {"id": idAliceSite, "submission_id": "x"},
 		"list_versions": id, "rollback": {"id": idAliceSite, "version": 1},
+		"promote":   {"id": idAliceSite, "version": 1},
 		"analytics": id,
 	} {
 		mustToolError(t, cs, tool, args, "this tool needs an API key")
@@ -232,7 +233,7 @@ func TestMCPAnonymous(t *testing.T) {
 		}
 		tools[tool.Name] = tool
 	}
-	if len(tools) != 12 {
+	if len(tools) != 13 {
 		t.Fatalf("%d tools", len(tools))
 	}
 	if a := tools["teardown"].Annotations; a == nil || a.DestructiveHint == nil || !*a.DestructiveHint {
@@ -242,7 +243,7 @@ func TestMCPAnonymous(t *testing.T) {
 		t.Fatalf("list_deploys annotations: %+v", a)
 	}
 	schema, _ := json.Marshal(tools["deploy"].InputSchema)
-	for _, want := range []string{`"html"`, `"files"`, `"is_spa"`, `"encoding"`, `"description":"`} {
+	for _, want := range []string{`"html"`, `"files"`, `"is_spa"`, `"encoding"`, `"description":"`, `"draft"`, `"alias"`, `"message"`} {
 		if !strings.Contains(string(schema), want) {
 			t.Fatalf("deploy schema lacks %s: %s", want, schema)
 		}

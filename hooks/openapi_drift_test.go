@@ -18,6 +18,7 @@ import (
 	"github.com/pocketbase/pocketbase/apis"
 	"github.com/pocketbase/pocketbase/core"
 
+	"sitedrop/sites/analytics/statsdb"
 	"sitedrop/sites/wire"
 )
 
@@ -181,6 +182,8 @@ var wireBodies = []struct {
 	{wire.Missing{}, "POST /blobs/missing 200", true},
 	{wire.Warning{}, "Warning", true},
 	{wire.Report{}, "Report", true},
+	// not a wire type, but an answer all the same
+	{statsdb.Report{Days: []statsdb.ReportDay{{}}}, "GET /deploy/{id}/analytics 200", true},
 }
 
 // TestOpenAPIWireTypes: openapi.json describes each body of

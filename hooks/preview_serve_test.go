@@ -14,6 +14,7 @@ import (
 
 	"sitedrop/hooks/server/certs"
 	"sitedrop/sites"
+	"sitedrop/sites/analytics/statsdb"
 )
 
 // previewFixture is a site "prev" with three versions: 1 ("one"), 2
@@ -225,6 +226,18 @@ func TestPreviewAnalyticsApart(t *testing.T) {
 	}
 	if pages := row.TopPages(); len(pages) != 1 || pages[0].Count != 1 {
 		t.Fatalf("top pages %+v", pages)
+	}
+	// the API's report and the site page's panel show them apart too
+	res, body := do(t, f.mux, http.MethodGet, "/deploy/"+f.dep+"/analytics", "", bearer(fixtureKey("alice")))
+	var rep statsdb.Report
+	if err := json.Unmarshal([]byte(body), &rep); err != nil || res.StatusCode != 200 || len(rep.Days) == 0 {
+		t.Fatalf("analytics: %d %s", res.StatusCode, body)
+	}
+	if today := rep.Days[len(rep.Days)-1]; today.PageViews != 1 || today.PreviewViews != 2 || !strings.Contains(body, `"preview_views":2`) {
+		t.Errorf("analytics' today %+v: want 1 page view and 2 preview views", today)
+	}
+	if p := analyticsPanel(rep, false); p.Days[len(p.Days)-1].PreviewViews != 2 || p.Days[len(p.Days)-1].PageViews != 1 {
+		t.Errorf("the site page's panel's today: %+v", p.Days[len(p.Days)-1])
 	}
 }
 

@@ -11,7 +11,7 @@ func TestSiteAnalyticsChart(t *testing.T) {
 		Days: []AnalyticsDay{
 			{Date: "2026-03-01", PageViews: 10, Visitors: 4, NotFound: 1},
 			{Date: "2026-03-02"},
-			{Date: "2026-03-03", PageViews: 5, Visitors: 5},
+			{Date: "2026-03-03", PageViews: 5, Visitors: 5, PreviewViews: 3},
 		},
 		TopPages:  []AnalyticsCount{{Key: "/about", Count: 8}, {Key: "/" + evil, Count: 7}},
 		Referrers: []AnalyticsCount{{Key: "news.example", Count: 4}},
@@ -24,7 +24,9 @@ func TestSiteAnalyticsChart(t *testing.T) {
 		`<rect class="chart-views" x="20.0" y="10.0" width="160.0" height="140.0" data-testid="chart-bar">`,
 		`<rect class="chart-views" x="420.0" y="80.0" width="160.0" height="70.0" data-testid="chart-bar">`,
 		`<details><summary>Numbers by day</summary>`,
-		`<th scope="row"><time datetime="2026-03-02">2026-03-02</time></th><td>0</td><td>0</td><td>0</td>`,
+		`<th scope="row"><time datetime="2026-03-02">2026-03-02</time></th><td>0</td><td>0</td><td>0</td><td>0</td>`,
+		`<th scope="row"><time datetime="2026-03-03">2026-03-03</time></th><td>5</td><td>5</td><td>0</td><td>3</td>`,
+		`<p data-testid="analytics-previews">Preview addresses (v1--…, staging--…) had 3 page views in the period, counted apart`,
 		`<span class="top-key">/about</span> <span class="top-count">8</span>`,
 		`>news.example<`,
 		`No missing pages asked for.`,
@@ -55,7 +57,7 @@ func TestSiteAnalyticsEmptyAndOff(t *testing.T) {
 			t.Errorf("empty panel lacks %s", want)
 		}
 	}
-	if strings.Contains(got, `data-testid="chart-bar"`) || strings.Contains(got, "Busiest") {
+	if strings.Contains(got, `data-testid="chart-bar"`) || strings.Contains(got, "Busiest") || strings.Contains(got, "analytics-previews") {
 		t.Error("an empty period draws bars")
 	}
 }

@@ -21,7 +21,7 @@ import "github.com/spf13/cobra"
 const NoBootstrapAnnotation = "sitedrop:no-bootstrap"
 
 // Commands are the client program's commands: deploy, login, ls, rm,
-// versions, rollback, mcp and health. None of them opens a local data dir.
+// versions, rollback, promote, aliases, diff, mcp and health. None of them opens a local data dir.
 func Commands() []*cobra.Command {
 	return []*cobra.Command{
 		newDeployCommand(),
@@ -30,6 +30,9 @@ func Commands() []*cobra.Command {
 		newRemoveCommand(),
 		newVersionsCommand(),
 		newRollbackCommand(),
+		newPromoteCommand(),
+		newAliasesCommand(),
+		newDiffCommand(),
 		newMCPCommand(),
 		newHealthCommand(),
 	}

@@ -12,9 +12,3 @@ var (
 	keyAlice = accounts.APIKeyPrefix + "alice" + strings.Repeat("0", 35)
 	keyPia   = accounts.APIKeyPrefix + "pia" + strings.Repeat("0", 37)
 )
-
-// isBidiOverride tells the bidirectional embedding, override and isolate
-// controls (LRE, RLE, PDF, LRO, RLO, LRI, RLI, FSI, PDI).
-func isBidiOverride(r rune) bool {
-	return (r >= 0x202A && r <= 0x202E) || (r >= 0x2066 && r <= 0x2069)
-}

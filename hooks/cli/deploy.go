@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"cmp"
 	"encoding/base64"
 	"fmt"
 	"io"
@@ -24,6 +25,9 @@ type deployOptions struct {
 	spa, protect                 bool
 	password                     string
 	protectSet                   bool // --protect was given
+	draft                        bool
+	alias, message               string
+	messageSet                   bool // --message was given ("" then sends none)
 	parallel                     int  // uploads at once
 }
 
@@ -44,7 +48,13 @@ are uploaded; --id updates that deployment instead of creating one.
 Without a key the deployment is anonymous and expires unless claimed.
 Files and folders whose names start with "." are skipped (.well-known
 excepted). A link to a file of the folder is deployed as that file; other
-links are skipped, with a warning.`,
+links are skipped, with a warning.
+
+--draft saves the new version without making it live: it prints the
+version's preview URL (v<N>--<slug>), and "sitedrop promote" makes it live.
+--alias NAME points NAME--<slug> at the new version too. --message
+describes the version; without it a folder in a git work tree sends the
+subject of its checked-out commit (git on PATH).`,
 		Args:         cobra.ExactArgs(1),
 		SilenceUsage: true,
 		Annotations:  map[string]string{NoBootstrapAnnotation: "true"},
@@ -66,6 +76,9 @@ links are skipped, with a warning.`,
 	c.Flags().StringVar(&o.password, "password", "", "protect the site with this password (8 to 128 characters)")
 	c.Flags().BoolVar(&o.protect, "protect", false, "make the site private, open with its share link (printed); --protect=false removes the link")
 	c.Flags().StringVar(&o.id, "id", "", "update this deployment instead of creating one")
+	c.Flags().BoolVar(&o.draft, "draft", false, "save the version without making it live; print its preview URL")
+	c.Flags().StringVar(&o.alias, "alias", "", "point the alias NAME--<slug> at the new version (e.g. staging)")
+	c.Flags().StringVar(&o.message, "message", "", "describe the version (default: the git commit subject of a folder in a git work tree)")
 	c.Flags().IntVar(&o.parallel, "parallel", defaultUploadParallel, "contents uploaded at once")
 	return c
 }
@@ -83,6 +96,20 @@ func runDeploy(c *cobra.Command, api *client.Client, o deployOptions, target str
 	out, errOut := c.OutOrStdout(), c.ErrOrStderr()
 	if o.id != "" && api.Key == "" {
 		return fmt.Errorf("--id: %w", errNoKey)
+	}
+	if o.draft && api.Key == "" {
+		return fmt.Errorf("--draft: %w", errNoKey)
+	}
+	if o.alias != "" && api.Key == "" {
+		return fmt.Errorf("--alias: %w", errNoKey)
+	}
+	o.messageSet = c.Flags().Changed("message")
+	if !o.messageSet {
+		if st, err := os.Stat(target); err == nil && st.IsDir() {
+			if o.message = gitSubject(target); o.message != "" {
+				fmt.Fprintf(errOut, "Message (the git commit's subject): %s\n", safetext.Escape(o.message))
+			}
+		}
 	}
 	if o.id == "" && o.slug != "" && api.Key != "" {
 		// deploying to one's own slug again updates that site, as
@@ -107,7 +134,7 @@ func runDeploy(c *cobra.Command, api *client.Client, o deployOptions, target str
 	if err != nil {
 		return err
 	}
-	fmt.Fprintln(out, safetext.Escape(ans.URL))
+	printURLs(out, errOut, ans)
 	if ans.ShareURL != "" {
 		fmt.Fprintf(errOut, "Share link (lets its holder in): %s\n", safetext.Escape(ans.ShareURL))
 	}
@@ -127,7 +154,45 @@ func runDeploy(c *cobra.Command, api *client.Client, o deployOptions, target str
 	} else {
 		fmt.Fprintf(errOut, "Deployment %s (%s)\n", safetext.Escape(ans.ID), safetext.Escape(ans.Slug))
 	}
+	if ans.Draft {
+		fmt.Fprintf(errOut, "Version %d is a draft: the site still serves what it served. Make it live with\nsitedrop promote %s %d\n", ans.Version, safetext.Escape(ans.ID), ans.Version)
+	}
 	return nil
+}
+
+// printURLs prints a deploy's addresses: on stdout the one that serves
+// the new version (the site's; a draft's preview URL, or its alias's when
+// it has no preview host), on stderr the others.
+func printURLs(out, errOut io.Writer, ans *wire.DeployAnswer) {
+	main := ans.URL
+	if ans.Draft {
+		main = cmp.Or(ans.PreviewURL, ans.AliasURL)
+	}
+	if main != "" {
+		fmt.Fprintln(out, safetext.Escape(main))
+	}
+	if ans.Draft {
+		fmt.Fprintf(errOut, "Site (not changed): %s\n", safetext.Escape(ans.URL))
+	}
+	if ans.PreviewURL != "" && ans.PreviewURL != main {
+		fmt.Fprintf(errOut, "Preview of version %d: %s\n", ans.Version, safetext.Escape(ans.PreviewURL))
+	}
+	if ans.AliasURL != "" && ans.AliasURL != main {
+		fmt.Fprintf(errOut, "Alias: %s\n", safetext.Escape(ans.AliasURL))
+	}
+}
+
+// release sets the deploy's draft, alias and message in body.
+func (o deployOptions) release(body *wire.DeployRequest) {
+	if o.draft {
+		body.Draft = &o.draft
+	}
+	if o.alias != "" {
+		body.Alias = &o.alias
+	}
+	if o.message != "" {
+		body.Message = &o.message
+	}
 }
 
 // deployArchive sends a zip or tar.gz archive as it is, streamed from
@@ -149,6 +214,7 @@ func deployArchive(api *client.Client, format, target string, o deployOptions, s
 		a.IsSPA = &o.spa
 	}
 	a.Password = o.password
+	a.Draft, a.Alias, a.Message = o.draft, o.alias, o.message
 	if o.protectSet {
 		a.Protect = &o.protect
 	}
@@ -183,6 +249,7 @@ func deployFolder(api *client.Client, target string, o deployOptions, spaSet boo
 	if o.protectSet {
 		body.Protect = wire.Protect{Set: true, On: o.protect}
 	}
+	o.release(body)
 	entries := make([]wire.FileEntry, 0, len(files))
 	for _, f := range files {
 		if api.Key != "" {

@@ -33,7 +33,17 @@ func TestCLIPrintsServerTextSafely(t *testing.T) {
 		case r.Method == "DELETE" && r.URL.Path == "/deploy/good":
 			w.Write([]byte(`{"message":"deleted` + h + `"}`))
 		case r.Method == "GET" && r.URL.Path == "/deploy/good/versions":
-			w.Write([]byte(`{"versions":[{"version":1,"created_at":"` + h + `","file_count":1,"total_bytes":1,"live":true}]}`))
+			w.Write([]byte(`{"versions":[{"version":1,"created_at":"` + h + `","file_count":1,"total_bytes":1,"live":true,"message":"m` + h + `","preview_url":"p` + h + `","aliases":["a` + h + `"]}]}`))
+		case r.Method == "POST" && r.URL.Path == "/deploy/good/versions/2/promote":
+			w.Write([]byte(`{"id":"good","slug":"s` + h + `","url":"u` + h + `","version":2}`))
+		case r.Method == "GET" && r.URL.Path == "/deploy/good/aliases":
+			w.Write([]byte(`{"aliases":[{"name":"n` + h + `","version":2,"url":"u` + h + `"}]}`))
+		case r.Method == "DELETE" && r.URL.Path == "/deploy/good/aliases/staging":
+			w.Write([]byte(`{"name":"staging","message":"deleted` + h + `"}`))
+		case r.Method == "GET" && r.URL.Path == "/deploy/good/diff":
+			w.Write([]byte(`{"from":1,"to":2,"added":[{"path":"a` + h + `","size":1}],"changed":[{"path":"c` + h + `","from_size":1,"to_size":2}],"removed":[{"path":"r` + h + `","size":1}]}`))
+		case r.Method == "PUT" && r.URL.Path == "/deploy/good":
+			w.Write([]byte(`{"id":"good","slug":"s","url":"u` + h + `","version":2,"draft":true,"preview_url":"p` + h + `","alias_url":"a` + h + `","warnings":[],"report":{}}`))
 		case r.Method == "POST" && r.URL.Path == "/deploy/good/rollback":
 			w.Write([]byte(`{"id":"good","slug":"s` + h + `","url":"u` + h + `","version":1}`))
 		case r.Method == "POST" && r.URL.Path == "/deploy" && r.Header.Get("Authorization") != "":
@@ -79,6 +89,19 @@ func TestCLIPrintsServerTextSafely(t *testing.T) {
 		{"versions", func() (string, string, error) { return clitest.Run(t, newVersionsCommand(), append(key, "good")...) }, false},
 		{"rollback", func() (string, string, error) {
 			return clitest.Run(t, newRollbackCommand(), append(key, "good", "1")...)
+		}, false},
+		{"promote", func() (string, string, error) {
+			return clitest.Run(t, newPromoteCommand(), append(key, "good", "2")...)
+		}, false},
+		{"aliases", func() (string, string, error) { return clitest.Run(t, newAliasesCommand(), append(key, "good")...) }, false},
+		{"aliases --delete", func() (string, string, error) {
+			return clitest.Run(t, newAliasesCommand(), append(key, "--delete", "staging", "good")...)
+		}, false},
+		{"diff", func() (string, string, error) {
+			return clitest.Run(t, newDiffCommand(), append(key, "good", "1", "2")...)
+		}, false},
+		{"draft deploy", func() (string, string, error) {
+			return clitest.Run(t, newDeployCommand(), append(key, "--id", "good", "--draft", "--alias", "x", "--message", "m", dir)...)
 		}, false},
 		{"deploy", func() (string, string, error) {
 			return clitest.Run(t, newDeployCommand(), "--server", srv.URL, dir)

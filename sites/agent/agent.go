@@ -1,7 +1,7 @@
 // Package agent is sitedrop's MCP server: the tools an AI agent calls to
 // publish and manage sites (deploy, update, get_status, list_deploys,
 // teardown, claim, get_submissions, delete_submission, list_versions,
-// rollback, analytics, whoami). Every tool calls sitedrop's own HTTP API through
+// rollback, promote, analytics, whoami). Every tool calls sitedrop's own HTTP API through
 // sites/client, so limits, errors and lifecycle rules are exactly the
 // API's; the transport (Streamable HTTP at /mcp, or stdio for `sitedrop
 // mcp`) is its callers' concern. For /mcp it gives them the pieces that
@@ -44,7 +44,9 @@ const instructions = `sitedrop publishes static web sites. Call deploy with "htm
 "files" (a whole site: path, content, encoding "base64" for binary) to get a live URL.
 Without an API key a deploy is anonymous: it expires, and its claim_url lets a user keep it.
 With a key, update replaces a site's files, list_deploys and get_status describe sites,
-list_versions and rollback go back in time, analytics counts a site's visits per day,
+list_versions and rollback go back in time. With a key, deploy or update with draft: true
+saves a version without making it live: check it at the answer's preview_url, then promote it
+(alias: "staging" also points staging--<slug> at it; message describes it). analytics counts a site's visits per day,
 get_submissions reads the site's form posts
 (a form posts to {{SUBMIT_URL}}), teardown deletes a site (confirm: true).`
 

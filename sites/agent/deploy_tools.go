@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -29,6 +30,9 @@ type Content struct {
 	IsSPA       *bool   `json:"is_spa,omitempty" jsonschema:"true for a single-page app: every missing path serves index.html"`
 	Password    *string `json:"password,omitempty" jsonschema:"protect the site with this password (8 to 128 characters), which visitors must type; an empty string removes the password; left out keeps it"`
 	Protect     *string `json:"protect,omitempty" jsonschema:"on: the site is private and the answer's share_url lets its holder in; off: removes the share link; rotate: a new share link (the old one and every visitor's access stop working); left out keeps it"`
+	Draft       *bool   `json:"draft,omitempty" jsonschema:"true: save the new version without making it live; check it at the answer's preview_url, then make it live with promote (needs an API key; cannot change password or protect)"`
+	Alias       *string `json:"alias,omitempty" jsonschema:"point this alias (e.g. staging: 1 to 32 of a-z, 0-9 and inner hyphens) at the new version: it is served at the answer's alias_url (needs an API key)"`
+	Message     *string `json:"message,omitempty" jsonschema:"what this version changes (at most 200 characters), shown in the versions list"`
 }
 
 // DeployInput is the input of deploy.
@@ -68,6 +72,7 @@ func (c Content) body(slug *string) (*wire.DeployRequest, error) {
 	b := &wire.DeployRequest{
 		Slug: slug, HTML: c.HTML, Title: c.Title, Description: c.Description,
 		Favicon: c.Favicon, IsSPA: c.IsSPA,
+		Draft: c.Draft, Alias: c.Alias, Message: c.Message,
 	}
 	if c.Files != nil {
 		files := make([]wire.FileEntry, len(c.Files))
@@ -96,10 +101,20 @@ func (c Content) body(slug *string) (*wire.DeployRequest, error) {
 }
 
 // deployLines are the lines of a deploy's or an update's answer after
-// the first: the share link, when the site has one on, the warnings and
-// the report.
+// the first: the version and its preview URL (a draft's, with how to
+// make it live), the alias's URL, the share link, when the site has one
+// on, the warnings and the report.
 func deployLines(d *wire.DeployAnswer) []string {
 	var lines []string
+	switch {
+	case d.Draft:
+		lines = append(lines, fmt.Sprintf("Version %d is a draft, not live: check it at %s, then make it live with promote (id %s, version %d).", d.Version, cmp.Or(d.PreviewURL, d.AliasURL, "its alias"), d.ID, d.Version))
+	case d.PreviewURL != "":
+		lines = append(lines, fmt.Sprintf("Version %d, also at %s.", d.Version, d.PreviewURL))
+	}
+	if d.AliasURL != "" {
+		lines = append(lines, "Alias: "+d.AliasURL)
+	}
 	if d.ShareURL != "" {
 		lines = append(lines, "Private: anyone with this share link can open it: "+d.ShareURL)
 	}
@@ -116,6 +131,7 @@ func (t *tools) addDeployTools(s *mcp.Server) {
 		Name:  "deploy",
 		Title: "Publish a site",
 		Description: "Publish a new static site and get its live URL. Give html (one page) or files. " +
+			"With draft: true (and an API key) nothing goes live: check the answer's preview_url, then promote. " +
 			"With an API key the site is yours; without one it is anonymous, expires, and the answer's claim_url lets a person keep it. " +
 			"The answer's report lists broken internal links, forms that post nowhere, rule lines not applied, pages without a title and images over 1 MiB: fix them and update.",
 		Annotations: &mcp.ToolAnnotations{DestructiveHint: ptr(false), OpenWorldHint: ptr(true)},
@@ -123,7 +139,7 @@ func (t *tools) addDeployTools(s *mcp.Server) {
 	mcp.AddTool(s, &mcp.Tool{
 		Name:        "update",
 		Title:       "Replace a site's files",
-		Description: "Replace the whole file set of one of your sites (same URL); settings left out keep their values. The previous version is kept (see list_versions, rollback). The answer carries the site's report, as deploy's does. Needs an API key.",
+		Description: "Replace the whole file set of one of your sites (same URL); settings left out keep their values. The previous version is kept (see list_versions, rollback). With draft: true the site is unchanged: check the answer's preview_url, then promote. alias moves a named preview (staging) to the new version. The answer carries the site's report, as deploy's does. Needs an API key.",
 		Annotations: &mcp.ToolAnnotations{DestructiveHint: ptr(true), IdempotentHint: true, OpenWorldHint: ptr(true)},
 	}, t.update)
 	mcp.AddTool(s, &mcp.Tool{
@@ -170,6 +186,9 @@ func (t *tools) deploy(ctx context.Context, _ *mcp.CallToolRequest, in DeployInp
 		return nil, nil, err
 	}
 	lines := []string{fmt.Sprintf("Published %s (id %s).", d.URL, d.ID)}
+	if d.Draft {
+		lines[0] = fmt.Sprintf("Saved a draft of %s (id %s).", d.URL, d.ID)
+	}
 	if d.Claim != nil && d.ClaimURL != "" {
 		lines = append(lines, fmt.Sprintf("Anonymous: it expires at %s unless claimed at %s", d.ExpiresAt, d.ClaimURL))
 	}
@@ -194,7 +213,11 @@ func (t *tools) update(ctx context.Context, _ *mcp.CallToolRequest, in UpdateInp
 	if err != nil {
 		return nil, nil, err
 	}
-	return text(append([]string{fmt.Sprintf("Updated %s (id %s).", d.URL, d.ID)}, deployLines(&d)...)...), ans, nil
+	first := fmt.Sprintf("Updated %s (id %s).", d.URL, d.ID)
+	if d.Draft {
+		first = fmt.Sprintf("Saved a draft of %s (id %s); the site is unchanged.", d.URL, d.ID)
+	}
+	return text(append([]string{first}, deployLines(&d)...)...), ans, nil
 }
 
 // reportLines sum up a deploy's report, whose findings the structured

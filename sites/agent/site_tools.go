@@ -30,8 +30,14 @@ type RollbackInput struct {
 	Version int    `json:"version" jsonschema:"the kept version to make live again, as list_versions gives it"`
 }
 
+// PromoteInput is the input of promote.
+type PromoteInput struct {
+	ID      string `json:"id" jsonschema:"the deployment's id"`
+	Version int    `json:"version" jsonschema:"the version to make live (a draft), as deploy, update and list_versions give it"`
+}
+
 // addSiteTools adds the tools of a site's forms and versions:
-// get_submissions, delete_submission, list_versions, rollback.
+// get_submissions, delete_submission, list_versions, rollback, promote.
 func (t *tools) addSiteTools(s *mcp.Server) {
 	mcp.AddTool(s, &mcp.Tool{
 		Name:        "get_submissions",
@@ -48,7 +54,7 @@ func (t *tools) addSiteTools(s *mcp.Server) {
 	mcp.AddTool(s, &mcp.Tool{
 		Name:        "list_versions",
 		Title:       "List a site's versions",
-		Description: "The kept versions of one of your sites, newest first, and which one is live. Needs an API key.",
+		Description: "The kept versions of one of your sites, newest first: which one is live, each one's preview URL (it serves that version), aliases and message. Needs an API key.",
 		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true, OpenWorldHint: ptr(false)},
 	}, t.listVersions)
 	mcp.AddTool(s, &mcp.Tool{
@@ -57,6 +63,12 @@ func (t *tools) addSiteTools(s *mcp.Server) {
 		Description: "Make a kept version of one of your sites live again (same URL). Needs an API key.",
 		Annotations: &mcp.ToolAnnotations{DestructiveHint: ptr(false), IdempotentHint: true, OpenWorldHint: ptr(false)},
 	}, t.rollback)
+	mcp.AddTool(s, &mcp.Tool{
+		Name:        "promote",
+		Title:       "Make a draft live",
+		Description: "Make a kept version of one of your sites live (a draft saved with draft: true, or an earlier version), in one step: visitors see the old site or the new one, never a mix. Aliases stay where they are. Needs an API key.",
+		Annotations: &mcp.ToolAnnotations{DestructiveHint: ptr(false), IdempotentHint: true, OpenWorldHint: ptr(false)},
+	}, t.promote)
 }
 
 // getSubmissions is GET /submissions/{id}?page=&limit=.
@@ -127,7 +139,21 @@ func (t *tools) listVersions(ctx context.Context, _ *mcp.CallToolRequest, in IDI
 			if m["live"] == true {
 				live = " (live)"
 			}
-			lines = append(lines, fmt.Sprintf("version %v of %s: %v file(s)%s", m["version"], str(m, "created_at"), m["file_count"], live))
+			line := fmt.Sprintf("version %v of %s: %v file(s)%s", m["version"], str(m, "created_at"), m["file_count"], live)
+			if p := str(m, "preview_url"); p != "" {
+				line += ", preview " + p
+			}
+			if as, _ := m["aliases"].([]any); len(as) > 0 {
+				names := make([]string, 0, len(as))
+				for _, a := range as {
+					names = append(names, fmt.Sprint(a))
+				}
+				line += ", aliases " + strings.Join(names, ", ")
+			}
+			if msg := str(m, "message"); msg != "" {
+				line += ": " + msg
+			}
+			lines = append(lines, line)
 		}
 	}
 	return text(lines...), ans, nil
@@ -147,4 +173,23 @@ func (t *tools) rollback(ctx context.Context, _ *mcp.CallToolRequest, in Rollbac
 		return nil, nil, err
 	}
 	return text(fmt.Sprintf("Version %v is live again at %s (id %s).", ans["version"], str(ans, "url"), str(ans, "id"))), ans, nil
+}
+
+// promote is POST /deploy/{id}/versions/{version}/promote.
+func (t *tools) promote(ctx context.Context, _ *mcp.CallToolRequest, in PromoteInput) (*mcp.CallToolResult, Answer, error) {
+	if err := t.keyed("promote"); err != nil {
+		return nil, nil, err
+	}
+	path, err := idPath("/deploy/", in.ID)
+	if err != nil {
+		return nil, nil, err
+	}
+	if in.Version < 1 {
+		return nil, nil, errors.New("version is required: a positive version number, as deploy, update and list_versions give it")
+	}
+	ans, err := t.call(ctx, "POST", path+"/versions/"+strconv.Itoa(in.Version)+"/promote", nil)
+	if err != nil {
+		return nil, nil, err
+	}
+	return text(fmt.Sprintf("Version %v is live at %s (id %s).", ans["version"], str(ans, "url"), str(ans, "id"))), ans, nil
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"strconv"
 
 	"sitedrop/sites/wire"
 )
@@ -18,6 +19,11 @@ type Archive struct {
 	IsSPA       *bool  // nil to leave out
 	Password    string // "" to leave out; sent in a header, not the query
 	Protect     *bool  // nil to leave out
+	// Draft saves the version without making it live (a keyed deploy).
+	Draft bool
+	// Alias and Message are the deploy's alias and message; "" to leave
+	// out.
+	Alias, Message string
 }
 
 // deployTarget is the method and path that create a deployment (id "")
@@ -59,6 +65,15 @@ func (c *Client) DeployArchive(id string, a Archive) (*wire.DeployAnswer, error)
 	}
 	if a.Protect != nil {
 		q.Set("protect", fmt.Sprint(*a.Protect))
+	}
+	if a.Draft {
+		q.Set("draft", "true")
+	}
+	if a.Alias != "" {
+		q.Set("alias", a.Alias)
+	}
+	if a.Message != "" {
+		q.Set("message", a.Message)
 	}
 	if len(q) > 0 {
 		path += "?" + q.Encode()
@@ -122,6 +137,61 @@ func (c *Client) Versions(id string) ([]wire.Version, error) {
 func (c *Client) Rollback(id string, version int) (*wire.Rollback, error) {
 	var ans wire.Rollback
 	if err := c.Do("POST", "/deploy/"+url.PathEscape(id)+"/rollback", wire.RollbackRequest{Version: &version}, "", &ans); err != nil {
+		return nil, err
+	}
+	return &ans, nil
+}
+
+// versionPath is the path of the kept version n of the deployment id.
+func versionPath(id string, n int) string {
+	return "/deploy/" + url.PathEscape(id) + "/versions/" + strconv.Itoa(n)
+}
+
+// Promote makes the kept version n of the deployment id live (a draft,
+// or an earlier version); its aliases stay where they are.
+func (c *Client) Promote(id string, n int) (*wire.Promote, error) {
+	var ans wire.Promote
+	if err := c.Do("POST", versionPath(id, n)+"/promote", nil, "", &ans); err != nil {
+		return nil, err
+	}
+	return &ans, nil
+}
+
+// Aliases returns the aliases of the deployment id, by name.
+func (c *Client) Aliases(id string) ([]wire.Alias, error) {
+	var ans wire.AliasList
+	if err := c.Do("GET", "/deploy/"+url.PathEscape(id)+"/aliases", nil, "", &ans); err != nil {
+		return nil, err
+	}
+	return ans.Aliases, nil
+}
+
+// DeleteAlias deletes the alias name of the deployment id (its version
+// stays) and returns the server's message.
+func (c *Client) DeleteAlias(id, name string) (string, error) {
+	var ans wire.AliasDeleted
+	if err := c.Do("DELETE", "/deploy/"+url.PathEscape(id)+"/aliases/"+url.PathEscape(name), nil, "", &ans); err != nil {
+		return "", err
+	}
+	return ans.Message, nil
+}
+
+// VersionFiles returns the files of the kept version n of the deployment
+// id, by path.
+func (c *Client) VersionFiles(id string, n int) ([]wire.VersionFile, error) {
+	var ans wire.VersionFiles
+	if err := c.Do("GET", versionPath(id, n)+"/files", nil, "", &ans); err != nil {
+		return nil, err
+	}
+	return ans.Files, nil
+}
+
+// Diff returns what version to of the deployment id adds, changes and
+// removes compared with version from.
+func (c *Client) Diff(id string, from, to int) (*wire.Diff, error) {
+	var ans wire.Diff
+	q := url.Values{"from": {strconv.Itoa(from)}, "to": {strconv.Itoa(to)}}
+	if err := c.Do("GET", "/deploy/"+url.PathEscape(id)+"/diff?"+q.Encode(), nil, "", &ans); err != nil {
 		return nil, err
 	}
 	return &ans, nil

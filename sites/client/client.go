@@ -1,6 +1,7 @@
 // Package client is a Go client of sitedrop's HTTP API: deploys (JSON or
 // an archive), the digest protocol's missing-content check and blob
-// uploads, listing, deleting, versions, rollback and sign-in by e-mail
+// uploads, listing, deleting, versions, rollback, promote, aliases, a version's
+// files, the diff of two versions and sign-in by e-mail
 // code. The CLI uses it.
 //
 // It only speaks HTTP: reading files from disk, saved logins and how

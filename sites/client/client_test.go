@@ -44,6 +44,12 @@ func TestClientRequests(t *testing.T) {
 			w.Write([]byte(`{"deployments":[{"id":"d1","slug":"s","url":"u","title":"T","updated_at":"now"}]}`))
 		case "/blobs/missing":
 			w.Write([]byte(`{"missing":["aa"]}`))
+		case "/deploy/d1/aliases":
+			w.Write([]byte(`{"aliases":[{"name":"staging","version":3,"url":"u"}]}`))
+		case "/deploy/d1/versions/3/files":
+			w.Write([]byte(`{"version":3,"files":[{"path":"a.html","size":5,"hash":"aa"}]}`))
+		case "/deploy/d1/diff":
+			w.Write([]byte(`{"from":1,"to":3,"added":[{"path":"a.html","size":5}],"changed":[{"path":"b","from_size":1,"to_size":2}],"removed":[]}`))
 		default:
 			w.Write([]byte(`{"id":"d1","slug":"s","url":"u","version":2,"message":"deleted","otp_id":"o","api_key":"k","claim_url":"c","expires_at":"e"}`))
 		}
@@ -82,6 +88,24 @@ func TestClientRequests(t *testing.T) {
 	if r, err := c.Rollback("d1", 2); err != nil || r.Version != 2 || r.Slug != "s" {
 		t.Fatalf("Rollback: %+v %v", r, err)
 	}
+	if p, err := c.Promote("d1", 3); err != nil || p.Slug != "s" || p.Version != 2 {
+		t.Fatalf("Promote: %+v %v", p, err)
+	}
+	if _, err := c.DeployArchive("d1", Archive{Body: Sized{R: strings.NewReader("PK.."), Size: 4}, ContentType: "application/zip", Draft: true, Alias: "staging", Message: "fix #2"}); err != nil {
+		t.Fatal(err)
+	}
+	if a, err := c.Aliases("d1"); err != nil || len(a) != 1 || a[0].Name != "staging" || a[0].Version != 3 {
+		t.Fatalf("Aliases: %+v %v", a, err)
+	}
+	if m, err := c.DeleteAlias("d1", "staging"); err != nil || m != "deleted" {
+		t.Fatalf("DeleteAlias: %q %v", m, err)
+	}
+	if f, err := c.VersionFiles("d1", 3); err != nil || len(f) != 1 || f[0].Path != "a.html" || f[0].Size != 5 {
+		t.Fatalf("VersionFiles: %+v %v", f, err)
+	}
+	if d, err := c.Diff("d1", 1, 3); err != nil || len(d.Added) != 1 || d.Added[0].Size != 5 || len(d.Changed) != 1 || d.Changed[0].ToSize != 2 {
+		t.Fatalf("Diff: %+v %v", d, err)
+	}
 	c.Key = ""
 	if id, err := c.RequestCode("a@example.com"); err != nil || id != "o" {
 		t.Fatalf("RequestCode: %q %v", id, err)
@@ -101,6 +125,12 @@ func TestClientRequests(t *testing.T) {
 		{method: "DELETE", uri: "/deploy/d1", auth: "Bearer key1"},
 		{method: "GET", uri: "/deploy/d1/versions", auth: "Bearer key1"},
 		{method: "POST", uri: "/deploy/d1/rollback", auth: "Bearer key1", contentType: "application/json", body: `{"version":2}`},
+		{method: "POST", uri: "/deploy/d1/versions/3/promote", auth: "Bearer key1"},
+		{method: "PUT", uri: "/deploy/d1?alias=staging&draft=true&message=fix+%232", auth: "Bearer key1", contentType: "application/zip", expect: "100-continue", body: "PK..", length: 4},
+		{method: "GET", uri: "/deploy/d1/aliases", auth: "Bearer key1"},
+		{method: "DELETE", uri: "/deploy/d1/aliases/staging", auth: "Bearer key1"},
+		{method: "GET", uri: "/deploy/d1/versions/3/files", auth: "Bearer key1"},
+		{method: "GET", uri: "/deploy/d1/diff?from=1&to=3", auth: "Bearer key1"},
 		{method: "POST", uri: "/auth/otp", contentType: "application/json", body: `{"email":"a@example.com"}`},
 		{method: "POST", uri: "/auth/verify", contentType: "application/json", body: `{"code":"123","otp_id":"o"}`},
 	}

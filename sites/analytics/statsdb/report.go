@@ -57,6 +57,9 @@ type ReportDay struct {
 	NotFound  int64  `json:"not_found"`
 	Bytes     int64  `json:"bytes"`
 	BotViews  int64  `json:"bot_views"`
+	// PreviewViews are the page views of the site's preview hosts
+	// (v<N>--slug, alias--slug), never in PageViews.
+	PreviewViews int64 `json:"preview_views"`
 }
 
 // Report is a deployment's analytics over a period, as
@@ -97,6 +100,7 @@ func Load(app core.App, dep string, from, to time.Time) (Report, error) {
 			day.NotFound = r.NotFound()
 			day.Bytes = r.Bytes()
 			day.BotViews = r.BotViews()
+			day.PreviewViews = r.PreviewViews()
 		}
 		out.Days = append(out.Days, day)
 	}
