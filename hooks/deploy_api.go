@@ -141,7 +141,7 @@ func (api *deployAPI) create(e *core.RequestEvent) error {
 // report speaks of the draft (its SPA setting, its title).
 func (api *deployAPI) answer(ctx context.Context, rec, ver *core.Record, c intake.Content) wire.DeployAnswer {
 	dep := sites.DeploymentOf(rec)
-	slug, n := dep.Slug(), ver.GetInt(sites.FieldVersionNumber)
+	slug, n := dep.Slug(), sites.VersionOf(ver).Number()
 	title := dep.Title()
 	if c.Meta.Title != nil {
 		title = *c.Meta.Title
@@ -156,7 +156,7 @@ func (api *deployAPI) answer(ctx context.Context, rec, ver *core.Record, c intak
 		Report: report.ForDeploy(ctx, report.Input{
 			Files:     c.Upload.Files,
 			Redirects: c.Redirects,
-			IsSPA:     ver.GetBool(sites.FieldVersionIsSPA),
+			IsSPA:     sites.VersionOf(ver).IsSPA(),
 			Title:     title,
 			Warnings:  c.Warnings,
 		}),
@@ -178,7 +178,7 @@ func (api *deployAPI) view(e *core.RequestEvent) error {
 	slug := dep.Slug()
 	var live int // 0: none live (a deployment created as a draft)
 	if v, err := sites.FindVersionOf(e.App, rec.Id, dep.LiveVersion()); err == nil {
-		live = v.GetInt(sites.FieldVersionNumber)
+		live = sites.VersionOf(v).Number()
 	}
 	return e.JSON(http.StatusOK, wire.DeployStatus{
 		ID:          rec.Id,

@@ -158,22 +158,17 @@ func bindRecordHooks(app core.App, svc *sites.Service, pub *sitePublisher, upkee
 	// what its deployment's hosts serve: the live one, and the preview
 	// hosts (v<N>--<slug>, <alias>--<slug>), which the site cache forgets
 	// with their site and the publisher publishes with it.
-	ownerChanging := func(field string) func(e *core.RecordEvent) error {
-		return func(e *core.RecordEvent) error {
-			dep, err := sites.FindDeployment(e.App, e.Record.GetString(field))
-			if err != nil {
-				return e.Next() // going with its deployment
-			}
-			return bracket(e, dep.Slug())
+	ownerChanging := func(e *core.RecordEvent) error {
+		dep, err := sites.FindDeployment(e.App, sites.DeploymentIDOf(e.Record))
+		if err != nil {
+			return e.Next() // going with its deployment
 		}
+		return bracket(e, dep.Slug())
 	}
-	for _, c := range []struct{ collection, field string }{
-		{sites.VersionsCollection, sites.FieldVersionDeployment},
-		{sites.AliasesCollection, sites.FieldAliasDeployment},
-	} {
-		app.OnRecordCreateExecute(c.collection).BindFunc(ownerChanging(c.field))
-		app.OnRecordUpdateExecute(c.collection).BindFunc(ownerChanging(c.field))
-		app.OnRecordDeleteExecute(c.collection).BindFunc(ownerChanging(c.field))
+	for _, collection := range []string{sites.VersionsCollection, sites.AliasesCollection} {
+		app.OnRecordCreateExecute(collection).BindFunc(ownerChanging)
+		app.OnRecordUpdateExecute(collection).BindFunc(ownerChanging)
+		app.OnRecordDeleteExecute(collection).BindFunc(ownerChanging)
 	}
 	// Deleting, from anywhere, takes the site offline at once and leaves
 	// its content to the collector (versions go by cascade).
@@ -216,7 +211,7 @@ func bindRecordHooks(app core.App, svc *sites.Service, pub *sitePublisher, upkee
 	// whoever saved it: once its transaction has committed, the
 	// deployment's live pointer says whether it is a draft.
 	app.OnRecordAfterCreateSuccess(sites.VersionsCollection).BindFunc(func(e *core.RecordEvent) error {
-		depID := e.Record.GetString(sites.FieldVersionDeployment)
+		depID := sites.VersionOf(e.Record).DeploymentID()
 		dep, err := sites.FindDeployment(e.App, depID)
 		if err != nil || dep.LiveVersion() == e.Record.Id {
 			return e.Next() // live (or gone): deployment.updated speaks for it

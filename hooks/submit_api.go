@@ -145,7 +145,7 @@ func deploymentVersionRef(cfg *Config, rec, ver *core.Record, preview bool) form
 	if ver == nil {
 		return r
 	}
-	r.Version = ver.GetInt(sites.FieldVersionNumber)
+	r.Version = sites.VersionOf(ver).Number()
 	if preview {
 		r.PreviewURL = cfg.links().Preview(r.Slug, r.Version)
 	}

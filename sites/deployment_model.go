@@ -191,3 +191,31 @@ func (d *Deployment) Updated() time.Time { return d.GetDateTime(FieldUpdated).Ti
 
 // Protection is the deployment's protection; nil for a public site.
 func (d *Deployment) Protection() *Protection { return ProtectionOf(d.Record) }
+
+// Version is a record of the versions collection: one deploy's manifest
+// and the settings it was deployed with.
+type Version struct {
+	core.BaseRecordProxy
+}
+
+// VersionOf wraps rec, a record of the versions collection (nil for nil).
+func VersionOf(rec *core.Record) *Version {
+	if rec == nil {
+		return nil
+	}
+	v := &Version{}
+	v.SetProxyRecord(rec)
+	return v
+}
+
+// Number is the version's number, 1 for a deployment's first.
+func (v *Version) Number() int { return v.GetInt(FieldVersionNumber) }
+
+// DeploymentID is the id of the deployment the version belongs to.
+func (v *Version) DeploymentID() string { return v.GetString(FieldVersionDeployment) }
+
+// IsSPA tells whether the version was deployed as a single-page app.
+func (v *Version) IsSPA() bool { return v.GetBool(FieldVersionIsSPA) }
+
+// Message is what the deploy said of the version ("" for none).
+func (v *Version) Message() string { return v.GetString(FieldVersionMessage) }

@@ -59,3 +59,15 @@ func AllSlugs(app core.App) ([]string, error) {
 	}
 	return slugs, nil
 }
+
+// DeploymentIDOf returns the id of the deployment a version or an alias
+// record belongs to ("" for a record of another collection).
+func DeploymentIDOf(rec *core.Record) string {
+	switch rec.Collection().Name {
+	case VersionsCollection:
+		return rec.GetString(FieldVersionDeployment)
+	case AliasesCollection:
+		return rec.GetString(FieldAliasDeployment)
+	}
+	return ""
+}

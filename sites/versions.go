@@ -270,27 +270,52 @@ func FollowLiveVersion(app core.App, rec *core.Record) error {
 	if live == "" || rec.IsNew() {
 		return nil
 	}
-	v, err := app.FindRecordById(VersionsCollection, live)
+	// Only the settings' columns are read and written: a version record
+	// carries its manifest, which a large site makes large, and every
+	// save of its deployment passes here.
+	cols := make([]string, len(versionSettings))
+	for i, f := range versionSettings {
+		cols[i] = "[[" + f + "]]"
+	}
+	row := dbx.NullStringMap{}
+	err := app.DB().Select(cols...).From(VersionsCollection).Where(dbx.HashExp{"id": live}).Limit(1).One(row)
 	if err != nil {
 		return nil // refused by the live_version rule, or gone
 	}
+	v, err := app.FindCollectionByNameOrId(VersionsCollection)
+	if err != nil {
+		return fmt.Errorf("find versions collection: %w", err)
+	}
+	ver := core.NewRecord(v)
+	ver.Load(nullStrings(row))
 	orig := rec.Original()
 	switched := live != orig.GetString(FieldLiveVersion)
-	changed := false
+	update := dbx.Params{}
 	for _, f := range versionSettings {
 		switch {
 		case switched && rec.Get(f) == orig.Get(f):
-			rec.Set(f, v.Get(f)) // not set by this save: the version's
-		case v.Get(f) != rec.Get(f):
-			v.Set(f, rec.Get(f))
-			changed = true
+			rec.Set(f, ver.Get(f)) // not set by this save: the version's
+		case ver.Get(f) != rec.Get(f):
+			update[f] = rec.Get(f)
 		}
 	}
-	if !changed {
+	if len(update) == 0 {
 		return nil
 	}
-	if err := app.Save(v); err != nil {
+	if _, err := app.DB().Update(VersionsCollection, update, dbx.HashExp{"id": live}).Execute(); err != nil {
 		return fmt.Errorf("keep the live version's settings: %w", err)
 	}
 	return nil
+}
+
+// nullStrings is a row's columns as Record.Load takes them: NULL as
+// absent, the rest as their text, which the fields normalise.
+func nullStrings(row dbx.NullStringMap) map[string]any {
+	out := make(map[string]any, len(row))
+	for k, v := range row {
+		if v.Valid {
+			out[k] = v.String
+		}
+	}
+	return out
 }
