@@ -150,8 +150,12 @@ func TestBrowserSiteVersions(t *testing.T) {
 		wide, _ := chromedp.Run(b.Ctx, chromedp.Evaluate[string](`Array.from(document.querySelectorAll("body *")).filter(e => e.getBoundingClientRect().right > 390).map(e => e.tagName + "." + e.className).slice(0, 8).join(", ")`))
 		t.Fatalf("the site page is %d px wide at 390 (%v; too wide: %s)", w, err, wide)
 	}
-	b.Step("promote version 2", chromedp.Click(chromedp.CSS(`button[aria-label="Promote version 2: make it live"]`)), chromedp.WaitVisible(testid("version-live")))
-	if got := b.Text(chromedp.CSS(`[data-testid="version-row"]:first-child [data-testid="version-live"]`)); got != "Live" {
+	// The newest row (version 2) has a live marker only once the page
+	// after the post has loaded: waiting for any marker would find version
+	// 1's on the page before it.
+	firstLive := chromedp.CSS(`[data-testid="version-row"]:first-child [data-testid="version-live"]`)
+	b.Step("promote version 2", chromedp.Click(chromedp.CSS(`button[aria-label="Promote version 2: make it live"]`)), chromedp.WaitVisible(firstLive))
+	if got := b.Text(firstLive); got != "Live" {
 		t.Errorf("version 2 is not marked live after Promote: %q", got)
 	}
 	if _, body := siteGet(t, b.App, slug+".localhost", "/"); !strings.Contains(body, "<h1>two</h1>") {
