@@ -7,9 +7,10 @@
 # Options (environment): DURATION=10s ROUNDS=3 CONNS=50 BASE_PORT=19080
 # SERVER_CPU=0 WRK_CPU=1 (the server measured is pinned to SERVER_CPU, wrk
 # to WRK_CPU; versitygw is not pinned, and is idle once the caches are
-# warm). The primary runs with --analytics=false, as a replica counts no
-# visits. Needs wrk, curl (with --aws-sigv4), taskset and versitygw (go
-# install github.com/versity/versitygw/cmd/versitygw@v1.8.0). Only
+# warm). Both count visits (--analytics, the default): a replica counts
+# them as the primary does and ships them through the store. Needs wrk,
+# curl (with --aws-sigv4), taskset and versitygw (go install
+# github.com/versity/versitygw/cmd/versitygw@v1.8.0). Only
 # 127.0.0.1 is contacted; everything goes to one temporary directory,
 # removed at exit, and every process started is stopped.
 set -euo pipefail
@@ -72,7 +73,7 @@ STORE="s3://bench/sd?endpoint=http://127.0.0.1:$S3_PORT&region=us-east-1"
 log "starting the primary and deploying a 7 KB page"
 "$SD" --dir "$TMP/pb" --store "$STORE" user create bench@example.com --plan pro >/dev/null
 KEY=$("$SD" --dir "$TMP/pb" --store "$STORE" key create bench@example.com | tail -1)
-taskset -c "$SERVER_CPU" "$SD" --dir "$TMP/pb" --store "$STORE" --analytics=false serve --http "127.0.0.1:$PRIMARY_PORT" >"$TMP/primary.log" 2>&1 &
+taskset -c "$SERVER_CPU" "$SD" --dir "$TMP/pb" --store "$STORE" serve --http "127.0.0.1:$PRIMARY_PORT" >"$TMP/primary.log" 2>&1 &
 PIDS+=($!)
 wait_http "http://127.0.0.1:$PRIMARY_PORT/api/health"
 PAGE=$(printf '<!doctype html><title>bench</title><p>%07000d</p>' 0)
@@ -101,6 +102,6 @@ median() { printf '%s\n' "$@" | sort -n | awk '{a[NR]=$1} END {print a[int((NR+1
 PM=$(median "${P[@]}") RM=$(median "${R[@]}")
 echo "| server | req/s (median) | per round |"
 echo "|---|---:|---|"
-echo "| primary (--store s3, --analytics=false) | $PM | ${P[*]} |"
+echo "| primary (--store s3) | $PM | ${P[*]} |"
 echo "| replica | $RM | ${R[*]} |"
 awk -v r="$RM" -v p="$PM" 'BEGIN {printf "\nreplica / primary: %.2fx (one core each, same run, %s rounds of %s, %s connections)\n", r/p, '"$ROUNDS"', "'"$DURATION"'", '"$CONNS"'}'
