@@ -76,13 +76,9 @@ func bindRecordHooks(app core.App, svc *sites.Service, pub *sitePublisher, upkee
 	// on characters (see intake.CheckMetadataRunes); unchanged ones are not
 	// checked again.
 	app.OnRecordValidate(sites.DeploymentsCollection).BindFunc(func(e *core.RecordEvent) error {
-		for _, field := range []string{sites.FieldTitle, sites.FieldDescription, sites.FieldFavicon} {
-			v := e.Record.GetString(field)
-			if !e.Record.IsNew() && e.Record.Original().GetString(field) == v {
-				continue
-			}
-			if err := intake.CheckMetadataRunes(field, v); err != nil {
-				return validation.Errors{field: validation.NewError("validation_invalid_characters", err.Error())}
+		for _, f := range sites.DeploymentOf(e.Record).ChangedTexts() {
+			if err := intake.CheckMetadataRunes(f.Name, f.Value); err != nil {
+				return validation.Errors{f.Name: validation.NewError("validation_invalid_characters", err.Error())}
 			}
 		}
 		return e.Next()

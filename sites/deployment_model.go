@@ -219,3 +219,23 @@ func (v *Version) IsSPA() bool { return v.GetBool(FieldVersionIsSPA) }
 
 // Message is what the deploy said of the version ("" for none).
 func (v *Version) Message() string { return v.GetString(FieldVersionMessage) }
+
+// TextField is one descriptive text field of a deployment and its value.
+type TextField struct {
+	Name, Value string
+}
+
+// ChangedTexts returns the descriptive text fields (title, description,
+// favicon) the save of d changes: every one of them for a new record, and
+// of a saved one those whose value differs from its Original.
+func (d *Deployment) ChangedTexts() []TextField {
+	var out []TextField
+	for _, f := range []string{FieldTitle, FieldDescription, FieldFavicon} {
+		v := d.GetString(f)
+		if !d.IsNew() && d.Original().GetString(f) == v {
+			continue
+		}
+		out = append(out, TextField{Name: f, Value: v})
+	}
+	return out
+}

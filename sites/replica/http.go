@@ -6,12 +6,13 @@ import (
 
 	"sitedrop/sites"
 	"sitedrop/sites/serve"
+	"sitedrop/sites/wire"
 )
 
 // HealthPath answers a load balancer's health check on any host that is
 // not a published site: 200 once the replica has listed the sites, 503
 // before.
-const HealthPath = "/api/health"
+const HealthPath = wire.HealthPath
 
 // ServeHTTP serves the published site of the request's host (its name
 // without port, lower case); any other host gets the site server's 404
