@@ -126,11 +126,6 @@ func (f *formPosts) readSubmission(e *core.RequestEvent) (*forms.Post, error) {
 	return forms.ParseSubmission(body, e.Request.Header.Get("Content-Type"))
 }
 
-// submissionJSON is a submission as the API and webhooks show it.
-func submissionJSON(sub *core.Record) *forms.SubmissionJSON {
-	return forms.SubmissionOf(sub).JSON()
-}
-
 // deploymentRef is a deployment as webhooks name it.
 func deploymentRef(cfg *Config, rec *core.Record) forms.DeploymentRef {
 	dep := forms.DeploymentOf(rec)

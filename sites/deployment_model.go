@@ -79,15 +79,6 @@ func DeploymentOf(rec *core.Record) *Deployment {
 	return d
 }
 
-// deploymentsOf wraps records of the deployments collection.
-func deploymentsOf(recs []*core.Record) []*Deployment {
-	out := make([]*Deployment, len(recs))
-	for i, r := range recs {
-		out[i] = DeploymentOf(r)
-	}
-	return out
-}
-
 // Original is the deployment as it was loaded, before unsaved changes
 // (blank for a new one), as core.Record.Original.
 func (d *Deployment) Original() *Deployment { return DeploymentOf(d.Record.Original()) }
@@ -216,9 +207,6 @@ func (v *Version) DeploymentID() string { return v.GetString(FieldVersionDeploym
 
 // IsSPA tells whether the version was deployed as a single-page app.
 func (v *Version) IsSPA() bool { return v.GetBool(FieldVersionIsSPA) }
-
-// Message is what the deploy said of the version ("" for none).
-func (v *Version) Message() string { return v.GetString(FieldVersionMessage) }
 
 // TextField is one descriptive text field of a deployment and its value.
 type TextField struct {

@@ -27,16 +27,6 @@ func FindDeployment(app core.App, id string) (*Deployment, error) {
 	return DeploymentOf(rec), nil
 }
 
-// FindDeploymentByLiveVersion returns the deployment that serves the
-// version versionID, or an error that is ErrNotFound.
-func FindDeploymentByLiveVersion(app core.App, versionID string) (*Deployment, error) {
-	rec, err := app.FindFirstRecordByData(DeploymentsCollection, FieldLiveVersion, versionID)
-	if err != nil {
-		return nil, fmt.Errorf("deployment serving %q: %w", versionID, errors.Join(ErrNotFound, err))
-	}
-	return DeploymentOf(rec), nil
-}
-
 // FindVersionOf returns the version versionID if it belongs to the
 // deployment depID, or an error that is ErrNotFound.
 func FindVersionOf(app core.App, depID, versionID string) (*core.Record, error) {
