@@ -142,7 +142,6 @@ func (a *accountPages) accountPage(e *core.RequestEvent) error {
 		slug := d.Slug()
 		row := ui.AccountDeployment{
 			ID: d.Id, Slug: slug, Title: d.Title(), URL: a.links.Site(slug),
-			UpdatedAt: timestamp(d.Updated()),
 			Protected: d.Protection() != nil,
 		}
 		row.State, row.StateText = siteState(d, now)
