@@ -63,10 +63,11 @@ func (s *Service) ListOwnedSites(ownerID string, q OwnedQuery) ([]OwnedSite, err
 	query := s.app.RecordQuery(DeploymentsCollection).
 		AndWhere(dbx.HashExp{DeploymentsCollection + "." + FieldOwner: ownerID})
 	if search != "" {
-		query.AndWhere(dbx.Or(
-			dbx.Like(DeploymentsCollection+"."+FieldSlug, search),
-			dbx.Like(DeploymentsCollection+"."+FieldTitle, search),
-		))
+		// LIKE with its wildcards escaped: "%" and "_" are characters
+		// (dbx.Like escapes them without SQLite's ESCAPE clause)
+		pattern := "%" + strings.NewReplacer(`\`, `\\`, "%", `\%`, "_", `\_`).Replace(search) + "%"
+		query.AndWhere(dbx.NewExp("([["+DeploymentsCollection+"."+FieldSlug+"]] LIKE {:search} ESCAPE '\\' OR [["+
+			DeploymentsCollection+"."+FieldTitle+"]] LIKE {:search} ESCAPE '\\')", dbx.Params{"search": pattern}))
 	}
 	switch q.Sort {
 	case SortName:
