@@ -28,7 +28,13 @@ var piaSites = []struct{ slug, title string }{
 // was created, but cherry's live version is the newest (deployed now).
 func piaWithTwelveSites(t testing.TB) *tests.TestApp {
 	app, sd := newFixtureApp(t)
-	pia := mustFindUser(t, app, "pia@example.com")
+	mustTwelveSites(t, app, sd, mustFindUser(t, app, "pia@example.com"))
+	return app
+}
+
+// mustTwelveSites gives pia the twelve piaSites (see piaWithTwelveSites).
+func mustTwelveSites(t testing.TB, app core.App, sd *built, pia *core.Record) {
+	t.Helper()
 	start := time.Now().UTC().Add(-24 * time.Hour)
 	for i, s := range piaSites {
 		rec := mustDeploy(t, sd, pia, "", s.slug, "<h1>"+s.slug+"</h1>", s.title)
@@ -44,7 +50,6 @@ func piaWithTwelveSites(t testing.TB) *tests.TestApp {
 			t.Fatal(err)
 		}
 	}
-	return app
 }
 
 // rowOrder returns the slugs of the account page's rows, in order.
