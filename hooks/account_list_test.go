@@ -234,7 +234,7 @@ func TestSiteState(t *testing.T) {
 		{"expired, not yet purged", dep(sites.StatusActive, now.Add(-time.Minute), "v1"), ui.SiteExpiring, "Expired"},
 		{"nothing live", dep(sites.StatusActive, time.Time{}, ""), ui.SiteNotDeployed, "Not deployed"},
 	} {
-		if state, text := siteState(c.d, now); state != c.state || text != c.text {
+		if state, text := siteListState(c.d, now); state != c.state || text != c.text {
 			t.Errorf("%s: %q %q, want %q %q", c.name, state, text, c.state, c.text)
 		}
 	}

@@ -144,7 +144,7 @@ func (a *accountPages) accountPage(e *core.RequestEvent) error {
 			ID: d.Id, Slug: slug, Title: d.Title(), URL: a.links.Site(slug),
 			Protected: d.Protection() != nil,
 		}
-		row.State, row.StateText = siteState(d, now)
+		row.State, row.StateText = siteListState(d, now)
 		row.DeployedAt, row.DeployedAgo = deployedAge(site.DeployedAt, now)
 		p.Deployments = append(p.Deployments, row)
 	}
@@ -182,12 +182,12 @@ func siteFind(q sites.OwnedQuery, total int, sortChosen bool) ui.SiteFind {
 	return f
 }
 
-// siteState is the one place that decides a site's state in the account's
+// siteListState is the one place that decides a site's state in the account's
 // list, and its badge's text: disabled by an admin first (it answers "not
 // found" whatever else holds), then expiring (an anonymous site), then
 // live, or nothing deployed. Pausing (helper PAUSE) adds its case here,
 // after SiteDisabled: a paused site is neither live nor expiring.
-func siteState(d *sites.Deployment, now time.Time) (ui.SiteState, string) {
+func siteListState(d *sites.Deployment, now time.Time) (ui.SiteState, string) {
 	switch {
 	case d.Status() != sites.StatusActive:
 		return ui.SiteDisabled, "Disabled by an admin"
