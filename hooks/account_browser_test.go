@@ -240,19 +240,34 @@ func TestBrowserSiteListSearchWithoutJS(t *testing.T) {
 	}
 }
 
-// TestBrowserAccountDeletion deletes an account with JavaScript off: the
-// page says what goes, a wrong address deletes nothing, the right one
-// deletes it all, signs the browser out and lands on the home page with
-// a message; the site is gone.
+// TestBrowserAccountDeletion, with JavaScript off: revoking a key asks
+// first; deleting the account shows what goes, a wrong address deletes
+// nothing, the right one deletes it all, signs the browser out and lands
+// on the home page with a message; the site is gone.
 func TestBrowserAccountDeletion(t *testing.T) {
 	b := newBrowserEnv(t)
 	alice := mustFindUser(t, b.App, "alice@example.com")
 	b.SignIn(alice)
+	old, _, err := accounts.CreateAPIKey(b.App, alice, "old laptop")
+	if err != nil {
+		t.Fatal(err)
+	}
 	if _, err := chromedp.Call(b.Ctx, emulation.SetScriptExecutionDisabled, emulation.SetScriptExecutionDisabledParams{Value: true}); err != nil {
 		b.Fail("disable JavaScript", err)
 	}
-	b.Step("open the account page and ask to delete it",
+	b.Step("revoke the old laptop's key: a question first",
 		chromedp.Navigate(b.WebURL+"/account"),
+		chromedp.Click(`[data-testid="revoke-key"][aria-label^="Revoke key old laptop"]`),
+		chromedp.WaitVisible(testid("confirm-revoke-key")),
+	)
+	if _, err := accounts.UserByAPIKey(b.App, old); err != nil {
+		t.Fatal("the key was revoked before the question was answered")
+	}
+	b.Step("confirm", chromedp.Click(testid("confirm-revoke-key")), chromedp.WaitVisible(testid("flash-success")))
+	if _, err := accounts.UserByAPIKey(b.App, old); err == nil {
+		t.Fatal("the key still works")
+	}
+	b.Step("ask to delete the account",
 		chromedp.Click(testid("account-delete")),
 		chromedp.WaitVisible(testid("account-delete-email")),
 	)
