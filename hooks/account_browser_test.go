@@ -178,3 +178,133 @@ func TestBrowserMobileNoOverflow(t *testing.T) {
 	b.Step("create a key", chromedp.Navigate(b.WebURL+"/account"), chromedp.Click(testid("create-key")), chromedp.WaitVisible(testid("flash-secret")))
 	measure("account with a new key")
 }
+
+// rowSlugs are the slugs of the account page's site rows, in order.
+func (b *browserEnv) rowSlugs() string {
+	b.t.Helper()
+	s, err := chromedp.Run(b.Ctx, chromedp.Evaluate[string](`Array.from(document.querySelectorAll('[data-testid="deployment-row"] code')).map(c => c.textContent).join(" ")`))
+	if err != nil {
+		b.Fail("read the site rows", err)
+	}
+	return s
+}
+
+// TestBrowserSiteListSearchWithoutJS searches and sorts twelve sites with
+// JavaScript off: the form's GET puts both in the address, which a reload
+// keeps; each site shows its state and last deploy.
+func TestBrowserSiteListSearchWithoutJS(t *testing.T) {
+	b := newBrowserEnv(t)
+	pia := mustFindUser(t, b.App, "pia@example.com")
+	mustTwelveSites(t, b.App, b.SD, pia)
+	b.SignIn(pia)
+	if _, err := chromedp.Call(b.Ctx, emulation.SetScriptExecutionDisabled, emulation.SetScriptExecutionDisabledParams{Value: true}); err != nil {
+		b.Fail("disable JavaScript", err)
+	}
+	b.Step("open the account page", chromedp.Navigate(b.WebURL+"/account"), chromedp.WaitVisible(testid("site-search")))
+	if got := b.rowSlugs(); !strings.HasPrefix(got, "cherry nectarine mango") || strings.Count(got, " ") != 11 {
+		t.Fatalf("rows %q, want twelve, the last deployed (cherry) first", got)
+	}
+	if n := b.Count(`#site-list[data-refresh] [data-testid="site-state"].badge.live`); n != 12 {
+		t.Fatalf("%d live badges in #site-list, want 12", n)
+	}
+	if s := b.Text(`[data-testid="deployment-row"]:first-child [data-testid="site-deployed"]`); s != "Deployed just now" {
+		t.Fatalf("cherry's last deploy reads %q", s)
+	}
+
+	b.Step("search for lemon",
+		chromedp.SendKeys(testid("site-search"), "lemon"),
+		chromedp.Click(testid("site-find-apply")),
+		chromedp.WaitVisible(testid("site-count")),
+	)
+	if loc := b.Location(); loc != b.WebURL+"/account?q=lemon&sort=deployed" {
+		t.Fatalf("after the search the browser is at %s", loc)
+	}
+	if got := b.rowSlugs(); got != "lemon" {
+		t.Fatalf("rows %q for lemon", got)
+	}
+
+	b.Step("sort all by name",
+		chromedp.Navigate(b.WebURL+"/account"),
+		chromedp.WaitVisible(testid("site-sort")),
+		chromedp.SetValue(testid("site-sort"), "name"),
+		chromedp.Click(testid("site-find-apply")),
+		chromedp.WaitReady(`option[value="name"][selected]`),
+	)
+	want := "nectarine banana cherry damson elder fig grape kiwi lemon mango honeydew apple"
+	if got := b.rowSlugs(); got != want {
+		t.Fatalf("by name: %q, want %q", got, want)
+	}
+	b.Step("reload", chromedp.Reload(), chromedp.WaitReady(`option[value="name"][selected]`))
+	if got := b.rowSlugs(); got != want {
+		t.Fatalf("by name after a reload: %q", got)
+	}
+}
+
+// TestBrowserAccountDeletion, with JavaScript off: revoking a key asks
+// first; deleting the account shows what goes, a wrong address deletes
+// nothing, the right one deletes it all, signs the browser out and lands
+// on the home page with a message; the site is gone.
+func TestBrowserAccountDeletion(t *testing.T) {
+	b := newBrowserEnv(t)
+	alice := mustFindUser(t, b.App, "alice@example.com")
+	b.SignIn(alice)
+	old, _, err := accounts.CreateAPIKey(b.App, alice, "old laptop")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := chromedp.Call(b.Ctx, emulation.SetScriptExecutionDisabled, emulation.SetScriptExecutionDisabledParams{Value: true}); err != nil {
+		b.Fail("disable JavaScript", err)
+	}
+	b.Step("revoke the old laptop's key: a question first",
+		chromedp.Navigate(b.WebURL+"/account"),
+		chromedp.Click(`[data-testid="revoke-key"][aria-label^="Revoke key old laptop"]`),
+		chromedp.WaitVisible(testid("confirm-revoke-key")),
+	)
+	if _, err := accounts.UserByAPIKey(b.App, old); err != nil {
+		t.Fatal("the key was revoked before the question was answered")
+	}
+	b.Step("confirm", chromedp.Click(testid("confirm-revoke-key")), chromedp.WaitVisible(testid("flash-success")))
+	if _, err := accounts.UserByAPIKey(b.App, old); err == nil {
+		t.Fatal("the key still works")
+	}
+	b.Step("ask to delete the account",
+		chromedp.Click(testid("account-delete")),
+		chromedp.WaitVisible(testid("account-delete-email")),
+	)
+	if s := b.Text(testid("account-delete-list")); !strings.Contains(s, "1 site,") || !strings.Contains(s, "signed-in browser") {
+		t.Fatalf("the page says %q", s)
+	}
+	b.Step("type another address",
+		chromedp.SendKeys(testid("account-delete-email"), "bob@example.com"),
+		chromedp.Click(testid("account-delete-confirm")),
+		chromedp.WaitVisible(testid("flash-error")),
+	)
+	if loc := b.Location(); loc != b.WebURL+"/account/delete" {
+		t.Fatalf("after a wrong address the browser is at %s", loc)
+	}
+	if _, err := b.App.FindRecordById("users", alice.Id); err != nil {
+		t.Fatal("deleted with a wrong address")
+	}
+	b.Step("type the account's address",
+		chromedp.SendKeys(testid("account-delete-email"), "alice@example.com"),
+		chromedp.Click(testid("account-delete-confirm")),
+		chromedp.WaitVisible(testid("flash-success")),
+	)
+	if loc := b.Location(); loc != b.WebURL+"/?account=deleted" {
+		t.Fatalf("after the deletion the browser is at %s", loc)
+	}
+	if s := b.Text(testid("flash-success")); !strings.Contains(s, "Your account was deleted") {
+		t.Fatalf("the home page says %q", s)
+	}
+	if n := b.Count(`[data-testid="nav-account"]`); n != 0 {
+		t.Fatal("still signed in after the deletion")
+	}
+	if _, err := b.App.FindRecordById("users", alice.Id); err == nil {
+		t.Fatal("the account is still there")
+	}
+	b.Step("open the deleted site", chromedp.Navigate(b.SiteURL("alice-site")), chromedp.WaitVisible(chromedp.CSS("body")))
+	if s := b.Text(chromedp.CSS("body")); strings.Contains(s, "alice") {
+		t.Fatalf("the deleted site still answers: %q", s)
+	}
+	b.Step("the account page asks to sign in", chromedp.Navigate(b.WebURL+"/account"), chromedp.WaitVisible(testid("email-input")))
+}

@@ -100,6 +100,15 @@ func liveSessions(t testing.TB, app core.App, email string) []*core.Record {
 	return ss
 }
 
+// aliceWithOldLaptopKey is the fixture app where alice also has the key
+// oldlaptopkey000, named "old laptop".
+func aliceWithOldLaptopKey(t testing.TB) *tests.TestApp {
+	app, _ := newFixtureApp(t)
+	alice, _ := app.FindAuthRecordByEmail("users", "alice@example.com")
+	mustKeyWithID(t, app, alice, "oldlaptopkey000", "old laptop")
+	return app
+}
+
 func TestAccountKeyForms(t *testing.T) {
 	t.Parallel()
 	runScenarios(t, []tests.ApiScenario{
@@ -141,17 +150,60 @@ func TestAccountKeyForms(t *testing.T) {
 			},
 		},
 		{
-			Name:           "revoke a key: 303 with a flash",
+			Name:            "revoke a key asks first: a page with the form",
+			Method:          http.MethodGet,
+			URL:             "/account/keys/oldlaptopkey000/revoke",
+			Headers:         cookie(sessionAlice),
+			ExpectedStatus:  200,
+			ExpectedContent: []string{`data-testid="key-revoke"`, "Revoke the key old laptop (", `action="/account/keys/oldlaptopkey000/revoke"`, `name="confirm" value="yes"`},
+			// this browser's session stands on alice's first key, not this one
+			NotExpectedContent: []string{"signs you out here"},
+			TestAppFactory:     aliceWithOldLaptopKey,
+		},
+		{
+			Name:            "the question about another account's key: 404",
+			Method:          http.MethodGet,
+			URL:             "/account/keys/oldlaptopkey000/revoke",
+			Headers:         cookie(sessionBob),
+			ExpectedStatus:  404,
+			ExpectedContent: []string{"Key not found"},
+			TestAppFactory:  aliceWithOldLaptopKey,
+		},
+		{
+			Name:           "a post without confirm only goes to the question",
 			Method:         http.MethodPost,
 			URL:            "/account/keys/oldlaptopkey000/revoke",
 			Headers:        withHeaders(sameOrigin, cookie(sessionAlice)),
 			ExpectedStatus: 303,
-			TestAppFactory: func(t testing.TB) *tests.TestApp {
-				app, _ := newFixtureApp(t)
-				alice, _ := app.FindAuthRecordByEmail("users", "alice@example.com")
-				mustKeyWithID(t, app, alice, "oldlaptopkey000", "old laptop")
-				return app
+			TestAppFactory: aliceWithOldLaptopKey,
+			AfterTestFunc: func(t testing.TB, app *tests.TestApp, res *http.Response) {
+				expectRedirect(t, res, "/account/keys/oldlaptopkey000/revoke")
+				if _, err := app.FindRecordById(accounts.APIKeysCollection, "oldlaptopkey000"); err != nil {
+					t.Fatal("key revoked without confirmation")
+				}
 			},
+		},
+		{
+			Name:           "an already revoked key: 303 with a message",
+			Method:         http.MethodPost,
+			URL:            "/account/keys/nosuchkey000000/revoke",
+			Body:           formBody("confirm", "yes"),
+			Headers:        withHeaders(sameOrigin, cookie(sessionAlice)),
+			ExpectedStatus: 303,
+			TestAppFactory: newTestApp,
+			AfterTestFunc: func(t testing.TB, app *tests.TestApp, res *http.Response) {
+				expectRedirect(t, res, "/account")
+				expectFlash(t, app, sessionAlice, ui.FlashError, "already revoked")
+			},
+		},
+		{
+			Name:           "revoke a key: 303 with a flash",
+			Method:         http.MethodPost,
+			URL:            "/account/keys/oldlaptopkey000/revoke",
+			Body:           formBody("confirm", "yes"),
+			Headers:        withHeaders(sameOrigin, cookie(sessionAlice)),
+			ExpectedStatus: 303,
+			TestAppFactory: aliceWithOldLaptopKey,
 			AfterTestFunc: func(t testing.TB, app *tests.TestApp, res *http.Response) {
 				expectRedirect(t, res, "/account")
 				expectFlash(t, app, sessionAlice, ui.FlashSuccess, "Key old laptop (")

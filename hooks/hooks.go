@@ -206,6 +206,7 @@ func build(app core.App, cfg *Config) (*built, error) {
 		return deploymentVersionRef(cfg, rec, ver, preview)
 	}
 	bindRecordHooks(app, svc, pub, upkeep, versionRef, send.wake)
+	bindAccountRecordHooks(app, sessions)
 	bindLifecycle(app, life, send, statsFlush, jobs)
 	bindJobs(app, jobs, upkeep, domainSvc, statsFlush)
 	bindDomainTable(app, domainTable, tlsCerts, pub)

@@ -39,7 +39,10 @@ var notInOpenAPI = map[string]bool{
 	"GET /submitted":                          true, // thank-you page of browser form posts
 	"GET /account":                            true, // account page and its forms
 	"POST /account/keys":                      true,
+	"GET /account/keys/{id}/revoke":           true, // API keys: ask, then revoke
 	"POST /account/keys/{id}/revoke":          true,
+	"GET /account/delete":                     true, // account deletion: what goes, then delete
+	"POST /account/delete":                    true,
 	"GET /account/sessions/{id}/revoke":       true, // signed-in browsers: ask, then revoke
 	"POST /account/sessions/{id}/revoke":      true,
 	"POST /account/sessions/revoke-others":    true,

@@ -28,9 +28,14 @@ func bindPages(r *router.Router[*core.RequestEvent], auth *pageAuth, home *homeP
 	r.GET("/account", account.accountPage).Bind(auth.requirePageUser("")) // the user's sites and keys
 	r.GET("/account/sessions/{id}/revoke", account.sessionRevokeConfirm). // asks first
 										Bind(auth.requirePageUser("/account"))
+	r.GET("/account/keys/{id}/revoke", account.accountKeyRevokeConfirm). // asks first
+										Bind(auth.requirePageUser("/account"))
+	r.GET("/account/delete", account.accountDeletePage). // what goes, and the confirmation
+								Bind(auth.requirePageUser("/account"))
 	forms := r.Group("/account").Bind(auth.pageForm(), auth.requirePageUser("/account"))
 	forms.POST("/keys", account.accountKeyCreate) // new API key, shown once
 	forms.POST("/keys/{id}/revoke", account.accountKeyRevoke)
+	forms.POST("/delete", account.accountDelete) // the account and everything in it
 	forms.POST("/sessions/{id}/revoke", account.sessionRevoke)
 	forms.POST("/sessions/revoke-others", account.sessionRevokeOthers) // sign out everywhere else
 	bindWebNotFound(r, account.sessions)                               // every other path
@@ -64,7 +69,7 @@ type homePage struct {
 // serve is GET /.
 func (h *homePage) serve(e *core.RequestEvent) error {
 	user := h.sessions.user(e)
-	return render(e, http.StatusOK, ui.Home(h.sessions.layout(e, user), ui.HomeProps{
+	return render(e, http.StatusOK, ui.Home(farewell(e, h.sessions.layout(e, user)), ui.HomeProps{
 		WebURL:         h.links.Web(),
 		SiteURLExample: h.links.Site("your-site"),
 		Drop:           dropProps(h.cfg, "Drop a folder to publish it", user, ""),

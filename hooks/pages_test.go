@@ -176,10 +176,10 @@ func TestAccountPages(t *testing.T) {
 			TestAppFactory:  newTestApp,
 		},
 		{
-			Name:            "revoke someone else's key is a 404",
-			Method:          http.MethodPost,
+			Name:            "the question about someone else's key is a 404",
+			Method:          http.MethodGet,
 			URL:             "/account/keys/KEYID/revoke",
-			Headers:         withHeaders(sameOrigin, cookie(sessionBob)),
+			Headers:         cookie(sessionBob),
 			ExpectedStatus:  404,
 			ExpectedContent: []string{"Key not found"},
 			TestAppFactory:  newTestApp,
@@ -210,7 +210,7 @@ func TestRevokeOwnKeyFromAccountPage(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, body := do(t, mux, http.MethodPost, "/account/keys/"+extraKey.Id+"/revoke", "", withHeaders(sameOrigin, cookie(sessionAlice)))
+	res, body := do(t, mux, http.MethodPost, "/account/keys/"+extraKey.Id+"/revoke", "confirm=yes", withHeaders(sameOrigin, cookie(sessionAlice)))
 	if res.StatusCode != 303 || res.Header.Get("Location") != "/account" {
 		t.Fatalf("revoke: %d %s", res.StatusCode, body)
 	}
@@ -219,7 +219,7 @@ func TestRevokeOwnKeyFromAccountPage(t *testing.T) {
 	}
 	bob, _ := app.FindAuthRecordByEmail("users", "bob@example.com")
 	bobKeys, _ := accounts.ListAPIKeys(app, bob)
-	if res, _ := do(t, mux, http.MethodPost, "/account/keys/"+bobKeys[0].Id+"/revoke", "", withHeaders(sameOrigin, cookie(sessionAlice))); res.StatusCode != 404 {
+	if res, _ := do(t, mux, http.MethodPost, "/account/keys/"+bobKeys[0].Id+"/revoke", "confirm=yes", withHeaders(sameOrigin, cookie(sessionAlice))); res.StatusCode != 303 {
 		t.Fatalf("revoking another account's key: %d", res.StatusCode)
 	}
 	if _, err := accounts.UserByAPIKey(app, keyBob); err != nil {
@@ -227,7 +227,10 @@ func TestRevokeOwnKeyFromAccountPage(t *testing.T) {
 	}
 	// revoking the key this browser session stands on signs it out
 	keys, _ := accounts.ListAPIKeys(app, alice)
-	do(t, mux, http.MethodPost, "/account/keys/"+keys[0].Id+"/revoke", "", withHeaders(sameOrigin, cookie(sessionAlice)))
+	if _, body := do(t, mux, http.MethodGet, "/account/keys/"+keys[0].Id+"/revoke", "", cookie(sessionAlice)); !strings.Contains(body, "signs you out here") {
+		t.Error("the question does not warn that this browser's session stands on the key")
+	}
+	do(t, mux, http.MethodPost, "/account/keys/"+keys[0].Id+"/revoke", "confirm=yes", withHeaders(sameOrigin, cookie(sessionAlice)))
 	if res, _ := do(t, mux, http.MethodGet, "/account", "", cookie(sessionAlice)); res.StatusCode != 303 {
 		t.Fatalf("account after revoking the session's key: %d, want 303 to sign-in", res.StatusCode)
 	}

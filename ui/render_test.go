@@ -108,9 +108,14 @@ func pages() []page {
 			c: Account(signedIn, AccountProps{
 				Email: "ada@example.com", Plan: "free", SlotsUsed: 2, SlotLimit: 3,
 				Deployments: []AccountDeployment{
-					{ID: "d1", Slug: "bright-otter-42", Title: "My portfolio", URL: "https://bright-otter-42.sites.example.com", UpdatedAt: "2026-11-22T12:00:00Z"},
-					{ID: "d2", Slug: "quiet-heron-7", Title: "", URL: "https://quiet-heron-7.sites.example.com", UpdatedAt: "2026-11-20 08:30:15.123Z"},
+					{ID: "d1", Slug: "bright-otter-42", Title: "My portfolio", URL: "https://bright-otter-42.sites.example.com",
+						State: SiteLive, StateText: "Live", Protected: true, DeployedAt: "2026-11-22T09:00:00Z", DeployedAgo: "3 hours ago"},
+					{ID: "d2", Slug: "quiet-heron-7", Title: "", URL: "https://quiet-heron-7.sites.example.com",
+						State: SiteDisabled, StateText: "Disabled by an admin", DeployedAt: "2026-11-20T08:30:15Z", DeployedAgo: "2 days ago"},
 				},
+				Find: SiteFind{Show: true, Search: "o", MaxSearch: 100, Total: 12, Sorts: []SortOption{
+					{Value: "deployed", Label: "Last deploy"}, {Value: "name", Label: "Name", Selected: true},
+				}},
 				Keys: []AccountKey{
 					{ID: "k1", Prefix: "sd_3fA9", Name: "laptop", CreatedAt: "2026-11-01T09:00:00Z", CreatedAgo: "21 days ago", LastUsed: "2026-11-22T11:58:00Z", LastUsedAgo: "2 minutes ago"},
 					{ID: "k2", Prefix: "sd_Q7b2", Name: "CI", CreatedAt: "2026-11-22T12:00:00Z", CreatedAgo: "just now", LastUsed: ""},
@@ -120,7 +125,7 @@ func pages() []page {
 					{ID: "s2", CreatedAt: "2026-11-20T09:00:00Z", CreatedAgo: "2 days ago", ExpiresAt: "2026-12-20T09:00:00Z", ExpiresIn: "in 27 days", KeyPrefix: "sd_3fA9"},
 				},
 			}),
-			testIDs: []string{"nav-account", "slots", "deployment-row", "revoke-key", "create-key", "sign-out", "session-row", "this-browser", "revoke-session", "revoke-others"},
+			testIDs: []string{"nav-account", "slots", "deployment-row", "site-state", "protected-badge", "site-deployed", "site-find", "site-search", "site-sort", "site-count", "revoke-key", "create-key", "sign-out", "session-row", "this-browser", "revoke-session", "revoke-others", "account-delete"},
 			absent:  []string{"new-key"},
 		},
 		{
@@ -136,10 +141,20 @@ func pages() []page {
 			testIDs: []string{"session-revoke", "confirm-revoke", "cancel-revoke"},
 		},
 		{
+			name:    "key_revoke",
+			c:       KeyRevoke(signedIn, KeyRevokeProps{Key: AccountKey{ID: "k1", Prefix: "sd_3fA9", Name: "laptop"}, Session: true}),
+			testIDs: []string{"key-revoke", "confirm-revoke-key", "cancel-revoke-key"},
+		},
+		{
+			name:    "account_delete",
+			c:       AccountDelete(signedIn, AccountDeleteProps{Email: "ada@example.com", Sites: 2, Domains: 1, Keys: 3, Sessions: 1}),
+			testIDs: []string{"account-delete-list", "account-delete-email", "account-delete-confirm"},
+		},
+		{
 			name:    "account_empty",
 			c:       Account(signedIn, AccountProps{Email: "ada@example.com", Plan: "free", SlotsUsed: 0, SlotLimit: 3}),
 			testIDs: []string{"slots", "create-key", "sign-out"},
-			absent:  []string{"deployment-row", "new-key", "revoke-key", "session-row", "revoke-others"},
+			absent:  []string{"deployment-row", "new-key", "revoke-key", "session-row", "revoke-others", "site-find", "no-match"},
 		},
 		{
 			name: "error",
@@ -229,11 +244,15 @@ func TestAccountRows(t *testing.T) {
 		}
 		for _, want := range []string{
 			`2 of 3 sites used on the free plan`,
-			`action="/account/keys/k1/revoke"`,
-			`action="/account/keys/k2/revoke"`,
+			`href="/account/keys/k1/revoke"`, // a page asks first
+			`href="/account/keys/k2/revoke"`,
 			`action="/account/keys"`,
 			`action="/auth/logout"`,
-			`<time datetime="2026-11-20T08:30:15Z">20 Nov 2026, 08:30 UTC</time>`,
+			`Deployed <time datetime="2026-11-20T08:30:15Z" title="20 Nov 2026, 08:30 UTC">2 days ago</time>`,
+			`<span class="badge live" data-testid="site-state">Live</span>`,
+			`<span class="badge disabled" data-testid="site-state">Disabled by an admin</span>`,
+			`<option value="name" selected>Name</option>`,
+			`value="o" maxlength="100"`,
 			`<time datetime="2026-11-01T09:00:00Z" title="1 Nov 2026, 09:00 UTC">21 days ago</time>`,
 			`>never<`,
 			`href="/account/sessions/s1/revoke"`,   // this browser: a page asks first
@@ -280,7 +299,8 @@ func TestEscaping(t *testing.T) {
 		"login":     Login(signedOut, LoginProps{Next: `"><script>alert(1)</script>`}),
 		"account": Account(signedIn, AccountProps{
 			Email: evil, Plan: evil,
-			Deployments: []AccountDeployment{{Slug: evil, Title: evil, URL: "javascript:alert(1)", UpdatedAt: evil}},
+			Deployments: []AccountDeployment{{Slug: evil, Title: evil, URL: "javascript:alert(1)", StateText: evil, State: SiteState(evil), DeployedAt: evil, DeployedAgo: evil}},
+			Find:        SiteFind{Show: true, Search: evil, Total: 1, Sorts: []SortOption{{Value: evil, Label: evil}}},
 			Keys:        []AccountKey{{ID: `../x"`, Prefix: evil, Name: evil, CreatedAt: evil, LastUsed: evil}},
 			Sessions:    []AccountSession{{ID: `../s"`, CreatedAt: evil, CreatedAgo: evil, ExpiresAt: evil, KeyPrefix: evil}},
 		}),
@@ -301,8 +321,12 @@ func TestEscaping(t *testing.T) {
 		}
 	}
 	got := render(t, cases["account"])
-	if !strings.Contains(got, `action="/account/keys/..%2Fx%22/revoke"`) {
-		t.Errorf("key id not path-escaped in the revoke action")
+	if !strings.Contains(got, `href="/account/keys/..%2Fx%22/revoke"`) {
+		t.Errorf("key id not path-escaped in the revoke link")
+	}
+	got = render(t, KeyRevoke(signedIn, KeyRevokeProps{Key: AccountKey{ID: `../x"`, Prefix: evil, Name: evil}}))
+	if !strings.Contains(got, `action="/account/keys/..%2Fx%22/revoke"`) || strings.Contains(got, "<script>alert") {
+		t.Errorf("key revoke page: id not path-escaped in the action, or the name not escaped")
 	}
 }
 

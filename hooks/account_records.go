@@ -1,0 +1,52 @@
+package hooks
+
+import (
+	"github.com/pocketbase/pocketbase/core"
+
+	"sitedrop/sites"
+	"sitedrop/sites/accounts"
+	"sitedrop/sites/forms"
+)
+
+// bindAccountRecordHooks makes the deletion of an account, from anywhere
+// (the account page, PocketBase's dashboard, the records API), take
+// everything in it, in the delete's one transaction, so that a crash
+// halfway leaves the account whole, never a site served without an owner:
+//
+//  1. its sites, each as a site's own deletion goes (offline at once; its
+//     versions, aliases, domains, submissions, webhooks and their
+//     deliveries, analytics; its content left to the collector);
+//  2. the user record, and by the schema's cascade its API keys and
+//     browser sessions;
+//  3. the webhook deliveries queued for the account (the sites'
+//     deployment.deleted ones just queued, and the log of older ones):
+//     nothing of a closed account is sent;
+//  4. its pending sign-in codes.
+//
+// Once a browser session is gone, from anywhere, its pending page
+// messages go too (sessions).
+func bindAccountRecordHooks(app core.App, sessions *sessions) {
+	app.OnRecordDelete(accounts.UsersCollection).BindFunc(func(e *core.RecordEvent) error {
+		user := e.Record
+		orig := e.App
+		err := e.App.RunInTransaction(func(tx core.App) error {
+			e.App = tx
+			if err := sites.DeleteOwned(tx, user.Id); err != nil {
+				return err
+			}
+			if err := e.Next(); err != nil {
+				return err
+			}
+			if err := forms.DeleteAccountDeliveries(tx, user.Id); err != nil {
+				return err
+			}
+			return accounts.DeleteLoginCodes(tx, user.Email())
+		})
+		e.App = orig
+		return err
+	})
+	app.OnRecordAfterDeleteSuccess(accounts.SessionsCollection).BindFunc(func(e *core.RecordEvent) error {
+		sessions.DropFlashes(e.Record)
+		return e.Next()
+	})
+}
