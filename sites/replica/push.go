@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"strings"
 	"time"
 
 	"sitedrop/sites/publish"
@@ -43,6 +44,7 @@ func (r *Replica) follow(ctx context.Context) {
 	var token string
 	var at publish.Position // what the primary last answered
 	backoff := minFollowBackoff
+	asked := false // a first ask without a token was refused
 	for ctx.Err() == nil {
 		var err error
 		if token == "" {
@@ -70,6 +72,11 @@ func (r *Replica) follow(ctx context.Context) {
 			break
 		}
 		if errors.Is(err, errUnauthorized) {
+			if token == "" && !asked {
+				// none was in the store: the primary has just written it
+				asked = true
+				continue
+			}
 			token = "" // read it again
 		}
 		if r.following.Swap(false) {
@@ -113,5 +120,5 @@ func (r *Replica) ask(ctx context.Context, token string, after publish.Position)
 		return publish.Position{}, errUnauthorized
 	}
 	msg, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
-	return publish.Position{}, fmt.Errorf("long poll: %s: %q", resp.Status, msg)
+	return publish.Position{}, fmt.Errorf("long poll: %s: %s", resp.Status, strings.TrimSpace(string(msg)))
 }

@@ -129,7 +129,7 @@ func TestPushRefused(t *testing.T) {
 // startPrimary serves changes at publish.ChangesPath on addr, as the
 // primary's route does; stop ends its long polls (Changes.Close, as at a
 // shutdown) and closes it.
-func startPrimary(t *testing.T, addr string, changes *publish.Changes) (string, func()) {
+func startPrimary(t testing.TB, addr string, changes *publish.Changes) (string, func()) {
 	t.Helper()
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
