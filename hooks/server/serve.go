@@ -63,7 +63,9 @@ challenges and /api/health, and redirects everything else to https.
 
 With --replica --store s3://..., it serves only the sites the primary
 publishes to that store, on --http, with no database, API or dashboard
-(see the README's "Scale out").`,
+(see the README's "Scale out"). It polls the store every 2 s; with
+--primary URL it learns of changes from the primary at once instead, and
+polls the store every 15 s only while the primary answers.`,
 		SilenceUsage: true,
 		RunE: func(c *cobra.Command, _ []string) error {
 			s := cfg
