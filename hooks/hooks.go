@@ -163,7 +163,7 @@ func build(app core.App, cfg *Config) (*built, error) {
 		serverOpts.Recorder = stats
 	}
 	siteServer := serve.NewServer(svc.LoadSite, blobs, serverOpts)
-	pub := &sitePublisher{server: siteServer, pub: newPublisher(app, cfg, svc, s3, hosts)}
+	pub := newSitePublisher(app, cfg, svc, s3, hosts, siteServer)
 	upkeep := &sites.Upkeep{Sites: svc, Grace: cfg.GCGrace, Settled: pub.settled}
 
 	// Custom domains.
@@ -273,6 +273,7 @@ func build(app core.App, cfg *Config) (*built, error) {
 		bindSubmissionsAPI(se.Router, auth)
 		bindWebhooksAPI(se.Router, &webhooksAPI{guard: cfg.webhookGuard(), guards: guards}, auth)
 		bindDomainsAPI(se.Router, &domainsAPI{desk: domainDesk, guards: guards}, auth)
+		pub.bindChanges(se)
 		site := &siteForms{deploys: svc, sessions: sessions}
 		domainPg := &domainPages{siteForms: site, desk: domainDesk, domains: domainSvc, siteHost: hosts.SiteHost}
 		bindAccountSitePages(se.Router, pages,

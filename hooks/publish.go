@@ -20,14 +20,25 @@ type sitePublisher struct {
 	// pub publishes the live manifests to S3; nil with the file store,
 	// where no replica can read them.
 	pub *publish.Publisher
+	// changes tells the replicas that follow the primary (--primary)
+	// that the change feed moved; nil with the file store.
+	changes *publish.Changes
 }
 
-// newPublisher returns the publisher of the live manifests when content
-// is on S3 (nil with the file store, where no replica can read them).
-func newPublisher(app core.App, cfg *Config, svc *sites.Service, s3 *s3store.Store, hosts sites.HostSplit) *publish.Publisher {
+// newSitePublisher returns the site server's cache and, when content is
+// on S3, the publisher of the live manifests and the replicas' long polls
+// it tells (none with the file store, where no replica can read them).
+func newSitePublisher(app core.App, cfg *Config, svc *sites.Service, s3 *s3store.Store, hosts sites.HostSplit, server *serve.Server) *sitePublisher {
 	if s3 == nil {
-		return nil
+		return &sitePublisher{server: server}
 	}
+	changes := publish.NewChanges(publish.ChangesConfig{Objects: s3, Logger: app.Logger()})
+	return &sitePublisher{server: server, pub: newPublisher(app, cfg, svc, s3, hosts, changes), changes: changes}
+}
+
+// newPublisher returns the publisher of the live manifests to s3, which
+// tells changes where the feed stands.
+func newPublisher(app core.App, cfg *Config, svc *sites.Service, s3 *s3store.Store, hosts sites.HostSplit, changes *publish.Changes) *publish.Publisher {
 	return publish.New(publish.Config{
 		Objects:  s3,
 		Load:     svc.LoadSite,
@@ -44,8 +55,28 @@ func newPublisher(app core.App, cfg *Config, svc *sites.Service, s3 *s3store.Sto
 		Previews:  func(site *sites.Site) ([]string, error) { return sites.PreviewLabels(app, site.ID, site.Slug) },
 		Keep:      s3.KeepUntil,
 		Retention: cfg.ReplicaRetention,
+		Changes:   changes,
 		Logger:    app.Logger(),
 	})
+}
+
+// bindChanges binds the replicas' long poll, GET publish.ChangesPath
+// (see publish.Changes), with an S3 store only. It is the web host's: the
+// front door answers site hosts and custom domains before the router.
+// Its waits end as the server starts to shut down, so that they do not
+// hold up the drain.
+func (p *sitePublisher) bindChanges(se *core.ServeEvent) {
+	if p.changes == nil {
+		return
+	}
+	se.Router.GET(publish.ChangesPath, func(e *core.RequestEvent) error {
+		p.changes.ServeHTTP(e.Response, e.Request)
+		return nil
+	})
+	se.Router.Any(publish.ChangesPath, methodNotAllowed("GET"))
+	if se.Server != nil {
+		se.Server.RegisterOnShutdown(p.changes.Close)
+	}
 }
 
 // changing brackets a change of the slugs' deployments (see

@@ -23,6 +23,7 @@ func TestReplicaRequested(t *testing.T) {
 	}{
 		{serveCmd, []string{"serve", "--replica", "--store", "s3://b"}, true},
 		{serveCmd, []string{"--dir", "x", "serve", "--replica=true", "--http", ":80"}, true},
+		{serveCmd, []string{"serve", "--primary", "http://10.0.0.2:8090", "--replica", "--store", "s3://b"}, true},
 		{serveCmd, []string{"serve", "--http", ":80"}, false},
 		{serveCmd, []string{"serve", "--replica=false"}, false},
 		{userCmd, []string{"user", "--replica"}, false},

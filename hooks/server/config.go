@@ -55,6 +55,11 @@ type Config struct {
 	// Replica serves the sites published to an S3 --store, with no
 	// database (see the serve command).
 	Replica bool
+	// Primary is the primary's URL (--primary, with Replica only): the
+	// replica holds a long poll to it and learns of a change at once,
+	// reading the store every 15 s only while it does (see
+	// sites/replica). "": the replica polls the store every 2 s.
+	Primary string
 	// MetricsAddr, when set, is where Prometheus metrics are served, at
 	// /metrics, on a listener of their own (see hooks/server/metrics):
 	// never on the main listener. Default: off.

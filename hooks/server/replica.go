@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"os/signal"
 	"strings"
@@ -86,7 +87,23 @@ func checkReplicaConfig(c Config, rc ReplicaConfig) error {
 	if c.HTTPSAddr != "" {
 		return errors.New("--replica serves plain HTTP (--http): put replicas behind a load balancer or CDN that terminates TLS")
 	}
+	if err := checkPrimary(c.Primary); err != nil {
+		return err
+	}
 	return c.checkMetrics()
+}
+
+// checkPrimary refuses a --primary that is not an http(s) URL of a host
+// ("" is none).
+func checkPrimary(primary string) error {
+	if primary == "" {
+		return nil
+	}
+	u, err := url.Parse(primary)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.RawQuery != "" || u.Fragment != "" || u.User != nil {
+		return fmt.Errorf("--primary %q: want the primary's URL, http(s)://host[:port], e.g. http://10.0.0.2:8090", primary)
+	}
+	return nil
 }
 
 // RunReplica is `sitedrop serve --replica`: it serves the sites the
@@ -116,11 +133,14 @@ func RunReplica(ctx context.Context, c Config, rc ReplicaConfig, out, logs io.Wr
 		opts.CacheCounter = m
 		s3.CountErrors(m)
 	}
-	rep := replica.New(replica.Config{Objects: s3, Blobs: s3, Logger: logger, Server: opts})
+	rep := replica.New(replica.Config{Objects: s3, Blobs: s3, Logger: logger, Server: opts, Primary: c.Primary})
 	var handler http.Handler = rep
 	if m != nil {
 		// the metrics listen first, so they see every answer
 		m.Replica(rep.LastSync)
+		if c.Primary != "" {
+			m.ReplicaPush(rep.Following)
+		}
 		ms, err := metrics.Listen(c.MetricsAddr, m)
 		if err != nil {
 			return err

@@ -63,7 +63,9 @@ challenges and /api/health, and redirects everything else to https.
 
 With --replica --store s3://..., it serves only the sites the primary
 publishes to that store, on --http, with no database, API or dashboard
-(see the README's "Scale out").`,
+(see the README's "Scale out"). It polls the store every 2 s; with
+--primary URL it learns of changes from the primary at once instead, and
+polls the store every 15 s only while the primary answers.`,
 		SilenceUsage: true,
 		RunE: func(c *cobra.Command, _ []string) error {
 			s := cfg
@@ -122,6 +124,7 @@ func BindServeFlags(fs *pflag.FlagSet, s *Config) {
 	fs.IntVar(&s.NewCertsPerHour, "new-certs-per-hour", s.NewCertsPerHour, "new certificates obtained on demand per hour, to spare the CA's rate limits; anonymous sites may take at most half (-1: no limit; not used with --dns-provider)")
 	fs.IntVar(&s.MaxConnsPerIP, "max-conns-per-ip", s.MaxConnsPerIP, "open connections allowed per client IP (IPv6: per /64); more are closed at once (0: no limit; --trusted-proxies are not counted)")
 	fs.BoolVar(&s.Replica, "replica", s.Replica, "serve only the sites published to --store s3://... (no database, API or dashboard), behind a load balancer or CDN")
+	fs.StringVar(&s.Primary, "primary", s.Primary, "with --replica: the primary's URL, e.g. http://10.0.0.2:8090; the replica learns of changes from it at once and polls the store every 15 s only (default: poll the store every 2 s)")
 	fs.StringVar(&s.MetricsAddr, "metrics", s.MetricsAddr, "serve Prometheus metrics at /metrics on this address, e.g. 127.0.0.1:9180, a listener of their own (default: off)")
 	fs.DurationVar(&s.ShutdownTimeout, "shutdown-timeout", s.ShutdownTimeout, "how long SIGTERM waits for in-flight requests and uploads (0: no wait)")
 }
@@ -146,6 +149,9 @@ func (c Config) Check(settings Settings) error {
 	}
 	if c.ShutdownTimeout < 0 {
 		return errors.New("--shutdown-timeout must not be negative")
+	}
+	if c.Primary != "" {
+		return errors.New("--primary is a replica's setting: give it with --replica")
 	}
 	if err := c.checkMetrics(); err != nil {
 		return err

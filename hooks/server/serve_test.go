@@ -24,6 +24,33 @@ func TestCheckReplicaConfig(t *testing.T) {
 	}
 }
 
+// TestCheckPrimary: --primary is a replica's, the primary's http(s) URL.
+func TestCheckPrimary(t *testing.T) {
+	for _, c := range []struct {
+		primary string
+		want    string // in the replica's error; "" for none
+	}{
+		{"", ""},
+		{"http://10.0.0.2:8090", ""},
+		{"https://deploy.example.com/", ""},
+		{"10.0.0.2:8090", "--primary"},
+		{"ftp://10.0.0.2", "--primary"},
+		{"http://", "--primary"},
+		{"http://x/?after=1", "--primary"},
+		{"http://user:pw@x", "--primary"},
+	} {
+		cfg := DefaultConfig()
+		cfg.Primary = c.primary
+		err := checkReplicaConfig(cfg, ReplicaConfig{Store: "s3://b"})
+		if c.want == "" && err != nil || c.want != "" && (err == nil || !strings.Contains(err.Error(), c.want)) {
+			t.Errorf("replica --primary %q: %v, want %q", c.primary, err, c.want)
+		}
+		if err := cfg.Check(Settings{}); (c.primary == "") != (err == nil) {
+			t.Errorf("primary --primary %q: %v", c.primary, err)
+		}
+	}
+}
+
 // TestCheckMetricsAddr: --metrics must be a listen address of its own,
 // on the primary and on a replica.
 func TestCheckMetricsAddr(t *testing.T) {

@@ -4,7 +4,9 @@
 // and a Document is what a replica reads. After the documents it writes,
 // the Publisher adds what changed to the change feed (Feed, at FeedKey),
 // so that a replica learns of changes from one small object instead of
-// listing every document.
+// listing every document; and it tells Changes where the feed stands,
+// whose handler (ChangesPath, on the primary) answers the long polls of
+// the replicas that follow the primary, as soon as the feed moves.
 package publish
 
 import (

@@ -48,7 +48,11 @@ type Config struct {
 	// further behind lists every document once. Default
 	// DefaultFeedEntries.
 	FeedEntries int
-	Logger      *slog.Logger
+	// Changes, when set, is told where the feed stands after each write
+	// of it, and answers the replicas' long polls (see Changes); nil: no
+	// replica is told, they poll the store.
+	Changes *Changes
+	Logger  *slog.Logger
 }
 
 // DefaultRetention is the default Config.Retention: far beyond the
@@ -317,6 +321,9 @@ func (p *Publisher) syncFeed(ctx context.Context) error {
 			return fmt.Errorf("write the change feed: %w", err)
 		}
 		p.feed, p.feedETag = f, etag
+		if p.cfg.Changes != nil {
+			p.cfg.Changes.Set(Position{Epoch: f.Epoch, Seq: f.Seq})
+		}
 		p.mu.Lock()
 		p.due = p.due[len(due):]
 		if reset {

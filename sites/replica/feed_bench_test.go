@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"sitedrop/sites/publish"
 	"sitedrop/sites/store/s3store/s3test"
 )
 
@@ -53,6 +54,12 @@ func envDuration(b *testing.B, name string, def time.Duration) time.Duration {
 //     (Publisher.Mark, its Run loop publishing at once) to each replica
 //     serving the new page; p50, p99 and max over every change × replica.
 //
+// With FEED_PUSH=1 the publisher tells a publish.Changes, whose handler
+// (the primary's route, publish.ChangesPath) is served on loopback, and
+// the replicas follow it (Config.Primary, serve --replica --primary):
+// they poll the store at once when it answers, and every FEED_FALLBACK
+// (default 15 s) only while they follow it.
+//
 // Run it once: go test -run '^$' -bench ChangeFeed -benchtime 1x
 // -timeout 30m ./sites/replica/ (bench/feed.sh does).
 func BenchmarkChangeFeed(b *testing.B) {
@@ -61,6 +68,8 @@ func BenchmarkChangeFeed(b *testing.B) {
 	changes := envInt(b, "FEED_CHANGES", 100)
 	poll := envDuration(b, "FEED_POLL", DefaultPoll)
 	idle := envDuration(b, "FEED_IDLE", time.Minute)
+	push := os.Getenv("FEED_PUSH") == "1"
+	fallback := envDuration(b, "FEED_FALLBACK", DefaultFallback)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 
@@ -70,7 +79,15 @@ func BenchmarkChangeFeed(b *testing.B) {
 	for i := range hosts {
 		ts.set(b, fmt.Sprint("h", i), "<h1>first</h1>")
 	}
-	pub := ts.publisher(0)
+	var told *publish.Changes // the primary's long polls, with FEED_PUSH=1
+	primary := ""
+	if push {
+		told = publish.NewChanges(publish.ChangesConfig{Objects: ts.store})
+		addr, stop := startPrimary(b, "127.0.0.1:0", told)
+		defer stop()
+		primary = "http://" + addr
+	}
+	pub := ts.publisherTelling(0, told)
 	start := time.Now()
 	go pub.Run(ctx) // its first reconcile publishes every host
 	for !pub.Settled() {
@@ -83,11 +100,11 @@ func BenchmarkChangeFeed(b *testing.B) {
 	for i := range reps {
 		proxies[i] = startCountingProxy(b, srv.Endpoint)
 		objs := openThrough(b, srv, bucket, proxies[i])
-		reps[i] = New(Config{Objects: objs, Blobs: objs, Poll: poll})
+		reps[i] = New(Config{Objects: objs, Blobs: objs, Poll: poll, Primary: primary, Fallback: fallback})
 		go reps[i].Run(ctx)
 	}
 	for _, r := range reps {
-		for !r.Ready() {
+		for !r.Ready() || (push && !r.Following()) {
 			time.Sleep(10 * time.Millisecond)
 		}
 	}
@@ -148,6 +165,15 @@ func BenchmarkChangeFeed(b *testing.B) {
 	b.ReportMetric(float64(q(0.50).Milliseconds()), "p50-ms")
 	b.ReportMetric(float64(q(0.99).Milliseconds()), "p99-ms")
 	b.ReportMetric(float64(lat[len(lat)-1].Milliseconds()), "max-ms")
-	b.Logf("%d hosts, %d replicas, poll %v: idle %.1f requests/replica/min; propagation over %d samples p50 %v p99 %v max %v",
-		hosts, nrep, poll, perMin, len(lat), q(0.50).Round(time.Millisecond), q(0.99).Round(time.Millisecond), lat[len(lat)-1].Round(time.Millisecond))
+	mode := "poll " + poll.String()
+	if push {
+		mode = "push, fallback poll " + fallback.String()
+		for i, r := range reps {
+			if !r.Following() {
+				b.Errorf("replica %d no longer follows the primary", i)
+			}
+		}
+	}
+	b.Logf("%d hosts, %d replicas, %s: idle %.1f requests/replica/min; propagation over %d samples p50 %v p99 %v max %v",
+		hosts, nrep, mode, perMin, len(lat), q(0.50).Round(time.Millisecond), q(0.99).Round(time.Millisecond), lat[len(lat)-1].Round(time.Millisecond))
 }

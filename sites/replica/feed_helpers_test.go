@@ -129,8 +129,14 @@ func (ts *testSites) set(t testing.TB, slug, page string) {
 
 // publisher is a Publisher of ts to its store (feed bounded to entries).
 func (ts *testSites) publisher(entries int) *publish.Publisher {
+	return ts.publisherTelling(entries, nil)
+}
+
+// publisherTelling is publisher, which tells changes (nil: none) where
+// the feed stands after each write, as the primary does.
+func (ts *testSites) publisherTelling(entries int, changes *publish.Changes) *publish.Publisher {
 	return publish.New(publish.Config{
-		Objects: ts.store, FeedEntries: entries,
+		Objects: ts.store, FeedEntries: entries, Changes: changes,
 		SiteHost: func(slug string) string { return slug + ".sites.test" },
 		Load: func(slug string) (*sites.Site, error) {
 			ts.mu.Lock()

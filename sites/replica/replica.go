@@ -17,7 +17,17 @@
 // its site is switched, whole: a response is served from the old
 // prepared site or the new one, never a mix. So a change reaches every
 // replica within Poll plus the time of those requests: within 5 s on a
-// healthy store. When the store is unreachable
+// healthy store.
+//
+// Push: given the primary's address (Config.Primary, serve --replica
+// --primary), a replica also holds a long poll to it
+// (publish.ChangesPath, with the replica token from the store), which the
+// primary answers as soon as it has written the feed: the replica then
+// polls at once, so a change arrives one round trip after the primary
+// wrote it, and the store is read every Fallback (15 s) only while the
+// long poll is healthy. When it fails (the primary down, refusing) the
+// replica polls every Poll again at once, and asks the primary again
+// with backoff (1 s doubling to 30 s). When the store is unreachable
 // the replica keeps serving what it has cached (documents and small
 // files), logs, and polls again with backoff (up to 30 s); a site it has
 // not cached answers 503. A host with no published document answers 404,
@@ -30,6 +40,8 @@ import (
 	"fmt"
 	"log/slog"
 	"maps"
+	"net/http"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -46,6 +58,7 @@ import (
 // Defaults of Config.
 const (
 	DefaultPoll            = 2 * time.Second
+	DefaultFallback        = 15 * time.Second
 	DefaultManifestEntries = 10_000
 	DefaultManifestBytes   = 256 << 20
 	maxPollBackoff         = 30 * time.Second
@@ -60,6 +73,17 @@ type Config struct {
 	Blobs store.BlobStore
 	// Poll is how often the change feed is read. Default 2 s.
 	Poll time.Duration
+	// Primary is the primary's base URL (serve --replica --primary):
+	// the replica holds a long poll to it (publish.ChangesPath) and reads
+	// the feed as soon as it answers; while it does, the feed is read
+	// every Fallback only, and every Poll again as soon as it fails.
+	// "": the replica only polls.
+	Primary string
+	// Fallback is how often the feed is read while the long poll to
+	// Primary is healthy. Default 15 s.
+	Fallback time.Duration
+	// Client makes the long polls. Default http.DefaultClient.
+	Client *http.Client
 	// ManifestEntries and ManifestBytes bound the cached documents.
 	// Defaults 10,000 and 256 MiB.
 	ManifestEntries int
@@ -87,6 +111,11 @@ type Replica struct {
 	fetches singleflight.Group
 	// synced is when Poll last succeeded (Unix nanoseconds; 0: never).
 	synced atomic.Int64
+	// wake asks Run for a poll now: the primary said the feed moved, or
+	// its long poll failed.
+	wake chan struct{}
+	// following: the long poll to Primary is healthy (see Following).
+	following atomic.Bool
 }
 
 // LastSync is when a poll last succeeded: the index is as current as the
@@ -109,10 +138,17 @@ func New(cfg Config) *Replica {
 	if cfg.ManifestBytes <= 0 {
 		cfg.ManifestBytes = DefaultManifestBytes
 	}
+	if cfg.Fallback <= 0 {
+		cfg.Fallback = DefaultFallback
+	}
+	if cfg.Client == nil {
+		cfg.Client = http.DefaultClient
+	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
-	r := &Replica{cfg: cfg, log: cfg.Logger, docs: newDocCache(cfg.ManifestEntries, cfg.ManifestBytes)}
+	cfg.Primary = strings.TrimSuffix(cfg.Primary, "/")
+	r := &Replica{cfg: cfg, log: cfg.Logger, docs: newDocCache(cfg.ManifestEntries, cfg.ManifestBytes), wake: make(chan struct{}, 1)}
 	r.server = serve.NewServer(r.load, cfg.Blobs, cfg.Server)
 	return r
 }
@@ -132,8 +168,14 @@ type feedPos struct {
 }
 
 // Run polls until ctx ends: a poll starts every Poll (a slow poll delays
-// the next one no further), or with backoff while the store fails.
+// the next one no further), or with backoff while the store fails. With
+// a Primary it also holds the long poll to it (follow): a poll starts as
+// soon as the primary says the feed moved, and every Fallback only while
+// the long poll is healthy.
 func (r *Replica) Run(ctx context.Context) {
+	if r.cfg.Primary != "" {
+		go r.follow(ctx)
+	}
 	wait := time.Duration(0)
 	failures := 0
 	for {
@@ -143,6 +185,8 @@ func (r *Replica) Run(ctx context.Context) {
 			t.Stop()
 			return
 		case <-t.C:
+		case <-r.wake:
+			t.Stop()
 		}
 		start := time.Now()
 		pctx, cancel := context.WithTimeout(ctx, storeRequestTimeout)
@@ -157,7 +201,24 @@ func (r *Replica) Run(ctx context.Context) {
 		if failures > 0 {
 			r.log.Info("replica: the store answers again")
 		}
-		failures, wait = 0, r.cfg.Poll-time.Since(start)
+		failures, wait = 0, r.interval()-time.Since(start)
+	}
+}
+
+// interval is the time between two polls: Fallback while the primary's
+// long poll is healthy, Poll otherwise.
+func (r *Replica) interval() time.Duration {
+	if r.following.Load() {
+		return r.cfg.Fallback
+	}
+	return r.cfg.Poll
+}
+
+// nudge asks Run for a poll now.
+func (r *Replica) nudge() {
+	select {
+	case r.wake <- struct{}{}:
+	default:
 	}
 }
 

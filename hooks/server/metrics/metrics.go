@@ -330,13 +330,28 @@ func (m *Metrics) Replica(lastSync func() time.Time) {
 	}))
 	m.reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 		Name: "sitedrop_replica_sync_lag_seconds",
-		Help: "Seconds since the replica's last successful sync: how far behind the primary's publishes it may be (about the poll interval, 2 s, when healthy; the time since start before the first).",
+		Help: "Seconds since the replica's last successful sync: how far behind the primary's publishes it may be (about the poll interval when healthy: 2 s, or 15 s while it follows the primary's long poll, --primary; the time since start before the first).",
 	}, func() float64 {
 		t := lastSync()
 		if t.IsZero() {
 			t = m.start
 		}
 		return time.Since(t).Seconds()
+	}))
+}
+
+// ReplicaPush reports, when scraped, whether a replica started with
+// --primary follows the primary's long poll (following): 1 while it
+// does, 0 while it polls the store every 2 s instead.
+func (m *Metrics) ReplicaPush(following func() bool) {
+	m.reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+		Name: "sitedrop_replica_push_connected",
+		Help: "1 while the replica (--primary) follows the primary's long poll and learns of changes at once; 0 while it polls the store every 2 s instead.",
+	}, func() float64 {
+		if following() {
+			return 1
+		}
+		return 0
 	}))
 }
 
