@@ -24,6 +24,10 @@ const (
 	// poll is tried again after a failure (doubling).
 	minFollowBackoff = time.Second
 	maxFollowBackoff = 30 * time.Second
+	// minAskGap is the least time between the starts of two long polls:
+	// a primary (or anything at --primary) that answers at once every
+	// time costs at most ten requests a second, never a tight loop.
+	minAskGap = 100 * time.Millisecond
 )
 
 // errUnauthorized is the primary's 401: the replica token is not (or no
@@ -54,6 +58,7 @@ func (r *Replica) follow(ctx context.Context) {
 			}
 		}
 		var p publish.Position
+		started := time.Now()
 		if err == nil {
 			p, err = r.ask(ctx, token, at)
 		}
@@ -66,6 +71,7 @@ func (r *Replica) follow(ctx context.Context) {
 				at = p
 				r.nudge()
 			}
+			sleepCtx(ctx, minAskGap-time.Since(started))
 			continue
 		}
 		if ctx.Err() != nil {
@@ -121,4 +127,17 @@ func (r *Replica) ask(ctx context.Context, token string, after publish.Position)
 	}
 	msg, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
 	return publish.Position{}, fmt.Errorf("long poll: %s: %s", resp.Status, strings.TrimSpace(string(msg)))
+}
+
+// sleepCtx waits d (nothing when d <= 0) or until ctx ends.
+func sleepCtx(ctx context.Context, d time.Duration) {
+	if d <= 0 {
+		return
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+	case <-t.C:
+	}
 }
