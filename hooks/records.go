@@ -155,6 +155,14 @@ func bindRecordHooks(app core.App, svc *sites.Service, pub *sitePublisher, upkee
 		slugs := []string{dep.Slug()}
 		if orig := dep.Original(); orig != nil && orig.Slug() != "" && orig.Slug() != slugs[0] {
 			slugs = append(slugs, orig.Slug())
+			// the slugs kept from earlier renames redirect to the new one
+			olds, err := sites.OldSlugs(e.App, dep.Id, time.Now())
+			if err != nil {
+				return err
+			}
+			for _, r := range olds {
+				slugs = append(slugs, r.Slug())
+			}
 		}
 		return bracket(e, slugs...)
 	}
