@@ -54,6 +54,9 @@ var notInOpenAPI = map[string]bool{
 	"POST /account/sites/{id}/protection":                                             true,
 	"GET /account/sites/{id}/delete":                                                  true,
 	"POST /account/sites/{id}/delete":                                                 true,
+	"POST /account/sites/{id}/rename":                                                 true, // the owner's controls
+	"POST /account/sites/{id}/pause":                                                  true,
+	"POST /account/sites/{id}/resume":                                                 true,
 	"POST /account/sites/{id}/submissions/{subId}/delete":                             true,
 	"POST /account/sites/{id}/webhooks":                                               true,
 	"POST /account/sites/{id}/webhooks/{webhookId}/test":                              true,
