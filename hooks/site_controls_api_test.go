@@ -267,3 +267,30 @@ func TestRenameWebhook(t *testing.T) {
 		t.Fatalf("delivery %s: %s", d.Event(), d.Payload())
 	}
 }
+
+// TestMCPSiteControls: the rename, pause and resume tools act through
+// the API (its answers, its refusals).
+func TestMCPSiteControls(t *testing.T) {
+	t.Parallel()
+	env := newMCPEnv(t)
+	cs := env.connect(t, keyAlice, "")
+	text, ans := mustTool(t, cs, "rename", map[string]any{"id": idAliceSite, "slug": "alice-agent"})
+	if ans["slug"] != "alice-agent" || !strings.Contains(text, "Renamed: the site is at http://alice-agent.sites.test/") ||
+		!strings.Contains(text, "http://alice-site.sites.test/ redirects there until ") {
+		t.Fatalf("rename: %q %v", text, ans)
+	}
+	mustToolError(t, cs, "rename", map[string]any{"id": idAliceSite, "slug": "bob-site"}, "Slug already taken")
+	mustToolError(t, cs, "rename", map[string]any{"id": idAliceSite, "slug": " "}, "slug is required")
+	mustToolError(t, cs, "pause", map[string]any{"id": idBobSite}, "HTTP 404")
+	text, ans = mustTool(t, cs, "pause", map[string]any{"id": idAliceSite})
+	if ans["paused"] != true || !strings.Contains(text, "Paused: http://alice-agent.sites.test/") {
+		t.Fatalf("pause: %q %v", text, ans)
+	}
+	if code, body := env.fetch(t, "http://alice-agent.sites.test/"); code != 503 || !strings.Contains(body, "Site paused") {
+		t.Fatalf("paused site: %d %.80q", code, body)
+	}
+	text, ans = mustTool(t, cs, "resume", map[string]any{"id": idAliceSite})
+	if ans["paused"] != false || !strings.Contains(text, "Running") {
+		t.Fatalf("resume: %q %v", text, ans)
+	}
+}
