@@ -203,3 +203,47 @@ func TestReplicaRenameAndPause(t *testing.T) {
 		t.Fatalf("the expired old host's document is still published: %+v", d)
 	}
 }
+
+// TestRenameByAnyWriter: a slug changed by a plain record save (the
+// admin dashboard's way) keeps the old one for the site too, and meets
+// the same refusal of another site's kept slug; deleting the site frees
+// its kept slugs at once.
+func TestRenameByAnyWriter(t *testing.T) {
+	app, _ := newFixtureApp(t)
+	defer app.Cleanup()
+	rec, err := app.FindRecordById(sites.DeploymentsCollection, idAliceSite)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec.Set(sites.FieldSlug, "alice-admin")
+	if err := app.Save(rec); err != nil {
+		t.Fatal(err)
+	}
+	r, err := sites.FindSlugRedirect(app, "alice-site", time.Now())
+	if err != nil || r.DeploymentID() != idAliceSite {
+		t.Fatalf("the old slug after a dashboard rename: %+v %v", r, err)
+	}
+	if code, _ := siteGet(t, app, "alice-site.sites.test", "/"); code != 301 {
+		t.Fatalf("old host: %d", code)
+	}
+	bob, err := app.FindRecordById(sites.DeploymentsCollection, idBobSite)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bob.Set(sites.FieldSlug, "alice-site")
+	if err := app.Save(bob); err == nil {
+		t.Fatal("a dashboard save took another site's kept slug")
+	}
+	if got := slugOf(t, app, idBobSite); got != "bob-site" {
+		t.Fatalf("bob's slug %q", got)
+	}
+	if err := app.Delete(rec); err != nil {
+		t.Fatal(err)
+	}
+	if n, _ := app.CountRecords(sites.SlugRedirectsCollection); n != 0 {
+		t.Fatalf("%d old slugs kept after the site was deleted", n)
+	}
+	if code, _ := siteGet(t, app, "alice-site.sites.test", "/"); code != 404 {
+		t.Fatalf("old host of a deleted site: %d", code)
+	}
+}
