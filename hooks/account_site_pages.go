@@ -32,6 +32,10 @@ func bindAccountSitePages(r *router.Router[*core.RequestEvent], auth *pageAuth, 
 	posts.POST("/settings", settings.accountSiteSettings)
 	posts.POST("/protection", protection.accountSiteProtection)
 	posts.POST("/delete", settings.accountSiteDelete)
+	controls := &controlPages{settings} // pause, resume, rename
+	posts.POST("/rename", controls.accountSiteRename)
+	posts.POST("/pause", controls.accountSitePause)
+	posts.POST("/resume", controls.accountSiteResume)
 	posts.POST("/submissions/{subId}/delete", site.accountSubmissionDelete)
 	posts.POST("/webhooks", hooks.accountWebhookCreate)
 	webhook := posts.Group("/webhooks/{webhookId}").Bind(hooks.requireSiteWebhook("webhookId"))
@@ -134,6 +138,9 @@ func (sp *sitePages) accountSitePage(e *core.RequestEvent) error {
 		return err
 	}
 	if p.Domains, err = sp.domains.siteDomains(e, user, dep); err != nil {
+		return err
+	}
+	if p.Controls, err = siteControls(e.App, sp.links, dep, time.Now()); err != nil {
 		return err
 	}
 	return render(e, http.StatusOK, ui.AccountSite(sp.sessions.layout(e, user), p))

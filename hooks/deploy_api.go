@@ -191,6 +191,7 @@ func (api *deployAPI) view(e *core.RequestEvent) error {
 		Description: desc,
 		Favicon:     dep.Favicon(),
 		Protected:   dep.Protection() != nil,
+		Paused:      dep.Paused(),
 		CreatedAt:   timestamp(dep.Created()),
 		UpdatedAt:   timestamp(dep.Updated()),
 		Version:     live,

@@ -166,6 +166,8 @@ func sitesAPIError(err error) (*apiError, bool) {
 		return fail(http.StatusForbidden, msgSlotLimit), true
 	case errors.Is(err, sites.ErrInvalidClaimToken):
 		return fail(http.StatusBadRequest, msgInvalidClaimToken), true
+	case errors.Is(err, sites.ErrPaused):
+		return &apiError{Status: http.StatusServiceUnavailable, Message: msgSitePaused, RetryAfter: pausedRetryAfter}, true
 	}
 	return nil, false
 }

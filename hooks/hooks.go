@@ -264,6 +264,7 @@ func build(app core.App, cfg *Config) (*built, error) {
 		deploys := &deployAPI{anonTTL: cfg.AnonTTL, links: links, deploys: svc, intake: &intake.Deploys{Guards: guards, Gate: gate, MaxBody: cfg.MaxBody, MaxFiles: cfg.MaxFiles}, proxies: proxies, gc: upkeep}
 		bindDeployAPI(se.Router, deploys, auth)
 		bindVersionsAPI(se.Router, deploys, auth)
+		bindSiteControlsAPI(se.Router, deploys, auth)
 		bindAnalyticsAPI(se.Router, auth)
 		bindBlobsAPI(se.Router, &blobsAPI{cfg: cfg, deploys: svc, s3: s3, uploads: uploads, guards: guards, gate: gate}, auth)
 		limits := newAuthLimits()

@@ -214,6 +214,7 @@ func TestMCPAnonymous(t *testing.T) {
 		"list_versions": id, "rollback": {"id": idAliceSite, "version": 1},
 		"promote":   {"id": idAliceSite, "version": 1},
 		"analytics": id,
+		"rename":    {"id": idAliceSite, "slug": "alice-new"}, "pause": id, "resume": id,
 	} {
 		mustToolError(t, cs, tool, args, "this tool needs an API key")
 	}
@@ -233,7 +234,7 @@ func TestMCPAnonymous(t *testing.T) {
 		}
 		tools[tool.Name] = tool
 	}
-	if len(tools) != 13 {
+	if len(tools) != 16 {
 		t.Fatalf("%d tools", len(tools))
 	}
 	if a := tools["teardown"].Annotations; a == nil || a.DestructiveHint == nil || !*a.DestructiveHint {

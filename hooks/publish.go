@@ -40,9 +40,18 @@ func newSitePublisher(app core.App, cfg *Config, svc *sites.Service, s3 *s3store
 // tells changes where the feed stands.
 func newPublisher(app core.App, cfg *Config, svc *sites.Service, s3 *s3store.Store, hosts sites.HostSplit, changes *publish.Changes) *publish.Publisher {
 	return publish.New(publish.Config{
-		Objects:  s3,
-		Load:     svc.LoadSite,
-		Slugs:    func() ([]string, error) { return sites.AllSlugs(app) },
+		Objects: s3,
+		Load:    svc.LoadSite,
+		// every site's slug, and the old slugs renamed sites keep
+		// (published as redirects until they are freed)
+		Slugs: func() ([]string, error) {
+			slugs, err := sites.AllSlugs(app)
+			if err != nil {
+				return nil, err
+			}
+			old, err := sites.RedirectSlugs(app)
+			return append(slugs, old...), err
+		},
 		SiteHost: hosts.SiteHost,
 		// a site's verified custom domains, published beside its own
 		// host so replicas serve them too. An error keeps the site's

@@ -32,6 +32,18 @@ func bindRecordHooks(app core.App, svc *sites.Service, pub *sitePublisher, upkee
 	app.OnRecordCreateExecute(sites.DeploymentsCollection).BindFunc(guardSlots)
 	app.OnRecordUpdateExecute(sites.DeploymentsCollection).BindFunc(guardSlots)
 
+	// A slug, new or changed, is not another site's kept old slug, and a
+	// renamed site keeps its old one, redirecting, for 30 days
+	// (sites.FollowRename): the API, the pages and the admin dashboard
+	// rename alike.
+	followRename := func(e *core.RecordEvent) error {
+		return sites.InEventTransaction(e, func(tx core.App) error {
+			return sites.FollowRename(tx, e.Record, time.Now().UTC())
+		})
+	}
+	app.OnRecordCreateExecute(sites.DeploymentsCollection).BindFunc(followRename)
+	app.OnRecordUpdateExecute(sites.DeploymentsCollection).BindFunc(followRename)
+
 	// An owned deployment never expires and cannot be claimed: setting an
 	// owner (a claim, or an edit in the dashboard) clears both.
 	ownedNeverExpires := func(e *core.RecordEvent) error {
@@ -143,6 +155,14 @@ func bindRecordHooks(app core.App, svc *sites.Service, pub *sitePublisher, upkee
 		slugs := []string{dep.Slug()}
 		if orig := dep.Original(); orig != nil && orig.Slug() != "" && orig.Slug() != slugs[0] {
 			slugs = append(slugs, orig.Slug())
+			// the slugs kept from earlier renames redirect to the new one
+			olds, err := sites.OldSlugs(e.App, dep.Id, time.Now())
+			if err != nil {
+				return err
+			}
+			for _, r := range olds {
+				slugs = append(slugs, r.Slug())
+			}
 		}
 		return bracket(e, slugs...)
 	}
@@ -166,6 +186,14 @@ func bindRecordHooks(app core.App, svc *sites.Service, pub *sitePublisher, upkee
 		app.OnRecordUpdateExecute(collection).BindFunc(ownerChanging)
 		app.OnRecordDeleteExecute(collection).BindFunc(ownerChanging)
 	}
+	// A renamed site's old slug, kept or freed, changes what its host
+	// answers (a redirect, then nothing).
+	oldSlugChanging := func(e *core.RecordEvent) error {
+		return bracket(e, sites.SlugRedirectOf(e.Record).Slug())
+	}
+	app.OnRecordCreateExecute(sites.SlugRedirectsCollection).BindFunc(oldSlugChanging)
+	app.OnRecordUpdateExecute(sites.SlugRedirectsCollection).BindFunc(oldSlugChanging)
+	app.OnRecordDeleteExecute(sites.SlugRedirectsCollection).BindFunc(oldSlugChanging)
 	// Deleting, from anywhere, takes the site offline at once and leaves
 	// its content to the collector (versions go by cascade).
 	app.OnRecordAfterDeleteSuccess(sites.DeploymentsCollection).BindFunc(func(e *core.RecordEvent) error {
@@ -186,6 +214,17 @@ func bindRecordHooks(app core.App, svc *sites.Service, pub *sitePublisher, upkee
 			live, _ := sites.FindVersionOf(e.App, e.Record.Id, dep.LiveVersion()) // nil: gone since
 			if _, err := forms.EnqueueWebhooks(e.App, e.Record.Id, forms.EventDeploymentUpdated, ref(e.Record, live, true), nil); err != nil {
 				e.App.Logger().Error("queue deployment.updated webhooks", "deployment", e.Record.Id, "error", err)
+			}
+			wake()
+		}
+		return e.Next()
+	})
+	// deployment.renamed fires when a site's slug changes, whoever
+	// changed it: its payload names the new slug and URL.
+	app.OnRecordAfterUpdateSuccess(sites.DeploymentsCollection).BindFunc(func(e *core.RecordEvent) error {
+		if dep := sites.DeploymentOf(e.Record); dep.Original().Slug() != dep.Slug() {
+			if _, err := forms.EnqueueWebhooks(e.App, e.Record.Id, forms.EventDeploymentRenamed, ref(e.Record, nil, false), nil); err != nil {
+				e.App.Logger().Error("queue deployment.renamed webhooks", "deployment", e.Record.Id, "error", err)
 			}
 			wake()
 		}

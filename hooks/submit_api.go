@@ -1,6 +1,7 @@
 package hooks
 
 import (
+	"errors"
 	"net/http"
 	"net/url"
 	"strings"
@@ -59,6 +60,9 @@ func submitPreflight(e *core.RequestEvent) error {
 func (f *formPosts) submitCreate(e *core.RequestEvent) error {
 	e.Response.Header().Set("Access-Control-Allow-Origin", "*")
 	dep, err := forms.FindAcceptingDeployment(e.App, e.Request.PathValue("deployId"))
+	if errors.Is(err, sites.ErrPaused) {
+		return &apiError{Status: http.StatusServiceUnavailable, Message: msgSitePaused, RetryAfter: pausedRetryAfter}
+	}
 	if err != nil {
 		return fail(http.StatusNotFound, msgNotFound)
 	}

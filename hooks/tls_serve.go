@@ -2,6 +2,7 @@ package hooks
 
 import (
 	"fmt"
+	"time"
 
 	"sitedrop/hooks/server"
 	"sitedrop/hooks/server/certs"
@@ -41,10 +42,11 @@ func (h *siteHosts) tls() *server.TLS {
 	}
 }
 
-// siteClass is the certificate class of a live site: anonymous when the
-// deployment has no owner.
+// siteClass is the certificate class of a live site (or of the old slug
+// of a renamed one, while it redirects): anonymous when the deployment
+// has no owner.
 func (h *siteHosts) siteClass(slug string) (certs.Class, error) {
-	dep, err := sites.FindDeploymentBySlug(h.app, slug)
+	dep, err := sites.FindServedDeployment(h.app, slug, time.Now()) // a renamed site's old slug too
 	if err != nil {
 		return certs.Owned, fmt.Errorf("no certificate for site %q: %w", slug, err)
 	}

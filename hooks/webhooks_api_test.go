@@ -69,7 +69,7 @@ func TestWebhooksAPI(t *testing.T) {
 		},
 		create("generic webhook with all events", `{"url":"https://93.184.216.34/hook"}`, 200,
 			`"deployment_id":"`+idAliceSite+`"`, `"url":"https://93.184.216.34/hook"`, `"type":"generic"`,
-			`"events":["submission","deployment.updated","deployment.deleted","deployment.draft"]`, `"secret":"whsec_`),
+			`"events":["submission","deployment.updated","deployment.deleted","deployment.draft","deployment.renamed"]`, `"secret":"whsec_`),
 		create("slack webhook for submissions", `{"url":"https://93.184.216.34/slack","type":"slack","events":["submission"]}`, 200,
 			`"type":"slack"`, `"events":["submission"]`),
 		create("missing url", `{}`, 400, errBody("url is required")),

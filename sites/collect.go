@@ -140,7 +140,7 @@ func (s *Service) LoadSite(slug string) (*Site, error) {
 	}
 	rec, err := s.app.FindFirstRecordByData(DeploymentsCollection, FieldSlug, slug)
 	if err != nil {
-		return nil, ErrNotFound
+		return movedSite(s.app, slug, "", time.Now()) // a renamed site's old slug, or ErrNotFound
 	}
 	return siteFromRecord(s.app, rec)
 }
@@ -150,6 +150,7 @@ func siteFromRecord(app core.App, rec *core.Record) (*Site, error) {
 		ID:         rec.Id,
 		Slug:       rec.GetString(FieldSlug),
 		Status:     rec.GetString(FieldStatus),
+		Paused:     rec.GetBool(FieldPaused),
 		IsSPA:      rec.GetBool(FieldIsSPA),
 		VersionID:  rec.GetString(FieldLiveVersion),
 		Protection: ProtectionOf(rec),

@@ -26,6 +26,9 @@ const (
 	FieldLastMailAt     = "last_mail_at"
 	FieldCreated        = "created"
 	FieldUpdated        = "updated"
+	// FieldPaused is set while the owner has paused the site (see
+	// Service.SetPaused); status is the administrator's.
+	FieldPaused = "paused"
 )
 
 // The fields of the versions collection.
@@ -161,6 +164,13 @@ func (d *Deployment) IsSPA() bool { return d.GetBool(FieldIsSPA) }
 
 // SetIsSPA sets whether unknown paths serve the index.
 func (d *Deployment) SetIsSPA(on bool) { d.Set(FieldIsSPA, on) }
+
+// Paused reports whether the owner has paused the site: its hosts answer
+// the paused page and its forms take no submissions.
+func (d *Deployment) Paused() bool { return d.GetBool(FieldPaused) }
+
+// SetPaused pauses or resumes the site.
+func (d *Deployment) SetPaused(on bool) { d.Set(FieldPaused, on) }
 
 // NotifyEmail reports whether the owner is mailed about new submissions.
 func (d *Deployment) NotifyEmail() bool { return d.GetBool(FieldNotifyEmail) }

@@ -2,6 +2,7 @@ package sites
 
 import (
 	"fmt"
+	"time"
 
 	"github.com/pocketbase/dbx"
 	"github.com/pocketbase/pocketbase/core"
@@ -20,7 +21,8 @@ func LoadPreview(app core.App, label string) (*Site, error) {
 	}
 	rec, err := app.FindFirstRecordByData(DeploymentsCollection, FieldSlug, slug)
 	if err != nil {
-		return nil, ErrNotFound
+		// a renamed site's old slug: the same preview of the new one
+		return movedSite(app, slug, version+alias, time.Now())
 	}
 	var ver *core.Record
 	if alias != "" {
@@ -39,6 +41,7 @@ func LoadPreview(app core.App, label string) (*Site, error) {
 		ID:         rec.Id,
 		Slug:       slug,
 		Status:     rec.GetString(FieldStatus),
+		Paused:     rec.GetBool(FieldPaused),
 		IsSPA:      ver.GetBool(FieldVersionIsSPA),
 		VersionID:  ver.Id,
 		Protection: ProtectionOf(rec),

@@ -23,6 +23,14 @@ type Site struct {
 	// preview with X-Robots-Tag: noindex, a gate cookie of its own and
 	// its views counted apart.
 	Preview string `json:"preview,omitempty"`
+	// Paused is set while the owner has paused the site: every host of
+	// it (previews too) answers the paused page, 503.
+	Paused bool `json:"paused,omitempty"`
+	// MovedTo is set for the old slug of a renamed site (Slug is the old
+	// one, Files empty): the slug the site has now, whose host the old
+	// one redirects to (301, same path; a preview's to the same preview
+	// of the new slug) until ExpiresAt.
+	MovedTo string `json:"moved_to,omitempty"`
 	// Files is the live manifest (the preview's version's, for a preview).
 	Files Manifest
 }

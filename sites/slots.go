@@ -56,6 +56,9 @@ func (s *Service) PrecheckCreate(owner *core.Record, slug string) error {
 			!(rec.GetString(FieldOwner) == "" && IsExpired(rec, time.Now())) {
 			return ErrSlugTaken
 		}
+		if slugKept(s.app, slug, "", time.Now()) {
+			return ErrSlugTaken // a renamed site's old slug, still redirecting
+		}
 	}
 	if owner == nil {
 		return nil
@@ -79,8 +82,10 @@ func (s *Service) lockDeployment(id string) func() {
 	return mu.Unlock
 }
 
-// takeSlug makes sure slug is free inside tx. An anonymous deployment that
-// has expired but is not yet purged gives its slug up at once.
+// takeSlug makes sure no deployment has slug inside tx. An anonymous
+// deployment that has expired but is not yet purged gives its slug up at
+// once. A renamed site's kept old slug is the record hooks' check
+// (FollowRename), in the same transaction.
 func (s *Service) takeSlug(tx core.App, slug string, now time.Time) error {
 	rec, err := tx.FindFirstRecordByData(DeploymentsCollection, FieldSlug, slug)
 	if errors.Is(err, sql.ErrNoRows) {
@@ -104,7 +109,7 @@ func (s *Service) generateFreeSlug(tx core.App) (string, error) {
 		if s.IsReserved(slug) {
 			continue
 		}
-		if _, err := tx.FindFirstRecordByData(DeploymentsCollection, FieldSlug, slug); err != nil {
+		if _, err := tx.FindFirstRecordByData(DeploymentsCollection, FieldSlug, slug); err != nil && !slugKept(tx, slug, "", time.Now()) {
 			return slug, nil
 		}
 	}

@@ -9,7 +9,7 @@ import (
 )
 
 // Upkeep is the sites' periodic cleanup: expired anonymous deployments,
-// sign-in codes and sessions go (Expire), and content no version
+// renamed sites' old slugs, sign-in codes and sessions go (Expire), and content no version
 // references any more is collected (Collect). The app's cron runs both.
 type Upkeep struct {
 	// Sites are the sites kept.
@@ -44,6 +44,13 @@ func (u *Upkeep) Expire() {
 	}
 	if n > 0 {
 		log.Info("purged expired deployments", "count", n)
+	}
+	n, err = u.Sites.PurgeExpiredRedirects(now)
+	if err != nil {
+		log.Error("purge expired old slugs", "error", err)
+	}
+	if n > 0 {
+		log.Info("freed the old slugs of renamed sites", "count", n)
 	}
 	if err := accounts.PurgeExpiredLoginCodes(u.Sites.app, now); err != nil {
 		log.Error("purge expired login codes", "error", err)

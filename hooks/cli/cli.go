@@ -21,7 +21,8 @@ import "github.com/spf13/cobra"
 const NoBootstrapAnnotation = "sitedrop:no-bootstrap"
 
 // Commands are the client program's commands: deploy, login, ls, rm,
-// versions, rollback, promote, aliases, diff, mcp and health. None of them opens a local data dir.
+// versions, rollback, promote, aliases, diff, rename, pause, resume, mcp
+// and health. None of them opens a local data dir.
 func Commands() []*cobra.Command {
 	return []*cobra.Command{
 		newDeployCommand(),
@@ -33,6 +34,9 @@ func Commands() []*cobra.Command {
 		newPromoteCommand(),
 		newAliasesCommand(),
 		newDiffCommand(),
+		newRenameCommand(),
+		newPauseCommand(true),
+		newPauseCommand(false),
 		newMCPCommand(),
 		newHealthCommand(),
 	}

@@ -44,6 +44,10 @@ func TestCLIPrintsServerTextSafely(t *testing.T) {
 			w.Write([]byte(`{"from":1,"to":2,"added":[{"path":"a` + h + `","size":1}],"changed":[{"path":"c` + h + `","from_size":1,"to_size":2}],"removed":[{"path":"r` + h + `","size":1}]}`))
 		case r.Method == "PUT" && r.URL.Path == "/deploy/good":
 			w.Write([]byte(`{"id":"good","slug":"s","url":"u` + h + `","version":2,"draft":true,"preview_url":"p` + h + `","alias_url":"a` + h + `","warnings":[],"report":{}}`))
+		case r.Method == "POST" && r.URL.Path == "/deploy/good/rename":
+			w.Write([]byte(`{"id":"good","slug":"s` + h + `","url":"u` + h + `","previous_slug":"o","previous_url":"o` + h + `","redirect_until":"t` + h + `"}`))
+		case r.Method == "POST" && r.URL.Path == "/deploy/good/pause":
+			w.Write([]byte(`{"id":"good","slug":"s` + h + `","url":"u` + h + `","paused":true}`))
 		case r.Method == "POST" && r.URL.Path == "/deploy/good/rollback":
 			w.Write([]byte(`{"id":"good","slug":"s` + h + `","url":"u` + h + `","version":1}`))
 		case r.Method == "POST" && r.URL.Path == "/deploy" && r.Header.Get("Authorization") != "":
@@ -94,6 +98,10 @@ func TestCLIPrintsServerTextSafely(t *testing.T) {
 			return clitest.Run(t, newPromoteCommand(), append(key, "good", "2")...)
 		}, false},
 		{"aliases", func() (string, string, error) { return clitest.Run(t, newAliasesCommand(), append(key, "good")...) }, false},
+		{"rename", func() (string, string, error) {
+			return clitest.Run(t, newRenameCommand(), append(key, "good", "new-name")...)
+		}, false},
+		{"pause", func() (string, string, error) { return clitest.Run(t, newPauseCommand(true), append(key, "good")...) }, false},
 		{"aliases --delete", func() (string, string, error) {
 			return clitest.Run(t, newAliasesCommand(), append(key, "--delete", "staging", "good")...)
 		}, false},

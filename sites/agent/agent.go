@@ -73,6 +73,7 @@ func NewServer(c *client.Client, opts *Options) *mcp.Server {
 	t := &tools{c: c, keyHelp: o.KeyHelp}
 	t.addDeployTools(s)
 	t.addSiteTools(s)
+	t.addControlTools(s)
 	t.addAnalyticsTool(s)
 	return s
 }

@@ -35,10 +35,13 @@ const (
 	// EventDeploymentDraft fires when a version is saved as a draft (not
 	// live): its payload names the version and its preview URL.
 	EventDeploymentDraft = "deployment.draft"
+	// EventDeploymentRenamed fires when a deployment's slug changes: its
+	// payload names the new slug and URL (the old host redirects).
+	EventDeploymentRenamed = "deployment.renamed"
 )
 
 // WebhookEvents lists every webhook event, the default subscription.
-var WebhookEvents = []string{EventSubmission, EventDeploymentUpdated, EventDeploymentDeleted, EventDeploymentDraft}
+var WebhookEvents = []string{EventSubmission, EventDeploymentUpdated, EventDeploymentDeleted, EventDeploymentDraft, EventDeploymentRenamed}
 
 // Webhook types.
 const (
@@ -227,6 +230,11 @@ func slackText(event string, dep DeploymentRef, sub *SubmissionJSON) string {
 		return "Deployment " + name + " was updated: " + slackEscape(dep.URL)
 	case EventDeploymentDeleted:
 		return "Deployment " + name + " was deleted"
+	case EventDeploymentRenamed:
+		if dep.URL == "" {
+			return "Deployment renamed to " + name
+		}
+		return "Deployment renamed to " + name + ": " + slackEscape(dep.URL)
 	case EventDeploymentDraft:
 		text := "Deployment " + name + " has a draft"
 		if dep.Version > 0 {

@@ -31,7 +31,9 @@ func (p *Publisher) hosts(site *sites.Site) (hosts []string, previews map[string
 			previews[p.cfg.SiteHost(l)] = l
 		}
 	}
-	if p.cfg.ExtraHosts == nil {
+	if p.cfg.ExtraHosts == nil || site.MovedTo != "" {
+		// a renamed site's old slug redirects on its own hosts only:
+		// the custom domains serve the site under its new slug
 		return hosts, previews, nil
 	}
 	extra, err := p.cfg.ExtraHosts(site.ID)

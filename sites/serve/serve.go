@@ -56,6 +56,11 @@ type site struct {
 	isSPA     bool
 	status    string
 	expiresAt time.Time
+	// paused: every path answers the paused page (sites.Site.Paused).
+	paused bool
+	// movedTo is the new slug of a renamed site, whose old host this is:
+	// every path redirects there (sites.Site.MovedTo).
+	movedTo string
 	// served are the files prepared for serving, by path.
 	served map[string]*servedFile
 	// rules holds the site's _redirects and _headers, compiled, from the
@@ -113,7 +118,11 @@ func (s *site) live(now time.Time) bool {
 // sendfile. Changing must bracket every change of a deployment (before the
 // write, and done once its transaction has ended), so the next request
 // sees the change and no reader goes back to the old site. A site that is
-// disabled or past its expiry answers 404 at once.
+// disabled or past its expiry answers 404 at once. A site its owner paused
+// answers every path of every host (previews too) with the paused page,
+// 503 with Retry-After and noindex; the old host of a renamed site (and
+// its old preview hosts) answers 301 to the same path on the new one
+// until the old slug is freed (see serveMoved).
 type Server struct {
 	load    SiteLoader
 	store   store.BlobStore
@@ -320,6 +329,15 @@ func (s *Server) serveSite(w http.ResponseWriter, r *http.Request, slug string) 
 	if !site.live(now) {
 		notFound(w, r, http.StatusNotFound, siteNotFound, siteNotFoundLength)
 		return outcome{}
+	}
+	if site.movedTo != "" {
+		// counted under the site's id, as its new host's answers are
+		serveMoved(w, r, site)
+		return outcome{site: site.id, status: http.StatusMovedPermanently, preview: site.preview != ""}
+	}
+	if site.paused {
+		servePaused(w, r)
+		return outcome{site: site.id, status: http.StatusServiceUnavailable, preview: site.preview != ""}
 	}
 	if site.preview != "" {
 		h["X-Robots-Tag"] = noindexValue

@@ -76,7 +76,7 @@ func newRepresentation(hash string, size int64, coding string) representation {
 func prepare(l *sites.Site) *site {
 	s := &site{
 		id: l.ID, slug: l.Slug, versionID: l.VersionID, preview: l.Preview, isSPA: l.IsSPA,
-		status: l.Status, expiresAt: l.ExpiresAt,
+		status: l.Status, expiresAt: l.ExpiresAt, paused: l.Paused, movedTo: l.MovedTo,
 		served: make(map[string]*servedFile, len(l.Files)),
 	}
 	for p, e := range l.Files {

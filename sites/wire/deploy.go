@@ -60,6 +60,9 @@ type DeployStatus struct {
 	// Protected tells whether visitors need a password or the share
 	// link (never the secrets).
 	Protected bool `json:"protected"`
+	// Paused tells a site its owner paused (POST /deploy/{id}/pause):
+	// its hosts answer the paused page until it is resumed.
+	Paused bool `json:"paused"`
 	// CreatedAt and UpdatedAt are RFC 3339 in UTC.
 	CreatedAt string `json:"created_at"`
 	UpdatedAt string `json:"updated_at"`

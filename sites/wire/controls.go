@@ -1,0 +1,26 @@
+package wire
+
+// RenameRequest is the body of POST /deploy/{id}/rename. A pointer
+// tells an absent (or null) slug from an empty one.
+type RenameRequest struct {
+	Slug *string `json:"slug"`
+}
+
+// Renamed is the answer of POST /deploy/{id}/rename: the deployment under
+// its new slug, and the old slug, whose host redirects (301, same path)
+// to the new one until RedirectUntil; then it is freed. A rename to the
+// current slug changes nothing and leaves the previous fields out.
+type Renamed struct {
+	DeployRef
+	PreviousSlug string `json:"previous_slug,omitempty"`
+	PreviousURL  string `json:"previous_url,omitempty"`
+	// RedirectUntil is RFC 3339 in UTC.
+	RedirectUntil string `json:"redirect_until,omitempty"`
+}
+
+// PauseState is the answer of POST /deploy/{id}/pause and /resume: the
+// deployment and whether it is paused now.
+type PauseState struct {
+	DeployRef
+	Paused bool `json:"paused"`
+}
