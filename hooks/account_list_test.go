@@ -205,12 +205,12 @@ func TestAccountSiteListStates(t *testing.T) {
 }
 
 // TestSiteState is the list's badge rule: disabled wins, then an expiry,
-// then live; nothing live is "Not deployed". A paused site will be
-// added here.
+// then live; nothing live is "Not deployed". A paused site is "Paused",
+// after disabled and before an expiry.
 func TestSiteState(t *testing.T) {
 	col := core.NewBaseCollection(sites.DeploymentsCollection)
 	col.Fields.Add(&core.TextField{Name: sites.FieldStatus}, &core.DateField{Name: sites.FieldExpiresAt},
-		&core.TextField{Name: sites.FieldLiveVersion})
+		&core.TextField{Name: sites.FieldLiveVersion}, &core.BoolField{Name: sites.FieldPaused})
 	now := time.Date(2026, 11, 26, 12, 0, 0, 0, time.UTC)
 	dep := func(status string, expires time.Time, live string) *sites.Deployment {
 		d := sites.DeploymentOf(core.NewRecord(col))
@@ -219,6 +219,7 @@ func TestSiteState(t *testing.T) {
 		d.SetLiveVersion(live)
 		return d
 	}
+	paused := func(d *sites.Deployment) *sites.Deployment { d.SetPaused(true); return d }
 	for _, c := range []struct {
 		name  string
 		d     *sites.Deployment
@@ -233,6 +234,9 @@ func TestSiteState(t *testing.T) {
 		{"expiring in days", dep(sites.StatusActive, now.Add(72*time.Hour), "v1"), ui.SiteExpiring, "Expiring in 3 days"},
 		{"expired, not yet purged", dep(sites.StatusActive, now.Add(-time.Minute), "v1"), ui.SiteExpiring, "Expired"},
 		{"nothing live", dep(sites.StatusActive, time.Time{}, ""), ui.SiteNotDeployed, "Not deployed"},
+		{"paused", paused(dep(sites.StatusActive, time.Time{}, "v1")), ui.SitePaused, "Paused"},
+		{"paused wins over an expiry", paused(dep(sites.StatusActive, now.Add(time.Hour), "v1")), ui.SitePaused, "Paused"},
+		{"disabled wins over paused", paused(dep("disabled", time.Time{}, "v1")), ui.SiteDisabled, "Disabled by an admin"},
 	} {
 		if state, text := siteListState(c.d, now); state != c.state || text != c.text {
 			t.Errorf("%s: %q %q, want %q %q", c.name, state, text, c.state, c.text)

@@ -185,13 +185,14 @@ func siteFind(q sites.OwnedQuery, total int, sortChosen bool) ui.SiteFind {
 // siteListState is the one place that decides a site's state in the account's
 // list, and its badge's text: disabled by an admin first (it answers "not
 // found" whatever else holds), then expiring (an anonymous site), then
-// live, or nothing deployed. Pausing (helper PAUSE) adds its case here,
-// after SiteDisabled: a paused site is neither live nor expiring.
+// live, or nothing deployed. After disabled comes paused: a paused site
+// is neither live nor expiring.
 func siteListState(d *sites.Deployment, now time.Time) (ui.SiteState, string) {
 	switch {
 	case d.Status() != sites.StatusActive:
 		return ui.SiteDisabled, "Disabled by an admin"
-	// PAUSE: case d.Paused(): return ui.SitePaused, "Paused"
+	case d.Paused():
+		return ui.SitePaused, "Paused"
 	case !d.ExpiresAt().IsZero():
 		if d.Expired(now) {
 			return ui.SiteExpiring, "Expired"

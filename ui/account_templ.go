@@ -74,8 +74,8 @@ const (
 	SiteDisabled SiteState = "disabled"
 	// SiteNotDeployed: no version is live yet.
 	SiteNotDeployed SiteState = "none"
-	// Pausing adds SitePaused here (and its badge's colours in
-	// sitedrop.css), decided in hooks' siteListState.
+	// SitePaused: its owner paused it; it answers a "paused" page.
+	SitePaused SiteState = "paused"
 )
 
 // AccountDeployment is one site in the account page's list.
