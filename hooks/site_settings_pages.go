@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/a-h/templ"
 	"github.com/pocketbase/pocketbase/core"
 
 	"sitedrop/sites"
@@ -13,16 +14,27 @@ import (
 	"sitedrop/ui"
 )
 
-// settingsPages are the site page's settings form and the site's delete
-// page and button.
+// settingsPages are the Settings tab, its settings form and the site's
+// delete page and button.
 type settingsPages struct {
 	*siteForms
-	links sites.Links // the addresses given out, built at serve time
 	// gate limits and holds the deploys a settings change makes.
 	gate *intake.Gate
 }
 
-// accountSiteSettings is the site page's settings form. The fields pass the
+// settingsTab is GET /account/sites/{id}/settings: title, description,
+// icon and SPA, protection, and the way to delete the site.
+func (st *settingsPages) settingsTab(e *core.RequestEvent) error {
+	dep := ownedOf(e)
+	d := sites.DeploymentOf(dep)
+	p := ui.SiteSettingsProps{
+		Settings:   ui.SiteSettings{Title: d.Title(), Description: d.Description(), Favicon: d.Favicon(), IsSPA: d.IsSPA()},
+		Protection: siteProtection(st.links, dep),
+	}
+	return st.tab(e, func(lp ui.LayoutProps, h ui.SiteHead) templ.Component { return ui.SiteSettingsTab(lp, h, p) })
+}
+
+// accountSiteSettings is the Settings tab's settings form. The fields pass the
 // API's checks (intake.CheckMetadata); a new title, description or icon
 // makes a new version through the service, as a PUT would.
 func (st *settingsPages) accountSiteSettings(e *core.RequestEvent) error {
@@ -32,14 +44,14 @@ func (st *settingsPages) accountSiteSettings(e *core.RequestEvent) error {
 	spa := f.Get("is_spa") == "true"
 	meta, err := intake.CheckMetadata(&wire.DeployRequest{Title: &title, Description: &desc, Favicon: &icon, IsSPA: &spa})
 	if err != nil {
-		return st.refused(e, dep, "Settings not saved: ", err)
+		return st.refused(e, dep, ui.PanelSettings, "Settings not saved: ", err)
 	}
 	d := sites.DeploymentOf(dep)
 	if title != d.Title() || desc != d.Description() || icon != d.Favicon() {
 		// A new version: a deploy, under the API's per-account rate and
 		// the --concurrent-deploys slots.
 		if err := rateRefusal(e.Response, st.gate.Keyed.Check(d.OwnerID())); err != nil {
-			return st.refused(e, dep, "Settings not saved: ", err)
+			return st.refused(e, dep, ui.PanelSettings, "Settings not saved: ", err)
 		}
 		release, err := st.gate.Acquire(e.Request.Context())
 		if err != nil {
@@ -54,15 +66,15 @@ func (st *settingsPages) accountSiteSettings(e *core.RequestEvent) error {
 	}
 	switch {
 	case !changed:
-		return st.backToSite(e, dep, ui.FlashSuccess, "Nothing to change.")
+		return st.backToSite(e, dep, ui.PanelSettings, ui.FlashSuccess, "Nothing to change.")
 	case sites.DeploymentOf(out).LiveVersion() != before:
 		n, err := st.liveNumber(out)
 		if err != nil {
 			return err
 		}
-		return st.backToSite(e, dep, ui.FlashSuccess, "Settings saved: version "+strconv.Itoa(n)+" is live.")
+		return st.backToSite(e, dep, ui.PanelSettings, ui.FlashSuccess, "Settings saved: version "+strconv.Itoa(n)+" is live.")
 	}
-	return st.backToSite(e, dep, ui.FlashSuccess, "Settings saved.")
+	return st.backToSite(e, dep, ui.PanelSettings, ui.FlashSuccess, "Settings saved.")
 }
 
 // liveNumber is the number of dep's live version.

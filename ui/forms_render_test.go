@@ -11,17 +11,33 @@ import (
 func TestFormPagesEscape(t *testing.T) {
 	ctx := context.Background()
 	evil := `<script>alert(1)</script>`
-	site, err := RenderString(ctx, AccountSite(LayoutProps{SignedIn: true, Email: "a@example.com"}, AccountSiteProps{
-		ID: "d1", Slug: "demo", URL: "http://demo.localhost/", Total: 1, Page: 1,
+	lp := LayoutProps{SignedIn: true, Email: "a@example.com"}
+	head := SiteHead{ID: "d1", Slug: "demo", Title: evil, URL: "http://demo.localhost/"}
+	formsTab, err := RenderString(ctx, SiteForms(lp, head, SiteFormsProps{
+		Total: 1, Page: 1,
 		Submissions: []AccountSubmission{{ID: "s1", CreatedAt: "2026-11-22T12:00:00Z", Fields: []SubmissionField{{Name: evil, Value: evil}}}},
 		Webhooks: []AccountWebhook{{ID: "w1", URL: "https://example.com/" + evil, Type: "generic", Events: "submission",
 			Deliveries: []WebhookDelivery{{ID: "d1", Event: "test", Status: "failed", Attempts: 8, LastError: evil}}}},
-		Settings: SiteSettings{Title: evil, Description: evil},
 	}))
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{`data-testid="submission-row"`, `data-testid="webhook-row"`, `data-testid="submissions-csv"`, "&lt;script&gt;"} {
+	settingsTab, err := RenderString(ctx, SiteSettingsTab(lp, head, SiteSettingsProps{Settings: SiteSettings{Title: evil, Description: evil}}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	subDel, err := RenderString(ctx, SubmissionDelete(lp, head, SubmissionDeleteProps{Submission: AccountSubmission{ID: "s1",
+		CreatedAt: "2026-11-22T12:00:00Z", Fields: []SubmissionField{{Name: evil, Value: evil}}}}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	hookDel, err := RenderString(ctx, WebhookDelete(lp, head, AccountWebhook{ID: "w1", URL: "https://example.com/" + evil}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	site := formsTab + settingsTab + subDel + hookDel
+	for _, want := range []string{`data-testid="submission-row"`, `data-testid="webhook-row"`, `data-testid="submissions-csv"`, "&lt;script&gt;",
+		`data-testid="settings-form"`, `data-testid="confirm-submission"`, `data-testid="confirm-webhook"`} {
 		if !strings.Contains(site, want) {
 			t.Errorf("site page lacks %s", want)
 		}
