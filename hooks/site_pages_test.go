@@ -113,25 +113,90 @@ func TestSitePageState(t *testing.T) {
 		}
 		return app
 	}
-	runScenarios(t, []tests.ApiScenario{
+	tabBar := func(current string) []string {
+		out := []string{`<nav class="tabs" aria-label="Site" data-testid="site-tabs">`}
+		for _, t := range []struct{ path, label string }{{"", "Overview"}, {"/deploys", "Deploys"}, {"/analytics", "Analytics"},
+			{"/forms", "Forms"}, {"/domains", "Domains"}, {"/settings", "Settings"}} {
+			attr := ""
+			if t.label == current {
+				attr = ` aria-current="page"`
+			}
+			out = append(out, `<a href="`+page+t.path+`"`+attr+` data-testid="tab-`+strings.ToLower(t.label)+`">`+t.label+`</a>`)
+		}
+		return append(out, "<title>"+current+" · Alice · sitedrop</title>")
+	}
+	scenarios := []tests.ApiScenario{
 		{
-			Name: "live, URLs with copy buttons, settings, log, delete link", Method: http.MethodGet, URL: page,
+			Name: "Overview: live, the address with its copy button, the last deploy, no other tab's content", Method: http.MethodGet, URL: page,
 			Headers: cookie(sessionAlice), ExpectedStatus: 200,
-			ExpectedContent: []string{`data-testid="site-state"`, ">Live<", `data-copy="http://alice-site.sites.test/"`,
-				`data-copy="http://web.test/submit/` + idAliceSite + `"`, `src="/static/copy.js"`, `data-testid="site-slug">alice-site<`,
-				`name="title" value="Alice"`, `data-testid="delivery-row" data-status="failed"`,
+			ExpectedContent: append(tabBar("Overview"), `data-testid="site-state"`, ">Live<", `data-copy="http://alice-site.sites.test/"`,
+				`src="/static/copy.js"`, `data-testid="site-slug">alice-site<`, `<div id="site-summary" data-refresh`,
+				`Live version: <strong>1</strong>`, "just now", `data-testid="visits-sparkline"`, `data-testid="drop-deploy"`),
+			NotExpectedContent: []string{"Disabled by an admin", `data-testid="submission-row"`, `data-testid="webhook-row"`,
+				`data-testid="version-row"`, `data-testid="settings-form"`, `data-testid="domain-form"`, `data-testid="analytics-chart"`},
+			TestAppFactory: newSitePagesApp,
+		},
+		{
+			Name: "Forms: the endpoint, submissions with a confirmation link, notifications, webhooks with their log", Method: http.MethodGet, URL: page + "/forms",
+			Headers: cookie(sessionAlice), ExpectedStatus: 200,
+			ExpectedContent: append(tabBar("Forms"), `data-copy="http://web.test/submit/`+idAliceSite+`"`, `data-testid="delivery-row" data-status="failed"`,
 				"HTTP 500: receiver broke", "failed · HTTP 500 · 8 attempts", `data-testid="delivery-redeliver"`,
-				`data-testid="webhook-test"`, `href="/account/sites/` + idAliceSite + `/delete"`, "just now",
-				`data-testid="submission-delete"`, "line one\nline two", `name="events" value="submission" checked`},
-			NotExpectedContent: []string{"Disabled by an admin"},
+				`data-testid="webhook-test"`, "line one\nline two", `name="events" value="submission" checked`,
+				`<a class="button small danger" href="`+page+`/submissions/`+idAliceSub+`/delete" data-testid="submission-delete"`,
+				`<li class="webhook" id="webhook-`+idAliceHook+`"`, `<section class="panel" id="submissions"`, `data-testid="notify-toggle"`),
+			NotExpectedContent: []string{`data-testid="drop-deploy"`, `data-testid="settings-form"`, `data-testid="version-row"`},
 			TestAppFactory:     newSitePagesApp,
 		},
 		{
-			Name: "disabled by an admin", Method: http.MethodGet, URL: page, Headers: cookie(sessionAlice),
-			ExpectedStatus: 200, ExpectedContent: []string{"Disabled by an admin", `role="alert" data-testid="site-state"`},
-			TestAppFactory: disabled,
+			Name: "Settings: the form says what a title does, protection, delete link", Method: http.MethodGet, URL: page + "/settings",
+			Headers: cookie(sessionAlice), ExpectedStatus: 200,
+			ExpectedContent: append(tabBar("Settings"), `name="title" value="Alice"`, "Used on pages without a <code>&lt;title&gt;</code> of their own.",
+				`data-testid="protection-panel"`, `href="/account/sites/`+idAliceSite+`/delete"`),
+			NotExpectedContent: []string{`data-testid="submission-row"`, `data-testid="drop-deploy"`},
+			TestAppFactory:     newSitePagesApp,
 		},
-	})
+		{
+			Name: "Deploys: the versions to refresh after a drop, and the drop zone", Method: http.MethodGet, URL: page + "/deploys",
+			Headers: cookie(sessionAlice), ExpectedStatus: 200,
+			ExpectedContent:    append(tabBar("Deploys"), `<ul class="sites" id="versions-list" data-refresh`, `data-testid="version-row"`, `data-testid="drop-deploy"`),
+			NotExpectedContent: []string{`data-testid="submission-row"`, `data-testid="settings-form"`},
+			TestAppFactory:     newSitePagesApp,
+		},
+		{
+			Name: "Analytics", Method: http.MethodGet, URL: page + "/analytics", Headers: cookie(sessionAlice), ExpectedStatus: 200,
+			ExpectedContent: append(tabBar("Analytics"), `data-testid="analytics"`), NotExpectedContent: []string{`data-testid="submission-row"`},
+			TestAppFactory: newSitePagesApp,
+		},
+		{
+			Name: "Domains", Method: http.MethodGet, URL: page + "/domains", Headers: cookie(sessionAlice), ExpectedStatus: 200,
+			ExpectedContent: append(tabBar("Domains"), `data-testid="domain-form"`), NotExpectedContent: []string{`data-testid="submission-row"`},
+			TestAppFactory: newSitePagesApp,
+		},
+		{
+			Name: "an old link to a page of submissions goes on to the Forms tab", Method: http.MethodGet, URL: page + "?page=2",
+			Headers: cookie(sessionAlice), ExpectedStatus: 303, TestAppFactory: newSitePagesApp,
+			AfterTestFunc: wantLocation(page + "/forms?page=2#submissions"),
+		},
+	}
+	// A disabled site says so on every tab.
+	for _, tab := range []string{"", "/deploys", "/analytics", "/forms", "/domains", "/settings"} {
+		scenarios = append(scenarios, tests.ApiScenario{
+			Name: "disabled by an admin: " + page + tab, Method: http.MethodGet, URL: page + tab, Headers: cookie(sessionAlice),
+			ExpectedStatus: 200, ExpectedContent: []string{`<div class="alert" data-testid="site-disabled"><p><strong>Disabled by an admin.</strong>`,
+				`data-testid="site-disabled-badge">Disabled</span></h1>`},
+			NotExpectedContent: []string{`<p data-testid="site-state"><span class="badge live">`},
+			TestAppFactory:     disabled,
+		})
+	}
+	for _, tab := range []string{"/forms", "/settings"} {
+		scenarios = append(scenarios, tests.ApiScenario{
+			Name: "signed out: " + tab, Method: http.MethodGet, URL: page + tab, ExpectedStatus: 303, TestAppFactory: newSitePagesApp,
+		}, tests.ApiScenario{
+			Name: "someone else's site: " + tab, Method: http.MethodGet, URL: "/account/sites/" + idBobSite + tab, Headers: cookie(sessionAlice),
+			ExpectedStatus: 404, ExpectedContent: []string{"Site not found"}, TestAppFactory: newSitePagesApp,
+		})
+	}
+	runScenarios(t, scenarios)
 }
 
 func TestSitePageSettings(t *testing.T) {
@@ -160,7 +225,7 @@ func TestSitePageSettings(t *testing.T) {
 			Name: "a new title is a new version", Method: http.MethodPost, URL: url, Headers: formPost(sessionAlice),
 			Body:           formBody("title", "Renamed", "description", "About", "favicon", "🐙"),
 			ExpectedStatus: 303, TestAppFactory: newSitePagesApp,
-			AfterTestFunc: checks(wantLocation("/account/sites/"+idAliceSite), wantFlash(ui.FlashSuccess, "version 2 is live"), versions(2), field("title", "Renamed"),
+			AfterTestFunc: checks(wantLocation("/account/sites/"+idAliceSite+"/settings#settings"), wantFlash(ui.FlashSuccess, "version 2 is live"), versions(2), field("title", "Renamed"),
 				field("favicon", "🐙"), serves("<title>Renamed</title>"), wantCount(forms.DeliveriesCollection,
 					dbx.HashExp{"event": forms.EventDeploymentUpdated}, 1)),
 		},
@@ -246,9 +311,28 @@ func TestSitePageSubmissionDelete(t *testing.T) {
 	base := "/account/sites/" + idAliceSite + "/submissions/"
 	runScenarios(t, []tests.ApiScenario{
 		{
+			Name: "the confirmation shows the submission and posts its deletion", Method: http.MethodGet, URL: base + idAliceSub + "/delete",
+			Headers: cookie(sessionAlice), ExpectedStatus: 200, TestAppFactory: newSitePagesApp,
+			ExpectedContent: []string{"Delete this submission?", "<dt>msg</dt><dd>line one\nline two</dd>",
+				`<form method="post" action="` + base + idAliceSub + `/delete"`, `data-testid="delete-cancel"`},
+			AfterTestFunc: wantCount(forms.SubmissionsCollection, dbx.HashExp{"id": idAliceSub}, 1),
+		},
+		{
+			Name: "the confirmation of a submission that is gone says so on the Forms tab", Method: http.MethodGet, URL: base + idBobSub + "/delete",
+			Headers: cookie(sessionAlice), ExpectedStatus: 303, TestAppFactory: newSitePagesApp,
+			AfterTestFunc: checks(wantLocation("/account/sites/"+idAliceSite+"/forms#submissions"), wantFlash(ui.FlashError, "no longer exists"),
+				wantCount(forms.SubmissionsCollection, dbx.HashExp{"id": idBobSub}, 1)),
+		},
+		{
+			Name: "the confirmation on someone else's site", Method: http.MethodGet, URL: "/account/sites/" + idBobSite + "/submissions/" + idBobSub + "/delete",
+			Headers: cookie(sessionAlice), ExpectedStatus: 404, ExpectedContent: []string{"not found"}, NotExpectedContent: []string{"line one"},
+			TestAppFactory: newSitePagesApp,
+		},
+		{
 			Name: "delete one", Method: http.MethodPost, URL: base + idAliceSub + "/delete", Headers: formPost(sessionAlice),
 			ExpectedStatus: 303, TestAppFactory: newSitePagesApp,
-			AfterTestFunc: checks(wantFlash(ui.FlashSuccess, "Submission deleted"), wantCount(forms.SubmissionsCollection, dbx.HashExp{"id": idAliceSub}, 0)),
+			AfterTestFunc: checks(wantLocation("/account/sites/"+idAliceSite+"/forms#submissions"), wantFlash(ui.FlashSuccess, "Submission deleted"),
+				wantCount(forms.SubmissionsCollection, dbx.HashExp{"id": idAliceSub}, 0)),
 		},
 		{
 			Name: "another site's submission through mine", Method: http.MethodPost, URL: base + idBobSub + "/delete",
@@ -350,7 +434,7 @@ func TestSubmissionFieldOrder(t *testing.T) {
 			t.Fatalf("%s: %d %s", p.ctype, res.StatusCode, body)
 		}
 	}
-	_, page := do(t, mux, http.MethodGet, "/account/sites/"+idAliceSite, "", cookie(sessionAlice))
+	_, page := do(t, mux, http.MethodGet, "/account/sites/"+idAliceSite+"/forms", "", cookie(sessionAlice))
 	if n := strings.Count(page, `data-testid="submission-row"`); n != 3 {
 		t.Fatalf("%d rows", n)
 	}
