@@ -459,3 +459,68 @@ func wantLocation(want string) func(testing.TB, *tests.TestApp, *http.Response) 
 		}
 	}
 }
+
+// TestSiteTabMessageBesideItsForm: the page a form post leads to shows
+// its message inside the panel (or row) of the form, not at the top; a
+// message whose panel the page lacks shows at the top.
+func TestSiteTabMessageBesideItsForm(t *testing.T) {
+	t.Parallel()
+	app := newSitePagesApp(t)
+	defer app.Cleanup()
+	mux := newMux(t, app)
+	page := "/account/sites/" + idAliceSite
+	follow := func(post string, want ...string) string {
+		t.Helper()
+		res, body := do(t, mux, http.MethodPost, page+post, "", formPost(sessionAlice))
+		if res.StatusCode != http.StatusSeeOther {
+			t.Fatalf("POST %s: %d %s", post, res.StatusCode, body)
+		}
+		loc := res.Header.Get("Location")
+		path, _, _ := strings.Cut(loc, "#")
+		_, body = do(t, mux, http.MethodGet, path, "", cookie(sessionAlice))
+		for _, w := range want {
+			if !strings.Contains(body, w) {
+				t.Errorf("after POST %s, %s lacks %s", post, loc, w)
+			}
+		}
+		if strings.Contains(body, `<main id="main" tabindex="-1"><div class="`) {
+			t.Errorf("after POST %s, a message at the top of %s", post, loc)
+		}
+		return loc
+	}
+	if loc := follow("/notifications", `<h2 id="notify-h">E-mail notifications</h2><div class="notice success" role="status" data-testid="flash-success"><p>New submissions are no longer mailed.</p>`); loc != page+"/forms#notifications" {
+		t.Errorf("notifications: to %s", loc)
+	}
+	if loc := follow("/webhooks/"+idAliceHook+"/test", `<li class="webhook" id="webhook-`+idAliceHook+`" data-testid="webhook-row"><div class="notice success" role="status" data-testid="flash-success"><p>Test delivery queued`); loc != page+"/forms#webhook-"+idAliceHook {
+		t.Errorf("test: to %s", loc)
+	}
+	if loc := follow("/rollback", `<h2 id="versions-h">Versions</h2><div class="alert" role="alert" data-testid="flash-error"><p>No such version`); loc != page+"/deploys#versions" {
+		t.Errorf("rollback: to %s", loc)
+	}
+	if loc := follow("/protection", `<h2 id="protect-h">Protection</h2><div class="alert" role="alert" data-testid="flash-error"><p>Nothing changed: unknown action.`); loc != page+"/settings#protection" {
+		t.Errorf("protection: to %s", loc)
+	}
+
+	// A message for a row that is gone by the time the page loads: at
+	// the top.
+	res, _ := do(t, mux, http.MethodPost, page+"/webhooks/"+idAliceHook+"/test", "", formPost(sessionAlice))
+	if res.StatusCode != http.StatusSeeOther {
+		t.Fatal(res.StatusCode)
+	}
+	if err := forms.DeleteWebhook(app, mustFindWebhook(t, app, idAliceHook)); err != nil {
+		t.Fatal(err)
+	}
+	if _, body := do(t, mux, http.MethodGet, page+"/forms", "", cookie(sessionAlice)); !strings.Contains(body, `<main id="main" tabindex="-1"><div class="notice success" role="status" data-testid="flash-success"><p>Test delivery queued`) {
+		t.Errorf("a message for a row the page lacks is not at the top: %s", body)
+	}
+}
+
+// mustFindWebhook is the webhook id of alice's site.
+func mustFindWebhook(t testing.TB, app *tests.TestApp, id string) *forms.Webhook {
+	t.Helper()
+	w, err := forms.FindWebhook(app, idAliceSite, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return w
+}
