@@ -176,14 +176,8 @@ func (sp *sitePages) formsTab(e *core.RequestEvent) error {
 	}
 	p := ui.SiteFormsProps{
 		SubmitURL:   sp.links.Web() + "/submit/" + dep.Id,
-		NotifyEmail: sites.DeploymentOf(dep).NotifyEmail(), Total: int(total), Page: page,
+		NotifyEmail: sites.DeploymentOf(dep).NotifyEmail(), Total: int(total), Page: page, PageSize: accountSitePageSize,
 		WebhookEvents: forms.WebhookEvents,
-	}
-	if page > 1 {
-		p.PrevPage = page - 1
-	}
-	if int64(page*accountSitePageSize) < total {
-		p.NextPage = page + 1
 	}
 	for _, s := range subs {
 		p.Submissions = append(p.Submissions, accountSubmission(s))

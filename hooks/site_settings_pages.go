@@ -68,27 +68,14 @@ func (st *settingsPages) accountSiteSettings(e *core.RequestEvent) error {
 	case !changed:
 		return st.backToSite(e, dep, ui.PanelSettings, ui.FlashSuccess, "Nothing to change.")
 	case sites.DeploymentOf(out).LiveVersion() != before:
-		n, err := st.liveNumber(out)
+		live, err := sites.FindLiveVersion(e.App, out)
 		if err != nil {
 			return err
+		} else if live != nil {
+			return st.backToSite(e, dep, ui.PanelSettings, ui.FlashSuccess, "Settings saved: version "+strconv.Itoa(live.Number)+" is live.")
 		}
-		return st.backToSite(e, dep, ui.PanelSettings, ui.FlashSuccess, "Settings saved: version "+strconv.Itoa(n)+" is live.")
 	}
 	return st.backToSite(e, dep, ui.PanelSettings, ui.FlashSuccess, "Settings saved.")
-}
-
-// liveNumber is the number of dep's live version.
-func (st *settingsPages) liveNumber(dep *core.Record) (int, error) {
-	versions, err := st.deploys.ListVersions(dep)
-	if err != nil {
-		return 0, err
-	}
-	for _, v := range versions {
-		if v.Live {
-			return v.Number, nil
-		}
-	}
-	return 0, nil
 }
 
 // accountSiteDeletePage is GET /account/sites/{id}/delete: the

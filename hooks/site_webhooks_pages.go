@@ -39,7 +39,7 @@ func accountWebhooks(app core.App, hooks []*forms.Webhook) ([]ui.AccountWebhook,
 		if err != nil {
 			return nil, err
 		}
-		w := ui.AccountWebhook{ID: h.Id, URL: h.URL(), Type: h.Type(), Events: strings.Join(h.Events(), ", ")}
+		w := accountWebhook(h)
 		for _, d := range log {
 			w.Deliveries = append(w.Deliveries, ui.WebhookDelivery{
 				ID: d.Id, Event: d.Event(), Status: d.Status(), Attempts: d.Attempts(), LastStatus: d.LastStatus(),
@@ -49,6 +49,11 @@ func accountWebhooks(app core.App, hooks []*forms.Webhook) ([]ui.AccountWebhook,
 		out = append(out, w)
 	}
 	return out, nil
+}
+
+// accountWebhook is webhook h, without its deliveries, as the pages show it.
+func accountWebhook(h *forms.Webhook) ui.AccountWebhook {
+	return ui.AccountWebhook{ID: h.Id, URL: h.URL(), Type: h.Type(), Events: strings.Join(h.Events(), ", ")}
 }
 
 // requireSiteWebhook, after requirePageOwner, leaves the site's webhook
@@ -161,8 +166,7 @@ func (wp *webhookPages) refusedLater(e *core.RequestEvent, dep *core.Record, pan
 // webhookDeletePage is GET .../webhooks/{webhookId}/delete: the webhook
 // and the button that deletes it.
 func (wp *webhookPages) webhookDeletePage(e *core.RequestEvent) error {
-	h := webhookOf(e)
-	w := ui.AccountWebhook{ID: h.Id, URL: h.URL(), Type: h.Type(), Events: strings.Join(h.Events(), ", ")}
+	w := accountWebhook(webhookOf(e))
 	return wp.tab(e, func(lp ui.LayoutProps, head ui.SiteHead) templ.Component { return ui.WebhookDelete(lp, head, w) })
 }
 

@@ -76,3 +76,31 @@ func TestFormPagesEscape(t *testing.T) {
 		t.Errorf("text mail: %q", text)
 	}
 }
+
+// TestSiteFormsPaging: the Forms tab links to the newer and older pages of
+// submissions that exist, on the Forms tab.
+func TestSiteFormsPaging(t *testing.T) {
+	head := SiteHead{ID: "d1", Slug: "demo"}
+	sub := []AccountSubmission{{ID: "s1", CreatedAt: "2026-11-22T12:00:00Z"}}
+	for _, c := range []struct {
+		page         int
+		newer, older bool
+	}{{1, false, true}, {2, true, true}, {3, true, false}} {
+		got, err := RenderString(context.Background(), SiteForms(LayoutProps{}, head, SiteFormsProps{Submissions: sub, Total: 120, Page: c.page, PageSize: 50}))
+		if err != nil {
+			t.Fatal(err)
+		}
+		newer := strings.Contains(got, `href="/account/sites/d1/forms?page=`+itoa(c.page-1)+`#submissions" data-testid="submissions-newer"`)
+		older := strings.Contains(got, `href="/account/sites/d1/forms?page=`+itoa(c.page+1)+`#submissions" data-testid="submissions-older"`)
+		if newer != c.newer || older != c.older || strings.Count(got, "data-testid=\"submissions-") != 2+btoi(c.newer)+btoi(c.older) {
+			t.Errorf("page %d: newer %v, older %v", c.page, newer, older)
+		}
+	}
+}
+
+func btoi(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
