@@ -51,7 +51,7 @@ func TestAccountSiteAnalytics(t *testing.T) {
 		{
 			Name: "no visits yet", Method: http.MethodGet, URL: page + "/analytics", Headers: cookie(sessionAlice),
 			ExpectedStatus: 200,
-			ExpectedContent: []string{`data-testid="analytics-empty">No visits in the last 30 days yet`, "No page views yet.",
+			ExpectedContent: []string{`data-testid="analytics-empty">No visits to the live site in the last 30 days yet`, "No page views yet.",
 				`data-testid="analytics-off"`}, // the test config counts nothing
 			NotExpectedContent: []string{`data-testid="chart-bar"`, `data-testid="analytics-chart"`},
 			TestAppFactory:     newAppForSitePage,
@@ -70,7 +70,7 @@ func TestAccountSiteAnalytics(t *testing.T) {
 		{
 			Name: "the Overview says there were no visits", Method: http.MethodGet, URL: page, Headers: cookie(sessionAlice),
 			ExpectedStatus:     200,
-			ExpectedContent:    []string{`data-testid="sparkline-empty">No visits in the last 30 days yet.`},
+			ExpectedContent:    []string{`data-testid="sparkline-empty">No visits to the live site in the last 30 days yet.`},
 			NotExpectedContent: []string{`data-testid="sparkline"`},
 			TestAppFactory:     newAppForSitePage,
 		},

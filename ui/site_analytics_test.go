@@ -53,7 +53,7 @@ func TestSiteAnalyticsChart(t *testing.T) {
 func TestSiteAnalyticsEmptyAndOff(t *testing.T) {
 	got := render(t, siteAnalytics(SiteAnalytics{Off: true, Days: []AnalyticsDay{{Date: "2026-03-01"}}}))
 	for _, want := range []string{`data-testid="analytics-off"`, `No page views yet.`, `No visits from other sites yet.`,
-		`<p class="chart-empty" data-testid="analytics-empty">No visits in the last day yet`} {
+		`<p class="chart-empty" data-testid="analytics-empty">No visits to the live site in the last day yet`} {
 		if !strings.Contains(got, want) {
 			t.Errorf("empty panel lacks %s", want)
 		}
@@ -79,7 +79,7 @@ func TestVisitsSparkline(t *testing.T) {
 		t.Error("says it is empty")
 	}
 	empty := render(t, visitsSparkline("d1", []AnalyticsDay{{Date: "2026-03-01"}, {Date: "2026-03-02"}}, true))
-	if !strings.Contains(empty, `data-testid="sparkline-empty">No visits in the last 2 days yet.`) || strings.Contains(empty, "<polyline") ||
+	if !strings.Contains(empty, `data-testid="sparkline-empty">No visits to the live site in the last 2 days yet.`) || strings.Contains(empty, "<polyline") ||
 		!strings.Contains(empty, "Counting is turned off") {
 		t.Errorf("empty sparkline: %s", empty)
 	}
