@@ -64,10 +64,17 @@ cookie=$(curl -fs -D - -o /dev/null -X POST "$WEB/auth/session" "${auth[@]}" |
 session=$(curl -fs "$WEB/account" -H "Cookie: $cookie" | grep -o '/account/sessions/[a-z0-9]*/revoke' | head -n 1)
 [[ -n "$session" ]] || { echo "no session revoke link on the account page" >&2; exit 1; }
 
+# The submission's and the webhook's delete confirmations, linked from the
+# site page's Forms tab.
+forms_tab=$(curl -fs "$WEB/account/sites/$id/forms" -H "Cookie: $cookie")
+sub_delete=$(grep -o "/account/sites/$id/submissions/[a-z0-9]*/delete" <<<"$forms_tab" | head -n 1)
+hook_delete=$(grep -o "/account/sites/$id/webhooks/[a-z0-9]*/delete" <<<"$forms_tab" | head -n 1)
+[[ -n "$sub_delete" && -n "$hook_delete" ]] || { echo "no delete links on the site page's Forms tab" >&2; exit 1; }
+
 # The pages: name, URL, signed in or not. Add new pages here.
-LH_PAGES=$(python3 - "$WEB" "$cookie" "$id" "$claim" "$session" <<'PY'
+LH_PAGES=$(python3 - "$WEB" "$cookie" "$id" "$claim" "$session" "$sub_delete" "$hook_delete" <<'PY'
 import json, sys
-web, cookie, site, claim, session = sys.argv[1:]
+web, cookie, site, claim, session, sub_delete, hook_delete = sys.argv[1:]
 pages = [
     ("home", web + "/", False),
     ("home, signed in", web + "/", True),
@@ -75,7 +82,14 @@ pages = [
     ("claim (signed out)", claim, False),
     ("claim (signed in)", claim, True),
     ("account", web + "/account", True),
-    ("site page", web + "/account/sites/" + site, True),
+    ("site overview", web + "/account/sites/" + site, True),
+    ("site deploys", web + "/account/sites/" + site + "/deploys", True),
+    ("site analytics", web + "/account/sites/" + site + "/analytics", True),
+    ("site forms", web + "/account/sites/" + site + "/forms", True),
+    ("site domains", web + "/account/sites/" + site + "/domains", True),
+    ("site settings", web + "/account/sites/" + site + "/settings", True),
+    ("submission delete", web + sub_delete, True),
+    ("webhook delete", web + hook_delete, True),
     ("site delete", web + "/account/sites/" + site + "/delete", True),
     ("session revoke", web + session, True),
 ]

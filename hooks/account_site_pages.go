@@ -3,10 +3,12 @@ package hooks
 import (
 	"errors"
 	"net/http"
+	"net/url"
 	"slices"
 	"strconv"
 	"time"
 
+	"github.com/a-h/templ"
 	"github.com/pocketbase/pocketbase/core"
 	"github.com/pocketbase/pocketbase/tools/router"
 
@@ -15,16 +17,26 @@ import (
 	"sitedrop/ui"
 )
 
-// accountSitePageSize is how many submissions a site page shows.
+// accountSitePageSize is how many submissions the Forms tab shows.
 const accountSitePageSize = 50
 
-// bindAccountSitePages registers the owner's page of one site and its
-// forms, behind the signed-in owner's site (auth), which a form post
-// reaches only once it is read (pageForm).
+// bindAccountSitePages registers the owner's page of one site, one tab per
+// URL (Overview, Deploys, Analytics, Forms, Domains, Settings), its
+// confirmation pages and its forms, behind the signed-in owner's site
+// (auth), which a form post reaches only once it is read (pageForm). Each
+// form post answers 303 to its own tab, at the panel that shows its
+// message.
 func bindAccountSitePages(r *router.Router[*core.RequestEvent], auth *pageAuth, site *sitePages, settings *settingsPages, protection *protectionPages, hooks *webhookPages, domainPg *domainPages) {
 	pages := r.Group("/account/sites/{id}").Bind(auth.requirePageUser(""), auth.requirePageOwner("id"))
-	pages.GET("", site.accountSitePage)
+	pages.GET("", site.overviewTab)
+	pages.GET("/deploys", site.deploysTab)
+	pages.GET("/analytics", site.analyticsTab)
+	pages.GET("/forms", site.formsTab)
+	pages.GET("/domains", domainPg.domainsTab)
+	pages.GET("/settings", settings.settingsTab)
 	pages.GET("/submissions.csv", site.accountSiteCSV)
+	pages.GET("/submissions/{subId}/delete", site.submissionDeletePage)
+	pages.GET("/webhooks/{webhookId}/delete", hooks.webhookDeletePage).Bind(hooks.requireSiteWebhook("webhookId"))
 	pages.GET("/delete", settings.accountSiteDeletePage)
 	posts := r.Group("/account/sites/{id}").Bind(auth.pageForm(), auth.requirePageUser("/account"), auth.requirePageOwner("id"))
 	posts.POST("/notifications", site.accountSiteNotifications)
@@ -48,46 +60,110 @@ func bindAccountSitePages(r *router.Router[*core.RequestEvent], auth *pageAuth, 
 	domain.POST("/delete", domainPg.accountDomainDelete)
 }
 
-// siteForms is what every page of one site shares: the site's service,
-// and answering a form post with a flash.
+// siteForms is what every tab of one site shares: the site's service,
+// its head, and answering a form post with a flash.
 type siteForms struct {
 	deploys  *sites.Service
 	sessions *sessions
+	links    sites.Links // the addresses given out, built at serve time
 }
 
-// sitePages are the site page itself and its small forms (rollback,
-// notifications, submissions).
+// sitePages are the Overview, Deploys, Analytics and Forms tabs and their
+// small forms (rollback, notifications, submissions).
 type sitePages struct {
 	*siteForms
-	cfg   *Config
-	links sites.Links // the addresses given out, built at serve time
-	// analytics is the site page's analytics panel.
+	cfg *Config
+	// analytics are the site's visits (see siteAnalytics).
 	analytics func(app core.App, dep string, now time.Time) (ui.SiteAnalytics, error)
-	// domains renders the custom domains panel.
-	domains *domainPages
 }
 
-// backToSite answers a site page's form post: the message for the next
-// page, and 303 to the site page (POST → redirect → GET).
-func (f *siteForms) backToSite(e *core.RequestEvent, dep *core.Record, kind, text string) error {
-	return f.sessions.back(e, "/account/sites/"+dep.Id, kind, text)
+// head is what every tab of dep's page shows of it.
+func (f *siteForms) head(dep *core.Record) ui.SiteHead {
+	d := sites.DeploymentOf(dep)
+	return ui.SiteHead{ID: dep.Id, Slug: d.Slug(), Title: d.Title(), URL: f.links.Site(d.Slug()),
+		Disabled: d.Status() != sites.StatusActive, Paused: d.Paused()}
+}
+
+// tab renders a tab of dep's page: the frame's layout for the signed-in
+// owner (with the messages a form post left) and page.
+func (f *siteForms) tab(e *core.RequestEvent, page func(ui.LayoutProps, ui.SiteHead) templ.Component) error {
+	return render(e, http.StatusOK, page(f.sessions.layout(e, userOf(e)), f.head(ownedOf(e))))
+}
+
+// backToSite answers a form post of a site tab: the message for panel,
+// and 303 to panel's tab at panel (POST → redirect → GET).
+func (f *siteForms) backToSite(e *core.RequestEvent, dep *core.Record, panel ui.SitePanel, kind, text string) error {
+	return f.sessions.backToPanel(e, ui.TabPath(dep.Id, panel.Tab), panel.ID, kind, text)
 }
 
 // refused answers a form post that err refused, when the client caused it
 // (a limit of the routes, a refusal of sites/domains: domainRefusal):
-// prefix and the reason in a flash, 303 to the site page. Any other error
-// is the answer as it is.
-func (f *siteForms) refused(e *core.RequestEvent, dep *core.Record, prefix string, err error) error {
+// prefix and the reason in a flash for panel, 303 to its tab. Any other
+// error is the answer as it is.
+func (f *siteForms) refused(e *core.RequestEvent, dep *core.Record, panel ui.SitePanel, prefix string, err error) error {
 	if ae, ok := domainRefusal(err); ok {
-		return f.backToSite(e, dep, ui.FlashError, prefix+sentence(ae.Message))
+		return f.backToSite(e, dep, panel, ui.FlashError, prefix+sentence(ae.Message))
 	}
 	return err
 }
 
-// accountSitePage is GET /account/sites/{id}?page=&changes=: the state, settings,
-// submissions, e-mail notifications, versions and webhooks of one site.
-func (sp *sitePages) accountSitePage(e *core.RequestEvent) error {
+// overviewTab is GET /account/sites/{id}: the site's state, address, last
+// deploy and visits sparkline, and the drop zone. The links of the one
+// page the site page was (?page=N of the submissions, ?changes=N of a
+// version) go on to the tab that shows them now.
+func (sp *sitePages) overviewTab(e *core.RequestEvent) error {
 	user, dep := userOf(e), ownedOf(e)
+	q := e.Request.URL.Query()
+	switch {
+	case q.Has("changes"):
+		return e.Redirect(http.StatusSeeOther, ui.TabPath(dep.Id, ui.TabDeploys)+"?changes="+url.QueryEscape(q.Get("changes"))+"#changes-h")
+	case q.Has("page"):
+		return e.Redirect(http.StatusSeeOther, ui.TabPath(dep.Id, ui.TabForms)+"?page="+url.QueryEscape(q.Get("page"))+"#"+ui.PanelSubmissions.ID)
+	}
+	live, err := sites.FindLiveVersion(e.App, dep)
+	if err != nil {
+		return err
+	}
+	a, err := sp.analytics(e.App, dep.Id, time.Now())
+	if err != nil {
+		return err
+	}
+	p := ui.SiteOverviewProps{
+		Protection: siteProtection(sp.links, dep), Visits: a.Days, AnalyticsOff: a.Off,
+		Drop: dropProps(sp.cfg, "Deploy again", user, dep.Id),
+	}
+	if live != nil {
+		v := sp.accountVersion(sites.DeploymentOf(dep).Slug(), *live)
+		p.Live = &v
+	}
+	return sp.tab(e, func(lp ui.LayoutProps, h ui.SiteHead) templ.Component { return ui.SiteOverview(lp, h, p) })
+}
+
+// deploysTab is GET /account/sites/{id}/deploys?changes=N: the versions,
+// the changes of version N, and the drop zone.
+func (sp *sitePages) deploysTab(e *core.RequestEvent) error {
+	user, dep := userOf(e), ownedOf(e)
+	p := ui.SiteDeploysProps{Drop: dropProps(sp.cfg, "Deploy again", user, dep.Id)}
+	var err error
+	if p.Versions, p.Changes, err = sp.siteVersions(dep, sites.DeploymentOf(dep).Slug(), e.Request.URL.Query().Get("changes")); err != nil {
+		return err
+	}
+	return sp.tab(e, func(lp ui.LayoutProps, h ui.SiteHead) templ.Component { return ui.SiteDeploys(lp, h, p) })
+}
+
+// analyticsTab is GET /account/sites/{id}/analytics: the visits.
+func (sp *sitePages) analyticsTab(e *core.RequestEvent) error {
+	a, err := sp.analytics(e.App, ownedOf(e).Id, time.Now())
+	if err != nil {
+		return err
+	}
+	return sp.tab(e, func(lp ui.LayoutProps, h ui.SiteHead) templ.Component { return ui.SiteAnalyticsTab(lp, h, a) })
+}
+
+// formsTab is GET /account/sites/{id}/forms?page=N: the form endpoint,
+// page N of the submissions, e-mail notifications and webhooks.
+func (sp *sitePages) formsTab(e *core.RequestEvent) error {
+	dep := ownedOf(e)
 	page, _ := strconv.Atoi(e.Request.URL.Query().Get("page"))
 	page = min(max(page, 1), maxPage)
 	total, err := forms.CountSubmissions(e.App, dep.Id)
@@ -102,51 +178,42 @@ func (sp *sitePages) accountSitePage(e *core.RequestEvent) error {
 	if err != nil {
 		return err
 	}
-	d := sites.DeploymentOf(dep)
-	slug := d.Slug()
-	p := ui.AccountSiteProps{
-		ID: dep.Id, Slug: slug, Title: d.Title(), URL: sp.links.Site(slug),
-		Disabled: d.Status() != sites.StatusActive,
-		Settings: ui.SiteSettings{
-			Title: d.Title(), Description: d.Description(),
-			Favicon: d.Favicon(), IsSPA: d.IsSPA(),
-		},
+	p := ui.SiteFormsProps{
 		SubmitURL:   sp.links.Web() + "/submit/" + dep.Id,
-		NotifyEmail: d.NotifyEmail(), Total: int(total), Page: page,
-		Drop:          dropProps(sp.cfg, "Deploy again", user, dep.Id),
+		NotifyEmail: sites.DeploymentOf(dep).NotifyEmail(), Total: int(total), Page: page, PageSize: accountSitePageSize,
 		WebhookEvents: forms.WebhookEvents,
-		Protection:    siteProtection(sp.links, dep),
-	}
-	if page > 1 {
-		p.PrevPage = page - 1
-	}
-	if int64(page*accountSitePageSize) < total {
-		p.NextPage = page + 1
 	}
 	for _, s := range subs {
-		j := s.JSON()
-		p.Submissions = append(p.Submissions, ui.AccountSubmission{ID: j.ID, CreatedAt: j.CreatedAt,
-			Fields: orderedFields(s.RawData(), j.Data)})
+		p.Submissions = append(p.Submissions, accountSubmission(s))
 	}
 	if p.Webhooks, err = accountWebhooks(e.App, hooks); err != nil {
 		return err
 	}
-	if p.Versions, p.Changes, err = sp.siteVersions(dep, slug, e.Request.URL.Query().Get("changes")); err != nil {
-		return err
-	}
-	if p.Analytics, err = sp.analytics(e.App, dep.Id, time.Now()); err != nil {
-		return err
-	}
-	if p.Domains, err = sp.domains.siteDomains(e, user, dep); err != nil {
-		return err
-	}
-	if p.Controls, err = siteControls(e.App, sp.links, dep, time.Now()); err != nil {
-		return err
-	}
-	return render(e, http.StatusOK, ui.AccountSite(sp.sessions.layout(e, user), p))
+	return sp.tab(e, func(lp ui.LayoutProps, h ui.SiteHead) templ.Component { return ui.SiteForms(lp, h, p) })
 }
 
-// siteVersions are the site page's versions, newest first, and the
+// accountSubmission is submission s as the Forms tab shows it.
+func accountSubmission(s *forms.Submission) ui.AccountSubmission {
+	j := s.JSON()
+	return ui.AccountSubmission{ID: j.ID, CreatedAt: j.CreatedAt, Fields: orderedFields(s.RawData(), j.Data)}
+}
+
+// submissionDeletePage is GET .../submissions/{subId}/delete: the
+// submission and the button that deletes it. One already gone goes back
+// to the submissions, saying so.
+func (sp *sitePages) submissionDeletePage(e *core.RequestEvent) error {
+	dep := ownedOf(e)
+	s, err := forms.FindSubmission(e.App, dep.Id, e.Request.PathValue("subId"))
+	if errors.Is(err, forms.ErrSubmissionNotFound) {
+		return sp.backToSite(e, dep, ui.PanelSubmissions, ui.FlashError, "That submission no longer exists.")
+	} else if err != nil {
+		return err
+	}
+	p := ui.SubmissionDeleteProps{Submission: accountSubmission(s)}
+	return sp.tab(e, func(lp ui.LayoutProps, h ui.SiteHead) templ.Component { return ui.SubmissionDelete(lp, h, p) })
+}
+
+// siteVersions are the Deploys tab's versions, newest first, and the
 // changes of the version changesParam names (?changes=N: against the
 // kept version before it), nil when it names none.
 func (sp *sitePages) siteVersions(dep *core.Record, slug, changesParam string) ([]ui.AccountVersion, *ui.VersionChanges, error) {
@@ -162,14 +229,8 @@ func (sp *sitePages) siteVersions(dep *core.Record, slug, changesParam string) (
 	}
 	out := make([]ui.AccountVersion, len(versions))
 	for i, v := range versions {
-		av := ui.AccountVersion{
-			Number: v.Number, CreatedAt: timestamp(v.Created), FileCount: v.FileCount,
-			TotalBytes: ui.SizeShort(v.TotalBytes), Live: v.Live, Newer: v.Number > live,
-			Message: v.Message, PreviewURL: sp.links.Preview(slug, v.Number),
-		}
-		for _, a := range v.Aliases {
-			av.Aliases = append(av.Aliases, ui.AccountAlias{Name: a, URL: sp.links.Alias(slug, a)})
-		}
+		av := sp.accountVersion(slug, v)
+		av.Newer = v.Number > live
 		if i+1 < len(versions) {
 			av.Previous = versions[i+1].Number
 		}
@@ -194,6 +255,19 @@ func (sp *sitePages) siteVersions(dep *core.Record, slug, changesParam string) (
 		return nil, nil, err
 	}
 	return out, pageChanges(out[i].Previous, n, d), nil
+}
+
+// accountVersion is version v of the site slug as the tabs show it.
+func (sp *sitePages) accountVersion(slug string, v sites.VersionInfo) ui.AccountVersion {
+	av := ui.AccountVersion{
+		Number: v.Number, CreatedAt: timestamp(v.Created), FileCount: v.FileCount,
+		TotalBytes: ui.SizeShort(v.TotalBytes), Live: v.Live,
+		Message: v.Message, PreviewURL: sp.links.Preview(slug, v.Number),
+	}
+	for _, a := range v.Aliases {
+		av.Aliases = append(av.Aliases, ui.AccountAlias{Name: a, URL: sp.links.Alias(slug, a)})
+	}
+	return av
 }
 
 // pageChanges is diff d of version from to version to as the site page
@@ -227,14 +301,14 @@ func (sp *sitePages) accountSiteRollback(e *core.RequestEvent) error {
 	dep := ownedOf(e)
 	n, err := strconv.Atoi(e.Request.PostForm.Get("version"))
 	if err != nil || n < 1 {
-		return sp.backToSite(e, dep, ui.FlashError, "No such version: pick one from the list.")
+		return sp.backToSite(e, dep, ui.PanelVersions, ui.FlashError, "No such version: pick one from the list.")
 	}
 	if _, err := sp.deploys.Promote(dep, n); errors.Is(err, sites.ErrVersionNotFound) {
-		return sp.backToSite(e, dep, ui.FlashError, "Version "+strconv.Itoa(n)+" is no longer kept.")
+		return sp.backToSite(e, dep, ui.PanelVersions, ui.FlashError, "Version "+strconv.Itoa(n)+" is no longer kept.")
 	} else if err != nil {
 		return err
 	}
-	return sp.backToSite(e, dep, ui.FlashSuccess, "Version "+strconv.Itoa(n)+" is live.")
+	return sp.backToSite(e, dep, ui.PanelVersions, ui.FlashSuccess, "Version "+strconv.Itoa(n)+" is live.")
 }
 
 // accountSiteCSV is the site page's CSV download (cookie-authenticated).
@@ -250,9 +324,9 @@ func (sp *sitePages) accountSiteNotifications(e *core.RequestEvent) error {
 		return err
 	}
 	if on {
-		return sp.backToSite(e, dep, ui.FlashSuccess, "New submissions will be mailed to you.")
+		return sp.backToSite(e, dep, ui.PanelNotifications, ui.FlashSuccess, "New submissions will be mailed to you.")
 	}
-	return sp.backToSite(e, dep, ui.FlashSuccess, "New submissions are no longer mailed.")
+	return sp.backToSite(e, dep, ui.PanelNotifications, ui.FlashSuccess, "New submissions are no longer mailed.")
 }
 
 // accountSubmissionDelete is a submission's delete button on the site page.
@@ -260,9 +334,9 @@ func (sp *sitePages) accountSubmissionDelete(e *core.RequestEvent) error {
 	dep := ownedOf(e)
 	if _, err := forms.DeleteSubmission(e.App, dep.Id, e.Request.PathValue("subId")); errors.Is(err, forms.ErrSubmissionNotFound) {
 		// Gone already (a second click, a reload): say so, change nothing.
-		return sp.backToSite(e, dep, ui.FlashError, "That submission no longer exists.")
+		return sp.backToSite(e, dep, ui.PanelSubmissions, ui.FlashError, "That submission no longer exists.")
 	} else if err != nil {
 		return err
 	}
-	return sp.backToSite(e, dep, ui.FlashSuccess, "Submission deleted.")
+	return sp.backToSite(e, dep, ui.PanelSubmissions, ui.FlashSuccess, "Submission deleted.")
 }

@@ -32,7 +32,7 @@ func TestAccountSitePage(t *testing.T) {
 			TestAppFactory: newAppForSitePage,
 		},
 		{
-			Name: "submissions, notifications and webhooks", Method: http.MethodGet, URL: page, Headers: cookie(sessionAlice),
+			Name: "submissions, notifications and webhooks", Method: http.MethodGet, URL: page + "/forms", Headers: cookie(sessionAlice),
 			ExpectedStatus: 200,
 			ExpectedContent: []string{`data-testid="submission-row"`, "second", "b@example.com", `data-testid="submissions-csv"`,
 				`data-testid="webhook-row"`, "https://93.184.216.34/hook", `data-testid="notify-toggle"`, "3 in all"},
@@ -46,10 +46,15 @@ func TestAccountSitePage(t *testing.T) {
 			Name: "turn notifications on", Method: http.MethodPost, URL: page + "/notifications",
 			Body: formBody("email", "true"), Headers: withHeaders(sameOrigin, cookie(sessionAlice)),
 			ExpectedStatus: 303, TestAppFactory: newAppForSitePage,
-			AfterTestFunc: func(t testing.TB, app *tests.TestApp, _ *http.Response) {
+			AfterTestFunc: func(t testing.TB, app *tests.TestApp, res *http.Response) {
 				rec, _ := app.FindRecordById(sites.DeploymentsCollection, idAliceSite)
 				if !rec.GetBool("notify_email") {
 					t.Fatal("not on")
+				}
+				wantLocation(page+"/forms#notifications")(t, app, res)
+				msgs := flashesOf(t, app, sessionAlice)
+				if len(msgs) != 1 || msgs[0].Panel != "notifications" || !strings.Contains(msgs[0].Text, "will be mailed") {
+					t.Fatalf("flash %+v", msgs)
 				}
 			},
 		},
@@ -72,12 +77,27 @@ func TestAccountSiteWebhookDelete(t *testing.T) {
 	if res, _ := do(t, mux, http.MethodPost, "/account/sites/"+idBobSite+"/webhooks/"+hooks[0].Id+"/delete", "", withHeaders(sameOrigin, cookie(sessionAlice))); res.StatusCode != 404 {
 		t.Fatalf("through someone else's site: %d", res.StatusCode)
 	}
-	res, body := do(t, mux, http.MethodPost, url, "", withHeaders(sameOrigin, cookie(sessionAlice)))
-	if res.StatusCode != 303 {
-		t.Fatalf("delete: %d %s", res.StatusCode, body)
+	// the list links to a confirmation, which posts the deletion
+	if _, body := do(t, mux, http.MethodGet, "/account/sites/"+idAliceSite+"/forms", "", cookie(sessionAlice)); !strings.Contains(body, `href="`+url+`" data-testid="webhook-delete"`) {
+		t.Fatalf("the Forms tab does not link to the confirmation: %s", body)
 	}
+	if res, body := do(t, mux, http.MethodGet, url, "", cookie(sessionAlice)); res.StatusCode != 200 ||
+		!strings.Contains(body, `<form method="post" action="`+url+`"`) || !strings.Contains(body, `data-testid="confirm-webhook">https://93.184.216.34/hook<`) {
+		t.Fatalf("confirmation: %d %s", res.StatusCode, body)
+	}
+	if n, _ := app.CountRecords(forms.WebhooksCollection); n != 1 {
+		t.Fatal("the confirmation deleted")
+	}
+	if res, _ := do(t, mux, http.MethodGet, "/account/sites/"+idBobSite+"/webhooks/"+hooks[0].Id+"/delete", "", cookie(sessionAlice)); res.StatusCode != 404 {
+		t.Fatalf("confirmation through someone else's site: %d", res.StatusCode)
+	}
+	res, _ := do(t, mux, http.MethodPost, url, "", withHeaders(sameOrigin, cookie(sessionAlice)))
+	expectRedirect(t, res, "/account/sites/"+idAliceSite+"/forms#webhooks")
 	if n, err := app.CountRecords(forms.WebhooksCollection); err != nil || n != 0 {
 		t.Fatalf("webhook not deleted: %d, %v", n, err)
+	}
+	if res, body := do(t, mux, http.MethodGet, url, "", cookie(sessionAlice)); res.StatusCode != 404 || !strings.Contains(body, "Webhook not found") {
+		t.Fatalf("confirmation of a deleted webhook: %d", res.StatusCode)
 	}
 	if _, body := do(t, mux, http.MethodGet, "/account", "", cookie(sessionAlice)); !strings.Contains(body, `data-testid="site-details"`) {
 		t.Fatal("no link from the account page")
@@ -109,7 +129,7 @@ func TestAccountSiteVersions(t *testing.T) {
 	}
 	runScenarios(t, []tests.ApiScenario{
 		{
-			Name: "versions listed, the live one marked", Method: http.MethodGet, URL: page, Headers: cookie(sessionAlice),
+			Name: "versions listed, the live one marked", Method: http.MethodGet, URL: page + "/deploys", Headers: cookie(sessionAlice),
 			ExpectedStatus: 200,
 			ExpectedContent: []string{`id="versions-h"`, "Version 2", "Version 1", `data-testid="version-live"`,
 				`data-testid="version-rollback"`, `name="version" value="1"`},

@@ -38,7 +38,7 @@ func TestAccountSiteAnalytics(t *testing.T) {
 	page := "/account/sites/" + idAliceSite
 	runScenarios(t, []tests.ApiScenario{
 		{
-			Name: "the chart and the top lists", Method: http.MethodGet, URL: page, Headers: cookie(sessionAlice),
+			Name: "the chart and the top lists", Method: http.MethodGet, URL: page + "/analytics", Headers: cookie(sessionAlice),
 			ExpectedStatus: 200,
 			ExpectedContent: []string{`data-testid="analytics-chart"`, `data-testid="chart-bar"`, `role="img"`,
 				`<span class="top-key">/about</span> <span class="top-count">7</span>`, `>news.example<`, `data-testid="analytics-table"`},
@@ -49,10 +49,29 @@ func TestAccountSiteAnalytics(t *testing.T) {
 			},
 		},
 		{
-			Name: "no visits yet", Method: http.MethodGet, URL: page, Headers: cookie(sessionAlice),
+			Name: "no visits yet", Method: http.MethodGet, URL: page + "/analytics", Headers: cookie(sessionAlice),
+			ExpectedStatus: 200,
+			ExpectedContent: []string{`data-testid="analytics-empty">No visits to the live site in the last 30 days yet`, "No page views yet.",
+				`data-testid="analytics-off"`}, // the test config counts nothing
+			NotExpectedContent: []string{`data-testid="chart-bar"`, `data-testid="analytics-chart"`},
+			TestAppFactory:     newAppForSitePage,
+		},
+		{
+			Name: "the Overview's sparkline", Method: http.MethodGet, URL: page, Headers: cookie(sessionAlice),
 			ExpectedStatus:     200,
-			ExpectedContent:    []string{`data-testid="analytics-chart"`, "No page views yet.", `data-testid="analytics-off"`}, // the test config counts nothing
-			NotExpectedContent: []string{`data-testid="chart-bar"`},
+			ExpectedContent:    []string{`data-testid="sparkline"`, "7 page views and 5 visitors (counted per day) in the last 30 days."},
+			NotExpectedContent: []string{`data-testid="analytics-chart"`, `data-testid="top-pages"`},
+			TestAppFactory: func(t testing.TB) *tests.TestApp {
+				app := newAppForSitePage(t)
+				mustStats(t, app, idAliceSite, 2, 7, []analytics.Count{{Key: "/about", Count: 7}}, nil)
+				return app
+			},
+		},
+		{
+			Name: "the Overview says there were no visits", Method: http.MethodGet, URL: page, Headers: cookie(sessionAlice),
+			ExpectedStatus:     200,
+			ExpectedContent:    []string{`data-testid="sparkline-empty">No visits to the live site in the last 30 days yet.`},
+			NotExpectedContent: []string{`data-testid="sparkline"`},
 			TestAppFactory:     newAppForSitePage,
 		},
 	})
@@ -72,7 +91,7 @@ func TestBrowserSiteAnalytics(t *testing.T) {
 	}
 	b.SignIn(user)
 	b.Step("a phone's viewport", chromedp.EmulateViewport(390, 844, chromedp.EmulateMobile))
-	b.Step("open the site page", chromedp.Navigate(b.WebURL+"/account/sites/"+dep.Id), chromedp.WaitVisible(testid("analytics-chart")))
+	b.Step("open the site page", chromedp.Navigate(b.WebURL+"/account/sites/"+dep.Id+"/analytics"), chromedp.WaitVisible(testid("analytics-chart")))
 	if n := b.Count(`[data-testid="chart-bar"]`); n != 25 { // 30 days, 5 of them without views
 		t.Fatalf("%d bars, want 25", n)
 	}

@@ -275,11 +275,11 @@ func build(app core.App, cfg *Config) (*built, error) {
 		bindWebhooksAPI(se.Router, &webhooksAPI{guard: cfg.webhookGuard(), guards: guards}, auth)
 		bindDomainsAPI(se.Router, &domainsAPI{desk: domainDesk, guards: guards}, auth)
 		pub.bindChanges(se)
-		site := &siteForms{deploys: svc, sessions: sessions}
+		site := &siteForms{deploys: svc, sessions: sessions, links: links}
 		domainPg := &domainPages{siteForms: site, desk: domainDesk, domains: domainSvc, siteHost: hosts.SiteHost}
 		bindAccountSitePages(se.Router, pages,
-			&sitePages{siteForms: site, cfg: cfg, links: links, analytics: pageAnalytics(stats == nil), domains: domainPg},
-			&settingsPages{siteForms: site, links: links, gate: gate},
+			&sitePages{siteForms: site, cfg: cfg, analytics: pageAnalytics(stats == nil)},
+			&settingsPages{siteForms: site, gate: gate},
 			&protectionPages{siteForms: site},
 			&webhookPages{siteForms: site, cfg: cfg, sends: webhookSends, ref: ref, wake: send.wake}, domainPg)
 		api := bindMCP(se.Router, &mcpEndpoint{maxBody: cfg.MaxBody, guards: guards, proxies: proxies})

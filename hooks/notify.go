@@ -25,7 +25,7 @@ func notificationMail(app core.App, cfg *Config) func(*forms.Notification) error
 			Slug:    slug,
 			SiteURL: cfg.links().Site(slug),
 			Total:   n.Total,
-			ListURL: cfg.links().Web() + "/account/sites/" + n.Deployment.Id,
+			ListURL: cfg.links().Web() + ui.TabPath(n.Deployment.Id, ui.TabForms) + "#" + ui.PanelSubmissions.ID,
 		}
 		for _, s := range n.Submissions {
 			p.Items = append(p.Items, ui.SubmissionItem{CreatedAt: s.JSON().CreatedAt, Fields: uiFields(s.Fields())})

@@ -36,6 +36,10 @@ func TestNotificationMailBatching(t *testing.T) {
 		!strings.Contains(first.HTML, "hello") {
 		t.Fatalf("first mail %q: %q", first.Subject, first.Text)
 	}
+	// the mail links to the submissions, on the site page's Forms tab
+	if !strings.Contains(first.Text, "All submissions: http://web.test/account/sites/"+idAliceSite+"/forms#submissions\r\n") {
+		t.Fatalf("the mail's link to the submissions: %q", first.Text)
+	}
 	if n, m := strings.Index(first.Text, "name: Ann"), strings.Index(first.Text, "message: hello"); n < 0 || n > m {
 		t.Fatalf("fields not in the form's order: %q", first.Text)
 	}

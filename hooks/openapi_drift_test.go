@@ -50,7 +50,15 @@ var notInOpenAPI = map[string]bool{
 	" /":                                      true, // every other path: the 404 (page or JSON)
 	"GET /account/sites/{id}":                 true,
 	"GET /account/sites/{id}/submissions.csv": true,
-	"POST /account/sites/{id}/notifications":  true,
+	// the site page's other tabs and its confirmations (issue 30)
+	"GET /account/sites/{id}/deploys":                                                 true,
+	"GET /account/sites/{id}/analytics":                                               true,
+	"GET /account/sites/{id}/forms":                                                   true,
+	"GET /account/sites/{id}/domains":                                                 true,
+	"GET /account/sites/{id}/settings":                                                true,
+	"GET /account/sites/{id}/submissions/{subId}/delete":                              true,
+	"GET /account/sites/{id}/webhooks/{webhookId}/delete":                             true,
+	"POST /account/sites/{id}/notifications":                                          true,
 	"POST /account/sites/{id}/webhooks/{webhookId}/delete":                            true,
 	"POST /account/sites/{id}/rollback":                                               true,
 	"POST /account/sites/{id}/settings":                                               true,

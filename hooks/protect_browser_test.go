@@ -80,7 +80,7 @@ func TestBrowserProtectedSite(t *testing.T) {
 
 	// the owner copies the share link from the site page
 	b.SignIn(user)
-	b.Step("the site page", chromedp.Navigate(b.WebURL+"/account/sites/"+c.Record.Id), chromedp.WaitVisible(testid("share-url")))
+	b.Step("the site page", chromedp.Navigate(b.WebURL+"/account/sites/"+c.Record.Id+"/settings"), chromedp.WaitVisible(testid("share-url")))
 	share := b.Text(testid("share-url"))
 	if !strings.HasPrefix(share, site+"?_token=") {
 		t.Fatalf("share link %q", share)

@@ -56,6 +56,14 @@ func (s *sessions) back(e *core.RequestEvent, to, kind, text string) error {
 	return e.Redirect(http.StatusSeeOther, to)
 }
 
+// backToPanel answers a form post of a page made of panels: the message
+// for the panel (the id of the panel or row holding the form) of the next
+// page, and 303 to the page to, scrolled to that panel (to#panel).
+func (s *sessions) backToPanel(e *core.RequestEvent, to, panel, kind, text string) error {
+	s.flash(e, ui.Flash{Kind: kind, Text: text, Panel: panel})
+	return e.Redirect(http.StatusSeeOther, to+"#"+panel)
+}
+
 // layout is what the page frame shows about the visitor: who is signed
 // in, and the messages left by the form post that led here (taken, so a
 // reload shows them no more).

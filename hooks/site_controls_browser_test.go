@@ -15,7 +15,7 @@ func TestBrowserSiteControls(t *testing.T) {
 	b := newBrowserEnv(t)
 	alice, _ := b.App.FindAuthRecordByEmail("users", "alice@example.com")
 	b.SignIn(alice)
-	page := b.WebURL + "/account/sites/" + idAliceSite
+	page := b.WebURL + "/account/sites/" + idAliceSite + "/settings"
 
 	b.Step("open the site page", chromedp.Navigate(page), chromedp.WaitVisible(testid("rename-form")))
 	b.Step("rename it",
@@ -30,11 +30,12 @@ func TestBrowserSiteControls(t *testing.T) {
 	if loc := b.Location(); loc != page+"#site-controls" {
 		t.Errorf("after the rename the browser is at %s", loc)
 	}
-	if got := b.Text(testid("site-url")); got != b.SiteURL("alice-renamed") {
-		t.Errorf("the page links to %q", got)
-	}
 	if got := b.Text(testid("old-slugs")); !strings.Contains(got, b.SiteURL("alice-site")) {
 		t.Errorf("old addresses %q", got)
+	}
+	b.Step("the Overview", chromedp.Navigate(strings.TrimSuffix(page, "/settings")), chromedp.WaitVisible(testid("site-url")))
+	if got := b.Text(testid("site-url")); got != b.SiteURL("alice-renamed") {
+		t.Errorf("the page links to %q", got)
 	}
 	b.Step("the old address", chromedp.Navigate(b.SiteURL("alice-site")+"?from=old"), chromedp.WaitVisible("h1"))
 	if loc := b.Location(); loc != b.SiteURL("alice-renamed")+"?from=old" {
@@ -51,6 +52,9 @@ func TestBrowserSiteControls(t *testing.T) {
 	}
 	if n := b.Count(`[data-testid="controls-resume"]`); n != 1 {
 		t.Fatalf("%d resume buttons on the paused site's page", n)
+	}
+	if n := b.Count(`[data-testid="site-paused-badge"]`); n != 1 {
+		t.Errorf("%d Paused badges in the paused site's page head", n)
 	}
 	// a 503 page: waiting for it to be visible in the navigation's step
 	// hung here; its h1 being ready is enough

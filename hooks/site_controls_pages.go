@@ -18,9 +18,6 @@ type controlPages struct {
 	*settingsPages
 }
 
-// controlsAnchor is where a control's answer lands on the site page.
-const controlsAnchor = "#site-controls"
-
 // siteControls is what the controls panel of dep shows.
 func siteControls(app core.App, links sites.Links, dep *core.Record, now time.Time) (ui.SiteControls, error) {
 	d := sites.DeploymentOf(dep)
@@ -39,7 +36,7 @@ func siteControls(app core.App, links sites.Links, dep *core.Record, now time.Ti
 
 // back answers a control's post with a message: 303 to the controls.
 func (cp *controlPages) back(e *core.RequestEvent, dep *core.Record, kind, text string) error {
-	return cp.sessions.back(e, "/account/sites/"+dep.Id+controlsAnchor, kind, text)
+	return cp.backToSite(e, dep, ui.PanelControls, kind, text)
 }
 
 // refusal answers err with a message when the client caused it (an

@@ -16,7 +16,7 @@ import (
 func TestSiteControlsPages(t *testing.T) {
 	t.Parallel()
 	base := "/account/sites/" + idAliceSite
-	back := wantLocation(base + controlsAnchor)
+	back := wantLocation(base + "/settings#" + ui.PanelControls.ID)
 	slugIs := func(want string) func(testing.TB, *tests.TestApp, *http.Response) {
 		return func(t testing.TB, app *tests.TestApp, _ *http.Response) {
 			t.Helper()
@@ -103,13 +103,13 @@ func TestSiteControlsPages(t *testing.T) {
 			AfterTestFunc: pausedIs(false),
 		},
 		{
-			Name: "the page shows a paused site and its resume button", Method: http.MethodGet, URL: base, Headers: cookie(sessionAlice),
+			Name: "the page shows a paused site and its resume button", Method: http.MethodGet, URL: base + "/settings", Headers: cookie(sessionAlice),
 			ExpectedStatus: 200, TestAppFactory: pausedApp,
 			ExpectedContent:    []string{`id="site-controls"`, `data-testid="controls-paused"`, `data-testid="controls-resume"`},
 			NotExpectedContent: []string{`data-testid="controls-pause"`},
 		},
 		{
-			Name: "the page shows the old address still redirecting", Method: http.MethodGet, URL: base, Headers: cookie(sessionAlice),
+			Name: "the page shows the old address still redirecting", Method: http.MethodGet, URL: base + "/settings", Headers: cookie(sessionAlice),
 			ExpectedStatus: 200, TestAppFactory: renamedApp,
 			ExpectedContent: []string{`value="alice-new"`, `data-testid="old-slugs"`, "http://alice-site.sites.test/</code> until "},
 		},

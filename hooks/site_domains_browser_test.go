@@ -24,7 +24,7 @@ func TestBrowserSiteDomains(t *testing.T) {
 	domain := strings.Repeat("averyverylonglabelwithoutbreaks", 2) + ".another-label.custom.test"
 
 	b.Step("a phone's viewport", chromedp.EmulateViewport(390, 844, chromedp.EmulateMobile))
-	b.Step("open the site page", chromedp.Navigate(b.WebURL+"/account/sites/"+dep.Id), chromedp.WaitVisible(testid("domain-form")))
+	b.Step("open the Domains tab", chromedp.Navigate(b.WebURL+"/account/sites/"+dep.Id+"/domains"), chromedp.WaitVisible(testid("domain-form")))
 	b.Step("add a domain",
 		chromedp.SendKeys(`[data-testid="domain-input"]`, domain),
 		chromedp.Click(testid("domain-add")),

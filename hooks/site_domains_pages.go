@@ -4,6 +4,7 @@ import (
 	"errors"
 	"net/http"
 
+	"github.com/a-h/templ"
 	"github.com/pocketbase/pocketbase/core"
 	"github.com/pocketbase/pocketbase/tools/hook"
 
@@ -11,7 +12,7 @@ import (
 	"sitedrop/ui"
 )
 
-// domainPages are the site page's custom domains panel and its forms.
+// domainPages are the Domains tab and its forms.
 type domainPages struct {
 	*siteForms
 	// desk runs the domain actions within the account's limit.
@@ -22,7 +23,17 @@ type domainPages struct {
 	siteHost func(slug string) string
 }
 
-// siteDomains is the site page's custom domains panel of dep.
+// domainsTab is GET /account/sites/{id}/domains: the site's custom
+// domains, the records to create, and the form that adds one.
+func (dp *domainPages) domainsTab(e *core.RequestEvent) error {
+	d, err := dp.siteDomains(e, userOf(e), ownedOf(e))
+	if err != nil {
+		return err
+	}
+	return dp.tab(e, func(lp ui.LayoutProps, h ui.SiteHead) templ.Component { return ui.SiteDomainsTab(lp, h, d) })
+}
+
+// siteDomains is the Domains tab's list of dep's custom domains.
 func (dp *domainPages) siteDomains(e *core.RequestEvent, user, dep *core.Record) (ui.SiteDomains, error) {
 	acct, site := domains.AccountOf(user), domains.SiteOf(dep)
 	recs, err := dp.domains.List(site.ID)
@@ -56,14 +67,14 @@ func (dp *domainPages) accountDomainCreate(e *core.RequestEvent) error {
 	acct, site := domains.AccountOf(userOf(e)), domains.SiteOf(dep)
 	a, err := dp.desk.start(e, acct.ID, true)
 	if err != nil {
-		return dp.refused(e, dep, "Domain not added: ", err)
+		return dp.refused(e, dep, ui.PanelDomainAdd, "Domain not added: ", err)
 	}
 	defer a.Done()
 	rec, _, err := dp.domains.Add(e.Request.Context(), acct, site, e.Request.PostForm.Get("domain"), a)
 	if err != nil {
-		return dp.refused(e, dep, "Domain not added: ", err)
+		return dp.refused(e, dep, ui.PanelDomainAdd, "Domain not added: ", err)
 	}
-	return dp.backToSite(e, dep, ui.FlashSuccess, domainOutcome(rec, true))
+	return dp.backToSite(e, dep, ui.DomainPanel(rec.Name()), ui.FlashSuccess, domainOutcome(rec, true))
 }
 
 // accountDomainVerify is a domain's "Check now" button.
@@ -72,12 +83,12 @@ func (dp *domainPages) accountDomainVerify(e *core.RequestEvent) error {
 	site := domains.SiteOf(dep)
 	a, err := dp.desk.start(e, site.OwnerID, true)
 	if err != nil {
-		return dp.refused(e, dep, rec.Name()+" not checked: ", err)
+		return dp.refused(e, dep, ui.DomainPanel(rec.Name()), rec.Name()+" not checked: ", err)
 	}
 	defer a.Done()
 	checked, err := dp.domains.Recheck(e.Request.Context(), rec, site.Slug, a)
 	if errors.Is(err, domains.ErrTaken) {
-		return dp.backToSite(e, dep, ui.FlashError, rec.Name()+": "+err.Error()+".")
+		return dp.backToSite(e, dep, ui.DomainPanel(rec.Name()), ui.FlashError, rec.Name()+": "+err.Error()+".")
 	} else if err != nil {
 		return err
 	}
@@ -85,7 +96,7 @@ func (dp *domainPages) accountDomainVerify(e *core.RequestEvent) error {
 	if checked.Status() != domains.StatusVerified {
 		kind = ui.FlashError
 	}
-	return dp.backToSite(e, dep, kind, domainOutcome(checked, false))
+	return dp.backToSite(e, dep, ui.DomainPanel(checked.Name()), kind, domainOutcome(checked, false))
 }
 
 // accountDomainDelete is a domain's "Remove" button.
@@ -93,12 +104,12 @@ func (dp *domainPages) accountDomainDelete(e *core.RequestEvent) error {
 	dep, rec := ownedOf(e), domainOf(e)
 	site := domains.SiteOf(dep)
 	if _, err := dp.desk.start(e, site.OwnerID, false); err != nil {
-		return dp.refused(e, dep, rec.Name()+" not removed: ", err)
+		return dp.refused(e, dep, ui.DomainPanel(rec.Name()), rec.Name()+" not removed: ", err)
 	}
 	if err := dp.domains.Remove(rec); err != nil {
 		return err
 	}
-	return dp.backToSite(e, dep, ui.FlashSuccess, rec.Name()+" removed: the site no longer answers there.")
+	return dp.backToSite(e, dep, ui.PanelDomains, ui.FlashSuccess, rec.Name()+" removed: the site no longer answers there.")
 }
 
 // requireSiteDomain, after requirePageOwner, leaves the site's custom

@@ -31,14 +31,14 @@ func TestSiteDomainsPages(t *testing.T) {
 	}
 	runScenarios(t, []tests.ApiScenario{
 		{
-			Name: "the panel: records to create, state, usage", Method: http.MethodGet, URL: page, Headers: cookie(sessionAlice),
+			Name: "the panel: records to create, state, usage", Method: http.MethodGet, URL: page + "/domains", Headers: cookie(sessionAlice),
 			ExpectedStatus: 200, TestAppFactory: factory, BeforeTestFunc: withDomain(false),
 			ExpectedContent: []string{`data-testid="domain-row" data-status="pending"`, `data-testid="domain-verify"`,
 				`<code class="long">_sitedrop-challenge.shop.custom.test</code>`, `data-copy="alice-site.sites.test"`,
 				"1 of 1 custom domains used on the free plan", `data-testid="domain-form"`},
 		},
 		{
-			Name: "a verified domain links to the site", Method: http.MethodGet, URL: page, Headers: cookie(sessionAlice),
+			Name: "a verified domain links to the site", Method: http.MethodGet, URL: page + "/domains", Headers: cookie(sessionAlice),
 			ExpectedStatus: 200, TestAppFactory: factory, BeforeTestFunc: withDomain(true),
 			ExpectedContent:    []string{`data-status="verified"`, `href="http://shop.custom.test/"`},
 			NotExpectedContent: []string{`data-testid="domain-verify"`, `data-testid="domain-record"`},

@@ -113,25 +113,90 @@ func TestSitePageState(t *testing.T) {
 		}
 		return app
 	}
-	runScenarios(t, []tests.ApiScenario{
+	tabBar := func(current string) []string {
+		out := []string{`<nav class="tabs" aria-label="Site" data-testid="site-tabs">`}
+		for _, t := range []struct{ path, label string }{{"", "Overview"}, {"/deploys", "Deploys"}, {"/analytics", "Analytics"},
+			{"/forms", "Forms"}, {"/domains", "Domains"}, {"/settings", "Settings"}} {
+			attr := ""
+			if t.label == current {
+				attr = ` aria-current="page"`
+			}
+			out = append(out, `<a href="`+page+t.path+`"`+attr+` data-testid="tab-`+strings.ToLower(t.label)+`">`+t.label+`</a>`)
+		}
+		return append(out, "<title>"+current+" · Alice · sitedrop</title>")
+	}
+	scenarios := []tests.ApiScenario{
 		{
-			Name: "live, URLs with copy buttons, settings, log, delete link", Method: http.MethodGet, URL: page,
+			Name: "Overview: live, the address with its copy button, the last deploy, no other tab's content", Method: http.MethodGet, URL: page,
 			Headers: cookie(sessionAlice), ExpectedStatus: 200,
-			ExpectedContent: []string{`data-testid="site-state"`, ">Live<", `data-copy="http://alice-site.sites.test/"`,
-				`data-copy="http://web.test/submit/` + idAliceSite + `"`, `src="/static/copy.js"`, `data-testid="site-slug">alice-site<`,
-				`name="title" value="Alice"`, `data-testid="delivery-row" data-status="failed"`,
+			ExpectedContent: append(tabBar("Overview"), `data-testid="site-state"`, ">Live<", `data-copy="http://alice-site.sites.test/"`,
+				`src="/static/copy.js"`, `data-testid="site-slug">alice-site<`, `<div id="site-summary" data-refresh`,
+				`Live version: <strong>1</strong>`, "just now", `data-testid="visits-sparkline"`, `data-testid="drop-deploy"`),
+			NotExpectedContent: []string{"Disabled by an admin", `data-testid="submission-row"`, `data-testid="webhook-row"`,
+				`data-testid="version-row"`, `data-testid="settings-form"`, `data-testid="domain-form"`, `data-testid="analytics-chart"`},
+			TestAppFactory: newSitePagesApp,
+		},
+		{
+			Name: "Forms: the endpoint, submissions with a confirmation link, notifications, webhooks with their log", Method: http.MethodGet, URL: page + "/forms",
+			Headers: cookie(sessionAlice), ExpectedStatus: 200,
+			ExpectedContent: append(tabBar("Forms"), `data-copy="http://web.test/submit/`+idAliceSite+`"`, `data-testid="delivery-row" data-status="failed"`,
 				"HTTP 500: receiver broke", "failed · HTTP 500 · 8 attempts", `data-testid="delivery-redeliver"`,
-				`data-testid="webhook-test"`, `href="/account/sites/` + idAliceSite + `/delete"`, "just now",
-				`data-testid="submission-delete"`, "line one\nline two", `name="events" value="submission" checked`},
-			NotExpectedContent: []string{"Disabled by an admin"},
+				`data-testid="webhook-test"`, "line one\nline two", `name="events" value="submission" checked`,
+				`<a class="button small danger" href="`+page+`/submissions/`+idAliceSub+`/delete" data-testid="submission-delete"`,
+				`<li class="webhook" id="webhook-`+idAliceHook+`"`, `<section class="panel" id="submissions"`, `data-testid="notify-toggle"`),
+			NotExpectedContent: []string{`data-testid="drop-deploy"`, `data-testid="settings-form"`, `data-testid="version-row"`},
 			TestAppFactory:     newSitePagesApp,
 		},
 		{
-			Name: "disabled by an admin", Method: http.MethodGet, URL: page, Headers: cookie(sessionAlice),
-			ExpectedStatus: 200, ExpectedContent: []string{"Disabled by an admin", `role="alert" data-testid="site-state"`},
-			TestAppFactory: disabled,
+			Name: "Settings: the form says what a title does, protection, delete link", Method: http.MethodGet, URL: page + "/settings",
+			Headers: cookie(sessionAlice), ExpectedStatus: 200,
+			ExpectedContent: append(tabBar("Settings"), `name="title" value="Alice"`, "Used on pages without a <code>&lt;title&gt;</code> of their own.",
+				`data-testid="protection-panel"`, `href="/account/sites/`+idAliceSite+`/delete"`),
+			NotExpectedContent: []string{`data-testid="submission-row"`, `data-testid="drop-deploy"`},
+			TestAppFactory:     newSitePagesApp,
 		},
-	})
+		{
+			Name: "Deploys: the versions to refresh after a drop, and the drop zone", Method: http.MethodGet, URL: page + "/deploys",
+			Headers: cookie(sessionAlice), ExpectedStatus: 200,
+			ExpectedContent:    append(tabBar("Deploys"), `<ul class="sites" id="versions-list" data-refresh`, `data-testid="version-row"`, `data-testid="drop-deploy"`),
+			NotExpectedContent: []string{`data-testid="submission-row"`, `data-testid="settings-form"`},
+			TestAppFactory:     newSitePagesApp,
+		},
+		{
+			Name: "Analytics", Method: http.MethodGet, URL: page + "/analytics", Headers: cookie(sessionAlice), ExpectedStatus: 200,
+			ExpectedContent: append(tabBar("Analytics"), `data-testid="analytics"`), NotExpectedContent: []string{`data-testid="submission-row"`},
+			TestAppFactory: newSitePagesApp,
+		},
+		{
+			Name: "Domains", Method: http.MethodGet, URL: page + "/domains", Headers: cookie(sessionAlice), ExpectedStatus: 200,
+			ExpectedContent: append(tabBar("Domains"), `data-testid="domain-form"`), NotExpectedContent: []string{`data-testid="submission-row"`},
+			TestAppFactory: newSitePagesApp,
+		},
+		{
+			Name: "an old link to a page of submissions goes on to the Forms tab", Method: http.MethodGet, URL: page + "?page=2",
+			Headers: cookie(sessionAlice), ExpectedStatus: 303, TestAppFactory: newSitePagesApp,
+			AfterTestFunc: wantLocation(page + "/forms?page=2#submissions"),
+		},
+	}
+	// A disabled site says so on every tab.
+	for _, tab := range []string{"", "/deploys", "/analytics", "/forms", "/domains", "/settings"} {
+		scenarios = append(scenarios, tests.ApiScenario{
+			Name: "disabled by an admin: " + page + tab, Method: http.MethodGet, URL: page + tab, Headers: cookie(sessionAlice),
+			ExpectedStatus: 200, ExpectedContent: []string{`<div class="alert" data-testid="site-disabled"><p><strong>Disabled by an admin.</strong>`,
+				`data-testid="site-disabled-badge">Disabled</span></h1>`},
+			NotExpectedContent: []string{`<p data-testid="site-state"><span class="badge live">`},
+			TestAppFactory:     disabled,
+		})
+	}
+	for _, tab := range []string{"/forms", "/settings"} {
+		scenarios = append(scenarios, tests.ApiScenario{
+			Name: "signed out: " + tab, Method: http.MethodGet, URL: page + tab, ExpectedStatus: 303, TestAppFactory: newSitePagesApp,
+		}, tests.ApiScenario{
+			Name: "someone else's site: " + tab, Method: http.MethodGet, URL: "/account/sites/" + idBobSite + tab, Headers: cookie(sessionAlice),
+			ExpectedStatus: 404, ExpectedContent: []string{"Site not found"}, TestAppFactory: newSitePagesApp,
+		})
+	}
+	runScenarios(t, scenarios)
 }
 
 func TestSitePageSettings(t *testing.T) {
@@ -160,7 +225,7 @@ func TestSitePageSettings(t *testing.T) {
 			Name: "a new title is a new version", Method: http.MethodPost, URL: url, Headers: formPost(sessionAlice),
 			Body:           formBody("title", "Renamed", "description", "About", "favicon", "🐙"),
 			ExpectedStatus: 303, TestAppFactory: newSitePagesApp,
-			AfterTestFunc: checks(wantLocation("/account/sites/"+idAliceSite), wantFlash(ui.FlashSuccess, "version 2 is live"), versions(2), field("title", "Renamed"),
+			AfterTestFunc: checks(wantLocation("/account/sites/"+idAliceSite+"/settings#settings"), wantFlash(ui.FlashSuccess, "version 2 is live"), versions(2), field("title", "Renamed"),
 				field("favicon", "🐙"), serves("<title>Renamed</title>"), wantCount(forms.DeliveriesCollection,
 					dbx.HashExp{"event": forms.EventDeploymentUpdated}, 1)),
 		},
@@ -246,9 +311,28 @@ func TestSitePageSubmissionDelete(t *testing.T) {
 	base := "/account/sites/" + idAliceSite + "/submissions/"
 	runScenarios(t, []tests.ApiScenario{
 		{
+			Name: "the confirmation shows the submission and posts its deletion", Method: http.MethodGet, URL: base + idAliceSub + "/delete",
+			Headers: cookie(sessionAlice), ExpectedStatus: 200, TestAppFactory: newSitePagesApp,
+			ExpectedContent: []string{"Delete this submission?", "<dt>msg</dt><dd>line one\nline two</dd>",
+				`<form method="post" action="` + base + idAliceSub + `/delete"`, `data-testid="delete-cancel"`},
+			AfterTestFunc: wantCount(forms.SubmissionsCollection, dbx.HashExp{"id": idAliceSub}, 1),
+		},
+		{
+			Name: "the confirmation of a submission that is gone says so on the Forms tab", Method: http.MethodGet, URL: base + idBobSub + "/delete",
+			Headers: cookie(sessionAlice), ExpectedStatus: 303, TestAppFactory: newSitePagesApp,
+			AfterTestFunc: checks(wantLocation("/account/sites/"+idAliceSite+"/forms#submissions"), wantFlash(ui.FlashError, "no longer exists"),
+				wantCount(forms.SubmissionsCollection, dbx.HashExp{"id": idBobSub}, 1)),
+		},
+		{
+			Name: "the confirmation on someone else's site", Method: http.MethodGet, URL: "/account/sites/" + idBobSite + "/submissions/" + idBobSub + "/delete",
+			Headers: cookie(sessionAlice), ExpectedStatus: 404, ExpectedContent: []string{"not found"}, NotExpectedContent: []string{"line one"},
+			TestAppFactory: newSitePagesApp,
+		},
+		{
 			Name: "delete one", Method: http.MethodPost, URL: base + idAliceSub + "/delete", Headers: formPost(sessionAlice),
 			ExpectedStatus: 303, TestAppFactory: newSitePagesApp,
-			AfterTestFunc: checks(wantFlash(ui.FlashSuccess, "Submission deleted"), wantCount(forms.SubmissionsCollection, dbx.HashExp{"id": idAliceSub}, 0)),
+			AfterTestFunc: checks(wantLocation("/account/sites/"+idAliceSite+"/forms#submissions"), wantFlash(ui.FlashSuccess, "Submission deleted"),
+				wantCount(forms.SubmissionsCollection, dbx.HashExp{"id": idAliceSub}, 0)),
 		},
 		{
 			Name: "another site's submission through mine", Method: http.MethodPost, URL: base + idBobSub + "/delete",
@@ -350,7 +434,7 @@ func TestSubmissionFieldOrder(t *testing.T) {
 			t.Fatalf("%s: %d %s", p.ctype, res.StatusCode, body)
 		}
 	}
-	_, page := do(t, mux, http.MethodGet, "/account/sites/"+idAliceSite, "", cookie(sessionAlice))
+	_, page := do(t, mux, http.MethodGet, "/account/sites/"+idAliceSite+"/forms", "", cookie(sessionAlice))
 	if n := strings.Count(page, `data-testid="submission-row"`); n != 3 {
 		t.Fatalf("%d rows", n)
 	}
@@ -374,4 +458,69 @@ func wantLocation(want string) func(testing.TB, *tests.TestApp, *http.Response) 
 			t.Fatalf("Location %q, want %q", got, want)
 		}
 	}
+}
+
+// TestSiteTabMessageBesideItsForm: the page a form post leads to shows
+// its message inside the panel (or row) of the form, not at the top; a
+// message whose panel the page lacks shows at the top.
+func TestSiteTabMessageBesideItsForm(t *testing.T) {
+	t.Parallel()
+	app := newSitePagesApp(t)
+	defer app.Cleanup()
+	mux := newMux(t, app)
+	page := "/account/sites/" + idAliceSite
+	follow := func(post string, want ...string) string {
+		t.Helper()
+		res, body := do(t, mux, http.MethodPost, page+post, "", formPost(sessionAlice))
+		if res.StatusCode != http.StatusSeeOther {
+			t.Fatalf("POST %s: %d %s", post, res.StatusCode, body)
+		}
+		loc := res.Header.Get("Location")
+		path, _, _ := strings.Cut(loc, "#")
+		_, body = do(t, mux, http.MethodGet, path, "", cookie(sessionAlice))
+		for _, w := range want {
+			if !strings.Contains(body, w) {
+				t.Errorf("after POST %s, %s lacks %s", post, loc, w)
+			}
+		}
+		if strings.Contains(body, `<main id="main" tabindex="-1"><div class="`) {
+			t.Errorf("after POST %s, a message at the top of %s", post, loc)
+		}
+		return loc
+	}
+	if loc := follow("/notifications", `<h2 id="notify-h">E-mail notifications</h2><div class="notice success" role="status" data-testid="flash-success"><p>New submissions are no longer mailed.</p>`); loc != page+"/forms#notifications" {
+		t.Errorf("notifications: to %s", loc)
+	}
+	if loc := follow("/webhooks/"+idAliceHook+"/test", `<li class="webhook" id="webhook-`+idAliceHook+`" data-testid="webhook-row"><div class="notice success" role="status" data-testid="flash-success"><p>Test delivery queued`); loc != page+"/forms#webhook-"+idAliceHook {
+		t.Errorf("test: to %s", loc)
+	}
+	if loc := follow("/rollback", `<h2 id="versions-h">Versions</h2><div class="alert" role="alert" data-testid="flash-error"><p>No such version`); loc != page+"/deploys#versions" {
+		t.Errorf("rollback: to %s", loc)
+	}
+	if loc := follow("/protection", `<h2 id="protect-h">Protection</h2><div class="alert" role="alert" data-testid="flash-error"><p>Nothing changed: unknown action.`); loc != page+"/settings#protection" {
+		t.Errorf("protection: to %s", loc)
+	}
+
+	// A message for a row that is gone by the time the page loads: at
+	// the top.
+	res, _ := do(t, mux, http.MethodPost, page+"/webhooks/"+idAliceHook+"/test", "", formPost(sessionAlice))
+	if res.StatusCode != http.StatusSeeOther {
+		t.Fatal(res.StatusCode)
+	}
+	if err := forms.DeleteWebhook(app, mustFindWebhook(t, app, idAliceHook)); err != nil {
+		t.Fatal(err)
+	}
+	if _, body := do(t, mux, http.MethodGet, page+"/forms", "", cookie(sessionAlice)); !strings.Contains(body, `<main id="main" tabindex="-1"><div class="notice success" role="status" data-testid="flash-success"><p>Test delivery queued`) {
+		t.Errorf("a message for a row the page lacks is not at the top: %s", body)
+	}
+}
+
+// mustFindWebhook is the webhook id of alice's site.
+func mustFindWebhook(t testing.TB, app *tests.TestApp, id string) *forms.Webhook {
+	t.Helper()
+	w, err := forms.FindWebhook(app, idAliceSite, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return w
 }

@@ -7,7 +7,7 @@ import (
 	"sitedrop/ui"
 )
 
-// protectionPages are the site page's protection forms.
+// protectionPages are the Settings tab's protection forms.
 type protectionPages struct {
 	*siteForms
 }
@@ -25,7 +25,8 @@ func siteProtection(links sites.Links, dep *core.Record) ui.SiteProtection {
 // page's protection forms, told apart by their button's action:
 // password (with the password field), remove-password, link-on,
 // link-off, rotate. Each change goes through the service as an API deploy's
-// would, and answers 303 to the site page with what happened.
+// would, and answers 303 to the Settings tab's protection with what
+// happened.
 func (pp *protectionPages) accountSiteProtection(e *core.RequestEvent) error {
 	dep := ownedOf(e)
 	var c sites.ProtectionChange
@@ -35,7 +36,7 @@ func (pp *protectionPages) accountSiteProtection(e *core.RequestEvent) error {
 	case "password":
 		h, err := sites.HashPassword(e.Request.PostForm.Get("password"))
 		if err != nil {
-			return pp.backToSite(e, dep, ui.FlashError, "Password not set: "+sentence(err.Error()))
+			return pp.backToSite(e, dep, ui.PanelProtection, ui.FlashError, "Password not set: "+sentence(err.Error()))
 		}
 		c.PasswordHash = &h
 		done = "Password set: visitors must type it; everyone who was in must type it again."
@@ -52,7 +53,7 @@ func (pp *protectionPages) accountSiteProtection(e *core.RequestEvent) error {
 		c.Rotate = true
 		done = "New share link made: the old one no longer works, and everyone who was in must enter again."
 	default:
-		return pp.backToSite(e, dep, ui.FlashError, "Nothing changed: unknown action.")
+		return pp.backToSite(e, dep, ui.PanelProtection, ui.FlashError, "Nothing changed: unknown action.")
 	}
 	out, err := pp.deploys.SetProtection(dep, c)
 	if err != nil {
@@ -61,5 +62,5 @@ func (pp *protectionPages) accountSiteProtection(e *core.RequestEvent) error {
 	if sites.ProtectionOf(out) == nil {
 		done += " The site is public now."
 	}
-	return pp.backToSite(e, dep, ui.FlashSuccess, done)
+	return pp.backToSite(e, dep, ui.PanelProtection, ui.FlashSuccess, done)
 }

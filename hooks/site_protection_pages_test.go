@@ -11,8 +11,8 @@ import (
 	"sitedrop/ui"
 )
 
-// TestSiteProtectionForms: each form of the site page's Protection panel
-// answers 303 to the site page with a flash, and changes what it says
+// TestSiteProtectionForms: each form of the Settings tab's Protection
+// panel answers 303 to that panel with its flash, and changes what it says
 // (a refused one changes nothing).
 func TestSiteProtectionForms(t *testing.T) {
 	t.Parallel()
@@ -28,7 +28,7 @@ func TestSiteProtectionForms(t *testing.T) {
 			},
 			ExpectedStatus: 303, TestAppFactory: newTestApp,
 			AfterTestFunc: func(t testing.TB, app *tests.TestApp, res *http.Response) {
-				expectRedirect(t, res, page)
+				expectRedirect(t, res, page+"/settings#protection")
 				expectFlash(t, app, sessionAlice, kind, flash)
 				rec, _ := app.FindRecordById(sites.DeploymentsCollection, idAliceSite)
 				check(t, sites.ProtectionOf(rec))
@@ -99,7 +99,7 @@ func TestSiteProtectionForms(t *testing.T) {
 			ExpectedStatus: 404, ExpectedContent: []string{"Site not found"}, TestAppFactory: newTestApp,
 		},
 		{
-			Name: "the page of a public site", Method: http.MethodGet, URL: page, Headers: cookie(sessionAlice),
+			Name: "the page of a public site", Method: http.MethodGet, URL: page + "/settings", Headers: cookie(sessionAlice),
 			ExpectedStatus: 200,
 			ExpectedContent: []string{`data-testid="protection-panel"`, "Public: anyone with the address", `data-testid="share-on"`,
 				`<label for="protect-password">Password</label>`},
@@ -107,13 +107,20 @@ func TestSiteProtectionForms(t *testing.T) {
 			TestAppFactory:     newTestApp,
 		},
 		{
-			Name: "the page of a protected site shows and copies the share link", Method: http.MethodGet, URL: page, Headers: cookie(sessionAlice),
+			Name: "the page of a protected site shows and copies the share link", Method: http.MethodGet, URL: page + "/settings", Headers: cookie(sessionAlice),
 			BeforeTestFunc: func(t testing.TB, app *tests.TestApp, _ *core.ServeEvent) { protectAlice(t, app) },
 			ExpectedStatus: 200,
 			ExpectedContent: []string{"Visitors need the password or the share link", `data-testid="share-url">http://alice-site.sites.test/?_token=`,
 				`data-testid="share-copy"`, `data-copy="http://alice-site.sites.test/?_token=`, `data-testid="share-rotate"`, `data-testid="protect-password-remove"`,
 				"Change password"},
 			TestAppFactory: newTestApp,
+		},
+		{
+			Name: "the Overview badges a protected site", Method: http.MethodGet, URL: page, Headers: cookie(sessionAlice),
+			BeforeTestFunc:  func(t testing.TB, app *tests.TestApp, _ *core.ServeEvent) { protectAlice(t, app) },
+			ExpectedStatus:  200,
+			ExpectedContent: []string{`href="/account/sites/` + idAliceSite + `/settings#protection" data-testid="site-protected">Protected</a>`},
+			TestAppFactory:  newTestApp,
 		},
 		{
 			Name: "the account page badges protected sites", Method: http.MethodGet, URL: "/account", Headers: cookie(sessionAlice),

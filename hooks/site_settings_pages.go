@@ -4,7 +4,9 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"time"
 
+	"github.com/a-h/templ"
 	"github.com/pocketbase/pocketbase/core"
 
 	"sitedrop/sites"
@@ -13,16 +15,31 @@ import (
 	"sitedrop/ui"
 )
 
-// settingsPages are the site page's settings form and the site's delete
-// page and button.
+// settingsPages are the Settings tab, its settings form and the site's
+// delete page and button.
 type settingsPages struct {
 	*siteForms
-	links sites.Links // the addresses given out, built at serve time
 	// gate limits and holds the deploys a settings change makes.
 	gate *intake.Gate
 }
 
-// accountSiteSettings is the site page's settings form. The fields pass the
+// settingsTab is GET /account/sites/{id}/settings: title, description,
+// icon and SPA, protection, and the way to delete the site.
+func (st *settingsPages) settingsTab(e *core.RequestEvent) error {
+	dep := ownedOf(e)
+	d := sites.DeploymentOf(dep)
+	p := ui.SiteSettingsProps{
+		Settings:   ui.SiteSettings{Title: d.Title(), Description: d.Description(), Favicon: d.Favicon(), IsSPA: d.IsSPA()},
+		Protection: siteProtection(st.links, dep),
+	}
+	var err error
+	if p.Controls, err = siteControls(e.App, st.links, dep, time.Now()); err != nil {
+		return err
+	}
+	return st.tab(e, func(lp ui.LayoutProps, h ui.SiteHead) templ.Component { return ui.SiteSettingsTab(lp, h, p) })
+}
+
+// accountSiteSettings is the Settings tab's settings form. The fields pass the
 // API's checks (intake.CheckMetadata); a new title, description or icon
 // makes a new version through the service, as a PUT would.
 func (st *settingsPages) accountSiteSettings(e *core.RequestEvent) error {
@@ -32,14 +49,14 @@ func (st *settingsPages) accountSiteSettings(e *core.RequestEvent) error {
 	spa := f.Get("is_spa") == "true"
 	meta, err := intake.CheckMetadata(&wire.DeployRequest{Title: &title, Description: &desc, Favicon: &icon, IsSPA: &spa})
 	if err != nil {
-		return st.refused(e, dep, "Settings not saved: ", err)
+		return st.refused(e, dep, ui.PanelSettings, "Settings not saved: ", err)
 	}
 	d := sites.DeploymentOf(dep)
 	if title != d.Title() || desc != d.Description() || icon != d.Favicon() {
 		// A new version: a deploy, under the API's per-account rate and
 		// the --concurrent-deploys slots.
 		if err := rateRefusal(e.Response, st.gate.Keyed.Check(d.OwnerID())); err != nil {
-			return st.refused(e, dep, "Settings not saved: ", err)
+			return st.refused(e, dep, ui.PanelSettings, "Settings not saved: ", err)
 		}
 		release, err := st.gate.Acquire(e.Request.Context())
 		if err != nil {
@@ -54,29 +71,16 @@ func (st *settingsPages) accountSiteSettings(e *core.RequestEvent) error {
 	}
 	switch {
 	case !changed:
-		return st.backToSite(e, dep, ui.FlashSuccess, "Nothing to change.")
+		return st.backToSite(e, dep, ui.PanelSettings, ui.FlashSuccess, "Nothing to change.")
 	case sites.DeploymentOf(out).LiveVersion() != before:
-		n, err := st.liveNumber(out)
+		live, err := sites.FindLiveVersion(e.App, out)
 		if err != nil {
 			return err
-		}
-		return st.backToSite(e, dep, ui.FlashSuccess, "Settings saved: version "+strconv.Itoa(n)+" is live.")
-	}
-	return st.backToSite(e, dep, ui.FlashSuccess, "Settings saved.")
-}
-
-// liveNumber is the number of dep's live version.
-func (st *settingsPages) liveNumber(dep *core.Record) (int, error) {
-	versions, err := st.deploys.ListVersions(dep)
-	if err != nil {
-		return 0, err
-	}
-	for _, v := range versions {
-		if v.Live {
-			return v.Number, nil
+		} else if live != nil {
+			return st.backToSite(e, dep, ui.PanelSettings, ui.FlashSuccess, "Settings saved: version "+strconv.Itoa(live.Number)+" is live.")
 		}
 	}
-	return 0, nil
+	return st.backToSite(e, dep, ui.PanelSettings, ui.FlashSuccess, "Settings saved.")
 }
 
 // accountSiteDeletePage is GET /account/sites/{id}/delete: the

@@ -54,7 +54,7 @@ func TestSitePageVersionsPreviews(t *testing.T) {
 	}
 	runScenarios(t, []tests.ApiScenario{
 		{
-			Name: "each version's message, preview, aliases and button", Method: http.MethodGet, URL: page, Headers: cookie(sessionAlice),
+			Name: "each version's message, preview, aliases and button", Method: http.MethodGet, URL: page + "/deploys", Headers: cookie(sessionAlice),
 			ExpectedStatus: 200,
 			ExpectedContent: []string{
 				`<strong>Version 3</strong>`,
@@ -64,7 +64,7 @@ func TestSitePageVersionsPreviews(t *testing.T) {
 				`aria-label="Promote version 3: make it live">Promote</button>`,
 				`aria-label="Make version 1 live">Make live</button>`,
 				`href="http://v1--alice-site.sites.test/"`,
-				`<a href="/account/sites/` + idAliceSite + `?changes=3#changes-h" data-testid="version-changes" aria-label="Changes in version 3 since version 2">Changes</a>`,
+				`<a href="/account/sites/` + idAliceSite + `/deploys?changes=3#changes-h" data-testid="version-changes" aria-label="Changes in version 3 since version 2">Changes</a>`,
 				`?changes=2#changes-h"`,
 			},
 			NotExpectedContent: []string{`New <b>look`, `?changes=1#`, `data-testid="version-changes-panel"`, `aria-label="Promote version 1`},
@@ -72,7 +72,7 @@ func TestSitePageVersionsPreviews(t *testing.T) {
 			AfterTestFunc:      serves("alice-site.sites.test", "second"), // the draft is not live
 		},
 		{
-			Name: "a version's changes against the one before it", Method: http.MethodGet, URL: page + "?changes=3", Headers: cookie(sessionAlice),
+			Name: "a version's changes against the one before it", Method: http.MethodGet, URL: page + "/deploys?changes=3", Headers: cookie(sessionAlice),
 			ExpectedStatus: 200,
 			ExpectedContent: []string{
 				`<h3 id="changes-h">Changes in version 3 since version 2</h3>`,
@@ -85,20 +85,25 @@ func TestSitePageVersionsPreviews(t *testing.T) {
 			TestAppFactory:     withDraft,
 		},
 		{
-			Name: "the oldest version has nothing to compare with", Method: http.MethodGet, URL: page + "?changes=1", Headers: cookie(sessionAlice),
+			Name: "the oldest version has nothing to compare with", Method: http.MethodGet, URL: page + "/deploys?changes=1", Headers: cookie(sessionAlice),
 			ExpectedStatus: 200, ExpectedContent: []string{`<p data-testid="changes-none">Version 1 is the oldest kept`},
 			TestAppFactory: withDraft,
 		},
 		{
-			Name: "a version not kept", Method: http.MethodGet, URL: page + "?changes=x9", Headers: cookie(sessionAlice),
+			Name: "a version not kept", Method: http.MethodGet, URL: page + "/deploys?changes=x9", Headers: cookie(sessionAlice),
 			ExpectedStatus: 200, ExpectedContent: []string{`<p data-testid="changes-none">No changes to show: that version is not kept.</p>`},
 			TestAppFactory: withDraft,
+		},
+		{
+			Name: "the one-page site's link to a version's changes goes on to the Deploys tab", Method: http.MethodGet,
+			URL: page + "?changes=3", Headers: cookie(sessionAlice), ExpectedStatus: 303, TestAppFactory: withDraft,
+			AfterTestFunc: wantLocation(page + "/deploys?changes=3#changes-h"),
 		},
 		{
 			Name: "promote the draft", Method: http.MethodPost, URL: page + "/rollback",
 			Body: formBody("version", "3"), Headers: withHeaders(sameOrigin, cookie(sessionAlice)),
 			ExpectedStatus: 303, TestAppFactory: withDraft,
-			AfterTestFunc: checks(wantFlash(ui.FlashSuccess, "Version 3 is live."), serves("alice-site.sites.test", "third"), aliasStays),
+			AfterTestFunc: checks(wantLocation(page+"/deploys#versions"), wantFlash(ui.FlashSuccess, "Version 3 is live."), serves("alice-site.sites.test", "third"), aliasStays),
 		},
 	})
 }

@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"strings"
 
+	"github.com/a-h/templ"
 	"github.com/pocketbase/pocketbase/core"
 	"github.com/pocketbase/pocketbase/tools/hook"
 
@@ -38,7 +39,7 @@ func accountWebhooks(app core.App, hooks []*forms.Webhook) ([]ui.AccountWebhook,
 		if err != nil {
 			return nil, err
 		}
-		w := ui.AccountWebhook{ID: h.Id, URL: h.URL(), Type: h.Type(), Events: strings.Join(h.Events(), ", ")}
+		w := accountWebhook(h)
 		for _, d := range log {
 			w.Deliveries = append(w.Deliveries, ui.WebhookDelivery{
 				ID: d.Id, Event: d.Event(), Status: d.Status(), Attempts: d.Attempts(), LastStatus: d.LastStatus(),
@@ -48,6 +49,11 @@ func accountWebhooks(app core.App, hooks []*forms.Webhook) ([]ui.AccountWebhook,
 		out = append(out, w)
 	}
 	return out, nil
+}
+
+// accountWebhook is webhook h, without its deliveries, as the pages show it.
+func accountWebhook(h *forms.Webhook) ui.AccountWebhook {
+	return ui.AccountWebhook{ID: h.Id, URL: h.URL(), Type: h.Type(), Events: strings.Join(h.Events(), ", ")}
 }
 
 // requireSiteWebhook, after requirePageOwner, leaves the site's webhook
@@ -88,17 +94,18 @@ func (wp *webhookPages) accountWebhookCreate(e *core.RequestEvent) error {
 	if events == nil {
 		events = []string{} // none ticked: refused, not "all"
 	}
-	_, secret, err := forms.CreateWebhook(e.Request.Context(), e.App, wp.cfg.webhookGuard(), dep.Id, f.Get("url"), typ, &events)
+	hook, secret, err := forms.CreateWebhook(e.Request.Context(), e.App, wp.cfg.webhookGuard(), dep.Id, f.Get("url"), typ, &events)
 	var we *forms.WebhookError
 	if errors.As(err, &we) {
-		return wp.backToSite(e, dep, ui.FlashError, "Webhook not added: "+sentence(we.Msg))
+		return wp.backToSite(e, dep, ui.PanelWebhookAdd, ui.FlashError, "Webhook not added: "+sentence(we.Msg))
 	} else if err != nil {
 		return err
 	}
-	wp.sessions.flash(e, ui.Flash{Kind: ui.FlashSuccess,
+	row := ui.WebhookPanel(hook.Id)
+	wp.sessions.flash(e, ui.Flash{Kind: ui.FlashSuccess, Panel: row.ID,
 		Text:   "Webhook added. Its signing secret, shown only now, verifies the X-Sitedrop-Signature header:",
 		Secret: secret})
-	return e.Redirect(http.StatusSeeOther, "/account/sites/"+dep.Id)
+	return e.Redirect(http.StatusSeeOther, ui.TabPath(dep.Id, row.Tab)+"#"+row.ID)
 }
 
 // accountWebhookTest is a webhook's "Send a test" button: a test delivery
@@ -107,13 +114,13 @@ func (wp *webhookPages) accountWebhookCreate(e *core.RequestEvent) error {
 func (wp *webhookPages) accountWebhookTest(e *core.RequestEvent) error {
 	dep, hook := ownedOf(e), webhookOf(e)
 	if err := rateRefusal(e.Response, wp.sends.Check(forms.DeploymentOf(dep).OwnerID())); err != nil {
-		return wp.refusedLater(e, dep, "Test not sent: ", err)
+		return wp.refusedLater(e, dep, ui.WebhookPanel(hook.Id), "Test not sent: ", err)
 	}
 	if _, err := forms.QueueTest(e.App, hook, wp.ref(dep)); err != nil {
 		return err
 	}
 	wp.wake()
-	return wp.backToSite(e, dep, ui.FlashSuccess, "Test delivery queued; its outcome shows under the webhook.")
+	return wp.backToSite(e, dep, ui.WebhookPanel(hook.Id), ui.FlashSuccess, "Test delivery queued; its outcome shows under the webhook.")
 }
 
 // accountWebhookRedeliver is a delivery's "Redeliver" button: a copy of it
@@ -128,23 +135,23 @@ func (wp *webhookPages) accountWebhookRedeliver(e *core.RequestEvent) error {
 	}
 	owner := forms.DeploymentOf(dep).OwnerID()
 	if err := rateRefusal(e.Response, wp.sends.Check(owner)); err != nil {
-		return wp.refusedLater(e, dep, "Not queued again: ", err)
+		return wp.refusedLater(e, dep, ui.WebhookPanel(hook.Id), "Not queued again: ", err)
 	}
 	if _, err := forms.Redeliver(e.App, del); errors.Is(err, forms.ErrDeliveryPending) {
 		wp.sends.Refund(owner, 1) // nothing queued
-		return wp.backToSite(e, dep, ui.FlashError, "That delivery is still queued: it will be tried again by itself.")
+		return wp.backToSite(e, dep, ui.WebhookPanel(hook.Id), ui.FlashError, "That delivery is still queued: it will be tried again by itself.")
 	} else if err != nil {
 		wp.sends.Refund(owner, 1)
 		return err
 	}
 	wp.wake()
-	return wp.backToSite(e, dep, ui.FlashSuccess, "Delivery queued again.")
+	return wp.backToSite(e, dep, ui.WebhookPanel(hook.Id), ui.FlashSuccess, "Delivery queued again.")
 }
 
 // refusedLater answers a form post refused by a rate limit (err, an
 // *apiError) with prefix, the API's message and, from its Retry-After,
 // when to try again; any other error is the answer as it is.
-func (wp *webhookPages) refusedLater(e *core.RequestEvent, dep *core.Record, prefix string, err error) error {
+func (wp *webhookPages) refusedLater(e *core.RequestEvent, dep *core.Record, panel ui.SitePanel, prefix string, err error) error {
 	var ae *apiError
 	if !errors.As(err, &ae) {
 		return err
@@ -153,14 +160,22 @@ func (wp *webhookPages) refusedLater(e *core.RequestEvent, dep *core.Record, pre
 	if secs := e.Response.Header().Get("Retry-After"); secs != "" {
 		msg += " Try again in " + secs + " s."
 	}
-	return wp.backToSite(e, dep, ui.FlashError, msg)
+	return wp.backToSite(e, dep, panel, ui.FlashError, msg)
 }
 
-// accountSiteWebhookDelete is a webhook's delete button on the site page.
+// webhookDeletePage is GET .../webhooks/{webhookId}/delete: the webhook
+// and the button that deletes it.
+func (wp *webhookPages) webhookDeletePage(e *core.RequestEvent) error {
+	w := accountWebhook(webhookOf(e))
+	return wp.tab(e, func(lp ui.LayoutProps, head ui.SiteHead) templ.Component { return ui.WebhookDelete(lp, head, w) })
+}
+
+// accountSiteWebhookDelete is the button of a webhook's delete
+// confirmation.
 func (wp *webhookPages) accountSiteWebhookDelete(e *core.RequestEvent) error {
 	dep, hook := ownedOf(e), webhookOf(e)
 	if err := forms.DeleteWebhook(e.App, hook); err != nil {
 		return err
 	}
-	return wp.backToSite(e, dep, ui.FlashSuccess, "Webhook to "+hook.URL()+" deleted.")
+	return wp.backToSite(e, dep, ui.PanelWebhooks, ui.FlashSuccess, "Webhook to "+hook.URL()+" deleted.")
 }

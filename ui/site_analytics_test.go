@@ -52,12 +52,35 @@ func TestSiteAnalyticsChart(t *testing.T) {
 
 func TestSiteAnalyticsEmptyAndOff(t *testing.T) {
 	got := render(t, siteAnalytics(SiteAnalytics{Off: true, Days: []AnalyticsDay{{Date: "2026-03-01"}}}))
-	for _, want := range []string{`data-testid="analytics-off"`, `No page views yet.`, `No visits from other sites yet.`, `<title id="chart-title">Page views and visitors per day, 2026-03-01 to 2026-03-01: 0 page views`} {
+	for _, want := range []string{`data-testid="analytics-off"`, `No page views yet.`, `No visits from other sites yet.`,
+		`<p class="chart-empty" data-testid="analytics-empty">No visits to the live site in the last day yet`} {
 		if !strings.Contains(got, want) {
 			t.Errorf("empty panel lacks %s", want)
 		}
 	}
-	if strings.Contains(got, `data-testid="chart-bar"`) || strings.Contains(got, "Busiest") || strings.Contains(got, "analytics-previews") {
-		t.Error("an empty period draws bars")
+	if strings.Contains(got, `data-testid="analytics-chart"`) || strings.Contains(got, "Busiest") || strings.Contains(got, "analytics-previews") {
+		t.Error("an empty period draws a chart")
+	}
+}
+
+// TestVisitsSparkline: the Overview's sparkline draws the page views of
+// the days, busiest at the top, sums them in words, and says so when
+// there were none.
+func TestVisitsSparkline(t *testing.T) {
+	days := []AnalyticsDay{{Date: "2026-03-01"}, {Date: "2026-03-02", PageViews: 4, Visitors: 2}, {Date: "2026-03-03", PageViews: 2, Visitors: 1}}
+	got := render(t, visitsSparkline("d1", days, false))
+	for _, want := range []string{`<polyline points="0.0,39.0 150.0,1.0 300.0,20.0">`, "6 page views and 3 visitors (counted per day) in the last 3 days.",
+		`href="/account/sites/d1/analytics"`} {
+		if !strings.Contains(got, want) {
+			t.Errorf("sparkline lacks %s: %s", want, got)
+		}
+	}
+	if strings.Contains(got, "sparkline-empty") {
+		t.Error("says it is empty")
+	}
+	empty := render(t, visitsSparkline("d1", []AnalyticsDay{{Date: "2026-03-01"}, {Date: "2026-03-02"}}, true))
+	if !strings.Contains(empty, `data-testid="sparkline-empty">No visits to the live site in the last 2 days yet.`) || strings.Contains(empty, "<polyline") ||
+		!strings.Contains(empty, "Counting is turned off") {
+		t.Errorf("empty sparkline: %s", empty)
 	}
 }

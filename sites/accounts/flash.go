@@ -32,6 +32,11 @@ type Flash struct {
 	Text string
 	// Secret, when set, is shown once under Text (a new API key).
 	Secret string
+	// Panel, when set, names the part of the next page the message
+	// belongs to (the id of the panel or row holding the form that was
+	// posted): the page shows it there, beside that form, and at its top
+	// when it has no such part.
+	Panel string
 }
 
 // Flashes holds the pending messages of each browser session, keyed by
