@@ -131,7 +131,7 @@ func TestSitePageState(t *testing.T) {
 			Headers: cookie(sessionAlice), ExpectedStatus: 200,
 			ExpectedContent: append(tabBar("Overview"), `data-testid="site-state"`, ">Live<", `data-copy="http://alice-site.sites.test/"`,
 				`src="/static/copy.js"`, `data-testid="site-slug">alice-site<`, `<div id="site-summary" data-refresh`,
-				`Live version: <strong>1</strong>`, "just now", `data-testid="visits-sparkline"`, `data-testid="drop-deploy"`),
+				`Live version: <strong>1</strong>, deployed <time datetime="`, `data-testid="visits-sparkline"`, `data-testid="drop-deploy"`),
 			NotExpectedContent: []string{"Disabled by an admin", `data-testid="submission-row"`, `data-testid="webhook-row"`,
 				`data-testid="version-row"`, `data-testid="settings-form"`, `data-testid="domain-form"`, `data-testid="analytics-chart"`},
 			TestAppFactory: newSitePagesApp,
