@@ -122,7 +122,7 @@ func Account(lp LayoutProps, p AccountProps) templ.Component {
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 3, " <section class=\"panel\" aria-labelledby=\"sites-h\"><h2 id=\"sites-h\">Your sites</h2><p class=\"slots\" data-testid=\"slots\">")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 3, " <section class=\"panel\" id=\"site-list\" data-refresh aria-labelledby=\"sites-h\"><h2 id=\"sites-h\">Your sites</h2><p class=\"slots\" data-testid=\"slots\">")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
