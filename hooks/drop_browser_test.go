@@ -241,6 +241,9 @@ func TestBrowserDropWatchable(t *testing.T) {
 	}
 
 	by := checkDropLog(t, b.dropLog(), "idle", "checking", "hashing", "uploading", "publishing", "done")
+	if t.Failed() {
+		t.FailNow()
+	}
 	hashing := by["hashing"]
 	if h := hashing[len(hashing)-1]; h.PrepLabel != "Hashing" || int(h.PrepMax) != total || int(h.PrepValue) != total || h.Busy != true {
 		t.Errorf("hashing ends at %+v, want its bar full at %d bytes", h, total)
@@ -323,6 +326,9 @@ func TestBrowserDropAnonymousProgress(t *testing.T) {
 		t.Fatalf("anonymous site: %d, %d bytes", code, len(body))
 	}
 	by := checkDropLog(t, b.dropLog(), "idle", "reading", "uploading", "publishing", "done")
+	if t.Failed() {
+		t.FailNow()
+	}
 	r := by["reading"][len(by["reading"])-1]
 	if r.PrepLabel != "Reading" || int(r.PrepValue) != len(big)+len(index) || int(r.PrepMax) != len(big)+len(index) {
 		t.Errorf("reading ends at %+v", r)
@@ -512,6 +518,7 @@ new PerformanceObserver(function (list) {
 		if err != nil {
 			b.Fail("read the layout shift of "+path, err)
 		}
+		t.Logf("%s at 390 px: cumulative layout shift %.4f", path, cls)
 		if cls >= 0.05 {
 			t.Errorf("%s at 390 px: cumulative layout shift %.3f, want < 0.05", path, cls)
 		}
