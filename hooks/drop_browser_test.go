@@ -113,8 +113,10 @@ type held struct {
 // holdRequests makes the browser hold the requests whose URL matches
 // pattern (Fetch.enable) and the method (any when ""), and sends the rest
 // on; a held request goes on with release. The held ones come on the
-// channel.
-func (b *browserEnv) holdRequests(pattern, method string) <-chan held {
+// channel. They are held before they leave, or with stage
+// fetch.RequestStageResponse once the server answered, the answer not
+// yet given to the page.
+func (b *browserEnv) holdRequests(pattern, method string, stage ...fetch.RequestStage) <-chan held {
 	b.t.Helper()
 	paused := make(chan *fetch.EventRequestPaused, 2000)
 	if err := chromedp.Listen(b.Ctx, func(ev any) {
@@ -127,7 +129,11 @@ func (b *browserEnv) holdRequests(pattern, method string) <-chan held {
 	}); err != nil {
 		b.Fail("listen to paused requests", err)
 	}
-	if _, err := chromedp.Call(b.Ctx, fetch.Enable, fetch.EnableParams{Patterns: []*fetch.RequestPattern{{URLPattern: pattern}}}); err != nil {
+	p := &fetch.RequestPattern{URLPattern: pattern}
+	if len(stage) > 0 {
+		p.RequestStage = stage[0]
+	}
+	if _, err := chromedp.Call(b.Ctx, fetch.Enable, fetch.EnableParams{Patterns: []*fetch.RequestPattern{p}}); err != nil {
 		b.Fail("hold requests", err)
 	}
 	out := make(chan held, 2000)
@@ -170,7 +176,7 @@ func (b *browserEnv) nextHeld(ch <-chan held, what string) held {
 
 // dropState waits until the drop zone is in state.
 func dropState(state string) chromedp.Action[chromedp.Void] {
-	return chromedp.Poll[chromedp.Void](`document.querySelector("[data-drop]").getAttribute("data-state") === "` + state + `"`,
+	return chromedp.Poll[chromedp.Void](`document.querySelector("[data-drop]").getAttribute("data-state") === "`+state+`"`,
 		chromedp.WithPollingInterval(10*time.Millisecond))
 }
 
@@ -308,6 +314,31 @@ func TestBrowserDropCancel(t *testing.T) {
 	if code, body := b.liveFile(live, "/"); code != 200 || body != "<h1>again</h1>" {
 		t.Fatalf("the drop after a cancel: %d %q", code, body)
 	}
+}
+
+// TestBrowserDropCancelTooLate: a Cancel that comes once the server has
+// finished the deploy (its answer held on the way back) does not pretend
+// otherwise: the zone says the site is live, at its URL, and the site
+// list shows it.
+func TestBrowserDropCancelTooLate(t *testing.T) {
+	b := newBrowserEnv(t)
+	user := mustUser(t, b.App, "late@example.com", "free", fixtureKey("late"))
+	b.SignIn(user)
+	answers := b.holdRequests("*/deploy", "POST", fetch.RequestStageResponse)
+	b.Step("choose a folder", chromedp.Navigate(b.WebURL+"/account"), chromedp.WaitVisible(testid("drop-target")),
+		chromedp.SetUploadFiles(testid("drop-folder"), []string{writeTree(t, map[string]string{"index.html": "<h1>late</h1>"})}))
+	b.nextHeld(answers, "the deploy's answer")
+	b.Step("cancel too late", dropState("publishing"), chromedp.Click(testid("drop-cancel")), dropState("cancelled"))
+	dep, err := b.App.FindFirstRecordByData("deployments", "owner", user.Id)
+	if err != nil {
+		t.Fatalf("the server had finished the deploy: %v", err)
+	}
+	live := b.SiteURL(dep.GetString("slug"))
+	if s := b.Text(testid("drop-status")); s != "Too late to cancel: the deploy had already finished, and it is live at "+live+"." {
+		t.Fatalf("status after a cancel too late: %q", s)
+	}
+	b.Step("wait for the list", chromedp.Poll[chromedp.Void](`document.querySelectorAll("#site-list [data-testid=deployment-row]").length === 1`,
+		chromedp.WithPollingInterval(20*time.Millisecond)))
 }
 
 // TestBrowserDropAnonymousProgress: signed out, the bytes go inline in one

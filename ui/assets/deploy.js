@@ -624,9 +624,11 @@
 
   // cancelledText says what a cancel left: nothing before the deploy
   // request; during it, the server stops and commits nothing unless it
-  // had already finished, which an owner's site list tells.
+  // had already finished, which an owner's site list tells (and then the
+  // page's lists are refreshed, as after a deploy).
   async function cancelledText(was, before) {
-    if (was !== "publishing") return "Cancelled: nothing was deployed. Drop or choose files again when you are ready.";
+    var nothing = "Cancelled: nothing was deployed. Drop or choose files again when you are ready.";
+    if (was !== "publishing") return nothing;
     if (!cfg.owner) {
       return "Cancelled: the server stops the deploy and keeps nothing, unless it had just finished " +
         "(an anonymous site nobody can claim then expires by itself).";
@@ -634,22 +636,26 @@
     try {
       var res = await fetch("/deploys", { credentials: "same-origin", headers: { Accept: "application/json" } });
       var after = res.ok ? await res.json() : null;
-      if (before && after && changed(before, after)) {
-        return "Too late to cancel: the deploy had already finished, and it is live.";
+      var made = before && after ? deployedSince(before, after) : null;
+      if (made) {
+        try { await refreshPage(); } catch (e) { /* the page stays as it was */ }
+        return "Too late to cancel: the deploy had already finished, and it is live at " + made.url + ".";
       }
     } catch (e) { /* the message below stays true */ }
-    return "Cancelled: nothing was deployed. Drop or choose files again when you are ready.";
+    return nothing;
   }
 
-  // changed tells whether a site list (GET /deploys) shows a deploy
-  // made since before: a new site, or this one updated.
-  function changed(before, after) {
+  // deployedSince is the site that a list (GET /deploys) shows deployed
+  // since the list before: a new site, or this one updated; null if none.
+  function deployedSince(before, after) {
     var was = {};
     (before.deployments || []).forEach(function (d) { was[d.id] = d.updated_at; });
-    return (after.deployments || []).some(function (d) {
-      if (cfg.deployId) return d.id === cfg.deployId && was[d.id] !== d.updated_at;
-      return !(d.id in was);
+    var found = null;
+    (after.deployments || []).forEach(function (d) {
+      var made = cfg.deployId ? d.id === cfg.deployId && was[d.id] !== d.updated_at : !(d.id in was);
+      if (made && !found) found = d;
     });
+    return found;
   }
 
   // run deploys what collect() gives, showing the outcome.
@@ -674,8 +680,9 @@
     } catch (e) {
       var was = mine.phase;
       if (e instanceof Cancelled || mine.cancelled) {
+        var text = await cancelledText(was, mine.before);
         phase("cancelled");
-        say(await cancelledText(was, mine.before));
+        say(text);
       } else {
         phase("error");
         say("");
