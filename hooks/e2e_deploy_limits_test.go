@@ -2,6 +2,8 @@ package hooks
 
 import (
 	"fmt"
+	"io"
+	"net/http"
 	"strings"
 	"testing"
 
@@ -35,7 +37,7 @@ func TestBrowserDropDeployRefusals(t *testing.T) {
 	for i := range 11 { // the fixture's --max-files is 10
 		many[fmt.Sprintf("p%02d.html", i)] = "x"
 	}
-	b.Step("choose a folder of 11 files", chromedp.Navigate(b.WebURL+"/account"), chromedp.WaitVisible(testid("drop-folder")),
+	b.Step("choose a folder of 11 files", chromedp.Navigate(b.WebURL+"/account"), chromedp.WaitVisible(testid("drop-target")),
 		chromedp.SetUploadFiles(testid("drop-folder"), []string{writeTree(t, many)}))
 	if msg := b.dropError(); !strings.Contains(msg, "Too many files: 11, this server takes at most 10") {
 		t.Fatalf("alert %q", msg)
@@ -44,14 +46,40 @@ func TestBrowserDropDeployRefusals(t *testing.T) {
 		t.Fatalf("%d API requests for a refused folder, want none", n)
 	}
 
+	// the plan full: refused before anything is hashed or sent, on the
+	// count GET /deploys gives now (the page was loaded before the site
+	// that fills the plan was made elsewhere)
+	b.Step("open the account page", chromedp.Navigate(b.WebURL+"/account"), chromedp.WaitVisible(testid("drop-target")))
 	mustDeploy(t, b.SD, user, "fullsite0000001", "full-site", "<h1>one</h1>", "")
-	b.Step("choose a folder with the plan full", chromedp.Navigate(b.WebURL+"/account"), chromedp.WaitVisible(testid("drop-folder")),
-		chromedp.SetUploadFiles(testid("drop-folder"), []string{writeTree(t, map[string]string{"index.html": "<h1>two</h1>"})}))
-	if msg := b.dropError(); msg != msgSlotLimit {
-		t.Fatalf("alert %q, want %q", msg, msgSlotLimit)
+	b.Step("choose a folder with the plan full", chromedp.SetUploadFiles(testid("drop-folder"), []string{writeTree(t, map[string]string{"index.html": "<h1>two</h1>"})}))
+	want := "Your plan's 1 site is all in use (1 of 1): delete a site, or deploy again to one of yours from its page. Nothing was uploaded."
+	if msg := b.dropError(); msg != want {
+		t.Fatalf("alert %q, want %q", msg, want)
+	}
+	if n := b.Received.Count("POST /blobs/") + b.Received.Count("PUT /blobs/") + b.Received.Count("POST /deploy"); n != 0 {
+		t.Fatalf("%d uploads or deploys with the plan full, want none: refused before", n)
+	}
+	if n := b.Received.Count("GET /deploys"); n != 1 {
+		t.Fatalf("%d GET /deploys, want the one count of the sites", n)
 	}
 	if n := b.Count(`[role=alert][data-testid=drop-error]`); n != 1 {
 		t.Fatal("the error is not in a role=alert area")
+	}
+	if b.Count(`[data-drop][data-state=error]`) != 1 {
+		t.Fatal("the zone does not say the drop was refused")
+	}
+	// the server still decides: a deploy sent anyway gets its 403
+	req, _ := http.NewRequest(http.MethodPost, b.WebURL+"/deploy", strings.NewReader(`{"html":"<h1>two</h1>"}`))
+	req.Header.Set("Authorization", "Bearer "+fixtureKey("full"))
+	req.Header.Set("Content-Type", "application/json")
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(res.Body)
+	res.Body.Close()
+	if res.StatusCode != http.StatusForbidden || !strings.Contains(string(body), msgSlotLimit) {
+		t.Fatalf("a deploy past the plan: %d %s", res.StatusCode, body)
 	}
 }
 
@@ -67,7 +95,7 @@ func TestBrowserDropDeployInsecureContext(t *testing.T) {
 	}); err != nil {
 		b.Fail("hide crypto.subtle", err)
 	}
-	b.Step("choose a folder", chromedp.Navigate(b.WebURL+"/account"), chromedp.WaitVisible(testid("drop-folder")),
+	b.Step("choose a folder", chromedp.Navigate(b.WebURL+"/account"), chromedp.WaitVisible(testid("drop-target")),
 		chromedp.SetUploadFiles(testid("drop-folder"), []string{writeTree(t, map[string]string{"index.html": "<h1>inline</h1>", "img/x.png": "\x89PNG\x00\xff"})}))
 	live := b.dropWait()
 	if n := b.Received.Count("PUT /blobs/") + b.Received.Count("POST /blobs/"); n != 0 {

@@ -83,7 +83,8 @@ func TestBrowserDropDeployFolder(t *testing.T) {
 	b.dropFiles(testid("drop-target"), dir) // read with webkitGetAsEntry
 	live := b.dropWait()
 	status := b.Text(testid("drop-status"))
-	if !strings.Contains(status, "5 of 5 uploaded, 0 already on the server") || !strings.Contains(status, "2 hidden files or folders skipped") {
+	if !strings.Contains(status, "5 files deployed: 5 uploaded (") || !strings.Contains(status, "0 already on the server") ||
+		!strings.Contains(status, "2 hidden files or folders skipped") {
 		t.Fatalf("status after the first deploy: %q", status)
 	}
 	if n := b.Received.Count("PUT /blobs/"); n != 5 {
@@ -114,7 +115,7 @@ func TestBrowserDropDeployFolder(t *testing.T) {
 	}
 	before := b.Received.Count("PUT /blobs/")
 	b.Step("choose it again on the site page",
-		chromedp.Navigate(b.WebURL+"/account/sites/"+dep.Id), chromedp.WaitVisible(testid("drop-folder")),
+		chromedp.Navigate(b.WebURL+"/account/sites/"+dep.Id), chromedp.WaitVisible(testid("drop-target")),
 		chromedp.SetUploadFiles(testid("drop-folder"), []string{dir}))
 	if again := b.dropWait(); again != live {
 		t.Fatalf("re-deploy answered %s, want the same site %s", again, live)
@@ -122,7 +123,7 @@ func TestBrowserDropDeployFolder(t *testing.T) {
 	if n := b.Received.Count("PUT /blobs/") - before; n != 1 {
 		t.Fatalf("re-deploy uploaded %d contents, want only the changed one", n)
 	}
-	if s := b.Text(testid("drop-status")); !strings.Contains(s, "1 of 1 uploaded, 4 already on the server") {
+	if s := b.Text(testid("drop-status")); !strings.Contains(s, "1 uploaded (21 bytes), 4 already on the server") {
 		t.Fatalf("status after the re-deploy: %q", s)
 	}
 	b.Step("narrow the window", chromedp.EmulateViewport(390, 844))
@@ -143,7 +144,7 @@ func TestBrowserDropDeployAnonymous(t *testing.T) {
 	b := newBrowserEnv(t)
 	dir := writeTree(t, map[string]string{"index.html": `<h1>anon drop</h1><a href="/gone.html">x</a>`, "a/b.txt": "b"})
 	b.Step("choose a folder on the home page",
-		chromedp.Navigate(b.WebURL+"/"), chromedp.WaitVisible(testid("drop-folder")),
+		chromedp.Navigate(b.WebURL+"/"), chromedp.WaitVisible(testid("drop-target")),
 		chromedp.SetUploadFiles(testid("drop-folder"), []string{dir}))
 	live := b.dropWait()
 	if code, body := b.liveFile(live, "/"); code != 200 || !strings.Contains(body, "<h1>anon drop</h1>") {
@@ -216,7 +217,7 @@ func TestBrowserDropDeployZip(t *testing.T) {
 
 	// the same zip chosen on the site page replaces that site's content
 	b.Step("choose the zip on the site page",
-		chromedp.Navigate(b.WebURL+"/account/sites/"+dep.Id), chromedp.WaitVisible(testid("drop-zip")),
+		chromedp.Navigate(b.WebURL+"/account/sites/"+dep.Id), chromedp.WaitVisible(testid("drop-target")),
 		chromedp.SetUploadFiles(testid("drop-zip"), []string{zipPath}))
 	if again := b.dropWait(); again != live {
 		t.Fatalf("re-deploy answered %s, want %s", again, live)

@@ -12,6 +12,8 @@ import (
 	"github.com/pocketbase/pocketbase/tools/router"
 
 	"sitedrop/sites"
+	"sitedrop/sites/accounts"
+	"sitedrop/sites/intake"
 	"sitedrop/ui"
 )
 
@@ -98,14 +100,30 @@ func loginURL(next string) string {
 // dropProps configures a page's drop zone (ui.DropDeploy): a new site for
 // user (anonymous when nil), or a re-deploy of deploymentID, within the
 // server's limits. The zone's script calls the API with the session
-// cookie (see accounts.Sessions.PageUser).
+// cookie (see accounts.Sessions.PageUser), and refuses before it uploads
+// anything what these limits announce: a new site when the plan's
+// SlotLimit is reached (counted with GET /deploys), a site larger than
+// MaxSite (what intake loads for a deploy by sha256, or what an anonymous
+// client may store).
 func dropProps(cfg *Config, heading string, user *core.Record, deploymentID string) ui.DropProps {
-	return ui.DropProps{
+	p := ui.DropProps{
 		Heading:     heading,
 		DeployID:    deploymentID,
 		Owner:       user != nil,
 		MaxFiles:    cfg.MaxFiles,
 		MaxBody:     cfg.MaxBody,
 		MaxBodyText: sites.FormatBytes(cfg.MaxBody),
+		MaxSite:     intake.ArchiveUnpackFactor * cfg.MaxBody,
 	}
+	if user == nil {
+		p.MaxSite = cfg.AnonStoragePerIP
+		return p
+	}
+	if deploymentID == "" {
+		p.SlotLimit = cfg.FreeSlots
+		if accounts.UserOf(user).Plan() == sites.PlanPro {
+			p.SlotLimit = cfg.ProSlots
+		}
+	}
+	return p
 }

@@ -27,11 +27,27 @@ type DropProps struct {
 	MaxFiles    int
 	MaxBody     int64
 	MaxBodyText string
+	// MaxSite is the most bytes the distinct contents of one deploy may
+	// total (0: no such limit is announced): what the server loads for
+	// a deploy that names its files by sha256, or an anonymous client's
+	// storage.
+	MaxSite int64
+	// SlotLimit, for an owner's zone that creates a site, is how many
+	// sites the owner's plan allows (0: not checked here). The page asks
+	// GET /deploys how many there are before it hashes or uploads
+	// anything, and refuses a drop when none is left; the server decides.
+	SlotLimit int
 }
 
 // DropDeploy is the drag-and-drop deploy zone, driven by
-// /static/deploy.js. It is hidden until the script shows it; without
-// JavaScript a hint points at curl and the CLI instead.
+// /static/deploy.js. It is in the HTML at its final size: CSS shows it
+// when /static/js.js has marked the page (class "js" on <html>, set
+// before the body is drawn), so nothing moves when the script starts;
+// without JavaScript a hint points at curl and the CLI instead.
+//
+// The target is one control: a click, Enter or Space opens the folder
+// chooser ("or browse" is its text, not a second control); "Choose files
+// or a .zip" beside it opens the other chooser.
 func DropDeploy(p DropProps) templ.Component {
 	return templruntime.GeneratedTemplate(func(templ_7745c5c3_Input templruntime.GeneratedComponentInput) (templ_7745c5c3_Err error) {
 		templ_7745c5c3_W, ctx := templ_7745c5c3_Input.Writer, templ_7745c5c3_Input.Context
@@ -60,20 +76,20 @@ func DropDeploy(p DropProps) templ.Component {
 		var templ_7745c5c3_Var2 string
 		templ_7745c5c3_Var2, templ_7745c5c3_Err = templ.JoinStringErrs(p.Heading)
 		if templ_7745c5c3_Err != nil {
-			return templ.Error{Err: templ_7745c5c3_Err, FileName: `ui/dropdeploy.templ`, Line: 29, Col: 29}
+			return templ.Error{Err: templ_7745c5c3_Err, FileName: `ui/dropdeploy.templ`, Line: 45, Col: 29}
 		}
 		_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var2))
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
-		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 2, "</h2><noscript><p class=\"muted\" data-testid=\"drop-noscript\">Deploying from the browser needs JavaScript. Without it, deploy with curl (see the <a href=\"/\">home page</a>) or the command line: <code>sitedrop deploy FOLDER</code>.</p></noscript><div class=\"dropzone\" data-drop data-deploy-id=\"")
+		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 2, "</h2><p class=\"muted nojs-only\" data-testid=\"drop-noscript\">Deploying from the browser needs JavaScript. Without it, deploy with curl (see the <a href=\"/\">home page</a>) or the command line: <code>sitedrop deploy FOLDER</code>.</p><div class=\"dropzone js-only\" data-drop data-state=\"idle\" data-deploy-id=\"")
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
 		var templ_7745c5c3_Var3 string
 		templ_7745c5c3_Var3, templ_7745c5c3_Err = templ.JoinStringErrs(p.DeployID)
 		if templ_7745c5c3_Err != nil {
-			return templ.Error{Err: templ_7745c5c3_Err, FileName: `ui/dropdeploy.templ`, Line: 39, Col: 30}
+			return templ.Error{Err: templ_7745c5c3_Err, FileName: `ui/dropdeploy.templ`, Line: 54, Col: 30}
 		}
 		_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var3))
 		if templ_7745c5c3_Err != nil {
@@ -86,7 +102,7 @@ func DropDeploy(p DropProps) templ.Component {
 		var templ_7745c5c3_Var4 string
 		templ_7745c5c3_Var4, templ_7745c5c3_Err = templ.JoinStringErrs(strconv.FormatBool(p.Owner))
 		if templ_7745c5c3_Err != nil {
-			return templ.Error{Err: templ_7745c5c3_Err, FileName: `ui/dropdeploy.templ`, Line: 40, Col: 43}
+			return templ.Error{Err: templ_7745c5c3_Err, FileName: `ui/dropdeploy.templ`, Line: 55, Col: 43}
 		}
 		_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var4))
 		if templ_7745c5c3_Err != nil {
@@ -99,7 +115,7 @@ func DropDeploy(p DropProps) templ.Component {
 		var templ_7745c5c3_Var5 string
 		templ_7745c5c3_Var5, templ_7745c5c3_Err = templ.JoinStringErrs(itoa(p.MaxFiles))
 		if templ_7745c5c3_Err != nil {
-			return templ.Error{Err: templ_7745c5c3_Err, FileName: `ui/dropdeploy.templ`, Line: 41, Col: 36}
+			return templ.Error{Err: templ_7745c5c3_Err, FileName: `ui/dropdeploy.templ`, Line: 56, Col: 36}
 		}
 		_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var5))
 		if templ_7745c5c3_Err != nil {
@@ -112,64 +128,90 @@ func DropDeploy(p DropProps) templ.Component {
 		var templ_7745c5c3_Var6 string
 		templ_7745c5c3_Var6, templ_7745c5c3_Err = templ.JoinStringErrs(strconv.FormatInt(p.MaxBody, 10))
 		if templ_7745c5c3_Err != nil {
-			return templ.Error{Err: templ_7745c5c3_Err, FileName: `ui/dropdeploy.templ`, Line: 42, Col: 51}
+			return templ.Error{Err: templ_7745c5c3_Err, FileName: `ui/dropdeploy.templ`, Line: 57, Col: 51}
 		}
 		_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var6))
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
-		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 6, "\" hidden><div class=\"drop-target\" data-testid=\"drop-target\"><p><strong>Drop a folder, files or a .zip here</strong></p><p class=\"muted\">A single dropped folder is the site's root. Files and folders whose names start with \".\" are skipped (.well-known excepted). At most ")
+		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 6, "\" data-max-site=\"")
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
 		var templ_7745c5c3_Var7 string
-		templ_7745c5c3_Var7, templ_7745c5c3_Err = templ.JoinStringErrs(itoa(p.MaxFiles))
+		templ_7745c5c3_Var7, templ_7745c5c3_Err = templ.JoinStringErrs(strconv.FormatInt(p.MaxSite, 10))
 		if templ_7745c5c3_Err != nil {
-			return templ.Error{Err: templ_7745c5c3_Err, FileName: `ui/dropdeploy.templ`, Line: 50, Col: 31}
+			return templ.Error{Err: templ_7745c5c3_Err, FileName: `ui/dropdeploy.templ`, Line: 58, Col: 51}
 		}
 		_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var7))
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
-		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 7, " files and ")
+		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 7, "\" data-slot-limit=\"")
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
 		var templ_7745c5c3_Var8 string
-		templ_7745c5c3_Var8, templ_7745c5c3_Err = templ.JoinStringErrs(p.MaxBodyText)
+		templ_7745c5c3_Var8, templ_7745c5c3_Err = templ.JoinStringErrs(itoa(p.SlotLimit))
 		if templ_7745c5c3_Err != nil {
-			return templ.Error{Err: templ_7745c5c3_Err, FileName: `ui/dropdeploy.templ`, Line: 50, Col: 59}
+			return templ.Error{Err: templ_7745c5c3_Err, FileName: `ui/dropdeploy.templ`, Line: 59, Col: 38}
 		}
 		_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var8))
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
-		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 8, " ")
+		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 8, "\"><div class=\"drop-stage\"><div class=\"drop-target\" role=\"button\" tabindex=\"0\" aria-labelledby=\"drop-title\" aria-describedby=\"drop-hint\" data-testid=\"drop-target\"><p id=\"drop-title\"><strong>Drop a folder, files or a .zip here</strong> or <span class=\"drop-browse\">browse for a folder</span></p><p class=\"muted\" id=\"drop-hint\">A single dropped folder is the site's root. Files and folders whose names start with \".\" are skipped (.well-known excepted). At most ")
+		if templ_7745c5c3_Err != nil {
+			return templ_7745c5c3_Err
+		}
+		var templ_7745c5c3_Var9 string
+		templ_7745c5c3_Var9, templ_7745c5c3_Err = templ.JoinStringErrs(itoa(p.MaxFiles))
+		if templ_7745c5c3_Err != nil {
+			return templ.Error{Err: templ_7745c5c3_Err, FileName: `ui/dropdeploy.templ`, Line: 74, Col: 32}
+		}
+		_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var9))
+		if templ_7745c5c3_Err != nil {
+			return templ_7745c5c3_Err
+		}
+		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 9, " files and ")
+		if templ_7745c5c3_Err != nil {
+			return templ_7745c5c3_Err
+		}
+		var templ_7745c5c3_Var10 string
+		templ_7745c5c3_Var10, templ_7745c5c3_Err = templ.JoinStringErrs(p.MaxBodyText)
+		if templ_7745c5c3_Err != nil {
+			return templ.Error{Err: templ_7745c5c3_Err, FileName: `ui/dropdeploy.templ`, Line: 74, Col: 60}
+		}
+		_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var10))
+		if templ_7745c5c3_Err != nil {
+			return templ_7745c5c3_Err
+		}
+		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 10, " ")
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
 		if p.Owner {
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 9, "per file.")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 11, "per file.")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
 		} else {
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 10, "in all.")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 12, "in all.")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
 		}
-		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 11, "</p></div><div class=\"drop-pick\"><div class=\"field\"><label for=\"drop-folder\">Choose a folder</label> <input type=\"file\" id=\"drop-folder\" webkitdirectory multiple data-testid=\"drop-folder\"></div><div class=\"field\"><label for=\"drop-zip\">Choose a zip</label> <input type=\"file\" id=\"drop-zip\" accept=\".zip,application/zip\" data-testid=\"drop-zip\"></div></div><progress class=\"meter\" max=\"1\" value=\"0\" aria-label=\"Upload progress\" data-testid=\"drop-progress\" hidden></progress><p class=\"status\" role=\"status\" data-testid=\"drop-status\"></p><div class=\"alert\" role=\"alert\" data-testid=\"drop-error\" hidden></div><div class=\"notice success drop-result\" data-testid=\"drop-result\" hidden><p>Live at <a data-testid=\"drop-url\" data-drop-url href=\"/\"></a> <button type=\"button\" class=\"button small copy\" data-copy=\"\" hidden>Copy</button></p><p data-drop-claim hidden>Anonymous: it expires <time data-drop-expires></time> unless claimed. Keep it with the claim link <a data-testid=\"drop-claim-link\" data-drop-claim-link href=\"/\"></a> <button type=\"button\" class=\"button small copy\" data-copy=\"\" hidden>Copy</button></p><div class=\"drop-report\" data-drop-report data-testid=\"drop-report\" hidden><p><strong>Worth a look</strong> (the deploy's quality report):</p><ul></ul></div><p class=\"actions\"><a class=\"button\" data-testid=\"drop-open\" data-drop-open href=\"/\">Open site</a> ")
+		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 13, "</p></div><div class=\"drop-progress\" data-drop-progress data-testid=\"drop-progress-box\"><div class=\"drop-bar\"><span class=\"drop-bar-label\" id=\"drop-prep-l\" data-drop-prep-label>Hashing</span> <progress class=\"meter\" max=\"1\" value=\"0\" aria-labelledby=\"drop-prep-l\" data-drop-prep data-testid=\"drop-hash-progress\"></progress></div><div class=\"drop-bar\"><span class=\"drop-bar-label\" id=\"drop-send-l\" data-drop-send-label>Upload</span> <progress class=\"meter\" max=\"1\" value=\"0\" aria-labelledby=\"drop-send-l\" data-drop-send data-testid=\"drop-progress\"></progress></div><p class=\"drop-detail\" data-drop-detail data-testid=\"drop-detail\"></p><p class=\"drop-cancel\"><button type=\"button\" class=\"button secondary small\" data-drop-cancel data-testid=\"drop-cancel\">Cancel</button></p></div></div><input type=\"file\" id=\"drop-folder\" webkitdirectory multiple data-testid=\"drop-folder\" hidden> <input type=\"file\" id=\"drop-zip\" multiple data-testid=\"drop-zip\" hidden><p class=\"drop-pick\"><button type=\"button\" class=\"button secondary small\" data-drop-files data-testid=\"drop-files\">Choose files or a .zip</button></p><p class=\"status\" role=\"status\" data-testid=\"drop-status\"></p><div class=\"alert\" role=\"alert\" tabindex=\"-1\" data-testid=\"drop-error\" hidden></div><div class=\"notice success drop-result\" tabindex=\"-1\" data-testid=\"drop-result\" hidden><p>Live at <a data-testid=\"drop-url\" data-drop-url href=\"/\"></a> <button type=\"button\" class=\"button small copy\" data-copy=\"\" hidden>Copy</button></p><p data-drop-claim hidden>Anonymous: it expires <time data-drop-expires></time> unless claimed. Keep it with the claim link <a data-testid=\"drop-claim-link\" data-drop-claim-link href=\"/\"></a> <button type=\"button\" class=\"button small copy\" data-copy=\"\" hidden>Copy</button></p><div class=\"drop-report\" data-drop-report data-testid=\"drop-report\" hidden><p><strong>Worth a look</strong> (the deploy's quality report):</p><ul></ul></div><p class=\"actions\"><a class=\"button\" data-testid=\"drop-open\" data-drop-open href=\"/\">Open site</a> ")
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
 		if p.DeployID == "" && p.Owner {
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 12, "<a class=\"button secondary\" href=\"/account\">See it in your sites</a>")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 14, "<a class=\"button secondary\" href=\"/account\">See it in your sites</a>")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
 		}
-		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 13, "</p></div></div></section><script src=\"/static/deploy.js\" defer></script>")
+		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 15, "</p></div></div></section><script src=\"/static/deploy.js\" defer></script>")
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
