@@ -40,7 +40,9 @@ func pages() []page {
 	}
 	claimErr := claim
 	claimErr.Title = ""
-	claimErr.Error = "Your free plan is full (3 of 3 sites). Delete a site first."
+	// a refused claim is a flash on the claim link's page (POST → 303 → GET)
+	signedInRefused := signedIn
+	signedInRefused.Flashes = []Flash{{Kind: FlashError, Text: "Your free plan is full (3 of 3 sites). Delete a site first."}}
 	return []page{
 		{
 			name: "home",
@@ -83,25 +85,26 @@ func pages() []page {
 			name:    "claim_signed_in",
 			c:       Claim(signedIn, claim),
 			testIDs: []string{"nav-account", "site-link", "claim-button"},
-			absent:  []string{"claim-signin", "claim-error"},
+			absent:  []string{"claim-signin", "flash-error"},
 		},
 		{
 			name:    "claim_signed_out",
 			c:       Claim(signedOut, claim),
 			testIDs: []string{"nav-signin", "site-link", "claim-signin"},
-			absent:  []string{"claim-button", "claim-error"},
+			absent:  []string{"claim-button", "flash-error"},
 		},
 		{
 			name:    "claim_error",
-			c:       Claim(signedIn, claimErr),
-			testIDs: []string{"site-link", "claim-button", "claim-error"},
+			c:       Claim(signedInRefused, claimErr),
+			testIDs: []string{"site-link", "claim-button", "flash-error"},
 		},
 		{
 			name: "claim_done",
 			c: ClaimDone(signedIn, ClaimDoneProps{
 				Slug: "bright-otter-42", Title: "My portfolio", SiteURL: "https://bright-otter-42.sites.example.com",
+				SitePage: "/account/sites/abcdefghij01234",
 			}),
-			testIDs: []string{"claim-done", "nav-account"},
+			testIDs: []string{"claim-done", "claimed-site-page", "nav-account"},
 		},
 		{
 			name: "account",
@@ -273,10 +276,10 @@ func TestEscaping(t *testing.T) {
 	cases := map[string]templ.Component{
 		"claim": Claim(LayoutProps{SignedIn: true, Email: evil}, ClaimProps{
 			Slug: "s", Title: evil, SiteURL: "javascript:alert(1)", Token: `"><script>alert(1)</script>`,
-			LoginURL: "javascript:alert(1)", ExpiresAt: expiresAt, TimeLeft: evil, Error: evil,
+			LoginURL: "javascript:alert(1)", ExpiresAt: expiresAt, TimeLeft: evil,
 		}),
 		"claim_out": Claim(signedOut, ClaimProps{Slug: "s", Title: evil, LoginURL: "javascript:alert(1)", ExpiresAt: expiresAt}),
-		"done":      ClaimDone(signedIn, ClaimDoneProps{Slug: "s", Title: evil, SiteURL: "JavaScript:alert(1)"}),
+		"done":      ClaimDone(signedIn, ClaimDoneProps{Slug: "s", Title: evil, SiteURL: "JavaScript:alert(1)", SitePage: "javascript:alert(1)"}),
 		"login":     Login(signedOut, LoginProps{Next: `"><script>alert(1)</script>`}),
 		"account": Account(signedIn, AccountProps{
 			Email: evil, Plan: evil,
