@@ -118,6 +118,7 @@ func (c *claimPages) claimProps(e *core.RequestEvent, rec *core.Record) ui.Claim
 		TimeLeft:  ui.TimeLeft(time.Until(exp)),
 	}
 }
+
 // claimPath is the claim page's path for slug and token.
 func (c *claimPages) claimPath(slug, token string) string {
 	return c.links.Claim(slug, token)[len(c.links.Web()):]
