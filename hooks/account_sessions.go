@@ -3,6 +3,7 @@ package hooks
 import (
 	"fmt"
 	"net/http"
+	"slices"
 	"time"
 
 	"github.com/pocketbase/pocketbase/core"
@@ -11,8 +12,8 @@ import (
 	"sitedrop/ui"
 )
 
-// accountSessions are user's signed-in browsers, newest first, the one of
-// token ("this browser") marked.
+// accountSessions are user's signed-in browsers, the one of token ("this
+// browser") first, then newest first, each named by its User-Agent.
 func accountSessions(app core.App, user *core.Record, token string, now time.Time) ([]ui.AccountSession, error) {
 	recs, err := accounts.ListSessions(app, user)
 	if err != nil {
@@ -25,6 +26,7 @@ func accountSessions(app core.App, user *core.Record, token string, now time.Tim
 		s := ui.AccountSession{
 			ID:         r.Id,
 			Current:    accounts.IsSessionOf(r, token),
+			Client:     sess.Client().String(),
 			CreatedAt:  timestamp(created),
 			CreatedAgo: ui.Ago(now, created),
 			ExpiresAt:  timestamp(expires),
@@ -38,6 +40,16 @@ func accountSessions(app core.App, user *core.Record, token string, now time.Tim
 		}
 		out = append(out, s)
 	}
+	// stable: the rest keep the newest-first order of ListSessions
+	slices.SortStableFunc(out, func(a, b ui.AccountSession) int {
+		switch {
+		case a.Current == b.Current:
+			return 0
+		case a.Current:
+			return -1
+		}
+		return 1
+	})
 	return out, nil
 }
 
@@ -81,12 +93,13 @@ func (a *accountPages) sessionRevoke(e *core.RequestEvent) error {
 		if err := a.sessions.End(e.Response, e.Request); err != nil {
 			return err
 		}
-		return e.Redirect(http.StatusSeeOther, "/auth/login")
+		return e.Redirect(http.StatusSeeOther, signedOutPage)
 	}
 	if err := accounts.EndSession(e.App, rec); err != nil {
 		return err
 	}
-	return a.sessions.back(e, "/account", ui.FlashSuccess, "The other browser is signed out.")
+	client := accounts.SessionOf(rec).Client().String()
+	return a.sessions.back(e, "/account", ui.FlashSuccess, "Signed out "+client+": that browser has to sign in again.")
 }
 
 // sessionRevokeOthers is "Sign out everywhere else": every session of the

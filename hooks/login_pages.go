@@ -41,6 +41,8 @@ func (a *signInDesk) loginPage(e *core.RequestEvent) error {
 	}
 	q := e.Request.URL.Query()
 	p := a.loginProps(q.Get("next"))
+	user := a.sessions.user(e)
+	p.SignedOut = q.Has("signed_out") && user == nil
 	if otp := q.Get("otp"); accounts.ValidCodeID(otp) {
 		p.OTPID = otp
 		if err, ok := loginErrors[q.Get("error")]; ok {
@@ -49,8 +51,12 @@ func (a *signInDesk) loginPage(e *core.RequestEvent) error {
 			}
 		}
 	}
-	return render(e, http.StatusOK, ui.Login(a.sessions.layout(e, a.sessions.user(e)), p))
+	return render(e, http.StatusOK, ui.Login(a.sessions.layout(e, user), p))
 }
+
+// signedOutPage is where signing this browser out leads: the sign-in page,
+// saying it is signed out (no session is left to carry a flash).
+const signedOutPage = "/auth/login?signed_out=1"
 
 // loginEmailForm is POST /auth/login (email, next): it mails a code and
 // sends the browser to the code step.

@@ -263,11 +263,29 @@ func TestAccountPages(t *testing.T) {
 			Headers:        withHeaders(sameOrigin, cookie(sessionAlice)),
 			ExpectedStatus: 303,
 			TestAppFactory: newTestApp,
-			AfterTestFunc: func(t testing.TB, app *tests.TestApp, _ *http.Response) {
+			AfterTestFunc: func(t testing.TB, app *tests.TestApp, res *http.Response) {
+				expectRedirect(t, res, "/auth/login?signed_out=1")
 				if _, err := accounts.UserBySession(app, sessionAlice); err == nil {
 					t.Fatal("still signed in")
 				}
 			},
+		},
+		{
+			Name:            "after signing out, the sign-in page says so",
+			Method:          http.MethodGet,
+			URL:             "/auth/login?signed_out=1",
+			ExpectedStatus:  200,
+			ExpectedContent: []string{`data-testid="signed-out"`, "You are signed out of this browser.", `required autofocus autocomplete="email"`},
+			TestAppFactory:  newTestApp,
+		},
+		{
+			Name:               "signed in, the sign-out message is not shown",
+			Method:             http.MethodGet,
+			URL:                "/auth/login?signed_out=1",
+			Headers:            cookie(sessionAlice),
+			ExpectedStatus:     200,
+			NotExpectedContent: []string{`data-testid="signed-out"`},
+			TestAppFactory:     newTestApp,
 		},
 	})
 }

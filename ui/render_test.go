@@ -119,8 +119,8 @@ func pages() []page {
 					{ID: "k2", Prefix: "sd_Q7b2", Name: "CI", CreatedAt: "2026-11-22T12:00:00Z", CreatedAgo: "just now", LastUsed: ""},
 				},
 				Sessions: []AccountSession{
-					{ID: "s1", Current: true, CreatedAt: "2026-11-22T09:00:00Z", CreatedAgo: "3 hours ago", ExpiresAt: "2026-12-22T09:00:00Z", ExpiresIn: "in 29 days", ByCode: true},
-					{ID: "s2", CreatedAt: "2026-11-20T09:00:00Z", CreatedAgo: "2 days ago", ExpiresAt: "2026-12-20T09:00:00Z", ExpiresIn: "in 27 days", KeyPrefix: "sd_3fA9"},
+					{ID: "s1", Current: true, Client: "Firefox on macOS", CreatedAt: "2026-11-22T09:00:00Z", CreatedAgo: "3 hours ago", ExpiresAt: "2026-12-22T09:00:00Z", ExpiresIn: "in 29 days", ByCode: true},
+					{ID: "s2", Client: "Chrome on Android", CreatedAt: "2026-11-20T09:00:00Z", CreatedAgo: "2 days ago", ExpiresAt: "2026-12-20T09:00:00Z", ExpiresIn: "in 27 days", KeyPrefix: "sd_3fA9"},
 				},
 			}),
 			testIDs: []string{"nav-account", "slots", "deployment-row", "revoke-key", "create-key", "sign-out", "session-row", "this-browser", "revoke-session", "revoke-others"},
@@ -230,6 +230,13 @@ func TestAccountRows(t *testing.T) {
 		if n := strings.Count(got, `data-testid="revoke-key"`); n != 2 {
 			t.Errorf("revoke buttons: got %d, want 2", n)
 		}
+		// one sign-out control per browser, this one's first
+		if n := strings.Count(got, `action="/auth/logout"`) + strings.Count(got, `data-testid="revoke-session"`); n != 2 {
+			t.Errorf("sign-out controls: got %d, want 2 (one a browser)", n)
+		}
+		if strings.Contains(got, `href="/account/sessions/s1/revoke"`) {
+			t.Error("this browser has a second sign-out control")
+		}
 		for _, want := range []string{
 			`2 of 3 sites used on the free plan`,
 			`action="/account/keys/k1/revoke"`,
@@ -239,7 +246,8 @@ func TestAccountRows(t *testing.T) {
 			`<time datetime="2026-11-20T08:30:15Z">20 Nov 2026, 08:30 UTC</time>`,
 			`<time datetime="2026-11-01T09:00:00Z" title="1 Nov 2026, 09:00 UTC">21 days ago</time>`,
 			`>never<`,
-			`href="/account/sessions/s1/revoke"`,   // this browser: a page asks first
+			`<strong data-testid="session-client">Firefox on macOS</strong>`,
+			`aria-label="Sign out Chrome on Android, signed in 2 days ago"`,
 			`action="/account/sessions/s2/revoke"`, // another: one button
 			`action="/account/sessions/revoke-others"`,
 			`signed in with the API key <code>sd_3fA9…</code>`,
@@ -285,7 +293,7 @@ func TestEscaping(t *testing.T) {
 			Email: evil, Plan: evil,
 			Deployments: []AccountDeployment{{Slug: evil, Title: evil, URL: "javascript:alert(1)", UpdatedAt: evil}},
 			Keys:        []AccountKey{{ID: `../x"`, Prefix: evil, Name: evil, CreatedAt: evil, LastUsed: evil}},
-			Sessions:    []AccountSession{{ID: `../s"`, CreatedAt: evil, CreatedAgo: evil, ExpiresAt: evil, KeyPrefix: evil}},
+			Sessions:    []AccountSession{{ID: `../s"`, Client: evil, CreatedAt: evil, CreatedAgo: evil, ExpiresAt: evil, KeyPrefix: evil}},
 		}),
 		"flash": ErrorPage(LayoutProps{SignedIn: true, Flashes: []Flash{{Text: evil, Secret: evil}}}, ErrorProps{Title: evil}),
 		"error": ErrorPage(signedOut, ErrorProps{Status: 400, Title: evil, Message: evil, LinkURL: "javascript:alert(1)", LinkText: evil}),
