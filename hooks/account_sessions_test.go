@@ -2,12 +2,15 @@ package hooks
 
 import (
 	"net/http"
+	"net/http/httptest"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/pocketbase/pocketbase/tests"
 
 	"sitedrop/sites/accounts"
+	"sitedrop/sites/client"
 	"sitedrop/ui"
 )
 
@@ -180,5 +183,31 @@ func TestAccountSessionRevokeOthers(t *testing.T) {
 	res, _ = do(t, mux, http.MethodPost, "/account/sessions/revoke-others", "", withHeaders(cookie(sessionAlice), map[string]string{"Origin": "http://evil.example", "Sec-Fetch-Site": "cross-site", "Content-Type": "application/x-www-form-urlencoded"}))
 	if res.StatusCode != 403 || len(liveSessions(t, app, "alice@example.com")) != 2 {
 		t.Fatalf("cross-origin: %d", res.StatusCode)
+	}
+}
+
+// TestCLISessionNamed: the CLI's sign-in starts a session (it stands for the
+// key the CLI keeps), which the sessions list names "sitedrop CLI", so no
+// one signs it out by mistake for an unknown browser.
+func TestCLISessionNamed(t *testing.T) {
+	t.Parallel()
+	app, _ := newFixtureApp(t)
+	defer app.Cleanup()
+	srv := httptest.NewServer(newMux(t, app))
+	defer srv.Close()
+	api := client.New(srv.URL, "")
+	otp, err := api.RequestCode("bob@example.com")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := api.Verify(otp, codeFromMail(t, app)); err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, rec := range liveSessions(t, app, "bob@example.com") {
+		names = append(names, accounts.SessionOf(rec).Client().String())
+	}
+	if !slices.Contains(names, "sitedrop CLI") {
+		t.Fatalf("sessions %q, want one of the sitedrop CLI", names)
 	}
 }
