@@ -63,33 +63,16 @@ func userSession(e *core.RequestEvent) (*core.Record, bool) {
 	return s.Record, true
 }
 
-// sessionRevokeConfirm is GET /account/sessions/{id}/revoke: the question
-// asked before a session ends (needed for this browser's own, which signs
-// it out), as a page with the POST form, so it works without JavaScript.
-func (a *accountPages) sessionRevokeConfirm(e *core.RequestEvent) error {
-	rec, ok := userSession(e)
-	if !ok {
-		return a.sessions.errorPage(e, http.StatusNotFound, "Session not found", "This browser session has ended, or it is not yours.")
-	}
-	return render(e, http.StatusOK, ui.SessionRevoke(a.sessions.layout(e, userOf(e)), ui.SessionRevokeProps{
-		ID:      rec.Id,
-		Current: a.sessions.IsCurrent(e.Request, rec),
-	}))
-}
-
-// sessionRevoke is a session's "revoke" button: it ends that browser's
-// session (and the key made for it). This browser's own session ends only
-// with confirm=yes, from the confirmation page; then it is signed out and
-// sent to the sign-in page.
+// sessionRevoke is a session's "Sign out" button: it ends that browser's
+// session (and the key made for it), with a message saying which browser.
+// This browser's row signs out through /auth/logout; its own session
+// posted here signs it out the same way, to the sign-in page.
 func (a *accountPages) sessionRevoke(e *core.RequestEvent) error {
 	rec, ok := userSession(e)
 	if !ok {
 		return a.sessions.back(e, "/account", ui.FlashError, "That browser session had already ended.")
 	}
 	if a.sessions.IsCurrent(e.Request, rec) {
-		if e.Request.PostForm.Get("confirm") != "yes" {
-			return e.Redirect(http.StatusSeeOther, "/account/sessions/"+rec.Id+"/revoke")
-		}
 		if err := a.sessions.End(e.Response, e.Request); err != nil {
 			return err
 		}

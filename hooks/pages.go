@@ -26,8 +26,6 @@ func bindPages(r *router.Router[*core.RequestEvent], auth *pageAuth, home *homeP
 	r.GET("/claim/{slug}", claims.claimPage)                              // claim link of an anonymous deploy
 	r.POST("/claim/{slug}", claims.claimSubmit).Bind(auth.pageForm())     // its "claim" button
 	r.GET("/account", account.accountPage).Bind(auth.requirePageUser("")) // the user's sites and keys
-	r.GET("/account/sessions/{id}/revoke", account.sessionRevokeConfirm). // asks first
-										Bind(auth.requirePageUser("/account"))
 	forms := r.Group("/account").Bind(auth.pageForm(), auth.requirePageUser("/account"))
 	forms.POST("/keys", account.accountKeyCreate) // new API key, shown once
 	forms.POST("/keys/{id}/revoke", account.accountKeyRevoke)

@@ -134,11 +134,6 @@ func pages() []page {
 			testIDs: []string{"flash-success", "flash-secret", "create-key"},
 		},
 		{
-			name:    "session_revoke_current",
-			c:       SessionRevoke(signedIn, SessionRevokeProps{ID: "s1", Current: true}),
-			testIDs: []string{"session-revoke", "confirm-revoke", "cancel-revoke"},
-		},
-		{
 			name:    "account_empty",
 			c:       Account(signedIn, AccountProps{Email: "ada@example.com", Plan: "free", SlotsUsed: 0, SlotLimit: 3}),
 			testIDs: []string{"slots", "create-key", "sign-out"},
