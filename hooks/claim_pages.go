@@ -125,12 +125,23 @@ func (c *claimPages) claimPath(slug, token string) string {
 }
 
 // claimError is the page for a claim link that does not work: a 400 for
-// a token that does not match, else a 404.
+// a token that does not match, else a 404. Signed out, the 404 offers to
+// sign in and come back: whoever claimed the site then reads that it is
+// theirs.
 func (c *claimPages) claimError(e *core.RequestEvent, err error) error {
 	if errors.Is(err, sites.ErrInvalidClaimToken) {
 		return c.sessions.errorPage(e, http.StatusBadRequest, "This claim link is not valid",
 			"The link's token does not match this site. Copy the whole claim_url from the deploy answer.")
 	}
-	return c.sessions.errorPage(e, http.StatusNotFound, "This site cannot be claimed",
-		"It does not exist, it has expired, or it was already claimed.")
+	const title, msg = "This site cannot be claimed", "It does not exist, it has expired, or it was already claimed."
+	user := c.sessions.user(e)
+	if user != nil {
+		return c.sessions.errorPage(e, http.StatusNotFound, title, msg)
+	}
+	slug := e.Request.PathValue("slug")
+	back := c.claimPath(slug, e.Request.URL.Query().Get("token"))
+	return render(e, http.StatusNotFound, ui.ErrorPage(c.sessions.layout(e, nil), ui.ErrorProps{
+		Status: http.StatusNotFound, Title: title, Message: msg + " If you claimed it, sign in to see it.",
+		LinkURL: loginURL(back), LinkText: "Sign in",
+	}))
 }

@@ -120,13 +120,22 @@ func TestClaimPages(t *testing.T) {
 			TestAppFactory:     bobClaimedAnon,
 		},
 		{
+			Name:               "the claim link of a claimed site, signed out: cannot be claimed, sign in to see it",
+			Method:             http.MethodGet,
+			URL:                claimURL,
+			ExpectedStatus:     404,
+			ExpectedContent:    []string{"cannot be claimed", "If you claimed it, sign in to see it.", `href="/auth/login?next=` + url.QueryEscape(claimURL) + `"`},
+			NotExpectedContent: []string{"/account/sites/" + idAnonSite},
+			TestAppFactory:     bobClaimedAnon,
+		},
+		{
 			Name:               "the claim link of a claimed site, to anyone else: cannot be claimed",
 			Method:             http.MethodGet,
 			URL:                claimURL,
 			Headers:            cookie(sessionAlice),
 			ExpectedStatus:     404,
 			ExpectedContent:    []string{"cannot be claimed"},
-			NotExpectedContent: []string{"/account/sites/" + idAnonSite},
+			NotExpectedContent: []string{"/account/sites/" + idAnonSite, "sign in to see it"},
 			TestAppFactory:     bobClaimedAnon,
 		},
 		{
