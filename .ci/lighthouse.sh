@@ -60,10 +60,6 @@ cookie=$(curl -fs -D - -o /dev/null -X POST "$WEB/auth/session" "${auth[@]}" |
 	sed -n 's/^[Ss]et-[Cc]ookie: \([^;]*\).*/\1/p' | head -n 1)
 [[ -n "$cookie" ]] || { echo "no session cookie from POST /auth/session" >&2; exit 1; }
 
-# This browser's session, for its "revoke" confirmation page.
-session=$(curl -fs "$WEB/account" -H "Cookie: $cookie" | grep -o '/account/sessions/[a-z0-9]*/revoke' | head -n 1)
-[[ -n "$session" ]] || { echo "no session revoke link on the account page" >&2; exit 1; }
-
 # The submission's and the webhook's delete confirmations, linked from the
 # site page's Forms tab.
 forms_tab=$(curl -fs "$WEB/account/sites/$id/forms" -H "Cookie: $cookie")
@@ -72,9 +68,9 @@ hook_delete=$(grep -o "/account/sites/$id/webhooks/[a-z0-9]*/delete" <<<"$forms_
 [[ -n "$sub_delete" && -n "$hook_delete" ]] || { echo "no delete links on the site page's Forms tab" >&2; exit 1; }
 
 # The pages: name, URL, signed in or not. Add new pages here.
-LH_PAGES=$(python3 - "$WEB" "$cookie" "$id" "$claim" "$session" "$sub_delete" "$hook_delete" <<'PY'
+LH_PAGES=$(python3 - "$WEB" "$cookie" "$id" "$claim" "$sub_delete" "$hook_delete" <<'PY'
 import json, sys
-web, cookie, site, claim, session, sub_delete, hook_delete = sys.argv[1:]
+web, cookie, site, claim, sub_delete, hook_delete = sys.argv[1:]
 pages = [
     ("home", web + "/", False),
     ("home, signed in", web + "/", True),
@@ -91,7 +87,6 @@ pages = [
     ("submission delete", web + sub_delete, True),
     ("webhook delete", web + hook_delete, True),
     ("site delete", web + "/account/sites/" + site + "/delete", True),
-    ("session revoke", web + session, True),
 ]
 # Error pages (404 and the like) share the layout; Lighthouse audits only
 # pages that answer 200, so they are covered by ui/render_test.go.

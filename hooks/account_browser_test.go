@@ -62,8 +62,8 @@ func TestBrowserSignInWithoutJS(t *testing.T) {
 
 // TestBrowserAccountSessionsAndKeys: another browser's session is revoked
 // with one button; a reload after creating a key shows it no more and
-// makes no second key; this browser's own session asks first, then signs
-// out to the sign-in page.
+// makes no second key; this browser's row signs it out, to the sign-in
+// page saying so, its e-mail field focused.
 func TestBrowserAccountSessionsAndKeys(t *testing.T) {
 	b := newBrowserEnv(t)
 	alice, _ := b.App.FindAuthRecordByEmail("users", "alice@example.com")
@@ -108,19 +108,17 @@ func TestBrowserAccountSessionsAndKeys(t *testing.T) {
 		t.Fatalf("after a reload: %d secrets shown, %d keys (want 0 and %d)", n, keys(), before+1)
 	}
 
-	b.Step("sign this browser out: it asks first",
-		chromedp.Click(`li.session.current [data-testid="revoke-session"]`),
-		chromedp.WaitVisible(testid("confirm-revoke")),
-	)
-	if _, err := accounts.UserBySession(b.App, "browser-session-"+alice.Id); err != nil {
-		t.Fatal("signed out before confirming")
-	}
-	b.Step("confirm",
-		chromedp.Click(testid("confirm-revoke")),
+	b.Step("sign this browser out from its row",
+		chromedp.Click(`li.session.current [data-testid="sign-out"]`),
+		chromedp.WaitVisible(testid("signed-out")),
 		chromedp.WaitVisible(testid("email-input")),
 	)
-	if loc := b.Location(); !strings.HasPrefix(loc, b.WebURL+"/auth/login") {
+	if loc := b.Location(); loc != b.WebURL+"/auth/login?signed_out=1" {
 		t.Fatalf("after signing out the browser is at %s", loc)
+	}
+	// the sign-in page's e-mail field has the focus (autofocus)
+	if id, err := chromedp.Run(b.Ctx, chromedp.Evaluate[string](`document.activeElement && document.activeElement.id`)); err != nil || id != "email" {
+		t.Fatalf("focus on %q (%v), want the e-mail field", id, err)
 	}
 	if _, err := accounts.UserBySession(b.App, "browser-session-"+alice.Id); err == nil {
 		t.Fatal("still signed in")

@@ -50,7 +50,7 @@ func mustCodeSession(t testing.TB, app core.App, user *core.Record) *core.Record
 	if err != nil {
 		t.Fatal(err)
 	}
-	tok, err := accounts.CreateSession(app, key, true)
+	tok, err := accounts.CreateSession(app, key, true, "Mozilla/5.0 (Macintosh; Intel Mac OS X 10.15; rv:133.0) Gecko/20100101 Firefox/133.0")
 	if err != nil {
 		t.Fatal(err)
 	}

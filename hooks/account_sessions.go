@@ -3,6 +3,7 @@ package hooks
 import (
 	"fmt"
 	"net/http"
+	"slices"
 	"time"
 
 	"github.com/pocketbase/pocketbase/core"
@@ -11,8 +12,8 @@ import (
 	"sitedrop/ui"
 )
 
-// accountSessions are user's signed-in browsers, newest first, the one of
-// token ("this browser") marked.
+// accountSessions are user's signed-in browsers, the one of token ("this
+// browser") first, then newest first, each named by its User-Agent.
 func accountSessions(app core.App, user *core.Record, token string, now time.Time) ([]ui.AccountSession, error) {
 	recs, err := accounts.ListSessions(app, user)
 	if err != nil {
@@ -25,6 +26,7 @@ func accountSessions(app core.App, user *core.Record, token string, now time.Tim
 		s := ui.AccountSession{
 			ID:         r.Id,
 			Current:    accounts.IsSessionOf(r, token),
+			Client:     sess.Client().String(),
 			CreatedAt:  timestamp(created),
 			CreatedAgo: ui.Ago(now, created),
 			ExpiresAt:  timestamp(expires),
@@ -38,6 +40,16 @@ func accountSessions(app core.App, user *core.Record, token string, now time.Tim
 		}
 		out = append(out, s)
 	}
+	// stable: the rest keep the newest-first order of ListSessions
+	slices.SortStableFunc(out, func(a, b ui.AccountSession) int {
+		switch {
+		case a.Current == b.Current:
+			return 0
+		case a.Current:
+			return -1
+		}
+		return 1
+	})
 	return out, nil
 }
 
@@ -51,42 +63,26 @@ func userSession(e *core.RequestEvent) (*core.Record, bool) {
 	return s.Record, true
 }
 
-// sessionRevokeConfirm is GET /account/sessions/{id}/revoke: the question
-// asked before a session ends (needed for this browser's own, which signs
-// it out), as a page with the POST form, so it works without JavaScript.
-func (a *accountPages) sessionRevokeConfirm(e *core.RequestEvent) error {
-	rec, ok := userSession(e)
-	if !ok {
-		return a.sessions.errorPage(e, http.StatusNotFound, "Session not found", "This browser session has ended, or it is not yours.")
-	}
-	return render(e, http.StatusOK, ui.SessionRevoke(a.sessions.layout(e, userOf(e)), ui.SessionRevokeProps{
-		ID:      rec.Id,
-		Current: a.sessions.IsCurrent(e.Request, rec),
-	}))
-}
-
-// sessionRevoke is a session's "revoke" button: it ends that browser's
-// session (and the key made for it). This browser's own session ends only
-// with confirm=yes, from the confirmation page; then it is signed out and
-// sent to the sign-in page.
+// sessionRevoke is a session's "Sign out" button: it ends that browser's
+// session (and the key made for it), with a message saying which browser.
+// This browser's row signs out through /auth/logout; its own session
+// posted here signs it out the same way, to the sign-in page.
 func (a *accountPages) sessionRevoke(e *core.RequestEvent) error {
 	rec, ok := userSession(e)
 	if !ok {
 		return a.sessions.back(e, "/account", ui.FlashError, "That browser session had already ended.")
 	}
 	if a.sessions.IsCurrent(e.Request, rec) {
-		if e.Request.PostForm.Get("confirm") != "yes" {
-			return e.Redirect(http.StatusSeeOther, "/account/sessions/"+rec.Id+"/revoke")
-		}
 		if err := a.sessions.End(e.Response, e.Request); err != nil {
 			return err
 		}
-		return e.Redirect(http.StatusSeeOther, "/auth/login")
+		return e.Redirect(http.StatusSeeOther, signedOutPage)
 	}
 	if err := accounts.EndSession(e.App, rec); err != nil {
 		return err
 	}
-	return a.sessions.back(e, "/account", ui.FlashSuccess, "The other browser is signed out.")
+	client := accounts.SessionOf(rec).Client().String()
+	return a.sessions.back(e, "/account", ui.FlashSuccess, "Signed out "+client+": that browser has to sign in again.")
 }
 
 // sessionRevokeOthers is "Sign out everywhere else": every session of the

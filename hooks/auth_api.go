@@ -186,7 +186,8 @@ func (a *signInDesk) authSessionDelete(e *core.RequestEvent) error {
 	return e.JSON(http.StatusOK, map[string]string{"message": "Signed out"})
 }
 
-// authLogoutForm is the pages' sign-out form: sign out, back to the start.
+// authLogoutForm is the pages' sign-out form: sign out, to the sign-in
+// page saying so.
 func (a *signInDesk) authLogoutForm(e *core.RequestEvent) error {
 	if checkOrigin(e) != nil {
 		return a.pages.formRefused(e, errCrossOrigin)
@@ -194,5 +195,5 @@ func (a *signInDesk) authLogoutForm(e *core.RequestEvent) error {
 	if err := a.sessions.End(e.Response, e.Request); err != nil {
 		return err
 	}
-	return e.Redirect(http.StatusSeeOther, "/")
+	return e.Redirect(http.StatusSeeOther, signedOutPage)
 }

@@ -114,9 +114,9 @@ func TestBrowserClaimE2E(t *testing.T) {
 	}
 	step("claim the site",
 		chromedp.Click(testid("claim-button")),
-		chromedp.WaitVisible(testid("claim-done")),
+		chromedp.WaitVisible(testid("flash-success")), // on the site's page (POST → 303 → GET)
 	)
-	if s := text(testid("claim-done")); !strings.Contains(s, "E2E site") {
+	if s := text(testid("flash-success")); !strings.Contains(s, "E2E site") {
 		t.Fatalf("claim confirmation %q does not name the site", s)
 	}
 	phase("claimed")

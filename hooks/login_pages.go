@@ -1,6 +1,7 @@
 package hooks
 
 import (
+	"errors"
 	"net/http"
 	"net/url"
 	"strings"
@@ -18,10 +19,15 @@ import (
 //	POST /auth/login                mails a code → 303 /auth/login?otp=ID&next=N
 //	GET  /auth/login?otp=ID&next=N  the code form (the code's id hidden in it)
 //	POST /auth/login/code           signs in, sets the cookie → 303 N
+//	                                a wrong code → 303 /auth/login?otp=ID&next=N&error=code
 //
 // Both posts have the rate limits and messages of /auth/otp and
-// /auth/verify. A refused post shows the form again with the reason (and
-// the API's status): there is no session yet to carry a flash message.
+// /auth/verify. A wrong code counts as a try, so that refusal is POST →
+// 303 → GET too (a reload must not spend another try): there is no
+// session yet to carry a flash message, so the redirect names the reason
+// by a fixed key (loginErrors), never by its text. Any other refused post
+// changes nothing and shows the form again with the reason (and the API's
+// status): re-sending it changes nothing either.
 
 // loginPage is GET /auth/login?next=[&otp=]: the e-mail step, or the code
 // step of the code otp. Over its rate limit a browser (Accept: text/html)
@@ -35,11 +41,22 @@ func (a *signInDesk) loginPage(e *core.RequestEvent) error {
 	}
 	q := e.Request.URL.Query()
 	p := a.loginProps(q.Get("next"))
+	user := a.sessions.user(e)
+	p.SignedOut = q.Has("signed_out") && user == nil
 	if otp := q.Get("otp"); accounts.ValidCodeID(otp) {
 		p.OTPID = otp
+		if err, ok := loginErrors[q.Get("error")]; ok {
+			if ae, known := toAPIError(err); known {
+				p.Error = ae.Message
+			}
+		}
 	}
-	return render(e, http.StatusOK, ui.Login(a.sessions.layout(e, a.sessions.user(e)), p))
+	return render(e, http.StatusOK, ui.Login(a.sessions.layout(e, user), p))
 }
+
+// signedOutPage is where signing this browser out leads: the sign-in page,
+// saying it is signed out (no session is left to carry a flash).
+const signedOutPage = "/auth/login?signed_out=1"
 
 // loginEmailForm is POST /auth/login (email, next): it mails a code and
 // sends the browser to the code step.
@@ -70,9 +87,21 @@ func (a *signInDesk) loginCodeForm(e *core.RequestEvent) error {
 	}
 	code := strings.Join(strings.Fields(f.Get("code")), "")
 	if _, _, err := a.verifyCode(e, p.OTPID, code); err != nil {
+		for key, known := range loginErrors {
+			if errors.Is(err, known) {
+				return e.Redirect(http.StatusSeeOther, "/auth/login?otp="+url.QueryEscape(p.OTPID)+"&next="+url.QueryEscape(p.Next)+"&error="+key)
+			}
+		}
 		return a.loginRefused(e, p, err)
 	}
 	return e.Redirect(http.StatusSeeOther, p.Next)
+}
+
+// loginErrors are the refusals of the code step that answer 303 back to
+// it, by the key the redirect carries (?error=).
+var loginErrors = map[string]error{
+	"code":    accounts.ErrInvalidCode,
+	"no-code": accounts.ErrCodeRequired,
 }
 
 // loginProps is the sign-in page going on to next (sanitised).

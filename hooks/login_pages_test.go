@@ -54,12 +54,23 @@ func TestLoginForms(t *testing.T) {
 	if code == wrong {
 		wrong = "11111111"
 	}
-	res, body = post("/auth/login/code", "otp_id", otp, "code", wrong, "next", next)
-	if res.StatusCode != 400 || !strings.Contains(body, msgInvalidCode) || !strings.Contains(body, `value="`+otp+`"`) {
+	// a wrong code spends a try: POST → 303 → GET, so a reload does not
+	// spend another; the code step says why
+	res, _ = post("/auth/login/code", "otp_id", otp, "code", wrong, "next", next)
+	expectRedirect(t, res, "/auth/login?otp="+otp+"&next="+url.QueryEscape(next)+"&error=code")
+	res, body = do(t, mux, http.MethodGet, res.Header.Get("Location"), "", nil)
+	if res.StatusCode != 200 || !strings.Contains(body, msgInvalidCode) || !strings.Contains(body, `value="`+otp+`"`) ||
+		!strings.Contains(body, `action="/auth/login/code" novalidate>`) {
 		t.Fatalf("wrong code: %d\n%s", res.StatusCode, body)
 	}
-	if res, body = post("/auth/login/code", "otp_id", otp, "code", " ", "next", next); res.StatusCode != 400 || !strings.Contains(body, "code is required") {
-		t.Fatalf("no code: %d", res.StatusCode)
+	res, _ = post("/auth/login/code", "otp_id", otp, "code", " ", "next", next)
+	expectRedirect(t, res, "/auth/login?otp="+otp+"&next="+url.QueryEscape(next)+"&error=no-code")
+	if _, body = do(t, mux, http.MethodGet, res.Header.Get("Location"), "", nil); !strings.Contains(body, "code is required") {
+		t.Fatalf("no code: %s", body)
+	}
+	// the key is a key, never text: an unknown one says nothing
+	if _, body = do(t, mux, http.MethodGet, "/auth/login?otp="+otp+"&error=%3Cb%3Ehi", "", nil); strings.Contains(body, "login-error") {
+		t.Fatal("an unknown error key shows a message")
 	}
 
 	res, _ = post("/auth/login/code", "otp_id", otp, "code", code[:4]+" "+code[4:], "next", next)

@@ -43,8 +43,7 @@ var notInOpenAPI = map[string]bool{
 	"POST /account/keys/{id}/revoke":          true,
 	"GET /account/delete":                     true, // account deletion: what goes, then delete
 	"POST /account/delete":                    true,
-	"GET /account/sessions/{id}/revoke":       true, // signed-in browsers: ask, then revoke
-	"POST /account/sessions/{id}/revoke":      true,
+	"POST /account/sessions/{id}/revoke":      true, // signed-in browsers: sign one out
 	"POST /account/sessions/revoke-others":    true,
 	"GET /favicon.ico":                        true, // the pages' icon
 	" /":                                      true, // every other path: the 404 (page or JSON)

@@ -28,9 +28,7 @@ func bindPages(r *router.Router[*core.RequestEvent], auth *pageAuth, home *homeP
 	r.GET("/claim/{slug}", claims.claimPage)                              // claim link of an anonymous deploy
 	r.POST("/claim/{slug}", claims.claimSubmit).Bind(auth.pageForm())     // its "claim" button
 	r.GET("/account", account.accountPage).Bind(auth.requirePageUser("")) // the user's sites and keys
-	r.GET("/account/sessions/{id}/revoke", account.sessionRevokeConfirm). // asks first
-										Bind(auth.requirePageUser("/account"))
-	r.GET("/account/keys/{id}/revoke", account.accountKeyRevokeConfirm). // asks first
+	r.GET("/account/keys/{id}/revoke", account.accountKeyRevokeConfirm).  // asks first
 										Bind(auth.requirePageUser("/account"))
 	r.GET("/account/delete", account.accountDeletePage). // what goes, and the confirmation
 								Bind(auth.requirePageUser("/account"))

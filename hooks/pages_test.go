@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"sitedrop/sites/accounts"
+	"sitedrop/ui"
 
 	"github.com/pocketbase/pocketbase/tests"
 )
@@ -74,19 +75,83 @@ func TestClaimPages(t *testing.T) {
 			TestAppFactory:  newTestApp,
 		},
 		{
-			Name:            "claim button",
-			Method:          http.MethodPost,
-			URL:             "/claim/anon-site",
-			Body:            formBody("token", anonToken),
-			Headers:         withHeaders(sameOrigin, cookie(sessionBob)),
-			ExpectedStatus:  200,
-			ExpectedContent: []string{`data-testid="claim-done"`, "http://anon-site.sites.test/"},
-			TestAppFactory:  newTestApp,
-			AfterTestFunc: func(t testing.TB, app *tests.TestApp, _ *http.Response) {
+			Name:           "claim button: 303 to the site's page, a flash says it is claimed",
+			Method:         http.MethodPost,
+			URL:            "/claim/anon-site",
+			Body:           formBody("token", anonToken),
+			Headers:        withHeaders(sameOrigin, cookie(sessionBob)),
+			ExpectedStatus: 303,
+			TestAppFactory: newTestApp,
+			AfterTestFunc: func(t testing.TB, app *tests.TestApp, res *http.Response) {
+				expectRedirect(t, res, "/account/sites/"+idAnonSite)
+				expectFlash(t, app, sessionBob, ui.FlashSuccess, "Claimed: anon-site is now yours")
 				rec, _ := app.FindRecordById("deployments", idAnonSite)
 				bob, _ := app.FindAuthRecordByEmail("users", "bob@example.com")
 				if rec.GetString("owner") != bob.Id || !rec.GetDateTime("expires_at").IsZero() {
 					t.Fatal("not claimed")
+				}
+			},
+		},
+		{
+			Name:           "the claim posted again by its claimer: 303 to the site's page, nothing changes",
+			Method:         http.MethodPost,
+			URL:            "/claim/anon-site",
+			Body:           formBody("token", anonToken),
+			Headers:        withHeaders(sameOrigin, cookie(sessionBob)),
+			ExpectedStatus: 303,
+			TestAppFactory: bobClaimedAnon,
+			AfterTestFunc: func(t testing.TB, app *tests.TestApp, res *http.Response) {
+				expectRedirect(t, res, "/account/sites/"+idAnonSite)
+				rec, _ := app.FindRecordById("deployments", idAnonSite)
+				bob, _ := app.FindAuthRecordByEmail("users", "bob@example.com")
+				if rec.GetString("owner") != bob.Id {
+					t.Fatal("owner changed")
+				}
+			},
+		},
+		{
+			Name:               "the claim link opened again by its claimer says the site is theirs",
+			Method:             http.MethodGet,
+			URL:                claimURL,
+			Headers:            cookie(sessionBob),
+			ExpectedStatus:     200,
+			ExpectedContent:    []string{`data-testid="claim-done"`, "This site is yours", `href="/account/sites/` + idAnonSite + `"`, "http://anon-site.sites.test/"},
+			NotExpectedContent: []string{"cannot be claimed", `data-testid="claim-button"`},
+			TestAppFactory:     bobClaimedAnon,
+		},
+		{
+			Name:               "the claim link of a claimed site, signed out: cannot be claimed, sign in to see it",
+			Method:             http.MethodGet,
+			URL:                claimURL,
+			ExpectedStatus:     404,
+			ExpectedContent:    []string{"cannot be claimed", "If you claimed it, sign in to see it.", `href="/auth/login?next=` + url.QueryEscape(claimURL) + `"`},
+			NotExpectedContent: []string{"/account/sites/" + idAnonSite},
+			TestAppFactory:     bobClaimedAnon,
+		},
+		{
+			Name:               "the claim link of a claimed site, to anyone else: cannot be claimed",
+			Method:             http.MethodGet,
+			URL:                claimURL,
+			Headers:            cookie(sessionAlice),
+			ExpectedStatus:     404,
+			ExpectedContent:    []string{"cannot be claimed"},
+			NotExpectedContent: []string{"/account/sites/" + idAnonSite, "sign in to see it"},
+			TestAppFactory:     bobClaimedAnon,
+		},
+		{
+			Name:            "the claim posted by anyone else once claimed: 404 page, nothing changes",
+			Method:          http.MethodPost,
+			URL:             "/claim/anon-site",
+			Body:            formBody("token", anonToken),
+			Headers:         withHeaders(sameOrigin, cookie(sessionAlice)),
+			ExpectedStatus:  404,
+			ExpectedContent: []string{"cannot be claimed"},
+			TestAppFactory:  bobClaimedAnon,
+			AfterTestFunc: func(t testing.TB, app *tests.TestApp, res *http.Response) {
+				rec, _ := app.FindRecordById("deployments", idAnonSite)
+				bob, _ := app.FindAuthRecordByEmail("users", "bob@example.com")
+				if rec.GetString("owner") != bob.Id {
+					t.Fatal("owner changed")
 				}
 			},
 		},
@@ -121,13 +186,12 @@ func TestClaimPages(t *testing.T) {
 			},
 		},
 		{
-			Name:            "claim with a full plan shows why",
-			Method:          http.MethodPost,
-			URL:             "/claim/anon-site",
-			Body:            formBody("token", anonToken),
-			Headers:         withHeaders(sameOrigin, cookie(sessionBob)),
-			ExpectedStatus:  403,
-			ExpectedContent: []string{`data-testid="claim-error"`, "Deployment limit reached"},
+			Name:           "claim with a full plan: 303 back to the claim link, a flash says why",
+			Method:         http.MethodPost,
+			URL:            "/claim/anon-site",
+			Body:           formBody("token", anonToken),
+			Headers:        withHeaders(sameOrigin, cookie(sessionBob)),
+			ExpectedStatus: 303,
 			TestAppFactory: func(t testing.TB) *tests.TestApp {
 				app, sd := newFixtureApp(t)
 				bob, _ := app.FindAuthRecordByEmail("users", "bob@example.com")
@@ -136,8 +200,25 @@ func TestClaimPages(t *testing.T) {
 				}
 				return app
 			},
+			AfterTestFunc: func(t testing.TB, app *tests.TestApp, res *http.Response) {
+				expectRedirect(t, res, claimURL)
+				expectFlash(t, app, sessionBob, ui.FlashError, "Deployment limit reached")
+				if rec, _ := app.FindRecordById("deployments", idAnonSite); rec.GetString("owner") != "" {
+					t.Fatal("claimed over the limit")
+				}
+			},
 		},
 	})
+}
+
+// bobClaimedAnon is the fixture app where bob has claimed anon-site.
+func bobClaimedAnon(t testing.TB) *tests.TestApp {
+	app, sd := newFixtureApp(t)
+	bob, _ := app.FindAuthRecordByEmail("users", "bob@example.com")
+	if _, err := sd.svc.Claim(bob, "anon-site", anonToken); err != nil {
+		t.Fatal(err)
+	}
+	return app
 }
 
 func TestAccountPages(t *testing.T) {
@@ -191,11 +272,29 @@ func TestAccountPages(t *testing.T) {
 			Headers:        withHeaders(sameOrigin, cookie(sessionAlice)),
 			ExpectedStatus: 303,
 			TestAppFactory: newTestApp,
-			AfterTestFunc: func(t testing.TB, app *tests.TestApp, _ *http.Response) {
+			AfterTestFunc: func(t testing.TB, app *tests.TestApp, res *http.Response) {
+				expectRedirect(t, res, "/auth/login?signed_out=1")
 				if _, err := accounts.UserBySession(app, sessionAlice); err == nil {
 					t.Fatal("still signed in")
 				}
 			},
+		},
+		{
+			Name:            "after signing out, the sign-in page says so",
+			Method:          http.MethodGet,
+			URL:             "/auth/login?signed_out=1",
+			ExpectedStatus:  200,
+			ExpectedContent: []string{`data-testid="signed-out"`, "You are signed out of this browser.", `required autofocus autocomplete="email"`},
+			TestAppFactory:  newTestApp,
+		},
+		{
+			Name:               "signed in, the sign-out message is not shown",
+			Method:             http.MethodGet,
+			URL:                "/auth/login?signed_out=1",
+			Headers:            cookie(sessionAlice),
+			ExpectedStatus:     200,
+			NotExpectedContent: []string{`data-testid="signed-out"`},
+			TestAppFactory:     newTestApp,
 		},
 	})
 }

@@ -40,7 +40,9 @@ func pages() []page {
 	}
 	claimErr := claim
 	claimErr.Title = ""
-	claimErr.Error = "Your free plan is full (3 of 3 sites). Delete a site first."
+	// a refused claim is a flash on the claim link's page (POST → 303 → GET)
+	signedInRefused := signedIn
+	signedInRefused.Flashes = []Flash{{Kind: FlashError, Text: "Your free plan is full (3 of 3 sites). Delete a site first."}}
 	return []page{
 		{
 			name: "home",
@@ -83,25 +85,26 @@ func pages() []page {
 			name:    "claim_signed_in",
 			c:       Claim(signedIn, claim),
 			testIDs: []string{"nav-account", "site-link", "claim-button"},
-			absent:  []string{"claim-signin", "claim-error"},
+			absent:  []string{"claim-signin", "flash-error"},
 		},
 		{
 			name:    "claim_signed_out",
 			c:       Claim(signedOut, claim),
 			testIDs: []string{"nav-signin", "site-link", "claim-signin"},
-			absent:  []string{"claim-button", "claim-error"},
+			absent:  []string{"claim-button", "flash-error"},
 		},
 		{
 			name:    "claim_error",
-			c:       Claim(signedIn, claimErr),
-			testIDs: []string{"site-link", "claim-button", "claim-error"},
+			c:       Claim(signedInRefused, claimErr),
+			testIDs: []string{"site-link", "claim-button", "flash-error"},
 		},
 		{
 			name: "claim_done",
 			c: ClaimDone(signedIn, ClaimDoneProps{
 				Slug: "bright-otter-42", Title: "My portfolio", SiteURL: "https://bright-otter-42.sites.example.com",
+				SitePage: "/account/sites/abcdefghij01234",
 			}),
-			testIDs: []string{"claim-done", "nav-account"},
+			testIDs: []string{"claim-done", "claimed-site-page", "nav-account"},
 		},
 		{
 			name: "account",
@@ -121,8 +124,8 @@ func pages() []page {
 					{ID: "k2", Prefix: "sd_Q7b2", Name: "CI", CreatedAt: "2026-11-22T12:00:00Z", CreatedAgo: "just now", LastUsed: ""},
 				},
 				Sessions: []AccountSession{
-					{ID: "s1", Current: true, CreatedAt: "2026-11-22T09:00:00Z", CreatedAgo: "3 hours ago", ExpiresAt: "2026-12-22T09:00:00Z", ExpiresIn: "in 29 days", ByCode: true},
-					{ID: "s2", CreatedAt: "2026-11-20T09:00:00Z", CreatedAgo: "2 days ago", ExpiresAt: "2026-12-20T09:00:00Z", ExpiresIn: "in 27 days", KeyPrefix: "sd_3fA9"},
+					{ID: "s1", Current: true, Client: "Firefox on macOS", CreatedAt: "2026-11-22T09:00:00Z", CreatedAgo: "3 hours ago", ExpiresAt: "2026-12-22T09:00:00Z", ExpiresIn: "in 29 days", ByCode: true},
+					{ID: "s2", Client: "Chrome on Android", CreatedAt: "2026-11-20T09:00:00Z", CreatedAgo: "2 days ago", ExpiresAt: "2026-12-20T09:00:00Z", ExpiresIn: "in 27 days", KeyPrefix: "sd_3fA9"},
 				},
 			}),
 			testIDs: []string{"nav-account", "slots", "deployment-row", "site-state", "protected-badge", "site-deployed", "site-find", "site-search", "site-sort", "site-count", "revoke-key", "create-key", "sign-out", "session-row", "this-browser", "revoke-session", "revoke-others", "account-delete"},
@@ -134,11 +137,6 @@ func pages() []page {
 				{Kind: FlashSuccess, Text: "New key CI created. Copy it now: it is shown once.", Secret: "sd_Q7b2xYz0123456789abcdefghijklmnopqrstuv"},
 			}}, AccountProps{Email: "ada@example.com", Plan: "free", SlotLimit: 3}),
 			testIDs: []string{"flash-success", "flash-secret", "create-key"},
-		},
-		{
-			name:    "session_revoke_current",
-			c:       SessionRevoke(signedIn, SessionRevokeProps{ID: "s1", Current: true}),
-			testIDs: []string{"session-revoke", "confirm-revoke", "cancel-revoke"},
 		},
 		{
 			name:    "key_revoke",
@@ -242,6 +240,13 @@ func TestAccountRows(t *testing.T) {
 		if n := strings.Count(got, `data-testid="revoke-key"`); n != 2 {
 			t.Errorf("revoke buttons: got %d, want 2", n)
 		}
+		// one sign-out control per browser, this one's first
+		if n := strings.Count(got, `action="/auth/logout"`) + strings.Count(got, `data-testid="revoke-session"`); n != 2 {
+			t.Errorf("sign-out controls: got %d, want 2 (one a browser)", n)
+		}
+		if strings.Contains(got, `href="/account/sessions/s1/revoke"`) {
+			t.Error("this browser has a second sign-out control")
+		}
 		for _, want := range []string{
 			`2 of 3 sites used on the free plan`,
 			`href="/account/keys/k1/revoke"`, // a page asks first
@@ -255,7 +260,8 @@ func TestAccountRows(t *testing.T) {
 			`value="o" maxlength="100"`,
 			`<time datetime="2026-11-01T09:00:00Z" title="1 Nov 2026, 09:00 UTC">21 days ago</time>`,
 			`>never<`,
-			`href="/account/sessions/s1/revoke"`,   // this browser: a page asks first
+			`<strong data-testid="session-client">Firefox on macOS</strong>`,
+			`aria-label="Sign out Chrome on Android, signed in 2 days ago"`,
 			`action="/account/sessions/s2/revoke"`, // another: one button
 			`action="/account/sessions/revoke-others"`,
 			`signed in with the API key <code>sd_3fA9…</code>`,
@@ -292,17 +298,17 @@ func TestEscaping(t *testing.T) {
 	cases := map[string]templ.Component{
 		"claim": Claim(LayoutProps{SignedIn: true, Email: evil}, ClaimProps{
 			Slug: "s", Title: evil, SiteURL: "javascript:alert(1)", Token: `"><script>alert(1)</script>`,
-			LoginURL: "javascript:alert(1)", ExpiresAt: expiresAt, TimeLeft: evil, Error: evil,
+			LoginURL: "javascript:alert(1)", ExpiresAt: expiresAt, TimeLeft: evil,
 		}),
 		"claim_out": Claim(signedOut, ClaimProps{Slug: "s", Title: evil, LoginURL: "javascript:alert(1)", ExpiresAt: expiresAt}),
-		"done":      ClaimDone(signedIn, ClaimDoneProps{Slug: "s", Title: evil, SiteURL: "JavaScript:alert(1)"}),
+		"done":      ClaimDone(signedIn, ClaimDoneProps{Slug: "s", Title: evil, SiteURL: "JavaScript:alert(1)", SitePage: "javascript:alert(1)"}),
 		"login":     Login(signedOut, LoginProps{Next: `"><script>alert(1)</script>`}),
 		"account": Account(signedIn, AccountProps{
 			Email: evil, Plan: evil,
 			Deployments: []AccountDeployment{{Slug: evil, Title: evil, URL: "javascript:alert(1)", StateText: evil, State: SiteState(evil), DeployedAt: evil, DeployedAgo: evil}},
 			Find:        SiteFind{Show: true, Search: evil, Total: 1, Sorts: []SortOption{{Value: evil, Label: evil}}},
 			Keys:        []AccountKey{{ID: `../x"`, Prefix: evil, Name: evil, CreatedAt: evil, LastUsed: evil}},
-			Sessions:    []AccountSession{{ID: `../s"`, CreatedAt: evil, CreatedAgo: evil, ExpiresAt: evil, KeyPrefix: evil}},
+			Sessions:    []AccountSession{{ID: `../s"`, Client: evil, CreatedAt: evil, CreatedAgo: evil, ExpiresAt: evil, KeyPrefix: evil}},
 		}),
 		"flash": ErrorPage(LayoutProps{SignedIn: true, Flashes: []Flash{{Text: evil, Secret: evil}}}, ErrorProps{Title: evil}),
 		"error": ErrorPage(signedOut, ErrorProps{Status: 400, Title: evil, Message: evil, LinkURL: "javascript:alert(1)", LinkText: evil}),

@@ -119,7 +119,7 @@ func (s *Sessions) Start(w http.ResponseWriter, r *http.Request, key *core.Recor
 	if err := DeleteSession(s.app, s.Token(r)); err != nil {
 		return err
 	}
-	tok, err := CreateSession(s.app, key, ownsKey)
+	tok, err := CreateSession(s.app, key, ownsKey, r.UserAgent())
 	if err != nil {
 		return err
 	}

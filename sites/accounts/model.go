@@ -23,6 +23,7 @@ const (
 	FieldTokenHash  = "token_hash"
 	FieldExpiresAt  = "expires_at"
 	FieldCreated    = "created"
+	FieldUserAgent  = "user_agent"
 )
 
 // User is an account: a record of the users collection.
@@ -111,6 +112,14 @@ func (s *Session) Created() time.Time { return s.GetDateTime(FieldCreated).Time(
 
 // ExpiresAt is when the session ends.
 func (s *Session) ExpiresAt() time.Time { return s.GetDateTime(FieldExpiresAt).Time() }
+
+// UserAgent is the User-Agent the session signed in with (cut to
+// MaxUserAgentLen bytes; "" for sessions older than the field).
+func (s *Session) UserAgent() string { return s.GetString(FieldUserAgent) }
+
+// Client names the browser and system of the session, from its
+// User-Agent.
+func (s *Session) Client() Client { return ParseUserAgent(s.UserAgent()) }
 
 // ErrNotOwned is returned when a key or session does not exist or belongs
 // to another account (the two read the same, so ids do not leak).

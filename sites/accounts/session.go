@@ -25,8 +25,9 @@ var ErrNoSession = errors.New("no such session")
 // CreateSession starts a browser session for the owner of key and returns
 // its token, which only the cookie holds; the database keeps its SHA-256.
 // The session ends when key is revoked; ownsKey says the key was made for
-// this session alone, so signing out revokes it too.
-func CreateSession(app core.App, key *core.Record, ownsKey bool) (string, error) {
+// this session alone, so signing out revokes it too. userAgent is the
+// browser's User-Agent, kept (cut to MaxUserAgentLen bytes) to name it.
+func CreateSession(app core.App, key *core.Record, ownsKey bool, userAgent string) (string, error) {
 	col, err := app.FindCachedCollectionByNameOrId(SessionsCollection)
 	if err != nil {
 		return "", fmt.Errorf("find sessions collection: %w", err)
@@ -38,6 +39,7 @@ func CreateSession(app core.App, key *core.Record, ownsKey bool) (string, error)
 	rec.Set(FieldOwnsKey, ownsKey)
 	rec.Set(FieldTokenHash, HashSecret(token))
 	rec.Set(FieldExpiresAt, time.Now().UTC().Add(SessionTTL))
+	rec.Set(FieldUserAgent, truncateUserAgent(userAgent))
 	if err := app.Save(rec); err != nil {
 		return "", fmt.Errorf("save session: %w", err)
 	}

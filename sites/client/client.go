@@ -32,6 +32,10 @@ type Client struct {
 	HTTP *http.Client
 }
 
+// UserAgent is the User-Agent the client sends: a server names the
+// sessions a sign-in from it starts "sitedrop CLI" (accounts.ParseUserAgent).
+const UserAgent = "sitedrop-cli"
+
 // maxIdlePerHost is how many idle connections to the server the client
 // keeps: enough for concurrent uploads (net/http's default, 2, would
 // close and reopen the others' connections after every request).
@@ -133,6 +137,7 @@ func (c *Client) DoContext(ctx context.Context, method, path string, body any, c
 	if c.Key != "" {
 		req.Header.Set("Authorization", "Bearer "+c.Key)
 	}
+	req.Header.Set("User-Agent", UserAgent)
 	res, err := c.HTTP.Do(req)
 	if err != nil {
 		return fmt.Errorf("%s %s: %w", method, c.Server+path, err)
