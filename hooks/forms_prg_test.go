@@ -192,6 +192,14 @@ func formsTemplate(t *testing.T, tune func(*Config)) (string, string) {
 	if _, err := sd.svc.Replace(t.Context(), rec, sites.Metadata{}, htmlUpload("<p>second</p>")); err != nil {
 		t.Fatal(err)
 	}
+	// a paused site, so that its page offers Resume
+	paused, err := sd.svc.Create(t.Context(), sites.CreateParams{Owner: alice, Slug: "alice-paused", Upload: htmlUpload("<p>paused</p>")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := sd.svc.SetPaused(paused.Record, true); err != nil {
+		t.Fatal(err)
+	}
 	otp, _, err := accounts.NewLoginCode(app, "alice@example.com")
 	if err != nil {
 		t.Fatal(err)
