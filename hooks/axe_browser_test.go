@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -24,14 +25,22 @@ const axeEnv = "SITEDROP_AXE_JS"
 // levels A and AA (color-contrast among them).
 var axeTags = []string{"wcag2a", "wcag2aa", "wcag21a", "wcag21aa"}
 
-// axeSource is axe-core's script. Without it the test skips, saying how to
-// get it, except in CI (CI=true), where the check must run.
+// axeSource is axe-core's script, from SITEDROP_AXE_JS, else from where
+// .ci/axe.sh installs it in the user's cache directory. Without it the
+// test skips, saying how to get it, except in CI (CI=true), where the
+// check must run.
 func axeSource(t *testing.T) string {
 	t.Helper()
 	path := os.Getenv(axeEnv)
+	if cache, err := os.UserCacheDir(); path == "" && err == nil {
+		p := filepath.Join(cache, "sitedrop-axe", "node_modules", "axe-core", "axe.min.js")
+		if fi, err := os.Stat(p); err == nil && fi.Mode().IsRegular() {
+			path = p
+		}
+	}
 	var msg string
 	if path == "" {
-		msg = axeEnv + " is not set; run: export " + axeEnv + "=$(bash .ci/axe.sh) (installs axe-core from the npm registry)"
+		msg = axeEnv + " is not set and axe-core is not in the cache; run: bash .ci/axe.sh (installs it from the npm registry)"
 	} else if src, err := os.ReadFile(path); err != nil {
 		msg = fmt.Sprintf("read axe-core from %s=%s: %v; run: bash .ci/axe.sh", axeEnv, path, err)
 	} else if !strings.Contains(string(src), "axe") {
@@ -103,10 +112,10 @@ func (b *browserEnv) ColorScheme(scheme string) {
 }
 
 // TestBrowserAxe checks every page, in light and dark mode, in the states
-// hidden at load: a drop's result with its "Open site" button (signed in
-// and anonymous, with the claim link), the drop zone's alert, a flash
-// success (a new key) and a flash error, on home, sign-in, claim, account
-// and the site page.
+// hidden at load: a drop's result with its "Open site" button focused
+// (signed in with the quality report, and anonymous with the claim link),
+// the drop zone's alert, a flash success (a new key) and a flash error, on
+// home, sign-in, claim, account and the site page.
 func TestBrowserAxe(t *testing.T) {
 	src := axeSource(t)
 	b := newBrowserEnv(t)
@@ -152,10 +161,14 @@ func TestBrowserAxe(t *testing.T) {
 		b.Axe(src, in("claim, signed in"))
 		b.Step("open the account page", chromedp.Navigate(b.WebURL+"/account"), chromedp.WaitVisible(testid("drop-folder")))
 		b.Axe(src, in("account"))
-		b.Step("drop a folder", chromedp.SetUploadFiles(testid("drop-folder"), []string{writeTree(t, map[string]string{"index.html": "<h1>" + scheme + "</h1>"})}))
+		b.Step("drop a folder with a broken link", chromedp.SetUploadFiles(testid("drop-folder"), []string{writeTree(t, map[string]string{
+			"index.html": `<!doctype html><title>x</title><h1>` + scheme + `</h1><a href="/missing.html">gone</a>`})}))
 		b.dropWait()
+		if b.Count(`[data-testid=drop-report]:not([hidden])`) != 1 {
+			t.Fatal("the drop's quality report is not shown for a broken link")
+		}
 		b.Step("focus Open site", chromedp.Focus(testid("drop-open")))
-		b.Axe(src, in("account after a drop, Open site focused"))
+		b.Axe(src, in("account after a drop with its report, Open site focused"))
 		b.Step("drop too many files", chromedp.Navigate(b.WebURL+"/account"), chromedp.WaitVisible(testid("drop-folder")),
 			chromedp.SetUploadFiles(testid("drop-folder"), []string{tooMany}))
 		b.dropError()
