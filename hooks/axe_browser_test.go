@@ -115,7 +115,8 @@ func (b *browserEnv) ColorScheme(scheme string) {
 // hidden at load: a drop's result with its "Open site" button focused
 // (signed in with the quality report, and anonymous with the claim link),
 // the drop zone's alert, a flash success (a new key) and a flash error, on
-// home, sign-in, claim, account and the site page.
+// home, sign-in, claim, account, the site page, its delete confirmation
+// and the 404 page.
 func TestBrowserAxe(t *testing.T) {
 	src := axeSource(t)
 	b := newBrowserEnv(t)
@@ -152,6 +153,8 @@ func TestBrowserAxe(t *testing.T) {
 		b.Axe(src, in("sign-in"))
 		b.Step("open claim", chromedp.Navigate(claim), chromedp.WaitVisible(chromedp.CSS("main h1")))
 		b.Axe(src, in("claim, signed out"))
+		b.Step("open a page that is not there", chromedp.Navigate(b.WebURL+"/no/such/page"), chromedp.WaitVisible(testid("error-page")))
+		b.Axe(src, in("404 page"))
 	}
 
 	b.SignIn(user)
@@ -186,5 +189,7 @@ func TestBrowserAxe(t *testing.T) {
 		b.Step("re-deploy from the site page", chromedp.SetUploadFiles(testid("drop-folder"), []string{writeTree(t, map[string]string{"index.html": "<h1>again " + scheme + "</h1>"})}))
 		b.dropWait()
 		b.Axe(src, in("site page after a re-deploy"))
+		b.Step("open the delete confirmation", chromedp.Navigate(b.WebURL+"/account/sites/"+site.Id+"/delete"), chromedp.WaitVisible(chromedp.CSS("main h1")))
+		b.Axe(src, in("site delete confirmation"))
 	}
 }
