@@ -7,7 +7,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/pocketbase/pocketbase/apis"
+	"github.com/pocketbase/pocketbase/core"
 	"github.com/pocketbase/pocketbase/tests"
+	pbui "github.com/pocketbase/pocketbase/ui"
 
 	"sitedrop/sites"
 )
@@ -191,5 +194,44 @@ func TestWebRobotsTxt(t *testing.T) {
 	}
 	if code, body := get("web.test"); code != http.StatusOK || !strings.Contains(body, "Disallow: /account") {
 		t.Errorf("the web host through the front door: %d %q", code, body)
+	}
+}
+
+// TestAdminDashboardNotFoundPage serves PocketBase's admin dashboard as
+// apis.Serve does (its /_/{path...} route, which the tests' router lacks):
+// a browser asking for a file it does not have gets the styled 404 page,
+// an API client PocketBase's JSON, and the dashboard itself still loads.
+func TestAdminDashboardNotFoundPage(t *testing.T) {
+	t.Parallel()
+	app, _ := newFixtureApp(t)
+	defer app.Cleanup()
+	r, err := apis.NewRouter(app)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.GET("/_/{path...}", apis.Static(pbui.DistDirFS, false))
+	se := &core.ServeEvent{App: app, Router: r}
+	var mux http.Handler
+	if err := app.OnServe().Trigger(se, func(e *core.ServeEvent) (err error) {
+		mux, err = e.Router.BuildMux()
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name, path string
+		headers    map[string]string
+		status     int
+		want       string
+	}{
+		{"browser, unknown file", "/_/nope", browserAccept, 404, `data-testid="error-page"`},
+		{"browser, unknown nested file", "/_/images/nope.png", browserAccept, 404, `href="/_/"`},
+		{"API client, unknown file", "/_/nope", nil, 404, `"status":404`},
+		{"browser, the dashboard", "/_/", browserAccept, 200, "<html"},
+	} {
+		res, body := do(t, mux, http.MethodGet, c.path, "", c.headers)
+		if res.StatusCode != c.status || !strings.Contains(body, c.want) {
+			t.Errorf("%s: GET %s: %d, want %d with %q:\n%.300s", c.name, c.path, res.StatusCode, c.status, c.want, body)
+		}
 	}
 }
