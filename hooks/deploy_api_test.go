@@ -304,7 +304,7 @@ func TestDeployCreate(t *testing.T) {
 			URL:             "/deploy",
 			Body:            strings.NewReader(`{"html":"x","favicon":"<script>"}`),
 			ExpectedStatus:  400,
-			ExpectedContent: []string{errBody("favicon must be an emoji")},
+			ExpectedContent: []string{errBody(sites.MsgFavicon)},
 			TestAppFactory:  newTestApp,
 		},
 		{

@@ -40,6 +40,12 @@ const (
 	deployMetricsMiddlewareId       = "sitedropDeployMetrics"
 	deployMetricsMiddlewarePriority = jsonErrorsMiddlewarePriority - 1
 
+	// adminNotFoundMiddlewareId (web_notfound.go) runs where the JSON
+	// errors middleware does, which leaves /_/ alone: it turns the admin
+	// dashboard's 404 into the styled page for browsers.
+	adminNotFoundMiddlewareId       = "sitedropAdminNotFoundPage"
+	adminNotFoundMiddlewarePriority = jsonErrorsMiddlewarePriority
+
 	// hstsMiddlewareId has the default priority: it only sets a header.
 	hstsMiddlewareId = "sitedropHSTS"
 )

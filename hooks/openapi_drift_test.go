@@ -46,6 +46,7 @@ var notInOpenAPI = map[string]bool{
 	"POST /account/sessions/{id}/revoke":      true, // signed-in browsers: sign one out
 	"POST /account/sessions/revoke-others":    true,
 	"GET /favicon.ico":                        true, // the pages' icon
+	"GET /robots.txt":                         true, // the web host's crawler rules
 	" /":                                      true, // every other path: the 404 (page or JSON)
 	"GET /account/sites/{id}":                 true,
 	"GET /account/sites/{id}/submissions.csv": true,

@@ -96,6 +96,21 @@ func bindRecordHooks(app core.App, svc *sites.Service, pub *sitePublisher, upkee
 		return e.Next()
 	})
 
+	// A site's icon is one emoji or none (sites.CheckFavicon), set from
+	// anywhere (the admin dashboard included); an icon saved before the
+	// rule is not checked again until it changes.
+	faviconRule := func(e *core.RecordEvent) error {
+		icon := e.Record.GetString(sites.FieldFavicon)
+		if e.Record.IsNew() || e.Record.Original().GetString(sites.FieldFavicon) != icon {
+			if err := sites.CheckFavicon(icon); err != nil {
+				return validation.Errors{sites.FieldFavicon: validation.NewError("validation_invalid_favicon", err.Error())}
+			}
+		}
+		return e.Next()
+	}
+	app.OnRecordValidate(sites.DeploymentsCollection).BindFunc(faviconRule)
+	app.OnRecordValidate(sites.VersionsCollection).BindFunc(faviconRule)
+
 	// The dashboard's rollback: live_version may be set to any kept
 	// version of the same deployment, and to nothing else.
 	app.OnRecordValidate(sites.DeploymentsCollection).BindFunc(func(e *core.RecordEvent) error {

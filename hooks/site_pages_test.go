@@ -249,7 +249,7 @@ func TestSitePageSettings(t *testing.T) {
 			Name: "a favicon that is not an emoji", Method: http.MethodPost, URL: url, Headers: formPost(sessionAlice),
 			Body:           formBody("title", "Alice", "favicon", "<b>"),
 			ExpectedStatus: 303, TestAppFactory: newSitePagesApp,
-			AfterTestFunc: checks(wantFlash(ui.FlashError, "favicon must be an emoji"), versions(1), field("favicon", "")),
+			AfterTestFunc: checks(wantFlash(ui.FlashError, sites.MsgFavicon), versions(1), field("favicon", "")),
 		},
 		{
 			Name: "past the account's deploy rate", Method: http.MethodPost, URL: url, Headers: formPost(sessionAlice),

@@ -25,10 +25,13 @@ import (
 // so apple-touch-icon counts). Tag and attribute names and these values
 // are compared in ASCII case only, as a browser does: "tİtle" is no title.
 //
-// New tags go right after the opening <head> tag. Without one, they are
-// wrapped in <head>...</head> and put right after <html ...>, else after a
-// leading <!doctype ...>, else at the start of the document (after a UTF-8
-// byte order mark). When nothing needs adding, doc itself is returned;
+// New tags go right after the head's first <meta> that declares the
+// encoding (<meta charset>, or <meta http-equiv="content-type">): a
+// browser looks for it in the first 1024 bytes only, so nothing may push
+// it further. Without one, they go right after the opening <head> tag.
+// Without that either, they are wrapped in <head>...</head> and put right
+// after <html ...>, else after a leading <!doctype ...>, else at the start
+// of the document (after a UTF-8 byte order mark). When nothing needs adding, doc itself is returned;
 // otherwise a new slice is, and doc is not modified.
 //
 // The scan takes time linear in what it reads, and reads at most the
@@ -97,6 +100,11 @@ func (t headTags) plan(doc []byte) (at int, tags string) {
 	}
 
 	at, tags = sc.headOpenEnd, add.String()
+	if sc.charsetEnd >= 0 {
+		// in the head (a <meta> before any <head> opens one), wherever
+		// the author put it
+		return sc.charsetEnd, tags
+	}
 	if at < 0 {
 		tags = "<head>" + tags + "</head>"
 		switch {
@@ -160,6 +168,7 @@ type headScan struct {
 	headOpenEnd    int // offset just after <head ...>, or -1
 	htmlOpenEnd    int // offset just after <html ...>, or -1
 	doctypeEnd     int // offset just after a leading <!doctype ...>, or -1
+	charsetEnd     int // offset just after the first <meta> declaring the encoding, or -1
 	hasTitle       bool
 	hasDescription bool
 	hasIcon        bool
@@ -187,7 +196,7 @@ func scanHeadWork(doc []byte) (headScan, int) {
 		doc = doc[:maxHeadScan]
 	}
 	s := &htmlScanner{doc: doc}
-	sc := headScan{headOpenEnd: -1, htmlOpenEnd: -1, doctypeEnd: -1}
+	sc := headScan{headOpenEnd: -1, htmlOpenEnd: -1, doctypeEnd: -1, charsetEnd: -1}
 	leading := true // only white space and comments seen so far
 	template := 0   // how many <template> elements are open: their content is inert
 	prev := 0
@@ -249,6 +258,9 @@ func scanHeadWork(doc []byte) (headScan, int) {
 		case "title":
 			sc.hasTitle = true
 		case "meta":
+			if t.charset && sc.charsetEnd < 0 {
+				sc.charsetEnd = t.end
+			}
 			if asciiEqualFold(bytes.Trim(attrValue(t.attr), " \t\n\f\r"), "description") {
 				sc.hasDescription = true
 			}

@@ -30,6 +30,7 @@ func FuzzInjectHead(f *testing.F) {
 		"<!doctype html><t\u0130tle><script>var a='</title><head>';</script>",
 		"<scr\u0130pt><!--</script><head>-->", "<lin\u212a rel=icon><head>",
 		"<head><template><head></template><title>x</title>",
+		`<!doctype html><head><link rel=preload href=a><META http-equiv="content-type" content="text/html; charset=utf-8"><meta charset=x>`,
 	} {
 		f.Add([]byte(seed), "T", "D", "🚀")
 	}
@@ -51,6 +52,9 @@ func FuzzInjectHead(f *testing.F) {
 		d := len(out) - len(in)
 		if d <= 0 || at > len(in) || !bytes.Equal(out[:at], in[:at]) || !bytes.Equal(out[at+d:], in[at:]) {
 			t.Fatalf("output %q is not input %q with tags inserted at %d", out, in, at)
+		}
+		if sc := scanHead(in); sc.charsetEnd >= 0 && at < sc.charsetEnd {
+			t.Fatalf("tags inserted at %d, before the <meta> declaring the encoding (ending at %d), in %q", at, sc.charsetEnd, in)
 		}
 		if inside := insideMarkup(in, at); inside != "" {
 			t.Fatalf("tags inserted at %d, inside %s, in %q", at, inside, in)

@@ -231,7 +231,7 @@ func TestInjectHeadDetection(t *testing.T) {
 		{
 			doc:   `<html><head data-x="a>b"><meta charset="utf-8"></head></html>`,
 			title: "  T  ",
-			want:  `<html><head data-x="a>b"><title>T</title><meta charset="utf-8"></head></html>`,
+			want:  `<html><head data-x="a>b"><meta charset="utf-8"><title>T</title></head></html>`,
 		},
 	}
 	for i, tt := range lacks {
@@ -369,7 +369,7 @@ func TestInjectHeadTemplate(t *testing.T) {
 		{
 			doc:   `<!doctype html><template><head><p>x</p></template><head><meta charset=utf-8></head>`,
 			title: "T",
-			want:  `<!doctype html><template><head><p>x</p></template><head><title>T</title><meta charset=utf-8></head>`,
+			want:  `<!doctype html><template><head><p>x</p></template><head><meta charset=utf-8><title>T</title></head>`,
 		},
 		{
 			doc:   `<template><html lang=x></template><p>y</p>`,
@@ -396,6 +396,51 @@ func TestInjectHeadTemplate(t *testing.T) {
 	} {
 		if got := string(InjectHead([]byte(doc), "T", "", "")); got != doc {
 			t.Errorf("InjectHead(%q) = %q, want it unchanged (the title is in the head)", doc, got)
+		}
+	}
+}
+
+// TestInjectHeadAfterCharset: the tags go right after the <meta> that
+// declares the encoding, wherever it is in the head, so it stays where
+// the author put it (a browser reads it in the first 1024 bytes only);
+// without one, right after <head>. A charset inside a template, a
+// comment, a script or the body does not count.
+func TestInjectHeadAfterCharset(t *testing.T) {
+	const tags = `<title>T</title><meta name="description" content="D">`
+	for _, c := range []struct{ name, doc, want string }{
+		{"charset first in head", `<!doctype html><html><head><meta charset="utf-8"><meta name=viewport content=x></head><body>x</body></html>`,
+			`<!doctype html><html><head><meta charset="utf-8">` + tags + `<meta name=viewport content=x></head><body>x</body></html>`},
+		{"no charset: after <head>", `<!doctype html><html><head><meta name=viewport content=x></head></html>`,
+			`<!doctype html><html><head>` + tags + `<meta name=viewport content=x></head></html>`},
+		{"uppercase", `<!DOCTYPE HTML><HTML><HEAD><META CHARSET="UTF-8"></HEAD></HTML>`,
+			`<!DOCTYPE HTML><HTML><HEAD><META CHARSET="UTF-8">` + tags + `</HEAD></HTML>`},
+		{"unquoted, self-closed", `<head><meta charset=utf-8 /><link rel=stylesheet href=a.css></head>`,
+			`<head><meta charset=utf-8 />` + tags + `<link rel=stylesheet href=a.css></head>`},
+		{"other attributes first", `<head><meta data-x="a>b" CharSet='utf-8' id=c></head>`,
+			`<head><meta data-x="a>b" CharSet='utf-8' id=c>` + tags + `</head>`},
+		{"after other head tags", `<head><link rel=preload href=a.woff2><meta charset="utf-8"></head>`,
+			`<head><link rel=preload href=a.woff2><meta charset="utf-8">` + tags + `</head>`},
+		{"http-equiv content-type", `<head><meta http-equiv="Content-Type" content="text/html; charset=utf-8"><style>p{}</style></head>`,
+			`<head><meta http-equiv="Content-Type" content="text/html; charset=utf-8">` + tags + `<style>p{}</style></head>`},
+		{"other http-equiv", `<head><meta http-equiv="refresh" content="5"></head>`,
+			`<head>` + tags + `<meta http-equiv="refresh" content="5"></head>`},
+		{"the first of two", `<head><meta charset=utf-8><meta charset=latin1></head>`,
+			`<head><meta charset=utf-8>` + tags + `<meta charset=latin1></head>`},
+		{"without <head>", `<!doctype html><meta charset=utf-8><p>x</p>`,
+			`<!doctype html><meta charset=utf-8>` + tags + `<p>x</p>`},
+		{"in a comment", `<head><!--<meta charset=utf-8>--></head>`,
+			`<head>` + tags + `<!--<meta charset=utf-8>--></head>`},
+		{"in a template", `<head><template><meta charset=utf-8></template></head>`,
+			`<head>` + tags + `<template><meta charset=utf-8></template></head>`},
+		{"in a script", `<head><script>"<meta charset=utf-8>"</script></head>`,
+			`<head>` + tags + `<script>"<meta charset=utf-8>"</script></head>`},
+		{"in the body", `<html><head></head><body><meta charset=utf-8></body></html>`,
+			`<html><head>` + tags + `</head><body><meta charset=utf-8></body></html>`},
+		{"a charset-like name", `<head><meta name=charset content=utf-8></head>`,
+			`<head>` + tags + `<meta name=charset content=utf-8></head>`},
+	} {
+		if got := string(InjectHead([]byte(c.doc), "T", "D", "")); got != c.want {
+			t.Errorf("%s: InjectHead(%q)\n got %q\nwant %q", c.name, c.doc, got, c.want)
 		}
 	}
 }

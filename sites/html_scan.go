@@ -41,6 +41,10 @@ type htmlToken struct {
 	// first name attribute or of a <link>'s first rel attribute, a
 	// subslice of the document; nil for other tags or without one.
 	attr []byte
+	// charset is true for a <meta> start tag that declares the document's
+	// encoding: it has a charset attribute, or http-equiv="content-type"
+	// (in any ASCII case), as a browser's encoding prescan looks for.
+	charset bool
 }
 
 // What an htmlDecl token's name says it is.
@@ -321,8 +325,9 @@ func (s *htmlScanner) scriptDataEnd(from int) int {
 
 // scanHTMLTag reads the start or end tag at doc[k] ('<'), with its
 // attributes, of which it keeps only a <meta>'s first name and a <link>'s
-// first rel (see htmlToken.attr). ok is false when the tag is not closed
-// by '>'.
+// first rel (see htmlToken.attr), and whether a <meta> declares the
+// encoding (htmlToken.charset). ok is false when the tag is not closed by
+// '>'.
 func (s *htmlScanner) scanHTMLTag(k int) (t htmlToken, ok bool) {
 	doc := s.doc
 	t = htmlToken{kind: htmlStartTag, start: k}
@@ -362,7 +367,8 @@ func (s *htmlScanner) scanHTMLTag(k int) (t htmlToken, ok bool) {
 		for n < len(doc) && !isTagNameEnd(doc[n]) && doc[n] != '=' {
 			n++
 		}
-		keep := want != "" && t.attr == nil && asciiEqualFold(doc[i:n], want)
+		attrName := doc[i:n]
+		keep := want != "" && t.attr == nil && asciiEqualFold(attrName, want)
 		i = n
 		for i < len(doc) && isHTMLSpace(doc[i]) {
 			i++
@@ -395,6 +401,10 @@ func (s *htmlScanner) scanHTMLTag(k int) (t htmlToken, ok bool) {
 		}
 		if keep {
 			t.attr = value
+		}
+		if t.name == "meta" && t.kind == htmlStartTag && (asciiEqualFold(attrName, "charset") ||
+			asciiEqualFold(attrName, "http-equiv") && asciiEqualFold(bytes.Trim(value, " \t\n\f\r"), "content-type")) {
+			t.charset = true
 		}
 	}
 }

@@ -93,7 +93,7 @@ func Home(lp LayoutProps, p HomeProps) templ.Component {
 			}
 			return nil
 		})
-		templ_7745c5c3_Err = Layout(lp, "Publish a site with one request").Render(templ.WithChildren(ctx, templ_7745c5c3_Var2), templ_7745c5c3_Buffer)
+		templ_7745c5c3_Err = Layout(lp.Described(HomeDescription), "Publish a site with one request").Render(templ.WithChildren(ctx, templ_7745c5c3_Var2), templ_7745c5c3_Buffer)
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}

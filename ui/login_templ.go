@@ -231,7 +231,7 @@ func Login(lp LayoutProps, p LoginProps) templ.Component {
 			}
 			return nil
 		})
-		templ_7745c5c3_Err = Layout(lp, "Sign in").Render(templ.WithChildren(ctx, templ_7745c5c3_Var2), templ_7745c5c3_Buffer)
+		templ_7745c5c3_Err = Layout(lp.Described(LoginDescription), "Sign in").Render(templ.WithChildren(ctx, templ_7745c5c3_Var2), templ_7745c5c3_Buffer)
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}

@@ -358,3 +358,36 @@ func TestAssets(t *testing.T) {
 		t.Errorf("login page does not load /static/login.js with defer")
 	}
 }
+
+// TestPublicPagesDescribed: the public pages (home, sign-in) have a meta
+// description in their head, for search engines; a person's own pages
+// have none.
+func TestPublicPagesDescribed(t *testing.T) {
+	ctx := context.Background()
+	for _, c := range []struct {
+		name string
+		c    templ.Component
+		want string
+	}{
+		{"home", Home(signedOut, HomeProps{}), HomeDescription},
+		{"home, signed in", Home(signedIn, HomeProps{}), HomeDescription},
+		{"sign-in", Login(signedOut, LoginProps{Next: "/account", SignupOpen: true}), LoginDescription},
+		{"account", Account(signedIn, AccountProps{}), ""},
+	} {
+		html, err := RenderString(ctx, c.c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		head, _, _ := strings.Cut(html, "</head>")
+		n := strings.Count(head, `<meta name="description"`)
+		switch {
+		case c.want == "" && n != 0:
+			t.Errorf("%s: a meta description on a private page", c.name)
+		case c.want != "" && (n != 1 || !strings.Contains(head, `<meta name="description" content="`+c.want+`">`)):
+			t.Errorf("%s: want one <meta name=\"description\" content=%q> in the head:\n%s", c.name, c.want, head)
+		}
+		if c.want != "" && (len(c.want) < 70 || len(c.want) > 160) {
+			t.Errorf("%s: description of %d characters, search engines show 70 to 160", c.name, len(c.want))
+		}
+	}
+}

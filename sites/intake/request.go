@@ -8,7 +8,6 @@ import (
 	"io"
 	"net/http"
 	"reflect"
-	"strings"
 	"unicode"
 	"unicode/utf8"
 
@@ -20,7 +19,7 @@ import (
 const (
 	MaxTitleLen       = 500  // characters
 	MaxDescriptionLen = 2000 // characters
-	MaxFaviconLen     = 16   // characters: one emoji, ZWJ sequences included
+	MaxFaviconLen     = 16   // characters: one emoji (sites.IsEmoji), ZWJ sequences included
 )
 
 // Request is what a deploy (POST /deploy) or an update (PUT
@@ -166,8 +165,10 @@ func CheckMetadata(r *wire.DeployRequest) (sites.Metadata, error) {
 			return sites.Metadata{}, err
 		}
 	}
-	if r.Favicon != nil && strings.ContainsAny(*r.Favicon, "<>&\"' \t\r\n") {
-		return sites.Metadata{}, invalid("favicon must be an emoji")
+	if r.Favicon != nil {
+		if err := sites.CheckFavicon(*r.Favicon); err != nil {
+			return sites.Metadata{}, invalid("%s", err.Error())
+		}
 	}
 	if err := checkPassword(r.Password); err != nil {
 		return sites.Metadata{}, err
