@@ -143,7 +143,7 @@ func TestBrowserAxe(t *testing.T) {
 
 	for _, scheme := range schemes { // signed out
 		in := setScheme(scheme)
-		b.Step("open home", chromedp.Navigate(b.WebURL+"/"), chromedp.WaitVisible(testid("drop-folder")))
+		b.Step("open home", chromedp.Navigate(b.WebURL+"/"), chromedp.WaitVisible(testid("drop-target")))
 		b.Axe(src, in("home"))
 		b.Step("drop anonymously", chromedp.SetUploadFiles(testid("drop-folder"), []string{writeTree(t, map[string]string{"index.html": "<h1>anon " + scheme + "</h1>"})}))
 		b.dropWait()
@@ -162,7 +162,7 @@ func TestBrowserAxe(t *testing.T) {
 		in := setScheme(scheme)
 		b.Step("open claim signed in", chromedp.Navigate(claim), chromedp.WaitVisible(chromedp.CSS("main h1")))
 		b.Axe(src, in("claim, signed in"))
-		b.Step("open the account page", chromedp.Navigate(b.WebURL+"/account"), chromedp.WaitVisible(testid("drop-folder")))
+		b.Step("open the account page", chromedp.Navigate(b.WebURL+"/account"), chromedp.WaitVisible(testid("drop-target")))
 		b.Axe(src, in("account"))
 		b.Step("drop a folder with a broken link", chromedp.SetUploadFiles(testid("drop-folder"), []string{writeTree(t, map[string]string{
 			"index.html": `<!doctype html><title>x</title><h1>` + scheme + `</h1><a href="/missing.html">gone</a>`})}))
@@ -172,7 +172,7 @@ func TestBrowserAxe(t *testing.T) {
 		}
 		b.Step("focus Open site", chromedp.Focus(testid("drop-open")))
 		b.Axe(src, in("account after a drop with its report, Open site focused"))
-		b.Step("drop too many files", chromedp.Navigate(b.WebURL+"/account"), chromedp.WaitVisible(testid("drop-folder")),
+		b.Step("drop too many files", chromedp.Navigate(b.WebURL+"/account"), chromedp.WaitVisible(testid("drop-target")),
 			chromedp.SetUploadFiles(testid("drop-folder"), []string{tooMany}))
 		b.dropError()
 		b.Axe(src, in("account with the drop zone's alert"))
@@ -184,7 +184,7 @@ func TestBrowserAxe(t *testing.T) {
 			chromedp.Click(testid("create-key")), chromedp.WaitVisible(testid("flash-error")))
 		b.Axe(src, in("account with a flash error"))
 
-		b.Step("open the site page", chromedp.Navigate(b.WebURL+"/account/sites/"+site.Id), chromedp.WaitVisible(testid("drop-folder")))
+		b.Step("open the site page", chromedp.Navigate(b.WebURL+"/account/sites/"+site.Id), chromedp.WaitVisible(testid("drop-target")))
 		b.Axe(src, in("site page"))
 		b.Step("re-deploy from the site page", chromedp.SetUploadFiles(testid("drop-folder"), []string{writeTree(t, map[string]string{"index.html": "<h1>again " + scheme + "</h1>"})}))
 		b.dropWait()
