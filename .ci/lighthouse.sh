@@ -6,8 +6,7 @@
 # It builds sitedrop, serves it on a loopback port from an empty data
 # directory, makes what the pages show (an account, a key, a claimed and an
 # anonymous site, a paused site, a submission, a webhook, a version to roll
-# back to), and
-# audits each page, signed in where the page needs it. Lighthouse comes from
+# back to), and audits each page, signed in where the page needs it. Lighthouse comes from
 # the npm registry (pinned below) into a cache directory, Chromium from the
 # system (CHROME_PATH, default /usr/bin/chromium).
 set -euo pipefail
