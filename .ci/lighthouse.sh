@@ -5,8 +5,8 @@
 #
 # It builds sitedrop, serves it on a loopback port from an empty data
 # directory, makes what the pages show (an account, a key, a claimed and an
-# anonymous site, a submission, a webhook, a version to roll back to), and
-# audits each page, signed in where the page needs it. Lighthouse comes from
+# anonymous site, a paused site, a submission, a webhook, a version to roll
+# back to), and audits each page, signed in where the page needs it. Lighthouse comes from
 # the npm registry (pinned below) into a cache directory, Chromium from the
 # system (CHROME_PATH, default /usr/bin/chromium).
 set -euo pipefail
@@ -54,6 +54,10 @@ curl -fs "$WEB/submit/$id" -d 'email=someone@example.com&message=Hello%0Asecond+
 curl -fs "$WEB/webhooks/$id" "${auth[@]}" -d '{"url":"http://127.0.0.1:9/hook"}' >/dev/null
 # a pending custom domain: the site page lists it with its records
 curl -fs "$WEB/deploy/$id/domains" "${auth[@]}" -d '{"domain":"shop.example.com"}' >/dev/null
+# a paused site: its Settings tab shows the Resume form and the head badge
+paused=$(curl -fs "$WEB/deploy" "${auth[@]}" -d '{"html":"<h1>Paused</h1>","title":"Paused for now"}')
+paused_id=$(json "['id']" <<<"$paused")
+curl -fs -X POST "$WEB/deploy/$paused_id/pause" "${auth[@]}" >/dev/null
 anon=$(curl -fs "$WEB/deploy" -d '{"html":"<h1>Anon</h1>","title":"Anonymous"}')
 claim=$(json "['claim_url']" <<<"$anon")
 cookie=$(curl -fs -D - -o /dev/null -X POST "$WEB/auth/session" "${auth[@]}" |
@@ -66,11 +70,14 @@ forms_tab=$(curl -fs "$WEB/account/sites/$id/forms" -H "Cookie: $cookie")
 sub_delete=$(grep -o "/account/sites/$id/submissions/[a-z0-9]*/delete" <<<"$forms_tab" | head -n 1)
 hook_delete=$(grep -o "/account/sites/$id/webhooks/[a-z0-9]*/delete" <<<"$forms_tab" | head -n 1)
 [[ -n "$sub_delete" && -n "$hook_delete" ]] || { echo "no delete links on the site page's Forms tab" >&2; exit 1; }
+# A key's revoke confirmation, linked from the account page.
+key_revoke=$(curl -fs "$WEB/account" -H "Cookie: $cookie" | grep -o '/account/keys/[a-z0-9]*/revoke' | head -n 1)
+[[ -n "$key_revoke" ]] || { echo "no revoke link on the account page" >&2; exit 1; }
 
 # The pages: name, URL, signed in or not. Add new pages here.
-LH_PAGES=$(python3 - "$WEB" "$cookie" "$id" "$claim" "$sub_delete" "$hook_delete" <<'PY'
+LH_PAGES=$(python3 - "$WEB" "$cookie" "$id" "$claim" "$sub_delete" "$hook_delete" "$key_revoke" "$paused_id" <<'PY'
 import json, sys
-web, cookie, site, claim, sub_delete, hook_delete = sys.argv[1:]
+web, cookie, site, claim, sub_delete, hook_delete, key_revoke, paused = sys.argv[1:]
 pages = [
     ("home", web + "/", False),
     ("home, signed in", web + "/", True),
@@ -80,6 +87,7 @@ pages = [
     ("account", web + "/account", True),
     ("site overview", web + "/account/sites/" + site, True),
     ("site deploys", web + "/account/sites/" + site + "/deploys", True),
+    ("site deploys, changes", web + "/account/sites/" + site + "/deploys?changes=2", True),
     ("site analytics", web + "/account/sites/" + site + "/analytics", True),
     ("site forms", web + "/account/sites/" + site + "/forms", True),
     ("site domains", web + "/account/sites/" + site + "/domains", True),
@@ -87,6 +95,9 @@ pages = [
     ("submission delete", web + sub_delete, True),
     ("webhook delete", web + hook_delete, True),
     ("site delete", web + "/account/sites/" + site + "/delete", True),
+    ("paused site settings", web + "/account/sites/" + paused + "/settings", True),
+    ("key revoke", web + key_revoke, True),
+    ("account delete", web + "/account/delete", True),
 ]
 # Error pages (404 and the like) share the layout; Lighthouse audits only
 # pages that answer 200, so they are covered by ui/render_test.go.
