@@ -18,7 +18,7 @@ import (
 
 // The checks that span issue 30's parts: a redeploy leaves nothing stale
 // on the site page's tabs, and axe-core finds nothing in the states the
-// parts added (see TestBrowserAxeIssue30).
+// parts added (see TestBrowserAxeDashboardStates).
 
 // refreshWait bounds the wait for the page's data-refresh parts to show a
 // deploy: the refresh is one GET of the page on loopback.
@@ -134,7 +134,7 @@ func (b *browserEnv) putJSON(path, key, body string) {
 	}
 }
 
-// TestBrowserAxeIssue30 runs axe-core, in light and dark mode, on the
+// TestBrowserAxeDashboardStates runs axe-core, in light and dark mode, on the
 // states issue 30 added that TestBrowserAxe does not reach: every tab of a
 // site page (Deploys with a version's changes), a paused site's Settings
 // tab with its head badge, the submission and webhook delete
@@ -143,7 +143,7 @@ func (b *browserEnv) putJSON(path, key, body string) {
 // its sessions list of two named browsers, a key's revoke confirmation,
 // the account deletion page, the claim page after claiming ("This site is
 // yours") and the sign-in page after signing out.
-func TestBrowserAxeIssue30(t *testing.T) {
+func TestBrowserAxeDashboardStates(t *testing.T) {
 	src := axeSource(t)
 	b := newBrowserEnv(t)
 	pia := mustFindUser(t, b.App, "pia@example.com")
