@@ -200,8 +200,27 @@ var depsRules = `
 	sitedrop/sites/replica
 	< sitedrop/hooks/server;
 
+	# A refusal as the web host answers it: a status, the exact message
+	# and a limit's Retry-After. The API's bindings (hooks) and the pages
+	# (hooks/pages) both answer with it; which domain error becomes which
+	# answer stays hooks/errors.go's.
+	sitedrop/sites/ratelimit
+	< sitedrop/hooks/internal/apierr;
+
+	# The web pages: templ props built from the services hooks builds and
+	# hands them (the same as the API's), rendered with ui; a refusal is
+	# apierr's, in the API's words.
+	sitedrop/hooks/internal/apierr,
+	sitedrop/hooks/server,
+	sitedrop/sites/domains,
+	sitedrop/sites/forms,
+	sitedrop/sites/intake,
+	sitedrop/ui
+	< sitedrop/hooks/pages;
+
 	# hooks binds every service to the PocketBase app, and starts and
 	# stops the background ones (lifecycle).
+	sitedrop/hooks/pages,
 	sitedrop/hooks/server,
 	sitedrop/hooks/internal/lifecycle,
 	sitedrop/sites/agent,
@@ -258,6 +277,10 @@ var depsRules = `
 	# bindings: it never reaches back into them.
 	sitedrop/hooks !< sitedrop/hooks/server/...;
 
+	# The pages are handed the services they use, built once by the
+	# bindings: they never reach back into them.
+	sitedrop/hooks !< sitedrop/hooks/pages;
+
 	# The client program talks to a server over HTTP: it never links the
 	# server's bindings.
 	sitedrop/hooks !< sitedrop/hooks/cli;
@@ -282,6 +305,7 @@ var pocketBaseImporters = map[string]string{
 	"sitedrop":                         "the binary: the PocketBase app and its commands",
 	"sitedrop/hooks":                   "the bindings: routes, record hooks and jobs of the PocketBase app",
 	"sitedrop/hooks/admincmd":          "the admin commands open the app's data dir and run its migrations before they touch accounts",
+	"sitedrop/hooks/pages":             "the web pages are routes and middlewares of the PocketBase router, on its request events",
 	"sitedrop/hooks/server":            "the front door binds to PocketBase's serve and terminate events (its server, listener and router), and the serve command runs apis.Serve",
 	"sitedrop/migrations":              "the schema, run by PocketBase's migration runner",
 	"sitedrop/sites":                   "deployments are records of the deployments collection",
@@ -294,6 +318,7 @@ var pocketBaseImporters = map[string]string{
 // stdlibOnly are packages whose own files import nothing from outside the
 // module but the standard library, each with the reason.
 var stdlibOnly = map[string]string{
+	"sitedrop/hooks/internal/apierr":    "a refusal's shape (status, message, Retry-After) on net/http alone: the API and the pages share it without sharing each other",
 	"sitedrop/hooks/internal/lifecycle": "it starts and stops what it is given: the bindings own every dependency of the services themselves",
 	"sitedrop/sites/analytics":          "it counts every answer of the site server, replicas included (which have no database), from untrusted headers and paths: the store of its counts is sites/analytics/statsdb's",
 	"sitedrop/sites/intake":             "it reads untrusted bodies on net/http alone, within their limits: no dependency sees a byte before the guards do",

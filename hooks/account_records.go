@@ -3,6 +3,7 @@ package hooks
 import (
 	"github.com/pocketbase/pocketbase/core"
 
+	"sitedrop/hooks/pages"
 	"sitedrop/sites"
 	"sitedrop/sites/accounts"
 	"sitedrop/sites/forms"
@@ -25,7 +26,7 @@ import (
 //
 // Once a browser session is gone, from anywhere, its pending page
 // messages go too (sessions).
-func bindAccountRecordHooks(app core.App, sessions *sessions) {
+func bindAccountRecordHooks(app core.App, sessions *pages.Sessions) {
 	app.OnRecordDelete(accounts.UsersCollection).BindFunc(func(e *core.RecordEvent) error {
 		user := e.Record
 		orig := e.App

@@ -1,16 +1,13 @@
 package hooks
 
 import (
-	"context"
-	"errors"
-	"fmt"
-	"io"
 	"net/http"
 	"strings"
 
+	"sitedrop/hooks/internal/apierr"
+	"sitedrop/hooks/pages"
 	"sitedrop/sites"
 	"sitedrop/sites/accounts"
-	"sitedrop/sites/intake"
 
 	"github.com/pocketbase/pocketbase/apis"
 	"github.com/pocketbase/pocketbase/core"
@@ -46,7 +43,7 @@ const (
 type apiAuth struct {
 	// sessions gives the user of the request's session cookie, and tells
 	// that TLS ends in front of sitedrop (the scheme of fromOwnPages).
-	sessions *sessions
+	sessions *pages.Sessions
 	// deploys finds the caller's deployments (requireOwner).
 	deploys *sites.Service
 }
@@ -122,7 +119,7 @@ func ownedOf(e *core.RequestEvent) *core.Record {
 func (a *apiAuth) user(e *core.RequestEvent) (*core.Record, error) {
 	user, err := a.caller(e)
 	if err == nil && user == nil {
-		err = fail(http.StatusUnauthorized, msgUnauthorized)
+		err = apierr.Fail(http.StatusUnauthorized, msgUnauthorized)
 	}
 	return user, err
 }
@@ -138,118 +135,9 @@ func (a *apiAuth) caller(e *core.RequestEvent) (*core.Record, error) {
 	}
 	user, err := accounts.UserByAPIKey(e.App, tok)
 	if err != nil {
-		return nil, fail(http.StatusUnauthorized, msgUnauthorized)
+		return nil, apierr.Fail(http.StatusUnauthorized, msgUnauthorized)
 	}
 	return user, nil
-}
-
-// pageAuth guards the web pages at the route, as apiAuth guards the API:
-// a form post's origin and body (pageForm), the browser session's user
-// (requirePageUser) and the user's site of the path (requirePageOwner).
-// What it finds is left on the event (read with userOf and ownedOf); what
-// it refuses is answered as a page: a redirect to sign in, an error page.
-type pageAuth struct {
-	sessions *sessions
-	// guards read the form bodies as deploy bodies are read.
-	guards *intake.Guards
-	// deploys finds the user's deployments (requirePageOwner).
-	deploys *sites.Service
-}
-
-// pageForm checks a page's form post before anything else: same origin
-// (else a 403 page), a readable small form (in PostForm), read as deploy
-// bodies are (intake.Guards.Body: the minimum rate after the grace, each byte held
-// of the small bodies' pool as it comes, until it is parsed; see
-// intake.Guards.BodyLease); a refused body gets an error page with the API's status.
-func (p *pageAuth) pageForm() *hook.Handler[*core.RequestEvent] {
-	return middleware("sitedropPageForm", func(e *core.RequestEvent) error {
-		if err := p.readForm(e); err != nil {
-			return p.formRefused(e, err)
-		}
-		return e.Next()
-	})
-}
-
-// readForm reads e's small form body into PostForm, within the guards.
-func (p *pageAuth) readForm(e *core.RequestEvent) error {
-	if checkOrigin(e) != nil {
-		return errCrossOrigin
-	}
-	lease := p.guards.BodyLease(e.Request.Context(), formBodyLimit)
-	defer lease.End()
-	body, err := p.guards.Body(e.Response, e.Request, formBodyLimit, lease)
-	if err != nil {
-		return err
-	}
-	e.Request.Body = readCloser{body, e.Request.Body}
-	if err := e.Request.ParseForm(); err != nil {
-		return fmt.Errorf("%w: %w", errFormUnreadable, err)
-	}
-	return nil
-}
-
-// The refusals of readForm that are no *apiError.
-var (
-	errCrossOrigin    = errors.New("form sent from another origin")
-	errFormUnreadable = errors.New("unreadable form")
-)
-
-// formRefused is the error page of a form post readForm refused.
-func (p *pageAuth) formRefused(e *core.RequestEvent, err error) error {
-	var ae *apiError
-	if intake.BodyRefusal(err) {
-		ae, _ = toAPIError(err)
-	}
-	switch {
-	case errors.Is(err, errCrossOrigin):
-		return p.sessions.errorPage(e, http.StatusForbidden, "Request refused", "This form can only be sent from this server's own pages.")
-	case ae != nil: // too large, too slow, the memory budget
-		// A read past its deadline cancels the request's context, which
-		// would stop the page's rendering: the client still reads it.
-		e.Request = e.Request.WithContext(context.WithoutCancel(e.Request.Context()))
-		setRetryAfter(e, ae)
-		return p.sessions.errorPage(e, ae.Status, http.StatusText(ae.Status), ae.Message)
-	}
-	return p.sessions.errorPage(e, http.StatusBadRequest, "Bad request", "The form could not be read.")
-}
-
-// readCloser is a body read through another reader (a guarded body) and
-// closed as it was.
-type readCloser struct {
-	io.Reader
-	io.Closer
-}
-
-// requirePageUser lets a signed-in browser through, its user on the event,
-// and sends anyone else to sign in, coming back to next ("" for the page
-// itself; a form post comes back to a page, never to itself).
-func (p *pageAuth) requirePageUser(next string) *hook.Handler[*core.RequestEvent] {
-	return middleware("sitedropRequirePageUser", func(e *core.RequestEvent) error {
-		user := p.sessions.user(e)
-		if user == nil {
-			back := next
-			if back == "" {
-				back = e.Request.URL.Path
-			}
-			return e.Redirect(http.StatusSeeOther, loginURL(back))
-		}
-		e.Set(userKey, user)
-		return e.Next()
-	})
-}
-
-// requirePageOwner, after requirePageUser, leaves the user's deployment
-// named by the path value param on the event, and answers a 404 page for
-// anyone else's (or none).
-func (p *pageAuth) requirePageOwner(param string) *hook.Handler[*core.RequestEvent] {
-	return middleware("sitedropRequirePageOwner", func(e *core.RequestEvent) error {
-		dep, err := p.deploys.FindOwned(userOf(e), e.Request.PathValue(param))
-		if err != nil {
-			return p.sessions.errorPage(e, http.StatusNotFound, "Site not found", "There is no such site on your account.")
-		}
-		e.Set(deploymentKey, dep)
-		return e.Next()
-	})
 }
 
 // msgBuiltinAuthClosed refuses PocketBase's auth endpoints that sitedrop

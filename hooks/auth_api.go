@@ -8,9 +8,12 @@ import (
 	"github.com/pocketbase/pocketbase/tools/hook"
 	"github.com/pocketbase/pocketbase/tools/router"
 
+	"sitedrop/hooks/internal/apierr"
+	"sitedrop/hooks/pages"
 	"sitedrop/hooks/server"
 	"sitedrop/sites"
 	"sitedrop/sites/accounts"
+	"sitedrop/sites/intake"
 	"sitedrop/sites/ratelimit"
 )
 
@@ -27,9 +30,9 @@ type signInDesk struct {
 	// proxies tell the client the limits count (RateKey).
 	proxies server.TrustedProxies
 	// sessions are the browser sessions the sign-in starts and ends.
-	sessions *sessions
-	// pages read the sign-in page's forms (pageForm).
-	pages *pageAuth
+	sessions *pages.Sessions
+	// guards read the JSON bodies.
+	guards *intake.Guards
 }
 
 // bindAuthAPI registers the sign-in endpoints; whoami behind auth.
@@ -40,11 +43,7 @@ func bindAuthAPI(r *router.Router[*core.RequestEvent], a *signInDesk, auth *apiA
 	r.POST("/auth/verify", a.authVerify).Bind(requireSameOrigin(), a.perClient(a.limits.verify))          // code → API key + session
 	r.POST("/auth/session", a.authSessionCreate).Bind(requireSameOrigin(), a.perClient(a.limits.session)) // API key → session
 	r.DELETE("/auth/session", a.authSessionDelete).Bind(requireSameOrigin())
-	r.POST("/auth/logout", a.authLogoutForm)                             // sign-out button of the pages
-	r.GET("/auth/whoami", a.authWhoami).Bind(auth.requireUser())         // API key → its user
-	r.GET("/auth/login", a.loginPage)                                    // sign-in page: e-mail, then code
-	r.POST("/auth/login", a.loginEmailForm).Bind(a.pages.pageForm())     // its e-mail form without JavaScript
-	r.POST("/auth/login/code", a.loginCodeForm).Bind(a.pages.pageForm()) // its code form without JavaScript
+	r.GET("/auth/whoami", a.authWhoami).Bind(auth.requireUser()) // API key → its user
 	r.Any("/auth/otp", methodNotAllowed("POST"))
 	r.Any("/auth/verify", methodNotAllowed("POST"))
 	r.Any("/auth/session", methodNotAllowed("POST, DELETE"))
@@ -66,7 +65,7 @@ func requireSameOrigin() *hook.Handler[*core.RequestEvent] {
 // refuses it over the limit with a 429.
 func (a *signInDesk) perClient(l *ratelimit.Limiter) *hook.Handler[*core.RequestEvent] {
 	return middleware("sitedropAuthRateLimit", func(e *core.RequestEvent) error {
-		if err := rateRefusal(e.Response, l.Check(a.proxies.RateKey(e.Request))); err != nil {
+		if err := apierr.RateRefusal(e.Response, l.Check(a.proxies.RateKey(e.Request))); err != nil {
 			return err
 		}
 		return e.Next()
@@ -87,7 +86,7 @@ func (a *signInDesk) authOTP(e *core.RequestEvent) error {
 	var body struct {
 		Email string `json:"email"`
 	}
-	if err := a.pages.guards.ReadJSON(e.Response, e.Request, authBodyLimit, &body); err != nil {
+	if err := a.guards.ReadJSON(e.Response, e.Request, authBodyLimit, &body); err != nil {
 		return err
 	}
 	id, err := a.sendCode(e, body.Email)
@@ -108,7 +107,7 @@ func (a *signInDesk) sendCode(e *core.RequestEvent, raw string) (string, error) 
 	if err != nil {
 		return "", err
 	}
-	if err := rateRefusal(e.Response, a.limits.otpPerAddress.Check(email)); err != nil {
+	if err := apierr.RateRefusal(e.Response, a.limits.otpPerAddress.Check(email)); err != nil {
 		return "", err
 	}
 	id, err := a.signIn(e).SendCode(email)
@@ -139,7 +138,7 @@ func (a *signInDesk) authVerify(e *core.RequestEvent) error {
 		OTPID string `json:"otp_id"`
 		Code  string `json:"code"`
 	}
-	if err := a.pages.guards.ReadJSON(e.Response, e.Request, authBodyLimit, &body); err != nil {
+	if err := a.guards.ReadJSON(e.Response, e.Request, authBodyLimit, &body); err != nil {
 		return err
 	}
 	plain, user, err := a.verifyCode(e, body.OTPID, body.Code)
@@ -169,7 +168,7 @@ func (a *signInDesk) authSessionCreate(e *core.RequestEvent) error {
 	tok, _ := bearerToken(e.Request)
 	key, user, err := accounts.APIKeyByPlain(e.App, tok)
 	if err != nil {
-		return fail(http.StatusUnauthorized, msgUnauthorized)
+		return apierr.Fail(http.StatusUnauthorized, msgUnauthorized)
 	}
 	// the session lasts as long as the key does
 	if err := a.sessions.Start(e.Response, e.Request, key, false); err != nil {
@@ -186,14 +185,23 @@ func (a *signInDesk) authSessionDelete(e *core.RequestEvent) error {
 	return e.JSON(http.StatusOK, map[string]string{"message": "Signed out"})
 }
 
-// authLogoutForm is the pages' sign-out form: sign out, to the sign-in
-// page saying so.
-func (a *signInDesk) authLogoutForm(e *core.RequestEvent) error {
-	if checkOrigin(e) != nil {
-		return a.pages.formRefused(e, errCrossOrigin)
+// forPages is the sign-in endpoints' work that the sign-in page's forms
+// share (pages.SignIn): the same limits, the same steps.
+func (a *signInDesk) forPages() pages.SignIn {
+	limit := func(l *ratelimit.Limiter) func(*core.RequestEvent) error {
+		return func(e *core.RequestEvent) error {
+			return apierr.RateRefusal(e.Response, l.Check(a.proxies.RateKey(e.Request)))
+		}
 	}
-	if err := a.sessions.End(e.Response, e.Request); err != nil {
-		return err
+	return pages.SignIn{
+		PageLimit:   limit(a.limits.login),
+		CodeLimit:   limit(a.limits.otp),
+		VerifyLimit: limit(a.limits.verify),
+		SendCode:    a.sendCode,
+		Verify: func(e *core.RequestEvent, otpID, code string) error {
+			_, _, err := a.verifyCode(e, otpID, code)
+			return err
+		},
+		Signup: func() bool { return a.cfg.Signup },
 	}
-	return e.Redirect(http.StatusSeeOther, signedOutPage)
 }

@@ -7,6 +7,7 @@ import (
 	"github.com/pocketbase/pocketbase/core"
 	"github.com/pocketbase/pocketbase/tools/router"
 
+	"sitedrop/hooks/internal/apierr"
 	"sitedrop/sites"
 	"sitedrop/sites/intake"
 	"sitedrop/sites/ratelimit"
@@ -62,17 +63,17 @@ func (api *blobsAPI) missing(e *core.RequestEvent) error {
 		return err
 	}
 	if req.Hashes == nil {
-		return fail(http.StatusBadRequest, "hashes is required")
+		return apierr.Fail(http.StatusBadRequest, "hashes is required")
 	}
 	if len(req.Hashes) > limit {
-		return fail(http.StatusRequestEntityTooLarge, "Too many hashes: the limit is %d", limit)
+		return apierr.Fail(http.StatusRequestEntityTooLarge, "Too many hashes: the limit is %d", limit)
 	}
 	asked := make([]string, 0, len(req.Hashes))
 	seen := make(map[string]bool, len(req.Hashes))
 	for _, h := range req.Hashes {
 		h, ok := store.ParseHash(h)
 		if !ok {
-			return fail(http.StatusBadRequest, "%s", store.InvalidHashMsg(h))
+			return apierr.Fail(http.StatusBadRequest, "%s", store.InvalidHashMsg(h))
 		}
 		if !seen[h] {
 			seen[h] = true
@@ -96,7 +97,7 @@ func (api *blobsAPI) put(e *core.RequestEvent) error {
 	user := userOf(e)
 	h, ok := store.ParseHash(e.Request.PathValue("sha256"))
 	if !ok {
-		return fail(http.StatusBadRequest, "%s", store.InvalidHashMsg(e.Request.PathValue("sha256")))
+		return apierr.Fail(http.StatusBadRequest, "%s", store.InvalidHashMsg(e.Request.PathValue("sha256")))
 	}
 	size := e.Request.ContentLength
 	if size < 0 || size > api.cfg.MaxBody {

@@ -9,6 +9,7 @@ import (
 	"github.com/pocketbase/pocketbase/core"
 	"github.com/pocketbase/pocketbase/tools/router"
 
+	"sitedrop/hooks/internal/apierr"
 	"sitedrop/hooks/server"
 	"sitedrop/sites"
 	"sitedrop/sites/intake"
@@ -210,7 +211,7 @@ func (api *deployAPI) update(e *core.RequestEvent) error {
 	defer lease.End()
 	req, release, err := api.intake.Read(e.Response, e.Request, lease, false, func(req *intake.Request) error {
 		if req.Slug != nil {
-			return fail(http.StatusBadRequest, msgSlugImmutable)
+			return apierr.Fail(http.StatusBadRequest, msgSlugImmutable)
 		}
 		rel, err := req.Release(false)
 		if err != nil {
@@ -218,10 +219,10 @@ func (api *deployAPI) update(e *core.RequestEvent) error {
 		}
 		// the protection is the site's, live now: a draft changes content only
 		if rel.Draft && req.Password.Set {
-			return fail(http.StatusBadRequest, msgDraftPassword)
+			return apierr.Fail(http.StatusBadRequest, msgDraftPassword)
 		}
 		if rel.Draft && req.Protect.Set {
-			return fail(http.StatusBadRequest, msgDraftProtect)
+			return apierr.Fail(http.StatusBadRequest, msgDraftProtect)
 		}
 		return nil
 	})
@@ -283,10 +284,10 @@ func (api *deployAPI) claim(e *core.RequestEvent) error {
 		return err
 	}
 	if req.Slug == nil || *req.Slug == "" {
-		return fail(http.StatusBadRequest, "slug is required")
+		return apierr.Fail(http.StatusBadRequest, "slug is required")
 	}
 	if req.ClaimToken == nil || *req.ClaimToken == "" {
-		return fail(http.StatusBadRequest, "claim_token is required")
+		return apierr.Fail(http.StatusBadRequest, "claim_token is required")
 	}
 	rec, err := api.deploys.Claim(userOf(e), *req.Slug, *req.ClaimToken)
 	if err != nil {

@@ -5,6 +5,7 @@ import (
 
 	"github.com/pocketbase/pocketbase/core"
 
+	"sitedrop/hooks/internal/apierr"
 	"sitedrop/sites/domains"
 	"sitedrop/sites/ratelimit"
 )
@@ -50,7 +51,7 @@ type domainDesk struct {
 // allowance's Done (nil when dns is false).
 func (d *domainDesk) start(e *core.RequestEvent, owner string, dns bool) (*domains.Allowance, error) {
 	a, err := d.svc.Start(d.actions, owner, dns)
-	return a, rateRefusal(e.Response, err)
+	return a, apierr.RateRefusal(e.Response, err)
 }
 
 // answer is rec, a domain of the site slug, as the API shows it,

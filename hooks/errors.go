@@ -4,9 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"net/http"
-	"strconv"
 	"strings"
 	"time"
 
@@ -14,6 +12,7 @@ import (
 	"github.com/pocketbase/pocketbase/tools/hook"
 	"github.com/pocketbase/pocketbase/tools/router"
 
+	"sitedrop/hooks/internal/apierr"
 	"sitedrop/sites"
 	"sitedrop/sites/accounts"
 	"sitedrop/sites/agent"
@@ -36,9 +35,9 @@ const (
 	msgBothContent       = "Provide either html or files, not both"
 	msgSlugImmutable     = "slug cannot be changed"
 	msgInvalidClaimToken = "Invalid claim token"
-	msgRateLimited       = "Rate limit exceeded"
+	msgRateLimited       = apierr.MsgRateLimited
 	msgMethodNotAllowed  = "Method not allowed"
-	msgRouteNotFound     = "Not found"
+	msgRouteNotFound     = apierr.MsgRouteNotFound
 	msgInternal          = "Internal server error"
 	msgClientClosed      = "Client closed the request"
 	msgServerBusy        = "Server busy: try again"
@@ -49,40 +48,12 @@ const (
 // the log should not count it as the server's failure.
 const statusClientClosed = 499
 
-// apiError is an error a handler returns to answer with a status and an
-// exact message: {"error": Message}. RetryAfter, when set, is the
-// answer's Retry-After in seconds: an error made away from the request's
-// goroutine (a deploy's compression workers) carries it there, since only
-// that goroutine may write the response's headers.
-type apiError struct {
-	Status     int
-	Message    string
-	RetryAfter int
-}
-
-// setRetryAfter sets the Retry-After header of ae, when it has one, on
-// e's response; call it from the request's goroutine.
-func setRetryAfter(e *core.RequestEvent, ae *apiError) {
-	if ae.RetryAfter > 0 {
-		e.Response.Header().Set("Retry-After", strconv.Itoa(ae.RetryAfter))
-	}
-}
-
-func (e *apiError) Error() string { return e.Message }
-
-func fail(status int, format string, args ...any) *apiError {
-	if len(args) > 0 {
-		format = fmt.Sprintf(format, args...)
-	}
-	return &apiError{Status: status, Message: format}
-}
-
 // toAPIError maps any error from a handler to the status and message the
-// client sees: an *apiError as it is, a domain package's error by its
+// client sees: an *apierr.Error as it is, a domain package's error by its
 // mapping (domainMappings), a cancelled request as 499, PocketBase's
 // router errors in sitedrop's words. Errors that are not the client's
 // become a 500 with a generic message (the real one goes to the log).
-func toAPIError(err error) (*apiError, bool) {
+func toAPIError(err error) (*apierr.Error, bool) {
 	for _, m := range domainMappings {
 		if ae, ok := m(err); ok {
 			return ae, true
@@ -91,25 +62,25 @@ func toAPIError(err error) (*apiError, bool) {
 	var re *router.ApiError
 	switch {
 	case errors.Is(err, context.Canceled):
-		return fail(statusClientClosed, msgClientClosed), true
+		return apierr.Fail(statusClientClosed, msgClientClosed), true
 	case errors.As(err, &re):
 		switch re.Status {
 		case http.StatusNotFound:
-			return fail(http.StatusNotFound, msgRouteNotFound), true
+			return apierr.Fail(http.StatusNotFound, msgRouteNotFound), true
 		case http.StatusTooManyRequests:
-			return fail(http.StatusTooManyRequests, msgRateLimited), true
+			return apierr.Fail(http.StatusTooManyRequests, msgRateLimited), true
 		}
 		if re.Status >= 400 && re.Status < 500 {
-			return fail(re.Status, strings.TrimSuffix(re.Message, ".")), true
+			return apierr.Fail(re.Status, strings.TrimSuffix(re.Message, ".")), true
 		}
 	}
-	return fail(http.StatusInternalServerError, msgInternal), false
+	return apierr.Fail(http.StatusInternalServerError, msgInternal), false
 }
 
-// domainMappings map the errors of the routes (*apiError) and of each
+// domainMappings map the errors of the routes (*apierr.Error) and of each
 // domain package to the API's answers, in this order; each returns false
 // for an error that is not its package's.
-var domainMappings = []func(error) (*apiError, bool){
+var domainMappings = []func(error) (*apierr.Error, bool){
 	formsAPIError,
 	intakeAPIError,
 	accountsAPIError,
@@ -120,9 +91,9 @@ var domainMappings = []func(error) (*apiError, bool){
 	agentAPIError,
 }
 
-// routeAPIError is an *apiError a handler or middleware made, as it is.
-func routeAPIError(err error) (*apiError, bool) {
-	var ae *apiError
+// routeAPIError is an *apierr.Error a handler or middleware made, as it is.
+func routeAPIError(err error) (*apierr.Error, bool) {
+	var ae *apierr.Error
 	if errors.As(err, &ae) {
 		return ae, true
 	}
@@ -131,7 +102,7 @@ func routeAPIError(err error) (*apiError, bool) {
 
 // sitesAPIError maps the errors of sites (deployments, their slugs,
 // content, rules, versions and claims).
-func sitesAPIError(err error) (*apiError, bool) {
+func sitesAPIError(err error) (*apierr.Error, bool) {
 	var se *sites.SlugError
 	var pe *sites.PathError
 	var arc *sites.ArchiveError
@@ -140,62 +111,62 @@ func sitesAPIError(err error) (*apiError, bool) {
 	var che *sites.ContentHashError
 	switch {
 	case errors.As(err, &fe):
-		return fail(http.StatusBadRequest, "%s", fe.Msg), true
+		return apierr.Fail(http.StatusBadRequest, "%s", fe.Msg), true
 	// a version or an alias of a deployment found is not the deployment
 	case errors.Is(err, sites.ErrVersionNotFound):
-		return fail(http.StatusNotFound, msgVersionNotFound), true
+		return apierr.Fail(http.StatusNotFound, msgVersionNotFound), true
 	case errors.Is(err, sites.ErrAliasNotFound):
-		return fail(http.StatusNotFound, msgAliasNotFound), true
+		return apierr.Fail(http.StatusNotFound, msgAliasNotFound), true
 	case errors.As(err, &se):
-		return fail(http.StatusBadRequest, se.Msg), true
+		return apierr.Fail(http.StatusBadRequest, se.Msg), true
 	case errors.As(err, &pe):
-		return fail(http.StatusBadRequest, pe.Error()), true
+		return apierr.Fail(http.StatusBadRequest, pe.Error()), true
 	case errors.As(err, &arc):
-		return fail(arc.Status, arc.Msg), true
+		return apierr.Fail(arc.Status, arc.Msg), true
 	case errors.As(err, &rle):
-		return fail(http.StatusBadRequest, rle.Msg), true
+		return apierr.Fail(http.StatusBadRequest, rle.Msg), true
 	case errors.As(err, &che):
-		return fail(http.StatusBadRequest, "%s", che.Error()), true
+		return apierr.Fail(http.StatusBadRequest, "%s", che.Error()), true
 	case errors.Is(err, sites.ErrNotFound):
-		return fail(http.StatusNotFound, msgNotFound), true
+		return apierr.Fail(http.StatusNotFound, msgNotFound), true
 	case errors.Is(err, sites.ErrSlugTaken):
-		return fail(http.StatusConflict, msgSlugTaken), true
+		return apierr.Fail(http.StatusConflict, msgSlugTaken), true
 	case errors.Is(err, sites.ErrSlugReserved):
-		return fail(http.StatusConflict, msgSlugReserved), true
+		return apierr.Fail(http.StatusConflict, msgSlugReserved), true
 	case errors.Is(err, sites.ErrSlotLimit):
-		return fail(http.StatusForbidden, msgSlotLimit), true
+		return apierr.Fail(http.StatusForbidden, msgSlotLimit), true
 	case errors.Is(err, sites.ErrInvalidClaimToken):
-		return fail(http.StatusBadRequest, msgInvalidClaimToken), true
+		return apierr.Fail(http.StatusBadRequest, msgInvalidClaimToken), true
 	case errors.Is(err, sites.ErrPaused):
-		return &apiError{Status: http.StatusServiceUnavailable, Message: msgSitePaused, RetryAfter: pausedRetryAfter}, true
+		return &apierr.Error{Status: http.StatusServiceUnavailable, Message: msgSitePaused, RetryAfter: pausedRetryAfter}, true
 	}
 	return nil, false
 }
 
 // statsAPIError maps the errors of sites/analytics/statsdb: a period's
 // bounds.
-func statsAPIError(err error) (*apiError, bool) {
+func statsAPIError(err error) (*apierr.Error, bool) {
 	switch {
 	case errors.Is(err, statsdb.ErrPeriodDate):
-		return fail(http.StatusBadRequest, msgAnalyticsDate), true
+		return apierr.Fail(http.StatusBadRequest, msgAnalyticsDate), true
 	case errors.Is(err, statsdb.ErrPeriodOrder):
-		return fail(http.StatusBadRequest, msgAnalyticsOrder), true
+		return apierr.Fail(http.StatusBadRequest, msgAnalyticsOrder), true
 	case errors.Is(err, statsdb.ErrPeriodRange):
-		return fail(http.StatusBadRequest, msgAnalyticsRange), true
+		return apierr.Fail(http.StatusBadRequest, msgAnalyticsRange), true
 	}
 	return nil, false
 }
 
 // formsAPIError maps the errors of sites/forms (submissions, webhooks).
-func formsAPIError(err error) (*apiError, bool) {
+func formsAPIError(err error) (*apierr.Error, bool) {
 	var we *forms.WebhookError
 	switch {
 	case errors.As(err, &we):
-		return fail(http.StatusBadRequest, we.Msg), true
+		return apierr.Fail(http.StatusBadRequest, we.Msg), true
 	case errors.Is(err, forms.ErrSubmissionNotFound):
-		return fail(http.StatusNotFound, msgSubmissionNotFound), true
+		return apierr.Fail(http.StatusNotFound, msgSubmissionNotFound), true
 	case errors.Is(err, forms.ErrWebhookNotFound):
-		return fail(http.StatusNotFound, msgWebhookNotFound), true
+		return apierr.Fail(http.StatusNotFound, msgWebhookNotFound), true
 	}
 	return nil, false
 }
@@ -204,28 +175,28 @@ func formsAPIError(err error) (*apiError, bool) {
 // that is not a domain or is the server's own, 409 for one verified on
 // another site, 404 for a domain the deployment does not have, 403 over
 // the plan's limit.
-func domainsAPIError(err error) (*apiError, bool) {
+func domainsAPIError(err error) (*apierr.Error, bool) {
 	var le *domains.LimitError
 	switch {
 	case errors.As(err, &le):
-		return fail(http.StatusForbidden, msgDomainLimit, le.Limit, le.Plan), true
+		return apierr.Fail(http.StatusForbidden, msgDomainLimit, le.Limit, le.Plan), true
 	case errors.Is(err, domains.ErrNotFound):
-		return fail(http.StatusNotFound, msgDomainNotFound), true
+		return apierr.Fail(http.StatusNotFound, msgDomainNotFound), true
 	case errors.Is(err, domains.ErrTaken):
-		return fail(http.StatusConflict, "%s", domains.ErrTaken.Error()), true
+		return apierr.Fail(http.StatusConflict, "%s", domains.ErrTaken.Error()), true
 	case domains.NameRefusal(err) != nil:
-		return fail(http.StatusBadRequest, "%s", domains.NameRefusal(err).Error()), true
+		return apierr.Fail(http.StatusBadRequest, "%s", domains.NameRefusal(err).Error()), true
 	}
 	return nil, false
 }
 
 // agentAPIError maps the refusals of an MCP body (agent.CheckMessage).
-func agentAPIError(err error) (*apiError, bool) {
+func agentAPIError(err error) (*apierr.Error, bool) {
 	switch {
 	case errors.Is(err, agent.ErrBatch):
-		return fail(http.StatusBadRequest, msgMCPBatch), true
+		return apierr.Fail(http.StatusBadRequest, msgMCPBatch), true
 	case errors.Is(err, agent.ErrNotObject):
-		return fail(http.StatusBadRequest, msgMCPNotObject), true
+		return apierr.Fail(http.StatusBadRequest, msgMCPNotObject), true
 	}
 	return nil, false
 }
@@ -240,20 +211,20 @@ const (
 
 // accountsAPIError maps the refusals of a sign-in (sites/accounts) to the
 // API's answers.
-func accountsAPIError(err error) (*apiError, bool) {
+func accountsAPIError(err error) (*apierr.Error, bool) {
 	switch {
 	case errors.Is(err, accounts.ErrInvalidCode):
-		return fail(http.StatusBadRequest, msgInvalidCode), true
+		return apierr.Fail(http.StatusBadRequest, msgInvalidCode), true
 	case errors.Is(err, accounts.ErrSignupClosed):
-		return fail(http.StatusForbidden, msgSignupClosed), true
+		return apierr.Fail(http.StatusForbidden, msgSignupClosed), true
 	case errors.Is(err, accounts.ErrEmailRequired):
-		return fail(http.StatusBadRequest, msgEmailRequired), true
+		return apierr.Fail(http.StatusBadRequest, msgEmailRequired), true
 	case errors.Is(err, accounts.ErrEmailInvalid):
-		return fail(http.StatusBadRequest, msgEmailInvalid), true
+		return apierr.Fail(http.StatusBadRequest, msgEmailInvalid), true
 	case errors.Is(err, accounts.ErrCodeIDRequired):
-		return fail(http.StatusBadRequest, "otp_id is required"), true
+		return apierr.Fail(http.StatusBadRequest, "otp_id is required"), true
 	case errors.Is(err, accounts.ErrCodeRequired):
-		return fail(http.StatusBadRequest, "code is required"), true
+		return apierr.Fail(http.StatusBadRequest, "code is required"), true
 	}
 	return nil, false
 }
@@ -263,7 +234,7 @@ func accountsAPIError(err error) (*apiError, bool) {
 // and of the rate limits (sites/ratelimit) to the API's answers: 413 over
 // a size or count limit, 408 too slow, 400 malformed, 429 and 503 with
 // Retry-After.
-func intakeAPIError(err error) (*apiError, bool) {
+func intakeAPIError(err error) (*apierr.Error, bool) {
 	var (
 		re *ratelimit.Error
 		wb *intake.WorkBudgetError
@@ -276,37 +247,27 @@ func intakeAPIError(err error) (*apiError, bool) {
 	retryAfter := int(intake.RetryAfter / time.Second)
 	switch {
 	case errors.As(err, &re):
-		return rateLimitAPIError(re), true
+		return apierr.RateLimited(re), true
 	case errors.Is(err, intake.ErrBusy):
-		return &apiError{Status: http.StatusServiceUnavailable, Message: msgServerBusy, RetryAfter: retryAfter}, true
+		return &apierr.Error{Status: http.StatusServiceUnavailable, Message: msgServerBusy, RetryAfter: retryAfter}, true
 	case errors.As(err, &wb):
-		return &apiError{Status: http.StatusServiceUnavailable, Message: wb.Error(), RetryAfter: retryAfter}, true
+		return &apierr.Error{Status: http.StatusServiceUnavailable, Message: wb.Error(), RetryAfter: retryAfter}, true
 	case errors.As(err, &tl):
-		return fail(http.StatusRequestEntityTooLarge, "%s", tl.Error()), true
+		return apierr.Fail(http.StatusRequestEntityTooLarge, "%s", tl.Error()), true
 	case errors.As(err, &tm):
-		return fail(http.StatusRequestEntityTooLarge, "%s", tm.Error()), true
+		return apierr.Fail(http.StatusRequestEntityTooLarge, "%s", tm.Error()), true
 	case errors.As(err, &st):
-		return fail(http.StatusRequestEntityTooLarge, "%s", st.Error()), true
+		return apierr.Fail(http.StatusRequestEntityTooLarge, "%s", st.Error()), true
 	case errors.As(err, &ts):
-		return fail(http.StatusRequestTimeout, "%s", ts.Error()), true
+		return apierr.Fail(http.StatusRequestTimeout, "%s", ts.Error()), true
 	case errors.Is(err, intake.ErrHTMLRequired):
-		return fail(http.StatusBadRequest, msgHTMLRequired), true
+		return apierr.Fail(http.StatusBadRequest, msgHTMLRequired), true
 	case errors.Is(err, intake.ErrBothContent):
-		return fail(http.StatusBadRequest, msgBothContent), true
+		return apierr.Fail(http.StatusBadRequest, msgBothContent), true
 	case errors.As(err, &iv):
-		return fail(http.StatusBadRequest, "%s", iv.Msg), true
+		return apierr.Fail(http.StatusBadRequest, "%s", iv.Msg), true
 	}
 	return nil, false
-}
-
-// rateLimitAPIError is the 429 of a limit's refusal, with its message
-// (the contract's by default) and Retry-After.
-func rateLimitAPIError(re *ratelimit.Error) *apiError {
-	msg := re.Msg
-	if msg == "" {
-		msg = msgRateLimited
-	}
-	return &apiError{Status: http.StatusTooManyRequests, Message: msg, RetryAfter: re.RetryAfterSeconds()}
 }
 
 // jsonErrorsMiddleware renders every error of sitedrop's own routes (and
@@ -328,7 +289,7 @@ func jsonErrorsMiddleware() *hook.Handler[*core.RequestEvent] {
 			if !known {
 				e.App.Logger().Error("request failed", "method", e.Request.Method, "path", e.Request.URL.Path, "error", err)
 			}
-			setRetryAfter(e, ae)
+			ae.SetRetryAfter(e.Response.Header())
 			if intake.WaitsToSendBody(e.Request) {
 				if jerr := refuseWaitingBody(e, ae); jerr != nil {
 					return errors.Join(err, jerr)
@@ -345,7 +306,7 @@ func jsonErrorsMiddleware() *hook.Handler[*core.RequestEvent] {
 
 // refuseWaitingBody answers ae to a client that has not sent its body
 // (intake.RefuseWaitingBody), in the shape e.JSON writes.
-func refuseWaitingBody(e *core.RequestEvent, ae *apiError) error {
+func refuseWaitingBody(e *core.RequestEvent, ae *apierr.Error) error {
 	body, err := json.Marshal(map[string]string{"error": ae.Message})
 	if err != nil {
 		return err
@@ -357,7 +318,7 @@ func refuseWaitingBody(e *core.RequestEvent, ae *apiError) error {
 func methodNotAllowed(allow string) func(e *core.RequestEvent) error {
 	return func(e *core.RequestEvent) error {
 		e.Response.Header().Set("Allow", allow)
-		return fail(http.StatusMethodNotAllowed, msgMethodNotAllowed)
+		return apierr.Fail(http.StatusMethodNotAllowed, msgMethodNotAllowed)
 	}
 }
 
@@ -380,9 +341,9 @@ const (
 )
 
 // domainRefusal is the answer to err when a client caused it: a limit of
-// the routes (*apiError) or a refusal of sites/domains. The pages show
+// the routes (*apierr.Error) or a refusal of sites/domains. The pages show
 // its message in a flash.
-func domainRefusal(err error) (*apiError, bool) {
+func domainRefusal(err error) (*apierr.Error, bool) {
 	if ae, ok := routeAPIError(err); ok {
 		return ae, true
 	}

@@ -8,6 +8,7 @@ import (
 	"github.com/pocketbase/pocketbase/core"
 
 	"sitedrop/hooks/internal/lifecycle"
+	"sitedrop/hooks/pages"
 	"sitedrop/hooks/server"
 	"sitedrop/hooks/server/certs"
 	"sitedrop/hooks/server/metrics"
@@ -95,7 +96,7 @@ type built struct {
 	gate       *intake.Gate
 	hosts      sites.HostSplit
 	proxies    server.TrustedProxies
-	sessions   *sessions
+	sessions   *pages.Sessions
 	domainSvc  *domains.Service
 	tlsCerts   *atomic.Pointer[certs.Manager]
 	metrics    *metrics.Metrics
@@ -268,24 +269,25 @@ func build(app core.App, cfg *Config) (*built, error) {
 		bindAnalyticsAPI(se.Router, auth)
 		bindBlobsAPI(se.Router, &blobsAPI{cfg: cfg, deploys: svc, s3: s3, uploads: uploads, guards: guards, gate: gate}, auth)
 		limits := newAuthLimits()
-		pages := &pageAuth{sessions: sessions, guards: guards, deploys: svc}
-		bindAuthAPI(se.Router, &signInDesk{cfg: cfg, links: links, limits: &limits, proxies: proxies, sessions: sessions, pages: pages}, auth)
+		signIn := &signInDesk{cfg: cfg, links: links, limits: &limits, proxies: proxies, sessions: sessions, guards: guards}
+		bindAuthAPI(se.Router, signIn, auth)
 		bindSubmitAPI(se.Router, &formPosts{links: links, limit: ratelimit.New(10, time.Minute), guards: guards, sessions: sessions, hosts: hosts, wake: send.wake})
 		bindSubmissionsAPI(se.Router, auth)
 		bindWebhooksAPI(se.Router, &webhooksAPI{guard: cfg.webhookGuard(), guards: guards}, auth)
 		bindDomainsAPI(se.Router, &domainsAPI{desk: domainDesk, guards: guards}, auth)
 		pub.bindChanges(se)
-		site := &siteForms{deploys: svc, sessions: sessions, links: links}
-		domainPg := &domainPages{siteForms: site, desk: domainDesk, domains: domainSvc, siteHost: hosts.SiteHost}
-		bindAccountSitePages(se.Router, pages,
-			&sitePages{siteForms: site, cfg: cfg, analytics: pageAnalytics(stats == nil)},
-			&settingsPages{siteForms: site, gate: gate},
-			&protectionPages{siteForms: site},
-			&webhookPages{siteForms: site, cfg: cfg, sends: webhookSends, ref: ref, wake: send.wake}, domainPg)
 		api := bindMCP(se.Router, &mcpEndpoint{maxBody: cfg.MaxBody, guards: guards, proxies: proxies})
-		bindPages(se.Router, pages, &homePage{cfg: cfg, links: links, sessions: sessions}, llmsTxt(cfg, links),
-			&claimPages{links: links, deploys: svc, sessions: sessions},
-			&accountPages{cfg: cfg, links: links, deploys: svc, domains: domainSvc, sessions: sessions})
+		pages.Bind(se.Router, pages.Services{
+			Sessions: sessions, Guards: guards, Deploys: svc, Domains: domainSvc,
+			DomainStart: domainDesk.start, SiteHost: hosts.SiteHost, Links: links,
+			Limits: pages.Limits{MaxFiles: cfg.MaxFiles, MaxBody: cfg.MaxBody, AnonStoragePerIP: cfg.AnonStoragePerIP,
+				FreeSlots: cfg.FreeSlots, ProSlots: cfg.ProSlots},
+			Gate: gate, WebhookSends: webhookSends, WebhookGuard: cfg.webhookGuard, DeploymentRef: ref, Wake: send.wake,
+			Analytics: pageAnalytics(stats == nil), SubmissionsCSV: submissionsCSV, LLMs: llmsTxt(cfg, links),
+			SignIn:  signIn.forPages(),
+			Answers: pages.Answers{Any: toAPIError, Domain: domainRefusal},
+		})
+		se.Router.Bind(adminNotFoundPage(sessions))
 
 		if err := se.Next(); err != nil {
 			if ts != nil {

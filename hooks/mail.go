@@ -10,6 +10,7 @@ import (
 	"github.com/pocketbase/pocketbase/core"
 	"github.com/pocketbase/pocketbase/tools/mailer"
 
+	"sitedrop/hooks/internal/apierr"
 	"sitedrop/sites/accounts"
 	"sitedrop/ui"
 )
@@ -32,7 +33,7 @@ func (a *signInDesk) mailFailed(app core.App, err error) error {
 	if w := a.cfg.Serve.Logs; w != nil {
 		fmt.Fprintf(w, "sitedrop: sending a sign-in e-mail failed (set up SMTP in the dashboard's Mail settings): %v\n", err)
 	}
-	return fail(http.StatusServiceUnavailable, msgMailUnavailable)
+	return apierr.Fail(http.StatusServiceUnavailable, msgMailUnavailable)
 }
 
 // sendNoAccount tells an address without an account, on a server whose

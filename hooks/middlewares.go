@@ -40,7 +40,7 @@ const (
 	deployMetricsMiddlewareId       = "sitedropDeployMetrics"
 	deployMetricsMiddlewarePriority = jsonErrorsMiddlewarePriority - 1
 
-	// adminNotFoundMiddlewareId (web_notfound.go) runs where the JSON
+	// adminNotFoundMiddlewareId (middlewares_admin_notfound.go) runs where the JSON
 	// errors middleware does, which leaves /_/ alone: it turns the admin
 	// dashboard's 404 into the styled page for browsers.
 	adminNotFoundMiddlewareId       = "sitedropAdminNotFoundPage"

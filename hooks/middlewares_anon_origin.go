@@ -2,6 +2,7 @@ package hooks
 
 import (
 	"net/http"
+	"sitedrop/hooks/internal/apierr"
 
 	"github.com/pocketbase/pocketbase/core"
 	"github.com/pocketbase/pocketbase/tools/hook"
@@ -32,7 +33,7 @@ func anonCrossOriginGuard() *hook.Handler[*core.RequestEvent] {
 				return e.Next()
 			}
 			if crossOrigin.Check(e.Request) != nil {
-				return fail(http.StatusForbidden, msgCrossOriginAnonDeploy)
+				return apierr.Fail(http.StatusForbidden, msgCrossOriginAnonDeploy)
 			}
 			return e.Next()
 		},

@@ -7,6 +7,7 @@ import (
 	"github.com/pocketbase/pocketbase/core"
 	"github.com/pocketbase/pocketbase/tools/hook"
 
+	"sitedrop/hooks/internal/apierr"
 	"sitedrop/sites/ratelimit"
 )
 
@@ -64,7 +65,7 @@ func superuserSignInLimit(rateKey func(*http.Request) string) *hook.Handler[*cor
 			if err != nil || c.Name != core.CollectionNameSuperusers {
 				return e.Next()
 			}
-			if rateRefusal(e.Response, l.Check(rateKey(e.Request))) != nil { // sets Retry-After
+			if apierr.RateRefusal(e.Response, l.Check(rateKey(e.Request))) != nil { // sets Retry-After
 				return e.TooManyRequestsError("", nil)
 			}
 			return e.Next()

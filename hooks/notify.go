@@ -5,6 +5,7 @@ import (
 
 	"github.com/pocketbase/pocketbase/core"
 
+	"sitedrop/hooks/pages"
 	"sitedrop/sites/forms"
 	"sitedrop/ui"
 )
@@ -28,7 +29,7 @@ func notificationMail(app core.App, cfg *Config) func(*forms.Notification) error
 			ListURL: cfg.links().Web() + ui.TabPath(n.Deployment.Id, ui.TabForms) + "#" + ui.PanelSubmissions.ID,
 		}
 		for _, s := range n.Submissions {
-			p.Items = append(p.Items, ui.SubmissionItem{CreatedAt: s.JSON().CreatedAt, Fields: uiFields(s.Fields())})
+			p.Items = append(p.Items, ui.SubmissionItem{CreatedAt: s.JSON().CreatedAt, Fields: pages.SubmissionFields(s.Fields())})
 		}
 		subject := fmt.Sprintf("New submission on %s", p.Slug)
 		if p.Total > 1 {

@@ -1,28 +1,10 @@
 package hooks
 
 import (
-	"errors"
-	"net/http"
-	"strconv"
 	"time"
 
 	"sitedrop/sites/ratelimit"
 )
-
-// rateRefusal is err, the result of a limit's Check, as the API answers
-// it, at once: a refusal becomes the 429 *apiError, with its Retry-After
-// set on w. The routes that answer a refusal in their own way (a page's
-// flash, PocketBase's 429) or share code with them use it; an API route
-// returns the *ratelimit.Error as it is, for hooks/errors.go to answer.
-func rateRefusal(w http.ResponseWriter, err error) error {
-	var re *ratelimit.Error
-	if !errors.As(err, &re) {
-		return err
-	}
-	ae := rateLimitAPIError(re)
-	w.Header().Set("Retry-After", strconv.Itoa(ae.RetryAfter))
-	return ae
-}
 
 // authLimits are the per-client-IP limits of the sign-in endpoints, as in
 // the contract's rate-limit table.

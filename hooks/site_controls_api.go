@@ -7,6 +7,7 @@ import (
 	"github.com/pocketbase/pocketbase/core"
 	"github.com/pocketbase/pocketbase/tools/router"
 
+	"sitedrop/hooks/internal/apierr"
 	"sitedrop/sites"
 	"sitedrop/sites/wire"
 )
@@ -45,7 +46,7 @@ func (api *deployAPI) rename(e *core.RequestEvent) error {
 		return err
 	}
 	if req.Slug == nil || *req.Slug == "" {
-		return fail(http.StatusBadRequest, "slug is required")
+		return apierr.Fail(http.StatusBadRequest, "slug is required")
 	}
 	old := sites.DeploymentOf(rec).Slug()
 	saved, err := api.deploys.Rename(rec, *req.Slug)

@@ -4,6 +4,7 @@ import (
 	"net/http"
 	"strconv"
 
+	"sitedrop/hooks/internal/apierr"
 	"sitedrop/sites/forms"
 
 	"github.com/pocketbase/pocketbase/core"
@@ -32,7 +33,7 @@ func submissionsList(e *core.RequestEvent) error {
 	if f := q.Get("format"); f == "csv" {
 		return submissionsCSV(e, dep)
 	} else if f != "" && f != "json" {
-		return fail(http.StatusBadRequest, "format must be json or csv")
+		return apierr.Fail(http.StatusBadRequest, "format must be json or csv")
 	}
 	page, err := positiveParam(q.Get("page"), 1, maxPage, "page")
 	if err != nil {
@@ -76,9 +77,9 @@ func positiveParam(raw string, def, max int, name string) (int, error) {
 	n, err := strconv.Atoi(raw)
 	if err != nil || n < 1 || (max > 0 && n > max) {
 		if max > 0 {
-			return 0, fail(http.StatusBadRequest, "%s must be a whole number from 1 to %d", name, max)
+			return 0, apierr.Fail(http.StatusBadRequest, "%s must be a whole number from 1 to %d", name, max)
 		}
-		return 0, fail(http.StatusBadRequest, "%s must be a whole number from 1", name)
+		return 0, apierr.Fail(http.StatusBadRequest, "%s must be a whole number from 1", name)
 	}
 	return n, nil
 }

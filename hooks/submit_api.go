@@ -10,6 +10,8 @@ import (
 	"github.com/pocketbase/pocketbase/core"
 	"github.com/pocketbase/pocketbase/tools/router"
 
+	"sitedrop/hooks/internal/apierr"
+	"sitedrop/hooks/pages"
 	"sitedrop/sites"
 	"sitedrop/sites/accounts"
 	"sitedrop/sites/forms"
@@ -27,7 +29,7 @@ type formPosts struct {
 	// guards read the bodies (size, rate, memory).
 	guards *intake.Guards
 	// sessions give the thank-you page its frame.
-	sessions *sessions
+	sessions *pages.Sessions
 	// hosts tell site hosts from the web host (the thank-you page's link).
 	hosts sites.HostSplit
 	// wake tells the webhook and mail senders that there is new work.
@@ -61,10 +63,10 @@ func (f *formPosts) submitCreate(e *core.RequestEvent) error {
 	e.Response.Header().Set("Access-Control-Allow-Origin", "*")
 	dep, err := forms.FindAcceptingDeployment(e.App, e.Request.PathValue("deployId"))
 	if errors.Is(err, sites.ErrPaused) {
-		return &apiError{Status: http.StatusServiceUnavailable, Message: msgSitePaused, RetryAfter: pausedRetryAfter}
+		return &apierr.Error{Status: http.StatusServiceUnavailable, Message: msgSitePaused, RetryAfter: pausedRetryAfter}
 	}
 	if err != nil {
-		return fail(http.StatusNotFound, msgNotFound)
+		return apierr.Fail(http.StatusNotFound, msgNotFound)
 	}
 	if err := f.limit.Check(dep.Id); err != nil {
 		return err
@@ -107,7 +109,7 @@ func (f *formPosts) submittedPage(e *core.RequestEvent) error {
 	} else if _, isSite := f.hosts.Site(u.Host); !isSite {
 		back = ""
 	}
-	return render(e, http.StatusOK, ui.Submitted(f.sessions.layout(e, f.sessions.user(e)), ui.SubmittedProps{BackURL: back}))
+	return pages.Render(e, http.StatusOK, ui.Submitted(f.sessions.Frame(e), ui.SubmittedProps{BackURL: back}))
 }
 
 // wantsHTML tells a browser form post from an API call.

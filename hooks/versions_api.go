@@ -7,6 +7,7 @@ import (
 	"github.com/pocketbase/pocketbase/core"
 	"github.com/pocketbase/pocketbase/tools/router"
 
+	"sitedrop/hooks/internal/apierr"
 	"sitedrop/sites"
 	"sitedrop/sites/wire"
 )
@@ -46,11 +47,11 @@ func bindVersionsAPI(r *router.Router[*core.RequestEvent], api *deployAPI, auth 
 // field (a path segment or a query parameter): a 400 naming it otherwise.
 func versionNumber(field, v string) (int, error) {
 	if v == "" {
-		return 0, fail(http.StatusBadRequest, "%s is required (a positive version number)", field)
+		return 0, apierr.Fail(http.StatusBadRequest, "%s is required (a positive version number)", field)
 	}
 	n, err := strconv.Atoi(v)
 	if err != nil || n < 1 {
-		return 0, fail(http.StatusBadRequest, "%s must be a positive version number", field)
+		return 0, apierr.Fail(http.StatusBadRequest, "%s must be a positive version number", field)
 	}
 	return n, nil
 }
@@ -87,7 +88,7 @@ func (api *deployAPI) rollback(e *core.RequestEvent) error {
 		return err
 	}
 	if req.Version == nil || *req.Version < 1 {
-		return fail(http.StatusBadRequest, "version is required (a positive version number)")
+		return apierr.Fail(http.StatusBadRequest, "version is required (a positive version number)")
 	}
 	rec, err := api.deploys.Rollback(rec, *req.Version)
 	if err != nil {

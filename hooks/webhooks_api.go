@@ -3,6 +3,7 @@ package hooks
 import (
 	"net/http"
 
+	"sitedrop/hooks/internal/apierr"
 	"sitedrop/sites/forms"
 	"sitedrop/sites/intake"
 
@@ -104,7 +105,7 @@ func (api *webhooksAPI) updateNotifications(e *core.RequestEvent) error {
 		return err
 	}
 	if body.Email == nil {
-		return fail(http.StatusBadRequest, "email is required (true or false)")
+		return apierr.Fail(http.StatusBadRequest, "email is required (true or false)")
 	}
 	if err := setNotifyEmail(e.App, dep, *body.Email); err != nil {
 		return err

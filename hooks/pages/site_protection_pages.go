@@ -1,8 +1,9 @@
-package hooks
+package pages
 
 import (
 	"github.com/pocketbase/pocketbase/core"
 
+	"sitedrop/hooks/internal/apierr"
 	"sitedrop/sites"
 	"sitedrop/ui"
 )
@@ -36,7 +37,7 @@ func (pp *protectionPages) accountSiteProtection(e *core.RequestEvent) error {
 	case "password":
 		h, err := sites.HashPassword(e.Request.PostForm.Get("password"))
 		if err != nil {
-			return pp.backToSite(e, dep, ui.PanelProtection, ui.FlashError, "Password not set: "+sentence(err.Error()))
+			return pp.backToSite(e, dep, ui.PanelProtection, ui.FlashError, "Password not set: "+apierr.Sentence(err.Error()))
 		}
 		c.PasswordHash = &h
 		done = "Password set: visitors must type it; everyone who was in must type it again."

@@ -1,4 +1,4 @@
-package hooks
+package pages
 
 import (
 	"net/http"
@@ -9,6 +9,7 @@ import (
 	"github.com/a-h/templ"
 	"github.com/pocketbase/pocketbase/core"
 
+	"sitedrop/hooks/internal/apierr"
 	"sitedrop/sites"
 	"sitedrop/sites/intake"
 	"sitedrop/sites/wire"
@@ -55,7 +56,7 @@ func (st *settingsPages) accountSiteSettings(e *core.RequestEvent) error {
 	if title != d.Title() || desc != d.Description() || icon != d.Favicon() {
 		// A new version: a deploy, under the API's per-account rate and
 		// the --concurrent-deploys slots.
-		if err := rateRefusal(e.Response, st.gate.Keyed.Check(d.OwnerID())); err != nil {
+		if err := apierr.RateRefusal(e.Response, st.gate.Keyed.Check(d.OwnerID())); err != nil {
 			return st.refused(e, dep, ui.PanelSettings, "Settings not saved: ", err)
 		}
 		release, err := st.gate.Acquire(e.Request.Context())
@@ -89,7 +90,7 @@ func (st *settingsPages) accountSiteDeletePage(e *core.RequestEvent) error {
 	user, dep := userOf(e), ownedOf(e)
 	d := sites.DeploymentOf(dep)
 	slug := d.Slug()
-	return render(e, http.StatusOK, ui.SiteDelete(st.sessions.layout(e, user), ui.SiteDeleteProps{
+	return Render(e, http.StatusOK, ui.SiteDelete(st.sessions.layout(e, user), ui.SiteDeleteProps{
 		ID: dep.Id, Slug: slug, Title: d.Title(), URL: st.links.Site(slug),
 	}))
 }
@@ -106,13 +107,4 @@ func (st *settingsPages) accountSiteDelete(e *core.RequestEvent) error {
 		return err
 	}
 	return st.sessions.back(e, "/account", ui.FlashSuccess, "Site "+slug+" deleted.")
-}
-
-// sentence ends an API message with a full stop for a flash, unless it
-// has one.
-func sentence(msg string) string {
-	if strings.HasSuffix(msg, ".") {
-		return msg
-	}
-	return msg + "."
 }

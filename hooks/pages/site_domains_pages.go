@@ -1,4 +1,4 @@
-package hooks
+package pages
 
 import (
 	"errors"
@@ -8,6 +8,7 @@ import (
 	"github.com/pocketbase/pocketbase/core"
 	"github.com/pocketbase/pocketbase/tools/hook"
 
+	"sitedrop/hooks/internal/apierr"
 	"sitedrop/sites/domains"
 	"sitedrop/ui"
 )
@@ -15,8 +16,9 @@ import (
 // domainPages are the Domains tab and its forms.
 type domainPages struct {
 	*siteForms
-	// desk runs the domain actions within the account's limit.
-	desk *domainDesk
+	// start begins a domain action within the account's limit
+	// (Services.DomainStart).
+	start func(e *core.RequestEvent, owner string, dns bool) (*domains.Allowance, error)
 	// domains lists and counts the domains.
 	domains *domains.Service
 	// siteHost is a site's own host name.
@@ -47,12 +49,11 @@ func (dp *domainPages) siteDomains(e *core.RequestEvent, user, dep *core.Record)
 	p := ui.SiteDomains{Used: used, Limit: dp.domains.Limit(acct.Plan), Plan: domains.PlanName(acct.Plan),
 		SiteHost: dp.siteHost(site.Slug)}
 	for _, r := range recs {
-		j := dp.desk.answer(e, r, site.Slug)
 		d := ui.SiteDomain{
-			Domain: j.Domain, Status: j.Status, Reason: j.Reason, URL: j.URL,
+			Domain: r.Name(), Status: r.Status(), Reason: r.Reason(), URL: dp.links.SiteHost(r.Name()),
 			Checked: r.Checked(), Verified: r.Verified(),
 		}
-		for _, rr := range j.Records {
+		for _, rr := range dp.domains.Records(e.Request.Context(), r, site.Slug) {
 			d.Records = append(d.Records, ui.DNSRecord{Type: rr.Type, Name: rr.Name, Value: rr.Value})
 		}
 		p.Domains = append(p.Domains, d)
@@ -65,7 +66,7 @@ func (dp *domainPages) siteDomains(e *core.RequestEvent, user, dep *core.Record)
 func (dp *domainPages) accountDomainCreate(e *core.RequestEvent) error {
 	dep := ownedOf(e)
 	acct, site := domains.AccountOf(userOf(e)), domains.SiteOf(dep)
-	a, err := dp.desk.start(e, acct.ID, true)
+	a, err := dp.start(e, acct.ID, true)
 	if err != nil {
 		return dp.refused(e, dep, ui.PanelDomainAdd, "Domain not added: ", err)
 	}
@@ -81,7 +82,7 @@ func (dp *domainPages) accountDomainCreate(e *core.RequestEvent) error {
 func (dp *domainPages) accountDomainVerify(e *core.RequestEvent) error {
 	dep, rec := ownedOf(e), domainOf(e)
 	site := domains.SiteOf(dep)
-	a, err := dp.desk.start(e, site.OwnerID, true)
+	a, err := dp.start(e, site.OwnerID, true)
 	if err != nil {
 		return dp.refused(e, dep, ui.DomainPanel(rec.Name()), rec.Name()+" not checked: ", err)
 	}
@@ -103,7 +104,7 @@ func (dp *domainPages) accountDomainVerify(e *core.RequestEvent) error {
 func (dp *domainPages) accountDomainDelete(e *core.RequestEvent) error {
 	dep, rec := ownedOf(e), domainOf(e)
 	site := domains.SiteOf(dep)
-	if _, err := dp.desk.start(e, site.OwnerID, false); err != nil {
+	if _, err := dp.start(e, site.OwnerID, false); err != nil {
 		return dp.refused(e, dep, ui.DomainPanel(rec.Name()), rec.Name()+" not removed: ", err)
 	}
 	if err := dp.domains.Remove(rec); err != nil {
@@ -144,10 +145,10 @@ func domainOutcome(rec *domains.Domain, added bool) string {
 	case domains.StatusVerified:
 		return name + " is verified: the site answers there."
 	case domains.StatusFailed:
-		return name + " failed: " + sentence(rec.Reason())
+		return name + " failed: " + apierr.Sentence(rec.Reason())
 	}
 	if added {
 		return name + " added. Create the DNS records below; it is checked every few minutes."
 	}
-	return name + " is not verified yet: " + sentence(rec.Reason())
+	return name + " is not verified yet: " + apierr.Sentence(rec.Reason())
 }

@@ -1,4 +1,4 @@
-package hooks
+package pages
 
 import (
 	"strings"
@@ -6,6 +6,7 @@ import (
 
 	"github.com/pocketbase/pocketbase/core"
 
+	"sitedrop/hooks/internal/apierr"
 	"sitedrop/sites"
 	"sitedrop/ui"
 )
@@ -16,6 +17,8 @@ import (
 // answers 303 to the site page's controls with a message, a refusal too.
 type controlPages struct {
 	*settingsPages
+	// answer is the API's answer to an error (Answers.Any).
+	answer func(error) (*apierr.Error, bool)
 }
 
 // siteControls is what the controls panel of dep shows.
@@ -43,8 +46,8 @@ func (cp *controlPages) back(e *core.RequestEvent, dep *core.Record, kind, text 
 // invalid, reserved or taken slug, the rate limit); any other error is
 // the answer as it is.
 func (cp *controlPages) refusal(e *core.RequestEvent, dep *core.Record, prefix string, err error) error {
-	if ae, known := toAPIError(err); known && ae.Status < 500 {
-		return cp.back(e, dep, ui.FlashError, prefix+sentence(ae.Message))
+	if ae, known := cp.answer(err); known && ae.Status < 500 {
+		return cp.back(e, dep, ui.FlashError, prefix+apierr.Sentence(ae.Message))
 	}
 	return err
 }
@@ -61,7 +64,7 @@ func (cp *controlPages) accountSiteRename(e *core.RequestEvent) error {
 	if slug == old {
 		return cp.back(e, dep, ui.FlashSuccess, "Nothing to change: the site already has that slug.")
 	}
-	if err := rateRefusal(e.Response, cp.gate.Keyed.Check(sites.DeploymentOf(dep).OwnerID())); err != nil {
+	if err := apierr.RateRefusal(e.Response, cp.gate.Keyed.Check(sites.DeploymentOf(dep).OwnerID())); err != nil {
 		return cp.refusal(e, dep, "Not renamed: ", err)
 	}
 	saved, err := cp.deploys.Rename(dep, slug)
@@ -94,7 +97,7 @@ func (cp *controlPages) setPaused(e *core.RequestEvent, on bool) error {
 		}
 		return cp.back(e, dep, ui.FlashSuccess, "The site is already running.")
 	}
-	if err := rateRefusal(e.Response, cp.gate.Keyed.Check(sites.DeploymentOf(dep).OwnerID())); err != nil {
+	if err := apierr.RateRefusal(e.Response, cp.gate.Keyed.Check(sites.DeploymentOf(dep).OwnerID())); err != nil {
 		return cp.refusal(e, dep, "Not changed: ", err)
 	}
 	if _, err := cp.deploys.SetPaused(dep, on); err != nil {

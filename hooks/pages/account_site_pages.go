@@ -1,4 +1,4 @@
-package hooks
+package pages
 
 import (
 	"errors"
@@ -12,6 +12,7 @@ import (
 	"github.com/pocketbase/pocketbase/core"
 	"github.com/pocketbase/pocketbase/tools/router"
 
+	"sitedrop/hooks/internal/apierr"
 	"sitedrop/sites"
 	"sitedrop/sites/forms"
 	"sitedrop/ui"
@@ -20,13 +21,23 @@ import (
 // accountSitePageSize is how many submissions the Forms tab shows.
 const accountSitePageSize = 50
 
+// maxFormsPage bounds the Forms tab's ?page=, as the API's submissions
+// list bounds its own.
+const maxFormsPage = 1000000
+
 // bindAccountSitePages registers the owner's page of one site, one tab per
 // URL (Overview, Deploys, Analytics, Forms, Domains, Settings), its
 // confirmation pages and its forms, behind the signed-in owner's site
 // (auth), which a form post reaches only once it is read (pageForm). Each
 // form post answers 303 to its own tab, at the panel that shows its
 // message.
-func bindAccountSitePages(r *router.Router[*core.RequestEvent], auth *pageAuth, site *sitePages, settings *settingsPages, protection *protectionPages, hooks *webhookPages, domainPg *domainPages) {
+func bindAccountSitePages(r *router.Router[*core.RequestEvent], auth *pageAuth, s Services) {
+	sf := &siteForms{deploys: s.Deploys, sessions: s.Sessions, links: s.Links, refusal: s.Answers.Domain}
+	site := &sitePages{siteForms: sf, limits: s.Limits, analytics: s.Analytics, csv: s.SubmissionsCSV}
+	settings := &settingsPages{siteForms: sf, gate: s.Gate}
+	protection := &protectionPages{siteForms: sf}
+	hooks := &webhookPages{siteForms: sf, guard: s.WebhookGuard, sends: s.WebhookSends, ref: s.DeploymentRef, wake: s.Wake}
+	domainPg := &domainPages{siteForms: sf, start: s.DomainStart, domains: s.Domains, siteHost: s.SiteHost}
 	pages := r.Group("/account/sites/{id}").Bind(auth.requirePageUser(""), auth.requirePageOwner("id"))
 	pages.GET("", site.overviewTab)
 	pages.GET("/deploys", site.deploysTab)
@@ -44,7 +55,7 @@ func bindAccountSitePages(r *router.Router[*core.RequestEvent], auth *pageAuth, 
 	posts.POST("/settings", settings.accountSiteSettings)
 	posts.POST("/protection", protection.accountSiteProtection)
 	posts.POST("/delete", settings.accountSiteDelete)
-	controls := &controlPages{settings} // pause, resume, rename
+	controls := &controlPages{settings, s.Answers.Any} // pause, resume, rename
 	posts.POST("/rename", controls.accountSiteRename)
 	posts.POST("/pause", controls.accountSitePause)
 	posts.POST("/resume", controls.accountSiteResume)
@@ -64,15 +75,20 @@ func bindAccountSitePages(r *router.Router[*core.RequestEvent], auth *pageAuth, 
 // its head, and answering a form post with a flash.
 type siteForms struct {
 	deploys  *sites.Service
-	sessions *sessions
+	sessions *Sessions
 	links    sites.Links // the addresses given out, built at serve time
+	// refusal is the API's answer to a limit of the routes or a refusal
+	// of sites/domains (Answers.Domain).
+	refusal func(error) (*apierr.Error, bool)
 }
 
 // sitePages are the Overview, Deploys, Analytics and Forms tabs and their
 // small forms (rollback, notifications, submissions).
 type sitePages struct {
 	*siteForms
-	cfg *Config
+	limits Limits
+	// csv streams the site's submissions (Services.SubmissionsCSV).
+	csv func(e *core.RequestEvent, dep *core.Record) error
 	// analytics are the site's visits (see siteAnalytics).
 	analytics func(app core.App, dep string, now time.Time) (ui.SiteAnalytics, error)
 }
@@ -87,7 +103,7 @@ func (f *siteForms) head(dep *core.Record) ui.SiteHead {
 // tab renders a tab of dep's page: the frame's layout for the signed-in
 // owner (with the messages a form post left) and page.
 func (f *siteForms) tab(e *core.RequestEvent, page func(ui.LayoutProps, ui.SiteHead) templ.Component) error {
-	return render(e, http.StatusOK, page(f.sessions.layout(e, userOf(e)), f.head(ownedOf(e))))
+	return Render(e, http.StatusOK, page(f.sessions.layout(e, userOf(e)), f.head(ownedOf(e))))
 }
 
 // backToSite answers a form post of a site tab: the message for panel,
@@ -97,12 +113,12 @@ func (f *siteForms) backToSite(e *core.RequestEvent, dep *core.Record, panel ui.
 }
 
 // refused answers a form post that err refused, when the client caused it
-// (a limit of the routes, a refusal of sites/domains: domainRefusal):
+// (a limit of the routes, a refusal of sites/domains: refusal):
 // prefix and the reason in a flash for panel, 303 to its tab. Any other
 // error is the answer as it is.
 func (f *siteForms) refused(e *core.RequestEvent, dep *core.Record, panel ui.SitePanel, prefix string, err error) error {
-	if ae, ok := domainRefusal(err); ok {
-		return f.backToSite(e, dep, panel, ui.FlashError, prefix+sentence(ae.Message))
+	if ae, ok := f.refusal(err); ok {
+		return f.backToSite(e, dep, panel, ui.FlashError, prefix+apierr.Sentence(ae.Message))
 	}
 	return err
 }
@@ -130,7 +146,7 @@ func (sp *sitePages) overviewTab(e *core.RequestEvent) error {
 	}
 	p := ui.SiteOverviewProps{
 		Protection: siteProtection(sp.links, dep), Visits: a.Days, AnalyticsOff: a.Off,
-		Drop: dropProps(sp.cfg, "Deploy again", user, dep.Id),
+		Drop: dropProps(sp.limits, "Deploy again", user, dep.Id),
 	}
 	if live != nil {
 		v := sp.accountVersion(sites.DeploymentOf(dep).Slug(), *live)
@@ -143,7 +159,7 @@ func (sp *sitePages) overviewTab(e *core.RequestEvent) error {
 // the changes of version N, and the drop zone.
 func (sp *sitePages) deploysTab(e *core.RequestEvent) error {
 	user, dep := userOf(e), ownedOf(e)
-	p := ui.SiteDeploysProps{Drop: dropProps(sp.cfg, "Deploy again", user, dep.Id)}
+	p := ui.SiteDeploysProps{Drop: dropProps(sp.limits, "Deploy again", user, dep.Id)}
 	var err error
 	if p.Versions, p.Changes, err = sp.siteVersions(dep, sites.DeploymentOf(dep).Slug(), e.Request.URL.Query().Get("changes")); err != nil {
 		return err
@@ -165,7 +181,7 @@ func (sp *sitePages) analyticsTab(e *core.RequestEvent) error {
 func (sp *sitePages) formsTab(e *core.RequestEvent) error {
 	dep := ownedOf(e)
 	page, _ := strconv.Atoi(e.Request.URL.Query().Get("page"))
-	page = min(max(page, 1), maxPage)
+	page = min(max(page, 1), maxFormsPage)
 	total, err := forms.CountSubmissions(e.App, dep.Id)
 	if err != nil {
 		return err
@@ -195,7 +211,7 @@ func (sp *sitePages) formsTab(e *core.RequestEvent) error {
 // accountSubmission is submission s as the Forms tab shows it.
 func accountSubmission(s *forms.Submission) ui.AccountSubmission {
 	j := s.JSON()
-	return ui.AccountSubmission{ID: j.ID, CreatedAt: j.CreatedAt, Fields: orderedFields(s.RawData(), j.Data)}
+	return ui.AccountSubmission{ID: j.ID, CreatedAt: j.CreatedAt, Fields: SubmissionFields(forms.OrderedFields(s.RawData(), j.Data))}
 }
 
 // submissionDeletePage is GET .../submissions/{subId}/delete: the
@@ -313,14 +329,14 @@ func (sp *sitePages) accountSiteRollback(e *core.RequestEvent) error {
 
 // accountSiteCSV is the site page's CSV download (cookie-authenticated).
 func (sp *sitePages) accountSiteCSV(e *core.RequestEvent) error {
-	return submissionsCSV(e, ownedOf(e))
+	return sp.csv(e, ownedOf(e))
 }
 
 // accountSiteNotifications is the notifications toggle of the site page.
 func (sp *sitePages) accountSiteNotifications(e *core.RequestEvent) error {
 	dep := ownedOf(e)
 	on := e.Request.PostForm.Get("email") == "true"
-	if err := setNotifyEmail(e.App, dep, on); err != nil {
+	if err := forms.SetNotifyEmail(e.App, forms.DeploymentOf(dep), on); err != nil {
 		return err
 	}
 	if on {

@@ -1,4 +1,4 @@
-package hooks
+package pages
 
 import (
 	"errors"
@@ -6,9 +6,9 @@ import (
 	"strings"
 
 	"github.com/pocketbase/pocketbase/core"
-	"github.com/pocketbase/pocketbase/tools/hook"
 	"github.com/pocketbase/pocketbase/tools/router"
 
+	"sitedrop/hooks/internal/apierr"
 	"sitedrop/hooks/server"
 	"sitedrop/ui"
 )
@@ -28,17 +28,16 @@ import (
 //
 // /api/ keeps PocketBase's own 404, and so does /_/ for API clients; a
 // browser asking for a page under /_/ that the admin dashboard lacks gets
-// the styled 404 (adminNotFoundPage).
-func bindWebNotFound(r *router.Router[*core.RequestEvent], s *sessions) {
+// the styled 404 (AdminNotFound, which the caller binds).
+func bindWebNotFound(r *router.Router[*core.RequestEvent], s *Sessions) {
 	r.GET("/favicon.ico", faviconICO)
 	r.GET("/robots.txt", robotsTxt)
-	r.Bind(adminNotFoundPage(s))
 	r.Route("", "/", func(e *core.RequestEvent) error { return webNotFound(e, s) })
 }
 
 // webNotFound is the catch-all route (see bindWebNotFound); s renders the
 // browsers' page.
-func webNotFound(e *core.RequestEvent, s *sessions) error {
+func webNotFound(e *core.RequestEvent, s *Sessions) error {
 	p := e.Request.URL.Path
 	if strings.HasPrefix(p, "/api/") || p == "/_" || strings.HasPrefix(p, "/_/") {
 		return router.NewNotFoundError("", nil)
@@ -50,7 +49,7 @@ func webNotFound(e *core.RequestEvent, s *sessions) error {
 		return s.errorPage(e, http.StatusNotFound, "Page not found",
 			"There is no page at this address. Check it for typing mistakes, or start again from the home page.")
 	}
-	return fail(http.StatusNotFound, msgRouteNotFound)
+	return apierr.Fail(http.StatusNotFound, apierr.MsgRouteNotFound)
 }
 
 // faviconICO is GET /favicon.ico: the emoji icon the pages link to, which
@@ -79,29 +78,26 @@ func robotsTxt(e *core.RequestEvent) error {
 	return e.Blob(http.StatusOK, "text/plain; charset=utf-8", []byte(robots))
 }
 
-// adminNotFoundPage answers a browser's GET of a path under /_/ that the
-// admin dashboard has no file for (PocketBase's 404, JSON) with the styled
-// 404 page linking to the dashboard; API clients (no Accept: text/html)
-// keep PocketBase's JSON.
-func adminNotFoundPage(s *sessions) *hook.Handler[*core.RequestEvent] {
-	return &hook.Handler[*core.RequestEvent]{
-		Id:       adminNotFoundMiddlewareId,
-		Priority: adminNotFoundMiddlewarePriority,
-		Func: func(e *core.RequestEvent) error {
-			r := e.Request
-			if !strings.HasPrefix(r.URL.Path, "/_/") || (r.Method != http.MethodGet && r.Method != http.MethodHead) || !wantsHTML(r) {
-				return e.Next()
-			}
-			err := e.Next()
-			var re *router.ApiError
-			if err == nil || e.Written() || !errors.As(err, &re) || re.Status != http.StatusNotFound {
-				return err
-			}
-			return render(e, http.StatusNotFound, ui.ErrorPage(s.layout(e, s.user(e)), ui.ErrorProps{
-				Status: http.StatusNotFound, Title: "Page not found",
-				Message: "The admin dashboard has no page at this address.",
-				LinkURL: "/_/", LinkText: "Open the admin dashboard",
-			}))
-		},
+// AdminNotFound is the middleware that answers a browser's GET of a path
+// under /_/ that the admin dashboard has no file for (PocketBase's 404,
+// JSON) with the styled 404 page linking to the dashboard; API clients
+// (no Accept: text/html) keep PocketBase's JSON. The caller binds it
+// where the JSON errors are made.
+func AdminNotFound(s *Sessions) func(e *core.RequestEvent) error {
+	return func(e *core.RequestEvent) error {
+		r := e.Request
+		if !strings.HasPrefix(r.URL.Path, "/_/") || (r.Method != http.MethodGet && r.Method != http.MethodHead) || !wantsHTML(r) {
+			return e.Next()
+		}
+		err := e.Next()
+		var re *router.ApiError
+		if err == nil || e.Written() || !errors.As(err, &re) || re.Status != http.StatusNotFound {
+			return err
+		}
+		return Render(e, http.StatusNotFound, ui.ErrorPage(s.layout(e, s.user(e)), ui.ErrorProps{
+			Status: http.StatusNotFound, Title: "Page not found",
+			Message: "The admin dashboard has no page at this address.",
+			LinkURL: "/_/", LinkText: "Open the admin dashboard",
+		}))
 	}
 }

@@ -1,4 +1,4 @@
-package hooks
+package pages
 
 import (
 	"errors"
@@ -20,15 +20,15 @@ import (
 // accountPages are the signed-in user's account page, its API key forms
 // and its browser session forms.
 type accountPages struct {
-	cfg      *Config
+	limits   Limits
 	links    sites.Links // the addresses given out, built at serve time
 	deploys  *sites.Service
 	domains  *domains.Service
-	sessions *sessions
+	sessions *Sessions
 }
 
-// maxKeyNameLen bounds an API key's name (characters).
-const maxKeyNameLen = 100
+// MaxKeyNameLen bounds an API key's name (characters).
+const MaxKeyNameLen = 100
 
 // accountKeyCreate is the "create key" form. It answers 303 to the account
 // page, which shows the new key once (a flash), so a reload makes no
@@ -36,8 +36,8 @@ const maxKeyNameLen = 100
 func (a *accountPages) accountKeyCreate(e *core.RequestEvent) error {
 	user := userOf(e)
 	name := strings.TrimSpace(e.Request.PostForm.Get("name"))
-	if utf8.RuneCountInString(name) > maxKeyNameLen {
-		return a.sessions.back(e, "/account", ui.FlashError, fmt.Sprintf("No key was created: a key name has at most %d characters.", maxKeyNameLen))
+	if utf8.RuneCountInString(name) > MaxKeyNameLen {
+		return a.sessions.back(e, "/account", ui.FlashError, fmt.Sprintf("No key was created: a key name has at most %d characters.", MaxKeyNameLen))
 	}
 	if name == "" {
 		name = "Key"
@@ -71,7 +71,7 @@ func (a *accountPages) accountKeyRevokeConfirm(e *core.RequestEvent) error {
 	for _, s := range ss {
 		onIt = onIt || (accounts.IsSessionOf(s, tok) && accounts.SessionOf(s).APIKeyID() == key.Id)
 	}
-	return render(e, http.StatusOK, ui.KeyRevoke(a.sessions.layout(e, user), ui.KeyRevokeProps{
+	return Render(e, http.StatusOK, ui.KeyRevoke(a.sessions.layout(e, user), ui.KeyRevokeProps{
 		Key:     ui.AccountKey{ID: key.Id, Prefix: key.Prefix(), Name: key.Name()},
 		Session: onIt,
 	}))
@@ -134,7 +134,7 @@ func (a *accountPages) accountPage(e *core.RequestEvent) error {
 		SlotsUsed:   total,
 		SlotLimit:   a.deploys.SlotLimit(plan),
 		DomainLimit: a.domains.Limit(plan),
-		Drop:        dropProps(a.cfg, "Deploy a new site", user, ""),
+		Drop:        dropProps(a.limits, "Deploy a new site", user, ""),
 		Find:        siteFind(q, total, query.Has("sort")),
 	}
 	for _, site := range list {
@@ -154,7 +154,7 @@ func (a *accountPages) accountPage(e *core.RequestEvent) error {
 	if p.Sessions, err = accountSessions(e.App, user, a.sessions.Token(e.Request), now); err != nil {
 		return err
 	}
-	return render(e, http.StatusOK, ui.Account(a.sessions.layout(e, user), p))
+	return Render(e, http.StatusOK, ui.Account(a.sessions.layout(e, user), p))
 }
 
 // findAbove is how many sites an account has before its list gets a
@@ -260,7 +260,7 @@ func (a *accountPages) accountDeletePage(e *core.RequestEvent) error {
 		return err
 	}
 	p.Keys, p.Sessions = len(keys), len(ss)
-	return render(e, http.StatusOK, ui.AccountDelete(a.sessions.layout(e, user), p))
+	return Render(e, http.StatusOK, ui.AccountDelete(a.sessions.layout(e, user), p))
 }
 
 // accountDelete is the confirmation's "delete" button: when the typed

@@ -1,4 +1,4 @@
-package hooks
+package pages
 
 import (
 	"errors"
@@ -7,6 +7,7 @@ import (
 
 	"github.com/pocketbase/pocketbase/core"
 
+	"sitedrop/hooks/internal/apierr"
 	"sitedrop/sites"
 	"sitedrop/ui"
 )
@@ -22,7 +23,9 @@ const formBodyLimit = 16 << 10
 type claimPages struct {
 	links    sites.Links // the addresses given out, built at serve time
 	deploys  *sites.Service
-	sessions *sessions
+	sessions *Sessions
+	// answer is the API's answer to an error (Answers.Any).
+	answer func(error) (*apierr.Error, bool)
 }
 
 // claimPage is GET /claim/{slug}?token=: the site, its time left, and
@@ -33,13 +36,13 @@ func (c *claimPages) claimPage(e *core.RequestEvent) error {
 	slug := e.Request.PathValue("slug")
 	user := c.sessions.user(e)
 	if d := ownSite(e.App, user, slug); d != nil {
-		return render(e, http.StatusOK, ui.ClaimDone(c.sessions.layout(e, user), c.doneProps(d)))
+		return Render(e, http.StatusOK, ui.ClaimDone(c.sessions.layout(e, user), c.doneProps(d)))
 	}
 	rec, err := sites.Claimable(e.App, slug, e.Request.URL.Query().Get("token"))
 	if err != nil {
 		return c.claimError(e, err)
 	}
-	return render(e, http.StatusOK, ui.Claim(c.sessions.layout(e, user), c.claimProps(e, rec)))
+	return Render(e, http.StatusOK, ui.Claim(c.sessions.layout(e, user), c.claimProps(e, rec)))
 }
 
 // claimSubmit is the claim button: POST /claim/{slug} with the token, for
@@ -65,7 +68,8 @@ func (c *claimPages) claimSubmit(e *core.RequestEvent) error {
 	case errors.Is(err, sites.ErrInvalidClaimToken):
 		return c.claimError(e, err)
 	case errors.Is(err, sites.ErrSlotLimit):
-		return c.sessions.back(e, c.claimPath(slug, token), ui.FlashError, msgSlotLimit)
+		ae, _ := c.answer(err) // the API's words for a full plan
+		return c.sessions.back(e, c.claimPath(slug, token), ui.FlashError, ae.Message)
 	case err != nil:
 		return err
 	}
@@ -140,7 +144,7 @@ func (c *claimPages) claimError(e *core.RequestEvent, err error) error {
 	}
 	slug := e.Request.PathValue("slug")
 	back := c.claimPath(slug, e.Request.URL.Query().Get("token"))
-	return render(e, http.StatusNotFound, ui.ErrorPage(c.sessions.layout(e, nil), ui.ErrorProps{
+	return Render(e, http.StatusNotFound, ui.ErrorPage(c.sessions.layout(e, nil), ui.ErrorProps{
 		Status: http.StatusNotFound, Title: title, Message: msg + " If you claimed it, sign in to see it.",
 		LinkURL: loginURL(back), LinkText: "Sign in",
 	}))

@@ -1,4 +1,4 @@
-package hooks
+package pages
 
 import (
 	"errors"
@@ -9,6 +9,7 @@ import (
 	"github.com/pocketbase/pocketbase/core"
 	"github.com/pocketbase/pocketbase/tools/hook"
 
+	"sitedrop/hooks/internal/apierr"
 	"sitedrop/sites/forms"
 	"sitedrop/sites/ratelimit"
 	"sitedrop/ui"
@@ -17,7 +18,8 @@ import (
 // webhookPages are the site page's webhook forms.
 type webhookPages struct {
 	*siteForms
-	cfg *Config
+	// guard is the SSRF guard of webhook URLs, as configured now.
+	guard func() forms.WebhookGuard
 	// sends limits the tests and redeliveries an account queues by hand.
 	sends *ratelimit.Limiter
 	// ref is what a delivery says of its deployment.
@@ -94,10 +96,10 @@ func (wp *webhookPages) accountWebhookCreate(e *core.RequestEvent) error {
 	if events == nil {
 		events = []string{} // none ticked: refused, not "all"
 	}
-	hook, secret, err := forms.CreateWebhook(e.Request.Context(), e.App, wp.cfg.webhookGuard(), dep.Id, f.Get("url"), typ, &events)
+	hook, secret, err := forms.CreateWebhook(e.Request.Context(), e.App, wp.guard(), dep.Id, f.Get("url"), typ, &events)
 	var we *forms.WebhookError
 	if errors.As(err, &we) {
-		return wp.backToSite(e, dep, ui.PanelWebhookAdd, ui.FlashError, "Webhook not added: "+sentence(we.Msg))
+		return wp.backToSite(e, dep, ui.PanelWebhookAdd, ui.FlashError, "Webhook not added: "+apierr.Sentence(we.Msg))
 	} else if err != nil {
 		return err
 	}
@@ -110,10 +112,10 @@ func (wp *webhookPages) accountWebhookCreate(e *core.RequestEvent) error {
 
 // accountWebhookTest is a webhook's "Send a test" button: a test delivery
 // queued now, shown in the delivery log, within the account's
-// webhookSends.
+// limit (sends).
 func (wp *webhookPages) accountWebhookTest(e *core.RequestEvent) error {
 	dep, hook := ownedOf(e), webhookOf(e)
-	if err := rateRefusal(e.Response, wp.sends.Check(forms.DeploymentOf(dep).OwnerID())); err != nil {
+	if err := apierr.RateRefusal(e.Response, wp.sends.Check(forms.DeploymentOf(dep).OwnerID())); err != nil {
 		return wp.refusedLater(e, dep, ui.WebhookPanel(hook.Id), "Test not sent: ", err)
 	}
 	if _, err := forms.QueueTest(e.App, hook, wp.ref(dep)); err != nil {
@@ -124,7 +126,7 @@ func (wp *webhookPages) accountWebhookTest(e *core.RequestEvent) error {
 }
 
 // accountWebhookRedeliver is a delivery's "Redeliver" button: a copy of it
-// queued now, within the account's webhookSends.
+// queued now, within the account's limit (sends).
 func (wp *webhookPages) accountWebhookRedeliver(e *core.RequestEvent) error {
 	dep, hook := ownedOf(e), webhookOf(e)
 	del, err := forms.FindDelivery(e.App, hook, e.Request.PathValue("deliveryId"))
@@ -134,7 +136,7 @@ func (wp *webhookPages) accountWebhookRedeliver(e *core.RequestEvent) error {
 		return err
 	}
 	owner := forms.DeploymentOf(dep).OwnerID()
-	if err := rateRefusal(e.Response, wp.sends.Check(owner)); err != nil {
+	if err := apierr.RateRefusal(e.Response, wp.sends.Check(owner)); err != nil {
 		return wp.refusedLater(e, dep, ui.WebhookPanel(hook.Id), "Not queued again: ", err)
 	}
 	if _, err := forms.Redeliver(e.App, del); errors.Is(err, forms.ErrDeliveryPending) {
@@ -149,14 +151,14 @@ func (wp *webhookPages) accountWebhookRedeliver(e *core.RequestEvent) error {
 }
 
 // refusedLater answers a form post refused by a rate limit (err, an
-// *apiError) with prefix, the API's message and, from its Retry-After,
+// *apierr.Error) with prefix, the API's message and, from its Retry-After,
 // when to try again; any other error is the answer as it is.
 func (wp *webhookPages) refusedLater(e *core.RequestEvent, dep *core.Record, panel ui.SitePanel, prefix string, err error) error {
-	var ae *apiError
+	var ae *apierr.Error
 	if !errors.As(err, &ae) {
 		return err
 	}
-	msg := prefix + sentence(ae.Message)
+	msg := prefix + apierr.Sentence(ae.Message)
 	if secs := e.Response.Header().Get("Retry-After"); secs != "" {
 		msg += " Try again in " + secs + " s."
 	}
