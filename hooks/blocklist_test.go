@@ -146,6 +146,24 @@ func TestBlockedContentRefused(t *testing.T) {
 			TestAppFactory:  blocked,
 		},
 		{
+			// content stored before it was blocked, named by its digest
+			Name:            "a deploy naming the content by sha256",
+			Method:          http.MethodPost,
+			URL:             "/deploy",
+			Headers:         jsonHeaders(bearer(keyAlice)),
+			Body:            strings.NewReader(`{"slug":"kit-digest","files":[{"path":"index.html","sha256":"` + kit + `"}]}`),
+			ExpectedStatus:  403,
+			ExpectedContent: []string{errBody("Content blocked: index.html is on this server's blocklist")},
+			TestAppFactory: func(t testing.TB) *tests.TestApp {
+				app := blocked(t)
+				if err := stateOf(t, app).svc.Store().Put(t.Context(), kit, []byte(kitPage)); err != nil {
+					t.Fatal(err)
+				}
+				return app
+			},
+			AfterTestFunc: noNewSite("kit-digest"),
+		},
+		{
 			Name:            "other content deploys as before",
 			Method:          http.MethodPost,
 			URL:             "/deploy",
@@ -329,6 +347,40 @@ func TestBlocklistAdminAPI(t *testing.T) {
 	if res, body := deployKit("kit-lifted"); res.StatusCode != 200 {
 		t.Fatalf("deploy after the block was lifted: %d %s", res.StatusCode, body)
 	}
+}
+
+// TestBlocklistDashboardAPI: a block created through PocketBase's records
+// API, as the dashboard creates it, is normalised and names the
+// superuser who made it.
+func TestBlocklistDashboardAPI(t *testing.T) {
+	headers := map[string]string{"Content-Type": "application/json"} // the token, once the app has its superuser
+	runScenarios(t, []tests.ApiScenario{{
+		Name:    "create in the dashboard",
+		Method:  http.MethodPost,
+		URL:     "/api/collections/" + sites.BlocklistCollection + "/records",
+		Body:    strings.NewReader(`{"kind":"email_domain","value":"@Throwaway.Example","note":"spam wave"}`),
+		Headers: headers,
+		TestAppFactory: func(t testing.TB) *tests.TestApp {
+			app, _ := newFixtureApp(t)
+			headers["Authorization"] = superuserToken(t, app)
+			return app
+		},
+		ExpectedStatus:  200,
+		ExpectedContent: []string{`"value":"throwaway.example"`},
+		AfterTestFunc: func(t testing.TB, app *tests.TestApp, res *http.Response) {
+			rec, err := app.FindFirstRecordByData(sites.BlocklistCollection, sites.FieldBlockValue, "throwaway.example")
+			if err != nil {
+				t.Fatal(err)
+			}
+			su, err := app.FindAuthRecordByEmail(core.CollectionNameSuperusers, "admin@example.com")
+			if err != nil || sites.BlockOf(rec).CreatedBy() != su.Id {
+				t.Fatalf("created_by %q, want the superuser", sites.BlockOf(rec).CreatedBy())
+			}
+			if err := stateOf(t, app).blocks.CheckSignup("a@throwaway.example"); err == nil {
+				t.Fatal("the dashboard's block does not apply")
+			}
+		},
+	}})
 }
 
 // TestBlocklistDashboardEdits: a block saved as the dashboard saves it
