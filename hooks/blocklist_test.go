@@ -2,10 +2,12 @@ package hooks
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/pocketbase/pocketbase/core"
 	"github.com/pocketbase/pocketbase/tests"
@@ -417,5 +419,41 @@ func TestBlocklistDashboardEdits(t *testing.T) {
 	}
 	if sd.blocks.TargetBlocked("https://www.evil.example/login") {
 		t.Fatal("the block deleted in the dashboard still applies")
+	}
+}
+
+// TestBlockSiteContent: blocking a site's content (the moderation page's
+// action) blocks its pages as they were sent, so the same kit cannot be
+// deployed again under another slug, while its other files stay free.
+func TestBlockSiteContent(t *testing.T) {
+	t.Parallel()
+	app, sd := newFixtureApp(t)
+	defer app.Cleanup()
+	title := "Your bank" // the stored page differs from the page sent: a title is added
+	files := []sites.File{
+		{Path: "index.html", ContentType: "text/html; charset=utf-8", Data: []byte(kitPage)},
+		{Path: "style.css", ContentType: "text/css; charset=utf-8", Data: []byte("body{color:red}")},
+	}
+	c, err := sd.svc.Create(t.Context(), sites.CreateParams{Slug: "first-kit", AnonTTL: time.Hour,
+		Meta: sites.Metadata{Title: &title}, Upload: sites.Upload{StorageType: sites.StorageFiles, Files: files}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	added, err := sd.blocks.BlockSiteContent(c.Record, "phishing, report 7", nil)
+	if err != nil || len(added) != 1 || added[0].Value() != store.HashBytes([]byte(kitPage)) || added[0].Note() != "phishing, report 7 (first-kit/index.html)" {
+		t.Fatalf("blocked %v, %v", added, err)
+	}
+	if again, err := sd.blocks.BlockSiteContent(c.Record, "again", nil); err != nil || len(again) != 0 {
+		t.Fatalf("blocked again: %v, %v", again, err)
+	}
+	_, err = sd.svc.Create(t.Context(), sites.CreateParams{Slug: "second-kit", AnonTTL: time.Hour,
+		Upload: sites.Upload{StorageType: sites.StorageFiles, Files: files}})
+	var bc *sites.BlockedContentError
+	if !errors.As(err, &bc) || bc.Path != "index.html" {
+		t.Fatalf("the same kit again: %v", err)
+	}
+	if _, err := sd.svc.Create(t.Context(), sites.CreateParams{Slug: "same-style", AnonTTL: time.Hour,
+		Upload: sites.Upload{StorageType: sites.StorageFiles, Files: files[1:]}}); err != nil {
+		t.Fatalf("the stylesheet alone: %v", err)
 	}
 }

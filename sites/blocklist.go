@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"sort"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -506,6 +507,48 @@ func (b *Blocklist) Add(kind, value, note string, by *core.Record) (*Block, erro
 	})
 	if err != nil {
 		return nil, err
+	}
+	return out, nil
+}
+
+// BlockSiteContent blocks the pages of dep's live version, the moderation
+// page's "block the content": the sha256 of each HTML file as its deploy
+// sent it (a redeploy of the same kit sends the same bytes), with note
+// naming the site and the file. Only pages: a site's other files (a
+// library, a font, an icon) are often shared with innocent sites. Pages
+// blocked already are skipped; it returns the blocks it added.
+func (b *Blocklist) BlockSiteContent(dep *core.Record, note string, by *core.Record) ([]*Block, error) {
+	m, err := liveManifest(b.app, dep)
+	if err != nil {
+		return nil, err
+	}
+	paths := make([]string, 0, len(m))
+	for p, e := range m {
+		if IsHTML(e.Type) {
+			paths = append(paths, p)
+		}
+	}
+	sort.Strings(paths)
+	slug := DeploymentOf(dep).Slug()
+	var out []*Block
+	for _, p := range paths {
+		e := m[p]
+		h := e.Hash
+		if e.Source != "" {
+			h = e.Source
+		}
+		n := strings.TrimSpace(note + " (" + slug + "/" + p + ")")
+		if len(n) > MaxBlockNote {
+			n = n[:MaxBlockNote]
+		}
+		blk, err := b.Add(BlockContentHash, h, n, by)
+		if errors.Is(err, ErrAlreadyBlocked) {
+			continue
+		}
+		if err != nil {
+			return out, err
+		}
+		out = append(out, blk)
 	}
 	return out, nil
 }
