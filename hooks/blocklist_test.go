@@ -457,3 +457,64 @@ func TestBlockSiteContent(t *testing.T) {
 		t.Fatalf("the stylesheet alone: %v", err)
 	}
 }
+
+// TestBlockedVersionNotPromoted: a version whose content was blocked after
+// it was deployed cannot be made live again, by a rollback or a promote:
+// 403 naming the file, and the site keeps serving what it served.
+func TestBlockedVersionNotPromoted(t *testing.T) {
+	withKitVersion := func(t testing.TB) *tests.TestApp {
+		app, sd := newFixtureApp(t)
+		dep, err := app.FindRecordById(sites.DeploymentsCollection, idAliceSite)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, page := range []string{kitPage, "<p>clean again</p>"} { // versions 2 and 3
+			if dep, err = sd.svc.Replace(t.Context(), dep, sites.Metadata{}, htmlUpload(page)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if _, err := sd.blocks.Add(sites.BlockContentHash, store.HashBytes([]byte(kitPage)), "", nil); err != nil {
+			t.Fatal(err)
+		}
+		return app
+	}
+	stillClean := func(t testing.TB, app *tests.TestApp, res *http.Response) {
+		if code, b := siteGet(t, app, "alice-site.sites.test", "/"); code != 200 || !strings.Contains(b, "clean again") {
+			t.Fatalf("alice-site serves %d %q", code, b)
+		}
+	}
+	refusal := errBody("Content blocked: index.html is on this server's blocklist")
+	runScenarios(t, []tests.ApiScenario{
+		{
+			Name:            "rollback",
+			Method:          http.MethodPost,
+			URL:             "/deploy/" + idAliceSite + "/rollback",
+			Headers:         bearer(keyAlice),
+			Body:            strings.NewReader(`{"version":2}`),
+			ExpectedStatus:  403,
+			ExpectedContent: []string{refusal},
+			TestAppFactory:  withKitVersion,
+			AfterTestFunc:   stillClean,
+		},
+		{
+			Name:            "promote",
+			Method:          http.MethodPost,
+			URL:             "/deploy/" + idAliceSite + "/versions/2/promote",
+			Headers:         bearer(keyAlice),
+			ExpectedStatus:  403,
+			ExpectedContent: []string{refusal},
+			TestAppFactory:  withKitVersion,
+			AfterTestFunc:   stillClean,
+		},
+		{
+			Name:            "a version without it",
+			Method:          http.MethodPost,
+			URL:             "/deploy/" + idAliceSite + "/rollback",
+			Headers:         bearer(keyAlice),
+			Body:            strings.NewReader(`{"version":1}`),
+			ExpectedStatus:  200,
+			ExpectedContent: []string{`"version":1`},
+			TestAppFactory:  withKitVersion,
+		},
+	})
+}

@@ -341,6 +341,31 @@ func (b *Blocklist) hashScreen() func(h string) bool {
 	return func(h string) bool { return s.hashes[h] }
 }
 
+// checkVersion refuses, with a *BlockedContentError naming the first
+// such file (by path), a version that holds blocked content: a file whose
+// bytes, as sent or as stored, are blocked.
+func (b *Blocklist) checkVersion(ver *core.Record) error {
+	blocked := b.hashScreen()
+	if blocked == nil {
+		return nil
+	}
+	m, err := ParseManifest([]byte(ver.GetString(FieldVersionManifest)))
+	if err != nil {
+		return err
+	}
+	var hit []string
+	for p, e := range m {
+		if blocked(e.Hash) || e.Source != "" && blocked(e.Source) {
+			hit = append(hit, p)
+		}
+	}
+	if len(hit) == 0 {
+		return nil
+	}
+	sort.Strings(hit)
+	return &BlockedContentError{Path: hit[0]}
+}
+
 // CheckHashes refuses the first of hashes (parsed sha256s) that is
 // blocked, with a *BlockedContentError naming it.
 func (b *Blocklist) CheckHashes(hashes []string) error {
