@@ -33,6 +33,8 @@ type signInDesk struct {
 	sessions *pages.Sessions
 	// guards read the JSON bodies.
 	guards *intake.Guards
+	// blocks refuse a new account from a blocked e-mail domain.
+	blocks *sites.Blocklist
 }
 
 // bindAuthAPI registers the sign-in endpoints; whoami behind auth.
@@ -127,6 +129,7 @@ func (a *signInDesk) signIn(e *core.RequestEvent) *accounts.SignIn {
 	return &accounts.SignIn{App: e.App, Signup: a.cfg.Signup,
 		MailCode:      func(to, code string) error { return a.sendLoginCode(e.App, to, code) },
 		MailNoAccount: func(to string) error { return a.sendNoAccount(e.App, to) },
+		CheckSignup:   a.blocks.CheckSignup,
 	}
 }
 

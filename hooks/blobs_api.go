@@ -34,6 +34,8 @@ type blobsAPI struct {
 	guards *intake.Guards
 	// gate holds the processing slots an upload shares with the deploys.
 	gate *intake.Gate
+	// blocks refuse blocked content, asked about or uploaded.
+	blocks *sites.Blocklist
 }
 
 // bindBlobsAPI binds the digest protocol: POST /blobs/missing tells which
@@ -80,6 +82,9 @@ func (api *blobsAPI) missing(e *core.RequestEvent) error {
 			asked = append(asked, h)
 		}
 	}
+	if err := api.blocks.CheckHashes(asked); err != nil {
+		return err
+	}
 	var known func(string) bool // the file store: each hash is asked about
 	if api.s3 != nil {
 		known = api.s3.Known
@@ -98,6 +103,9 @@ func (api *blobsAPI) put(e *core.RequestEvent) error {
 	h, ok := store.ParseHash(e.Request.PathValue("sha256"))
 	if !ok {
 		return apierr.Fail(http.StatusBadRequest, "%s", store.InvalidHashMsg(e.Request.PathValue("sha256")))
+	}
+	if err := api.blocks.CheckHashes([]string{h}); err != nil {
+		return err // before the body is read: nothing is uploaded
 	}
 	size := e.Request.ContentLength
 	if size < 0 || size > api.cfg.MaxBody {

@@ -82,6 +82,7 @@ func toAPIError(err error) (*apierr.Error, bool) {
 // for an error that is not its package's.
 var domainMappings = []func(error) (*apierr.Error, bool){
 	formsAPIError,
+	blocklistAPIError,
 	intakeAPIError,
 	accountsAPIError,
 	routeAPIError,

@@ -98,6 +98,7 @@ type built struct {
 	proxies    server.TrustedProxies
 	sessions   *pages.Sessions
 	domainSvc  *domains.Service
+	blocks     *sites.Blocklist
 	tlsCerts   *atomic.Pointer[certs.Manager]
 	metrics    *metrics.Metrics
 	*siteHosts
@@ -145,7 +146,9 @@ func build(app core.App, cfg *Config) (*built, error) {
 		// the web host lies under the sites domain: no site may take its name
 		reserved = append(reserved[:len(reserved):len(reserved)], label)
 	}
+	blocks := sites.NewBlocklist(app)
 	svc := sites.NewService(app, blobs, sites.ServiceConfig{
+		Blocklist:     blocks,
 		FreeSlots:     cfg.FreeSlots,
 		KeepVersions:  cfg.KeepVersions,
 		ProSlots:      cfg.ProSlots,
@@ -208,6 +211,7 @@ func build(app core.App, cfg *Config) (*built, error) {
 	}
 	bindRecordHooks(app, svc, pub, upkeep, versionRef, send.wake)
 	bindAccountRecordHooks(app, sessions)
+	bindBlocklistHooks(app, blocks)
 	bindLifecycle(app, life, send, statsFlush, jobs)
 	bindJobs(app, jobs, upkeep, domainSvc, statsFlush)
 	bindDomainTable(app, domainTable, tlsCerts, pub)
@@ -267,14 +271,15 @@ func build(app core.App, cfg *Config) (*built, error) {
 		bindVersionsAPI(se.Router, deploys, auth)
 		bindSiteControlsAPI(se.Router, deploys, auth)
 		bindAnalyticsAPI(se.Router, auth)
-		bindBlobsAPI(se.Router, &blobsAPI{cfg: cfg, deploys: svc, s3: s3, uploads: uploads, guards: guards, gate: gate}, auth)
+		bindBlobsAPI(se.Router, &blobsAPI{cfg: cfg, deploys: svc, s3: s3, uploads: uploads, guards: guards, gate: gate, blocks: blocks}, auth)
 		limits := newAuthLimits()
-		signIn := &signInDesk{cfg: cfg, links: links, limits: &limits, proxies: proxies, sessions: sessions, guards: guards}
+		signIn := &signInDesk{cfg: cfg, links: links, limits: &limits, proxies: proxies, sessions: sessions, guards: guards, blocks: blocks}
 		bindAuthAPI(se.Router, signIn, auth)
 		bindSubmitAPI(se.Router, &formPosts{links: links, limit: ratelimit.New(10, time.Minute), guards: guards, sessions: sessions, hosts: hosts, wake: send.wake})
 		bindSubmissionsAPI(se.Router, auth)
 		bindWebhooksAPI(se.Router, &webhooksAPI{guard: cfg.webhookGuard(), guards: guards}, auth)
 		bindDomainsAPI(se.Router, &domainsAPI{desk: domainDesk, guards: guards}, auth)
+		bindBlocklistAPI(se.Router, &blocklistAPI{blocks: blocks, guards: guards})
 		pub.bindChanges(se)
 		api := bindMCP(se.Router, &mcpEndpoint{maxBody: cfg.MaxBody, guards: guards, proxies: proxies})
 		pages.Bind(se.Router, pages.Services{
@@ -331,6 +336,6 @@ func build(app core.App, cfg *Config) (*built, error) {
 		app: app, cfg: cfg, svc: svc, server: siteServer, s3: s3, publisher: pub.pub,
 		analytics: stats, statsFlush: statsFlush, upkeep: upkeep, notifier: notifier,
 		deliverer: deliverer, jobs: jobs, gate: gate, hosts: hosts, proxies: proxies,
-		sessions: sessions, domainSvc: domainSvc, tlsCerts: tlsCerts, metrics: m, siteHosts: front, Guards: guards,
+		sessions: sessions, domainSvc: domainSvc, blocks: blocks, tlsCerts: tlsCerts, metrics: m, siteHosts: front, Guards: guards,
 	}, nil
 }

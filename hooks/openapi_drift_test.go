@@ -200,6 +200,9 @@ var wireBodies = []struct {
 	{wire.Missing{}, "POST /blobs/missing 200", true},
 	{wire.Warning{}, "Warning", true},
 	{wire.Report{}, "Report", true},
+	{wire.BlockRequest{}, "POST /admin/blocklist body", false},
+	{wire.Block{}, "Block", true},
+	{wire.BlockList{}, "GET /admin/blocklist 200", true},
 	// not a wire type, but an answer all the same
 	{statsdb.Report{Days: []statsdb.ReportDay{{}}}, "GET /deploy/{id}/analytics 200", true},
 }

@@ -213,7 +213,7 @@ func TestHeadTagsReservedWhenAdded(t *testing.T) {
 	files = append(files, File{Path: "bare.html", ContentType: "text/html; charset=utf-8", Data: []byte(bare)})
 	m := &testMemory{}
 	meta := resolvedMeta{title: "Site", description: "About", favicon: "🙂"}
-	man, blobs, err := buildManifest(context.Background(), Upload{Files: files, Memory: m}, meta, "", nil)
+	man, blobs, err := buildManifest(context.Background(), Upload{Files: files, Memory: m}, meta, "", nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

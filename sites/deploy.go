@@ -172,8 +172,11 @@ func (s *Service) Create(ctx context.Context, p CreateParams) (*Created, error) 
 	if p.ID == "" {
 		p.ID = core.GenerateDefaultRandomId() // known before the content: {{SUBMIT_URL}}
 	}
+	if err := s.cfg.Blocklist.CheckRedirects(p.Upload.Files); err != nil {
+		return nil, err
+	}
 	meta := resolveMeta(nil, p.Meta)
-	manifest, blobs, err := buildManifest(ctx, p.Upload, meta, s.submitURL(p.ID), nil)
+	manifest, blobs, err := buildManifest(ctx, p.Upload, meta, s.submitURL(p.ID), nil, s.cfg.Blocklist.hashScreen())
 	if err != nil {
 		return nil, err
 	}
@@ -272,9 +275,12 @@ func (s *Service) replaceLocked(ctx context.Context, dep *core.Record, meta Meta
 	if err != nil {
 		return nil, nil, ErrNotFound
 	}
+	if err := s.cfg.Blocklist.CheckRedirects(up.Files); err != nil {
+		return nil, nil, err
+	}
 	m := resolveMeta(dep, meta)
 	known := s.knownVariants(dep)
-	manifest, blobs, err := buildManifest(ctx, up, m, s.submitURL(dep.Id), known)
+	manifest, blobs, err := buildManifest(ctx, up, m, s.submitURL(dep.Id), known, s.cfg.Blocklist.hashScreen())
 	if err != nil {
 		return nil, nil, err
 	}

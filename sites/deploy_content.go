@@ -88,7 +88,7 @@ func (s *Service) missingBlobs(parent context.Context, blobs map[string][]byte) 
 // precompressed variants) that a deploy of files stores, with no metadata
 // applied: what a test or a tool needs to serve files as a deploy would.
 func DeployedFiles(ctx context.Context, files []File) (Manifest, map[string][]byte, error) {
-	return buildManifest(ctx, Upload{Files: files}, resolvedMeta{}, "", nil)
+	return buildManifest(ctx, Upload{Files: files}, resolvedMeta{}, "", nil, nil)
 }
 
 // buildManifest prepares HTML files (the {{SUBMIT_URL}} placeholder
@@ -100,11 +100,15 @@ func DeployedFiles(ctx context.Context, files []File) (Manifest, map[string][]by
 // knownVariants): their files are not compressed again, and the caller
 // must make sure those blobs still exist (ensureVariants).
 //
+// blocked, when set, tells a blocked sha256: a file whose bytes, as sent
+// or as stored, are blocked stops it with a *BlockedContentError naming
+// the file, before anything is compressed.
+//
 // It stops between files, and its compression workers between blobs,
 // when ctx is cancelled. What it allocates beyond the files (a changed
 // HTML file, the variants) is reserved from up.Memory first, and what it
 // drops is given back at once (see compressVariants).
-func buildManifest(ctx context.Context, up Upload, meta resolvedMeta, submitURL string, known map[string]map[string]EncodedEntry) (Manifest, map[string][]byte, error) {
+func buildManifest(ctx context.Context, up Upload, meta resolvedMeta, submitURL string, known map[string]map[string]EncodedEntry, blocked func(hash string) bool) (Manifest, map[string][]byte, error) {
 	files := up.Files
 	m := make(Manifest, len(files))
 	blobs := make(map[string][]byte, len(files))
@@ -143,6 +147,9 @@ func buildManifest(ctx context.Context, up Upload, meta resolvedMeta, submitURL 
 		if !bytes.Equal(data, f.Data) {
 			entry.Source = store.HashBytes(f.Data)
 			blobs[entry.Source] = f.Data
+		}
+		if blocked != nil && (blocked(h) || entry.Source != "" && blocked(entry.Source)) {
+			return nil, nil, &BlockedContentError{Path: f.Path}
 		}
 		if _, seen := blobs[h]; !seen && len(data) >= minCompressSize && Compressible(f.ContentType) {
 			if v, ok := known[h]; ok {

@@ -48,6 +48,9 @@ type ServiceConfig struct {
 	// SubmitURL returns the absolute form endpoint of a deployment, which
 	// replaces {{SUBMIT_URL}} in its HTML files; nil leaves them as is.
 	SubmitURL func(deploymentID string) string
+	// Blocklist refuses deploys holding blocked content or redirecting
+	// to a blocked target; nil blocks nothing.
+	Blocklist *Blocklist
 }
 
 // Service is sitedrop's core: it creates, replaces, claims and deletes

@@ -176,7 +176,8 @@ func (s *Service) Rollback(dep *core.Record, number int) (*core.Record, error) {
 // FollowLiveVersion), so it serves what the version's preview served.
 // Like a PUT it updates the record (its updated time, the
 // deployment.updated webhooks, the site cache). Aliases do not move. The versions are not renumbered: the next deploy
-// gets the next number.
+// gets the next number. A version holding content blocked since it was
+// deployed is refused with a *BlockedContentError, as its deploy would be.
 func (s *Service) Promote(dep *core.Record, number int) (*core.Record, error) {
 	unlock := s.lockDeployment(dep.Id)
 	defer unlock()
@@ -188,6 +189,10 @@ func (s *Service) Promote(dep *core.Record, number int) (*core.Record, error) {
 		}
 		v, err := FindVersionByNumber(tx, fresh.Id, number)
 		if err != nil {
+			return err
+		}
+		// content blocked since it was deployed is not served again
+		if err := s.cfg.Blocklist.checkVersion(v); err != nil {
 			return err
 		}
 		fresh.Set(FieldLiveVersion, v.Id)

@@ -53,6 +53,11 @@ type SignIn struct {
 	// MailNoAccount tells an address without an account, with sign-up
 	// closed, that it cannot sign in.
 	MailNoAccount func(to string) error
+	// CheckSignup, when set, may refuse a new account for an address
+	// (its domain is blocked, say): its error is Verify's. It is asked
+	// only when an account would be made, so existing accounts keep
+	// signing in.
+	CheckSignup func(email string) error
 }
 
 // ParseEmail accepts a bare address (no display name) of at most 254
@@ -137,6 +142,11 @@ func (s *SignIn) Verify(id, code string) (plain string, key, user *core.Record, 
 	if err != nil {
 		if !s.Signup {
 			return "", nil, nil, ErrSignupClosed
+		}
+		if s.CheckSignup != nil {
+			if err := s.CheckSignup(email); err != nil {
+				return "", nil, nil, err
+			}
 		}
 		if user, _, err = UpsertUser(s.App, email, ""); err != nil {
 			// a concurrent first sign-in of the same address created it
