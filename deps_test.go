@@ -51,6 +51,8 @@ var depsRules = `
 	#   sites/ratelimit,   counters the serving path feeds; they know
 	#   sites/analytics    nothing of what they count.
 	#   sites/accounts     keys, codes and sessions, on PocketBase alone.
+	#   sites/audit        the audit log, on PocketBase alone, so that
+	#                      every part can write to it.
 	#   ui                 components render the props they are given;
 	#                      they never fetch what they show.
 	#   migrations         schema changes, run by PocketBase's runner: they
@@ -71,6 +73,7 @@ var depsRules = `
 	  sitedrop/sites/ratelimit,
 	  sitedrop/sites/analytics,
 	  sitedrop/sites/accounts,
+	  sitedrop/sites/audit,
 	  sitedrop/ui,
 	  sitedrop/migrations,
 	  sitedrop/bench/deploybench,
