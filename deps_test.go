@@ -212,9 +212,11 @@ var depsRules = `
 
 	# The web pages: templ props built from the services hooks builds and
 	# hands them (the same as the API's), rendered with ui; a refusal is
-	# apierr's, in the API's words.
+	# apierr's, in the API's words. The account's activity page reads the
+	# audit log (audit).
 	sitedrop/hooks/internal/apierr,
 	sitedrop/hooks/server,
+	sitedrop/sites/audit,
 	sitedrop/sites/domains,
 	sitedrop/sites/forms,
 	sitedrop/sites/intake,
@@ -313,6 +315,7 @@ var pocketBaseImporters = map[string]string{
 	"sitedrop/migrations":              "the schema, run by PocketBase's migration runner",
 	"sitedrop/sites":                   "deployments are records of the deployments collection",
 	"sitedrop/sites/accounts":          "keys, codes and sessions are records",
+	"sitedrop/sites/audit":             "the audit log is the audit_log collection",
 	"sitedrop/sites/analytics/statsdb": "the analytics' daily rows are records of the site_stats collection",
 	"sitedrop/sites/domains":           "the domains collection",
 	"sitedrop/sites/forms":             "the submissions, webhooks and deliveries collections",
