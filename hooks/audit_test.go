@@ -3,6 +3,7 @@ package hooks
 import (
 	"net/http"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -232,5 +233,59 @@ func TestAuditPurge(t *testing.T) {
 		if n, _ := app.CountRecords(audit.Collection, dbx.HashExp{"target": target}); int(n) != want {
 			t.Fatalf("%d %s entries, want %d", n, target, want)
 		}
+	}
+}
+
+// The owner reads the entries about their own things on the account's
+// activity page, newest first, a page at a time; no one else's.
+func TestAuditActivityPage(t *testing.T) {
+	app, _ := newFixtureApp(t)
+	mux := newMux(t, app)
+	alice, _ := app.FindAuthRecordByEmail("users", "alice@example.com")
+	bob, _ := app.FindAuthRecordByEmail("users", "bob@example.com")
+
+	res, body := do(t, mux, http.MethodPost, "/deploy/"+idAliceSite+"/rename", `{"slug":"alice-new"}`, withHeaders(bearer(keyAlice), map[string]string{"Content-Type": "application/json"}))
+	if res.StatusCode != http.StatusOK {
+		t.Fatalf("rename: %d %s", res.StatusCode, body)
+	}
+	if err := audit.Record(app, t.Context(), audit.Entry{Actor: audit.User(bob.Id, "198.51.100.9"), Action: audit.ActionPause,
+		Kind: audit.TargetDeployment, Target: idBobSite, Owner: bob.Id, Details: map[string]any{"slug": "bob-secret-site"}}); err != nil {
+		t.Fatal(err)
+	}
+	res, body = do(t, mux, http.MethodGet, "/account/activity", ``, cookie(sessionAlice))
+	if res.StatusCode != http.StatusOK {
+		t.Fatalf("activity: %d %s", res.StatusCode, body)
+	}
+	for _, want := range []string{`data-testid="activity-row"`, "Renamed alice-site to alice-new", "<td>You</td>", "<code>" + testClientIP + "</code>"} {
+		if !strings.Contains(body, want) {
+			t.Fatalf("activity page lacks %q:\n%s", want, body)
+		}
+	}
+	if strings.Contains(body, "bob-secret-site") || strings.Contains(body, `data-testid="activity-older"`) {
+		t.Fatalf("activity page shows another account's entry or a next page:\n%s", body)
+	}
+
+	// paged: 50 a page, newest first
+	for i := range 50 {
+		if err := audit.Record(app, t.Context(), audit.Entry{Actor: audit.User(alice.Id, "192.0.2.1"), Action: audit.ActionPause,
+			Kind: audit.TargetDeployment, Target: idAliceSite, Owner: alice.Id, Details: map[string]any{"slug": "page-" + strconv.Itoa(i)}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	_, body = do(t, mux, http.MethodGet, "/account/activity", ``, cookie(sessionAlice))
+	if n := strings.Count(body, `data-testid="activity-row"`); n != 50 || !strings.Contains(body, `href="/account/activity?page=2"`) {
+		t.Fatalf("page 1: %d rows, next link %v", n, strings.Contains(body, "page=2"))
+	}
+	_, body = do(t, mux, http.MethodGet, "/account/activity?page=2", ``, cookie(sessionAlice))
+	// the rename and the fixtures' entries, older than the 50 pauses
+	if n := strings.Count(body, `data-testid="activity-row"`); n < 1 || strings.Contains(body, "page-") || !strings.Contains(body, "Renamed alice-site to alice-new") ||
+		!strings.Contains(body, `href="/account/activity?page=1"`) {
+		t.Fatalf("page 2: %d rows:\n%s", n, body)
+	}
+	if res, _ := do(t, mux, http.MethodGet, "/account/activity?page=x", ``, cookie(sessionAlice)); res.StatusCode != http.StatusBadRequest {
+		t.Fatalf("a bad page: %d", res.StatusCode)
+	}
+	if res, _ := do(t, mux, http.MethodGet, "/account/activity", ``, nil); res.StatusCode != http.StatusSeeOther {
+		t.Fatalf("signed out: %d", res.StatusCode)
 	}
 }
