@@ -75,11 +75,20 @@ func bindAuditHooks(app core.App, inflight *audit.Inflight, clientIP func(*http.
 		write(e, dep.OwnerID(), audit.Entry{Action: audit.ActionDeploy, Kind: audit.TargetDeployment, Target: dep.Id,
 			Details: map[string]any{"slug": dep.Slug()}})
 	}))
-	app.OnRecordDeleteExecute(sites.DeploymentsCollection).BindFunc(after(func(e *core.RecordEvent) {
+	// going holds the owners of the deployments being deleted, for the
+	// entries of what goes with them (domains, webhooks).
+	var going sync.Map
+	app.OnRecordDeleteExecute(sites.DeploymentsCollection).BindFunc(func(e *core.RecordEvent) error {
 		dep := sites.DeploymentOf(e.Record)
+		going.Store(dep.Id, dep.OwnerID())
+		defer going.Delete(dep.Id)
+		if err := e.Next(); err != nil {
+			return err
+		}
 		write(e, dep.OwnerID(), audit.Entry{Action: audit.ActionDelete, Kind: audit.TargetDeployment, Target: dep.Id,
 			Details: map[string]any{"slug": dep.Slug()}})
-	}))
+		return nil
+	})
 	// A version saved in a transaction whose deployment then goes live on
 	// it is the deploy's (update), not a promote: fresh holds the versions
 	// created in the transactions still running.
@@ -154,9 +163,11 @@ func bindAuditHooks(app core.App, inflight *audit.Inflight, clientIP func(*http.
 	app.OnRecordCreateExecute(accounts.APIKeysCollection).BindFunc(after(keyEntry(audit.ActionKeyCreate)))
 	app.OnRecordDeleteExecute(accounts.APIKeysCollection).BindFunc(after(keyEntry(audit.ActionKeyRevoke)))
 
-	// What belongs to a deployment: its owner is the deployment's (none
-	// when the deployment is going with it).
+	// What belongs to a deployment: its owner is the deployment's.
 	ownerOf := func(app core.App, depID string) string {
+		if owner, ok := going.Load(depID); ok {
+			return owner.(string)
+		}
 		dep, err := sites.FindDeployment(app, depID)
 		if err != nil {
 			return ""

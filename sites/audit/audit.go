@@ -273,3 +273,22 @@ func (a *actingApp) RunInTransaction(fn func(txApp core.App) error) error {
 		return fn(&actingApp{App: tx, actor: a.actor})
 	})
 }
+
+// DeleteAccount deletes the entries about account id's things and those
+// it wrote, when the account is deleted: a closed account leaves nothing
+// that names it. Like Purge it deletes in SQL, past the append-only hooks;
+// run it in the deletion's transaction, after the account's things are
+// gone (their deletion writes entries too).
+func DeleteAccount(app core.App, id string) error {
+	if id == "" {
+		return nil
+	}
+	_, err := app.NonconcurrentDB().Delete(Collection, dbx.Or(
+		dbx.HashExp{FieldOwner: id},
+		dbx.HashExp{FieldActor: id},
+	)).Execute()
+	if err != nil {
+		return fmt.Errorf("audit: delete the entries of account %s: %w", id, err)
+	}
+	return nil
+}
