@@ -289,3 +289,40 @@ func TestAuditActivityPage(t *testing.T) {
 		t.Fatalf("signed out: %d", res.StatusCode)
 	}
 }
+
+// A custom domain and a webhook added and removed, and a protection set
+// by a deploy, are logged, the removals as the owner's from the address of
+// their request.
+func TestAuditDomainsWebhooksProtection(t *testing.T) {
+	app, _ := newFixtureApp(t)
+	mux := newMux(t, app)
+	alice, _ := app.FindAuthRecordByEmail("users", "alice@example.com")
+
+	d := mustDomain(t, app, idAliceSite, "www.alice.example", false)
+	w := mustWebhook(t, app, idAliceSite, "https://hooks.example.com/alice?token=secret")
+	// saved outside any request: sitedrop's, about alice's things
+	onlyEntry(t, app, audit.ActionDomainAdd, d.Id, audit.KindSystem, audit.KindSystem, "", alice.Id)
+	e := onlyEntry(t, app, audit.ActionWebhookCreate, w.Id, audit.KindSystem, audit.KindSystem, "", alice.Id)
+	if details := e.GetString("details"); !strings.Contains(details, `"host":"hooks.example.com"`) || strings.Contains(details, "secret") {
+		t.Fatalf("webhook details %s", details)
+	}
+
+	if res, body := do(t, mux, http.MethodDelete, "/deploy/"+idAliceSite+"/domains/www.alice.example", ``, bearer(keyAlice)); res.StatusCode >= 300 {
+		t.Fatalf("domain delete: %d %s", res.StatusCode, body)
+	}
+	onlyEntry(t, app, audit.ActionDomainRemove, d.Id, audit.KindUser, alice.Id, testClientIP, alice.Id)
+	if res, body := do(t, mux, http.MethodDelete, "/webhooks/"+idAliceSite+"/"+w.Id, ``, bearer(keyAlice)); res.StatusCode >= 300 {
+		t.Fatalf("webhook delete: %d %s", res.StatusCode, body)
+	}
+	onlyEntry(t, app, audit.ActionWebhookDelete, w.Id, audit.KindUser, alice.Id, testClientIP, alice.Id)
+
+	res, body := do(t, mux, http.MethodPut, "/deploy/"+idAliceSite, `{"html":"<p>secret</p>","password":"open sesame"}`,
+		withHeaders(bearer(keyAlice), map[string]string{"Content-Type": "application/json"}))
+	if res.StatusCode != http.StatusOK {
+		t.Fatalf("protecting deploy: %d %s", res.StatusCode, body)
+	}
+	e = onlyEntry(t, app, audit.ActionProtect, idAliceSite, audit.KindUser, alice.Id, testClientIP, alice.Id)
+	if !strings.Contains(e.GetString("details"), `"password":true`) || strings.Contains(e.GetString("details"), "sesame") {
+		t.Fatalf("protect details %s", e.GetString("details"))
+	}
+}
