@@ -55,7 +55,7 @@ func bindAuditHooks(app core.App, inflight *audit.Inflight, clientIP func(*http.
 			}
 		}
 		ent.Actor, ent.Owner = a, owner
-		if err := audit.Record(e.App, e.Context, ent); err != nil {
+		if err := audit.Record(e.Context, e.App, ent); err != nil {
 			e.App.Logger().Error("audit: entry not written", "action", ent.Action, "target", ent.Target, "error", err)
 		}
 	}

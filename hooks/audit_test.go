@@ -162,7 +162,7 @@ func TestAuditDashboardEdit(t *testing.T) {
 // record API creates none, and only superusers read it.
 func TestAuditAppendOnly(t *testing.T) {
 	app, _ := newFixtureApp(t)
-	if err := audit.Record(app, t.Context(), audit.Entry{Actor: audit.User("someone", "198.51.100.7"),
+	if err := audit.Record(t.Context(), app, audit.Entry{Actor: audit.User("someone", "198.51.100.7"),
 		Action: audit.ActionDeploy, Kind: audit.TargetDeployment, Target: "x", Owner: "someone"}); err != nil {
 		t.Fatal(err)
 	}
@@ -210,7 +210,7 @@ func TestAuditAppendOnly(t *testing.T) {
 func TestAuditPurge(t *testing.T) {
 	app, _ := newBareApp(t)
 	for _, target := range []string{"old", "recent"} {
-		if err := audit.Record(app, t.Context(), audit.Entry{Action: audit.ActionDeploy, Kind: audit.TargetDeployment, Target: target}); err != nil {
+		if err := audit.Record(t.Context(), app, audit.Entry{Action: audit.ActionDeploy, Kind: audit.TargetDeployment, Target: target}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -248,7 +248,7 @@ func TestAuditActivityPage(t *testing.T) {
 	if res.StatusCode != http.StatusOK {
 		t.Fatalf("rename: %d %s", res.StatusCode, body)
 	}
-	if err := audit.Record(app, t.Context(), audit.Entry{Actor: audit.User(bob.Id, "198.51.100.9"), Action: audit.ActionPause,
+	if err := audit.Record(t.Context(), app, audit.Entry{Actor: audit.User(bob.Id, "198.51.100.9"), Action: audit.ActionPause,
 		Kind: audit.TargetDeployment, Target: idBobSite, Owner: bob.Id, Details: map[string]any{"slug": "bob-secret-site"}}); err != nil {
 		t.Fatal(err)
 	}
@@ -267,7 +267,7 @@ func TestAuditActivityPage(t *testing.T) {
 
 	// paged: 50 a page, newest first
 	for i := range 50 {
-		if err := audit.Record(app, t.Context(), audit.Entry{Actor: audit.User(alice.Id, "192.0.2.1"), Action: audit.ActionPause,
+		if err := audit.Record(t.Context(), app, audit.Entry{Actor: audit.User(alice.Id, "192.0.2.1"), Action: audit.ActionPause,
 			Kind: audit.TargetDeployment, Target: idAliceSite, Owner: alice.Id, Details: map[string]any{"slug": "page-" + strconv.Itoa(i)}}); err != nil {
 			t.Fatal(err)
 		}

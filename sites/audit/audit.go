@@ -1,19 +1,27 @@
 // Package audit keeps sitedrop's audit log: who did what to which
 // deployment, key, domain or webhook, when and from which address. It is
-// on PocketBase alone, so every part can write to it:
+// on PocketBase alone, so every part can write to it. An admin route
+// (a takedown, a ban) logs its action with the request's context, which
+// carries the caller (hooks binds a middleware that puts it there):
 //
-//	ctx = audit.WithActor(ctx, func() audit.Actor { return audit.User(id, ip) })
-//	err := audit.Record(app, ctx, audit.Entry{Action: audit.ActionRename,
-//		Kind: audit.TargetDeployment, Target: dep.Id, Owner: dep.OwnerID(),
-//		Details: map[string]any{"from": "old", "to": "new"}})
+//	err := audit.Record(e.Request.Context(), e.App, audit.Entry{
+//		Action: audit.ActionTakedown, Kind: audit.TargetDeployment,
+//		Target: dep.Id, Owner: dep.OwnerID(),
+//		Details: map[string]any{"slug": dep.Slug(), "reason": reason}})
 //	page, err := audit.ListOwned(app, ownerID, 1, 50) // newest first
 //	n, err := audit.Purge(app, time.Now())            // older than Keep
 //
+// The changes of records (deploys, renames, keys, domains, webhooks…) are
+// logged by hooks' record hooks (hooks/audit_records.go), whoever saves
+// them; a writer that saves with a context made by WithActor, or through
+// an app made by Acting, names its actor, and the others are named
+// through Inflight.
+//
 // The log is append-only from the API's point of view: its collection's
-// rules let no one list, edit or delete it through PocketBase's record
-// API, and the record hooks hooks binds (hooks/audit_records.go) refuse
-// every update and delete, from the admin dashboard too. Only Purge, which
-// deletes in SQL past the hooks, removes entries, when they are Keep old.
+// rules let no one but superusers read it through PocketBase's record
+// API, and the record hooks refuse every update and delete, from the
+// admin dashboard too. Only Purge (entries Keep old) and DeleteAccount (a
+// deleted account's) remove entries, in SQL, past the hooks.
 package audit
 
 import (
@@ -174,7 +182,7 @@ type Entry struct {
 // Record appends e to the log of app. The actor is e.Actor, or the one
 // ctx carries (WithActor). Entries are written through app, so inside a
 // transaction they commit or roll back with the action they describe.
-func Record(app core.App, ctx context.Context, e Entry) error {
+func Record(ctx context.Context, app core.App, e Entry) error {
 	col, err := app.FindCachedCollectionByNameOrId(Collection)
 	if err != nil {
 		return fmt.Errorf("audit: find %s: %w", Collection, err)
