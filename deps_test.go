@@ -51,6 +51,8 @@ var depsRules = `
 	#   sites/ratelimit,   counters the serving path feeds; they know
 	#   sites/analytics    nothing of what they count.
 	#   sites/accounts     keys, codes and sessions, on PocketBase alone.
+	#   sites/audit        the audit log, on PocketBase alone, so that
+	#                      every part can write to it.
 	#   ui                 components render the props they are given;
 	#                      they never fetch what they show.
 	#   migrations         schema changes, run by PocketBase's runner: they
@@ -71,6 +73,7 @@ var depsRules = `
 	  sitedrop/sites/ratelimit,
 	  sitedrop/sites/analytics,
 	  sitedrop/sites/accounts,
+	  sitedrop/sites/audit,
 	  sitedrop/ui,
 	  sitedrop/migrations,
 	  sitedrop/bench/deploybench,
@@ -209,9 +212,11 @@ var depsRules = `
 
 	# The web pages: templ props built from the services hooks builds and
 	# hands them (the same as the API's), rendered with ui; a refusal is
-	# apierr's, in the API's words.
+	# apierr's, in the API's words. The account's activity page reads the
+	# audit log (audit).
 	sitedrop/hooks/internal/apierr,
 	sitedrop/hooks/server,
+	sitedrop/sites/audit,
 	sitedrop/sites/domains,
 	sitedrop/sites/forms,
 	sitedrop/sites/intake,
@@ -310,6 +315,7 @@ var pocketBaseImporters = map[string]string{
 	"sitedrop/migrations":              "the schema, run by PocketBase's migration runner",
 	"sitedrop/sites":                   "deployments are records of the deployments collection",
 	"sitedrop/sites/accounts":          "keys, codes and sessions are records",
+	"sitedrop/sites/audit":             "the audit log is the audit_log collection",
 	"sitedrop/sites/analytics/statsdb": "the analytics' daily rows are records of the site_stats collection",
 	"sitedrop/sites/domains":           "the domains collection",
 	"sitedrop/sites/forms":             "the submissions, webhooks and deliveries collections",

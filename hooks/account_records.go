@@ -6,6 +6,7 @@ import (
 	"sitedrop/hooks/pages"
 	"sitedrop/sites"
 	"sitedrop/sites/accounts"
+	"sitedrop/sites/audit"
 	"sitedrop/sites/forms"
 )
 
@@ -22,7 +23,9 @@ import (
 //  3. the webhook deliveries queued for the account (the sites'
 //     deployment.deleted ones just queued, and the log of older ones):
 //     nothing of a closed account is sent;
-//  4. its pending sign-in codes.
+//  4. its pending sign-in codes;
+//  5. its entries in the audit log (those about its things, the
+//     deletion's own included, and those it wrote): nothing names it.
 //
 // Once a browser session is gone, from anywhere, its pending page
 // messages go too (sessions).
@@ -41,7 +44,10 @@ func bindAccountRecordHooks(app core.App, sessions *pages.Sessions) {
 			if err := forms.DeleteAccountDeliveries(tx, user.Id); err != nil {
 				return err
 			}
-			return accounts.DeleteLoginCodes(tx, user.Email())
+			if err := accounts.DeleteLoginCodes(tx, user.Email()); err != nil {
+				return err
+			}
+			return audit.DeleteAccount(tx, user.Id)
 		})
 		e.App = orig
 		return err

@@ -15,6 +15,7 @@ import (
 	"sitedrop/sites"
 	"sitedrop/sites/analytics"
 	"sitedrop/sites/analytics/statsdb"
+	"sitedrop/sites/audit"
 	"sitedrop/sites/domains"
 	"sitedrop/sites/forms"
 	"sitedrop/sites/intake"
@@ -210,6 +211,8 @@ func build(app core.App, cfg *Config) (*built, error) {
 		return deploymentVersionRef(cfg, rec, ver, preview)
 	}
 	bindRecordHooks(app, svc, pub, upkeep, versionRef, send.wake)
+	inflight := new(audit.Inflight)
+	bindAuditHooks(app, inflight, proxies.ClientIP)
 	bindAccountRecordHooks(app, sessions)
 	bindBlocklistHooks(app, blocks)
 	bindLifecycle(app, life, send, statsFlush, jobs)
@@ -261,6 +264,7 @@ func build(app core.App, cfg *Config) (*built, error) {
 		se.Router.Bind(jsonErrorsMiddleware())
 		se.Router.Bind(builtinAuthGuard())
 		se.Router.Bind(superuserSignInLimit(proxies.RateKey))
+		se.Router.Bind(auditActors(inflight, proxies.ClientIP))
 		bindWebGuards(se, cfg.Serve.Origins)
 		bindHSTS(se, sessions.Secure)
 

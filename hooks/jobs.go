@@ -1,6 +1,8 @@
 package hooks
 
 import (
+	"time"
+
 	"github.com/pocketbase/pocketbase/core"
 
 	"sitedrop/hooks/internal/lifecycle"
@@ -8,6 +10,7 @@ import (
 	"sitedrop/sites/analytics"
 	"sitedrop/sites/analytics/ship"
 	"sitedrop/sites/analytics/statsdb"
+	"sitedrop/sites/audit"
 	"sitedrop/sites/domains"
 	"sitedrop/sites/store/s3store"
 )
@@ -19,6 +22,7 @@ const (
 	jobDomains    = "sitedropVerifyDomains"
 	jobStatsFlush = "sitedropFlushAnalytics"
 	jobStatsPurge = "sitedropPurgeAnalytics"
+	jobAuditPurge = "sitedropPurgeAuditLog"
 )
 
 // bindJobs registers the background jobs, each run through the gate
@@ -34,7 +38,9 @@ const (
 //     counting off the flush finds nothing to write, and rows counted
 //     before are still purged when they are 400 days old;
 //   - every minute, the pending custom domains that are due are checked
-//     (domains.Service.CheckPending).
+//     (domains.Service.CheckPending);
+//   - daily, the audit log's entries older than 90 days are dropped
+//     (audit.Purge).
 func bindJobs(app core.App, jobs *lifecycle.Gate, upkeep *sites.Upkeep, domainSvc *domains.Service, stats *statsdb.Flusher) {
 	bind := func(id, spec string, job func()) {
 		app.Cron().MustAdd(id, spec, func() { jobs.Run(job) })
@@ -44,6 +50,11 @@ func bindJobs(app core.App, jobs *lifecycle.Gate, upkeep *sites.Upkeep, domainSv
 	bind(jobStatsFlush, "* * * * *", stats.FlushPeriodic)
 	bind(jobStatsPurge, "41 3 * * *", func() { statsdb.PurgeOld(app) })
 	bind(jobDomains, "* * * * *", domainSvc.CheckPending)
+	bind(jobAuditPurge, "53 3 * * *", func() {
+		if _, err := audit.Purge(app, time.Now()); err != nil {
+			app.Logger().Error("audit purge", "error", err)
+		}
+	})
 }
 
 // newAnalytics builds the counting of the site server (nil when on is

@@ -41,6 +41,7 @@ var notInOpenAPI = map[string]bool{
 	"POST /account/keys":                      true,
 	"GET /account/keys/{id}/revoke":           true, // API keys: ask, then revoke
 	"POST /account/keys/{id}/revoke":          true,
+	"GET /account/activity":                   true, // the audit log of the account's things
 	"GET /account/delete":                     true, // account deletion: what goes, then delete
 	"POST /account/delete":                    true,
 	"POST /account/sessions/{id}/revoke":      true, // signed-in browsers: sign one out

@@ -225,10 +225,13 @@ func (s *Service) Create(ctx context.Context, p CreateParams) (*Created, error) 
 			rec.Set(FieldClaimTokenHash, accounts.HashSecret(out.ClaimToken))
 			rec.Set(FieldExpiresAt, now.Add(p.AnonTTL))
 		}
-		if err := tx.Save(rec); err != nil {
+		// saved with the request's values (who deploys, for the audit
+		// log's record hooks), never its cancellation: past this point
+		// the deploy commits
+		if err := tx.SaveWithContext(context.WithoutCancel(ctx), rec); err != nil {
 			return mapSaveError(err)
 		}
-		v, err := s.saveVersion(tx, rec.Id, versionID, 1, manifest, meta, p.Upload)
+		v, err := s.saveVersion(ctx, tx, rec.Id, versionID, 1, manifest, meta, p.Upload)
 		if err != nil {
 			return err
 		}
@@ -313,7 +316,7 @@ func (s *Service) replaceLocked(ctx context.Context, dep *core.Record, meta Meta
 		}
 		number := last.N + 1
 		versionID := core.GenerateDefaultRandomId()
-		ver, err = s.saveVersion(tx, fresh.Id, versionID, number, manifest, m, up)
+		ver, err = s.saveVersion(ctx, tx, fresh.Id, versionID, number, manifest, m, up)
 		if err != nil {
 			return err
 		}
@@ -322,7 +325,7 @@ func (s *Service) replaceLocked(ctx context.Context, dep *core.Record, meta Meta
 			fresh.Set(FieldStorageType, up.StorageType)
 			m.apply(fresh)
 			meta.Protect.apply(fresh)
-			if err := tx.Save(fresh); err != nil {
+			if err := tx.SaveWithContext(context.WithoutCancel(ctx), fresh); err != nil {
 				return mapSaveError(err)
 			}
 		}
@@ -341,7 +344,7 @@ func (s *Service) replaceLocked(ctx context.Context, dep *core.Record, meta Meta
 // saveVersion saves the version versionID of the deployment depID within
 // tx, deployed with the settings meta and the storage type of up, and
 // published as up.Release says (its message; its alias, pointed at it).
-func (s *Service) saveVersion(tx core.App, depID, versionID string, number int, m Manifest, meta resolvedMeta, up Upload) (*core.Record, error) {
+func (s *Service) saveVersion(ctx context.Context, tx core.App, depID, versionID string, number int, m Manifest, meta resolvedMeta, up Upload) (*core.Record, error) {
 	rel := up.Release
 	col, err := tx.FindCachedCollectionByNameOrId(VersionsCollection)
 	if err != nil {
@@ -357,7 +360,7 @@ func (s *Service) saveVersion(tx core.App, depID, versionID string, number int, 
 	meta.apply(v) // the same field names
 	v.Set(FieldVersionStorageType, up.StorageType)
 	v.Set(FieldVersionMessage, rel.Message)
-	if err := tx.Save(v); err != nil {
+	if err := tx.SaveWithContext(context.WithoutCancel(ctx), v); err != nil { // see Create
 		return nil, fmt.Errorf("save version %d: %w", number, err)
 	}
 	if rel.Alias != "" {

@@ -144,6 +144,16 @@ func pages() []page {
 			testIDs: []string{"key-revoke", "confirm-revoke-key", "cancel-revoke-key"},
 		},
 		{
+			name: "account_activity",
+			c: AccountActivity(signedIn, AccountActivityProps{Page: 2, Newer: "/account/activity?page=1", Older: "/account/activity?page=3",
+				Entries: []ActivityEntry{
+					{At: "2026-11-22T12:00:00Z", Ago: "3 hours ago", What: "Renamed alice-site to alice-new", Who: "You", IP: "192.0.2.1"},
+					{At: "2026-11-22T11:00:00Z", Ago: "4 hours ago", What: "Took down alice-site", Who: "An administrator"},
+				}}),
+			testIDs: []string{"activity", "activity-row", "activity-what", "activity-newer", "activity-older"},
+			absent:  []string{"activity-empty"},
+		},
+		{
 			name:    "account_delete",
 			c:       AccountDelete(signedIn, AccountDeleteProps{Email: "ada@example.com", Sites: 2, Domains: 1, Keys: 3, Sessions: 1}),
 			testIDs: []string{"account-delete-list", "account-delete-email", "account-delete-confirm"},

@@ -117,6 +117,8 @@ func Bind(r *router.Router[*core.RequestEvent], s Services) {
 	r.GET("/account", account.accountPage).Bind(auth.requirePageUser("")) // the user's sites and keys
 	r.GET("/account/keys/{id}/revoke", account.accountKeyRevokeConfirm).  // asks first
 										Bind(auth.requirePageUser("/account"))
+	r.GET("/account/activity", account.accountActivity). // the audit log of the account's things
+								Bind(auth.requirePageUser(""))
 	r.GET("/account/delete", account.accountDeletePage). // what goes, and the confirmation
 								Bind(auth.requirePageUser("/account"))
 	forms := r.Group("/account").Bind(auth.pageForm(), auth.requirePageUser("/account"))

@@ -1,0 +1,256 @@
+package hooks
+
+import (
+	"net/http"
+	"net/url"
+	"sync"
+
+	"github.com/pocketbase/pocketbase/apis"
+	"github.com/pocketbase/pocketbase/core"
+	"github.com/pocketbase/pocketbase/tools/hook"
+
+	"sitedrop/sites"
+	"sitedrop/sites/accounts"
+	"sitedrop/sites/audit"
+	"sitedrop/sites/domains"
+	"sitedrop/sites/forms"
+)
+
+// msgAuditAppendOnly refuses every change to the audit log but appending.
+const msgAuditAppendOnly = "the audit log is append-only: sitedrop writes its entries, and no one edits or deletes them"
+
+// auditActorMiddlewareId names the middleware that tells the audit log who
+// a request is (auditActors).
+const auditActorMiddlewareId = "sitedropAuditActor"
+
+// bindAuditHooks writes the audit log from the record hooks, so that every
+// writer (the API, the pages, MCP through the API, the admin dashboard)
+// logs the same actions: a deployment created (deploy), a new version
+// (update), deleted, its live version moved back (rollback) or forward
+// (promote), protected, renamed, paused, resumed, claimed; a custom domain
+// added or removed; an API key created or revoked; a webhook created or
+// deleted. Who acted is, in order: the actor the save's context carries
+// (a deploy; an edit in the dashboard, see auditActors), the only request
+// in flight of the owner of what changed (inflight), or sitedrop itself
+// (a job). Entries are written in the action's transaction when it has
+// one; a failure to write one is logged, not the action's failure.
+//
+// The log itself is append-only: updates and deletes are refused from
+// every writer (Purge deletes in SQL), and the record API refuses to
+// create entries.
+func bindAuditHooks(app core.App, inflight *audit.Inflight, clientIP func(*http.Request) string) {
+	refuse := func(e *core.RecordEvent) error { return apis.NewForbiddenError(msgAuditAppendOnly, nil) }
+	app.OnRecordUpdate(audit.Collection).BindFunc(refuse)
+	app.OnRecordDelete(audit.Collection).BindFunc(refuse)
+	refuseRequest := func(e *core.RecordRequestEvent) error { return e.ForbiddenError(msgAuditAppendOnly, nil) }
+	app.OnRecordCreateRequest(audit.Collection).BindFunc(refuseRequest)
+	app.OnRecordUpdateRequest(audit.Collection).BindFunc(refuseRequest)
+	app.OnRecordDeleteRequest(audit.Collection).BindFunc(refuseRequest)
+
+	write := func(e *core.RecordEvent, owner string, ent audit.Entry) {
+		a, ok := audit.ActorOf(e.Context)
+		if !ok {
+			if a, ok = inflight.Only(owner); !ok {
+				a = audit.Actor{Kind: audit.KindSystem}
+			}
+		}
+		ent.Actor, ent.Owner = a, owner
+		if err := audit.Record(e.Context, e.App, ent); err != nil {
+			e.App.Logger().Error("audit: entry not written", "action", ent.Action, "target", ent.Target, "error", err)
+		}
+	}
+	after := func(f func(e *core.RecordEvent)) func(e *core.RecordEvent) error {
+		return func(e *core.RecordEvent) error {
+			if err := e.Next(); err != nil {
+				return err
+			}
+			f(e)
+			return nil
+		}
+	}
+
+	// Deployments.
+	app.OnRecordCreateExecute(sites.DeploymentsCollection).BindFunc(after(func(e *core.RecordEvent) {
+		dep := sites.DeploymentOf(e.Record)
+		write(e, dep.OwnerID(), audit.Entry{Action: audit.ActionDeploy, Kind: audit.TargetDeployment, Target: dep.Id,
+			Details: map[string]any{"slug": dep.Slug()}})
+	}))
+	// going holds the owners of the deployments being deleted, for the
+	// entries of what goes with them (domains, webhooks).
+	var going sync.Map
+	app.OnRecordDeleteExecute(sites.DeploymentsCollection).BindFunc(func(e *core.RecordEvent) error {
+		dep := sites.DeploymentOf(e.Record)
+		going.Store(dep.Id, dep.OwnerID())
+		defer going.Delete(dep.Id)
+		if err := e.Next(); err != nil {
+			return err
+		}
+		write(e, dep.OwnerID(), audit.Entry{Action: audit.ActionDelete, Kind: audit.TargetDeployment, Target: dep.Id,
+			Details: map[string]any{"slug": dep.Slug()}})
+		return nil
+	})
+	// A version saved in a transaction whose deployment then goes live on
+	// it is the deploy's (update), not a promote: fresh holds the versions
+	// created in the transactions still running.
+	var fresh sync.Map
+	app.OnRecordCreateExecute(sites.VersionsCollection).BindFunc(after(func(e *core.RecordEvent) {
+		v := sites.VersionOf(e.Record)
+		if tx := e.App.TxInfo(); tx != nil {
+			fresh.Store(v.Id, true)
+			tx.OnComplete(func(error) error { fresh.Delete(v.Id); return nil })
+		}
+		if v.Number() <= 1 {
+			return // the deployment's first: its deploy entry says it
+		}
+		dep, err := sites.FindDeployment(e.App, v.DeploymentID())
+		if err != nil {
+			return
+		}
+		write(e, dep.OwnerID(), audit.Entry{Action: audit.ActionUpdate, Kind: audit.TargetDeployment, Target: dep.Id,
+			Details: map[string]any{"slug": dep.Slug(), "version": v.Number()}})
+	}))
+	app.OnRecordUpdateExecute(sites.DeploymentsCollection).BindFunc(after(func(e *core.RecordEvent) {
+		dep := sites.DeploymentOf(e.Record)
+		orig := dep.Original()
+		owner := dep.OwnerID()
+		entry := func(action string, details map[string]any) {
+			details["slug"] = dep.Slug()
+			write(e, owner, audit.Entry{Action: action, Kind: audit.TargetDeployment, Target: dep.Id, Details: details})
+		}
+		if orig.OwnerID() == "" && owner != "" {
+			entry(audit.ActionClaim, map[string]any{})
+		}
+		if orig.Slug() != dep.Slug() {
+			entry(audit.ActionRename, map[string]any{"from": orig.Slug(), "to": dep.Slug()})
+		}
+		if orig.Paused() != dep.Paused() {
+			action := audit.ActionResume
+			if dep.Paused() {
+				action = audit.ActionPause
+			}
+			entry(action, map[string]any{})
+		}
+		if was, is := orig.Protection(), dep.Protection(); !sameProtection(was, is) {
+			entry(audit.ActionProtect, map[string]any{
+				"password": is != nil && is.PasswordHash != "", "link": is != nil && is.Link})
+		}
+		if from, to := orig.LiveVersion(), dep.LiveVersion(); from != to && from != "" {
+			if _, ok := fresh.Load(to); ok {
+				return // a deploy going live on its new version: logged as its update
+			}
+			fv, err1 := sites.FindVersionOf(e.App, dep.Id, from)
+			tv, err2 := sites.FindVersionOf(e.App, dep.Id, to)
+			if err1 != nil || err2 != nil {
+				return
+			}
+			n, m := sites.VersionOf(fv).Number(), sites.VersionOf(tv).Number()
+			action := audit.ActionPromote
+			if m < n {
+				action = audit.ActionRollback
+			}
+			entry(action, map[string]any{"from": n, "to": m})
+		}
+	}))
+
+	// API keys.
+	keyEntry := func(action string) func(e *core.RecordEvent) {
+		return func(e *core.RecordEvent) {
+			k := accounts.APIKeyOf(e.Record)
+			write(e, k.UserID(), audit.Entry{Action: action, Kind: audit.TargetKey, Target: k.Id,
+				Details: map[string]any{"name": k.Name(), "prefix": k.Prefix()}})
+		}
+	}
+	app.OnRecordCreateExecute(accounts.APIKeysCollection).BindFunc(after(keyEntry(audit.ActionKeyCreate)))
+	app.OnRecordDeleteExecute(accounts.APIKeysCollection).BindFunc(after(keyEntry(audit.ActionKeyRevoke)))
+
+	// What belongs to a deployment: its owner is the deployment's.
+	ownerOf := func(app core.App, depID string) string {
+		if owner, ok := going.Load(depID); ok {
+			return owner.(string)
+		}
+		dep, err := sites.FindDeployment(app, depID)
+		if err != nil {
+			return ""
+		}
+		return dep.OwnerID()
+	}
+	domainEntry := func(action string) func(e *core.RecordEvent) {
+		return func(e *core.RecordEvent) {
+			depID := domains.DeploymentIDOf(e.Record)
+			write(e, ownerOf(e.App, depID), audit.Entry{Action: action, Kind: audit.TargetDomain, Target: e.Record.Id,
+				Details: map[string]any{"domain": domains.NamesOf(e.Record)[0], "deployment": depID}})
+		}
+	}
+	app.OnRecordCreateExecute(domains.Collection).BindFunc(after(domainEntry(audit.ActionDomainAdd)))
+	app.OnRecordDeleteExecute(domains.Collection).BindFunc(after(domainEntry(audit.ActionDomainRemove)))
+	webhookEntry := func(action string) func(e *core.RecordEvent) {
+		return func(e *core.RecordEvent) {
+			w := forms.WebhookOf(e.Record)
+			host := ""
+			if u, err := url.Parse(w.URL()); err == nil {
+				host = u.Host // never the path or query: they may hold a token
+			}
+			write(e, ownerOf(e.App, w.DeploymentID()), audit.Entry{Action: action, Kind: audit.TargetWebhook, Target: w.Id,
+				Details: map[string]any{"host": host, "deployment": w.DeploymentID()}})
+		}
+	}
+	app.OnRecordCreateExecute(forms.WebhooksCollection).BindFunc(after(webhookEntry(audit.ActionWebhookCreate)))
+	app.OnRecordDeleteExecute(forms.WebhooksCollection).BindFunc(after(webhookEntry(audit.ActionWebhookDelete)))
+
+	// The admin dashboard saves through its request event's app: made
+	// Acting, its saves carry the superuser as the actor.
+	for _, c := range []string{sites.DeploymentsCollection, sites.VersionsCollection, accounts.APIKeysCollection, domains.Collection, forms.WebhooksCollection} {
+		acting := func(e *core.RecordRequestEvent) error {
+			e.App = audit.Acting(e.App, requestActor(e.RequestEvent, clientIP(e.Request)))
+			return e.Next()
+		}
+		app.OnRecordCreateRequest(c).BindFunc(acting)
+		app.OnRecordUpdateRequest(c).BindFunc(acting)
+		app.OnRecordDeleteRequest(c).BindFunc(acting)
+	}
+}
+
+// sameProtection reports whether two protections let the same visitors
+// in the same way (nil: public).
+func sameProtection(a, b *sites.Protection) bool {
+	if a == nil || b == nil {
+		return a == b
+	}
+	return a.PasswordHash == b.PasswordHash && a.Link == b.Link && a.Secret == b.Secret
+}
+
+// requestActor is who e is, resolved when asked: a superuser, the account
+// the auth middlewares left on it, or an anonymous client, from ip.
+func requestActor(e *core.RequestEvent, ip string) func() audit.Actor {
+	return func() audit.Actor {
+		if u := userOf(e); u != nil {
+			return audit.User(u.Id, ip)
+		}
+		if e.HasSuperuserAuth() {
+			return audit.Superuser(e.Auth.Id, ip)
+		}
+		return audit.Anonymous(ip)
+	}
+}
+
+// auditActors is the router middleware that tells the audit log who each
+// request is: its context carries the actor (for the writes that save
+// with it: deploys) and inflight knows it (for those that do not). The
+// client's address is the one clientIP resolves behind --trusted-proxies.
+func auditActors(inflight *audit.Inflight, clientIP func(*http.Request) string) *hook.Handler[*core.RequestEvent] {
+	return &hook.Handler[*core.RequestEvent]{
+		Id: auditActorMiddlewareId,
+		Func: func(e *core.RequestEvent) error {
+			ip := clientIP(e.Request)
+			leave := inflight.Enter(ip, func() string {
+				if u := userOf(e); u != nil {
+					return u.Id
+				}
+				return ""
+			})
+			defer leave()
+			e.Request = e.Request.WithContext(audit.WithActor(e.Request.Context(), requestActor(e, ip)))
+			return e.Next()
+		},
+	}
+}
