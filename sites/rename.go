@@ -266,6 +266,8 @@ func movedSite(app core.App, slug, preview string, now time.Time) (*Site, error)
 		ExpiresAt: r.ExpiresAt(),
 		Preview:   preview,
 		MovedTo:   dep.Slug(),
+		// a taken-down site's old slug answers the takedown page too
+		TakenDown: dep.TakedownReason(),
 		Files:     Manifest{},
 	}, nil
 }
