@@ -207,6 +207,7 @@ func build(app core.App, cfg *Config) (*built, error) {
 		return deploymentVersionRef(cfg, rec, ver, preview)
 	}
 	bindRecordHooks(app, svc, pub, upkeep, versionRef, send.wake)
+	bindTakedownHooks(app, cfg)
 	bindAccountRecordHooks(app, sessions)
 	bindLifecycle(app, life, send, statsFlush, jobs)
 	bindJobs(app, jobs, upkeep, domainSvc, statsFlush)
@@ -266,6 +267,7 @@ func build(app core.App, cfg *Config) (*built, error) {
 		bindDeployAPI(se.Router, deploys, auth)
 		bindVersionsAPI(se.Router, deploys, auth)
 		bindSiteControlsAPI(se.Router, deploys, auth)
+		bindTakedownAPI(se.Router, deploys)
 		bindAnalyticsAPI(se.Router, auth)
 		bindBlobsAPI(se.Router, &blobsAPI{cfg: cfg, deploys: svc, s3: s3, uploads: uploads, guards: guards, gate: gate}, auth)
 		limits := newAuthLimits()

@@ -204,6 +204,9 @@ func (s *Service) Rename(rec *core.Record, slug string) (*core.Record, error) {
 		if err != nil {
 			return ErrNotFound
 		}
+		if err := refuseTakenDown(fresh); err != nil {
+			return err
+		}
 		if DeploymentOf(fresh).Slug() == slug {
 			out = fresh
 			return nil

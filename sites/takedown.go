@@ -122,6 +122,16 @@ func CheckNewVersion(app core.App, ver *core.Record) error {
 	return nil
 }
 
+// refuseTakenDown is ErrTakenDown, wrapped, when rec is taken down: the
+// services' own check (a no-op write included), before the record
+// hooks' (CheckTakenDownWrite) on what they save.
+func refuseTakenDown(rec *core.Record) error {
+	if d := DeploymentOf(rec); d.TakenDown() {
+		return fmt.Errorf("%s: %w", d.Slug(), ErrTakenDown)
+	}
+	return nil
+}
+
 // TakeDown takes the deployment rec down for reason (trimmed, see
 // CheckTakedownReason), recording by (a superuser's e-mail) and the time,
 // and returns the saved record. Every host of the site (its slug, its
