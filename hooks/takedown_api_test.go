@@ -86,6 +86,9 @@ func TestTakedownAPI(t *testing.T) {
 		t.Fatalf("the owner's mail: %d sent, %+v", app.TestMailer.TotalSend(), msg)
 	}
 
+	// the owner's status says so
+	expect(http.MethodGet, "/deploy/"+idAliceSite, "", alice, 200, `"taken_down":"Phishing \u003cb\u003ebank\u003c/b\u003e login"`)
+
 	// every writer refused, nothing changed
 	refused := `{"error":"` + msgTakenDown + `"}`
 	expect(http.MethodPut, "/deploy/"+idAliceSite, `{"html":"<h1>again</h1>"}`, alice, 403, refused)
@@ -106,6 +109,9 @@ func TestTakedownAPI(t *testing.T) {
 
 	// restore: served again, mailed, deploys again
 	expect(http.MethodPost, restore, "", admin, 200, `"taken_down":false`)
+	if out := expect(http.MethodGet, "/deploy/"+idAliceSite, "", alice, 200, `"paused":false`); strings.Contains(out, "taken_down") {
+		t.Fatalf("restored, the status still says taken down: %s", out)
+	}
 	if code, body := siteGet(t, app, "alice-site.sites.test", "/"); code != 200 || !strings.Contains(body, "<h1>alice</h1>") {
 		t.Fatalf("restored site: %d %.100q", code, body)
 	}
