@@ -130,6 +130,13 @@ func bindAuditHooks(app core.App, inflight *audit.Inflight, clientIP func(*http.
 			}
 			entry(action, map[string]any{})
 		}
+		if orig.TakedownReason() != dep.TakedownReason() {
+			if dep.TakenDown() {
+				entry(audit.ActionTakedown, map[string]any{"reason": dep.TakedownReason()})
+			} else {
+				entry(audit.ActionRestore, map[string]any{})
+			}
+		}
 		if was, is := orig.Protection(), dep.Protection(); !sameProtection(was, is) {
 			entry(audit.ActionProtect, map[string]any{
 				"password": is != nil && is.PasswordHash != "", "link": is != nil && is.Link})

@@ -193,6 +193,7 @@ func (api *deployAPI) view(e *core.RequestEvent) error {
 		Favicon:     dep.Favicon(),
 		Protected:   dep.Protection() != nil,
 		Paused:      dep.Paused(),
+		TakenDown:   dep.TakedownReason(),
 		CreatedAt:   timestamp(dep.Created()),
 		UpdatedAt:   timestamp(dep.Updated()),
 		Version:     live,

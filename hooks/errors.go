@@ -138,6 +138,8 @@ func sitesAPIError(err error) (*apierr.Error, bool) {
 		return apierr.Fail(http.StatusForbidden, msgSlotLimit), true
 	case errors.Is(err, sites.ErrInvalidClaimToken):
 		return apierr.Fail(http.StatusBadRequest, msgInvalidClaimToken), true
+	case errors.Is(err, sites.ErrTakenDown):
+		return apierr.Fail(http.StatusForbidden, msgTakenDown), true
 	case errors.Is(err, sites.ErrPaused):
 		return &apierr.Error{Status: http.StatusServiceUnavailable, Message: msgSitePaused, RetryAfter: pausedRetryAfter}, true
 	}

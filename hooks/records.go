@@ -168,9 +168,14 @@ func bindRecordHooks(app core.App, svc *sites.Service, pub *sitePublisher, upkee
 	changing := func(e *core.RecordEvent) error {
 		dep := sites.DeploymentOf(e.Record)
 		slugs := []string{dep.Slug()}
-		if orig := dep.Original(); orig != nil && orig.Slug() != "" && orig.Slug() != slugs[0] {
+		orig := dep.Original()
+		renamed := orig != nil && orig.Slug() != "" && orig.Slug() != slugs[0]
+		if renamed {
 			slugs = append(slugs, orig.Slug())
-			// the slugs kept from earlier renames redirect to the new one
+		}
+		// the slugs kept from earlier renames redirect to the new one,
+		// and answer the takedown page while it is taken down
+		if renamed || (orig != nil && orig.TakedownReason() != dep.TakedownReason()) {
 			olds, err := sites.OldSlugs(e.App, dep.Id, time.Now())
 			if err != nil {
 				return err

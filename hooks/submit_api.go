@@ -62,6 +62,9 @@ func submitPreflight(e *core.RequestEvent) error {
 func (f *formPosts) submitCreate(e *core.RequestEvent) error {
 	e.Response.Header().Set("Access-Control-Allow-Origin", "*")
 	dep, err := forms.FindAcceptingDeployment(e.App, e.Request.PathValue("deployId"))
+	if errors.Is(err, sites.ErrTakenDown) {
+		return apierr.Fail(http.StatusGone, msgSiteTakenDown)
+	}
 	if errors.Is(err, sites.ErrPaused) {
 		return &apierr.Error{Status: http.StatusServiceUnavailable, Message: msgSitePaused, RetryAfter: pausedRetryAfter}
 	}

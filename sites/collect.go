@@ -151,6 +151,7 @@ func siteFromRecord(app core.App, rec *core.Record) (*Site, error) {
 		Slug:       rec.GetString(FieldSlug),
 		Status:     rec.GetString(FieldStatus),
 		Paused:     rec.GetBool(FieldPaused),
+		TakenDown:  rec.GetString(FieldTakedownReason),
 		IsSPA:      rec.GetBool(FieldIsSPA),
 		VersionID:  rec.GetString(FieldLiveVersion),
 		Protection: ProtectionOf(rec),

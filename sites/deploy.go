@@ -278,6 +278,11 @@ func (s *Service) replaceLocked(ctx context.Context, dep *core.Record, meta Meta
 	if err != nil {
 		return nil, nil, ErrNotFound
 	}
+	if err := refuseTakenDown(dep); err != nil {
+		// refused before any content is stored; the record hooks refuse
+		// its version in the transaction too (CheckNewVersion)
+		return nil, nil, err
+	}
 	if err := s.cfg.Blocklist.CheckRedirects(up.Files); err != nil {
 		return nil, nil, err
 	}

@@ -22,6 +22,9 @@ func (s *Service) Claim(owner *core.Record, slug, token string) (*core.Record, e
 		if err != nil {
 			return err
 		}
+		if err := refuseTakenDown(rec); err != nil {
+			return err
+		}
 		rec.Set(FieldOwner, owner.Id)
 		rec.Set(FieldExpiresAt, "")
 		rec.Set(FieldClaimTokenHash, "")

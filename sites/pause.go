@@ -24,6 +24,9 @@ func (s *Service) SetPaused(rec *core.Record, on bool) (*core.Record, error) {
 		if err != nil {
 			return ErrNotFound
 		}
+		if err := refuseTakenDown(fresh); err != nil {
+			return err
+		}
 		dep := DeploymentOf(fresh)
 		out = fresh
 		if dep.Paused() == on {

@@ -42,6 +42,7 @@ func LoadPreview(app core.App, label string) (*Site, error) {
 		Slug:       slug,
 		Status:     rec.GetString(FieldStatus),
 		Paused:     rec.GetBool(FieldPaused),
+		TakenDown:  rec.GetString(FieldTakedownReason),
 		IsSPA:      ver.GetBool(FieldVersionIsSPA),
 		VersionID:  ver.Id,
 		Protection: ProtectionOf(rec),

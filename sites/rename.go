@@ -204,6 +204,9 @@ func (s *Service) Rename(rec *core.Record, slug string) (*core.Record, error) {
 		if err != nil {
 			return ErrNotFound
 		}
+		if err := refuseTakenDown(fresh); err != nil {
+			return err
+		}
 		if DeploymentOf(fresh).Slug() == slug {
 			out = fresh
 			return nil
@@ -266,6 +269,8 @@ func movedSite(app core.App, slug, preview string, now time.Time) (*Site, error)
 		ExpiresAt: r.ExpiresAt(),
 		Preview:   preview,
 		MovedTo:   dep.Slug(),
+		// a taken-down site's old slug answers the takedown page too
+		TakenDown: dep.TakedownReason(),
 		Files:     Manifest{},
 	}, nil
 }

@@ -26,6 +26,10 @@ type Site struct {
 	// Paused is set while the owner has paused the site: every host of
 	// it (previews too) answers the paused page, 503.
 	Paused bool `json:"paused,omitempty"`
+	// TakenDown is the reason an administrator took the site down ("" when
+	// not): every host of it (previews, custom domains, old slugs too)
+	// answers the takedown page, 410, with the reason.
+	TakenDown string `json:"taken_down,omitempty"`
 	// MovedTo is set for the old slug of a renamed site (Slug is the old
 	// one, Files empty): the slug the site has now, whose host the old
 	// one redirects to (301, same path; a preview's to the same preview

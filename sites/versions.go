@@ -187,6 +187,9 @@ func (s *Service) Promote(dep *core.Record, number int) (*core.Record, error) {
 		if err != nil {
 			return ErrNotFound
 		}
+		if err := refuseTakenDown(fresh); err != nil {
+			return err
+		}
 		v, err := FindVersionByNumber(tx, fresh.Id, number)
 		if err != nil {
 			return err

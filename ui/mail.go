@@ -98,3 +98,31 @@ func mailLines(s string) []string {
 func mailText(s string) string {
 	return strings.Join(mailLines(s), "\n")
 }
+
+// TakedownMailSubject is the subject line of the takedown (or restore)
+// e-mail.
+func TakedownMailSubject(p TakedownMailProps) string {
+	if p.Reason == "" {
+		return "Your site " + p.Slug + " was restored"
+	}
+	return "Your site " + p.Slug + " was taken down"
+}
+
+// TakedownText is the plain-text body of the takedown (or restore)
+// e-mail, the alternative to TakedownMail. The reason, an
+// administrator's, is one line of text (sites.CheckTakedownReason).
+func TakedownText(p TakedownMailProps) string {
+	var b strings.Builder
+	b.WriteString(TakedownMailSubject(p) + "\n\n")
+	if p.Reason != "" {
+		b.WriteString("An administrator of this server took your site " + p.Slug + " (" + p.SiteURL + ") down.\n" +
+			"Its visitors now see \"This site was taken down for: " + p.Reason + "\".\n\n" +
+			"Its address, versions and data are kept, but it cannot be redeployed, renamed, resumed or promoted " +
+			"until it is restored. If you think this is a mistake, reply to the server's administrator.\n\n")
+	} else {
+		b.WriteString("An administrator of this server restored your site " + p.Slug + " (" + p.SiteURL + "): " +
+			"it is served again and takes deploys.\n\n")
+	}
+	b.WriteString("The site's page: " + p.PageURL + "\n\nSent by the sitedrop server at " + p.WebURL + "\n")
+	return b.String()
+}

@@ -113,4 +113,8 @@ type SiteHead struct {
 	// Paused is true when its owner paused it: it answers a "paused"
 	// page and its forms refuse submissions (see siteControlsPanel).
 	Paused bool
+	// TakenDown is the reason an admin took the site down ("" when not):
+	// it answers the takedown page (410) and takes no writes until
+	// restored. Shown before Disabled and Paused.
+	TakenDown string
 }

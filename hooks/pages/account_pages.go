@@ -183,12 +183,15 @@ func siteFind(q sites.OwnedQuery, total int, sortChosen bool) ui.SiteFind {
 }
 
 // siteListState is the one place that decides a site's state in the account's
-// list, and its badge's text: disabled by an admin first (it answers "not
-// found" whatever else holds), then expiring (an anonymous site), then
+// list, and its badge's text: taken down by an admin first (it answers
+// the takedown page whatever else holds), then disabled by an admin (it
+// answers "not found" whatever else holds), then expiring (an anonymous site), then
 // live, or nothing deployed. After disabled comes paused: a paused site
 // is neither live nor expiring.
 func siteListState(d *sites.Deployment, now time.Time) (ui.SiteState, string) {
 	switch {
+	case d.TakenDown():
+		return ui.SiteTakenDown, "Taken down by an admin"
 	case d.Status() != sites.StatusActive:
 		return ui.SiteDisabled, "Disabled by an admin"
 	case d.Paused():

@@ -26,6 +26,7 @@ func TestSiteState(t *testing.T) {
 		return d
 	}
 	paused := func(d *sites.Deployment) *sites.Deployment { d.SetPaused(true); return d }
+	takenDown := func(d *sites.Deployment) *sites.Deployment { d.Set(sites.FieldTakedownReason, "spam"); return d }
 	for _, c := range []struct {
 		name  string
 		d     *sites.Deployment
@@ -43,6 +44,8 @@ func TestSiteState(t *testing.T) {
 		{"paused", paused(dep(sites.StatusActive, time.Time{}, "v1")), ui.SitePaused, "Paused"},
 		{"paused wins over an expiry", paused(dep(sites.StatusActive, now.Add(time.Hour), "v1")), ui.SitePaused, "Paused"},
 		{"disabled wins over paused", paused(dep("disabled", time.Time{}, "v1")), ui.SiteDisabled, "Disabled by an admin"},
+		{"taken down wins over disabled and paused", takenDown(paused(dep("disabled", time.Time{}, "v1"))), ui.SiteTakenDown, "Taken down by an admin"},
+		{"taken down wins over an expiry", takenDown(dep(sites.StatusActive, now.Add(time.Hour), "v1")), ui.SiteTakenDown, "Taken down by an admin"},
 	} {
 		if state, text := siteListState(c.d, now); state != c.state || text != c.text {
 			t.Errorf("%s: %q %q, want %q %q", c.name, state, text, c.state, c.text)

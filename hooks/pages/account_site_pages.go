@@ -97,7 +97,7 @@ type sitePages struct {
 func (f *siteForms) head(dep *core.Record) ui.SiteHead {
 	d := sites.DeploymentOf(dep)
 	return ui.SiteHead{ID: dep.Id, Slug: d.Slug(), Title: d.Title(), URL: f.links.Site(d.Slug()),
-		Disabled: d.Status() != sites.StatusActive, Paused: d.Paused()}
+		Disabled: d.Status() != sites.StatusActive, Paused: d.Paused(), TakenDown: d.TakedownReason()}
 }
 
 // tab renders a tab of dep's page: the frame's layout for the signed-in

@@ -101,7 +101,7 @@ func (cp *controlPages) setPaused(e *core.RequestEvent, on bool) error {
 		return cp.refusal(e, dep, "Not changed: ", err)
 	}
 	if _, err := cp.deploys.SetPaused(dep, on); err != nil {
-		return err
+		return cp.refusal(e, dep, "Not changed: ", err) // a taken-down site
 	}
 	if on {
 		return cp.back(e, dep, ui.FlashSuccess, `Site paused: visitors see a "paused" page until you resume it.`)

@@ -39,7 +39,8 @@ func (d *Deployment) Ref(siteURL string) DeploymentRef {
 
 // FindAcceptingDeployment returns the deployment id if its forms take
 // submissions now (Accepting), else an error that is sites.ErrNotFound,
-// or sites.ErrPaused while its owner has paused it.
+// sites.ErrTakenDown while an administrator has taken it down, or
+// sites.ErrPaused while its owner has paused it.
 func FindAcceptingDeployment(app core.App, id string) (*Deployment, error) {
 	dep, err := sites.FindDeployment(app, id)
 	if err != nil {
@@ -48,6 +49,9 @@ func FindAcceptingDeployment(app core.App, id string) (*Deployment, error) {
 	d := &Deployment{Deployment: *dep}
 	if !d.Accepting(time.Now()) {
 		return nil, fmt.Errorf("deployment %q takes no submissions: %w", id, sites.ErrNotFound)
+	}
+	if d.TakenDown() {
+		return nil, fmt.Errorf("deployment %q takes no submissions: %w", id, sites.ErrTakenDown)
 	}
 	if d.Paused() {
 		return nil, fmt.Errorf("deployment %q takes no submissions: %w", id, sites.ErrPaused)

@@ -58,6 +58,9 @@ type site struct {
 	expiresAt time.Time
 	// paused: every path answers the paused page (sites.Site.Paused).
 	paused bool
+	// takedown is the takedown page every path answers, nil unless an
+	// administrator took the site down (sites.Site.TakenDown).
+	takedown []byte
 	// movedTo is the new slug of a renamed site, whose old host this is:
 	// every path redirects there (sites.Site.MovedTo).
 	movedTo string
@@ -122,7 +125,10 @@ func (s *site) live(now time.Time) bool {
 // answers every path of every host (previews too) with the paused page,
 // 503 with Retry-After and noindex; the old host of a renamed site (and
 // its old preview hosts) answers 301 to the same path on the new one
-// until the old slug is freed (see serveMoved).
+// until the old slug is freed (see serveMoved). A site an administrator
+// took down answers every path of every host (previews, custom domains
+// and old slugs too) with the takedown page, 410, no-store and noindex
+// (see serveTakenDown).
 type Server struct {
 	load    SiteLoader
 	store   store.BlobStore
@@ -329,6 +335,11 @@ func (s *Server) serveSite(w http.ResponseWriter, r *http.Request, slug string) 
 	if !site.live(now) {
 		notFound(w, r, http.StatusNotFound, siteNotFound, siteNotFoundLength)
 		return outcome{}
+	}
+	if site.takedown != nil {
+		// before the redirect of an old slug and the gate: every host
+		serveTakenDown(w, r, site)
+		return outcome{site: site.id, status: http.StatusGone, preview: site.preview != ""}
 	}
 	if site.movedTo != "" {
 		// counted under the site's id, as its new host's answers are

@@ -79,6 +79,11 @@ func prepare(l *sites.Site) *site {
 		status: l.Status, expiresAt: l.ExpiresAt, paused: l.Paused, movedTo: l.MovedTo,
 		served: make(map[string]*servedFile, len(l.Files)),
 	}
+	if l.TakenDown != "" {
+		s.takedown = takedownPage(l.TakenDown)
+		s.bytes = s.estimateCost() + int64(len(s.takedown))
+		return s // its files are never served: not prepared
+	}
 	for p, e := range l.Files {
 		if ruleFile(p) {
 			continue // kept in the manifest, never served

@@ -24,3 +24,22 @@ type PauseState struct {
 	DeployRef
 	Paused bool `json:"paused"`
 }
+
+// TakedownRequest is the body of POST /admin/deploy/{id}/takedown. A
+// pointer tells an absent (or null) reason from an empty one.
+type TakedownRequest struct {
+	Reason *string `json:"reason"`
+}
+
+// TakedownState is the answer of POST /admin/deploy/{id}/takedown and
+// /restore: the deployment and its takedown now. Reason, TakenDownAt
+// and TakenDownBy are left out while it is not taken down.
+type TakedownState struct {
+	DeployRef
+	TakenDown bool   `json:"taken_down"`
+	Reason    string `json:"reason,omitempty"`
+	// TakenDownAt is RFC 3339 in UTC.
+	TakenDownAt string `json:"taken_down_at,omitempty"`
+	// TakenDownBy is the e-mail of the superuser who took it down.
+	TakenDownBy string `json:"taken_down_by,omitempty"`
+}

@@ -63,6 +63,11 @@ type DeployStatus struct {
 	// Paused tells a site its owner paused (POST /deploy/{id}/pause):
 	// its hosts answer the paused page until it is resumed.
 	Paused bool `json:"paused"`
+	// TakenDown is the reason an administrator took the site down
+	// (POST /admin/deploy/{id}/takedown), left out when it is not: its
+	// hosts answer the takedown page (410) and it takes no redeploy,
+	// rename, pause, resume or promote until restored.
+	TakenDown string `json:"taken_down,omitempty"`
 	// CreatedAt and UpdatedAt are RFC 3339 in UTC.
 	CreatedAt string `json:"created_at"`
 	UpdatedAt string `json:"updated_at"`
