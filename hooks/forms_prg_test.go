@@ -144,7 +144,8 @@ func checkPRG(t *testing.T, app *tests.TestApp, mux http.Handler, what, path, bo
 }
 
 // dbDigest is a hash of every record of every collection, to tell whether
-// a request changed anything.
+// a request changed anything; an API key's last use (bookkeeping that any
+// request carrying it may refresh) is left out.
 func dbDigest(t *testing.T, app core.App) string {
 	t.Helper()
 	cols, err := app.FindAllCollections()
@@ -163,7 +164,15 @@ func dbDigest(t *testing.T, app core.App) string {
 		}
 		sort.Slice(recs, func(i, j int) bool { return recs[i].Id < recs[j].Id })
 		for _, r := range recs {
-			b, _ := json.Marshal(r.FieldsData())
+			data := r.FieldsData()
+			if c.Name == accounts.APIKeysCollection {
+				// bookkeeping of any authenticated request, refused or
+				// not: refreshed at most once a minute, so a slow run
+				// (the race detector on a busy machine) sees it move
+				delete(data, accounts.FieldLastUsedAt)
+				delete(data, "updated")
+			}
+			b, _ := json.Marshal(data)
 			h.Write([]byte(c.Name))
 			h.Write(b)
 		}
