@@ -128,6 +128,13 @@ var depsRules = `
 	sitedrop/sites/intake
 	< sitedrop/sites/forms;
 
+	# Abuse reports (issue 31): a reported URL names the deployment it
+	# serves as the front door would (a site host, a preview, a custom
+	# domain's route).
+	sitedrop/sites,
+	sitedrop/sites/domains
+	< sitedrop/sites/abuse;
+
 	# The hot path: from a Site to its bytes, counting each answer and
 	# limiting the gate's attempts on the way.
 	sitedrop/sites,
@@ -212,6 +219,7 @@ var depsRules = `
 	# apierr's, in the API's words.
 	sitedrop/hooks/internal/apierr,
 	sitedrop/hooks/server,
+	sitedrop/sites/abuse,
 	sitedrop/sites/domains,
 	sitedrop/sites/forms,
 	sitedrop/sites/intake,
@@ -223,6 +231,7 @@ var depsRules = `
 	sitedrop/hooks/pages,
 	sitedrop/hooks/server,
 	sitedrop/hooks/internal/lifecycle,
+	sitedrop/sites/abuse,
 	sitedrop/sites/agent,
 	sitedrop/sites/analytics/statsdb,
 	sitedrop/sites/safetext,
@@ -310,6 +319,7 @@ var pocketBaseImporters = map[string]string{
 	"sitedrop/migrations":              "the schema, run by PocketBase's migration runner",
 	"sitedrop/sites":                   "deployments are records of the deployments collection",
 	"sitedrop/sites/accounts":          "keys, codes and sessions are records",
+	"sitedrop/sites/abuse":             "the abuse reports are records of the reports collection",
 	"sitedrop/sites/analytics/statsdb": "the analytics' daily rows are records of the site_stats collection",
 	"sitedrop/sites/domains":           "the domains collection",
 	"sitedrop/sites/forms":             "the submissions, webhooks and deliveries collections",
