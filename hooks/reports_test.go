@@ -134,4 +134,13 @@ func TestReportQueue(t *testing.T) {
 	if err := app.Save(fresh); err != nil || fresh.GetString(abuse.FieldStatus) != abuse.StatusOpen {
 		t.Fatalf("created in the dashboard: %v, status %q", err, fresh.GetString(abuse.FieldStatus))
 	}
+
+	// a deleted site's reports stay, naming it by its slug
+	if err := app.Delete(mustRecord(t, app, idAliceSite)); err != nil {
+		t.Fatal(err)
+	}
+	kept, err := sd.reports.Find(ids[0])
+	if err != nil || kept.DeploymentID() != "" || kept.Slug() != "alice-site" || kept.Status() != abuse.StatusDismissed {
+		t.Fatalf("a deleted site's report: %v %v", kept, err)
+	}
 }

@@ -153,15 +153,9 @@ func (r *Reports) Open(n NewReport) (*Report, error) {
 // custom domain (www.<apex> redirecting to its apex included). A URL
 // without a scheme is read as https://. Anything else is ErrUnknownSite.
 func (r *Reports) Resolve(raw string) (host string, dep *sites.Deployment, err error) {
-	raw = strings.TrimSpace(raw)
-	if !strings.Contains(raw, "://") {
-		raw = "https://" + raw
+	if host, err = r.host(raw); err != nil {
+		return "", nil, err
 	}
-	u, err := url.Parse(raw)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return "", nil, &FieldError{FieldURL, "url must be a web address (https://…)"}
-	}
-	host = sites.NormHost(u.Host)
 	slug, err := r.slugOf(host)
 	if err != nil {
 		return "", nil, err
@@ -177,6 +171,20 @@ func (r *Reports) Resolve(raw string) (host string, dep *sites.Deployment, err e
 		return "", nil, err
 	}
 	return host, dep, nil
+}
+
+// host is the normalised host of a reported URL (*FieldError when it is
+// no web address); without a scheme, https:// is assumed.
+func (r *Reports) host(raw string) (string, error) {
+	raw = strings.TrimSpace(raw)
+	if !strings.Contains(raw, "://") {
+		raw = "https://" + raw
+	}
+	u, err := url.Parse(raw)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return "", &FieldError{FieldURL, "url must be a web address (https://…)"}
+	}
+	return sites.NormHost(u.Host), nil
 }
 
 // slugOf is the slug a host serves ("" for none).
