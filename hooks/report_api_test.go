@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -82,6 +83,18 @@ func TestReportNamesTheSite(t *testing.T) {
 		}
 	}
 
+	// the same report again from the same client is the same report
+	again := reportJSON(cases[0].url, "phishing", "asks for bank passwords", "me@example.org")
+	before := countReports(t, app)
+	res1, body1 := postReport(t, mux, "192.0.2.1", again, false, nil)
+	_, body2 := postReport(t, mux, "192.0.2.1", again, false, nil)
+	if res1.StatusCode != http.StatusCreated || body1 != body2 || countReports(t, app) != before {
+		t.Fatalf("sent again: %d %s, %s; %d reports, want %d", res1.StatusCode, body1, body2, countReports(t, app), before)
+	}
+	if res, _ := postReport(t, mux, "192.0.2.99", again, false, nil); res.StatusCode != http.StatusCreated || countReports(t, app) != before+1 {
+		t.Fatalf("another client's report: %d, %d reports", res.StatusCode, countReports(t, app))
+	}
+
 	// a renamed site's old host names it while it redirects
 	if _, err := sd.svc.Rename(mustRecord(t, app, idAliceSite), "alice-renamed"); err != nil {
 		t.Fatal(err)
@@ -96,7 +109,7 @@ func TestReportNamesTheSite(t *testing.T) {
 	}
 
 	// what no site here serves is a 400 that stores nothing
-	before := countReports(t, app)
+	before = countReports(t, app)
 	for i, u := range []string{
 		"https://nobody-here.sites.test/", // no such site
 		"https://pending.example/",        // a domain not verified
@@ -210,7 +223,8 @@ func TestReportRateLimit(t *testing.T) {
 	mux := newMux(t, app)
 	body := reportJSON("https://alice-site.sites.test/", "spam", "", "")
 	for i := range reportsPerHour {
-		if res, b := postReport(t, mux, "203.0.113.7", body, false, nil); res.StatusCode != http.StatusCreated {
+		page := reportJSON("https://alice-site.sites.test/"+strconv.Itoa(i), "spam", "", "") // ten reports, not one sent again
+		if res, b := postReport(t, mux, "203.0.113.7", page, false, nil); res.StatusCode != http.StatusCreated {
 			t.Fatalf("report %d: %d %s", i+1, res.StatusCode, b)
 		}
 	}

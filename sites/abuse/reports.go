@@ -118,6 +118,8 @@ func (n *NewReport) Check() error {
 
 // Open files a report: its fields checked (*FieldError), its URL
 // resolved to the deployment it serves (ErrUnknownSite), and stored open.
+// The same report sent again by the same client (same URL and reason)
+// while the first is open is that first report, not a second one.
 func (r *Reports) Open(n NewReport) (*Report, error) {
 	if err := n.Check(); err != nil {
 		return nil, err
@@ -125,6 +127,11 @@ func (r *Reports) Open(n NewReport) (*Report, error) {
 	host, dep, err := r.Resolve(n.URL)
 	if err != nil {
 		return nil, err
+	}
+	if same, err := r.app.FindFirstRecordByFilter(Collection,
+		FieldDeployment+" = {:dep} && "+FieldIP+" = {:ip} && "+FieldURL+" = {:url} && "+FieldReason+" = {:reason} && "+FieldStatus+" = {:open}",
+		dbx.Params{"dep": dep.Id, "ip": n.IP, "url": n.URL, "reason": n.Reason, "open": StatusOpen}); err == nil {
+		return ReportOf(same), nil // sent again (a double click, a resent form): the same report
 	}
 	col, err := r.app.FindCachedCollectionByNameOrId(Collection)
 	if err != nil {
