@@ -1,11 +1,13 @@
 package hooks
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"io"
 	"mime"
 	"net/http"
+	"net/url"
 
 	"github.com/pocketbase/pocketbase/apis"
 	"github.com/pocketbase/pocketbase/core"
@@ -34,7 +36,6 @@ const (
 const (
 	msgReportReceived    = "Report received"
 	msgReportCrossOrigin = "Reports are sent from this server's /report page or its API, not from another site's page"
-	msgReportType        = "Send the report as JSON or as a form (application/x-www-form-urlencoded)"
 	msgReportNotFound    = "Report not found"
 )
 
@@ -63,11 +64,12 @@ func bindReportAPI(r *router.Router[*core.RequestEvent], d *reportDesk) {
 // create is POST /report: JSON ({url, reason, details?, email?}) answered
 // 201 with the report's id, or the report page's form, answered 303 to
 // the page's thank-you (a refusal shows the form again, with its values
-// and the error, in the status the API would answer).
+// and the error, in the status the API would answer). As everywhere in
+// the API, the Content-Type is not what tells JSON: a body that starts
+// as a JSON object is JSON (curl -d sends it as a form).
 func (d *reportDesk) create(e *core.RequestEvent) error {
 	mt, _, _ := mime.ParseMediaType(e.Request.Header.Get("Content-Type"))
-	form := mt == "application/x-www-form-urlencoded"
-	in, err := d.read(e, mt, form)
+	in, form, err := d.read(e, mt == "application/x-www-form-urlencoded")
 	if err == nil {
 		in.IP = d.proxies.ClientIP(e.Request)
 		var rep *abuse.Report
@@ -91,47 +93,40 @@ func (d *reportDesk) create(e *core.RequestEvent) error {
 	})
 }
 
-// read checks where the report comes from and how often, then reads it.
-func (d *reportDesk) read(e *core.RequestEvent, mt string, form bool) (abuse.NewReport, error) {
+// read checks where the report comes from and how often, then reads it:
+// a form when formType (a form's Content-Type) and the body is not a JSON
+// object, else JSON. form says which it was (formType until the body is
+// read).
+func (d *reportDesk) read(e *core.RequestEvent, formType bool) (in abuse.NewReport, form bool, err error) {
 	if reportOrigin.Check(e.Request) != nil {
-		return abuse.NewReport{}, apierr.Fail(http.StatusForbidden, msgReportCrossOrigin)
-	}
-	if mt != "application/json" && !form {
-		d.guards.Discard(e.Response, e.Request, reportBodyLimit)
-		return abuse.NewReport{}, apierr.Fail(http.StatusUnsupportedMediaType, msgReportType)
+		return in, formType, apierr.Fail(http.StatusForbidden, msgReportCrossOrigin)
 	}
 	if err := d.limit.Check(d.proxies.RateKey(e.Request)); err != nil {
 		d.guards.Discard(e.Response, e.Request, reportBodyLimit)
-		return abuse.NewReport{}, err
+		return in, formType, err
 	}
 	lease := d.guards.BodyLease(e.Request.Context(), reportBodyLimit)
 	defer lease.End()
 	body, err := d.guards.Body(e.Response, e.Request, reportBodyLimit, lease)
 	if err != nil {
-		return abuse.NewReport{}, err
+		return in, formType, err
 	}
-	if form {
-		e.Request.Body = io.NopCloser(body) // the request closes its own body
-		if err := e.Request.ParseForm(); err != nil {
-			return abuse.NewReport{}, bodyOrMalformed(err)
+	raw, err := io.ReadAll(body)
+	if err != nil {
+		return in, formType, err
+	}
+	if formType && !bytes.HasPrefix(bytes.TrimLeft(raw, " \t\r\n"), []byte("{")) {
+		f, err := url.ParseQuery(string(raw))
+		if err != nil {
+			return in, true, &intake.InvalidError{Msg: "Malformed form body"}
 		}
-		f := e.Request.PostForm
-		return abuse.NewReport{URL: f.Get("url"), Reason: f.Get("reason"), Details: f.Get("details"), Email: f.Get("email")}, nil
+		return abuse.NewReport{URL: f.Get("url"), Reason: f.Get("reason"), Details: f.Get("details"), Email: f.Get("email")}, true, nil
 	}
 	var req wire.AbuseReportRequest
-	if err := intake.DecodeJSON(body, reportBodyLimit, &req); err != nil {
-		return abuse.NewReport{}, err
+	if err := intake.DecodeJSON(bytes.NewReader(raw), reportBodyLimit, &req); err != nil {
+		return in, false, err
 	}
-	return abuse.NewReport{URL: req.URL, Reason: req.Reason, Details: req.Details, Email: req.Email}, nil
-}
-
-// bodyOrMalformed is a form's parse error: the body guards' refusal as it
-// is, anything else a malformed form.
-func bodyOrMalformed(err error) error {
-	if intake.BodyRefusal(err) {
-		return err
-	}
-	return &intake.InvalidError{Msg: "Malformed form body"}
+	return abuse.NewReport{URL: req.URL, Reason: req.Reason, Details: req.Details, Email: req.Email}, false, nil
 }
 
 // abuseAPIError maps the refusals of sites/abuse: a field out of bounds
