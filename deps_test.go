@@ -131,6 +131,13 @@ var depsRules = `
 	sitedrop/sites/intake
 	< sitedrop/sites/forms;
 
+	# Abuse reports (issue 31): a reported URL names the deployment it
+	# serves as the front door would (a site host, a preview, a custom
+	# domain's route).
+	sitedrop/sites,
+	sitedrop/sites/domains
+	< sitedrop/sites/abuse;
+
 	# The hot path: from a Site to its bytes, counting each answer and
 	# limiting the gate's attempts on the way.
 	sitedrop/sites,
@@ -217,6 +224,7 @@ var depsRules = `
 	sitedrop/hooks/internal/apierr,
 	sitedrop/hooks/server,
 	sitedrop/sites/audit,
+	sitedrop/sites/abuse,
 	sitedrop/sites/domains,
 	sitedrop/sites/forms,
 	sitedrop/sites/intake,
@@ -228,6 +236,7 @@ var depsRules = `
 	sitedrop/hooks/pages,
 	sitedrop/hooks/server,
 	sitedrop/hooks/internal/lifecycle,
+	sitedrop/sites/abuse,
 	sitedrop/sites/agent,
 	sitedrop/sites/analytics/statsdb,
 	sitedrop/sites/safetext,
@@ -316,6 +325,7 @@ var pocketBaseImporters = map[string]string{
 	"sitedrop/sites":                   "deployments are records of the deployments collection",
 	"sitedrop/sites/accounts":          "keys, codes and sessions are records",
 	"sitedrop/sites/audit":             "the audit log is the audit_log collection",
+	"sitedrop/sites/abuse":             "the abuse reports are records of the reports collection",
 	"sitedrop/sites/analytics/statsdb": "the analytics' daily rows are records of the site_stats collection",
 	"sitedrop/sites/domains":           "the domains collection",
 	"sitedrop/sites/forms":             "the submissions, webhooks and deliveries collections",

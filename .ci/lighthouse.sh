@@ -82,6 +82,7 @@ pages = [
     ("home", web + "/", False),
     ("home, signed in", web + "/", True),
     ("sign-in", web + "/auth/login", False),
+    ("report abuse", web + "/report", False),
     ("claim (signed out)", claim, False),
     ("claim (signed in)", claim, True),
     ("account", web + "/account", True),

@@ -34,6 +34,8 @@ func TestSlowBodiesEveryRoute(t *testing.T) {
 		{"POST", "/submit/" + idAliceSite, "application/json", "", `{"name":"`, false},
 		{"POST", "/submit/" + idAliceSite, "application/x-www-form-urlencoded", "", `name=`, false},
 		{"POST", "/auth/login", "application/x-www-form-urlencoded", "", `email=`, true},
+		{"POST", "/report", "application/json", "", `{"url":"`, false},
+		{"POST", "/report", "application/x-www-form-urlencoded", "", `url=`, true},
 	} {
 		conn := rawRequest(t, srv, c.method, c.path, c.contentType, c.key, 1000, c.first)
 		res, body := readRaw(t, conn)

@@ -90,6 +90,7 @@ var domainMappings = []func(error) (*apierr.Error, bool){
 	statsAPIError,
 	domainsAPIError,
 	agentAPIError,
+	abuseAPIError,
 }
 
 // routeAPIError is an *apierr.Error a handler or middleware made, as it is.

@@ -13,6 +13,7 @@ import (
 	"sitedrop/hooks/server/certs"
 	"sitedrop/hooks/server/metrics"
 	"sitedrop/sites"
+	"sitedrop/sites/abuse"
 	"sitedrop/sites/analytics"
 	"sitedrop/sites/analytics/statsdb"
 	"sitedrop/sites/audit"
@@ -102,6 +103,7 @@ type built struct {
 	blocks     *sites.Blocklist
 	tlsCerts   *atomic.Pointer[certs.Manager]
 	metrics    *metrics.Metrics
+	reports    *abuse.Reports
 	*siteHosts
 	*intake.Guards
 }
@@ -181,6 +183,7 @@ func build(app core.App, cfg *Config) (*built, error) {
 		Resolvers: func() []string { return cfg.Serve.DNSResolvers }, // the serve flags come later
 		SiteHost:  hosts.SiteHost,
 	})
+	reports := abuse.New(app, abuse.Config{Hosts: hosts, Domains: domainTable, Mail: reportsMail(app, cfg)})
 	domainDesk := &domainDesk{svc: domainSvc, actions: ratelimit.New(domainActionsPerMinute, time.Minute), cfg: cfg}
 	front := &siteHosts{app: app, cfg: cfg, hosts: hosts, server: siteServer, domains: domainTable, metrics: m}
 	// tlsCerts is the certificate manager once --https has built it
@@ -220,6 +223,7 @@ func build(app core.App, cfg *Config) (*built, error) {
 	bindJobs(app, jobs, upkeep, domainSvc, statsFlush)
 	bindDomainTable(app, domainTable, tlsCerts, pub)
 	bindMetricsHooks(app, m)
+	bindReports(app, jobs, reports)
 	app.OnServe().BindFunc(func(se *core.ServeEvent) (err error) {
 		cfg.learnListenPort(se)
 		links := cfg.links() // the listen address is known: the addresses given out
@@ -286,6 +290,7 @@ func build(app core.App, cfg *Config) (*built, error) {
 		bindWebhooksAPI(se.Router, &webhooksAPI{guard: cfg.webhookGuard(), guards: guards}, auth)
 		bindDomainsAPI(se.Router, &domainsAPI{desk: domainDesk, guards: guards}, auth)
 		bindBlocklistAPI(se.Router, &blocklistAPI{blocks: blocks, guards: guards})
+		bindReportAPI(se.Router, &reportDesk{reports: reports, limit: ratelimit.New(reportsPerHour, time.Hour), guards: guards, proxies: proxies, sessions: sessions})
 		pub.bindChanges(se)
 		api := bindMCP(se.Router, &mcpEndpoint{maxBody: cfg.MaxBody, guards: guards, proxies: proxies})
 		pages.Bind(se.Router, pages.Services{
@@ -342,6 +347,6 @@ func build(app core.App, cfg *Config) (*built, error) {
 		app: app, cfg: cfg, svc: svc, server: siteServer, s3: s3, publisher: pub.pub,
 		analytics: stats, statsFlush: statsFlush, upkeep: upkeep, notifier: notifier,
 		deliverer: deliverer, jobs: jobs, gate: gate, hosts: hosts, proxies: proxies,
-		sessions: sessions, domainSvc: domainSvc, blocks: blocks, tlsCerts: tlsCerts, metrics: m, siteHosts: front, Guards: guards,
+		sessions: sessions, domainSvc: domainSvc, blocks: blocks, tlsCerts: tlsCerts, metrics: m, reports: reports, siteHosts: front, Guards: guards,
 	}, nil
 }

@@ -78,6 +78,7 @@ var notInOpenAPI = map[string]bool{
 	"POST /account/sites/{id}/domains/{domain}/verify": true,
 	"POST /account/sites/{id}/domains/{domain}/delete": true,
 	"GET /llms.txt": true, // the agents' guide, Markdown (links to openapi.json)
+	"GET /report":   true, // the public report form (its post, POST /report, is described)
 	// MCP (issue 15's other half): one endpoint speaking JSON-RPC.
 	"POST /mcp":   true,
 	"GET /mcp":    true,
@@ -207,6 +208,8 @@ var wireBodies = []struct {
 	{wire.BlockRequest{}, "POST /admin/blocklist body", false},
 	{wire.Block{}, "Block", true},
 	{wire.BlockList{}, "GET /admin/blocklist 200", true},
+	{wire.AbuseReportRequest{}, "POST /report body", false},
+	{wire.AbuseReportAnswer{}, "POST /report 201", true},
 	// not a wire type, but an answer all the same
 	{statsdb.Report{Days: []statsdb.ReportDay{{}}}, "GET /deploy/{id}/analytics 200", true},
 }

@@ -212,7 +212,7 @@ func Layout(p LayoutProps, title string) templ.Component {
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
-		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 11, "</main><footer class=\"foot\"><p>Self-hosted by whoever runs this server. Powered by sitedrop.</p></footer></body></html>")
+		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 11, "</main><footer class=\"foot\"><p>Self-hosted by whoever runs this server. Powered by sitedrop. <a href=\"/report\" data-testid=\"report-abuse\">Report abuse</a></p></footer></body></html>")
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}

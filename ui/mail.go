@@ -126,3 +126,36 @@ func TakedownText(p TakedownMailProps) string {
 	b.WriteString("The site's page: " + p.PageURL + "\n\nSent by the sitedrop server at " + p.WebURL + "\n")
 	return b.String()
 }
+
+// ReportsText is the plain-text body of the admins' mail of new abuse
+// reports. A reporter's line breaks cannot start a line of their own:
+// continuation lines are indented.
+func ReportsText(p ReportsMailProps) string {
+	var b strings.Builder
+	b.WriteString(ReportsMailSubject(p) + "\n\n")
+	indented := func(label, s string) {
+		for i, line := range mailLines(s) {
+			if i == 0 {
+				b.WriteString("  " + label + line + "\n")
+			} else {
+				b.WriteString("    " + line + "\n")
+			}
+		}
+	}
+	for _, it := range p.Items {
+		b.WriteString(it.CreatedAt + " " + it.Reason + " (site " + it.Slug + ")\n")
+		indented("URL: ", it.URL)
+		if it.Details != "" {
+			indented("Details: ", it.Details)
+		}
+		if it.Email != "" {
+			indented("Reporter: ", it.Email)
+		}
+		b.WriteString("  Open: " + it.AdminURL + "\n\n")
+	}
+	if p.Total > len(p.Items) {
+		b.WriteString("And " + strconv.Itoa(p.Total-len(p.Items)) + " more.\n\n")
+	}
+	b.WriteString(strconv.Itoa(p.Open) + " open in the queue: " + p.QueueURL + "\n")
+	return b.String()
+}

@@ -183,6 +183,30 @@ func pages() []page {
 			name: "mail",
 			c:    LoginCodeMail(LoginCodeMailProps{Code: "482913", Minutes: 10, WebURL: "https://sitedrop.example.com"}),
 		},
+		{
+			// a refused report shows the form again, holding its values
+			name: "report_refused",
+			c: Report(signedOut, ReportProps{
+				URL: "https://nobody.sites.example.com/", Reason: "phishing", Details: "asks for <b>passwords</b>",
+				Reasons: []ReportReason{{"phishing", "Phishing"}, {"spam", "Spam"}},
+				Error:   "This URL is not a site hosted here", MaxURL: 2048, MaxDetails: 2000,
+			}),
+			testIDs: []string{"report-form", "report-url", "report-reason", "report-details", "report-email", "report-error", "report-abuse"},
+			absent:  []string{"report-sent"},
+		},
+		{
+			name:    "report_sent",
+			c:       Report(signedOut, ReportProps{Sent: true}),
+			testIDs: []string{"report-sent"},
+			absent:  []string{"report-form", "report-error"},
+		},
+		{
+			name: "reports_mail",
+			c: ReportsMail(ReportsMailProps{Total: 3, Open: 5, QueueURL: "https://sitedrop.example.com/_/#/collections?collection=reports",
+				Items: []ReportItem{{CreatedAt: "2026-11-22T12:00:00Z", Reason: "phishing", URL: "https://bright-otter-42.sites.example.com/login",
+					Slug: "bright-otter-42", Details: "line one\nline <two>", Email: "finder@example.org",
+					AdminURL: "https://sitedrop.example.com/_/#/collections?collection=reports&record=abc"}}}),
+		},
 	}
 }
 

@@ -114,6 +114,7 @@ func Bind(r *router.Router[*core.RequestEvent], s Services) {
 	r.POST("/auth/login", login.loginEmailForm).Bind(auth.pageForm())     // its e-mail form without JavaScript
 	r.POST("/auth/login/code", login.loginCodeForm).Bind(auth.pageForm()) // its code form without JavaScript
 	r.POST("/auth/logout", login.logoutForm)                              // sign-out button of the pages
+	r.GET("/report", reportPage(s.Sessions))                              // report an abusive site (its post: hooks' report route)
 	r.GET("/account", account.accountPage).Bind(auth.requirePageUser("")) // the user's sites and keys
 	r.GET("/account/keys/{id}/revoke", account.accountKeyRevokeConfirm).  // asks first
 										Bind(auth.requirePageUser("/account"))
