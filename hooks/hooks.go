@@ -94,6 +94,7 @@ type built struct {
 	deliverer  *forms.Deliverer
 	jobs       *lifecycle.Gate
 	gate       *intake.Gate
+	settings   *sites.Settings
 	hosts      sites.HostSplit
 	proxies    server.TrustedProxies
 	sessions   *pages.Sessions
@@ -192,6 +193,14 @@ func build(app core.App, cfg *Config) (*built, error) {
 	webhookSends := ratelimit.New(webhookSendsPerMinute, time.Minute)
 	uploads := ratelimit.New(int(uploadBytesFactor*cfg.MaxBody), time.Hour)
 	guards := newBodyGuards(cfg)
+	// The anonymous deploys' rules: the flags, overridden at run time by
+	// the sitedrop settings record, whose limits the counters take on
+	// each change.
+	settings := sites.NewSettings(app, cfg.anonPolicy())
+	settings.OnAnonChange(func(p sites.AnonPolicy) {
+		gate.Anon.SetLimit(p.DeploysPerHour, time.Hour)
+		guards.AnonStorage.SetLimit(int(min(p.StoragePerIP, 1<<62)), p.TTL)
+	})
 	sessions := newSessions(app, cfg)
 
 	// The background senders and jobs.
@@ -208,6 +217,7 @@ func build(app core.App, cfg *Config) (*built, error) {
 	}
 	bindRecordHooks(app, svc, pub, upkeep, versionRef, send.wake)
 	bindAccountRecordHooks(app, sessions)
+	bindSettingsHooks(app, settings)
 	bindLifecycle(app, life, send, statsFlush, jobs)
 	bindJobs(app, jobs, upkeep, domainSvc, statsFlush)
 	bindDomainTable(app, domainTable, tlsCerts, pub)
@@ -262,7 +272,7 @@ func build(app core.App, cfg *Config) (*built, error) {
 
 		// The routes.
 		auth := &apiAuth{sessions: sessions, deploys: svc}
-		deploys := &deployAPI{anonTTL: cfg.AnonTTL, links: links, deploys: svc, intake: &intake.Deploys{Guards: guards, Gate: gate, MaxBody: cfg.MaxBody, MaxFiles: cfg.MaxFiles}, proxies: proxies, gc: upkeep}
+		deploys := &deployAPI{settings: settings, links: links, deploys: svc, intake: &intake.Deploys{Guards: guards, Gate: gate, MaxBody: cfg.MaxBody, MaxFiles: cfg.MaxFiles}, proxies: proxies, gc: upkeep}
 		bindDeployAPI(se.Router, deploys, auth)
 		bindVersionsAPI(se.Router, deploys, auth)
 		bindSiteControlsAPI(se.Router, deploys, auth)
@@ -330,7 +340,7 @@ func build(app core.App, cfg *Config) (*built, error) {
 	return &built{
 		app: app, cfg: cfg, svc: svc, server: siteServer, s3: s3, publisher: pub.pub,
 		analytics: stats, statsFlush: statsFlush, upkeep: upkeep, notifier: notifier,
-		deliverer: deliverer, jobs: jobs, gate: gate, hosts: hosts, proxies: proxies,
+		deliverer: deliverer, jobs: jobs, gate: gate, settings: settings, hosts: hosts, proxies: proxies,
 		sessions: sessions, domainSvc: domainSvc, tlsCerts: tlsCerts, metrics: m, siteHosts: front, Guards: guards,
 	}, nil
 }

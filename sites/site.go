@@ -26,6 +26,9 @@ type Site struct {
 	// Paused is set while the owner has paused the site: every host of
 	// it (previews too) answers the paused page, 503.
 	Paused bool `json:"paused,omitempty"`
+	// AwaitingClaim is set while an anonymous site is held unserved
+	// until claimed: every host of it answers the "awaiting claim" page.
+	AwaitingClaim bool `json:"awaiting_claim,omitempty"`
 	// MovedTo is set for the old slug of a renamed site (Slug is the old
 	// one, Files empty): the slug the site has now, whose host the old
 	// one redirects to (301, same path; a preview's to the same preview

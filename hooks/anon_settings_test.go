@@ -1,0 +1,277 @@
+package hooks
+
+import (
+	"encoding/json"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/pocketbase/pocketbase/tests"
+
+	"sitedrop/sites"
+)
+
+// settingsEditor edits the sitedrop settings record as an administrator
+// does in the dashboard: PATCH through PocketBase's records API with a
+// superuser's token, so the record hooks and the reload run as they do
+// for /_/.
+func settingsEditor(t *testing.T, app *tests.TestApp, mux http.Handler) (edit func(body string) (int, string), token string) {
+	t.Helper()
+	recs, err := app.FindAllRecords(sites.SettingsCollection)
+	if err != nil || len(recs) != 1 {
+		t.Fatalf("want the one settings record the migration made: %d, %v", len(recs), err)
+	}
+	id := recs[0].Id
+	token = superuserToken(t, app)
+	return func(body string) (int, string) {
+		t.Helper()
+		res, out := do(t, mux, http.MethodPatch, "/api/collections/"+sites.SettingsCollection+"/records/"+id, body,
+			map[string]string{"Authorization": token, "Content-Type": "application/json"})
+		return res.StatusCode, out
+	}, token
+}
+
+// anonDeploy deploys html anonymously (slug "" for a generated one).
+func anonDeploy(t *testing.T, mux http.Handler, slug, html string) (int, map[string]any) {
+	t.Helper()
+	req := map[string]any{"html": html}
+	if slug != "" {
+		req["slug"] = slug
+	}
+	body, _ := json.Marshal(req)
+	res, out := do(t, mux, http.MethodPost, "/deploy", string(body), map[string]string{"Content-Type": "application/json"})
+	var ans map[string]any
+	if err := json.Unmarshal([]byte(out), &ans); err != nil {
+		t.Fatalf("answer %d is not JSON: %s", res.StatusCode, out)
+	}
+	return res.StatusCode, ans
+}
+
+// TestAnonDeploysSwitchLive: an administrator turns anonymous deploys off
+// in the settings record and the very next anonymous deploy is refused,
+// 403 with a clear error, creating nothing, while keyed deploys go on;
+// emptied again, the field gives the flag's value back (on). No restart.
+func TestAnonDeploysSwitchLive(t *testing.T) {
+	app, _ := newFixtureApp(t)
+	defer app.Cleanup()
+	mux := newMux(t, app)
+	edit, _ := settingsEditor(t, app, mux)
+	if code, ans := anonDeploy(t, mux, "before-off", "<h1>a</h1>"); code != 200 {
+		t.Fatalf("anonymous deploy with the defaults: %d %v", code, ans)
+	}
+	if code, out := edit(`{"anon_deploys":"off"}`); code != 200 {
+		t.Fatalf("turn anonymous deploys off: %d %s", code, out)
+	}
+	before, err := app.CountRecords(sites.DeploymentsCollection)
+	if err != nil {
+		t.Fatal(err)
+	}
+	code, ans := anonDeploy(t, mux, "while-off", "<h1>b</h1>")
+	if code != http.StatusForbidden || ans["error"] != msgAnonDeploysOff {
+		t.Fatalf("anonymous deploy while off: %d %v, want 403 %q", code, ans, msgAnonDeploysOff)
+	}
+	if after, _ := app.CountRecords(sites.DeploymentsCollection); after != before {
+		t.Fatalf("a refused anonymous deploy changed the deployments: %d then %d", before, after)
+	}
+	if res, out := do(t, mux, http.MethodPost, "/deploy", `{"html":"<h1>k</h1>","slug":"keyed-while-off"}`,
+		withHeaders(bearer(keyAlice), map[string]string{"Content-Type": "application/json"})); res.StatusCode != 200 {
+		t.Fatalf("keyed deploy while anonymous ones are off: %d %s", res.StatusCode, out)
+	}
+	if code, out := edit(`{"anon_deploys":""}`); code != 200 {
+		t.Fatalf("back to the flag: %d %s", code, out)
+	}
+	if code, ans := anonDeploy(t, mux, "after-on", "<h1>c</h1>"); code != 200 {
+		t.Fatalf("anonymous deploy back on: %d %v", code, ans)
+	}
+}
+
+// TestAnonDeploysFlagOff: --anon-deploys=false is the default the record
+// overrides: off at start, on once the record says so.
+func TestAnonDeploysFlagOff(t *testing.T) {
+	app, _ := newFixtureApp(t, func(c *Config) { c.AnonDeploysOff = true })
+	defer app.Cleanup()
+	mux := newMux(t, app)
+	if code, ans := anonDeploy(t, mux, "", "<h1>a</h1>"); code != http.StatusForbidden || ans["error"] != msgAnonDeploysOff {
+		t.Fatalf("anonymous deploy with --anon-deploys=false: %d %v", code, ans)
+	}
+	edit, _ := settingsEditor(t, app, mux)
+	if code, out := edit(`{"anon_deploys":"on"}`); code != 200 {
+		t.Fatalf("turn anonymous deploys on: %d %s", code, out)
+	}
+	if code, ans := anonDeploy(t, mux, "", "<h1>a</h1>"); code != 200 {
+		t.Fatalf("anonymous deploy turned on over the flag: %d %v", code, ans)
+	}
+}
+
+// TestAnonLimitsChangeLive: the anonymous deploys' limits changed in the
+// settings record apply to the next deploy: the deploys per hour (the
+// count so far kept), the storage per IP, and the TTL of new sites.
+func TestAnonLimitsChangeLive(t *testing.T) {
+	app, _ := newFixtureApp(t) // --anon-deploys-per-hour 3
+	defer app.Cleanup()
+	mux := newMux(t, app)
+	edit, _ := settingsEditor(t, app, mux)
+	if code, ans := anonDeploy(t, mux, "", "<h1>1</h1>"); code != 200 {
+		t.Fatalf("first anonymous deploy: %d %v", code, ans)
+	}
+	if code, out := edit(`{"anon_deploys_per_hour":1}`); code != 200 {
+		t.Fatalf("lower the rate: %d %s", code, out)
+	}
+	if code, ans := anonDeploy(t, mux, "", "<h1>2</h1>"); code != http.StatusTooManyRequests {
+		t.Fatalf("second anonymous deploy with 1 an hour: %d %v, want 429", code, ans)
+	}
+	if code, out := edit(`{"anon_deploys_per_hour":-1}`); code != 200 {
+		t.Fatalf("lift the rate: %d %s", code, out)
+	}
+	for i := range 4 { // past the flag's 3
+		if code, ans := anonDeploy(t, mux, "", "<h1>more</h1>"); code != 200 {
+			t.Fatalf("anonymous deploy %d with no limit: %d %v", i, code, ans)
+		}
+	}
+
+	if code, out := edit(`{"anon_storage_per_ip":"1KiB"}`); code != 200 {
+		t.Fatalf("lower the storage: %d %s", code, out)
+	}
+	code, ans := anonDeploy(t, mux, "too-big", "<p>"+strings.Repeat("x", 2000)+"</p>")
+	if code != http.StatusRequestEntityTooLarge || !strings.Contains(ans["error"].(string), "1 KiB") {
+		t.Fatalf("a 2 KB anonymous deploy with 1KiB per IP: %d %v, want 413 naming 1 KiB", code, ans)
+	}
+	if code, out := edit(`{"anon_storage_per_ip":"","anon_ttl":"2h"}`); code != 200 {
+		t.Fatalf("set the TTL: %d %s", code, out)
+	}
+	if code, ans := anonDeploy(t, mux, "two-hours", "<p>"+strings.Repeat("x", 2000)+"</p>"); code != 200 {
+		t.Fatalf("the storage back to the flag's: %d %v", code, ans)
+	}
+	rec, err := app.FindFirstRecordByData(sites.DeploymentsCollection, sites.FieldSlug, "two-hours")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if left := time.Until(sites.DeploymentOf(rec).ExpiresAt()); left < 2*time.Hour-time.Minute || left > 2*time.Hour {
+		t.Fatalf("a site deployed with anon_ttl 2h expires in %s", left)
+	}
+}
+
+// TestSettingsRecordRules: the dashboard meets the settings' rules: a
+// value that is not valid is a 400 naming its field and changes nothing
+// (the rules in force stay), and there is one record, to edit.
+func TestSettingsRecordRules(t *testing.T) {
+	app, sd := newFixtureApp(t)
+	defer app.Cleanup()
+	mux := newMux(t, app)
+	edit, token := settingsEditor(t, app, mux)
+	if code, out := edit(`{"anon_ttl":"3h"}`); code != 200 {
+		t.Fatalf("set the TTL: %d %s", code, out)
+	}
+	for _, bad := range []struct{ body, field string }{
+		{`{"anon_ttl":"soon"}`, "anon_ttl"},
+		{`{"anon_ttl":"1s"}`, "anon_ttl"},
+		{`{"anon_storage_per_ip":"lots"}`, "anon_storage_per_ip"},
+		{`{"anon_storage_per_ip":"0"}`, "anon_storage_per_ip"},
+		{`{"anon_deploys_per_hour":-2}`, "anon_deploys_per_hour"},
+		{`{"anon_deploys":"maybe"}`, "anon_deploys"},
+	} {
+		if code, out := edit(bad.body); code != 400 || !strings.Contains(out, `"`+bad.field+`"`) {
+			t.Errorf("%s: %d %s, want 400 naming %s", bad.body, code, out, bad.field)
+		}
+	}
+	if p := sd.settings.Anon(); p.TTL != 3*time.Hour || p.StoragePerIP != sd.cfg.AnonStoragePerIP {
+		t.Fatalf("the rules after refused edits: %+v", p)
+	}
+	res, out := do(t, mux, http.MethodPost, "/api/collections/"+sites.SettingsCollection+"/records", `{"anon_deploys":"off"}`,
+		map[string]string{"Authorization": token, "Content-Type": "application/json"})
+	if res.StatusCode != 400 || !strings.Contains(out, "one sitedrop settings record") {
+		t.Fatalf("a second settings record: %d %s", res.StatusCode, out)
+	}
+	if !sd.settings.Anon().Enabled {
+		t.Fatal("a refused second record turned anonymous deploys off")
+	}
+	// the moderation page's way: the service, through the same hooks
+	if err := sd.settings.SaveOverrides(sites.AnonOverrides{TTL: "nope"}); err == nil {
+		t.Fatal("SaveOverrides took a TTL that is not a duration")
+	}
+	if err := sd.settings.SaveOverrides(sites.AnonOverrides{Deploys: sites.SettingOff, TTL: "30m"}); err != nil {
+		t.Fatal(err)
+	}
+	if p := sd.settings.Anon(); p.Enabled || p.TTL != 30*time.Minute {
+		t.Fatalf("after SaveOverrides: %+v", p)
+	}
+}
+
+// TestAnonHoldUntilClaimed: with anonymous sites kept unserved until
+// claimed, the deploy's answer says so, every host of the new site (its
+// preview too) answers the "awaiting claim" page (403, noindex, not
+// stored), the claim link's page still works, and once an account claims
+// the site it is served. A site deployed before the switch is served on.
+func TestAnonHoldUntilClaimed(t *testing.T) {
+	app, _ := newFixtureApp(t)
+	defer app.Cleanup()
+	mux := newMux(t, app)
+	edit, _ := settingsEditor(t, app, mux)
+	if code, ans := anonDeploy(t, mux, "served-before", "<h1>before</h1>"); code != 200 || ans["awaiting_claim"] != nil {
+		t.Fatalf("anonymous deploy before the switch: %d %v", code, ans)
+	}
+	if code, out := edit(`{"anon_hold_until_claimed":"on"}`); code != 200 {
+		t.Fatalf("hold anonymous sites: %d %s", code, out)
+	}
+	code, ans := anonDeploy(t, mux, "held-site", "<h1>held</h1>")
+	if code != 200 || ans["awaiting_claim"] != true {
+		t.Fatalf("anonymous deploy while held: %d %v, want awaiting_claim true", code, ans)
+	}
+	for _, host := range []string{"held-site.sites.test", "v1--held-site.sites.test"} {
+		res, out := do(t, mux, http.MethodGet, "http://"+host+"/", "", nil)
+		if res.StatusCode != http.StatusForbidden || !strings.Contains(out, "Awaiting claim") || strings.Contains(out, "<h1>held</h1>") ||
+			res.Header.Get("X-Robots-Tag") == "" || !strings.Contains(res.Header.Get("Cache-Control"), "no-store") {
+			t.Fatalf("%s before the claim: %d %v %.120q", host, res.StatusCode, res.Header, out)
+		}
+	}
+	if res, out := do(t, mux, http.MethodGet, "http://served-before.sites.test/", "", nil); res.StatusCode != 200 || !strings.Contains(out, "<h1>before</h1>") {
+		t.Fatalf("a site deployed before the switch: %d %.80q", res.StatusCode, out)
+	}
+	claimURL := ans["claim_url"].(string)
+	if res, out := do(t, mux, http.MethodGet, claimURL, "", nil); res.StatusCode != 200 || !strings.Contains(out, "held-site") {
+		t.Fatalf("the claim link's page: %d %.200q", res.StatusCode, out)
+	}
+	body, _ := json.Marshal(map[string]any{"slug": "held-site", "claim_token": ans["claim_token"]})
+	if res, out := do(t, mux, http.MethodPost, "/deploy/claim", string(body),
+		withHeaders(bearer(keyAlice), map[string]string{"Content-Type": "application/json"})); res.StatusCode != 200 {
+		t.Fatalf("claim: %d %s", res.StatusCode, out)
+	}
+	rec, err := app.FindFirstRecordByData(sites.DeploymentsCollection, sites.FieldSlug, "held-site")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sites.DeploymentOf(rec).AwaitingClaim() {
+		t.Fatal("a claimed site still awaits its claim")
+	}
+	if res, out := do(t, mux, http.MethodGet, "http://held-site.sites.test/", "", nil); res.StatusCode != 200 || !strings.Contains(out, "<h1>held</h1>") {
+		t.Fatalf("the site once claimed: %d %.80q", res.StatusCode, out)
+	}
+}
+
+// TestAwaitingClaimClearedByOwner: an owner set from the dashboard (not
+// the claim link) serves the site too: the record hook that makes an
+// owned site never expire clears the hold.
+func TestAwaitingClaimClearedByOwner(t *testing.T) {
+	app, _ := newFixtureApp(t, func(c *Config) { c.AnonHoldUntilClaimed = true })
+	defer app.Cleanup()
+	mux := newMux(t, app)
+	if code, ans := anonDeploy(t, mux, "held-flag", "<h1>f</h1>"); code != 200 || ans["awaiting_claim"] != true {
+		t.Fatalf("anonymous deploy with --anon-hold-until-claimed: %d %v", code, ans)
+	}
+	rec, err := app.FindFirstRecordByData(sites.DeploymentsCollection, sites.FieldSlug, "held-flag")
+	if err != nil {
+		t.Fatal(err)
+	}
+	alice, err := app.FindAuthRecordByEmail("users", "alice@example.com")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec.Set(sites.FieldOwner, alice.Id)
+	if err := app.Save(rec); err != nil {
+		t.Fatal(err)
+	}
+	if res, out := do(t, mux, http.MethodGet, "http://held-flag.sites.test/", "", nil); res.StatusCode != 200 {
+		t.Fatalf("the site given an owner: %d %.80q", res.StatusCode, out)
+	}
+}
