@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/chromedp"
 	"github.com/pocketbase/pocketbase/tests"
 
 	"sitedrop/sites"
@@ -273,5 +274,29 @@ func TestAwaitingClaimClearedByOwner(t *testing.T) {
 	}
 	if res, out := do(t, mux, http.MethodGet, "http://held-flag.sites.test/", "", nil); res.StatusCode != 200 {
 		t.Fatalf("the site given an owner: %d %.80q", res.StatusCode, out)
+	}
+}
+
+// TestBrowserDropAwaitingClaim: signed out, with anonymous sites kept
+// unserved until claimed, the drop zone's result says so beside the claim
+// link ("Published at", not "Live at"), and the site answers the
+// "awaiting claim" page.
+func TestBrowserDropAwaitingClaim(t *testing.T) {
+	b := newBrowserEnv(t, func(c *Config) { c.AnonHoldUntilClaimed = true })
+	dir := writeTree(t, map[string]string{"index.html": "<!doctype html><title>Held</title><h1>held</h1>"})
+	b.Step("choose a folder on the home page", chromedp.Navigate(b.WebURL+"/"), chromedp.WaitVisible(testid("drop-target")),
+		chromedp.SetUploadFiles(testid("drop-folder"), []string{dir}))
+	site := b.dropWait()
+	if b.Count(`[data-testid=drop-held]:not([hidden])`) != 1 || !strings.Contains(b.Text(testid("drop-held")), "awaiting claim") {
+		t.Fatalf("the result does not say the site awaits its claim: %q", b.Text(testid("drop-result")))
+	}
+	if txt := b.Text(testid("drop-result")); !strings.Contains(txt, "Published at") || strings.Contains(txt, "Live at") {
+		t.Errorf("the result reads %q", txt)
+	}
+	if b.Count(`[data-testid=drop-claim-link]`) != 1 || b.Text(testid("drop-claim-link")) == "" {
+		t.Error("no claim link beside the notice")
+	}
+	if code, body := b.liveFile(site, "/"); code != http.StatusForbidden || !strings.Contains(body, "Awaiting claim") {
+		t.Fatalf("the site before its claim: %d %.80q", code, body)
 	}
 }
