@@ -300,3 +300,47 @@ func TestBrowserDropAwaitingClaim(t *testing.T) {
 		t.Fatalf("the site before its claim: %d %.80q", code, body)
 	}
 }
+
+// TestHomePageFollowsAnonSettings: the landing page reads the rules in
+// force at each request: the anonymous TTL it announces, the storage its
+// drop zone checks before uploading, and, with anonymous deploys off, an
+// invitation to sign in instead of a drop zone that would be refused
+// (a signed-in visitor keeps the zone).
+func TestHomePageFollowsAnonSettings(t *testing.T) {
+	app, _ := newFixtureApp(t)
+	defer app.Cleanup()
+	mux := newMux(t, app)
+	edit, _ := settingsEditor(t, app, mux)
+	home := func(headers map[string]string) string {
+		t.Helper()
+		res, out := do(t, mux, http.MethodGet, "/", "", headers)
+		if res.StatusCode != 200 {
+			t.Fatalf("GET /: %d", res.StatusCode)
+		}
+		return out
+	}
+	if out := home(nil); !strings.Contains(out, "live for 24 hours") || !strings.Contains(out, `data-testid="drop-deploy"`) {
+		t.Fatalf("the home page with the flags: %.300q", out)
+	}
+	if code, out := edit(`{"anon_ttl":"2h","anon_storage_per_ip":"5MiB"}`); code != 200 {
+		t.Fatalf("edit: %d %s", code, out)
+	}
+	if out := home(nil); !strings.Contains(out, "live for 2 hours") || !strings.Contains(out, `data-max-site="5242880"`) {
+		t.Fatalf("the home page after the edit does not announce 2 hours and 5 MiB")
+	}
+	if code, out := edit(`{"anon_deploys":"off"}`); code != 200 {
+		t.Fatalf("edit: %d %s", code, out)
+	}
+	out := home(nil)
+	if !strings.Contains(out, `data-testid="anon-off"`) || strings.Contains(out, `data-testid="drop-deploy"`) {
+		t.Fatalf("the home page with anonymous deploys off: %.300q", out)
+	}
+	alice, err := app.FindAuthRecordByEmail("users", "alice@example.com")
+	if err != nil {
+		t.Fatal(err)
+	}
+	mustSession(t, app, alice, "home-session")
+	if out := home(cookie("home-session")); !strings.Contains(out, `data-testid="drop-deploy"`) || strings.Contains(out, `data-testid="anon-off"`) {
+		t.Fatal("a signed-in visitor lost the drop zone with anonymous deploys off")
+	}
+}

@@ -290,7 +290,7 @@ func build(app core.App, cfg *Config) (*built, error) {
 		pages.Bind(se.Router, pages.Services{
 			Sessions: sessions, Guards: guards, Deploys: svc, Domains: domainSvc,
 			DomainStart: domainDesk.start, SiteHost: hosts.SiteHost, Links: links,
-			Limits: pages.Limits{MaxFiles: cfg.MaxFiles, MaxBody: cfg.MaxBody, AnonStoragePerIP: cfg.AnonStoragePerIP,
+			Limits: pages.Limits{MaxFiles: cfg.MaxFiles, MaxBody: cfg.MaxBody, Anon: settings.Anon,
 				FreeSlots: cfg.FreeSlots, ProSlots: cfg.ProSlots},
 			Gate: gate, WebhookSends: webhookSends, WebhookGuard: cfg.webhookGuard, DeploymentRef: ref, Wake: send.wake,
 			Analytics: pageAnalytics(stats == nil), SubmissionsCSV: submissionsCSV, LLMs: llmsTxt(cfg, links),
