@@ -344,3 +344,36 @@ func TestHomePageFollowsAnonSettings(t *testing.T) {
 		t.Fatal("a signed-in visitor lost the drop zone with anonymous deploys off")
 	}
 }
+
+// TestLLMSTxtFollowsAnonSettings: /llms.txt tells an agent the anonymous
+// rules in force: the TTL and rate an administrator set, the hold until
+// claimed, and that every deploy needs a key while anonymous ones are off.
+func TestLLMSTxtFollowsAnonSettings(t *testing.T) {
+	app, _ := newFixtureApp(t)
+	defer app.Cleanup()
+	mux := newMux(t, app)
+	edit, _ := settingsEditor(t, app, mux)
+	llms := func() string {
+		t.Helper()
+		res, out := do(t, mux, http.MethodGet, "/llms.txt", "", nil)
+		if res.StatusCode != 200 || strings.Contains(out, "<no value>") {
+			t.Fatalf("GET /llms.txt: %d %q", res.StatusCode, out)
+		}
+		return out
+	}
+	if out := llms(); !strings.Contains(out, "expires after 24 hours. Anonymous deploys: 3 an hour") || strings.Contains(out, "awaiting claim") {
+		t.Fatalf("with the flags: %q", out)
+	}
+	if code, out := edit(`{"anon_ttl":"2h","anon_deploys_per_hour":7,"anon_hold_until_claimed":"on"}`); code != 200 {
+		t.Fatalf("edit: %d %s", code, out)
+	}
+	if out := llms(); !strings.Contains(out, "expires after 2 hours. Anonymous deploys: 7 an hour") || !strings.Contains(out, `"awaiting claim" page`) {
+		t.Fatalf("after the edit: %q", out)
+	}
+	if code, out := edit(`{"anon_deploys":"off"}`); code != 200 {
+		t.Fatalf("edit: %d %s", code, out)
+	}
+	if out := llms(); !strings.Contains(out, "Anonymous deploys are turned off on this server") || strings.Contains(out, "claim_url") {
+		t.Fatalf("with anonymous deploys off: %q", out)
+	}
+}

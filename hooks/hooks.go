@@ -293,7 +293,7 @@ func build(app core.App, cfg *Config) (*built, error) {
 			Limits: pages.Limits{MaxFiles: cfg.MaxFiles, MaxBody: cfg.MaxBody, Anon: settings.Anon,
 				FreeSlots: cfg.FreeSlots, ProSlots: cfg.ProSlots},
 			Gate: gate, WebhookSends: webhookSends, WebhookGuard: cfg.webhookGuard, DeploymentRef: ref, Wake: send.wake,
-			Analytics: pageAnalytics(stats == nil), SubmissionsCSV: submissionsCSV, LLMs: llmsTxt(cfg, links),
+			Analytics: pageAnalytics(stats == nil), SubmissionsCSV: submissionsCSV, LLMs: llmsTxt(cfg, settings, links),
 			SignIn:  signIn.forPages(),
 			Answers: pages.Answers{Any: toAPIError, Domain: domainRefusal},
 		})
