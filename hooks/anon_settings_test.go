@@ -3,6 +3,7 @@ package hooks
 import (
 	"encoding/json"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -10,6 +11,7 @@ import (
 	"github.com/chromedp/chromedp"
 	"github.com/pocketbase/pocketbase/tests"
 
+	"sitedrop/hooks/internal/clitest"
 	"sitedrop/sites"
 )
 
@@ -376,4 +378,39 @@ func TestLLMSTxtFollowsAnonSettings(t *testing.T) {
 	if out := llms(); !strings.Contains(out, "Anonymous deploys are turned off on this server") || strings.Contains(out, "claim_url") {
 		t.Fatalf("with anonymous deploys off: %q", out)
 	}
+}
+
+// TestCLIDeployAwaitingClaim: the command line tells an anonymous
+// deployer that the site is not shown until claimed.
+func TestCLIDeployAwaitingClaim(t *testing.T) {
+	clitest.CleanEnv(t)
+	app, _ := newFixtureApp(t, func(c *Config) { c.AnonHoldUntilClaimed = true })
+	defer app.Cleanup()
+	srv := httptest.NewServer(newMux(t, app))
+	defer srv.Close()
+	dir := writeTree(t, map[string]string{"index.html": "<p>held</p>"})
+	_, errOut, err := clitest.Run(t, cliCommand(t, "deploy"), "--server", srv.URL, dir)
+	if err != nil || !strings.Contains(errOut, "unless claimed") || !strings.Contains(errOut, `"awaiting claim" page`) {
+		t.Fatalf("anonymous deploy held until claimed: %v %q", err, errOut)
+	}
+}
+
+// TestMCPDeployFollowsAnonSettings: the MCP deploy tool, which calls the
+// API in process, meets the rules in force: an agent is told a site is
+// not shown until claimed, and is refused with the API's words once
+// anonymous deploys are off.
+func TestMCPDeployFollowsAnonSettings(t *testing.T) {
+	env := newMCPEnv(t)
+	cs := env.connect(t, "", "")
+	if err := env.sd.settings.SaveOverrides(sites.AnonOverrides{HoldUntilClaimed: sites.SettingOn}); err != nil {
+		t.Fatal(err)
+	}
+	text, sc := mustTool(t, cs, "deploy", map[string]any{"html": "<p>agent</p>"})
+	if !strings.Contains(text, `"awaiting claim" page`) || sc["awaiting_claim"] != true {
+		t.Fatalf("an anonymous deploy held until claimed: %q %v", text, sc)
+	}
+	if err := env.sd.settings.SaveOverrides(sites.AnonOverrides{Deploys: sites.SettingOff}); err != nil {
+		t.Fatal(err)
+	}
+	mustToolError(t, cs, "deploy", map[string]any{"html": "<p>agent</p>"}, msgAnonDeploysOff)
 }
