@@ -13,6 +13,7 @@ import (
 
 	"sitedrop/hooks/internal/clitest"
 	"sitedrop/sites"
+	"sitedrop/sites/store/s3store/s3test"
 )
 
 // settingsEditor edits the sitedrop settings record as an administrator
@@ -413,4 +414,34 @@ func TestMCPDeployFollowsAnonSettings(t *testing.T) {
 		t.Fatal(err)
 	}
 	mustToolError(t, cs, "deploy", map[string]any{"html": "<p>agent</p>"}, msgAnonDeploysOff)
+}
+
+// TestReplicaAwaitingClaim: the published document carries the hold, so
+// a replica, with no database, answers the "awaiting claim" page for an
+// anonymous site held until claimed, and serves it once it is claimed.
+func TestReplicaAwaitingClaim(t *testing.T) {
+	srv := s3test.Start(t)
+	url := srv.URL(srv.NewBucket(t), "sd")
+	app, sd := newBareApp(t, func(c *Config) { c.Store = url })
+	defer app.Cleanup()
+	alice := mustUser(t, app, "alice@example.com", sites.PlanFree, fixtureKey("alice"))
+	rep := startReplica(t, sd)
+	c, err := sd.svc.Create(t.Context(), sites.CreateParams{Slug: "rep-held", Upload: htmlUpload("<h1>held</h1>"),
+		AnonTTL: time.Hour, HoldUntilClaimed: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	flush(t, sd)
+	rep.poll(t)
+	if code, body := rep.get(t, "rep-held.sites.test", "/"); code != http.StatusForbidden || !strings.Contains(body, "Awaiting claim") {
+		t.Fatalf("replica before the claim: %d %.80q", code, body)
+	}
+	if _, err := sd.svc.Claim(alice, "rep-held", c.ClaimToken); err != nil {
+		t.Fatal(err)
+	}
+	flush(t, sd)
+	rep.poll(t)
+	if code, body := rep.get(t, "rep-held.sites.test", "/"); code != 200 || !strings.Contains(body, "<h1>held</h1>") {
+		t.Fatalf("replica once claimed: %d %.80q", code, body)
+	}
 }
