@@ -13,6 +13,7 @@ import (
 
 	"sitedrop/hooks/internal/clitest"
 	"sitedrop/sites"
+	"sitedrop/sites/forms"
 	"sitedrop/sites/store/s3store/s3test"
 )
 
@@ -232,6 +233,16 @@ func TestAnonHoldUntilClaimed(t *testing.T) {
 	if res, out := do(t, mux, http.MethodGet, "http://served-before.sites.test/", "", nil); res.StatusCode != 200 || !strings.Contains(out, "<h1>before</h1>") {
 		t.Fatalf("a site deployed before the switch: %d %.80q", res.StatusCode, out)
 	}
+	submit := func() (*http.Response, string) {
+		t.Helper()
+		return do(t, mux, http.MethodPost, "/submit/"+ans["id"].(string), `{"email":"a@example.com"}`, map[string]string{"Content-Type": "application/json"})
+	}
+	if res, out := submit(); res.StatusCode != http.StatusForbidden || !strings.Contains(out, msgSiteAwaitingClaim) {
+		t.Fatalf("a form posted to the held site: %d %s", res.StatusCode, out)
+	}
+	if n, _ := app.CountRecords(forms.SubmissionsCollection); n != 0 {
+		t.Fatalf("%d submissions stored for a held site", n)
+	}
 	claimURL := ans["claim_url"].(string)
 	if res, out := do(t, mux, http.MethodGet, claimURL, "", nil); res.StatusCode != 200 || !strings.Contains(out, "held-site") {
 		t.Fatalf("the claim link's page: %d %.200q", res.StatusCode, out)
@@ -250,6 +261,9 @@ func TestAnonHoldUntilClaimed(t *testing.T) {
 	}
 	if res, out := do(t, mux, http.MethodGet, "http://held-site.sites.test/", "", nil); res.StatusCode != 200 || !strings.Contains(out, "<h1>held</h1>") {
 		t.Fatalf("the site once claimed: %d %.80q", res.StatusCode, out)
+	}
+	if res, out := submit(); res.StatusCode >= 300 {
+		t.Fatalf("a form posted to the claimed site: %d %s", res.StatusCode, out)
 	}
 }
 

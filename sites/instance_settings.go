@@ -53,6 +53,10 @@ const (
 // turned them off.
 var ErrAnonDeploysOff = errors.New("anonymous deploys are turned off on this server")
 
+// ErrAwaitingClaim: the site is held unserved until an account claims it
+// (AnonPolicy.HoldUntilClaimed), so its forms take no submissions.
+var ErrAwaitingClaim = errors.New("site is awaiting its claim")
+
 // AnonPolicy is the rules of anonymous deploys in force: the flags, with
 // the settings record's overrides applied.
 type AnonPolicy struct {
