@@ -10,6 +10,7 @@ import (
 
 	"github.com/chromedp/chromedp"
 	"github.com/pocketbase/pocketbase/tests"
+	"github.com/spf13/pflag"
 
 	"sitedrop/hooks/internal/clitest"
 	"sitedrop/sites"
@@ -457,5 +458,43 @@ func TestReplicaAwaitingClaim(t *testing.T) {
 	rep.poll(t)
 	if code, body := rep.get(t, "rep-held.sites.test", "/"); code != 200 || !strings.Contains(body, "<h1>held</h1>") {
 		t.Fatalf("replica once claimed: %d %.80q", code, body)
+	}
+}
+
+// TestAnonFlags: --anon-deploys is on by default, bare or =true keeps it
+// on, =false turns anonymous deploys off; --anon-hold-until-claimed is off
+// by default. Both are the defaults the settings record overrides.
+func TestAnonFlags(t *testing.T) {
+	for _, c := range []struct {
+		args      []string
+		off, hold bool
+	}{
+		{nil, false, false},
+		{[]string{"--anon-deploys"}, false, false},
+		{[]string{"--anon-deploys=false"}, true, false},
+		{[]string{"--anon-deploys=false", "--anon-deploys=true"}, false, false},
+		{[]string{"--anon-hold-until-claimed"}, false, true},
+	} {
+		cfg := DefaultConfig()
+		fs := pflag.NewFlagSet("t", pflag.ContinueOnError)
+		BindFlags(fs, &cfg)
+		if err := fs.Parse(c.args); err != nil {
+			t.Fatalf("%v: %v", c.args, err)
+		}
+		if cfg.AnonDeploysOff != c.off || cfg.AnonHoldUntilClaimed != c.hold {
+			t.Errorf("%v: off %v hold %v, want %v %v", c.args, cfg.AnonDeploysOff, cfg.AnonHoldUntilClaimed, c.off, c.hold)
+		}
+		if p := cfg.anonPolicy(); p.Enabled == c.off || p.HoldUntilClaimed != c.hold {
+			t.Errorf("%v: policy %+v", c.args, p)
+		}
+	}
+	fs := pflag.NewFlagSet("t", pflag.ContinueOnError)
+	cfg := DefaultConfig()
+	BindFlags(fs, &cfg)
+	if f := fs.Lookup("anon-deploys"); f.DefValue != "true" {
+		t.Errorf("--anon-deploys shows the default %q in the help", f.DefValue)
+	}
+	if err := fs.Parse([]string{"--anon-deploys=maybe"}); err == nil {
+		t.Error("--anon-deploys=maybe parsed")
 	}
 }
