@@ -245,7 +245,8 @@ func TestAnonHoldUntilClaimed(t *testing.T) {
 		t.Fatalf("%d submissions stored for a held site", n)
 	}
 	claimURL := ans["claim_url"].(string)
-	if res, out := do(t, mux, http.MethodGet, claimURL, "", nil); res.StatusCode != 200 || !strings.Contains(out, "held-site") {
+	if res, out := do(t, mux, http.MethodGet, claimURL, "", nil); res.StatusCode != 200 || !strings.Contains(out, "held-site") ||
+		!strings.Contains(out, `data-testid="claim-awaiting"`) {
 		t.Fatalf("the claim link's page: %d %.200q", res.StatusCode, out)
 	}
 	body, _ := json.Marshal(map[string]any{"slug": "held-site", "claim_token": ans["claim_token"]})

@@ -38,6 +38,8 @@ func pages() []page {
 		ExpiresAt: expiresAt,
 		TimeLeft:  "23 hours",
 	}
+	awaiting := claim
+	awaiting.AwaitingClaim = true
 	claimErr := claim
 	claimErr.Title = ""
 	// a refused claim is a flash on the claim link's page (POST → 303 → GET)
@@ -106,6 +108,13 @@ func pages() []page {
 			name:    "claim_signed_out",
 			c:       Claim(signedOut, claim),
 			testIDs: []string{"nav-signin", "site-link", "claim-signin"},
+			absent:  []string{"claim-button", "flash-error", "claim-awaiting"},
+		},
+		{
+			// a site this server shows only once claimed says so
+			name:    "claim_awaiting",
+			c:       Claim(signedOut, awaiting),
+			testIDs: []string{"nav-signin", "site-link", "claim-signin", "claim-awaiting"},
 			absent:  []string{"claim-button", "flash-error"},
 		},
 		{
