@@ -202,6 +202,23 @@ func TestSettingsRecordRules(t *testing.T) {
 	if p := sd.settings.Anon(); p.Enabled || p.TTL != 30*time.Minute {
 		t.Fatalf("after SaveOverrides: %+v", p)
 	}
+	// deleted, the record gives the flags back; SaveOverrides makes a new one
+	recs, err := app.FindAllRecords(sites.SettingsCollection)
+	if err != nil || len(recs) != 1 {
+		t.Fatalf("%d settings records, %v", len(recs), err)
+	}
+	if err := app.Delete(recs[0]); err != nil {
+		t.Fatal(err)
+	}
+	if p := sd.settings.Anon(); p != sd.cfg.anonPolicy() {
+		t.Fatalf("without a record: %+v, want the flags' %+v", p, sd.cfg.anonPolicy())
+	}
+	if err := sd.settings.SaveOverrides(sites.AnonOverrides{DeploysPerHour: 5}); err != nil {
+		t.Fatal(err)
+	}
+	if p := sd.settings.Anon(); p.DeploysPerHour != 5 || !p.Enabled {
+		t.Fatalf("after SaveOverrides with no record: %+v", p)
+	}
 }
 
 // TestAnonHoldUntilClaimed: with anonymous sites kept unserved until
