@@ -200,7 +200,7 @@ func (c *Config) withDefaults() {
 }
 
 // anonPolicy is the anonymous deploys' policy of the flags, which the
-// sitedrop settings record overrides at run time (sites.Settings).
+// sitedrop settings record overrides at run time (sites.InstanceSettings).
 func (c *Config) anonPolicy() sites.AnonPolicy {
 	return sites.AnonPolicy{
 		Enabled:          !c.AnonDeploysOff,

@@ -32,7 +32,7 @@ const (
 type deployAPI struct {
 	// settings hold the anonymous deploys' rules in force: on or off,
 	// their TTL, and whether their sites wait for a claim to be served.
-	settings *sites.Settings
+	settings *sites.InstanceSettings
 	// links are the URLs of the answers.
 	links sites.Links
 	// deploys creates, replaces, finds and deletes deployments.

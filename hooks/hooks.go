@@ -94,7 +94,7 @@ type built struct {
 	deliverer  *forms.Deliverer
 	jobs       *lifecycle.Gate
 	gate       *intake.Gate
-	settings   *sites.Settings
+	settings   *sites.InstanceSettings
 	hosts      sites.HostSplit
 	proxies    server.TrustedProxies
 	sessions   *pages.Sessions
@@ -196,7 +196,7 @@ func build(app core.App, cfg *Config) (*built, error) {
 	// The anonymous deploys' rules: the flags, overridden at run time by
 	// the sitedrop settings record, whose limits the counters take on
 	// each change.
-	settings := sites.NewSettings(app, cfg.anonPolicy())
+	settings := sites.NewInstanceSettings(app, cfg.anonPolicy())
 	settings.OnAnonChange(func(p sites.AnonPolicy) {
 		gate.Anon.SetLimit(p.DeploysPerHour, time.Hour)
 		guards.AnonStorage.SetLimit(int(min(p.StoragePerIP, 1<<62)), p.TTL)

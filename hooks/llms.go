@@ -24,7 +24,7 @@ var llmsText = template.Must(template.New("llms.txt").Parse(llmsTemplate))
 // llmsTxt is GET /llms.txt on the web host, from cfg and the anonymous
 // rules in force (settings) when asked, and the addresses built at serve
 // time.
-func llmsTxt(cfg *Config, settings *sites.Settings, links sites.Links) func(e *core.RequestEvent) error {
+func llmsTxt(cfg *Config, settings *sites.InstanceSettings, links sites.Links) func(e *core.RequestEvent) error {
 	return func(e *core.RequestEvent) error { return writeLLMsTxt(e, cfg, settings.Anon(), links) }
 }
 

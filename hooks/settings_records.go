@@ -10,10 +10,10 @@ import (
 )
 
 // bindSettingsHooks keeps the sitedrop settings record valid, and one,
-// from every writer (the dashboard, sites.Settings.SaveOverrides), and
+// from every writer (the dashboard, sites.InstanceSettings.SaveOverrides), and
 // reloads settings' copy of it once a save or delete is committed, so
 // the next request meets the new rules without a restart.
-func bindSettingsHooks(app core.App, settings *sites.Settings) {
+func bindSettingsHooks(app core.App, settings *sites.InstanceSettings) {
 	app.OnRecordValidate(sites.SettingsCollection).BindFunc(func(e *core.RecordEvent) error {
 		err := sites.CheckSettingsRecord(e.App, e.Record)
 		var fe *sites.FieldError

@@ -10,7 +10,7 @@ import (
 
 // The sitedrop settings (issue 31): one record, edited by an
 // administrator in the dashboard, whose fields override the flags of
-// anonymous deploys while the server runs (sites.Settings). Every field
+// anonymous deploys while the server runs (sites.InstanceSettings). Every field
 // empty (0 for the number) is the flags' value; the record is created
 // so, for the administrator to edit. Superuser-only; the record hooks
 // check the values and refuse a second record.

@@ -13,7 +13,7 @@ import (
 
 // The sitedrop settings record: one row of the sitedrop_settings
 // collection, edited by an administrator in PocketBase's dashboard (or
-// through Settings.SaveOverrides), whose fields override the server's
+// through InstanceSettings.SaveOverrides), whose fields override the server's
 // flags for anonymous deploys while it runs, without a restart. An empty
 // field (0 for the number) is the flag's value.
 const (
@@ -155,11 +155,11 @@ func onOff(field, v string, def bool) (bool, error) {
 	return def, &FieldError{Field: field, Msg: field + ` must be "on", "off" or empty (the flag)`}
 }
 
-// Settings is the settings record's service: the anonymous deploys'
+// InstanceSettings is the settings record's service: the anonymous deploys'
 // policy read at each request from a copy kept in memory, which the
 // record hooks reload when the record is saved or deleted (Reload), so
 // that a change applies to the next request, without a restart.
-type Settings struct {
+type InstanceSettings struct {
 	app      core.App
 	defaults AnonPolicy
 	// mu serializes the reloads, so that the last one read is the last
@@ -169,21 +169,21 @@ type Settings struct {
 	changed []func(AnonPolicy)
 }
 
-// NewSettings is the settings of app, defaults being the flags' policy.
-func NewSettings(app core.App, defaults AnonPolicy) *Settings {
-	return &Settings{app: app, defaults: defaults}
+// NewInstanceSettings is the settings of app, defaults being the flags' policy.
+func NewInstanceSettings(app core.App, defaults AnonPolicy) *InstanceSettings {
+	return &InstanceSettings{app: app, defaults: defaults}
 }
 
 // OnAnonChange has f called with every policy loaded from now on (the
 // limiters that count with it): call it before the settings are in use.
-func (s *Settings) OnAnonChange(f func(AnonPolicy)) {
+func (s *InstanceSettings) OnAnonChange(f func(AnonPolicy)) {
 	s.changed = append(s.changed, f)
 }
 
 // Anon is the anonymous deploys' policy in force. It is loaded on first
 // use; if the record cannot be read, the flags' policy applies (and the
 // next call tries again).
-func (s *Settings) Anon() AnonPolicy {
+func (s *InstanceSettings) Anon() AnonPolicy {
 	if p := s.cur.Load(); p != nil {
 		return *p
 	}
@@ -198,7 +198,7 @@ func (s *Settings) Anon() AnonPolicy {
 // flags' when there is no record), telling OnAnonChange's functions. A
 // record that cannot be read or is not valid (saved past the record
 // hooks) leaves the flags' policy, and an error.
-func (s *Settings) Reload() (AnonPolicy, error) {
+func (s *InstanceSettings) Reload() (AnonPolicy, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	p, err := s.read()
@@ -215,7 +215,7 @@ func (s *Settings) Reload() (AnonPolicy, error) {
 }
 
 // read is the policy of the settings record now.
-func (s *Settings) read() (AnonPolicy, error) {
+func (s *InstanceSettings) read() (AnonPolicy, error) {
 	rec, err := s.record()
 	if err != nil {
 		return s.defaults, err
@@ -231,7 +231,7 @@ func (s *Settings) read() (AnonPolicy, error) {
 }
 
 // record is the settings record, nil when there is none.
-func (s *Settings) record() (*core.Record, error) {
+func (s *InstanceSettings) record() (*core.Record, error) {
 	recs, err := s.app.FindRecordsByFilter(SettingsCollection, "", "created", 1, 0)
 	if err != nil {
 		return nil, fmt.Errorf("read the sitedrop settings: %w", err)
@@ -244,7 +244,7 @@ func (s *Settings) record() (*core.Record, error) {
 
 // Overrides are the overrides the settings record holds now (none
 // without a record): what the moderation page shows.
-func (s *Settings) Overrides() (AnonOverrides, error) {
+func (s *InstanceSettings) Overrides() (AnonOverrides, error) {
 	rec, err := s.record()
 	if err != nil || rec == nil {
 		return AnonOverrides{}, err
@@ -256,7 +256,7 @@ func (s *Settings) Overrides() (AnonOverrides, error) {
 // none), through the record hooks that check it and reload the policy:
 // the moderation page's way to change the anonymous deploys' rules. A
 // value that is not valid is a *FieldError and changes nothing.
-func (s *Settings) SaveOverrides(o AnonOverrides) error {
+func (s *InstanceSettings) SaveOverrides(o AnonOverrides) error {
 	if _, err := o.Apply(s.defaults); err != nil {
 		return err
 	}

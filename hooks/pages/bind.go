@@ -76,7 +76,7 @@ type Services struct {
 type Limits struct {
 	MaxFiles int   // files in one deployment
 	MaxBody  int64 // bytes of a deploy request's body
-	// Anon is the anonymous deploys' rules in force (sites.Settings.Anon),
+	// Anon is the anonymous deploys' rules in force (sites.InstanceSettings.Anon),
 	// read at each page: an administrator changes them at run time.
 	Anon      func() sites.AnonPolicy
 	FreeSlots int // sites of the free plan
