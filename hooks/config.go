@@ -31,6 +31,12 @@ type Config struct {
 	PublicURL string
 	// AnonTTL is how long an anonymous deployment lives. Default 24h.
 	AnonTTL time.Duration
+	// AnonDeploysOff refuses anonymous deploys (--anon-deploys=false).
+	// Default false: anyone may deploy without an account.
+	AnonDeploysOff bool
+	// AnonHoldUntilClaimed keeps new anonymous sites unserved until an
+	// account claims them (--anon-hold-until-claimed). Default false.
+	AnonHoldUntilClaimed bool
 	// MaxBody is the largest deploy request body in bytes. Default 50 MiB.
 	MaxBody int64
 	// MaxFiles is the most files one deployment may have. Default 20,000
@@ -191,6 +197,18 @@ func (c *Config) withDefaults() {
 	}
 	// Serve's zero values are meaningful (0 new certificates, no drain):
 	// its defaults come from DefaultConfig, through the serve flags.
+}
+
+// anonPolicy is the anonymous deploys' policy of the flags, which the
+// sitedrop settings record overrides at run time (sites.InstanceSettings).
+func (c *Config) anonPolicy() sites.AnonPolicy {
+	return sites.AnonPolicy{
+		Enabled:          !c.AnonDeploysOff,
+		TTL:              c.AnonTTL,
+		DeploysPerHour:   c.AnonDeploysPerHour,
+		StoragePerIP:     c.AnonStoragePerIP,
+		HoldUntilClaimed: c.AnonHoldUntilClaimed,
+	}
 }
 
 // orDefault sets *v to d when it is not positive.

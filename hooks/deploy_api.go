@@ -30,8 +30,9 @@ const (
 // act on the same deployments). It holds exactly the services they use,
 // built before it is: bindDeployAPI is handed a finished value.
 type deployAPI struct {
-	// anonTTL is --anon-ttl: how long an anonymous deployment lives.
-	anonTTL time.Duration
+	// settings hold the anonymous deploys' rules in force: on or off,
+	// their TTL, and whether their sites wait for a claim to be served.
+	settings *sites.InstanceSettings
 	// links are the URLs of the answers.
 	links sites.Links
 	// deploys creates, replaces, finds and deletes deployments.
@@ -71,7 +72,14 @@ func (api *deployAPI) create(e *core.RequestEvent) error {
 	user := userOf(e)
 	gate, guards := api.intake.Gate, api.intake.Guards
 	var err error
+	p := sites.CreateParams{Owner: user}
 	if user == nil {
+		// the rules of this request, read once (a change applies to the next)
+		anon := api.settings.Anon()
+		if !anon.Enabled {
+			return sites.ErrAnonDeploysOff
+		}
+		p.AnonTTL, p.HoldUntilClaimed = anon.TTL, anon.HoldUntilClaimed
 		err = gate.Anon.Check(api.proxies.RateKey(e.Request))
 	} else {
 		err = gate.Keyed.Check(user.Id)
@@ -79,7 +87,6 @@ func (api *deployAPI) create(e *core.RequestEvent) error {
 	if err != nil {
 		return err
 	}
-	p := sites.CreateParams{Owner: user, AnonTTL: api.anonTTL}
 	lease := guards.MemoryLease(e.Request.Context())
 	defer lease.End()
 	// the slug and the slots before the content: a refused deploy is
@@ -128,9 +135,10 @@ func (api *deployAPI) create(e *core.RequestEvent) error {
 	if user == nil {
 		dep := sites.DeploymentOf(created.Record)
 		ans.Claim = &wire.Claim{
-			ClaimToken: created.ClaimToken,
-			ClaimURL:   api.links.Claim(dep.Slug(), created.ClaimToken),
-			ExpiresAt:  timestamp(dep.ExpiresAt()),
+			ClaimToken:    created.ClaimToken,
+			ClaimURL:      api.links.Claim(dep.Slug(), created.ClaimToken),
+			ExpiresAt:     timestamp(dep.ExpiresAt()),
+			AwaitingClaim: dep.AwaitingClaim(),
 		}
 	}
 	return e.JSON(http.StatusOK, ans)

@@ -147,7 +147,7 @@ func newDeployMux(t testing.TB, app core.App, sd *built, svc *sites.Service) htt
 		t.Fatal(err)
 	}
 	r.Bind(jsonErrorsMiddleware())
-	api := &deployAPI{anonTTL: sd.cfg.AnonTTL, links: sd.cfg.links(), deploys: svc, intake: &intake.Deploys{Guards: sd.Guards, Gate: sd.gate, MaxBody: sd.cfg.MaxBody, MaxFiles: sd.cfg.MaxFiles}, proxies: sd.proxies, gc: sd.upkeep}
+	api := &deployAPI{settings: sd.settings, links: sd.cfg.links(), deploys: svc, intake: &intake.Deploys{Guards: sd.Guards, Gate: sd.gate, MaxBody: sd.cfg.MaxBody, MaxFiles: sd.cfg.MaxFiles}, proxies: sd.proxies, gc: sd.upkeep}
 	bindDeployAPI(r, api, &apiAuth{sessions: sd.sessions, deploys: svc})
 	mux, err := r.BuildMux()
 	if err != nil {

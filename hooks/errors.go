@@ -143,6 +143,10 @@ func sitesAPIError(err error) (*apierr.Error, bool) {
 		return apierr.Fail(http.StatusForbidden, msgTakenDown), true
 	case errors.Is(err, sites.ErrPaused):
 		return &apierr.Error{Status: http.StatusServiceUnavailable, Message: msgSitePaused, RetryAfter: pausedRetryAfter}, true
+	case errors.Is(err, sites.ErrAwaitingClaim):
+		return apierr.Fail(http.StatusForbidden, msgSiteAwaitingClaim), true
+	case errors.Is(err, sites.ErrAnonDeploysOff):
+		return apierr.Fail(http.StatusForbidden, msgAnonDeploysOff), true
 	}
 	return nil, false
 }
@@ -325,6 +329,14 @@ func methodNotAllowed(allow string) func(e *core.RequestEvent) error {
 		return apierr.Fail(http.StatusMethodNotAllowed, msgMethodNotAllowed)
 	}
 }
+
+// msgAnonDeploysOff refuses an anonymous deploy while an administrator
+// has turned them off (the sitedrop settings record, or --anon-deploys).
+const msgAnonDeploysOff = "Anonymous deploys are turned off on this server: sign in and deploy with an API key (Authorization: Bearer <key>)"
+
+// msgSiteAwaitingClaim answers a form posted to an anonymous site held
+// unserved until claimed.
+const msgSiteAwaitingClaim = "This site is not shown until it is claimed: its forms take no submissions until then"
 
 // msgCrossOriginAnonDeploy refuses an anonymous deploy that a browser
 // sends from a page of another origin.

@@ -1,6 +1,8 @@
 package hooks
 
 import (
+	"strconv"
+
 	"github.com/spf13/pflag"
 
 	"sitedrop/sites"
@@ -16,6 +18,9 @@ func BindFlags(fs *pflag.FlagSet, cfg *Config) {
 	fs.StringVar(&cfg.Store, "store", cfg.Store, "where site content lives: file (under the data dir) or s3://bucket/prefix?endpoint=URL&region=REGION (credentials from the environment)")
 	fs.StringVar(&cfg.PublicURL, "public-url", cfg.PublicURL, "the web URL clients see, e.g. https://deploy.example.com behind a proxy (default: derived)")
 	fs.DurationVar(&cfg.AnonTTL, "anon-ttl", cfg.AnonTTL, "how long anonymous deployments live unless claimed")
+	fs.Var((*enabledFlag)(&cfg.AnonDeploysOff), "anon-deploys", "let anyone deploy without an account; --anon-deploys=false turns anonymous deploys off (the sitedrop settings record in /_/ overrides this and the other --anon-* flags at run time)")
+	fs.Lookup("anon-deploys").NoOptDefVal = "true"
+	fs.BoolVar(&cfg.AnonHoldUntilClaimed, "anon-hold-until-claimed", cfg.AnonHoldUntilClaimed, "keep new anonymous sites unserved (an \"awaiting claim\" page) until an account claims them")
 	fs.Var((*sites.ByteSize)(&cfg.MaxBody), "max-body", "largest deploy request body, e.g. 50MiB")
 	fs.IntVar(&cfg.KeepVersions, "keep-versions", cfg.KeepVersions, "versions of each deployment kept for rollback, the live one included")
 	fs.Var((*sites.ByteSize)(&cfg.ContentCache), "content-cache", "memory for site files served from RAM (files up to 1 MiB), e.g. 64MiB")
@@ -36,4 +41,25 @@ func BindFlags(fs *pflag.FlagSet, cfg *Config) {
 	fs.StringSliceVar(&cfg.TrustedProxies, "trusted-proxies", cfg.TrustedProxies, "reverse proxies (IPs or CIDRs, comma-separated) whose X-Forwarded-For gives the client IP")
 	fs.BoolVar(&cfg.WebhooksAllowPrivate, "webhooks-allow-private", cfg.WebhooksAllowPrivate, "let webhooks target loopback, private and reserved addresses (for self-hosted receivers)")
 	fs.IntVar(&cfg.AnonDeploysPerHour, "anon-deploys-per-hour", cfg.AnonDeploysPerHour, "anonymous deploys allowed per client IP and hour (-1: no limit)")
+}
+
+// enabledFlag is a boolean flag that turns on what its Config field, set
+// when something is off, turns off: --anon-deploys (true) is
+// AnonDeploysOff false, so that a Config's zero value allows them.
+type enabledFlag bool
+
+// String is the flag's value, "true" when enabled.
+func (f *enabledFlag) String() string { return strconv.FormatBool(!bool(*f)) }
+
+// Type names the flag's kind in the help.
+func (f *enabledFlag) Type() string { return "bool" }
+
+// Set parses a boolean: true enables.
+func (f *enabledFlag) Set(s string) error {
+	on, err := strconv.ParseBool(s)
+	if err != nil {
+		return err
+	}
+	*f = enabledFlag(!on)
+	return nil
 }

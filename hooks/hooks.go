@@ -96,6 +96,7 @@ type built struct {
 	deliverer  *forms.Deliverer
 	jobs       *lifecycle.Gate
 	gate       *intake.Gate
+	settings   *sites.InstanceSettings
 	hosts      sites.HostSplit
 	proxies    server.TrustedProxies
 	sessions   *pages.Sessions
@@ -199,6 +200,14 @@ func build(app core.App, cfg *Config) (*built, error) {
 	webhookSends := ratelimit.New(webhookSendsPerMinute, time.Minute)
 	uploads := ratelimit.New(int(uploadBytesFactor*cfg.MaxBody), time.Hour)
 	guards := newBodyGuards(cfg)
+	// The anonymous deploys' rules: the flags, overridden at run time by
+	// the sitedrop settings record, whose limits the counters take on
+	// each change.
+	settings := sites.NewInstanceSettings(app, cfg.anonPolicy())
+	settings.OnAnonChange(func(p sites.AnonPolicy) {
+		gate.Anon.SetLimit(p.DeploysPerHour, time.Hour)
+		guards.AnonStorage.SetLimit(int(min(p.StoragePerIP, 1<<62)), p.TTL)
+	})
 	sessions := newSessions(app, cfg)
 
 	// The background senders and jobs.
@@ -219,6 +228,7 @@ func build(app core.App, cfg *Config) (*built, error) {
 	bindTakedownHooks(app, cfg)
 	bindAccountRecordHooks(app, sessions)
 	bindBlocklistHooks(app, blocks)
+	bindSettingsHooks(app, settings)
 	bindLifecycle(app, life, send, statsFlush, jobs)
 	bindJobs(app, jobs, upkeep, domainSvc, statsFlush)
 	bindDomainTable(app, domainTable, tlsCerts, pub)
@@ -275,7 +285,7 @@ func build(app core.App, cfg *Config) (*built, error) {
 
 		// The routes.
 		auth := &apiAuth{sessions: sessions, deploys: svc}
-		deploys := &deployAPI{anonTTL: cfg.AnonTTL, links: links, deploys: svc, intake: &intake.Deploys{Guards: guards, Gate: gate, MaxBody: cfg.MaxBody, MaxFiles: cfg.MaxFiles}, proxies: proxies, gc: upkeep}
+		deploys := &deployAPI{settings: settings, links: links, deploys: svc, intake: &intake.Deploys{Guards: guards, Gate: gate, MaxBody: cfg.MaxBody, MaxFiles: cfg.MaxFiles}, proxies: proxies, gc: upkeep}
 		bindDeployAPI(se.Router, deploys, auth)
 		bindVersionsAPI(se.Router, deploys, auth)
 		bindSiteControlsAPI(se.Router, deploys, auth)
@@ -296,10 +306,10 @@ func build(app core.App, cfg *Config) (*built, error) {
 		pages.Bind(se.Router, pages.Services{
 			Sessions: sessions, Guards: guards, Deploys: svc, Domains: domainSvc,
 			DomainStart: domainDesk.start, SiteHost: hosts.SiteHost, Links: links,
-			Limits: pages.Limits{MaxFiles: cfg.MaxFiles, MaxBody: cfg.MaxBody, AnonStoragePerIP: cfg.AnonStoragePerIP,
+			Limits: pages.Limits{MaxFiles: cfg.MaxFiles, MaxBody: cfg.MaxBody, Anon: settings.Anon,
 				FreeSlots: cfg.FreeSlots, ProSlots: cfg.ProSlots},
 			Gate: gate, WebhookSends: webhookSends, WebhookGuard: cfg.webhookGuard, DeploymentRef: ref, Wake: send.wake,
-			Analytics: pageAnalytics(stats == nil), SubmissionsCSV: submissionsCSV, LLMs: llmsTxt(cfg, links),
+			Analytics: pageAnalytics(stats == nil), SubmissionsCSV: submissionsCSV, LLMs: llmsTxt(cfg, settings, links),
 			SignIn:  signIn.forPages(),
 			Answers: pages.Answers{Any: toAPIError, Domain: domainRefusal},
 		})
@@ -346,7 +356,7 @@ func build(app core.App, cfg *Config) (*built, error) {
 	return &built{
 		app: app, cfg: cfg, svc: svc, server: siteServer, s3: s3, publisher: pub.pub,
 		analytics: stats, statsFlush: statsFlush, upkeep: upkeep, notifier: notifier,
-		deliverer: deliverer, jobs: jobs, gate: gate, hosts: hosts, proxies: proxies,
+		deliverer: deliverer, jobs: jobs, gate: gate, settings: settings, hosts: hosts, proxies: proxies,
 		sessions: sessions, domainSvc: domainSvc, blocks: blocks, tlsCerts: tlsCerts, metrics: m, reports: reports, siteHosts: front, Guards: guards,
 	}, nil
 }

@@ -21,19 +21,22 @@ var llmsTemplate string
 
 var llmsText = template.Must(template.New("llms.txt").Parse(llmsTemplate))
 
-// llmsTxt is GET /llms.txt on the web host, from cfg when asked and the
-// addresses built at serve time.
-func llmsTxt(cfg *Config, links sites.Links) func(e *core.RequestEvent) error {
-	return func(e *core.RequestEvent) error { return writeLLMsTxt(e, cfg, links) }
+// llmsTxt is GET /llms.txt on the web host, from cfg and the anonymous
+// rules in force (settings) when asked, and the addresses built at serve
+// time.
+func llmsTxt(cfg *Config, settings *sites.InstanceSettings, links sites.Links) func(e *core.RequestEvent) error {
+	return func(e *core.RequestEvent) error { return writeLLMsTxt(e, cfg, settings.Anon(), links) }
 }
 
-func writeLLMsTxt(e *core.RequestEvent, cfg *Config, links sites.Links) error {
+func writeLLMsTxt(e *core.RequestEvent, cfg *Config, anon sites.AnonPolicy, links sites.Links) error {
 	var b strings.Builder
 	err := llmsText.Execute(&b, map[string]any{
 		"WebURL":         links.Web(),
 		"SiteURL":        links.Site("your-site"),
-		"AnonTTL":        humanDuration(cfg.AnonTTL),
-		"AnonPerHour":    cfg.AnonDeploysPerHour,
+		"AnonOff":        !anon.Enabled,
+		"AnonHeld":       anon.HoldUntilClaimed,
+		"AnonTTL":        humanDuration(anon.TTL),
+		"AnonPerHour":    anon.DeploysPerHour,
 		"MaxBody":        sites.FormatBytes(cfg.MaxBody),
 		"MaxFiles":       cfg.MaxFiles,
 		"FreeSlots":      cfg.FreeSlots,

@@ -44,12 +44,14 @@ func bindRecordHooks(app core.App, svc *sites.Service, pub *sitePublisher, upkee
 	app.OnRecordCreateExecute(sites.DeploymentsCollection).BindFunc(followRename)
 	app.OnRecordUpdateExecute(sites.DeploymentsCollection).BindFunc(followRename)
 
-	// An owned deployment never expires and cannot be claimed: setting an
-	// owner (a claim, or an edit in the dashboard) clears both.
+	// An owned deployment never expires, cannot be claimed and is not
+	// held for a claim: setting an owner (a claim, or an edit in the
+	// dashboard) clears all three.
 	ownedNeverExpires := func(e *core.RecordEvent) error {
 		if dep := sites.DeploymentOf(e.Record); dep.OwnerID() != "" {
 			dep.SetExpiresAt(time.Time{})
 			dep.SetClaimTokenHash("")
+			dep.SetAwaitingClaim(false)
 		}
 		return e.Next()
 	}

@@ -68,6 +68,9 @@ func (f *formPosts) submitCreate(e *core.RequestEvent) error {
 	if errors.Is(err, sites.ErrPaused) {
 		return &apierr.Error{Status: http.StatusServiceUnavailable, Message: msgSitePaused, RetryAfter: pausedRetryAfter}
 	}
+	if errors.Is(err, sites.ErrAwaitingClaim) {
+		return apierr.Fail(http.StatusForbidden, msgSiteAwaitingClaim)
+	}
 	if err != nil {
 		return apierr.Fail(http.StatusNotFound, msgNotFound)
 	}

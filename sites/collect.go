@@ -147,15 +147,16 @@ func (s *Service) LoadSite(slug string) (*Site, error) {
 
 func siteFromRecord(app core.App, rec *core.Record) (*Site, error) {
 	site := &Site{
-		ID:         rec.Id,
-		Slug:       rec.GetString(FieldSlug),
-		Status:     rec.GetString(FieldStatus),
-		Paused:     rec.GetBool(FieldPaused),
-		TakenDown:  rec.GetString(FieldTakedownReason),
-		IsSPA:      rec.GetBool(FieldIsSPA),
-		VersionID:  rec.GetString(FieldLiveVersion),
-		Protection: ProtectionOf(rec),
-		Files:      Manifest{},
+		ID:            rec.Id,
+		Slug:          rec.GetString(FieldSlug),
+		Status:        rec.GetString(FieldStatus),
+		Paused:        rec.GetBool(FieldPaused),
+		AwaitingClaim: rec.GetBool(FieldAwaitingClaim),
+		TakenDown:     rec.GetString(FieldTakedownReason),
+		IsSPA:         rec.GetBool(FieldIsSPA),
+		VersionID:     rec.GetString(FieldLiveVersion),
+		Protection:    ProtectionOf(rec),
+		Files:         Manifest{},
 	}
 	if exp := rec.GetDateTime(FieldExpiresAt); !exp.IsZero() {
 		site.ExpiresAt = exp.Time()

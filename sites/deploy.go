@@ -141,6 +141,9 @@ type CreateParams struct {
 	Upload Upload
 	// AnonTTL is how long an anonymous deployment lives.
 	AnonTTL time.Duration
+	// HoldUntilClaimed keeps an anonymous deployment unserved until an
+	// account claims it (see FieldAwaitingClaim).
+	HoldUntilClaimed bool
 }
 
 // Created is the result of Create.
@@ -224,6 +227,7 @@ func (s *Service) Create(ctx context.Context, p CreateParams) (*Created, error) 
 			out.ClaimToken = security.RandomString(40)
 			rec.Set(FieldClaimTokenHash, accounts.HashSecret(out.ClaimToken))
 			rec.Set(FieldExpiresAt, now.Add(p.AnonTTL))
+			rec.Set(FieldAwaitingClaim, p.HoldUntilClaimed)
 		}
 		// saved with the request's values (who deploys, for the audit
 		// log's record hooks), never its cancellation: past this point

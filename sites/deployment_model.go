@@ -29,6 +29,11 @@ const (
 	// FieldPaused is set while the owner has paused the site (see
 	// Service.SetPaused); status is the administrator's.
 	FieldPaused = "paused"
+	// FieldAwaitingClaim is set on an anonymous site deployed while the
+	// settings keep them unserved until claimed (AnonPolicy.
+	// HoldUntilClaimed): its hosts answer the "awaiting claim" page until
+	// an account owns it.
+	FieldAwaitingClaim = "awaiting_claim"
 )
 
 // The fields of the versions collection.
@@ -171,6 +176,14 @@ func (d *Deployment) Paused() bool { return d.GetBool(FieldPaused) }
 
 // SetPaused pauses or resumes the site.
 func (d *Deployment) SetPaused(on bool) { d.Set(FieldPaused, on) }
+
+// AwaitingClaim reports whether the site is held unserved until an
+// account claims it.
+func (d *Deployment) AwaitingClaim() bool { return d.GetBool(FieldAwaitingClaim) }
+
+// SetAwaitingClaim holds the site unserved until claimed (on), or serves
+// it.
+func (d *Deployment) SetAwaitingClaim(on bool) { d.Set(FieldAwaitingClaim, on) }
 
 // NotifyEmail reports whether the owner is mailed about new submissions.
 func (d *Deployment) NotifyEmail() bool { return d.GetBool(FieldNotifyEmail) }

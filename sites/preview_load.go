@@ -38,16 +38,17 @@ func LoadPreview(app core.App, label string) (*Site, error) {
 		return nil, fmt.Errorf("manifest of %s: %w", label, err)
 	}
 	site := &Site{
-		ID:         rec.Id,
-		Slug:       slug,
-		Status:     rec.GetString(FieldStatus),
-		Paused:     rec.GetBool(FieldPaused),
-		TakenDown:  rec.GetString(FieldTakedownReason),
-		IsSPA:      ver.GetBool(FieldVersionIsSPA),
-		VersionID:  ver.Id,
-		Protection: ProtectionOf(rec),
-		Preview:    version + alias,
-		Files:      m,
+		ID:            rec.Id,
+		Slug:          slug,
+		Status:        rec.GetString(FieldStatus),
+		Paused:        rec.GetBool(FieldPaused),
+		AwaitingClaim: rec.GetBool(FieldAwaitingClaim),
+		TakenDown:     rec.GetString(FieldTakedownReason),
+		IsSPA:         ver.GetBool(FieldVersionIsSPA),
+		VersionID:     ver.Id,
+		Protection:    ProtectionOf(rec),
+		Preview:       version + alias,
+		Files:         m,
 	}
 	if exp := rec.GetDateTime(FieldExpiresAt); !exp.IsZero() {
 		site.ExpiresAt = exp.Time()

@@ -30,6 +30,9 @@ type Site struct {
 	// not): every host of it (previews, custom domains, old slugs too)
 	// answers the takedown page, 410, with the reason.
 	TakenDown string `json:"taken_down,omitempty"`
+	// AwaitingClaim is set while an anonymous site is held unserved
+	// until claimed: every host of it answers the "awaiting claim" page.
+	AwaitingClaim bool `json:"awaiting_claim,omitempty"`
 	// MovedTo is set for the old slug of a renamed site (Slug is the old
 	// one, Files empty): the slug the site has now, whose host the old
 	// one redirects to (301, same path; a preview's to the same preview

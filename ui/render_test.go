@@ -38,6 +38,8 @@ func pages() []page {
 		ExpiresAt: expiresAt,
 		TimeLeft:  "23 hours",
 	}
+	awaiting := claim
+	awaiting.AwaitingClaim = true
 	claimErr := claim
 	claimErr.Title = ""
 	// a refused claim is a flash on the claim link's page (POST → 303 → GET)
@@ -50,13 +52,28 @@ func pages() []page {
 				WebURL:         "https://sitedrop.example.com",
 				SiteURLExample: "https://your-site.sites.example.com",
 				Drop:           DropProps{Heading: "Drop a folder to publish it", MaxFiles: 20000, MaxBody: 50 << 20, MaxBodyText: "50 MiB"},
+				AnonTTL:        "24 hours",
 			}),
 			testIDs: []string{"curl-example", "nav-signin", "drop-deploy", "drop-target", "drop-folder", "drop-zip", "drop-status", "drop-error", "drop-result"},
-			absent:  []string{"nav-account"},
+			absent:  []string{"nav-account", "anon-off"},
+		},
+		{
+			// an administrator turned anonymous deploys off: no drop zone
+			// that would be refused, an invitation to sign in
+			name: "home_anon_off",
+			c: Home(signedOut, HomeProps{
+				WebURL:         "https://sitedrop.example.com",
+				SiteURLExample: "https://your-site.sites.example.com",
+				Drop:           DropProps{Heading: "Drop a folder to publish it", MaxFiles: 20000, MaxBody: 50 << 20, MaxBodyText: "50 MiB"},
+				AnonTTL:        "24 hours",
+				AnonOff:        true,
+			}),
+			testIDs: []string{"curl-example", "nav-signin", "anon-off"},
+			absent:  []string{"drop-deploy", "nav-account"},
 		},
 		{
 			name: "home_signed_in",
-			c: Home(signedIn, HomeProps{WebURL: "https://sitedrop.example.com", SiteURLExample: "https://your-site.sites.example.com",
+			c: Home(signedIn, HomeProps{WebURL: "https://sitedrop.example.com", SiteURLExample: "https://your-site.sites.example.com", AnonTTL: "24 hours",
 				Drop: DropProps{Heading: "Drop a folder to publish it", Owner: true, MaxFiles: 20000, MaxBody: 50 << 20, MaxBodyText: "50 MiB"}}),
 			testIDs: []string{"curl-example", "nav-account", "drop-deploy"},
 			absent:  []string{"nav-signin"},
@@ -91,6 +108,13 @@ func pages() []page {
 			name:    "claim_signed_out",
 			c:       Claim(signedOut, claim),
 			testIDs: []string{"nav-signin", "site-link", "claim-signin"},
+			absent:  []string{"claim-button", "flash-error", "claim-awaiting"},
+		},
+		{
+			// a site this server shows only once claimed says so
+			name:    "claim_awaiting",
+			c:       Claim(signedOut, awaiting),
+			testIDs: []string{"nav-signin", "site-link", "claim-signin", "claim-awaiting"},
 			absent:  []string{"claim-button", "flash-error"},
 		},
 		{

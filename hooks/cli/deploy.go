@@ -151,6 +151,9 @@ func runDeploy(c *cobra.Command, api *client.Client, o deployOptions, target str
 	printReport(errOut, ans.Report)
 	if ans.Claim != nil && ans.ClaimURL != "" {
 		fmt.Fprintf(errOut, "Anonymous deployment %s: it expires at %s unless claimed at\n%s\n", safetext.Escape(ans.ID), safetext.Escape(ans.ExpiresAt), safetext.Escape(ans.ClaimURL))
+		if ans.AwaitingClaim {
+			fmt.Fprintln(errOut, "Not shown yet: this server shows anonymous sites once claimed; until then visitors see an \"awaiting claim\" page.")
+		}
 	} else {
 		fmt.Fprintf(errOut, "Deployment %s (%s)\n", safetext.Escape(ans.ID), safetext.Escape(ans.Slug))
 	}

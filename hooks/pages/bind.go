@@ -74,11 +74,13 @@ type Services struct {
 // Limits are the server's limits a page's drop zone announces (see
 // dropProps).
 type Limits struct {
-	MaxFiles         int   // files in one deployment
-	MaxBody          int64 // bytes of a deploy request's body
-	AnonStoragePerIP int64 // bytes an anonymous client may store
-	FreeSlots        int   // sites of the free plan
-	ProSlots         int   // sites of the pro plan
+	MaxFiles int   // files in one deployment
+	MaxBody  int64 // bytes of a deploy request's body
+	// Anon is the anonymous deploys' rules in force (sites.InstanceSettings.Anon),
+	// read at each page: an administrator changes them at run time.
+	Anon      func() sites.AnonPolicy
+	FreeSlots int // sites of the free plan
+	ProSlots  int // sites of the pro plan
 }
 
 // Answers are the API's answers to errors (hooks/errors.go's mapping),

@@ -113,13 +113,14 @@ func (c *claimPages) claimProps(e *core.RequestEvent, rec *core.Record) ui.Claim
 	exp := dep.ExpiresAt()
 	token := e.Request.URL.Query().Get("token")
 	return ui.ClaimProps{
-		Slug:      slug,
-		Title:     dep.Title(),
-		SiteURL:   c.links.Site(slug),
-		Token:     token,
-		LoginURL:  loginURL(c.claimPath(slug, token)),
-		ExpiresAt: exp,
-		TimeLeft:  ui.TimeLeft(time.Until(exp)),
+		Slug:          slug,
+		Title:         dep.Title(),
+		SiteURL:       c.links.Site(slug),
+		Token:         token,
+		LoginURL:      loginURL(c.claimPath(slug, token)),
+		ExpiresAt:     exp,
+		TimeLeft:      ui.TimeLeft(time.Until(exp)),
+		AwaitingClaim: dep.AwaitingClaim(),
 	}
 }
 

@@ -42,10 +42,13 @@ type homePage struct {
 // serve is GET /.
 func (h *homePage) serve(e *core.RequestEvent) error {
 	user := h.sessions.user(e)
+	anon := h.limits.Anon()
 	return Render(e, http.StatusOK, ui.Home(farewell(e, h.sessions.layout(e, user)), ui.HomeProps{
 		WebURL:         h.links.Web(),
 		SiteURLExample: h.links.Site("your-site"),
 		Drop:           dropProps(h.limits, "Drop a folder to publish it", user, ""),
+		AnonTTL:        ui.TimeLeft(anon.TTL),
+		AnonOff:        !anon.Enabled,
 	}))
 }
 
@@ -87,7 +90,7 @@ func dropProps(l Limits, heading string, user *core.Record, deploymentID string)
 		MaxSite:     intake.ArchiveUnpackFactor * l.MaxBody,
 	}
 	if user == nil {
-		p.MaxSite = l.AnonStoragePerIP
+		p.MaxSite = l.Anon().StoragePerIP
 		return p
 	}
 	if deploymentID == "" {

@@ -191,6 +191,9 @@ func (t *tools) deploy(ctx context.Context, _ *mcp.CallToolRequest, in DeployInp
 	}
 	if d.Claim != nil && d.ClaimURL != "" {
 		lines = append(lines, fmt.Sprintf("Anonymous: it expires at %s unless claimed at %s", d.ExpiresAt, d.ClaimURL))
+		if d.AwaitingClaim {
+			lines = append(lines, "Not shown yet: this server shows anonymous sites once a person claims them with the claim URL; until then visitors see an \"awaiting claim\" page.")
+		}
 	}
 	return text(append(lines, deployLines(&d)...)...), ans, nil
 }

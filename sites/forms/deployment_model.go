@@ -39,8 +39,10 @@ func (d *Deployment) Ref(siteURL string) DeploymentRef {
 
 // FindAcceptingDeployment returns the deployment id if its forms take
 // submissions now (Accepting), else an error that is sites.ErrNotFound,
-// sites.ErrTakenDown while an administrator has taken it down, or
-// sites.ErrPaused while its owner has paused it.
+// sites.ErrTakenDown while an administrator has taken it down,
+// sites.ErrPaused while its owner has paused it, or sites.ErrAwaitingClaim
+// while it is held unserved until claimed (a form that nobody may see
+// collects nothing: a kit hosted elsewhere cannot post to it).
 func FindAcceptingDeployment(app core.App, id string) (*Deployment, error) {
 	dep, err := sites.FindDeployment(app, id)
 	if err != nil {
@@ -55,6 +57,9 @@ func FindAcceptingDeployment(app core.App, id string) (*Deployment, error) {
 	}
 	if d.Paused() {
 		return nil, fmt.Errorf("deployment %q takes no submissions: %w", id, sites.ErrPaused)
+	}
+	if d.AwaitingClaim() {
+		return nil, fmt.Errorf("deployment %q takes no submissions: %w", id, sites.ErrAwaitingClaim)
 	}
 	return d, nil
 }

@@ -38,11 +38,11 @@ func New(max int, window time.Duration) *Limiter {
 // A refused event is not counted; retryAfter is then the time until the
 // key's window ends.
 func (l *Limiter) AllowN(key string, n int, now time.Time) (ok bool, retryAfter time.Duration) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
 	if l.max < 0 {
 		return true, 0
 	}
-	l.mu.Lock()
-	defer l.mu.Unlock()
 	if now.Sub(l.lastSwept) > l.window {
 		for k, c := range l.counts {
 			if now.Sub(c.start) >= l.window {
@@ -64,7 +64,22 @@ func (l *Limiter) AllowN(key string, n int, now time.Time) (ok bool, retryAfter 
 }
 
 // Max is the events allowed per key in a window (< 0: all).
-func (l *Limiter) Max() int { return l.max }
+func (l *Limiter) Max() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.max
+}
+
+// SetLimit changes the limit while the limiter is in use (an
+// administrator's change of a setting, applied without a restart): max
+// events per key in each window from now on. The events already counted
+// stay counted, and a key's window keeps its start: a lower max refuses
+// at once a key already past it, a longer window ends later.
+func (l *Limiter) SetLimit(max int, window time.Duration) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.max, l.window = max, window
+}
 
 // Refund takes back n of key's events in its current window: an event
 // that did not happen after all (a mail that could not be sent, an

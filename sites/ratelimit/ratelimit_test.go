@@ -123,3 +123,31 @@ func TestCheck(t *testing.T) {
 		}
 	}
 }
+
+// TestSetLimit: a limit changed while in use applies to the next event:
+// a lower max refuses a key already past it, a longer window keeps the
+// key's window going from its start, and no limit (-1) allows all.
+func TestSetLimit(t *testing.T) {
+	t0 := time.Date(2026, 11, 26, 12, 0, 0, 0, time.UTC)
+	l := New(3, time.Minute)
+	for i := range 2 {
+		if ok, _ := l.AllowN("a", 1, t0.Add(time.Duration(i)*time.Second)); !ok {
+			t.Fatalf("event %d refused within the limit", i)
+		}
+	}
+	l.SetLimit(2, time.Hour)
+	if l.Max() != 2 {
+		t.Fatalf("Max() = %d after SetLimit(2)", l.Max())
+	}
+	ok, retry := l.AllowN("a", 1, t0.Add(2*time.Second))
+	if ok || retry != time.Hour-2*time.Second {
+		t.Fatalf("third event after lowering to 2 an hour: ok %v retry %v", ok, retry)
+	}
+	if ok, _ := l.AllowN("a", 1, t0.Add(2*time.Minute)); ok {
+		t.Fatal("the window ended after a minute though it is an hour now")
+	}
+	l.SetLimit(-1, time.Hour)
+	if ok, _ := l.AllowN("a", 100, t0.Add(3*time.Minute)); !ok {
+		t.Fatal("refused with no limit")
+	}
+}

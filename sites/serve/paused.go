@@ -57,3 +57,21 @@ func serveMoved(w http.ResponseWriter, r *http.Request, st *site) {
 }
 
 var movedCacheValue = []string{"public, max-age=3600"}
+
+// The "awaiting claim" page: what every host of an anonymous site held
+// until claimed answers (sites.Site.AwaitingClaim), whatever the path.
+var (
+	awaitingClaimPage = notFoundPage("403", "Awaiting claim",
+		"This site was published anonymously and is not shown until its publisher claims it with an account.")
+	awaitingClaimLength = []string{strconv.Itoa(len(awaitingClaimPage))}
+)
+
+// serveAwaitingClaim answers r with the "awaiting claim" page: 403, not
+// cached, noindex; HEAD gets the headers only. 403 and not 404: the site
+// exists and its address is taken, but this server will not show it
+// until an account owns it (an instance that keeps anonymous sites
+// unserved, so that an anonymous phishing page never reaches a victim).
+func serveAwaitingClaim(w http.ResponseWriter, r *http.Request) {
+	w.Header()["X-Robots-Tag"] = noindexValue
+	notFound(w, r, http.StatusForbidden, awaitingClaimPage, awaitingClaimLength)
+}

@@ -61,6 +61,9 @@ type site struct {
 	// takedown is the takedown page every path answers, nil unless an
 	// administrator took the site down (sites.Site.TakenDown).
 	takedown []byte
+	// awaitingClaim: every path answers the "awaiting claim" page
+	// (sites.Site.AwaitingClaim).
+	awaitingClaim bool
 	// movedTo is the new slug of a renamed site, whose old host this is:
 	// every path redirects there (sites.Site.MovedTo).
 	movedTo string
@@ -123,7 +126,8 @@ func (s *site) live(now time.Time) bool {
 // sees the change and no reader goes back to the old site. A site that is
 // disabled or past its expiry answers 404 at once. A site its owner paused
 // answers every path of every host (previews too) with the paused page,
-// 503 with Retry-After and noindex; the old host of a renamed site (and
+// 503 with Retry-After and noindex; an anonymous site held until claimed
+// answers the "awaiting claim" page, 403 and noindex; the old host of a renamed site (and
 // its old preview hosts) answers 301 to the same path on the new one
 // until the old slug is freed (see serveMoved). A site an administrator
 // took down answers every path of every host (previews, custom domains
@@ -349,6 +353,10 @@ func (s *Server) serveSite(w http.ResponseWriter, r *http.Request, slug string) 
 	if site.paused {
 		servePaused(w, r)
 		return outcome{site: site.id, status: http.StatusServiceUnavailable, preview: site.preview != ""}
+	}
+	if site.awaitingClaim {
+		serveAwaitingClaim(w, r)
+		return outcome{site: site.id, status: http.StatusForbidden, preview: site.preview != ""}
 	}
 	if site.preview != "" {
 		h["X-Robots-Tag"] = noindexValue

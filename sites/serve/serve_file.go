@@ -77,7 +77,8 @@ func prepare(l *sites.Site) *site {
 	s := &site{
 		id: l.ID, slug: l.Slug, versionID: l.VersionID, preview: l.Preview, isSPA: l.IsSPA,
 		status: l.Status, expiresAt: l.ExpiresAt, paused: l.Paused, movedTo: l.MovedTo,
-		served: make(map[string]*servedFile, len(l.Files)),
+		awaitingClaim: l.AwaitingClaim,
+		served:        make(map[string]*servedFile, len(l.Files)),
 	}
 	if l.TakenDown != "" {
 		s.takedown = takedownPage(l.TakenDown)

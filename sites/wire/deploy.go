@@ -43,6 +43,10 @@ type Claim struct {
 	ClaimURL   string `json:"claim_url"`
 	// ExpiresAt is RFC 3339 in UTC, e.g. 2026-11-22T04:41:52Z.
 	ExpiresAt string `json:"expires_at"`
+	// AwaitingClaim tells a site this server keeps unserved until it is
+	// claimed: its address answers an "awaiting claim" page (403) until
+	// then. Left out when the site is served at once.
+	AwaitingClaim bool `json:"awaiting_claim,omitempty"`
 }
 
 // DeployStatus is the answer of GET /deploy/{id}.

@@ -230,6 +230,9 @@
     result.querySelector("[data-drop-open]").href = url;
     var claim = result.querySelector("[data-drop-claim]");
     claim.hidden = !ans.claim_url;
+    // an anonymous site this server shows only once claimed (awaiting_claim)
+    result.querySelector("[data-drop-held]").hidden = !ans.awaiting_claim;
+    result.querySelector("[data-drop-live]").textContent = ans.awaiting_claim ? "Published at" : "Live at";
     if (ans.claim_url) {
       var c = result.querySelector("[data-drop-claim-link]");
       c.href = ans.claim_url;
