@@ -36,7 +36,7 @@ func bindBlocklistHooks(app core.App, blocks *sites.Blocklist) {
 	})
 	app.OnRecordCreateRequest(sites.BlocklistCollection).BindFunc(func(e *core.RecordRequestEvent) error {
 		if e.Auth != nil && e.Auth.IsSuperuser() && e.Record.GetString(sites.FieldBlockCreatedBy) == "" {
-			e.Record.Set(sites.FieldBlockCreatedBy, e.Auth.Id)
+			e.Record.Set(sites.FieldBlockCreatedBy, e.Auth.Email())
 		}
 		return e.Next()
 	})

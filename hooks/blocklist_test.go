@@ -375,7 +375,7 @@ func TestBlocklistDashboardAPI(t *testing.T) {
 				t.Fatal(err)
 			}
 			su, err := app.FindAuthRecordByEmail(core.CollectionNameSuperusers, "admin@example.com")
-			if err != nil || sites.BlockOf(rec).CreatedBy() != su.Id {
+			if err != nil || sites.BlockOf(rec).CreatedBy() != su.Email() {
 				t.Fatalf("created_by %q, want the superuser", sites.BlockOf(rec).CreatedBy())
 			}
 			if err := stateOf(t, app).blocks.CheckSignup("a@throwaway.example"); err == nil {

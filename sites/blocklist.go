@@ -115,7 +115,7 @@ func (b *Block) Value() string { return b.GetString(FieldBlockValue) }
 // Note says why.
 func (b *Block) Note() string { return b.GetString(FieldBlockNote) }
 
-// CreatedBy is the id of the superuser who added it ("" when unknown).
+// CreatedBy is the e-mail of the superuser who added it ("" when unknown).
 func (b *Block) CreatedBy() string { return b.GetString(FieldBlockCreatedBy) }
 
 // NormalizeBlock checks value as a block of kind and returns it in the
@@ -522,7 +522,7 @@ func (b *Blocklist) Add(kind, value, note string, by *core.Record) (*Block, erro
 		rec.Set(FieldBlockValue, v)
 		rec.Set(FieldBlockNote, note)
 		if by != nil && by.Collection().Name == core.CollectionNameSuperusers {
-			rec.Set(FieldBlockCreatedBy, by.Id)
+			rec.Set(FieldBlockCreatedBy, by.Email())
 		}
 		if err := tx.Save(rec); err != nil {
 			return fmt.Errorf("save block: %w", err)

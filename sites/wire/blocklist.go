@@ -17,7 +17,7 @@ type Block struct {
 	Kind  string `json:"kind"`
 	Value string `json:"value"`
 	Note  string `json:"note"`
-	// CreatedBy is the id of the superuser who added it ("" unknown).
+	// CreatedBy is the e-mail of the superuser who added it ("" unknown).
 	CreatedBy string `json:"created_by"`
 	// CreatedAt is RFC 3339 in UTC.
 	CreatedAt string `json:"created_at"`
