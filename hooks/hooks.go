@@ -307,7 +307,7 @@ func build(app core.App, cfg *Config) (*built, error) {
 		pub.bindChanges(se)
 		api := bindMCP(se.Router, &mcpEndpoint{maxBody: cfg.MaxBody, guards: guards, proxies: proxies})
 		pages.Bind(se.Router, pages.Services{
-			Sessions: sessions, Guards: guards, Deploys: svc, Domains: domainSvc,
+			Sessions: sessions, Guards: guards, Deploys: svc, Domains: domainSvc, Usage: usageSvc,
 			DomainStart: domainDesk.start, SiteHost: hosts.SiteHost, Links: links,
 			Limits: pages.Limits{MaxFiles: cfg.MaxFiles, MaxBody: cfg.MaxBody, Anon: settings.Anon,
 				FreeSlots: cfg.FreeSlots, ProSlots: cfg.ProSlots},

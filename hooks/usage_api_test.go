@@ -168,3 +168,25 @@ func TestUsageAPI(t *testing.T) {
 		},
 	})
 }
+
+// TestAccountUsagePanel: the account page shows the account's usage,
+// the same numbers as GET /usage.
+func TestAccountUsagePanel(t *testing.T) {
+	since := time.Now().UTC().AddDate(0, 0, -29).Format(time.DateOnly)
+	runScenarios(t, []tests.ApiScenario{{
+		Name:           "bob's usage",
+		Method:         http.MethodGet,
+		URL:            "/account",
+		Headers:        cookie(sessionBob),
+		TestAppFactory: usageApp,
+		ExpectedStatus: 200,
+		ExpectedContent: []string{
+			`<h2 id="usage-h">Usage</h2>`,
+			`Traffic over the last 30 days, since ` + since + ` (UTC)`,
+			`data-testid="usage-sites">1 of 5 on the free plan</dd>`,
+			`with up to 10 versions kept per site</dd>`,
+			`data-testid="usage-views">50</dd>`,
+			`data-testid="usage-served">4.9 KiB</dd>`,
+		},
+	}})
+}
