@@ -72,3 +72,29 @@ func (m Manifest) BlobSizes(sizes map[string]int64) {
 		}
 	}
 }
+
+// StorageStamp sums up owner's versions cheaply: it changes when a
+// version is added (Newest), pruned or deleted with its site, or moves
+// to or from the account with a claim (Versions, Bytes). Versions are
+// never edited, so while the stamp holds, StorageBytes does too: a
+// caller may keep StorageBytes' answer against it.
+type StorageStamp struct {
+	Versions int64  `db:"versions"`
+	Newest   string `db:"newest"`
+	Bytes    int64  `db:"bytes"`
+}
+
+// StorageStampOf is owner's StorageStamp: one indexed aggregate, no
+// manifest read.
+func StorageStampOf(app core.App, owner string) (StorageStamp, error) {
+	var s StorageStamp
+	err := app.DB().NewQuery(
+		"SELECT COUNT(v.[[id]]) AS [[versions]], COALESCE(MAX(v.[[" + FieldVersionCreated + "]]), '') AS [[newest]], COALESCE(SUM(v.[[" + FieldVersionTotalBytes + "]]), 0) AS [[bytes]]" +
+			" FROM {{" + VersionsCollection + "}} v JOIN {{" + DeploymentsCollection + "}} d ON d.[[id]] = v.[[" + FieldVersionDeployment + "]]" +
+			" WHERE d.[[" + FieldOwner + "]] = {:owner}").
+		Bind(dbx.Params{"owner": owner}).One(&s)
+	if err != nil {
+		return StorageStamp{}, fmt.Errorf("stamp the versions of %s: %w", owner, err)
+	}
+	return s, nil
+}

@@ -2,11 +2,14 @@ package sites_test
 
 import (
 	"context"
+	"fmt"
 	"testing"
 
 	"github.com/pocketbase/pocketbase/core"
+	"github.com/pocketbase/pocketbase/tests"
 
 	"sitedrop/sites"
+	"sitedrop/sites/store"
 )
 
 // TestBlobSizesRule is the storage rule, one manifest set at a time: a
@@ -87,6 +90,81 @@ func TestStorageBytes(t *testing.T) {
 	}
 	if n := storage(owner); n != 10 {
 		t.Fatalf("owner after another account's deploy: %d bytes, want 10", n)
+	}
+}
+
+// TestStorageBytesPages: read a version at a time, the account's
+// storage is the same (the keyset paging skips and repeats none).
+func TestStorageBytesPages(t *testing.T) {
+	app, svc := newService(t)
+	ctx := context.Background()
+	owner := mustOwner(t, app)
+	c, err := svc.Create(ctx, sites.CreateParams{Owner: owner, Slug: "paged", Upload: files("a.txt", "1")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := c.Record
+	for _, body := range []string{"22", "333", "4444"} {
+		if rec, err = svc.Replace(ctx, rec, sites.Metadata{}, files("a.txt", body)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, batch := range []int{1, 2, 3, 4, 200} {
+		restore := sites.SetStorageBatch(batch)
+		n, err := sites.StorageBytes(app, owner.Id)
+		restore()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n != 10 {
+			t.Fatalf("batch %d: %d bytes, want 10 (1+2+3+4)", batch, n)
+		}
+	}
+}
+
+// BenchmarkStorageBytes measures the storage read of an account at the
+// largest default plan's bound on one site's versions: 10 versions of
+// 200 files each, half of them shared between versions.
+func BenchmarkStorageBytes(b *testing.B) {
+	app, err := tests.NewTestApp(b.TempDir())
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer app.Cleanup()
+	blobStore, err := store.NewFSStore(b.TempDir())
+	if err != nil {
+		b.Fatal(err)
+	}
+	svc := sites.NewService(app, blobStore, sites.ServiceConfig{})
+	owner := mustOwner(b, app)
+	ctx := context.Background()
+	upload := func(v int) sites.Upload {
+		var kv []string
+		for i := range 200 {
+			body := fmt.Sprintf("file %d", i)
+			if i%2 == 1 {
+				body += fmt.Sprintf(" of version %d", v)
+			}
+			kv = append(kv, fmt.Sprintf("f%03d.txt", i), body)
+		}
+		return files(kv...)
+	}
+	c, err := svc.Create(ctx, sites.CreateParams{Owner: owner, Slug: "bench-storage", Upload: upload(0)})
+	if err != nil {
+		b.Fatal(err)
+	}
+	rec := c.Record
+	for v := 1; v < 10; v++ {
+		if rec, err = svc.Replace(ctx, rec, sites.Metadata{}, upload(v)); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for b.Loop() {
+		if _, err := sites.StorageBytes(app, owner.Id); err != nil {
+			b.Fatal(err)
+		}
 	}
 }
 

@@ -11,6 +11,7 @@ package usage
 
 import (
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/pocketbase/dbx"
@@ -67,16 +68,63 @@ type Site struct {
 	BytesServed int64
 }
 
+// storageCacheMax bounds the accounts whose storage a Service keeps;
+// past it the cache starts afresh.
+const storageCacheMax = 10000
+
+// storageTTL is how long a kept storage count is trusted even while its
+// stamp holds.
+const storageTTL = time.Hour
+
 // Service reads usage from app's database; deploys gives the plans'
-// limits.
+// limits. It keeps each account's storage against its
+// sites.StorageStamp, so that a page load reads the manifests only when
+// the account's versions changed (sites.StorageBytes costs a parse of
+// every manifest entry the account keeps; the stamp, one aggregate).
 type Service struct {
 	app     core.App
 	deploys *sites.Service
+
+	mu      sync.Mutex
+	storage map[string]storageEntry
+}
+
+// storageEntry is an account's storage as counted under stamp, at at.
+type storageEntry struct {
+	stamp sites.StorageStamp
+	bytes int64
+	at    time.Time
 }
 
 // New returns a Service.
 func New(app core.App, deploys *sites.Service) *Service {
-	return &Service{app: app, deploys: deploys}
+	return &Service{app: app, deploys: deploys, storage: map[string]storageEntry{}}
+}
+
+// storageBytes is sites.StorageBytes of owner, recounted only when the
+// account's StorageStamp changed or its count is older than storageTTL.
+func (s *Service) storageBytes(owner string, now time.Time) (int64, error) {
+	stamp, err := sites.StorageStampOf(s.app, owner)
+	if err != nil {
+		return 0, err
+	}
+	s.mu.Lock()
+	e, ok := s.storage[owner]
+	s.mu.Unlock()
+	if ok && e.stamp == stamp && now.Sub(e.at) < storageTTL {
+		return e.bytes, nil
+	}
+	n, err := sites.StorageBytes(s.app, owner)
+	if err != nil {
+		return 0, err
+	}
+	s.mu.Lock()
+	if len(s.storage) >= storageCacheMax {
+		clear(s.storage)
+	}
+	s.storage[owner] = storageEntry{stamp: stamp, bytes: n, at: now}
+	s.mu.Unlock()
+	return n, nil
 }
 
 // Usage is what owner (a users record) uses, traffic counted from
@@ -95,7 +143,7 @@ func (s *Service) Usage(owner *core.Record, now time.Time) (Account, error) {
 		return Account{}, fmt.Errorf("count the sites of %s: %w", owner.Id, err)
 	}
 	out.Sites = int(n)
-	if out.StorageBytes, err = sites.StorageBytes(s.app, owner.Id); err != nil {
+	if out.StorageBytes, err = s.storageBytes(owner.Id, now); err != nil {
 		return Account{}, err
 	}
 	t, err := statsdb.OwnerTraffic(s.app, owner.Id, out.Since)
