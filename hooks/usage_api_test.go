@@ -186,7 +186,7 @@ func TestAccountUsagePanel(t *testing.T) {
 			`data-testid="usage-sites">1 of 5 on the free plan</dd>`,
 			`with up to 10 versions kept per site</dd>`,
 			`data-testid="usage-views">50</dd>`,
-			`data-testid="usage-served">4.9 KiB</dd>`,
+			`data-testid="usage-served">5.0 KB</dd>`,
 		},
 	}})
 }
