@@ -162,6 +162,11 @@ var depsRules = `
 	sitedrop/sites/analytics/ship
 	< sitedrop/sites/analytics/statsdb;
 
+	# Usage (issue 31): an account's sites and storage (sites) and what
+	# they served (statsdb's rows), beside its plan's limits.
+	sitedrop/sites/analytics/statsdb
+	< sitedrop/sites/usage;
+
 	# The report resolves a link exactly as the site server resolves a
 	# request (serve's Checker).
 	sitedrop/sites/serve
@@ -228,6 +233,7 @@ var depsRules = `
 	sitedrop/sites/domains,
 	sitedrop/sites/forms,
 	sitedrop/sites/intake,
+	sitedrop/sites/usage,
 	sitedrop/ui
 	< sitedrop/hooks/pages;
 
@@ -245,6 +251,7 @@ var depsRules = `
 	sitedrop/sites/intake,
 	sitedrop/sites/replica,
 	sitedrop/sites/report,
+	sitedrop/sites/usage,
 	sitedrop/ui
 	< sitedrop/hooks;
 
@@ -328,6 +335,7 @@ var pocketBaseImporters = map[string]string{
 	"sitedrop/sites/abuse":             "the abuse reports are records of the reports collection",
 	"sitedrop/sites/analytics/statsdb": "the analytics' daily rows are records of the site_stats collection",
 	"sitedrop/sites/domains":           "the domains collection",
+	"sitedrop/sites/usage":             "an account's usage is counted from the deployments, versions and site_stats collections",
 	"sitedrop/sites/forms":             "the submissions, webhooks and deliveries collections",
 }
 

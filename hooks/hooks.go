@@ -25,6 +25,7 @@ import (
 	"sitedrop/sites/serve"
 	"sitedrop/sites/store"
 	"sitedrop/sites/store/s3store"
+	"sitedrop/sites/usage"
 )
 
 // Register binds sitedrop to app: routes, record hooks and jobs. cfg is
@@ -184,6 +185,7 @@ func build(app core.App, cfg *Config) (*built, error) {
 		Resolvers: func() []string { return cfg.Serve.DNSResolvers }, // the serve flags come later
 		SiteHost:  hosts.SiteHost,
 	})
+	usageSvc := usage.New(app, svc)
 	reports := abuse.New(app, abuse.Config{Hosts: hosts, Domains: domainTable, Mail: reportsMail(app, cfg)})
 	domainDesk := &domainDesk{svc: domainSvc, actions: ratelimit.New(domainActionsPerMinute, time.Minute), cfg: cfg}
 	front := &siteHosts{app: app, cfg: cfg, hosts: hosts, server: siteServer, domains: domainTable, metrics: m}
@@ -300,11 +302,12 @@ func build(app core.App, cfg *Config) (*built, error) {
 		bindWebhooksAPI(se.Router, &webhooksAPI{guard: cfg.webhookGuard(), guards: guards}, auth)
 		bindDomainsAPI(se.Router, &domainsAPI{desk: domainDesk, guards: guards}, auth)
 		bindBlocklistAPI(se.Router, &blocklistAPI{blocks: blocks, guards: guards})
+		bindUsageAPI(se.Router, &usageAPI{usage: usageSvc}, auth)
 		bindReportAPI(se.Router, &reportDesk{reports: reports, limit: ratelimit.New(reportsPerHour, time.Hour), guards: guards, proxies: proxies, sessions: sessions})
 		pub.bindChanges(se)
 		api := bindMCP(se.Router, &mcpEndpoint{maxBody: cfg.MaxBody, guards: guards, proxies: proxies})
 		pages.Bind(se.Router, pages.Services{
-			Sessions: sessions, Guards: guards, Deploys: svc, Domains: domainSvc,
+			Sessions: sessions, Guards: guards, Deploys: svc, Domains: domainSvc, Usage: usageSvc,
 			DomainStart: domainDesk.start, SiteHost: hosts.SiteHost, Links: links,
 			Limits: pages.Limits{MaxFiles: cfg.MaxFiles, MaxBody: cfg.MaxBody, Anon: settings.Anon,
 				FreeSlots: cfg.FreeSlots, ProSlots: cfg.ProSlots},

@@ -208,6 +208,11 @@ var wireBodies = []struct {
 	{wire.BlockRequest{}, "POST /admin/blocklist body", false},
 	{wire.Block{}, "Block", true},
 	{wire.BlockList{}, "GET /admin/blocklist 200", true},
+	{wire.Usage{}, "GET /usage 200", true},
+	{wire.UsageLimits{}, "UsageLimits", true},
+	{wire.AccountUsage{}, "AccountUsage", true},
+	{wire.SiteUsage{}, "SiteUsage", true},
+	{wire.AdminUsage{}, "GET /admin/usage 200", true},
 	{wire.AbuseReportRequest{}, "POST /report body", false},
 	{wire.AbuseReportAnswer{}, "POST /report 201", true},
 	// not a wire type, but an answer all the same

@@ -31,7 +31,7 @@ func newService(t *testing.T) (*tests.TestApp, *sites.Service) {
 	return app, sites.NewService(app, blobStore, sites.ServiceConfig{})
 }
 
-func mustOwner(t *testing.T, app core.App) *core.Record {
+func mustOwner(t testing.TB, app core.App) *core.Record {
 	t.Helper()
 	col, _ := app.FindCollectionByNameOrId("users")
 	u := core.NewRecord(col)

@@ -9,5 +9,13 @@ func SetManifestBatch(n int) func() {
 	return func() { manifestBatch = old }
 }
 
+// SetStorageBatch changes how many versions StorageBytes reads per
+// query; it returns the restore function.
+func SetStorageBatch(n int) func() {
+	old := storageBatch
+	storageBatch = n
+	return func() { storageBatch = old }
+}
+
 // Compressions returns how many files have been compressed so far.
 func Compressions() int64 { return compressions.Load() }

@@ -110,3 +110,7 @@ func DBTime(t time.Time) string {
 	}
 	return t.UTC().Format(types.DefaultDateLayout)
 }
+
+// KeepVersions is how many versions of a deployment are kept, the live
+// one included.
+func (s *Service) KeepVersions() int { return s.cfg.KeepVersions }

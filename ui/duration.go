@@ -36,13 +36,18 @@ func plural(n int, unit string) string {
 	return fmt.Sprintf("%d %ss", n, unit)
 }
 
-// SizeShort writes a size for people: 512 B, 12.3 KB, 4.5 MB.
+// SizeShort writes a size for people: 512 B, 12.3 KB, 4.5 MB, 2.0 GB,
+// 1.5 TB (a month's bytes served reach them).
 func SizeShort(n int64) string {
 	switch {
 	case n < 1000:
 		return strconv.FormatInt(n, 10) + " B"
 	case n < 1000*1000:
 		return strconv.FormatFloat(float64(n)/1000, 'f', 1, 64) + " KB"
+	case n < 1000*1000*1000:
+		return strconv.FormatFloat(float64(n)/1e6, 'f', 1, 64) + " MB"
+	case n < 1000*1000*1000*1000:
+		return strconv.FormatFloat(float64(n)/1e9, 'f', 1, 64) + " GB"
 	}
-	return strconv.FormatFloat(float64(n)/1e6, 'f', 1, 64) + " MB"
+	return strconv.FormatFloat(float64(n)/1e12, 'f', 1, 64) + " TB"
 }

@@ -15,3 +15,14 @@ func TestTimeLeft(t *testing.T) {
 		}
 	}
 }
+
+func TestSizeShort(t *testing.T) {
+	for n, want := range map[int64]string{
+		0: "0 B", 999: "999 B", 1000: "1.0 KB", 12345: "12.3 KB", 4_500_000: "4.5 MB",
+		2_000_000_000: "2.0 GB", 1_500_000_000_000: "1.5 TB", 1 << 62: "4611686.0 TB",
+	} {
+		if got := SizeShort(n); got != want {
+			t.Errorf("SizeShort(%d) = %q, want %q", n, got, want)
+		}
+	}
+}

@@ -151,8 +151,9 @@ func pages() []page {
 					{ID: "s1", Current: true, Client: "Firefox on macOS", CreatedAt: "2026-11-22T09:00:00Z", CreatedAgo: "3 hours ago", ExpiresAt: "2026-12-22T09:00:00Z", ExpiresIn: "in 29 days", ByCode: true},
 					{ID: "s2", Client: "Chrome on Android", CreatedAt: "2026-11-20T09:00:00Z", CreatedAgo: "2 days ago", ExpiresAt: "2026-12-20T09:00:00Z", ExpiresIn: "in 27 days", KeyPrefix: "sd_3fA9"},
 				},
+				Usage: &AccountUsage{Sites: "2 of 3", Storage: "1.5 MB", VersionsPerSite: 10, PageViews: "1234", BytesServed: "12.0 MB", Days: 30, Since: "2026-10-24"},
 			}),
-			testIDs: []string{"nav-account", "slots", "deployment-row", "site-state", "protected-badge", "site-deployed", "site-find", "site-search", "site-sort", "site-count", "revoke-key", "create-key", "sign-out", "session-row", "this-browser", "revoke-session", "revoke-others", "account-delete"},
+			testIDs: []string{"nav-account", "slots", "usage", "usage-sites", "usage-storage", "usage-views", "usage-served", "deployment-row", "site-state", "protected-badge", "site-deployed", "site-find", "site-search", "site-sort", "site-count", "revoke-key", "create-key", "sign-out", "session-row", "this-browser", "revoke-session", "revoke-others", "account-delete"},
 			absent:  []string{"new-key"},
 		},
 		{

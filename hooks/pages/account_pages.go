@@ -14,6 +14,7 @@ import (
 	"sitedrop/sites"
 	"sitedrop/sites/accounts"
 	"sitedrop/sites/domains"
+	"sitedrop/sites/usage"
 	"sitedrop/ui"
 )
 
@@ -25,6 +26,7 @@ type accountPages struct {
 	deploys  *sites.Service
 	domains  *domains.Service
 	sessions *Sessions
+	usage    *usage.Service // nil: no Usage panel
 }
 
 // MaxKeyNameLen bounds an API key's name (characters).
@@ -147,6 +149,13 @@ func (a *accountPages) accountPage(e *core.RequestEvent) error {
 		row.State, row.StateText = siteListState(d, now)
 		row.DeployedAt, row.DeployedAgo = deployedAge(site.DeployedAt, now)
 		p.Deployments = append(p.Deployments, row)
+	}
+	if a.usage != nil {
+		u, err := a.usage.Usage(user, now)
+		if err != nil {
+			return err
+		}
+		p.Usage = usagePanel(u)
 	}
 	if p.Keys, err = accountKeys(e.App, user, now); err != nil {
 		return err

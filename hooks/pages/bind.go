@@ -20,6 +20,7 @@ import (
 	"sitedrop/sites/forms"
 	"sitedrop/sites/intake"
 	"sitedrop/sites/ratelimit"
+	"sitedrop/sites/usage"
 	"sitedrop/ui"
 )
 
@@ -59,6 +60,8 @@ type Services struct {
 	DeploymentRef func(dep *core.Record) forms.DeploymentRef
 	// Wake nudges the webhook sender.
 	Wake func()
+	// Usage is what an account uses (the account page's Usage panel).
+	Usage *usage.Service
 	// Analytics are a site's visits of the 30 days to now.
 	Analytics func(app core.App, dep string, now time.Time) (ui.SiteAnalytics, error)
 	// SubmissionsCSV streams a site's submissions as the API's download.
@@ -103,7 +106,7 @@ func Bind(r *router.Router[*core.RequestEvent], s Services) {
 	auth := &pageAuth{sessions: s.Sessions, guards: s.Guards, deploys: s.Deploys, answer: s.Answers.Any}
 	home := &homePage{limits: s.Limits, links: s.Links, sessions: s.Sessions}
 	claims := &claimPages{links: s.Links, deploys: s.Deploys, sessions: s.Sessions, answer: s.Answers.Any}
-	account := &accountPages{limits: s.Limits, links: s.Links, deploys: s.Deploys, domains: s.Domains, sessions: s.Sessions}
+	account := &accountPages{limits: s.Limits, links: s.Links, deploys: s.Deploys, domains: s.Domains, sessions: s.Sessions, usage: s.Usage}
 	login := &loginPages{signIn: s.SignIn, sessions: s.Sessions, answer: s.Answers.Any, auth: auth}
 
 	assets, _ := fs.Sub(ui.Assets, "assets")
