@@ -314,6 +314,10 @@ func build(app core.App, cfg *Config) (*built, error) {
 			Analytics: pageAnalytics(stats == nil), SubmissionsCSV: submissionsCSV, LLMs: llmsTxt(cfg, settings, links),
 			SignIn:  signIn.forPages(),
 			Answers: pages.Answers{Any: toAPIError, Domain: domainRefusal},
+			Moderation: pages.Moderation{
+				Sessions: newAdminSessions(app, cfg),
+				Reports:  reports, Blocks: blocks, Settings: settings,
+			},
 		})
 		se.Router.Bind(adminNotFoundPage(sessions))
 
