@@ -5,12 +5,14 @@ import (
 	"net/url"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/pocketbase/pocketbase/tests"
 
 	"sitedrop/sites"
 	"sitedrop/sites/abuse"
 	"sitedrop/sites/accounts"
+	"sitedrop/sites/audit"
 )
 
 // adminCookie is the moderation session cookie header (plain HTTP name).
@@ -85,6 +87,34 @@ func TestAdminLogin(t *testing.T) {
 	expect(http.MethodGet, "/admin/login", "", adminCookie(tok), 303, "/admin")
 	expect(http.MethodPost, "/admin/logout", "", withHeaders(adminForm, adminCookie(tok)), 303, "/admin/login?signed-out=1")
 	expect(http.MethodGet, "/admin", "", adminCookie(tok), 303, "/admin/login")
+
+	// an expired session opens nothing
+	tok = adminSignIn(t, app, mux)
+	rec, _ := app.FindFirstRecordByData(accounts.AdminSessionsCollection, accounts.FieldTokenHash, accounts.HashSecret(tok))
+	rec.Set(accounts.FieldExpiresAt, time.Now().Add(-time.Second).UTC())
+	if err := app.Save(rec); err != nil {
+		t.Fatal(err)
+	}
+	expect(http.MethodGet, "/admin", "", adminCookie(tok), 303, "/admin/login")
+}
+
+// TestAdminLoginRateLimit: the moderation sign-in counts against the
+// sign-in codes' per-client limit (10 a minute): the 11th attempt is
+// refused 429 without its password being checked.
+func TestAdminLoginRateLimit(t *testing.T) {
+	t.Parallel()
+	app, _ := newFixtureApp(t)
+	mux := newMux(t, app)
+	mustSuperuser(t, app, "admin@example.com", "a-long-password")
+	for i := range 10 {
+		if res, _ := do(t, mux, http.MethodPost, "/admin/login", "email=admin%40example.com&password=wrong", adminForm); res.StatusCode != 401 {
+			t.Fatalf("attempt %d: %d", i+1, res.StatusCode)
+		}
+	}
+	res, out := do(t, mux, http.MethodPost, "/admin/login", "email=admin%40example.com&password=a-long-password", adminForm)
+	if res.StatusCode != http.StatusTooManyRequests || res.Header.Get("Retry-After") == "" || len(res.Cookies()) != 0 {
+		t.Fatalf("11th attempt: %d %q %v %.200s", res.StatusCode, res.Header.Get("Retry-After"), res.Cookies(), out)
+	}
 }
 
 // TestAdminModeration: from the moderation page a superuser sees a report
@@ -141,6 +171,9 @@ func TestAdminModeration(t *testing.T) {
 	if r, _ := sd.reports.Find(rep.Id); r.Status() != abuse.StatusActioned {
 		t.Fatalf("report status %q after the takedown", r.Status())
 	}
+	if got := auditEntries(t, app, audit.ActionTakedown, idAliceSite); len(got) != 1 || got[0].ActorKind != audit.KindSuperuser || got[0].IP != testClientIP {
+		t.Fatalf("audit entries of the page's takedown: %+v, want one by the superuser", got)
+	}
 	out := page("")
 	contains(out, "(0 open)", "alice-site is taken down.", "Taken down for: Phishing")
 	if strings.Contains(page(""), "alice-site is taken down.") {
@@ -166,6 +199,9 @@ func TestAdminModeration(t *testing.T) {
 		t.Fatal("the owner is not banned")
 	}
 	contains(page(""), "alice@example.com is banned", "banned: fraud")
+	if got := auditEntries(t, app, audit.ActionBan, alice.Id); len(got) != 1 || got[0].ActorKind != audit.KindSuperuser {
+		t.Fatalf("audit entries of the page's ban: %+v", got)
+	}
 	post("/admin/accounts/"+alice.Id+"/unban", url.Values{"back": {panel}}, "/admin#"+panel)
 
 	// the blocklist

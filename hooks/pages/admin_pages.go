@@ -75,7 +75,9 @@ func bindAdminPages(r *router.Router[*core.RequestEvent], auth *pageAuth, s Serv
 }
 
 // requireAdmin lets a browser signed in as a superuser through (the
-// superuser on the event), and sends anyone else to /admin/login.
+// superuser on the event, and as its auth, so that the audit log names
+// the superuser as it does for the admin API), and sends anyone else to
+// /admin/login.
 func (a *adminPages) requireAdmin() *hook.Handler[*core.RequestEvent] {
 	return middleware("sitedropRequireAdmin", func(e *core.RequestEvent) error {
 		su := a.m.Sessions.Superuser(e.Request)
@@ -83,6 +85,7 @@ func (a *adminPages) requireAdmin() *hook.Handler[*core.RequestEvent] {
 			return e.Redirect(http.StatusSeeOther, "/admin/login")
 		}
 		e.Set(superuserKey, su)
+		e.Auth = su
 		return e.Next()
 	})
 }
