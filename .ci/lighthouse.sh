@@ -40,6 +40,7 @@ email="a.rather.long.address.for.testing.overflow@example-company.com"
 sd user create "$email" >/dev/null
 key=$(sd key create "$email" --name laptop | tail -n 1)
 sd key create "$email" --name "CI" >/dev/null
+sd superuser upsert admin@example.com 'a-long-password' >/dev/null
 "$work/sitedrop" serve --http "127.0.0.1:$PORT" --dir "$work/data" --webhooks-allow-private >"$work/serve.log" 2>&1 &
 server=$!
 for _ in $(seq 50); do curl -fs "$WEB/api/health" >/dev/null && break; sleep 0.1; done
@@ -64,6 +65,13 @@ cookie=$(curl -fs -D - -o /dev/null -X POST "$WEB/auth/session" "${auth[@]}" |
 	sed -n 's/^[Ss]et-[Cc]ookie: \([^;]*\).*/\1/p' | head -n 1)
 [[ -n "$cookie" ]] || { echo "no session cookie from POST /auth/session" >&2; exit 1; }
 
+# The moderation page: a report in its queue, a superuser's session.
+curl -fs "$WEB/report" -H 'Content-Type: application/json' -d "{\"url\":\"$(json "['url']" <<<"$site")\",\"reason\":\"phishing\",\"details\":\"asks for a card number\"}" >/dev/null
+admin_cookie=$(curl -fs -D - -o /dev/null -X POST "$WEB/admin/login" -H 'Sec-Fetch-Site: same-origin' \
+	--data-urlencode 'email=admin@example.com' --data-urlencode 'password=a-long-password' |
+	sed -n 's/^[Ss]et-[Cc]ookie: \([^;]*\).*/\1/p' | head -n 1)
+[[ -n "$admin_cookie" ]] || { echo "no moderation cookie from POST /admin/login" >&2; exit 1; }
+
 # The submission's and the webhook's delete confirmations, linked from the
 # site page's Forms tab.
 forms_tab=$(curl -fs "$WEB/account/sites/$id/forms" -H "Cookie: $cookie")
@@ -75,9 +83,9 @@ key_revoke=$(curl -fs "$WEB/account" -H "Cookie: $cookie" | grep -o '/account/ke
 [[ -n "$key_revoke" ]] || { echo "no revoke link on the account page" >&2; exit 1; }
 
 # The pages: name, URL, signed in or not. Add new pages here.
-LH_PAGES=$(python3 - "$WEB" "$cookie" "$id" "$claim" "$sub_delete" "$hook_delete" "$key_revoke" "$paused_id" <<'PY'
+LH_PAGES=$(python3 - "$WEB" "$cookie" "$id" "$claim" "$sub_delete" "$hook_delete" "$key_revoke" "$paused_id" "$admin_cookie" <<'PY'
 import json, sys
-web, cookie, site, claim, sub_delete, hook_delete, key_revoke, paused = sys.argv[1:]
+web, cookie, site, claim, sub_delete, hook_delete, key_revoke, paused, admin_cookie = sys.argv[1:]
 pages = [
     ("home", web + "/", False),
     ("home, signed in", web + "/", True),
@@ -99,10 +107,13 @@ pages = [
     ("paused site settings", web + "/account/sites/" + paused + "/settings", True),
     ("key revoke", web + key_revoke, True),
     ("account delete", web + "/account/delete", True),
+    ("moderation sign-in", web + "/admin/login", False),
+    ("moderation", web + "/admin", admin_cookie),
 ]
 # Error pages (404 and the like) share the layout; Lighthouse audits only
 # pages that answer 200, so they are covered by ui/render_test.go.
-print(json.dumps([{"name": n, "url": u, **({"cookie": cookie} if c else {})} for n, u, c in pages]))
+# c: True is the user's session, a string another cookie (the moderation's)
+print(json.dumps([{"name": n, "url": u, **({"cookie": c if isinstance(c, str) else cookie} if c else {})} for n, u, c in pages]))
 PY
 )
 export LH_PAGES

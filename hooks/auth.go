@@ -1,6 +1,7 @@
 package hooks
 
 import (
+	"errors"
 	"net/http"
 	"strings"
 
@@ -125,7 +126,7 @@ func (a *apiAuth) user(e *core.RequestEvent) (*core.Record, error) {
 }
 
 // caller is the user of the request's API key, or a 401 for a header that
-// is not a valid key. Without an Authorization header the browser session
+// is not a valid key (a 403 for a banned account's key). Without an Authorization header the browser session
 // counts instead, when the request comes from the web host's own pages
 // (accounts.Sessions.PageUser); nil when there is none.
 func (a *apiAuth) caller(e *core.RequestEvent) (*core.Record, error) {
@@ -134,6 +135,10 @@ func (a *apiAuth) caller(e *core.RequestEvent) (*core.Record, error) {
 		return a.sessions.PageUser(e.Request), nil
 	}
 	user, err := accounts.UserByAPIKey(e.App, tok)
+	var be *accounts.BannedError
+	if errors.As(err, &be) {
+		return nil, bannedAPIError(be)
+	}
 	if err != nil {
 		return nil, apierr.Fail(http.StatusUnauthorized, msgUnauthorized)
 	}

@@ -170,6 +170,10 @@ func (a *signInDesk) verifyCode(e *core.RequestEvent, otpID, code string) (strin
 func (a *signInDesk) authSessionCreate(e *core.RequestEvent) error {
 	tok, _ := bearerToken(e.Request)
 	key, user, err := accounts.APIKeyByPlain(e.App, tok)
+	var be *accounts.BannedError
+	if errors.As(err, &be) {
+		return bannedAPIError(be)
+	}
 	if err != nil {
 		return apierr.Fail(http.StatusUnauthorized, msgUnauthorized)
 	}

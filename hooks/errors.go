@@ -114,6 +114,8 @@ func sitesAPIError(err error) (*apierr.Error, bool) {
 	switch {
 	case errors.As(err, &fe):
 		return apierr.Fail(http.StatusBadRequest, "%s", fe.Msg), true
+	case errors.Is(err, sites.ErrUserNotFound):
+		return apierr.Fail(http.StatusNotFound, msgUserNotFound), true
 	// a version or an alias of a deployment found is not the deployment
 	case errors.Is(err, sites.ErrVersionNotFound):
 		return apierr.Fail(http.StatusNotFound, msgVersionNotFound), true
@@ -220,7 +222,10 @@ const (
 // accountsAPIError maps the refusals of a sign-in (sites/accounts) to the
 // API's answers.
 func accountsAPIError(err error) (*apierr.Error, bool) {
+	var be *accounts.BannedError
 	switch {
+	case errors.As(err, &be):
+		return bannedAPIError(be), true
 	case errors.Is(err, accounts.ErrInvalidCode):
 		return apierr.Fail(http.StatusBadRequest, msgInvalidCode), true
 	case errors.Is(err, accounts.ErrSignupClosed):

@@ -16,12 +16,14 @@ import (
 	"sort"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/pocketbase/pocketbase/core"
 	"github.com/pocketbase/pocketbase/tests"
 	"golang.org/x/net/html"
 
 	"sitedrop/sites"
+	"sitedrop/sites/abuse"
 	"sitedrop/sites/accounts"
 	"sitedrop/sites/forms"
 )
@@ -51,8 +53,11 @@ func TestEveryFormIsPRG(t *testing.T) {
 	}
 
 	found := crawlForms(t, mux, sessionAlice)
-	// signed out, the sign-in's code step too (a code was mailed)
-	found = append(found, crawlForms(t, mux, "", "/auth/login?otp="+otp+"&next=%2Faccount")...)
+	// signed out, the sign-in's code step too (a code was mailed), and
+	// the moderation page's sign-in
+	found = append(found, crawlForms(t, mux, "", "/auth/login?otp="+otp+"&next=%2Faccount", "/admin/login")...)
+	// signed in to the moderation page as a superuser
+	found = append(found, crawlForms(t, mux, adminSessionCookie, "/admin")...)
 
 	// every form as its page has it, each on a fresh copy of the fixtures
 	reached := map[string]bool{} // route patterns a form posts to
@@ -96,12 +101,27 @@ func TestEveryFormIsPRG(t *testing.T) {
 			t.Errorf("POST %s answers pages but no form of the pages the walk reaches posts to it: link its page, or it is dead", p)
 		}
 	}
-	for _, must := range []string{"/claim/{slug}", "/account/keys", "/auth/logout", "/auth/login", "/account/sites/{id}/settings"} {
+	for _, must := range []string{"/claim/{slug}", "/account/keys", "/auth/logout", "/auth/login", "/account/sites/{id}/settings",
+		"/admin/login", "/admin/sites/{id}/takedown", "/admin/sites/{id}/restore", "/admin/accounts/{id}/ban", "/admin/accounts/{id}/unban",
+		"/admin/blocks/{id}/remove", "/admin/anon", "/admin/reports/{id}/dismiss"} {
 		if !reached[must] {
 			t.Errorf("no form posting to %s was found: the crawl is broken", must)
 		}
 	}
 	t.Logf("%d POST routes, %d forms, %d page routes", len(routes), len(found), len(pages))
+}
+
+// adminSessionCookie is the Cookie of the superuser's moderation session
+// of formsTemplate.
+const adminSessionCookie = "sitedrop_admin=admin-session-of-the-forms-walk-000000000000"
+
+// sessionCookie is the Cookie header of a walk's session: a user's
+// session token, or a whole cookie (adminSessionCookie).
+func sessionCookie(session string) string {
+	if strings.Contains(session, "=") {
+		return session
+	}
+	return "sitedrop_session=" + session
 }
 
 // checkPRG posts body to path (session's cookie, headers) and fails the
@@ -117,7 +137,7 @@ func checkPRG(t *testing.T, app *tests.TestApp, mux http.Handler, what, path, bo
 	}
 	req.Header.Set("Accept", "text/html,application/xhtml+xml")
 	if session != "" {
-		req.Header.Set("Cookie", "sitedrop_session="+session)
+		req.Header.Set("Cookie", sessionCookie(session))
 	}
 	rec := httptest.NewRecorder()
 	mux.ServeHTTP(rec, req)
@@ -209,6 +229,7 @@ func formsTemplate(t *testing.T, tune func(*Config)) (string, string) {
 	if _, err := sd.svc.SetPaused(paused.Record, true); err != nil {
 		t.Fatal(err)
 	}
+	mustModerationFixtures(t, app, sd)
 	otp, _, err := accounts.NewLoginCode(app, "alice@example.com")
 	if err != nil {
 		t.Fatal(err)
@@ -217,6 +238,36 @@ func formsTemplate(t *testing.T, tune func(*Config)) (string, string) {
 	dir := app.DataDir()
 	t.Cleanup(func() { os.RemoveAll(dir) })
 	return dir, otp
+}
+
+// mustModerationFixtures gives the moderation page something behind each
+// of its forms: a superuser signed in to it (adminSessionCookie), an open
+// report of alice-site, and of a site of pia's taken down by her ban (so
+// that restore and unban show), and a block.
+func mustModerationFixtures(t *testing.T, app core.App, sd *built) {
+	t.Helper()
+	su := mustSuperuser(t, app, "admin@example.com", "a-long-password")
+	col, _ := app.FindCollectionByNameOrId(accounts.AdminSessionsCollection)
+	rec := core.NewRecord(col)
+	rec.Set("superuser", su.Id)
+	rec.Set("token_hash", accounts.HashSecret(strings.TrimPrefix(adminSessionCookie, "sitedrop_admin=")))
+	rec.Set("expires_at", time.Now().Add(24*time.Hour).UTC())
+	if err := app.Save(rec); err != nil {
+		t.Fatal(err)
+	}
+	pia, _ := accounts.FindUserByEmail(app, "pia@example.com")
+	mustDeploy(t, sd, pia, "piasite00000001", "pia-site", "<h1>pia</h1>", "Pia")
+	for _, u := range []string{"http://alice-site.sites.test/", "http://pia-site.sites.test/"} {
+		if _, err := sd.reports.Open(abuse.NewReport{URL: u, Reason: "phishing", IP: "192.0.2.9"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := sd.svc.Ban(t.Context(), pia, "fraud", su.Email()); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := sd.blocks.Add(sites.BlockEmailDomain, "spam.example", "", su); err != nil {
+		t.Fatal(err)
+	}
 }
 
 // mustFailedDelivery stores a delivery of hook that failed for good (so
@@ -307,7 +358,7 @@ func crawlForms(t *testing.T, mux http.Handler, session string, more ...string) 
 		req.Host = "web.test"
 		req.Header.Set("Accept", "text/html")
 		if session != "" {
-			req.Header.Set("Cookie", "sitedrop_session="+session)
+			req.Header.Set("Cookie", sessionCookie(session))
 		}
 		rec := httptest.NewRecorder()
 		mux.ServeHTTP(rec, req)
@@ -351,6 +402,8 @@ var plausible = map[string]string{
 	"url":      "http://127.0.0.1:9/hook",
 	"name":     "laptop",
 	"password": "correct horse battery staple",
+	"reason":   "phishing",
+	"value":    "blocked.example",
 }
 
 // linksAndForms are the hrefs of a page's links and its POST forms.

@@ -228,6 +228,7 @@ func build(app core.App, cfg *Config) (*built, error) {
 	inflight := new(audit.Inflight)
 	bindAuditHooks(app, inflight, proxies.ClientIP)
 	bindTakedownHooks(app, cfg)
+	bindBanHooks(app, svc)
 	bindAccountRecordHooks(app, sessions)
 	bindBlocklistHooks(app, blocks)
 	bindSettingsHooks(app, settings)
@@ -292,6 +293,7 @@ func build(app core.App, cfg *Config) (*built, error) {
 		bindVersionsAPI(se.Router, deploys, auth)
 		bindSiteControlsAPI(se.Router, deploys, auth)
 		bindTakedownAPI(se.Router, deploys)
+		bindBanAPI(se.Router, deploys)
 		bindAnalyticsAPI(se.Router, auth)
 		bindBlobsAPI(se.Router, &blobsAPI{cfg: cfg, deploys: svc, s3: s3, uploads: uploads, guards: guards, gate: gate, blocks: blocks}, auth)
 		limits := newAuthLimits()
@@ -315,6 +317,10 @@ func build(app core.App, cfg *Config) (*built, error) {
 			Analytics: pageAnalytics(stats == nil), SubmissionsCSV: submissionsCSV, LLMs: llmsTxt(cfg, settings, links),
 			SignIn:  signIn.forPages(),
 			Answers: pages.Answers{Any: toAPIError, Domain: domainRefusal},
+			Moderation: pages.Moderation{
+				Sessions: newAdminSessions(app, cfg),
+				Reports:  reports, Blocks: blocks, Settings: settings,
+			},
 		})
 		se.Router.Bind(adminNotFoundPage(sessions))
 

@@ -28,24 +28,39 @@ import (
 // REST route; described by its own protocol). Paths under /api/ and /_/
 // are PocketBase's own (its REST API and dashboard) and skipped by prefix.
 var notInOpenAPI = map[string]bool{
-	"GET /{$}":                                true, // home page
-	"GET /static/{path...}":                   true, // the pages' CSS and scripts
-	"GET /claim/{slug}":                       true, // claim page
-	"POST /claim/{slug}":                      true, // its button
-	"GET /auth/login":                         true, // sign-in page
-	"POST /auth/login":                        true, // its forms without JavaScript
-	"POST /auth/login/code":                   true,
-	"POST /auth/logout":                       true, // the pages' sign-out button
-	"GET /submitted":                          true, // thank-you page of browser form posts
-	"GET /account":                            true, // account page and its forms
-	"POST /account/keys":                      true,
-	"GET /account/keys/{id}/revoke":           true, // API keys: ask, then revoke
-	"POST /account/keys/{id}/revoke":          true,
-	"GET /account/activity":                   true, // the audit log of the account's things
-	"GET /account/delete":                     true, // account deletion: what goes, then delete
-	"POST /account/delete":                    true,
-	"POST /account/sessions/{id}/revoke":      true, // signed-in browsers: sign one out
-	"POST /account/sessions/revoke-others":    true,
+	"GET /{$}":                             true, // home page
+	"GET /static/{path...}":                true, // the pages' CSS and scripts
+	"GET /claim/{slug}":                    true, // claim page
+	"POST /claim/{slug}":                   true, // its button
+	"GET /auth/login":                      true, // sign-in page
+	"POST /auth/login":                     true, // its forms without JavaScript
+	"POST /auth/login/code":                true,
+	"POST /auth/logout":                    true, // the pages' sign-out button
+	"GET /submitted":                       true, // thank-you page of browser form posts
+	"GET /account":                         true, // account page and its forms
+	"POST /account/keys":                   true,
+	"GET /account/keys/{id}/revoke":        true, // API keys: ask, then revoke
+	"POST /account/keys/{id}/revoke":       true,
+	"GET /account/activity":                true, // the audit log of the account's things
+	"GET /account/delete":                  true, // account deletion: what goes, then delete
+	"POST /account/delete":                 true,
+	"POST /account/sessions/{id}/revoke":   true, // signed-in browsers: sign one out
+	"POST /account/sessions/revoke-others": true,
+	// the superusers' moderation page, its sign-in and its forms (issue 31)
+	"GET /admin":                              true,
+	"GET /admin/login":                        true,
+	"POST /admin/login":                       true,
+	"POST /admin/logout":                      true,
+	"POST /admin/reports/{id}/dismiss":        true,
+	"POST /admin/sites/{id}/takedown":         true,
+	"POST /admin/sites/{id}/restore":          true,
+	"POST /admin/sites/{id}/delete":           true,
+	"POST /admin/sites/{id}/block":            true,
+	"POST /admin/accounts/{id}/ban":           true,
+	"POST /admin/accounts/{id}/unban":         true,
+	"POST /admin/blocks":                      true,
+	"POST /admin/blocks/{id}/remove":          true,
+	"POST /admin/anon":                        true,
 	"GET /favicon.ico":                        true, // the pages' icon
 	"GET /robots.txt":                         true, // the web host's crawler rules
 	" /":                                      true, // every other path: the 404 (page or JSON)
@@ -201,6 +216,9 @@ var wireBodies = []struct {
 	{wire.TakedownRequest{}, "POST /admin/deploy/{id}/takedown body", false},
 	{wire.TakedownState{}, "POST /admin/deploy/{id}/takedown 200", true},
 	{wire.TakedownState{}, "POST /admin/deploy/{id}/restore 200", true},
+	{wire.BanRequest{}, "POST /admin/users/{id}/ban body", false},
+	{wire.BanState{}, "POST /admin/users/{id}/ban 200", true},
+	{wire.BanState{}, "POST /admin/users/{id}/unban 200", true},
 	{wire.MissingRequest{}, "POST /blobs/missing body", false},
 	{wire.Missing{}, "POST /blobs/missing 200", true},
 	{wire.Warning{}, "Warning", true},

@@ -20,6 +20,12 @@ func newSessions(app core.App, cfg *Config) *pages.Sessions {
 	return &pages.Sessions{Sessions: accounts.NewSessions(app, func() bool { return webOverTLS(cfg) })}
 }
 
+// newAdminSessions are the moderation page's superuser sessions, whose
+// cookie is Secure and __Host- when the web host is reached over TLS.
+func newAdminSessions(app core.App, cfg *Config) *accounts.AdminSessions {
+	return accounts.NewAdminSessions(app, func() bool { return webOverTLS(cfg) })
+}
+
 // webOverTLS reports whether the web host is reached over TLS, so cookies
 // get Secure and the __Host- prefix (and the web host sends HSTS): when
 // sitedrop serves TLS itself (--https; its plain listener only redirects)

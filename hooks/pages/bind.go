@@ -72,6 +72,9 @@ type Services struct {
 	SignIn SignIn
 	// Answers are the API's answers to errors.
 	Answers Answers
+	// Moderation is what the superusers' moderation page (/admin) is
+	// built on; without its Sessions the page is not bound.
+	Moderation Moderation
 }
 
 // Limits are the server's limits a page's drop zone announces (see
@@ -134,5 +137,6 @@ func Bind(r *router.Router[*core.RequestEvent], s Services) {
 	forms.POST("/sessions/{id}/revoke", account.sessionRevoke)
 	forms.POST("/sessions/revoke-others", account.sessionRevokeOthers) // sign out everywhere else
 	bindAccountSitePages(r, auth, s)
+	bindAdminPages(r, auth, s)     // the superusers' moderation page
 	bindWebNotFound(r, s.Sessions) // every other path
 }

@@ -83,7 +83,8 @@ func UserByAPIKey(app core.App, plain string) (*core.Record, error) {
 }
 
 // APIKeyByPlain returns the key record of a plaintext key and its user, or
-// ErrKeyNotFound, refreshing last_used_at at most once a minute.
+// ErrKeyNotFound (a *BannedError for a banned account's key), refreshing
+// last_used_at at most once a minute.
 func APIKeyByPlain(app core.App, plain string) (key, user *core.Record, err error) {
 	if !strings.HasPrefix(plain, APIKeyPrefix) || len(plain) != len(APIKeyPrefix)+apiKeySecretLen {
 		return nil, nil, ErrKeyNotFound
@@ -98,6 +99,9 @@ func APIKeyByPlain(app core.App, plain string) (key, user *core.Record, err erro
 	user, err = app.FindRecordById(UsersCollection, key.GetString(FieldUser))
 	if err != nil {
 		return nil, nil, ErrKeyNotFound
+	}
+	if err := CheckNotBanned(user); err != nil {
+		return nil, nil, err
 	}
 	if last := key.GetDateTime(FieldLastUsedAt); last.IsZero() || time.Since(last.Time()) > lastUsedResolution {
 		key.Set(FieldLastUsedAt, time.Now().UTC())

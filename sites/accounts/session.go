@@ -46,7 +46,8 @@ func CreateSession(app core.App, key *core.Record, ownsKey bool, userAgent strin
 	return token, nil
 }
 
-// UserBySession returns the user of a live session token.
+// UserBySession returns the user of a live session token (a
+// *BannedError for a banned account's).
 func UserBySession(app core.App, token string) (*core.Record, error) {
 	if token == "" || len(token) > 128 {
 		return nil, ErrNoSession
@@ -58,6 +59,9 @@ func UserBySession(app core.App, token string) (*core.Record, error) {
 	user, err := app.FindRecordById(UsersCollection, rec.GetString(FieldUser))
 	if err != nil {
 		return nil, ErrNoSession
+	}
+	if err := CheckNotBanned(user); err != nil {
+		return nil, err // a banned account's session is signed out
 	}
 	return user, nil
 }

@@ -126,7 +126,7 @@ func (s *SignIn) SendCode(email string) (string, error) {
 // Verify signs in with the code of id: it creates the account on first
 // use when sign-up is open (else ErrSignupClosed) and makes an API key for
 // the new browser session. It returns the key's plaintext, the key and its
-// user; a wrong code is ErrInvalidCode.
+// user; a wrong code is ErrInvalidCode, a banned account's a *BannedError.
 func (s *SignIn) Verify(id, code string) (plain string, key, user *core.Record, err error) {
 	switch {
 	case id == "":
@@ -139,7 +139,11 @@ func (s *SignIn) Verify(id, code string) (plain string, key, user *core.Record, 
 		return "", nil, nil, err
 	}
 	user, err = FindUserByEmail(s.App, email)
-	if err != nil {
+	if err == nil {
+		if err := CheckNotBanned(user); err != nil {
+			return "", nil, nil, err
+		}
+	} else {
 		if !s.Signup {
 			return "", nil, nil, ErrSignupClosed
 		}

@@ -99,6 +99,7 @@ const (
 	ActionTakedown      = "takedown"       // an admin took a site down
 	ActionRestore       = "restore"        // and restored it
 	ActionBan           = "ban"            // an admin banned an account
+	ActionUnban         = "unban"          // and lifted the ban
 )
 
 // Actions lists every action above, the values of the collection's
@@ -108,6 +109,7 @@ var Actions = []string{
 	ActionProtect, ActionRename, ActionPause, ActionResume, ActionClaim,
 	ActionDomainAdd, ActionDomainRemove, ActionKeyCreate, ActionKeyRevoke,
 	ActionWebhookCreate, ActionWebhookDelete, ActionTakedown, ActionRestore, ActionBan,
+	ActionUnban,
 }
 
 // Actor is who did something: an account (ID is its id), a superuser

@@ -43,3 +43,23 @@ type TakedownState struct {
 	// TakenDownBy is the e-mail of the superuser who took it down.
 	TakenDownBy string `json:"taken_down_by,omitempty"`
 }
+
+// BanRequest is the body of POST /admin/users/{id}/ban. A pointer tells
+// an absent (or null) reason from an empty one.
+type BanRequest struct {
+	Reason *string `json:"reason"`
+}
+
+// BanState is the answer of POST /admin/users/{id}/ban and /unban: the
+// account and its ban now. Reason, BannedAt and BannedBy are left out
+// while it is not banned.
+type BanState struct {
+	ID     string `json:"id"`
+	Email  string `json:"email"`
+	Banned bool   `json:"banned"`
+	Reason string `json:"reason,omitempty"`
+	// BannedAt is RFC 3339 in UTC.
+	BannedAt string `json:"banned_at,omitempty"`
+	// BannedBy is the e-mail of the superuser who banned the account.
+	BannedBy string `json:"banned_by,omitempty"`
+}

@@ -1,0 +1,42 @@
+package migrations
+
+import (
+	"fmt"
+
+	"github.com/pocketbase/pocketbase/core"
+	m "github.com/pocketbase/pocketbase/migrations"
+)
+
+// The moderation page (/admin on the web host) signs superusers in with
+// their PocketBase e-mail and password and keeps them in a cookie of its
+// own (PocketBase's dashboard keeps its token in localStorage, which a
+// server-rendered page cannot read). A session is the hash of its token,
+// its superuser and a short expiry; deleting the superuser ends it. No
+// rules: only superusers reach it through PocketBase's API.
+func init() {
+	m.Register(func(app core.App) error {
+		supers, err := app.FindCollectionByNameOrId(core.CollectionNameSuperusers)
+		if err != nil {
+			return fmt.Errorf("find superusers: %w", err)
+		}
+		col := core.NewBaseCollection("admin_sessions")
+		col.Fields.Add(
+			&core.RelationField{Name: "superuser", CollectionId: supers.Id, MaxSelect: 1, Required: true, CascadeDelete: true},
+			&core.TextField{Name: "token_hash", Required: true, Hidden: true, Max: 64},
+			&core.DateField{Name: "expires_at", Required: true},
+			&core.AutodateField{Name: "created", OnCreate: true},
+		)
+		col.AddIndex("idx_admin_sessions_token_hash", true, "token_hash", "")
+		col.AddIndex("idx_admin_sessions_expires_at", false, "expires_at", "")
+		if err := app.Save(col); err != nil {
+			return fmt.Errorf("save admin_sessions: %w", err)
+		}
+		return nil
+	}, func(app core.App) error {
+		col, err := app.FindCollectionByNameOrId("admin_sessions")
+		if err != nil {
+			return nil
+		}
+		return app.Delete(col)
+	})
+}
