@@ -11,17 +11,17 @@ import (
 // their PocketBase e-mail and password and keeps them in a cookie of its
 // own (PocketBase's dashboard keeps its token in localStorage, which a
 // server-rendered page cannot read). A session is the hash of its token,
-// its superuser and a short expiry; deleting the superuser ends it. No
+// its superuser's id and a short expiry; deleting the superuser ends it
+// (the session then finds no one). No
 // rules: only superusers reach it through PocketBase's API.
 func init() {
 	m.Register(func(app core.App) error {
-		supers, err := app.FindCollectionByNameOrId(core.CollectionNameSuperusers)
-		if err != nil {
-			return fmt.Errorf("find superusers: %w", err)
-		}
 		col := core.NewBaseCollection("admin_sessions")
 		col.Fields.Add(
-			&core.RelationField{Name: "superuser", CollectionId: supers.Id, MaxSelect: 1, Required: true, CascadeDelete: true},
+			// the superuser's id: text, as a relation to _superusers shows
+			// N/A in the dashboard; a deleted superuser's session finds no
+			// one and is signed out
+			&core.TextField{Name: "superuser", Required: true, Max: 64},
 			&core.TextField{Name: "token_hash", Required: true, Hidden: true, Max: 64},
 			&core.DateField{Name: "expires_at", Required: true},
 			&core.AutodateField{Name: "created", OnCreate: true},
