@@ -193,10 +193,10 @@ func TestSettingsRecordRules(t *testing.T) {
 		t.Fatal("a refused second record turned anonymous deploys off")
 	}
 	// the moderation page's way: the service, through the same hooks
-	if err := sd.settings.SaveOverrides(sites.AnonOverrides{TTL: "nope"}); err == nil {
+	if err := sd.settings.SaveOverrides(t.Context(), sites.AnonOverrides{TTL: "nope"}); err == nil {
 		t.Fatal("SaveOverrides took a TTL that is not a duration")
 	}
-	if err := sd.settings.SaveOverrides(sites.AnonOverrides{Deploys: sites.SettingOff, TTL: "30m"}); err != nil {
+	if err := sd.settings.SaveOverrides(t.Context(), sites.AnonOverrides{Deploys: sites.SettingOff, TTL: "30m"}); err != nil {
 		t.Fatal(err)
 	}
 	if p := sd.settings.Anon(); p.Enabled || p.TTL != 30*time.Minute {
@@ -213,7 +213,7 @@ func TestSettingsRecordRules(t *testing.T) {
 	if p := sd.settings.Anon(); p != sd.cfg.anonPolicy() {
 		t.Fatalf("without a record: %+v, want the flags' %+v", p, sd.cfg.anonPolicy())
 	}
-	if err := sd.settings.SaveOverrides(sites.AnonOverrides{DeploysPerHour: 5}); err != nil {
+	if err := sd.settings.SaveOverrides(t.Context(), sites.AnonOverrides{DeploysPerHour: 5}); err != nil {
 		t.Fatal(err)
 	}
 	if p := sd.settings.Anon(); p.DeploysPerHour != 5 || !p.Enabled {
@@ -436,14 +436,14 @@ func TestCLIDeployAwaitingClaim(t *testing.T) {
 func TestMCPDeployFollowsAnonSettings(t *testing.T) {
 	env := newMCPEnv(t)
 	cs := env.connect(t, "", "")
-	if err := env.sd.settings.SaveOverrides(sites.AnonOverrides{HoldUntilClaimed: sites.SettingOn}); err != nil {
+	if err := env.sd.settings.SaveOverrides(t.Context(), sites.AnonOverrides{HoldUntilClaimed: sites.SettingOn}); err != nil {
 		t.Fatal(err)
 	}
 	text, sc := mustTool(t, cs, "deploy", map[string]any{"html": "<p>agent</p>"})
 	if !strings.Contains(text, `"awaiting claim" page`) || sc["awaiting_claim"] != true {
 		t.Fatalf("an anonymous deploy held until claimed: %q %v", text, sc)
 	}
-	if err := env.sd.settings.SaveOverrides(sites.AnonOverrides{Deploys: sites.SettingOff}); err != nil {
+	if err := env.sd.settings.SaveOverrides(t.Context(), sites.AnonOverrides{Deploys: sites.SettingOff}); err != nil {
 		t.Fatal(err)
 	}
 	mustToolError(t, cs, "deploy", map[string]any{"html": "<p>agent</p>"}, msgAnonDeploysOff)

@@ -1,6 +1,7 @@
 package hooks
 
 import (
+	"fmt"
 	"net/http"
 	"net/url"
 	"sync"
@@ -204,9 +205,34 @@ func bindAuditHooks(app core.App, inflight *audit.Inflight, clientIP func(*http.
 	app.OnRecordCreateExecute(forms.WebhooksCollection).BindFunc(after(webhookEntry(audit.ActionWebhookCreate)))
 	app.OnRecordDeleteExecute(forms.WebhooksCollection).BindFunc(after(webhookEntry(audit.ActionWebhookDelete)))
 
+	// The blocklist and the instance's settings: admins' actions, no
+	// owner's (only admins see them, in the dashboard).
+	blockEntry := func(action string) func(e *core.RecordEvent) {
+		return func(e *core.RecordEvent) {
+			b := sites.BlockOf(e.Record)
+			write(e, "", audit.Entry{Action: action, Kind: audit.TargetBlock, Target: b.Id,
+				Details: map[string]any{"kind": b.Kind(), "value": b.Value()}})
+		}
+	}
+	app.OnRecordCreateExecute(sites.BlocklistCollection).BindFunc(after(blockEntry(audit.ActionBlock)))
+	app.OnRecordDeleteExecute(sites.BlocklistCollection).BindFunc(after(blockEntry(audit.ActionUnblock)))
+	app.OnRecordUpdateExecute(sites.SettingsCollection).BindFunc(after(func(e *core.RecordEvent) {
+		changed := map[string]any{}
+		for _, f := range e.Record.Collection().Fields {
+			name := f.GetName()
+			if name == "id" || name == "created" || name == "updated" {
+				continue
+			}
+			if now := e.Record.Get(name); fmt.Sprint(now) != fmt.Sprint(e.Record.Original().Get(name)) {
+				changed[name] = now
+			}
+		}
+		write(e, "", audit.Entry{Action: audit.ActionSettings, Kind: audit.TargetSettings, Target: e.Record.Id, Details: changed})
+	}))
+
 	// The admin dashboard saves through its request event's app: made
 	// Acting, its saves carry the superuser as the actor.
-	for _, c := range []string{sites.DeploymentsCollection, sites.VersionsCollection, accounts.APIKeysCollection, domains.Collection, forms.WebhooksCollection} {
+	for _, c := range []string{sites.DeploymentsCollection, sites.VersionsCollection, accounts.APIKeysCollection, domains.Collection, forms.WebhooksCollection, sites.BlocklistCollection, sites.SettingsCollection} {
 		acting := func(e *core.RecordRequestEvent) error {
 			e.App = audit.Acting(e.App, requestActor(e.RequestEvent, clientIP(e.Request)))
 			return e.Next()

@@ -96,7 +96,7 @@ func (api *blocklistAPI) add(e *core.RequestEvent) error {
 	if req.Note != nil {
 		note = *req.Note
 	}
-	b, err := api.blocks.Add(*req.Kind, *req.Value, note, e.Auth)
+	b, err := api.blocks.Add(e.Request.Context(), *req.Kind, *req.Value, note, e.Auth)
 	if err != nil {
 		return err
 	}
@@ -105,7 +105,7 @@ func (api *blocklistAPI) add(e *core.RequestEvent) error {
 
 // remove is DELETE /admin/blocklist/{id}.
 func (api *blocklistAPI) remove(e *core.RequestEvent) error {
-	b, err := api.blocks.Remove(e.Request.PathValue("id"))
+	b, err := api.blocks.Remove(e.Request.Context(), e.Request.PathValue("id"))
 	if err != nil {
 		return err
 	}

@@ -26,7 +26,7 @@ func withBlocks(kv ...string) func(t testing.TB) *tests.TestApp {
 	return func(t testing.TB) *tests.TestApp {
 		app, sd := newFixtureApp(t)
 		for i := 0; i+1 < len(kv); i += 2 {
-			if _, err := sd.blocks.Add(kv[i], kv[i+1], "test", nil); err != nil {
+			if _, err := sd.blocks.Add(t.Context(), kv[i], kv[i+1], "test", nil); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -236,7 +236,7 @@ func TestBlockedSignupDomain(t *testing.T) {
 	app, sd := newFixtureApp(t)
 	defer app.Cleanup()
 	mustUser(t, app, "old@spam.example", sites.PlanFree, fixtureKey("old"))
-	if _, err := sd.blocks.Add(sites.BlockEmailDomain, "@Spam.Example", "throwaway addresses", nil); err != nil {
+	if _, err := sd.blocks.Add(t.Context(), sites.BlockEmailDomain, "@Spam.Example", "throwaway addresses", nil); err != nil {
 		t.Fatal(err)
 	}
 	mux := newMux(t, app)
@@ -439,11 +439,11 @@ func TestBlockSiteContent(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	added, err := sd.blocks.BlockSiteContent(c.Record, "phishing, report 7", nil)
+	added, err := sd.blocks.BlockSiteContent(t.Context(), c.Record, "phishing, report 7", nil)
 	if err != nil || len(added) != 1 || added[0].Value() != store.HashBytes([]byte(kitPage)) || added[0].Note() != "phishing, report 7 (first-kit/index.html)" {
 		t.Fatalf("blocked %v, %v", added, err)
 	}
-	if again, err := sd.blocks.BlockSiteContent(c.Record, "again", nil); err != nil || len(again) != 0 {
+	if again, err := sd.blocks.BlockSiteContent(t.Context(), c.Record, "again", nil); err != nil || len(again) != 0 {
 		t.Fatalf("blocked again: %v, %v", again, err)
 	}
 	_, err = sd.svc.Create(t.Context(), sites.CreateParams{Slug: "second-kit", AnonTTL: time.Hour,
@@ -473,7 +473,7 @@ func TestBlockedVersionNotPromoted(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		if _, err := sd.blocks.Add(sites.BlockContentHash, store.HashBytes([]byte(kitPage)), "", nil); err != nil {
+		if _, err := sd.blocks.Add(t.Context(), sites.BlockContentHash, store.HashBytes([]byte(kitPage)), "", nil); err != nil {
 			t.Fatal(err)
 		}
 		return app

@@ -265,7 +265,7 @@ func mustModerationFixtures(t *testing.T, app core.App, sd *built) {
 	if _, err := sd.svc.Ban(t.Context(), pia, "fraud", su.Email()); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := sd.blocks.Add(sites.BlockEmailDomain, "spam.example", "", su); err != nil {
+	if _, err := sd.blocks.Add(t.Context(), sites.BlockEmailDomain, "spam.example", "", su); err != nil {
 		t.Fatal(err)
 	}
 }

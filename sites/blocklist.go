@@ -1,6 +1,7 @@
 package sites
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"net/url"
@@ -500,7 +501,7 @@ func validKind(kind string) bool {
 // unknown). A value blocked already is ErrAlreadyBlocked; a malformed one
 // a *FieldError. The record hooks normalise and check it again, so the
 // dashboard meets the same rules.
-func (b *Blocklist) Add(kind, value, note string, by *core.Record) (*Block, error) {
+func (b *Blocklist) Add(ctx context.Context, kind, value, note string, by *core.Record) (*Block, error) {
 	v, err := NormalizeBlock(kind, value)
 	if err != nil {
 		return nil, err
@@ -524,7 +525,7 @@ func (b *Blocklist) Add(kind, value, note string, by *core.Record) (*Block, erro
 		if by != nil && by.Collection().Name == core.CollectionNameSuperusers {
 			rec.Set(FieldBlockCreatedBy, by.Email())
 		}
-		if err := tx.Save(rec); err != nil {
+		if err := tx.SaveWithContext(ctx, rec); err != nil {
 			return fmt.Errorf("save block: %w", err)
 		}
 		out = BlockOf(rec)
@@ -542,7 +543,7 @@ func (b *Blocklist) Add(kind, value, note string, by *core.Record) (*Block, erro
 // naming the site and the file. Only pages: a site's other files (a
 // library, a font, an icon) are often shared with innocent sites. Pages
 // blocked already are skipped; it returns the blocks it added.
-func (b *Blocklist) BlockSiteContent(dep *core.Record, note string, by *core.Record) ([]*Block, error) {
+func (b *Blocklist) BlockSiteContent(ctx context.Context, dep *core.Record, note string, by *core.Record) ([]*Block, error) {
 	m, err := liveManifest(b.app, dep)
 	if err != nil {
 		return nil, err
@@ -566,7 +567,7 @@ func (b *Blocklist) BlockSiteContent(dep *core.Record, note string, by *core.Rec
 		if len(n) > MaxBlockNote {
 			n = n[:MaxBlockNote]
 		}
-		blk, err := b.Add(BlockContentHash, h, n, by)
+		blk, err := b.Add(ctx, BlockContentHash, h, n, by)
 		if errors.Is(err, ErrAlreadyBlocked) {
 			continue
 		}
@@ -580,12 +581,12 @@ func (b *Blocklist) BlockSiteContent(dep *core.Record, note string, by *core.Rec
 
 // Remove lifts the block with id (ErrBlockNotFound when there is none)
 // and returns it.
-func (b *Blocklist) Remove(id string) (*Block, error) {
+func (b *Blocklist) Remove(ctx context.Context, id string) (*Block, error) {
 	rec, err := b.app.FindRecordById(BlocklistCollection, id)
 	if err != nil {
 		return nil, ErrBlockNotFound
 	}
-	if err := b.app.Delete(rec); err != nil {
+	if err := b.app.DeleteWithContext(ctx, rec); err != nil {
 		return nil, fmt.Errorf("remove block: %w", err)
 	}
 	return BlockOf(rec), nil

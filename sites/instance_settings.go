@@ -1,6 +1,7 @@
 package sites
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"strings"
@@ -256,7 +257,7 @@ func (s *InstanceSettings) Overrides() (AnonOverrides, error) {
 // none), through the record hooks that check it and reload the policy:
 // the moderation page's way to change the anonymous deploys' rules. A
 // value that is not valid is a *FieldError and changes nothing.
-func (s *InstanceSettings) SaveOverrides(o AnonOverrides) error {
+func (s *InstanceSettings) SaveOverrides(ctx context.Context, o AnonOverrides) error {
 	if _, err := o.Apply(s.defaults); err != nil {
 		return err
 	}
@@ -272,7 +273,7 @@ func (s *InstanceSettings) SaveOverrides(o AnonOverrides) error {
 		rec = core.NewRecord(c)
 	}
 	o.setOn(rec)
-	if err := s.app.Save(rec); err != nil {
+	if err := s.app.SaveWithContext(ctx, rec); err != nil {
 		return fmt.Errorf("save the sitedrop settings: %w", err)
 	}
 	return nil

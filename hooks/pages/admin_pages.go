@@ -384,7 +384,7 @@ func (a *adminPages) blockContent(e *core.RequestEvent) error {
 	if dep == nil {
 		return err
 	}
-	added, err := a.m.Blocks.BlockSiteContent(dep.Record, "", superuserOf(e))
+	added, err := a.m.Blocks.BlockSiteContent(e.Request.Context(), dep.Record, "", superuserOf(e))
 	if err != nil {
 		msg, err := a.refused(err)
 		if err != nil {
@@ -436,7 +436,7 @@ func (a *adminPages) unban(e *core.RequestEvent) error {
 // blockAdd is POST /admin/blocks (kind, value, note).
 func (a *adminPages) blockAdd(e *core.RequestEvent) error {
 	f := e.Request.PostForm
-	b, err := a.m.Blocks.Add(f.Get("kind"), f.Get("value"), f.Get("note"), superuserOf(e))
+	b, err := a.m.Blocks.Add(e.Request.Context(), f.Get("kind"), f.Get("value"), f.Get("note"), superuserOf(e))
 	if err != nil {
 		msg, err := a.refused(err)
 		if err != nil {
@@ -449,7 +449,7 @@ func (a *adminPages) blockAdd(e *core.RequestEvent) error {
 
 // blockRemove is POST /admin/blocks/{id}/remove.
 func (a *adminPages) blockRemove(e *core.RequestEvent) error {
-	b, err := a.m.Blocks.Remove(e.Request.PathValue("id"))
+	b, err := a.m.Blocks.Remove(e.Request.Context(), e.Request.PathValue("id"))
 	if errors.Is(err, sites.ErrBlockNotFound) {
 		return a.backTo(e, "/admin", ui.AdminPanelBlocklist, ui.FlashError, "That block does not exist (any more).")
 	}
@@ -472,7 +472,7 @@ func (a *adminPages) anonSave(e *core.RequestEvent) error {
 		}
 		o.DeploysPerHour = n
 	}
-	if err := a.m.Settings.SaveOverrides(o); err != nil {
+	if err := a.m.Settings.SaveOverrides(e.Request.Context(), o); err != nil {
 		msg, err := a.refused(err)
 		if err != nil {
 			return err

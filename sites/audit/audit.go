@@ -75,6 +75,8 @@ const (
 	TargetDomain     = "domain"
 	TargetWebhook    = "webhook"
 	TargetUser       = "user"
+	TargetBlock      = "block"    // a blocklist entry
+	TargetSettings   = "settings" // the sitedrop_settings record
 )
 
 // Actions. Parts added later (takedown, restore, ban) use their own
@@ -100,6 +102,9 @@ const (
 	ActionRestore       = "restore"        // and restored it
 	ActionBan           = "ban"            // an admin banned an account
 	ActionUnban         = "unban"          // and lifted the ban
+	ActionBlock         = "block"          // an admin added a block to the blocklist
+	ActionUnblock       = "unblock"        // and removed one
+	ActionSettings      = "settings"       // an admin changed the instance's settings (anonymous deploys)
 )
 
 // Actions lists every action above, the values of the collection's
@@ -109,7 +114,7 @@ var Actions = []string{
 	ActionProtect, ActionRename, ActionPause, ActionResume, ActionClaim,
 	ActionDomainAdd, ActionDomainRemove, ActionKeyCreate, ActionKeyRevoke,
 	ActionWebhookCreate, ActionWebhookDelete, ActionTakedown, ActionRestore, ActionBan,
-	ActionUnban,
+	ActionUnban, ActionBlock, ActionUnblock, ActionSettings,
 }
 
 // Actor is who did something: an account (ID is its id), a superuser
