@@ -32,15 +32,9 @@ import (
 func bindAccountRecordHooks(app core.App, sessions *pages.Sessions) {
 	app.OnRecordDelete(accounts.UsersCollection).BindFunc(func(e *core.RecordEvent) error {
 		user := e.Record
-		orig := e.App
-		err := e.App.RunInTransaction(func(tx core.App) error {
-			e.App = tx
-			if err := sites.DeleteOwned(tx, user.Id); err != nil {
-				return err
-			}
-			if err := e.Next(); err != nil {
-				return err
-			}
+		return sites.AroundEventTransaction(e, func(tx core.App) error {
+			return sites.DeleteOwned(tx, user.Id)
+		}, func(tx core.App) error {
 			if err := forms.DeleteAccountDeliveries(tx, user.Id); err != nil {
 				return err
 			}
@@ -49,8 +43,6 @@ func bindAccountRecordHooks(app core.App, sessions *pages.Sessions) {
 			}
 			return audit.DeleteAccount(tx, user.Id)
 		})
-		e.App = orig
-		return err
 	})
 	app.OnRecordAfterDeleteSuccess(accounts.SessionsCollection).BindFunc(func(e *core.RecordEvent) error {
 		sessions.DropFlashes(e.Record)

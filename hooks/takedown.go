@@ -11,7 +11,6 @@ import (
 
 	"sitedrop/hooks/internal/apierr"
 	"sitedrop/sites"
-	"sitedrop/sites/accounts"
 	"sitedrop/sites/wire"
 	"sitedrop/ui"
 )
@@ -100,7 +99,7 @@ func mailTakedown(app core.App, cfg *Config, d *sites.Deployment) error {
 	if d.OwnerID() == "" {
 		return nil // an anonymous site: no one to tell
 	}
-	owner, err := app.FindRecordById(accounts.UsersCollection, d.OwnerID())
+	owner, err := sites.FindUser(app, d.OwnerID())
 	if err != nil || owner.Email() == "" {
 		return err
 	}
