@@ -68,6 +68,8 @@ var depsRules = `
 	#   hooks/internal/lifecycle  background services started together,
 	#                      stopped in reverse within bounded waits: it
 	#                      knows nothing of what they are.
+	#   hooks/internal/routectx  what the route middlewares leave for their
+	#                      handler, once for the API and the pages.
 	NONE
 	< sitedrop/sites/store,
 	  sitedrop/sites/ratelimit,
@@ -81,7 +83,8 @@ var depsRules = `
 	  sitedrop/sites/store/s3store/s3test,
 	  sitedrop/hooks/internal/clitest,
 	  sitedrop/sites/safetext,
-	  sitedrop/hooks/internal/lifecycle;
+	  sitedrop/hooks/internal/lifecycle,
+	  sitedrop/hooks/internal/routectx;
 
 	# On the wire alone:
 	#   sites/rules        a site's _redirects and _headers: parsed from
@@ -227,6 +230,7 @@ var depsRules = `
 	# apierr's, in the API's words. The account's activity page reads the
 	# audit log (audit).
 	sitedrop/hooks/internal/apierr,
+	sitedrop/hooks/internal/routectx,
 	sitedrop/hooks/server,
 	sitedrop/sites/audit,
 	sitedrop/sites/abuse,
@@ -331,6 +335,7 @@ var pocketBaseImporters = map[string]string{
 	"sitedrop/migrations":              "the schema, run by PocketBase's migration runner",
 	"sitedrop/sites":                   "deployments are records of the deployments collection",
 	"sitedrop/sites/accounts":          "keys, codes and sessions are records",
+	"sitedrop/hooks/internal/routectx": "the caller and its deployment ride on PocketBase's request event",
 	"sitedrop/sites/audit":             "the audit log is the audit_log collection",
 	"sitedrop/sites/abuse":             "the abuse reports are records of the reports collection",
 	"sitedrop/sites/analytics/statsdb": "the analytics' daily rows are records of the site_stats collection",

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"sitedrop/hooks/internal/apierr"
+	"sitedrop/hooks/internal/routectx"
 	"sitedrop/hooks/pages"
 	"sitedrop/sites"
 	"sitedrop/sites/accounts"
@@ -29,13 +30,6 @@ func bearerToken(r *http.Request) (token string, sent bool) {
 	return strings.TrimSpace(tok), true
 }
 
-// The keys under which the auth middlewares leave what they found on the
-// request event (e.Set); read them with userOf and ownedOf.
-const (
-	userKey       = "sitedropUser"
-	deploymentKey = "sitedropDeployment"
-)
-
 // apiAuth authenticates API requests, bound at the route (PocketBase's
 // RequireSuperuserOrOwnerAuth shape): an API key in "Authorization:
 // Bearer", or the browser session of a request from the web host's own
@@ -57,7 +51,7 @@ func (a *apiAuth) requireUser() *hook.Handler[*core.RequestEvent] {
 		if err != nil {
 			return err
 		}
-		e.Set(userKey, user)
+		routectx.SetUser(e, user)
 		return e.Next()
 	})
 }
@@ -72,7 +66,7 @@ func (a *apiAuth) loadUser() *hook.Handler[*core.RequestEvent] {
 		if err != nil {
 			return err
 		}
-		e.Set(userKey, user)
+		routectx.SetUser(e, user)
 		return e.Next()
 	})
 }
@@ -91,29 +85,10 @@ func (a *apiAuth) requireOwner(param string) *hook.Handler[*core.RequestEvent] {
 		if err != nil {
 			return err
 		}
-		e.Set(userKey, user)
-		e.Set(deploymentKey, dep)
+		routectx.SetUser(e, user)
+		routectx.SetDeployment(e, dep)
 		return e.Next()
 	})
-}
-
-// middleware is a route middleware (Bind) under the id that names it in
-// the chain.
-func middleware(id string, f func(e *core.RequestEvent) error) *hook.Handler[*core.RequestEvent] {
-	return &hook.Handler[*core.RequestEvent]{Id: id, Func: f}
-}
-
-// userOf is the caller left on e by requireUser, loadUser or requireOwner
-// (nil for an anonymous caller of loadUser's routes).
-func userOf(e *core.RequestEvent) *core.Record {
-	u, _ := e.Get(userKey).(*core.Record)
-	return u
-}
-
-// ownedOf is the caller's deployment left on e by requireOwner.
-func ownedOf(e *core.RequestEvent) *core.Record {
-	d, _ := e.Get(deploymentKey).(*core.Record)
-	return d
 }
 
 // user returns the caller (see caller), or the contract's 401 for none.
@@ -183,3 +158,12 @@ func builtinAuthGuard() *hook.Handler[*core.RequestEvent] {
 		},
 	}
 }
+
+// The request event's caller and deployment, and the middleware shape:
+// routectx's, shared with the other side (API or pages).
+var (
+	middleware = routectx.Middleware
+	userOf     = routectx.User
+	ownedOf    = routectx.Deployment
+	timestamp  = routectx.Timestamp
+)

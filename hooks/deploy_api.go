@@ -3,7 +3,6 @@ package hooks
 import (
 	"context"
 	"net/http"
-	"time"
 
 	"github.com/pocketbase/pocketbase/apis"
 	"github.com/pocketbase/pocketbase/core"
@@ -304,9 +303,4 @@ func (api *deployAPI) claim(e *core.RequestEvent) error {
 	}
 	slug := sites.DeploymentOf(rec).Slug()
 	return e.JSON(http.StatusOK, wire.DeployRef{ID: rec.Id, Slug: slug, URL: api.links.Site(slug)})
-}
-
-// timestamp formats t as RFC 3339 in UTC with a Z.
-func timestamp(t time.Time) string {
-	return t.UTC().Format(time.RFC3339)
 }

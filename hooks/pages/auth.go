@@ -7,40 +7,15 @@ import (
 	"io"
 	"net/http"
 	"strings"
-	"time"
 
 	"github.com/pocketbase/pocketbase/core"
 	"github.com/pocketbase/pocketbase/tools/hook"
 
 	"sitedrop/hooks/internal/apierr"
+	"sitedrop/hooks/internal/routectx"
 	"sitedrop/sites"
 	"sitedrop/sites/intake"
 )
-
-// The keys under which the page middlewares leave what they found on the
-// request event (e.Set); read them with userOf and ownedOf.
-const (
-	userKey       = "sitedropUser"
-	deploymentKey = "sitedropDeployment"
-)
-
-// middleware is a route middleware (Bind) under the id that names it in
-// the chain.
-func middleware(id string, f func(e *core.RequestEvent) error) *hook.Handler[*core.RequestEvent] {
-	return &hook.Handler[*core.RequestEvent]{Id: id, Func: f}
-}
-
-// userOf is the signed-in user left on e by requirePageUser.
-func userOf(e *core.RequestEvent) *core.Record {
-	u, _ := e.Get(userKey).(*core.Record)
-	return u
-}
-
-// ownedOf is the user's deployment left on e by requirePageOwner.
-func ownedOf(e *core.RequestEvent) *core.Record {
-	d, _ := e.Get(deploymentKey).(*core.Record)
-	return d
-}
 
 // crossOrigin guards the pages' cookie-authenticated forms: a browser
 // request from another origin (a site host included) is refused.
@@ -49,11 +24,6 @@ var crossOrigin = http.NewCrossOriginProtection()
 // wantsHTML tells a browser from an API client.
 func wantsHTML(r *http.Request) bool {
 	return strings.Contains(r.Header.Get("Accept"), "text/html")
-}
-
-// timestamp formats t as RFC 3339 in UTC with a Z, as the API does.
-func timestamp(t time.Time) string {
-	return t.UTC().Format(time.RFC3339)
 }
 
 // pageAuth guards the web pages at the route, as hooks' apiAuth guards
@@ -150,7 +120,7 @@ func (p *pageAuth) requirePageUser(next string) *hook.Handler[*core.RequestEvent
 			}
 			return e.Redirect(http.StatusSeeOther, loginURL(back))
 		}
-		e.Set(userKey, user)
+		routectx.SetUser(e, user)
 		return e.Next()
 	})
 }
@@ -164,7 +134,16 @@ func (p *pageAuth) requirePageOwner(param string) *hook.Handler[*core.RequestEve
 		if err != nil {
 			return p.sessions.errorPage(e, http.StatusNotFound, "Site not found", "There is no such site on your account.")
 		}
-		e.Set(deploymentKey, dep)
+		routectx.SetDeployment(e, dep)
 		return e.Next()
 	})
 }
+
+// The request event's caller and deployment, and the middleware shape:
+// routectx's, shared with the other side (API or pages).
+var (
+	middleware = routectx.Middleware
+	userOf     = routectx.User
+	ownedOf    = routectx.Deployment
+	timestamp  = routectx.Timestamp
+)
