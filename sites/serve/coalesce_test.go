@@ -12,6 +12,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -282,4 +283,56 @@ func TestCoalescingConnWriteError(t *testing.T) {
 	if _, err := c.ReadFrom(strings.NewReader("x")); err == nil {
 		t.Error("ReadFrom after a failure succeeded")
 	}
+}
+
+// TestBatchedHTTP2Writes counts the socket writes of HTTP/2 responses
+// over TLS, one request at a time on one connection, with one P (as on a
+// server pinned to a core, where batching matters most): once a site
+// request has made its connection batch (Cork), a response's HEADERS and
+// DATA leave in one write, where net/http's frame writer alone flushes
+// the HEADERS in a write of their own.
+func TestBatchedHTTP2Writes(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
+	const requests, size = 40, 3290 // the benchmark's gzipped page
+	writes := map[bool]int64{}
+	for _, batched := range []bool{true, false} {
+		cs := newCoalescingServer(t, batched, true, true)
+		client := cs.Client()
+		res, _ := getBody(t, client, cs.URL+"/"+strconv.Itoa(size)) // the connection's set-up
+		if res.ProtoMajor != 2 {
+			t.Fatalf("served over %s, want HTTP/2", res.Proto)
+		}
+		before := cs.sends.Load()
+		for range requests {
+			res, body := getBody(t, client, cs.URL+"/"+strconv.Itoa(size))
+			if res.StatusCode != 200 || !bytes.Equal([]byte(body), testBody(size)) {
+				t.Fatalf("status %d, body of %d bytes differs", res.StatusCode, len(body))
+			}
+		}
+		cs.Close()
+		writes[batched] = cs.sends.Load() - before
+	}
+	t.Logf("writes for %d responses: batched %d, not batched %d", requests, writes[true], writes[false])
+	if writes[false] < 2*requests {
+		t.Errorf("not batched: %d writes for %d responses, want 2 each (HEADERS, DATA)", writes[false], requests)
+	}
+	if writes[true] > requests*5/4 {
+		t.Errorf("batched: %d writes for %d responses, want about 1 each", writes[true], requests)
+	}
+}
+
+// TestBatchedHTTP2Close closes a batching connection right after a
+// response: what it held (the last frames, TLS's close_notify) is sent
+// before the socket closes, and a streamed body arrives whole.
+func TestBatchedHTTP2Close(t *testing.T) {
+	cs := newCoalescingServer(t, true, true, true)
+	client := cs.Client()
+	for _, n := range []int{0, 100, 16118, 70_000, 300_000} {
+		res, body := getBody(t, client, cs.URL+"/"+strconv.Itoa(n))
+		if res.ProtoMajor != 2 || res.StatusCode != 200 || !bytes.Equal([]byte(body), testBody(n)) {
+			t.Fatalf("/%d over %s: status %d, body of %d bytes differs", n, res.Proto, res.StatusCode, len(body))
+		}
+	}
+	client.CloseIdleConnections()
+	cs.Close()
 }
