@@ -132,7 +132,7 @@ type Conn struct {
 	err                error // the first failed write; every later write fails too
 }
 
-// Write sends p, or holds it while corked when it fits.
+// Write sends p, or holds it while corked or batching when it fits.
 func (c *Conn) Write(p []byte) (int, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -227,14 +227,36 @@ func (c *Conn) flushSoon() {
 	c.mu.Unlock()
 }
 
-// Read, the addresses and the deadlines are the TCP connection's.
+// Read, the addresses and the read deadline are the TCP connection's.
 
-func (c *Conn) Read(p []byte) (int, error)         { return c.tcp.Read(p) }
-func (c *Conn) LocalAddr() net.Addr                { return c.tcp.LocalAddr() }
-func (c *Conn) RemoteAddr() net.Addr               { return c.tcp.RemoteAddr() }
-func (c *Conn) SetDeadline(t time.Time) error      { return c.tcp.SetDeadline(t) }
-func (c *Conn) SetReadDeadline(t time.Time) error  { return c.tcp.SetReadDeadline(t) }
-func (c *Conn) SetWriteDeadline(t time.Time) error { return c.tcp.SetWriteDeadline(t) }
+func (c *Conn) Read(p []byte) (int, error)        { return c.tcp.Read(p) }
+func (c *Conn) LocalAddr() net.Addr               { return c.tcp.LocalAddr() }
+func (c *Conn) RemoteAddr() net.Addr              { return c.tcp.RemoteAddr() }
+func (c *Conn) SetReadDeadline(t time.Time) error { return c.tcp.SetReadDeadline(t) }
+
+// SetWriteDeadline sends what a batching connection holds under the
+// deadline it was written under, then sets the new one. TLS's Close
+// writes its close_notify under a 5 s deadline, then sets one in the
+// past: what it wrote must not meet that one.
+func (c *Conn) SetWriteDeadline(t time.Time) error {
+	c.flushBatched()
+	return c.tcp.SetWriteDeadline(t)
+}
+
+// SetDeadline is SetReadDeadline and SetWriteDeadline.
+func (c *Conn) SetDeadline(t time.Time) error {
+	c.flushBatched()
+	return c.tcp.SetDeadline(t)
+}
+
+// flushBatched sends what a batching connection holds.
+func (c *Conn) flushBatched() {
+	c.mu.Lock()
+	if c.batching {
+		_ = c.flushLocked() // a failure is kept in c.err for the next write
+	}
+	c.mu.Unlock()
+}
 
 // CloseWrite sends what is held, then shuts the sending side down.
 func (c *Conn) CloseWrite() error {

@@ -336,3 +336,39 @@ func TestBatchedHTTP2Close(t *testing.T) {
 	client.CloseIdleConnections()
 	cs.Close()
 }
+
+// TestBatchedDeadline writes to a batching connection, then sets a write
+// deadline in the past and closes it, as TLS's Close does after its
+// close_notify: what was held reaches the peer all the same.
+func TestBatchedDeadline(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1)) // the flusher has not run yet
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	cl := NewListener(ln, nil, nil)
+	accepted := make(chan net.Conn, 1)
+	go func() {
+		c, _ := cl.Accept()
+		accepted <- c
+	}()
+	peer, err := net.Dial("tcp", ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer peer.Close()
+	c := (<-accepted).(*Conn)
+	c.batch()
+	c.SetWriteDeadline(time.Now().Add(5 * time.Second))
+	if _, err := c.Write([]byte("close_notify")); err != nil {
+		t.Fatal(err)
+	}
+	c.SetWriteDeadline(time.Now())
+	c.Close()
+	peer.SetReadDeadline(time.Now().Add(5 * time.Second))
+	got, err := io.ReadAll(peer)
+	if err != nil || string(got) != "close_notify" {
+		t.Fatalf("the peer read %q, %v; want the held bytes", got, err)
+	}
+}
