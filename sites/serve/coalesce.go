@@ -9,6 +9,7 @@ import (
 	"os"
 	"runtime"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -125,11 +126,14 @@ type Conn struct {
 	// batching: writes are held and sent by a goroutine (flushSoon),
 	// one write for all that the ready goroutines add; flushing tells
 	// that one is on its way.
-	batching, flushing bool
-	held               *[]byte // nil when nothing is held
-	vec                [2][]byte
-	bufs               net.Buffers
-	err                error // the first failed write; every later write fails too
+	flushing bool
+	// batching is set once (see batch) and read without mu too (see
+	// flushBatched).
+	batching atomic.Bool
+	held     *[]byte // nil when nothing is held
+	vec      [2][]byte
+	bufs     net.Buffers
+	err      error // the first failed write; every later write fails too
 }
 
 // Write sends p, or holds it while corked or batching when it fits.
@@ -143,12 +147,12 @@ func (c *Conn) Write(p []byte) (int, error) {
 		return 0, nil
 	}
 	held := c.heldLen()
-	if c.corked && held+len(p) <= maxHeld || c.batching && held+len(p) <= maxBatched {
+	if c.corked && held+len(p) <= maxHeld || c.batching.Load() && held+len(p) <= maxBatched {
 		if c.held == nil {
 			c.held = heldBuffers.Get().(*[]byte)
 		}
 		*c.held = append(*c.held, p...)
-		if c.batching && !c.flushing {
+		if c.batching.Load() && !c.flushing {
 			c.flushing = true
 			go c.flushSoon()
 		}
@@ -234,10 +238,10 @@ func (c *Conn) LocalAddr() net.Addr               { return c.tcp.LocalAddr() }
 func (c *Conn) RemoteAddr() net.Addr              { return c.tcp.RemoteAddr() }
 func (c *Conn) SetReadDeadline(t time.Time) error { return c.tcp.SetReadDeadline(t) }
 
-// SetWriteDeadline sends what a batching connection holds under the
-// deadline it was written under, then sets the new one. TLS's Close
-// writes its close_notify under a 5 s deadline, then sets one in the
-// past: what it wrote must not meet that one.
+// SetWriteDeadline sends what a batching connection holds, then sets the
+// new deadline: TLS's Close writes its close_notify under a 5 s
+// deadline, then sets one in the past, and what it wrote must not meet
+// that one.
 func (c *Conn) SetWriteDeadline(t time.Time) error {
 	c.flushBatched()
 	return c.tcp.SetWriteDeadline(t)
@@ -249,33 +253,51 @@ func (c *Conn) SetDeadline(t time.Time) error {
 	return c.tcp.SetDeadline(t)
 }
 
-// flushBatched sends what a batching connection holds.
+// flushTimeout bounds the sending of what a batching connection holds
+// when its deadline changes or it closes: a peer that reads nothing
+// must not hold those calls (and so the connection, its goroutines and
+// its place under its client's cap) for as long as it stays silent.
+// TLS's own close_notify has the same bound. A variable for the tests.
+var flushTimeout = 5 * time.Second
+
+// flushBatched sends what a batching connection holds, within
+// flushTimeout: the deadline it sets first also applies to a send
+// already blocked (in flushSoon), which then lets go of mu. Every caller
+// sets its own deadline, or closes the socket, right after.
 func (c *Conn) flushBatched() {
-	c.mu.Lock()
-	if c.batching {
-		_ = c.flushLocked() // a failure is kept in c.err for the next write
+	if !c.batching.Load() {
+		return
 	}
+	_ = c.tcp.SetWriteDeadline(time.Now().Add(flushTimeout))
+	c.mu.Lock()
+	_ = c.flushLocked() // a failure is kept in c.err for the next write
 	c.mu.Unlock()
 }
 
-// CloseWrite sends what is held, then shuts the sending side down.
+// CloseWrite sends what is held (within flushTimeout), then shuts the
+// sending side down.
 func (c *Conn) CloseWrite() error {
-	c.mu.Lock()
-	_ = c.flushLocked()
-	c.mu.Unlock()
+	c.flushHeld()
 	return c.tcp.CloseWrite()
 }
 
 // Close sends what is held (a TLS close_notify, the last frames of a
-// batching connection), then closes the connection and frees its place
-// under its client's cap.
+// batching connection: within flushTimeout), then closes the connection
+// and frees its place under its client's cap.
 func (c *Conn) Close() error {
-	c.mu.Lock()
-	_ = c.flushLocked()
-	c.mu.Unlock()
+	c.flushHeld()
 	err := c.tcp.Close()
 	c.counted.closed()
 	return err
+}
+
+// flushHeld sends what is held, corked or batching, within flushTimeout
+// (see flushBatched), before the socket is shut.
+func (c *Conn) flushHeld() {
+	_ = c.tcp.SetWriteDeadline(time.Now().Add(flushTimeout))
+	c.mu.Lock()
+	_ = c.flushLocked()
+	c.mu.Unlock()
 }
 
 // cork starts holding small writes back.
@@ -389,7 +411,5 @@ func Cork(r *http.Request) *Conn {
 
 // batch has the connection batch its writes (see flushSoon) from now on.
 func (c *Conn) batch() {
-	c.mu.Lock()
-	c.batching = true
-	c.mu.Unlock()
+	c.batching.Store(true)
 }

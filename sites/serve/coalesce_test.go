@@ -372,3 +372,76 @@ func TestBatchedDeadline(t *testing.T) {
 		t.Fatalf("the peer read %q, %v; want the held bytes", got, err)
 	}
 }
+
+// TestBatchedStuckPeerClose has a batching connection's flusher blocked
+// on a peer that reads nothing (its socket buffers full, no write
+// deadline), then sets a deadline and closes the connection, as
+// net/http's HTTP/2 server and TLS do to abort such a client: neither
+// may wait behind the blocked write, or the connection, its goroutines
+// and its place under the client's cap would be held for as long as the
+// peer stays silent.
+func TestBatchedStuckPeerClose(t *testing.T) {
+	defer func(d time.Duration) { flushTimeout = d }(flushTimeout)
+	flushTimeout = 300 * time.Millisecond
+	for _, mode := range []string{"batching", "corked"} {
+		t.Run(mode, func(t *testing.T) { testStuckPeerClose(t, mode) })
+	}
+}
+
+// testStuckPeerClose is TestBatchedStuckPeerClose for a batching or a
+// corked (HTTP/1) connection.
+func testStuckPeerClose(t *testing.T, mode string) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	cl := NewListener(ln, nil, nil)
+	accepted := make(chan net.Conn, 1)
+	go func() {
+		c, _ := cl.Accept()
+		accepted <- c
+	}()
+	peer, err := net.Dial("tcp", ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer peer.Close()
+	c := (<-accepted).(*Conn)
+	if mode == "batching" {
+		c.batch()
+	} else {
+		c.cork()
+	}
+	// Fill the socket's buffers: the peer never reads. Each write is held
+	// and sent by the flusher, which in the end blocks in the kernel.
+	chunk := make([]byte, maxBatched)
+	filled := make(chan struct{})
+	go func() {
+		defer close(filled)
+		for range 1024 { // 64 MiB: far past loopback's buffers
+			if _, err := c.Write(chunk); err != nil {
+				return
+			}
+		}
+	}()
+	select {
+	case <-filled:
+		t.Fatal("64 MiB written to a peer that reads nothing")
+	case <-time.After(200 * time.Millisecond): // the writes are blocked by now, or soon
+	}
+	done := make(chan struct{})
+	go func() {
+		if mode == "batching" {
+			c.SetWriteDeadline(time.Now().Add(time.Second))
+		}
+		c.Close()
+		close(done)
+	}()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("SetWriteDeadline and Close waited behind a write blocked on a silent peer")
+	}
+	<-filled // the blocked writes fail once the socket is closed
+}
