@@ -219,7 +219,8 @@ func ValidRequestHost(host string) bool {
 // PocketBase's panic recovery, so it turns a panic into a 500 logged to
 // log itself (if the response had already started, the client sees a cut
 // answer). The response is corked (see serve.Cork): it leaves in as few
-// writes as possible.
+// writes as possible; over HTTP/2 its connection batches its writes from
+// then on, so a response's HEADERS and DATA leave together.
 func ServeSite(s SiteServer, log *slog.Logger, w http.ResponseWriter, r *http.Request, slug string) {
 	defer serve.Cork(r).Uncork(w) // registered first: runs after the recovery
 	defer func() {

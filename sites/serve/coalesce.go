@@ -7,7 +7,9 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"runtime"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -25,11 +27,26 @@ import (
 // Only HTTP/1 site responses are corked: they are written by the
 // connection's own goroutine and never stream. API and dashboard
 // responses (server-sent events among them) are written as they come.
+//
+// An HTTP/2 connection (over TLS) batches its writes instead, once it has
+// carried a site request (see Cork): net/http's frame writer flushes each
+// frame it has no successor for at once, so a response's HEADERS leave in
+// a TLS record and a write of their own before its handler has even
+// queued the DATA, and each stream of a connection costs two writes or
+// more, where nginx makes one for several. A batching connection holds a
+// write and sends it from a goroutine that first yields to every
+// goroutine ready to run (the handlers and the frame writer): what they
+// write meanwhile joins it, and all of it leaves in one write. Nothing
+// waits on a timer: once the ready goroutines have run, what is held goes.
 
 // maxHeld is the most a corked connection holds back. net/http's
 // connection buffer flushes 4 KiB at a time; room for two such flushes
 // lets a response of up to 8 KiB leave in one write with no writev.
 const maxHeld = 8 << 10
+
+// maxBatched is the most a batching connection holds back: a few full
+// HTTP/2 DATA frames (16 KiB each) and the records around them.
+const maxBatched = 64 << 10
 
 // heldBuffers recycles the buffers of corked connections: a connection
 // holds one only while it answers, not while it idles.
@@ -106,13 +123,20 @@ type Conn struct {
 	// an alert from another goroutine.
 	mu     sync.Mutex
 	corked bool
-	held   *[]byte // nil when nothing is held
-	vec    [2][]byte
-	bufs   net.Buffers
-	err    error // the first failed write; every later write fails too
+	// batching: writes are held and sent by a goroutine (flushSoon),
+	// one write for all that the ready goroutines add; flushing tells
+	// that one is on its way.
+	flushing bool
+	// batching is set once (see batch) and read without mu too (see
+	// flushBatched).
+	batching atomic.Bool
+	held     *[]byte // nil when nothing is held
+	vec      [2][]byte
+	bufs     net.Buffers
+	err      error // the first failed write; every later write fails too
 }
 
-// Write sends p, or holds it while corked when it fits.
+// Write sends p, or holds it while corked or batching when it fits.
 func (c *Conn) Write(p []byte) (int, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -123,11 +147,15 @@ func (c *Conn) Write(p []byte) (int, error) {
 		return 0, nil
 	}
 	held := c.heldLen()
-	if c.corked && held+len(p) <= maxHeld {
+	if c.corked && held+len(p) <= maxHeld || c.batching.Load() && held+len(p) <= maxBatched {
 		if c.held == nil {
 			c.held = heldBuffers.Get().(*[]byte)
 		}
 		*c.held = append(*c.held, p...)
+		if c.batching.Load() && !c.flushing {
+			c.flushing = true
+			go c.flushSoon()
+		}
 		return len(p), nil
 	}
 	if held == 0 {
@@ -193,22 +221,83 @@ type connWriter struct{ c *Conn }
 
 func (w connWriter) Write(p []byte) (int, error) { return w.c.Write(p) }
 
-// Read, Close, CloseWrite, the addresses and the deadlines are the TCP
-// connection's.
+// flushSoon sends what a batching connection holds, once the goroutines
+// ready to run have run (and added to it what they write).
+func (c *Conn) flushSoon() {
+	runtime.Gosched()
+	c.mu.Lock()
+	c.flushing = false
+	_ = c.flushLocked() // a failure is kept in c.err for the next write
+	c.mu.Unlock()
+}
 
-func (c *Conn) Read(p []byte) (int, error)         { return c.tcp.Read(p) }
-func (c *Conn) CloseWrite() error                  { return c.tcp.CloseWrite() }
-func (c *Conn) LocalAddr() net.Addr                { return c.tcp.LocalAddr() }
-func (c *Conn) RemoteAddr() net.Addr               { return c.tcp.RemoteAddr() }
-func (c *Conn) SetDeadline(t time.Time) error      { return c.tcp.SetDeadline(t) }
-func (c *Conn) SetReadDeadline(t time.Time) error  { return c.tcp.SetReadDeadline(t) }
-func (c *Conn) SetWriteDeadline(t time.Time) error { return c.tcp.SetWriteDeadline(t) }
+// Read, the addresses and the read deadline are the TCP connection's.
 
-// Close closes the connection and frees its place under its client's cap.
+func (c *Conn) Read(p []byte) (int, error)        { return c.tcp.Read(p) }
+func (c *Conn) LocalAddr() net.Addr               { return c.tcp.LocalAddr() }
+func (c *Conn) RemoteAddr() net.Addr              { return c.tcp.RemoteAddr() }
+func (c *Conn) SetReadDeadline(t time.Time) error { return c.tcp.SetReadDeadline(t) }
+
+// SetWriteDeadline sends what a batching connection holds, then sets the
+// new deadline: TLS's Close writes its close_notify under a 5 s
+// deadline, then sets one in the past, and what it wrote must not meet
+// that one.
+func (c *Conn) SetWriteDeadline(t time.Time) error {
+	c.flushBatched()
+	return c.tcp.SetWriteDeadline(t)
+}
+
+// SetDeadline is SetReadDeadline and SetWriteDeadline.
+func (c *Conn) SetDeadline(t time.Time) error {
+	c.flushBatched()
+	return c.tcp.SetDeadline(t)
+}
+
+// flushTimeout bounds the sending of what a batching connection holds
+// when its deadline changes or it closes: a peer that reads nothing
+// must not hold those calls (and so the connection, its goroutines and
+// its place under its client's cap) for as long as it stays silent.
+// TLS's own close_notify has the same bound. A variable for the tests.
+var flushTimeout = 5 * time.Second
+
+// flushBatched sends what a batching connection holds, within
+// flushTimeout: the deadline it sets first also applies to a send
+// already blocked (in flushSoon), which then lets go of mu. Every caller
+// sets its own deadline, or closes the socket, right after.
+func (c *Conn) flushBatched() {
+	if !c.batching.Load() {
+		return
+	}
+	_ = c.tcp.SetWriteDeadline(time.Now().Add(flushTimeout))
+	c.mu.Lock()
+	_ = c.flushLocked() // a failure is kept in c.err for the next write
+	c.mu.Unlock()
+}
+
+// CloseWrite sends what is held (within flushTimeout), then shuts the
+// sending side down.
+func (c *Conn) CloseWrite() error {
+	c.flushHeld()
+	return c.tcp.CloseWrite()
+}
+
+// Close sends what is held (a TLS close_notify, the last frames of a
+// batching connection: within flushTimeout), then closes the connection
+// and frees its place under its client's cap.
 func (c *Conn) Close() error {
+	c.flushHeld()
 	err := c.tcp.Close()
 	c.counted.closed()
 	return err
+}
+
+// flushHeld sends what is held, corked or batching, within flushTimeout
+// (see flushBatched), before the socket is shut.
+func (c *Conn) flushHeld() {
+	_ = c.tcp.SetWriteDeadline(time.Now().Add(flushTimeout))
+	c.mu.Lock()
+	_ = c.flushLocked()
+	c.mu.Unlock()
 }
 
 // cork starts holding small writes back.
@@ -302,15 +391,25 @@ func ConnContext(ctx context.Context, c net.Conn) context.Context {
 // Cork corks r's connection for the response to r, when it is an
 // HTTP/1 request on a coalescing connection, and returns it (nil
 // otherwise). Call its Uncork, which accepts nil, when the handler has
-// written the response.
+// written the response. An HTTP/2 request's connection is not corked: it
+// batches its writes from then on (see the top of this file), and Cork
+// returns nil.
 func Cork(r *http.Request) *Conn {
-	if r.ProtoMajor != 1 {
-		return nil
-	}
 	c, ok := r.Context().Value(connKey{}).(*Conn)
 	if !ok {
 		return nil
 	}
-	c.cork()
-	return c
+	switch r.ProtoMajor {
+	case 1:
+		c.cork()
+		return c
+	case 2:
+		c.batch()
+	}
+	return nil
+}
+
+// batch has the connection batch its writes (see flushSoon) from now on.
+func (c *Conn) batch() {
+	c.batching.Store(true)
 }

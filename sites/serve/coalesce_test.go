@@ -12,6 +12,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -282,4 +283,165 @@ func TestCoalescingConnWriteError(t *testing.T) {
 	if _, err := c.ReadFrom(strings.NewReader("x")); err == nil {
 		t.Error("ReadFrom after a failure succeeded")
 	}
+}
+
+// TestBatchedHTTP2Writes counts the socket writes of HTTP/2 responses
+// over TLS, one request at a time on one connection, with one P (as on a
+// server pinned to a core, where batching matters most): once a site
+// request has made its connection batch (Cork), a response's HEADERS and
+// DATA leave in one write, where net/http's frame writer alone flushes
+// the HEADERS in a write of their own.
+func TestBatchedHTTP2Writes(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
+	const requests, size = 40, 3290 // the benchmark's gzipped page
+	writes := map[bool]int64{}
+	for _, batched := range []bool{true, false} {
+		cs := newCoalescingServer(t, batched, true, true)
+		client := cs.Client()
+		res, _ := getBody(t, client, cs.URL+"/"+strconv.Itoa(size)) // the connection's set-up
+		if res.ProtoMajor != 2 {
+			t.Fatalf("served over %s, want HTTP/2", res.Proto)
+		}
+		before := cs.sends.Load()
+		for range requests {
+			res, body := getBody(t, client, cs.URL+"/"+strconv.Itoa(size))
+			if res.StatusCode != 200 || !bytes.Equal([]byte(body), testBody(size)) {
+				t.Fatalf("status %d, body of %d bytes differs", res.StatusCode, len(body))
+			}
+		}
+		cs.Close()
+		writes[batched] = cs.sends.Load() - before
+	}
+	t.Logf("writes for %d responses: batched %d, not batched %d", requests, writes[true], writes[false])
+	if writes[false] < 2*requests {
+		t.Errorf("not batched: %d writes for %d responses, want 2 each (HEADERS, DATA)", writes[false], requests)
+	}
+	if writes[true] > requests*5/4 {
+		t.Errorf("batched: %d writes for %d responses, want about 1 each", writes[true], requests)
+	}
+}
+
+// TestBatchedHTTP2Close closes a batching connection right after a
+// response: what it held (the last frames, TLS's close_notify) is sent
+// before the socket closes, and a streamed body arrives whole.
+func TestBatchedHTTP2Close(t *testing.T) {
+	cs := newCoalescingServer(t, true, true, true)
+	client := cs.Client()
+	for _, n := range []int{0, 100, 16118, 70_000, 300_000} {
+		res, body := getBody(t, client, cs.URL+"/"+strconv.Itoa(n))
+		if res.ProtoMajor != 2 || res.StatusCode != 200 || !bytes.Equal([]byte(body), testBody(n)) {
+			t.Fatalf("/%d over %s: status %d, body of %d bytes differs", n, res.Proto, res.StatusCode, len(body))
+		}
+	}
+	client.CloseIdleConnections()
+	cs.Close()
+}
+
+// TestBatchedDeadline writes to a batching connection, then sets a write
+// deadline in the past and closes it, as TLS's Close does after its
+// close_notify: what was held reaches the peer all the same.
+func TestBatchedDeadline(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1)) // the flusher has not run yet
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	cl := NewListener(ln, nil, nil)
+	accepted := make(chan net.Conn, 1)
+	go func() {
+		c, _ := cl.Accept()
+		accepted <- c
+	}()
+	peer, err := net.Dial("tcp", ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer peer.Close()
+	c := (<-accepted).(*Conn)
+	c.batch()
+	c.SetWriteDeadline(time.Now().Add(5 * time.Second))
+	if _, err := c.Write([]byte("close_notify")); err != nil {
+		t.Fatal(err)
+	}
+	c.SetWriteDeadline(time.Now())
+	c.Close()
+	peer.SetReadDeadline(time.Now().Add(5 * time.Second))
+	got, err := io.ReadAll(peer)
+	if err != nil || string(got) != "close_notify" {
+		t.Fatalf("the peer read %q, %v; want the held bytes", got, err)
+	}
+}
+
+// TestBatchedStuckPeerClose has a batching connection's flusher blocked
+// on a peer that reads nothing (its socket buffers full, no write
+// deadline), then sets a deadline and closes the connection, as
+// net/http's HTTP/2 server and TLS do to abort such a client: neither
+// may wait behind the blocked write, or the connection, its goroutines
+// and its place under the client's cap would be held for as long as the
+// peer stays silent.
+func TestBatchedStuckPeerClose(t *testing.T) {
+	defer func(d time.Duration) { flushTimeout = d }(flushTimeout)
+	flushTimeout = 300 * time.Millisecond
+	for _, mode := range []string{"batching", "corked"} {
+		t.Run(mode, func(t *testing.T) { testStuckPeerClose(t, mode) })
+	}
+}
+
+// testStuckPeerClose is TestBatchedStuckPeerClose for a batching or a
+// corked (HTTP/1) connection.
+func testStuckPeerClose(t *testing.T, mode string) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	cl := NewListener(ln, nil, nil)
+	accepted := make(chan net.Conn, 1)
+	go func() {
+		c, _ := cl.Accept()
+		accepted <- c
+	}()
+	peer, err := net.Dial("tcp", ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer peer.Close()
+	c := (<-accepted).(*Conn)
+	if mode == "batching" {
+		c.batch()
+	} else {
+		c.cork()
+	}
+	// Fill the socket's buffers: the peer never reads. Each write is held
+	// and sent by the flusher, which in the end blocks in the kernel.
+	chunk := make([]byte, maxBatched)
+	filled := make(chan struct{})
+	go func() {
+		defer close(filled)
+		for range 1024 { // 64 MiB: far past loopback's buffers
+			if _, err := c.Write(chunk); err != nil {
+				return
+			}
+		}
+	}()
+	select {
+	case <-filled:
+		t.Fatal("64 MiB written to a peer that reads nothing")
+	case <-time.After(200 * time.Millisecond): // the writes are blocked by now, or soon
+	}
+	done := make(chan struct{})
+	go func() {
+		if mode == "batching" {
+			c.SetWriteDeadline(time.Now().Add(time.Second))
+		}
+		c.Close()
+		close(done)
+	}()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("SetWriteDeadline and Close waited behind a write blocked on a silent peer")
+	}
+	<-filled // the blocked writes fail once the socket is closed
 }
