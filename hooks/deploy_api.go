@@ -101,7 +101,11 @@ func (api *deployAPI) create(e *core.RequestEvent) error {
 			}
 			p.Slug = *req.Slug
 		}
-		return api.deploys.PrecheckCreate(user, p.Slug)
+		if err := api.deploys.PrecheckCreate(user, p.Slug); err != nil {
+			return err
+		}
+		p.Prechecked = true // Create need not ask again
+		return nil
 	})
 	if err != nil {
 		return err

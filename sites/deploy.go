@@ -144,6 +144,11 @@ type CreateParams struct {
 	// HoldUntilClaimed keeps an anonymous deployment unserved until an
 	// account claims it (see FieldAwaitingClaim).
 	HoldUntilClaimed bool
+	// Prechecked says the caller ran PrecheckCreate for Owner and Slug
+	// just before (the API does, before it reads the content), so Create
+	// does not run its four queries again; the transaction checks for
+	// good either way.
+	Prechecked bool
 }
 
 // Created is the result of Create.
@@ -169,8 +174,10 @@ func (s *Service) Create(ctx context.Context, p CreateParams) (*Created, error) 
 	// Refuse what the transaction would refuse before any content is
 	// written, so refused deploys leave nothing to collect. The
 	// transaction checks again: these reads only save the work.
-	if err := s.PrecheckCreate(p.Owner, p.Slug); err != nil {
-		return nil, err
+	if !p.Prechecked {
+		if err := s.PrecheckCreate(p.Owner, p.Slug); err != nil {
+			return nil, err
+		}
 	}
 	if p.ID == "" {
 		p.ID = core.GenerateDefaultRandomId() // known before the content: {{SUBMIT_URL}}
