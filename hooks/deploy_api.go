@@ -189,7 +189,7 @@ func (api *deployAPI) view(e *core.RequestEvent) error {
 	}
 	slug := dep.Slug()
 	var live int // 0: none live (a deployment created as a draft)
-	if v, err := sites.FindVersionOf(e.App, rec.Id, dep.LiveVersion()); err == nil {
+	if v, err := sites.FindVersionHead(e.App, rec.Id, dep.LiveVersion()); err == nil {
 		live = sites.VersionOf(v).Number()
 	}
 	return e.JSON(http.StatusOK, wire.DeployStatus{
