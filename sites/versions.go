@@ -224,11 +224,16 @@ func liveManifest(app core.App, dep *core.Record) (Manifest, error) {
 	if id == "" {
 		return nil, fmt.Errorf("%s has no live version: %w", dep.GetString(FieldSlug), sql.ErrNoRows)
 	}
-	ver, err := app.FindRecordById(VersionsCollection, id)
+	// the column alone, parsed from the bytes SQLite gives: a record
+	// would copy the manifest (tens of KB for 1000 files) three times
+	// before the parse, and read the other fields for nothing
+	var raw []byte
+	err := app.DB().Select(FieldVersionManifest).From(VersionsCollection).
+		Where(dbx.HashExp{"id": id}).Limit(1).Row(&raw)
 	if err != nil {
 		return nil, fmt.Errorf("find live version of %s: %w", dep.GetString(FieldSlug), err)
 	}
-	return ParseManifest([]byte(ver.GetString(FieldVersionManifest)))
+	return ParseManifest(raw)
 }
 
 // LiveHashes calls fn with every blob hash that the live versions of
