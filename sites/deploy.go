@@ -193,7 +193,7 @@ func (s *Service) Create(ctx context.Context, p CreateParams) (*Created, error) 
 
 	s.gcMu.RLock()
 	defer s.gcMu.RUnlock()
-	if err := s.writeBlobs(ctx, blobs); err != nil {
+	if err := s.writeBlobs(ctx, blobs, nil); err != nil {
 		return nil, err
 	}
 	if err := cancelled(ctx); err != nil {
@@ -298,18 +298,18 @@ func (s *Service) replaceLocked(ctx context.Context, dep *core.Record, meta Meta
 		return nil, nil, err
 	}
 	m := resolveMeta(dep, meta)
-	known := s.knownVariants(dep)
-	manifest, blobs, err := buildManifest(ctx, up, m, s.submitURL(dep.Id), known, s.cfg.Blocklist.hashScreen())
+	live := s.readLive(dep)
+	manifest, blobs, err := buildManifest(ctx, up, m, s.submitURL(dep.Id), live.variants(), s.cfg.Blocklist.hashScreen())
 	if err != nil {
 		return nil, nil, err
 	}
 
 	s.gcMu.RLock()
 	defer s.gcMu.RUnlock()
-	if err := s.ensureVariants(ctx, manifest, blobs, known, up.Memory); err != nil {
+	if err := s.ensureVariants(ctx, manifest, blobs, live, up.Memory); err != nil {
 		return nil, nil, err
 	}
-	if err := s.writeBlobs(ctx, blobs); err != nil {
+	if err := s.writeBlobs(ctx, blobs, live); err != nil {
 		return nil, nil, err
 	}
 	if err := cancelled(ctx); err != nil {
@@ -321,6 +321,9 @@ func (s *Service) replaceLocked(ctx context.Context, dep *core.Record, meta Meta
 		fresh, err := tx.FindRecordById(DeploymentsCollection, dep.Id)
 		if err != nil {
 			return ErrNotFound
+		}
+		if err := live.still(ctx, tx, s.store, manifest); err != nil {
+			return err
 		}
 		var last struct {
 			N int `db:"n"`
