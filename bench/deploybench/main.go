@@ -828,7 +828,7 @@ func run(o *options) error {
 			f50, f95 := percentile(fresh, 50), percentile(fresh, 95)
 			logf("deploy %s, a new connection each: p50 %s p95 %s", sz.label, ms(f50), ms(f95))
 			add(fmt.Sprintf("deploy, %s, a new TCP connection each (interleaved with the above): p50 / p95 of %d", sz.label, o.reps),
-				ms(f50)+" / "+ms(f95), fmt.Sprintf("+%s over keep-alive", ms(f50-p50)))
+				ms(f50)+" / "+ms(f95), fmt.Sprintf("%+.1f ms over keep-alive", float64((f50-p50).Microseconds())/1000))
 		}
 	}
 	last.Slug = ""
