@@ -17,7 +17,10 @@
 #   ONLY=            cli: run only the CLI / curl zip comparison
 #   SITES=10000      deployments created for the memory, cold-start and
 #                    serving figures
-#   PARALLEL=8       parallel clients while creating them
+#   PARALLEL=8       parallel clients while creating them, and for the
+#                    one-page deploys/s figure
+#   BURST=400        one-page deploys of new sites sent by PARALLEL
+#                    keep-alive clients at once, for deploys/s (0: skip)
 #   DURATION=10s     length of each measured wrk run
 #   ROUNDS=3         interleaved wrk rounds
 #   CONNS=50         wrk connections (one wrk thread)
@@ -87,6 +90,7 @@ TMPDIR=$TMP "$TMP/deploybench" \
 	-reps "${REPS:-20}" \
 	-sites "${SITES:-10000}" \
 	-parallel "${PARALLEL:-8}" \
+	-burst "${BURST:-400}" \
 	-duration "${DURATION:-10s}" \
 	-rounds "${ROUNDS:-3}" \
 	-conns "${CONNS:-50}" \

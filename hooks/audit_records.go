@@ -146,8 +146,8 @@ func bindAuditHooks(app core.App, inflight *audit.Inflight, clientIP func(*http.
 			if _, ok := fresh.Load(to); ok {
 				return // a deploy going live on its new version: logged as its update
 			}
-			fv, err1 := sites.FindVersionOf(e.App, dep.Id, from)
-			tv, err2 := sites.FindVersionOf(e.App, dep.Id, to)
+			fv, err1 := sites.FindVersionHead(e.App, dep.Id, from)
+			tv, err2 := sites.FindVersionHead(e.App, dep.Id, to)
 			if err1 != nil || err2 != nil {
 				return
 			}

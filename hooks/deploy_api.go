@@ -101,7 +101,11 @@ func (api *deployAPI) create(e *core.RequestEvent) error {
 			}
 			p.Slug = *req.Slug
 		}
-		return api.deploys.PrecheckCreate(user, p.Slug)
+		if err := api.deploys.PrecheckCreate(user, p.Slug); err != nil {
+			return err
+		}
+		p.Prechecked = true // Create need not ask again
+		return nil
 	})
 	if err != nil {
 		return err
@@ -185,7 +189,7 @@ func (api *deployAPI) view(e *core.RequestEvent) error {
 	}
 	slug := dep.Slug()
 	var live int // 0: none live (a deployment created as a draft)
-	if v, err := sites.FindVersionOf(e.App, rec.Id, dep.LiveVersion()); err == nil {
+	if v, err := sites.FindVersionHead(e.App, rec.Id, dep.LiveVersion()); err == nil {
 		live = sites.VersionOf(v).Number()
 	}
 	return e.JSON(http.StatusOK, wire.DeployStatus{

@@ -119,7 +119,7 @@ func bindRecordHooks(app core.App, svc *sites.Service, pub *sitePublisher, upkee
 		dep := sites.DeploymentOf(e.Record)
 		live := dep.LiveVersion()
 		if !dep.IsNew() && live != dep.Original().LiveVersion() {
-			if _, err := sites.FindVersionOf(e.App, dep.Id, live); err != nil {
+			if _, err := sites.FindVersionHead(e.App, dep.Id, live); err != nil {
 				return validation.Errors{sites.FieldLiveVersion: validation.NewError("validation_unknown_version",
 					"live_version must be the id of one of this deployment's versions")}
 			}
@@ -233,7 +233,7 @@ func bindRecordHooks(app core.App, svc *sites.Service, pub *sitePublisher, upkee
 	// the cascade removes the webhooks, and its deliveries outlive it.
 	app.OnRecordAfterUpdateSuccess(sites.DeploymentsCollection).BindFunc(func(e *core.RecordEvent) error {
 		if dep := sites.DeploymentOf(e.Record); dep.Original().LiveVersion() != dep.LiveVersion() {
-			live, _ := sites.FindVersionOf(e.App, e.Record.Id, dep.LiveVersion()) // nil: gone since
+			live, _ := sites.FindVersionHead(e.App, e.Record.Id, dep.LiveVersion()) // nil: gone since
 			if _, err := forms.EnqueueWebhooks(e.App, e.Record.Id, forms.EventDeploymentUpdated, ref(e.Record, live, true), nil); err != nil {
 				e.App.Logger().Error("queue deployment.updated webhooks", "deployment", e.Record.Id, "error", err)
 			}
@@ -254,7 +254,7 @@ func bindRecordHooks(app core.App, svc *sites.Service, pub *sitePublisher, upkee
 	})
 	app.OnRecordDelete(sites.DeploymentsCollection).BindFunc(func(e *core.RecordEvent) error {
 		err := sites.InEventTransaction(e, func(tx core.App) error {
-			live, _ := sites.FindVersionOf(tx, e.Record.Id, sites.DeploymentOf(e.Record).LiveVersion()) // nil: none
+			live, _ := sites.FindVersionHead(tx, e.Record.Id, sites.DeploymentOf(e.Record).LiveVersion()) // nil: none
 			_, err := forms.EnqueueWebhooks(tx, e.Record.Id, forms.EventDeploymentDeleted, ref(e.Record, live, false), nil)
 			return err
 		})

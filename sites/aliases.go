@@ -144,7 +144,7 @@ func CheckAlias(app core.App, rec *core.Record) error {
 	if err := ValidateAlias(rec.GetString(FieldAliasName)); err != nil {
 		return err
 	}
-	if _, err := FindVersionOf(app, rec.GetString(FieldAliasDeployment), rec.GetString(FieldAliasVersion)); err != nil {
+	if _, err := FindVersionHead(app, rec.GetString(FieldAliasDeployment), rec.GetString(FieldAliasVersion)); err != nil {
 		return &FieldError{Field: FieldAliasVersion, Msg: "version must be one of the alias's deployment's versions"}
 	}
 	return nil

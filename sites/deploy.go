@@ -144,6 +144,11 @@ type CreateParams struct {
 	// HoldUntilClaimed keeps an anonymous deployment unserved until an
 	// account claims it (see FieldAwaitingClaim).
 	HoldUntilClaimed bool
+	// Prechecked says the caller ran PrecheckCreate for Owner and Slug
+	// just before (the API does, before it reads the content), so Create
+	// does not run its four queries again; the transaction checks for
+	// good either way.
+	Prechecked bool
 }
 
 // Created is the result of Create.
@@ -169,8 +174,10 @@ func (s *Service) Create(ctx context.Context, p CreateParams) (*Created, error) 
 	// Refuse what the transaction would refuse before any content is
 	// written, so refused deploys leave nothing to collect. The
 	// transaction checks again: these reads only save the work.
-	if err := s.PrecheckCreate(p.Owner, p.Slug); err != nil {
-		return nil, err
+	if !p.Prechecked {
+		if err := s.PrecheckCreate(p.Owner, p.Slug); err != nil {
+			return nil, err
+		}
 	}
 	if p.ID == "" {
 		p.ID = core.GenerateDefaultRandomId() // known before the content: {{SUBMIT_URL}}
@@ -186,7 +193,7 @@ func (s *Service) Create(ctx context.Context, p CreateParams) (*Created, error) 
 
 	s.gcMu.RLock()
 	defer s.gcMu.RUnlock()
-	if err := s.writeBlobs(ctx, blobs); err != nil {
+	if err := s.writeBlobs(ctx, blobs, nil); err != nil {
 		return nil, err
 	}
 	if err := cancelled(ctx); err != nil {
@@ -291,18 +298,18 @@ func (s *Service) replaceLocked(ctx context.Context, dep *core.Record, meta Meta
 		return nil, nil, err
 	}
 	m := resolveMeta(dep, meta)
-	known := s.knownVariants(dep)
-	manifest, blobs, err := buildManifest(ctx, up, m, s.submitURL(dep.Id), known, s.cfg.Blocklist.hashScreen())
+	live := s.readLive(dep)
+	manifest, blobs, err := buildManifest(ctx, up, m, s.submitURL(dep.Id), live.variants(), s.cfg.Blocklist.hashScreen())
 	if err != nil {
 		return nil, nil, err
 	}
 
 	s.gcMu.RLock()
 	defer s.gcMu.RUnlock()
-	if err := s.ensureVariants(ctx, manifest, blobs, known, up.Memory); err != nil {
+	if err := s.ensureVariants(ctx, manifest, blobs, live, up.Memory); err != nil {
 		return nil, nil, err
 	}
-	if err := s.writeBlobs(ctx, blobs); err != nil {
+	if err := s.writeBlobs(ctx, blobs, live); err != nil {
 		return nil, nil, err
 	}
 	if err := cancelled(ctx); err != nil {
@@ -314,6 +321,9 @@ func (s *Service) replaceLocked(ctx context.Context, dep *core.Record, meta Meta
 		fresh, err := tx.FindRecordById(DeploymentsCollection, dep.Id)
 		if err != nil {
 			return ErrNotFound
+		}
+		if err := live.still(ctx, tx, s.store, manifest); err != nil {
+			return err
 		}
 		var last struct {
 			N int `db:"n"`

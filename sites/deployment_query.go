@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/pocketbase/dbx"
 	"github.com/pocketbase/pocketbase/core"
 )
 
@@ -31,6 +32,27 @@ func FindDeployment(app core.App, id string) (*Deployment, error) {
 // deployment depID, or an error that is ErrNotFound.
 func FindVersionOf(app core.App, depID, versionID string) (*core.Record, error) {
 	v, err := app.FindRecordById(VersionsCollection, versionID)
+	if err != nil {
+		return nil, fmt.Errorf("version %q: %w", versionID, errors.Join(ErrNotFound, err))
+	}
+	if v.GetString(FieldVersionDeployment) != depID {
+		return nil, fmt.Errorf("version %q of another deployment: %w", versionID, ErrNotFound)
+	}
+	return v, nil
+}
+
+// FindVersionHead is FindVersionOf without the version's manifest (its
+// largest field by far: tens of kilobytes of JSON for a site of a
+// thousand files, read and parsed for nothing by a caller that wants the
+// number). The record is for reading only: saved, it would lose its
+// manifest.
+func FindVersionHead(app core.App, depID, versionID string) (*core.Record, error) {
+	v := &core.Record{}
+	err := app.RecordQuery(VersionsCollection).
+		Select("id", FieldVersionDeployment, FieldVersionNumber, FieldVersionFileCount, FieldVersionTotalBytes,
+			FieldVersionMessage, FieldVersionCreated, FieldVersionIsSPA, FieldVersionTitle, FieldVersionDescription,
+			FieldVersionFavicon, FieldVersionStorageType).
+		AndWhere(dbx.HashExp{"id": versionID}).Limit(1).One(v)
 	if err != nil {
 		return nil, fmt.Errorf("version %q: %w", versionID, errors.Join(ErrNotFound, err))
 	}

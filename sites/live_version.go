@@ -14,7 +14,7 @@ func FindLiveVersion(app core.App, dep *core.Record) (*VersionInfo, error) {
 	if id == "" {
 		return nil, nil
 	}
-	v, err := FindVersionOf(app, dep.Id, id)
+	v, err := FindVersionHead(app, dep.Id, id)
 	if errors.Is(err, ErrNotFound) {
 		return nil, nil // deleted with its site meanwhile
 	} else if err != nil {

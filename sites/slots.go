@@ -29,14 +29,37 @@ func (s *Service) CheckSlot(tx core.App, rec *core.Record) error {
 	if err != nil {
 		return fmt.Errorf("find owner %s: %w", owner, err)
 	}
-	n, err := tx.CountRecords(DeploymentsCollection, dbx.HashExp{FieldOwner: owner}, dbx.Not(dbx.HashExp{"id": rec.Id}))
+	limit := s.SlotLimit(accounts.UserOf(user).Plan())
+	n, err := countOthers(tx, owner, rec.Id, limit)
 	if err != nil {
-		return fmt.Errorf("count deployments: %w", err)
+		return err
 	}
-	if n >= int64(s.SlotLimit(accounts.UserOf(user).Plan())) {
+	if n >= limit {
 		return ErrSlotLimit
 	}
 	return nil
+}
+
+// countOthers counts the deployments of owner other than id, but stops
+// counting past limit (the answer is then at least limit, all a slot
+// check asks). It reads the owner index alone, never the rows: a filter
+// on the id beside the owner would read every row of the owner's (the
+// index holds the rowid, not the id), which made a deploy's three slot
+// checks grow with the account's sites (about a third of a one-page
+// deploy's CPU at 2,500 sites). The row of id is subtracted when it is
+// the owner's (a claim's record is saved with its new owner).
+func countOthers(tx core.App, owner, id string, limit int) (int, error) {
+	var r struct {
+		N    int `db:"n"`
+		Self int `db:"self"`
+	}
+	err := tx.DB().NewQuery("SELECT (SELECT COUNT(*) FROM (SELECT 1 FROM {{" + DeploymentsCollection + "}} WHERE [[owner]] = {:owner} LIMIT {:cap})) AS n, " +
+		"(SELECT COUNT(*) FROM {{" + DeploymentsCollection + "}} WHERE [[id]] = {:id} AND [[owner]] = {:owner}) AS self").
+		Bind(dbx.Params{"owner": owner, "id": id, "cap": limit + 1}).One(&r)
+	if err != nil {
+		return 0, fmt.Errorf("count deployments: %w", err)
+	}
+	return r.N - r.Self, nil
 }
 
 // PrecheckCreate tells whether a deployment for owner (nil: anonymous)

@@ -99,6 +99,9 @@ func ValidHash(h string) bool {
 // never leaves a partial blob under a real name.
 type FSStore struct {
 	root string
+	// flushes shares PutBatch's flushes of the file system between
+	// concurrent batches.
+	flushes *groupSync
 	// errs counts failed operations (CountErrors); nil: not counted.
 	errs atomic.Pointer[ErrorCounter]
 }
@@ -122,7 +125,7 @@ func NewFSStore(dir string) (*FSStore, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("create blob dir: %w", err)
 	}
-	return &FSStore{root: dir}, nil
+	return &FSStore{root: dir, flushes: newGroupSync(syncFileSystem)}, nil
 }
 
 // Root is the folder that holds the blobs.

@@ -8,7 +8,8 @@ import (
 )
 
 // PutBatch stores many blobs durably with two flushes of the file system
-// in all, instead of an fsync per file and per folder: every blob is
+// in all (shared with the batches that run at the same time: groupSync),
+// instead of an fsync per file and per folder: every blob is
 // written to a temporary file, the data is flushed, the files are renamed
 // to their hashes, and the renames are flushed. A crash at any point
 // leaves only whole blobs under hash names (and temporary files, which
@@ -65,7 +66,7 @@ func (s *FSStore) PutBatch(ctx context.Context, blobs map[string][]byte) (err er
 		return nil
 	}
 
-	whole, err := syncFileSystem(s.root)
+	whole, err := s.flushes.sync(s.root)
 	if err != nil {
 		return fmt.Errorf("flush blobs: %w", err)
 	}
@@ -84,7 +85,7 @@ func (s *FSStore) PutBatch(ctx context.Context, blobs map[string][]byte) (err er
 	}
 	written = nil
 	if whole {
-		if _, err := syncFileSystem(s.root); err != nil {
+		if _, err := s.flushes.sync(s.root); err != nil {
 			return fmt.Errorf("flush blob names: %w", err)
 		}
 		return nil

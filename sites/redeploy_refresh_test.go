@@ -1,0 +1,141 @@
+package sites_test
+
+import (
+	"context"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+
+	"github.com/pocketbase/pocketbase/core"
+
+	"sitedrop/sites"
+	"sitedrop/sites/store"
+)
+
+// refreshCountingStore counts the questions that refresh a blob's age
+// (Has) apart from those that only look (Exists), and can act after each
+// look (onLook, with the hash looked for).
+type refreshCountingStore struct {
+	*store.FSStore
+	has, looks atomic.Int64
+	onLook     func(h string)
+}
+
+func (c *refreshCountingStore) Has(ctx context.Context, h string) (bool, error) {
+	c.has.Add(1)
+	return c.FSStore.Has(ctx, h)
+}
+
+func (c *refreshCountingStore) Exists(ctx context.Context, h string) (bool, error) {
+	c.looks.Add(1)
+	ok, err := c.FSStore.Exists(ctx, h)
+	if c.onLook != nil {
+		c.onLook(h)
+	}
+	return ok, err
+}
+
+func newCountingService(t *testing.T) (core.App, *sites.Service, *refreshCountingStore) {
+	t.Helper()
+	app, _ := newService(t)
+	fs, err := store.NewFSStore(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := &refreshCountingStore{FSStore: fs}
+	return app, sites.NewService(app, st, sites.ServiceConfig{}), st
+}
+
+// bigFiles is a site whose files are large enough for variants.
+func bigFiles() sites.Upload {
+	return files("index.html", "<!doctype html><title>t</title><p>"+strings.Repeat("hello world ", 100)+"</p>",
+		"a.css", "p{color:red}"+strings.Repeat(" .x{margin:0}", 80),
+		"b.js", "console.log(1);"+strings.Repeat(" var x = 1;", 80))
+}
+
+// TestUnchangedRedeployRefreshesNothingTheLiveVersionNames: an unchanged
+// redeploy looks for its blobs (a stat each) without refreshing their
+// age, since the live version names them and the collector spares them.
+func TestUnchangedRedeployRefreshesNothingTheLiveVersionNames(t *testing.T) {
+	app, svc, st := newCountingService(t)
+	ctx := context.Background()
+	owner := mustOwner(t, app)
+	c, err := svc.Create(ctx, sites.CreateParams{Owner: owner, Slug: "same-site", Upload: bigFiles()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st.has.Store(0)
+	st.looks.Store(0)
+	if _, err := svc.Replace(ctx, c.Record, sites.Metadata{}, bigFiles()); err != nil {
+		t.Fatal(err)
+	}
+	if n := st.has.Load(); n != 0 {
+		t.Errorf("an unchanged redeploy refreshed %d blobs the live version names", n)
+	}
+	if st.looks.Load() < 6 { // three files and their variants
+		t.Errorf("looked for %d blobs", st.looks.Load())
+	}
+}
+
+// TestRedeployRefreshesWhenTheLiveVersionGoes: when the live version is
+// deleted during a redeploy (from the dashboard), the blobs looked for
+// without a refresh are asked about again (Has) before the commit: the
+// redeploy commits when they are all there, and fails, committing
+// nothing, when one went.
+func TestRedeployRefreshesWhenTheLiveVersionGoes(t *testing.T) {
+	for _, lose := range []bool{false, true} {
+		name := "blobs kept"
+		if lose {
+			name = "a blob collected"
+		}
+		t.Run(name, func(t *testing.T) {
+			app, svc, st := newCountingService(t)
+			ctx := context.Background()
+			owner := mustOwner(t, app)
+			c, err := svc.Create(ctx, sites.CreateParams{Owner: owner, Slug: "gone-site", Upload: bigFiles()})
+			if err != nil {
+				t.Fatal(err)
+			}
+			// a variant: the redeploy does not have its bytes
+			target := liveManifest(t, app, c.Record)["a.css"].Encoded[sites.EncodingGzip].Hash
+			if target == "" {
+				t.Fatal("a.css has no gzip variant")
+			}
+			st.has.Store(0)
+			var once sync.Once
+			st.onLook = func(h string) {
+				if h != target {
+					return
+				}
+				once.Do(func() { // found, then gone: the version, and the blob if lose
+					if err := app.Delete(c.Version); err != nil {
+						t.Error(err)
+					}
+					if lose {
+						if err := st.FSStore.Delete(ctx, target); err != nil {
+							t.Error(err)
+						}
+					}
+				})
+			}
+			_, err = svc.Replace(ctx, c.Record, sites.Metadata{}, bigFiles())
+			if lose {
+				if err == nil || !strings.Contains(err.Error(), "collected during the deploy") {
+					t.Fatalf("a blob gone: %v", err)
+				}
+				dep, _ := app.FindRecordById(sites.DeploymentsCollection, c.Record.Id)
+				if dep.GetString(sites.FieldLiveVersion) != c.Version.Id {
+					t.Fatal("a failed redeploy committed")
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if st.has.Load() == 0 {
+				t.Error("the blobs were not asked about again once their version went")
+			}
+		})
+	}
+}
