@@ -121,8 +121,11 @@ func TestParseRedirectsLines(t *testing.T) {
 		{line: "https://a.example/* https://b.example/:splat 301!", reason: "host rules wait for custom domains"},
 		{line: "/a 301", reason: "missing destination"},
 		{line: "/a/* 301", reason: "missing destination"},
-		{line: "/a*b /c", reason: `a splat "*" must be the last segment`},
-		{line: "/*/x /c", reason: `a splat "*" must be the last segment`},
+		// a "*" with more path after it is a literal character, as in Netlify's engine
+		{line: "/a*b /c", want: Redirect{From: "/a*b", To: "/c", Status: 301}},
+		{line: "/*/x /c", want: Redirect{From: "/*/x", To: "/c", Status: 301}},
+		{line: "/a* /c", reason: `a splat "*" ending the path must be a whole segment`},
+		{line: "/a/b*/ /c", reason: `a splat "*" ending the path must be a whole segment`},
 		{line: "/a/:b-c /c", reason: "invalid placeholder"},
 		{line: "/a noequals /b", reason: `query condition "noequals" must be name=value`},
 		{line: "/a //evil.example", reason: "must be a path of this site"},
