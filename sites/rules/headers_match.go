@@ -8,23 +8,24 @@ import (
 
 // headerToken is one piece of a compiled _headers path pattern.
 type headerToken struct {
-	kind byte   // tokLit, tokSeg, tokStar or tokRest
+	kind byte   // tokLit, tokSeg, tokStar or tokSegs
 	lit  string // tokLit: the text, lower-cased (paths are compared lower-cased)
 }
 
 const (
 	tokLit  = iota // literal text
 	tokSeg         // ":name": one or more characters other than "/"
-	tokStar        // "*" within a segment or between segments: any text, "/" included
-	tokRest        // a final "/*": nothing, or "/" and anything
+	tokStar        // "*" within a part: any text, "/" included
+	tokSegs        // a "*" part: zero or more whole segments, nothing or "/" and anything
 )
 
 // compileHeaderPattern compiles a _headers path as Netlify's headers
 // parser reads it (for_regexp.ts): split on "/", each part trimmed at its
-// end, empty parts dropped; ":name" is one segment, a "*" part is
-// anything (as the last part also nothing, so "/a/*" matches "/a"), a "*"
-// inside a part is any text ("/*.js" matches "/x/y.js"); one trailing
-// slash of the request is ignored.
+// end, empty parts dropped; ":name" is one segment, a "*" part is zero or
+// more whole segments wherever it stands ("/a/*" matches /a and /a/x/y,
+// "/a/*/b" matches /a/b and /a/x/y/b, not /ax/b), a "*" inside a part is
+// any text ("/*.js" matches "/x/y.js"); one trailing slash of the request
+// is ignored.
 func compileHeaderPattern(p string) ([]headerToken, string) {
 	var parts []string
 	for _, part := range strings.Split(p, "/") {
@@ -46,12 +47,13 @@ func compileHeaderPattern(p string) ([]headerToken, string) {
 			lit.WriteByte('/')
 		}
 		switch {
-		case part == "*" && i == len(parts)-1:
+		case part == "*":
+			// the "/" before it is the start of its segments, when it has any
 			s := strings.TrimSuffix(lit.String(), "/")
 			lit.Reset()
 			lit.WriteString(s)
 			flushLit()
-			toks = append(toks, headerToken{kind: tokRest})
+			toks = append(toks, headerToken{kind: tokSegs})
 		case part[0] == ':':
 			if reason := headerPartReason(part, true); reason != "" {
 				return nil, reason
@@ -77,6 +79,16 @@ func compileHeaderPattern(p string) ([]headerToken, string) {
 // seen; a "*" followed by text jumps to the next place that text occurs
 // (strings.Index, linear), so a pattern such as "/*aaaa…b" costs one scan
 // of the path, not one comparison of the text at every position.
+//
+// A "*" part (tokSegs) is such a "*" when the path has a "/" where it
+// stands (its segments start there), and matches nothing otherwise; only
+// in the first case is it the "*" to come back to. Going back to the
+// last "*" alone is enough: a later "*" reached at the earliest place
+// can stop at any later place too, and the tokens between two "*" move
+// forward with it (a literal by its length, ":name" to the next "/").
+// So each backtrack moves that "*" one byte further at least: the work
+// is at most len(path) restarts, each at most the pattern's length, with
+// no more state than two integers.
 func matchHeaderPattern(toks []headerToken, p string) bool {
 	i, j := 0, 0
 	starTok, starPos := -1, 0
@@ -100,16 +112,21 @@ func matchHeaderPattern(toks []headerToken, p string) bool {
 				if k > 0 {
 					i, j, ok = i+1, j+k, true
 				}
+			case tokSegs:
+				if j == len(p) || p[j] != '/' {
+					i, ok = i+1, true // no segment here: it matches nothing
+					break
+				}
+				if i == len(toks)-1 {
+					return true // the last token takes the rest
+				}
+				fallthrough
 			case tokStar:
 				starTok, starPos = i, j
 				if !skipToLiteral(toks, starTok, p, &starPos) {
 					return false
 				}
 				i, j, ok = i+1, starPos, true
-			case tokRest:
-				if j == len(p) || p[j] == '/' {
-					return true
-				}
 			}
 		}
 		if ok {
