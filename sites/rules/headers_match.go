@@ -86,12 +86,21 @@ func compileHeaderPattern(p string) ([]headerToken, string) {
 // last "*" alone is enough: a later "*" reached at the earliest place
 // can stop at any later place too, and the tokens between two "*" move
 // forward with it (a literal by its length, ":name" to the next "/").
-// So each backtrack moves that "*" one byte further at least: the work
-// is at most len(path) restarts, each at most the pattern's length, with
-// no more state than two integers.
+// The tokens after the pattern's last "*" are matched once, from the end
+// of the path (matchTail). So only a "*" followed by another one comes
+// back, each time one byte further at least: the work is at most
+// len(path) restarts, each at most the length of the text between those
+// two "*", with no more state than two integers; a pattern with one "*"
+// (or none) costs one pass over the path and the pattern.
 func matchHeaderPattern(toks []headerToken, p string) bool {
 	i, j := 0, 0
 	starTok, starPos := -1, 0
+	last := -1 // the last "*": the tokens after it are matched from the end
+	for k := range toks {
+		if toks[k].kind == tokStar || toks[k].kind == tokSegs {
+			last = k
+		}
+	}
 	for {
 		ok := false
 		if i == len(toks) {
@@ -117,11 +126,11 @@ func matchHeaderPattern(toks []headerToken, p string) bool {
 					i, ok = i+1, true // no segment here: it matches nothing
 					break
 				}
-				if i == len(toks)-1 {
-					return true // the last token takes the rest
-				}
 				fallthrough
 			case tokStar:
+				if i == last {
+					return matchTail(toks[i+1:], p, j)
+				}
 				starTok, starPos = i, j
 				if !skipToLiteral(toks, starTok, p, &starPos) {
 					return false
@@ -141,6 +150,35 @@ func matchHeaderPattern(toks []headerToken, p string) bool {
 		}
 		i, j = starTok+1, starPos
 	}
+}
+
+// matchTail tells whether the tokens after the last "*" of a pattern
+// (literals and ":name" only) match the end of p, starting at from or
+// later: the "*" takes what lies between. Read from the end they match
+// in one way only (a ":name" is the text after the last "/"; the token
+// before it is a literal ending in "/"), so one pass decides, where
+// trying each place the "*" may stop would cost len(p) passes.
+func matchTail(tail []headerToken, p string, from int) bool {
+	j := len(p)
+	for k := len(tail) - 1; k >= 0; k-- {
+		switch t := &tail[k]; t.kind {
+		case tokLit:
+			if !strings.HasSuffix(p[:j], t.lit) {
+				return false
+			}
+			j -= len(t.lit)
+		case tokSeg:
+			q := strings.LastIndexByte(p[:j], '/') + 1
+			if q == j {
+				return false
+			}
+			j = q
+		}
+		if j < from {
+			return false
+		}
+	}
+	return true
 }
 
 // skipToLiteral moves *pos, where the "*" at toks[star] stops, to the

@@ -173,22 +173,31 @@ func spellPath(s string) []byte {
 
 // BenchmarkHeadersStarInTheMiddle measures a "*" part in the middle of
 // a pattern whose text after it occurs at every other byte of the path
-// but never matches to the end ("/*/a/…/a/:x/c" on /a/a/a/…): the
-// worst case of going back to the last "*", one restart per "/" of the
-// path. The time per byte of path stays the same from 1 KiB to 4 KiB
-// (paths are at most 4 KiB when served): linear in the path.
+// but never matches to the end: "/*/a/:x/a/:x/…/b" (2 KiB) on /a/a/a/…,
+// the worst case of going back to a "*" once per "/" of the path. With
+// one "*" the text after it is matched once, from the end: the time per
+// byte of path stays the same from 1 KiB to 4 KiB (paths are at most
+// 4 KiB when served). With a second "*" after that text ("…/b/*"), the
+// first one still comes back once per "/", each time comparing up to the
+// text's length: len(path) × len(text) at worst.
 func BenchmarkHeadersStarInTheMiddle(b *testing.B) {
-	h := CompileHeaders([]HeaderRule{{Pattern: "/*/" + strings.Repeat("a/", 16) + ":x/c", Headers: []Header{{"X-A", "1"}}}})
-	for _, n := range []int{1 << 10, 4 << 10} {
-		path := strings.Repeat("/a", n/2)
-		b.Run(strconv.Itoa(n), func(b *testing.B) {
-			b.ReportAllocs()
-			b.SetBytes(int64(n))
-			for b.Loop() {
-				if len(h.Match(path).Headers) != 0 {
-					b.Fatal("matched")
+	text := strings.Repeat("a/:x/", 400) + "b"
+	for _, tc := range []struct{ name, pattern string }{
+		{"one-star", "/*/" + text},
+		{"two-stars", "/*/" + text + "/*"},
+	} {
+		h := CompileHeaders([]HeaderRule{{Pattern: tc.pattern, Headers: []Header{{"X-A", "1"}}}})
+		for _, n := range []int{1 << 10, 4 << 10} {
+			path := strings.Repeat("/a", n/2)
+			b.Run(tc.name+"/"+strconv.Itoa(n), func(b *testing.B) {
+				b.ReportAllocs()
+				b.SetBytes(int64(n))
+				for b.Loop() {
+					if len(h.Match(path).Headers) != 0 {
+						b.Fatal("matched")
+					}
 				}
-			}
-		})
+			})
+		}
 	}
 }
