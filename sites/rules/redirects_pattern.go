@@ -51,7 +51,7 @@ func compileFrom(from string, keep bool, e explain) (fromPattern, string) {
 		p.splat = true
 		body = body[:len(body)-2]
 	}
-	if strings.HasSuffix(body, "*") {
+	if !p.splat && strings.HasSuffix(body, "*") {
 		return fromPattern{}, `a splat "*" ending the path must be a whole segment ("/path/*")`
 	}
 	placeholders := false

@@ -19,6 +19,7 @@ func TestRedirectsStarBeforeMorePath(t *testing.T) {
 /p/:x/*/y             /q/:x/:splat     302
 /*/lead               /l/:splat        302
 /tail/*               /t/:splat        302
+/two/*/*              /2/:splat        302
 `)
 	cases := []struct {
 		path, query string
@@ -43,6 +44,9 @@ func TestRedirectsStarBeforeMorePath(t *testing.T) {
 		{path: "/a/lead", miss: true},
 		// the final "/*" is still a splat
 		{path: "/tail/a/b", want: Match{Status: 302, To: "/t/a/b", Line: 6}},
+		{path: "/two/*/a/b", want: Match{Status: 302, To: "/2/a/b", Line: 7}},
+		{path: "/two/*", want: Match{Status: 302, To: "/2/", Line: 7}},
+		{path: "/two/a/b", miss: true},
 	}
 	for _, tc := range cases {
 		got, ok := r.Match(tc.path, tc.query, false)
