@@ -3,6 +3,7 @@ package rules
 import (
 	"crypto/sha256"
 	"crypto/subtle"
+	"slices"
 	"strings"
 )
 
@@ -10,6 +11,12 @@ import (
 type headerToken struct {
 	kind byte   // tokLit, tokSeg, tokStar or tokSegs
 	lit  string // tokLit: the text, lower-cased (paths are compared lower-cased)
+	// look is set on a literal between two "*" that only "*" parts follow
+	// ("/*a/*/b", "/*a/*"): lit+"/", the text as it must be found, since
+	// those parts' segments start at a "/" right after it. end: the path
+	// may also end right after lit (the "*" parts end the pattern).
+	look string
+	end  bool
 }
 
 const (
@@ -71,85 +78,144 @@ func compileHeaderPattern(p string) ([]headerToken, string) {
 		}
 	}
 	flushLit()
-	return toks, ""
+	return toks, lookAhead(toks)
 }
 
-// matchHeaderPattern tells whether path (lower-cased, its trailing slash
-// dropped) matches the tokens. Only a "*" backtracks, to the last one
-// seen; a "*" followed by text jumps to the next place that text occurs
-// (strings.Index, linear), so a pattern such as "/*aaaa…b" costs one scan
-// of the path, not one comparison of the text at every position.
-//
-// A "*" part (tokSegs) is such a "*" when the path has a "/" where it
-// stands (its segments start there), and matches nothing otherwise; only
-// in the first case is it the "*" to come back to. Going back to the
-// last "*" alone is enough: a later "*" reached at the earliest place
-// can stop at any later place too, and the tokens between two "*" move
-// forward with it (a literal by its length, ":name" to the next "/").
-// The tokens after the pattern's last "*" are matched once, from the end
-// of the path (matchTail). So only a "*" followed by another one comes
-// back, each time one byte further at least: the work is at most
-// len(path) restarts, each at most the length of the text between those
-// two "*", with no more state than two integers; a pattern with one "*"
-// (or none) costs one pass over the path and the pattern.
-func matchHeaderPattern(toks []headerToken, p string) bool {
-	i, j := 0, 0
-	starTok, starPos := -1, 0
-	last := -1 // the last "*": the tokens after it are matched from the end
-	for k := range toks {
-		if toks[k].kind == tokStar || toks[k].kind == tokSegs {
-			last = k
-		}
+// isStar tells the two kinds of "*" token.
+func isStar(kind byte) bool { return kind == tokStar || kind == tokSegs }
+
+// lookAhead sets look and end on the literals between two "*" that only
+// "*" parts follow (see headerToken), and says why the pattern cannot be
+// matched when a ":name" stands between two "*" (as checkHeaderPattern).
+func lookAhead(toks []headerToken) string {
+	first := slices.IndexFunc(toks, func(t headerToken) bool { return isStar(t.kind) })
+	last := len(toks) - 1
+	for last >= 0 && !isStar(toks[last].kind) {
+		last--
 	}
-	for {
-		ok := false
-		if i == len(toks) {
-			if j == len(p) {
-				return true
-			}
-		} else {
-			switch t := &toks[i]; t.kind {
-			case tokLit:
-				if len(p)-j >= len(t.lit) && p[j:j+len(t.lit)] == t.lit {
-					i, j, ok = i+1, j+len(t.lit), true
-				}
-			case tokSeg:
-				k := strings.IndexByte(p[j:], '/')
-				if k < 0 {
-					k = len(p) - j
-				}
-				if k > 0 {
-					i, j, ok = i+1, j+k, true
-				}
-			case tokSegs:
-				if j == len(p) || p[j] != '/' {
-					i, ok = i+1, true // no segment here: it matches nothing
-					break
-				}
-				fallthrough
-			case tokStar:
-				if i == last {
-					return matchTail(toks[i+1:], p, j)
-				}
-				starTok, starPos = i, j
-				if !skipToLiteral(toks, starTok, p, &starPos) {
-					return false
-				}
-				i, j, ok = i+1, starPos, true
-			}
+	for k := range toks {
+		t := &toks[k]
+		if t.kind == tokSeg && first >= 0 && first < k && k < last {
+			return `a placeholder between two "*" is not supported`
 		}
-		if ok {
+		if t.kind != tokLit || k == 0 || !isStar(toks[k-1].kind) || k+1 == len(toks) || !isStar(toks[k+1].kind) {
 			continue
 		}
-		if starTok < 0 || starPos >= len(p) {
-			return false
+		n := k + 1
+		for n < len(toks) && toks[n].kind == tokSegs {
+			n++
 		}
-		starPos++
-		if !skipToLiteral(toks, starTok, p, &starPos) {
-			return false
+		if n == len(toks) || !isStar(toks[n].kind) {
+			t.look, t.end = t.lit+"/", n == len(toks)
 		}
-		i, j = starTok+1, starPos
 	}
+	return ""
+}
+
+// matchHeaderPattern tells whether path p (lower-cased, its trailing
+// slash dropped) matches the tokens, in one pass over p and the pattern,
+// whatever the number of "*": it never comes back.
+//
+// The pattern is read as a head, "*" runs with one literal between two
+// runs, and a tail. The head (before the first "*") is matched from the
+// start and the tail (after the last one) from the end, each in one way
+// only: a ":name" there is the segment up to the next (head) or from the
+// previous (tail) "/", since what follows or precedes it starts or ends
+// with "/" (checkHeaderPattern refuses a ":name" between two "*"). Each
+// literal between two runs is found where it first ends, from where the
+// previous one ended (strings.Index, linear: Rabin-Karp on long text).
+//
+// A run of "*" tokens is a plain "*" (any text, ".*") when it holds a
+// "*" within a part, and otherwise "*" parts only, "(/.*)?": nothing, or
+// a "/" and anything. After a plain "*" the first occurrence is the right
+// one: if the path matches with the literal ending at e, it ending at the
+// first place e' <= e leaves the "*" after it more room (it starts at e'
+// and can take p[e':e] too), and the next literal, found from e', is
+// found no later than from e. For "*" parts, "(/.*)?" before the next
+// literal (which starts with "/": "…/*/b" compiles to "(/.*)?" then
+// "/b") or the end is ".*" once the path has a "/" (or ends) where the
+// run starts, and fails otherwise; so a literal followed by such a run
+// is searched as literal+"/" (look, a "/" it does not take: the next
+// literal may start with it), or at the end of the path (end), and the
+// same argument holds among those places. By induction on the literals,
+// the first places find a match whenever there is one, and what they
+// find is one. The work: the head and the tail once, each literal one
+// strings.Index from where the last one ended, so O(len(p) + pattern).
+func matchHeaderPattern(toks []headerToken, p string) bool {
+	k := 0
+	j, ok := matchRun(toks, &k, p, 0)
+	if !ok {
+		return false
+	}
+	for k < len(toks) {
+		plain := false // toks[k] starts a run of "*"
+		for ; k < len(toks) && isStar(toks[k].kind); k++ {
+			plain = plain || toks[k].kind == tokStar
+		}
+		if !plain && j < len(p) && p[j] != '/' {
+			return false // "(/.*)?" takes nothing here, and what follows starts with "/"
+		}
+		n := k
+		for n < len(toks) && !isStar(toks[n].kind) {
+			n++
+		}
+		if n == len(toks) {
+			return matchTail(toks[k:], p, j)
+		}
+		if n != k+1 || toks[k].kind != tokLit {
+			return false // a ":name" between two "*": compileHeaderPattern refuses it
+		}
+		if j, ok = findLiteral(&toks[k], p, j); !ok {
+			return false
+		}
+		k = n
+	}
+	return j == len(p)
+}
+
+// matchRun matches the literals and ":name" from toks[*k] at p[j:] up
+// to the next "*" token (left at *k) and returns where they end.
+func matchRun(toks []headerToken, k *int, p string, j int) (int, bool) {
+	for ; *k < len(toks); *k++ {
+		switch t := &toks[*k]; t.kind {
+		case tokLit:
+			if !strings.HasPrefix(p[j:], t.lit) {
+				return j, false
+			}
+			j += len(t.lit)
+		case tokSeg:
+			q := strings.IndexByte(p[j:], '/')
+			if q < 0 {
+				q = len(p) - j
+			}
+			if q == 0 {
+				return j, false
+			}
+			j += q
+		default:
+			return j, true
+		}
+	}
+	return j, true
+}
+
+// findLiteral returns where the first occurrence of t's text in p[from:]
+// ends: followed by "/" when t.look is set, or at the end of p when
+// t.end is too.
+func findLiteral(t *headerToken, p string, from int) (int, bool) {
+	if t.look == "" {
+		if i := strings.Index(p[from:], t.lit); i >= 0 {
+			return from + i + len(t.lit), true
+		}
+		return 0, false
+	}
+	if i := strings.Index(p[from:], t.look); i >= 0 {
+		return from + i + len(t.lit), true
+	}
+	if t.end && len(p)-from >= len(t.lit) && strings.HasSuffix(p, t.lit) {
+		return len(p), true
+	}
+	return 0, false
 }
 
 // matchTail tells whether the tokens after the last "*" of a pattern
@@ -178,23 +244,6 @@ func matchTail(tail []headerToken, p string, from int) bool {
 			return false
 		}
 	}
-	return true
-}
-
-// skipToLiteral moves *pos, where the "*" at toks[star] stops, to the
-// next place the text after it occurs; false when it occurs no more (no
-// later stop of this "*" can match). A "*" followed by anything else
-// stays where it is.
-func skipToLiteral(toks []headerToken, star int, p string, pos *int) bool {
-	next := star + 1
-	if next >= len(toks) || toks[next].kind != tokLit {
-		return true
-	}
-	k := strings.Index(p[*pos:], toks[next].lit)
-	if k < 0 {
-		return false
-	}
-	*pos += k
 	return true
 }
 
