@@ -174,24 +174,85 @@ func spellPath(s string) []byte {
 	return data
 }
 
-// BenchmarkHeadersStarInTheMiddle measures a "*" part in the middle of
-// a pattern whose text after it occurs at every other byte of the path
-// but never matches to the end: "/*/a/:x/a/:x/…/b" (2 KiB) on /a/a/a/…,
-// the worst case of going back to a "*" once per "/" of the path. With
-// one "*" the text after it is matched once, from the end: the time per
-// byte of path stays the same from 1 KiB to 4 KiB (paths are at most
-// 4 KiB when served). With a second "*" after that text ("…/b/*"), the
-// first one still comes back once per "/", each time comparing up to the
-// text's length: len(path) × len(text) at worst.
+// TestHeadersPlaceholderBetweenStars: a ":name" between two "*" is not
+// applied (a Warning), since it would make the text between them a
+// search with a wildcard; before the first "*" or after the last one it
+// applies as before.
+func TestHeadersPlaceholderBetweenStars(t *testing.T) {
+	for _, pattern := range []string{"/*/:lang/*", "/a*/:x/b*", "/*/x/:id/y/*/z", "/*.a/:x/*"} {
+		rules, warns := ParseHeaders([]byte(pattern + "\n  X-A: 1\n"))
+		if len(rules) != 0 || len(warns) == 0 || !strings.Contains(warns[0].Reason, `placeholder between two "*"`) || warns[0].Line != 1 {
+			t.Errorf("%s: %+v %+v, want it refused", pattern, rules, warns)
+		}
+		if h := CompileHeaders([]HeaderRule{{Pattern: pattern, Headers: []Header{{"X-A", "1"}}}}); len(h.rules) != 0 {
+			t.Errorf("%s compiles", pattern)
+		}
+	}
+	for _, tc := range []struct{ pattern, path string }{
+		{"/:lang/*", "/en/x/y"}, {"/*/:lang", "/x/y/en"}, {"/:a/*/b/*/c/:d", "/1/2/b/y/c/3"}, {"/*/:a/:b", "/1/2"},
+	} {
+		rules, warns := ParseHeaders([]byte(tc.pattern + "\n  X-A: 1\n"))
+		if len(rules) != 1 || len(warns) != 0 || len(CompileHeaders(rules).Match(tc.path).Headers) != 1 {
+			t.Errorf("%s on %s: %+v %+v, want it applied", tc.pattern, tc.path, rules, warns)
+		}
+	}
+}
+
+// TestHeadersManyStars: patterns with several "*" of both kinds, where
+// the first place a literal occurs is not followed by the "/" a "*" part
+// needs, or a later "*" must take text an earlier one could have.
+func TestHeadersManyStars(t *testing.T) {
+	cases := []struct {
+		pattern string
+		match   []string
+		miss    []string
+	}{
+		{"/*a/*/b", []string{"/xa_a/b", "/a/b", "/xa/y/b"}, []string{"/xa_b", "/a_a_b", "/ab"}},
+		{"/*a/*", []string{"/xa", "/a_a", "/xa_a/y", "/ba/"}, []string{"/a_", "/xab"}},
+		{"/*a*b/*/c*", []string{"/ab/c", "/a/b/c", "/xaxb/y/cz", "/ab_ab/c"}, []string{"/abc", "/ab_c", "/bab_/c"}},
+		{"/*/x/*/x/*", []string{"/x/x", "/a/x/b/x/c", "/x/x/x"}, []string{"/x", "/xx/x", "/x/xx"}},
+		{"/a*a*a*a", []string{"/aaaa", "/a/a/a/a", "/abababa"}, []string{"/aaa", "/aab"}},
+	}
+	for _, tc := range cases {
+		h := CompileHeaders([]HeaderRule{{Pattern: tc.pattern, Headers: []Header{{"X-Hit", "1"}}}})
+		re := headerPatternRegexp(tc.pattern)
+		for _, p := range tc.match {
+			if len(h.Match(p).Headers) != 1 || !matchPathRegexp(re, p) {
+				t.Errorf("%s does not match %s (reference %v)", tc.pattern, p, matchPathRegexp(re, p))
+			}
+		}
+		for _, p := range tc.miss {
+			if len(h.Match(p).Headers) != 0 || matchPathRegexp(re, p) {
+				t.Errorf("%s matches %s (reference %v)", tc.pattern, p, matchPathRegexp(re, p))
+			}
+		}
+	}
+}
+
+// BenchmarkHeadersStarInTheMiddle measures the worst cases of patterns
+// with one, two and three "*" on paths of 1, 4 and 16 KiB (paths are at
+// most 4 KiB when served). one-star: "/*/a/:x/a/:x/…/b" (2 KiB) on
+// /a/a/a/…, whose text after the "*" occurs at every other byte but
+// never to the end. two-stars, three-stars: "/*" A "/*/b" and "/*" A "*"
+// A "/*/b", A 2,000 "a", on "/aaa…": A occurs at every byte, never
+// followed by the "/" the "*" part needs; a matcher that comes back to a
+// "*" compares A again at each byte (len(path) × len(A)). Each literal
+// found once where it first occurs, the time per byte of path stays the
+// same from 1 to 16 KiB.
 func BenchmarkHeadersStarInTheMiddle(b *testing.B) {
 	text := strings.Repeat("a/:x/", 400) + "b"
-	for _, tc := range []struct{ name, pattern string }{
-		{"one-star", "/*/" + text},
-		{"two-stars", "/*/" + text + "/*"},
+	a := strings.Repeat("a", 2000)
+	for _, tc := range []struct{ name, pattern, unit string }{
+		{"one-star", "/*/" + text, "/a"},
+		{"two-stars", "/*" + a + "/*/b", "a"},
+		{"three-stars", "/*" + a + "*" + a + "/*/b", "a"},
 	} {
 		h := CompileHeaders([]HeaderRule{{Pattern: tc.pattern, Headers: []Header{{"X-A", "1"}}}})
-		for _, n := range []int{1 << 10, 4 << 10} {
-			path := strings.Repeat("/a", n/2)
+		if len(h.rules) != 1 {
+			b.Fatalf("%s is not applied", tc.pattern)
+		}
+		for _, n := range []int{1 << 10, 4 << 10, 16 << 10} {
+			path := "/" + strings.Repeat(tc.unit, n/len(tc.unit))
 			b.Run(tc.name+"/"+strconv.Itoa(n), func(b *testing.B) {
 				b.ReportAllocs()
 				b.SetBytes(int64(n))
