@@ -28,6 +28,10 @@ const (
 	// MaxPlaceholders is the most :placeholders (path and query together)
 	// one redirect rule may bind.
 	MaxPlaceholders = 16
+	// MaxTargetPlaceholders is the most ":name" a redirect rule's
+	// destination may hold: each stands for up to a whole request path,
+	// so many of them would make one short line expand to megabytes.
+	MaxTargetPlaceholders = 16
 	// MaxHeaderBlocks is the most path blocks of _headers kept; the lines
 	// after it are ignored (one Warning).
 	MaxHeaderBlocks = 1_000

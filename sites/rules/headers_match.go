@@ -3,28 +3,36 @@ package rules
 import (
 	"crypto/sha256"
 	"crypto/subtle"
+	"slices"
 	"strings"
 )
 
 // headerToken is one piece of a compiled _headers path pattern.
 type headerToken struct {
-	kind byte   // tokLit, tokSeg, tokStar or tokRest
+	kind byte   // tokLit, tokSeg, tokStar or tokSegs
 	lit  string // tokLit: the text, lower-cased (paths are compared lower-cased)
+	// look is set on a literal between two "*" that only "*" parts follow
+	// ("/*a/*/b", "/*a/*"): lit+"/", the text as it must be found, since
+	// those parts' segments start at a "/" right after it. end: the path
+	// may also end right after lit (the "*" parts end the pattern).
+	look string
+	end  bool
 }
 
 const (
 	tokLit  = iota // literal text
 	tokSeg         // ":name": one or more characters other than "/"
-	tokStar        // "*" within a segment or between segments: any text, "/" included
-	tokRest        // a final "/*": nothing, or "/" and anything
+	tokStar        // "*" within a part: any text, "/" included
+	tokSegs        // a "*" part: zero or more whole segments, nothing or "/" and anything
 )
 
 // compileHeaderPattern compiles a _headers path as Netlify's headers
 // parser reads it (for_regexp.ts): split on "/", each part trimmed at its
-// end, empty parts dropped; ":name" is one segment, a "*" part is
-// anything (as the last part also nothing, so "/a/*" matches "/a"), a "*"
-// inside a part is any text ("/*.js" matches "/x/y.js"); one trailing
-// slash of the request is ignored.
+// end, empty parts dropped; ":name" is one segment, a "*" part is zero or
+// more whole segments wherever it stands ("/a/*" matches /a and /a/x/y,
+// "/a/*/b" matches /a/b and /a/x/y/b, not /ax/b), a "*" inside a part is
+// any text ("/*.js" matches "/x/y.js"); one trailing slash of the request
+// is ignored.
 func compileHeaderPattern(p string) ([]headerToken, string) {
 	var parts []string
 	for _, part := range strings.Split(p, "/") {
@@ -46,12 +54,13 @@ func compileHeaderPattern(p string) ([]headerToken, string) {
 			lit.WriteByte('/')
 		}
 		switch {
-		case part == "*" && i == len(parts)-1:
+		case part == "*":
+			// the "/" before it is the start of its segments, when it has any
 			s := strings.TrimSuffix(lit.String(), "/")
 			lit.Reset()
 			lit.WriteString(s)
 			flushLit()
-			toks = append(toks, headerToken{kind: tokRest})
+			toks = append(toks, headerToken{kind: tokSegs})
 		case part[0] == ':':
 			if reason := headerPartReason(part, true); reason != "" {
 				return nil, reason
@@ -69,77 +78,172 @@ func compileHeaderPattern(p string) ([]headerToken, string) {
 		}
 	}
 	flushLit()
-	return toks, ""
+	return toks, lookAhead(toks)
 }
 
-// matchHeaderPattern tells whether path (lower-cased, its trailing slash
-// dropped) matches the tokens. Only a "*" backtracks, to the last one
-// seen; a "*" followed by text jumps to the next place that text occurs
-// (strings.Index, linear), so a pattern such as "/*aaaa…b" costs one scan
-// of the path, not one comparison of the text at every position.
-func matchHeaderPattern(toks []headerToken, p string) bool {
-	i, j := 0, 0
-	starTok, starPos := -1, 0
-	for {
-		ok := false
-		if i == len(toks) {
-			if j == len(p) {
-				return true
-			}
-		} else {
-			switch t := &toks[i]; t.kind {
-			case tokLit:
-				if len(p)-j >= len(t.lit) && p[j:j+len(t.lit)] == t.lit {
-					i, j, ok = i+1, j+len(t.lit), true
-				}
-			case tokSeg:
-				k := strings.IndexByte(p[j:], '/')
-				if k < 0 {
-					k = len(p) - j
-				}
-				if k > 0 {
-					i, j, ok = i+1, j+k, true
-				}
-			case tokStar:
-				starTok, starPos = i, j
-				if !skipToLiteral(toks, starTok, p, &starPos) {
-					return false
-				}
-				i, j, ok = i+1, starPos, true
-			case tokRest:
-				if j == len(p) || p[j] == '/' {
-					return true
-				}
-			}
+// isStar tells the two kinds of "*" token.
+func isStar(kind byte) bool { return kind == tokStar || kind == tokSegs }
+
+// lookAhead sets look and end on the literals between two "*" that only
+// "*" parts follow (see headerToken), and says why the pattern cannot be
+// matched when a ":name" stands between two "*" (as checkHeaderPattern).
+func lookAhead(toks []headerToken) string {
+	first := slices.IndexFunc(toks, func(t headerToken) bool { return isStar(t.kind) })
+	last := len(toks) - 1
+	for last >= 0 && !isStar(toks[last].kind) {
+		last--
+	}
+	for k := range toks {
+		t := &toks[k]
+		if t.kind == tokSeg && first >= 0 && first < k && k < last {
+			return `a placeholder between two "*" is not supported`
 		}
-		if ok {
+		if t.kind != tokLit || k == 0 || !isStar(toks[k-1].kind) || k+1 == len(toks) || !isStar(toks[k+1].kind) {
 			continue
 		}
-		if starTok < 0 || starPos >= len(p) {
-			return false
+		n := k + 1
+		for n < len(toks) && toks[n].kind == tokSegs {
+			n++
 		}
-		starPos++
-		if !skipToLiteral(toks, starTok, p, &starPos) {
-			return false
+		if n == len(toks) || !isStar(toks[n].kind) {
+			t.look, t.end = t.lit+"/", n == len(toks)
 		}
-		i, j = starTok+1, starPos
 	}
+	return ""
 }
 
-// skipToLiteral moves *pos, where the "*" at toks[star] stops, to the
-// next place the text after it occurs; false when it occurs no more (no
-// later stop of this "*" can match). A "*" followed by anything else
-// stays where it is.
-func skipToLiteral(toks []headerToken, star int, p string, pos *int) bool {
-	next := star + 1
-	if next >= len(toks) || toks[next].kind != tokLit {
-		return true
-	}
-	k := strings.Index(p[*pos:], toks[next].lit)
-	if k < 0 {
+// matchHeaderPattern tells whether path p (lower-cased, its trailing
+// slash dropped) matches the tokens, in one pass over p and the pattern,
+// whatever the number of "*": it never comes back.
+//
+// The pattern is read as a head, "*" runs with one literal between two
+// runs, and a tail. The head (before the first "*") is matched from the
+// start and the tail (after the last one) from the end, each in one way
+// only: a ":name" there is the segment up to the next (head) or from the
+// previous (tail) "/", since what follows or precedes it starts or ends
+// with "/" (checkHeaderPattern refuses a ":name" between two "*"). Each
+// literal between two runs is found where it first ends, from where the
+// previous one ended (strings.Index, linear: Rabin-Karp on long text).
+//
+// A run of "*" tokens is a plain "*" (any text, ".*") when it holds a
+// "*" within a part, and otherwise "*" parts only, "(/.*)?": nothing, or
+// a "/" and anything. After a plain "*" the first occurrence is the right
+// one: if the path matches with the literal ending at e, it ending at the
+// first place e' <= e leaves the "*" after it more room (it starts at e'
+// and can take p[e':e] too), and the next literal, found from e', is
+// found no later than from e. For "*" parts, "(/.*)?" before the next
+// literal (which starts with "/": "…/*/b" compiles to "(/.*)?" then
+// "/b") or the end is ".*" once the path has a "/" (or ends) where the
+// run starts, and fails otherwise; so a literal followed by such a run
+// is searched as literal+"/" (look, a "/" it does not take: the next
+// literal may start with it), or at the end of the path (end), and the
+// same argument holds among those places. By induction on the literals,
+// the first places find a match whenever there is one, and what they
+// find is one. The work: the head and the tail once, each literal one
+// strings.Index from where the last one ended, so O(len(p) + pattern).
+func matchHeaderPattern(toks []headerToken, p string) bool {
+	k := 0
+	j, ok := matchRun(toks, &k, p, 0)
+	if !ok {
 		return false
 	}
-	*pos += k
+	for k < len(toks) {
+		plain := false // toks[k] starts a run of "*"
+		for ; k < len(toks) && isStar(toks[k].kind); k++ {
+			plain = plain || toks[k].kind == tokStar
+		}
+		if !plain && j < len(p) && p[j] != '/' {
+			return false // "(/.*)?" takes nothing here, and what follows starts with "/"
+		}
+		n := k
+		for n < len(toks) && !isStar(toks[n].kind) {
+			n++
+		}
+		if n == len(toks) {
+			return matchTail(toks[k:], p, j)
+		}
+		if n != k+1 || toks[k].kind != tokLit {
+			return false // a ":name" between two "*": compileHeaderPattern refuses it
+		}
+		if j, ok = findLiteral(&toks[k], p, j); !ok {
+			return false
+		}
+		k = n
+	}
+	return j == len(p)
+}
+
+// matchRun matches the literals and ":name" from toks[*k] at p[j:] up
+// to the next "*" token (left at *k) and returns where they end.
+func matchRun(toks []headerToken, k *int, p string, j int) (int, bool) {
+	for ; *k < len(toks); *k++ {
+		switch t := &toks[*k]; t.kind {
+		case tokLit:
+			if !strings.HasPrefix(p[j:], t.lit) {
+				return j, false
+			}
+			j += len(t.lit)
+		case tokSeg:
+			q := strings.IndexByte(p[j:], '/')
+			if q < 0 {
+				q = len(p) - j
+			}
+			if q == 0 {
+				return j, false
+			}
+			j += q
+		default:
+			return j, true
+		}
+	}
+	return j, true
+}
+
+// findLiteral returns where the first occurrence of t's text in p[from:]
+// ends: followed by "/" when t.look is set, or at the end of p when
+// t.end is too.
+func findLiteral(t *headerToken, p string, from int) (int, bool) {
+	if t.look == "" {
+		if i := strings.Index(p[from:], t.lit); i >= 0 {
+			return from + i + len(t.lit), true
+		}
+		return 0, false
+	}
+	if i := strings.Index(p[from:], t.look); i >= 0 {
+		return from + i + len(t.lit), true
+	}
+	if t.end && len(p)-from >= len(t.lit) && strings.HasSuffix(p, t.lit) {
+		return len(p), true
+	}
+	return 0, false
+}
+
+// matchTail tells whether the tokens after the last "*" of a pattern
+// (literals and ":name" only) match the end of p, starting at from or
+// later: the "*" takes what lies between. Read from the end they match
+// in one way only (a ":name" is the text after the last "/"; the token
+// before it is a literal ending in "/"), so one pass decides, where
+// trying each place the "*" may stop would cost len(p) passes.
+func matchTail(tail []headerToken, p string, from int) bool {
+	j := len(p)
+	for k := len(tail) - 1; k >= 0; k-- {
+		switch t := &tail[k]; t.kind {
+		case tokLit:
+			if !strings.HasSuffix(p[:j], t.lit) {
+				return false
+			}
+			j -= len(t.lit)
+		case tokSeg:
+			q := strings.LastIndexByte(p[:j], '/') + 1
+			if q == j {
+				return false
+			}
+			j = q
+		}
+		if j < from {
+			return false
+		}
+	}
 	return true
 }
 

@@ -471,13 +471,29 @@ func validHeaderName(name string) bool {
 // checkHeaderPattern validates a block's path; a non-empty reason says why
 // it is not applied (written out when e is set). It reads the parts as
 // compileHeaderPattern does, without compiling them (no allocation).
+//
+// A ":name" between two "*" ("/*/:lang/*") is refused: the text between
+// two "*" is found where it first occurs (see matchHeaderPattern), which
+// a ":name" in it would make a search with a wildcard, no longer linear
+// in the path. Before the first "*" or after the last one it is fine.
 func checkHeaderPattern(p string, e explain) string {
 	if strings.ContainsAny(p, "\x00\r?#") {
 		return "the path contains a query, a fragment or a control character"
 	}
+	star, placeholder := false, "" // a "*" seen; a ":name" after it
 	for part := range strings.SplitSeq(p, "/") {
-		if reason := headerPartReason(strings.TrimRight(part, " \t"), e); reason != "" {
+		part = strings.TrimRight(part, " \t")
+		if reason := headerPartReason(part, e); reason != "" {
 			return reason
+		}
+		switch {
+		case strings.IndexByte(part, '*') >= 0:
+			if placeholder != "" {
+				return e.str(`a placeholder between two "*" (%s) is not supported`, placeholder)
+			}
+			star = true
+		case star && placeholder == "" && part != "" && part[0] == ':':
+			placeholder = part
 		}
 	}
 	return ""

@@ -14,16 +14,25 @@ import (
 // that start with a placeholder or a splat; these three lists are merged
 // in file order. Forced rules have an index of their own, used when a
 // file answers the path (shadowing).
+//
+// The query conditions' names are numbered (qnames): a request's query is
+// read once, at the first rule with conditions whose path matches, for
+// the values of all those names (queryIndex), so that each condition
+// costs a look-up, not a scan of the query: a long query and many rules
+// with conditions add up, they do not multiply.
 type Redirects struct {
-	rules  []compiledRedirect
-	all    redirectIndex
-	forced redirectIndex
+	rules    []compiledRedirect
+	all      redirectIndex
+	forced   redirectIndex
+	qnames   map[string]int32 // query condition name → its number
+	maxQName int              // the longest query condition name
 }
 
 // compiledRedirect is a Redirect ready to match.
 type compiledRedirect struct {
 	Redirect
 	from fromPattern
+	qnum []int32 // the number of each Query condition's name (Redirects.qnames)
 }
 
 // redirectIndex finds the rules that may match a path, by rule number.
@@ -66,6 +75,18 @@ func CompileRedirects(rs []Redirect) *Redirects {
 		i := int32(len(r.rules))
 		r.rules = append(r.rules, compiledRedirect{Redirect: rule, from: fp})
 		c := &r.rules[i]
+		for _, q := range rule.Query {
+			if r.qnames == nil {
+				r.qnames = map[string]int32{}
+			}
+			n, ok := r.qnames[q.Name]
+			if !ok {
+				n = int32(len(r.qnames))
+				r.qnames[q.Name] = n
+				r.maxQName = max(r.maxQName, len(q.Name))
+			}
+			c.qnum = append(c.qnum, n)
+		}
 		r.all.add(i, &c.from)
 		if rule.Force {
 			r.forced.add(i, &c.from)
@@ -119,6 +140,7 @@ func (r *Redirects) Match(path, rawQuery string, exists bool) (Match, bool) {
 	}
 	lists := [3][]int32{ix.literal[p], ix.byFirst[firstSegment(p)], ix.wild}
 	var b bindings
+	var qi queryIndex
 	for {
 		best, from := int32(-1), -1
 		for k := range lists {
@@ -132,17 +154,34 @@ func (r *Redirects) Match(path, rawQuery string, exists bool) (Match, bool) {
 		lists[from] = lists[from][1:]
 		c := &r.rules[best]
 		b = bindings{}
-		if c.from.match(p, &b) && matchQuery(c.Query, rawQuery, &b) {
+		if c.from.match(p, &b) && (len(c.Query) == 0 || qi.matches(r, c, rawQuery, &b)) {
 			return c.result(&b, rawQuery), true
 		}
 	}
 }
 
-// matchQuery tells whether rawQuery has every condition, binding the
-// ":name" ones.
-func matchQuery(conds []QueryMatch, rawQuery string, b *bindings) bool {
-	for _, q := range conds {
-		raw, ok := queryValue(rawQuery, q.Name)
+// queryIndexInline is how many query condition names a queryIndex holds
+// without allocating.
+const queryIndexInline = 16
+
+// queryIndex holds, for each query condition name of a rule set, the raw
+// (still escaped) value of the first parameter of that name in a
+// request's query, read in one pass when a rule first needs it.
+type queryIndex struct {
+	read   bool
+	found  [queryIndexInline]bool
+	values [queryIndexInline]string
+	more   map[int32]string // past queryIndexInline names, made when one is found
+}
+
+// matches tells whether the request's query has every condition of c,
+// binding the ":name" ones.
+func (qi *queryIndex) matches(r *Redirects, c *compiledRedirect, rawQuery string, b *bindings) bool {
+	if !qi.read {
+		qi.fill(r, rawQuery)
+	}
+	for k, q := range c.Query {
+		raw, ok := qi.get(c.qnum[k])
 		if !ok {
 			return false
 		}
@@ -150,25 +189,62 @@ func matchQuery(conds []QueryMatch, rawQuery string, b *bindings) bool {
 			b.bind(q.Value[1:], raw, true)
 			continue
 		}
-		if raw != q.Value && unescapeQuery(raw) != q.Value {
+		// a value over 3 bytes per byte of q.Value decodes to more than
+		// q.Value (or is not valid escaping, and not q.Value as it is):
+		// the decoding costs at most what the rule's text does
+		if raw != q.Value && (len(raw) > 3*len(q.Value) || unescapeQuery(raw) != q.Value) {
 			return false
 		}
 	}
 	return true
 }
 
-// queryValue returns the raw (still escaped) value of the first parameter
-// called name in rawQuery; a parameter without "=" has the empty value.
-func queryValue(rawQuery, name string) (string, bool) {
+// fill reads rawQuery once: a parameter is the value of the condition
+// name its key is, as written or decoded ("%6Ba" and "k+a" are "ka" and
+// "k a"), when no earlier parameter was. A key longer than 3 bytes per
+// byte of the longest name is not decoded: it cannot decode to a name.
+func (qi *queryIndex) fill(r *Redirects, rawQuery string) {
+	qi.read = true
 	for rawQuery != "" {
 		var kv string
 		kv, rawQuery, _ = strings.Cut(rawQuery, "&")
 		key, value, _ := strings.Cut(kv, "=")
-		if key == name || strings.ContainsAny(key, "%+") && unescapeQuery(key) == name {
-			return value, true
+		if n, ok := r.qnames[key]; ok {
+			qi.set(n, value)
+		}
+		if len(key) <= 3*r.maxQName && strings.ContainsAny(key, "%+") {
+			if u := unescapeQuery(key); u != key {
+				if n, ok := r.qnames[u]; ok {
+					qi.set(n, value)
+				}
+			}
 		}
 	}
-	return "", false
+}
+
+// set records value for name number n, unless a parameter did before.
+func (qi *queryIndex) set(n int32, value string) {
+	if n < queryIndexInline {
+		if !qi.found[n] {
+			qi.found[n], qi.values[n] = true, value
+		}
+		return
+	}
+	if qi.more == nil {
+		qi.more = map[int32]string{}
+	}
+	if _, ok := qi.more[n]; !ok {
+		qi.more[n] = value
+	}
+}
+
+// get returns the value recorded for name number n.
+func (qi *queryIndex) get(n int32) (string, bool) {
+	if n < queryIndexInline {
+		return qi.values[n], qi.found[n]
+	}
+	value, ok := qi.more[n]
+	return value, ok
 }
 
 // unescapeQuery decodes a query component, or returns it as is when it is

@@ -1,6 +1,9 @@
 package rules
 
 import (
+	"fmt"
+	"strconv"
+	"strings"
 	"testing"
 )
 
@@ -158,5 +161,55 @@ func TestRedirectsNil(t *testing.T) {
 	}
 	if _, ok := r.Match("/proxy", "", false); ok {
 		t.Error("a proxy rule was compiled")
+	}
+}
+
+// TestMatchQueryConditionsManyNames: query conditions read the first
+// parameter of their name, as written or decoded, whatever the number of
+// names a file's conditions use (past the 16 a request holds inline).
+func TestMatchQueryConditionsManyNames(t *testing.T) {
+	var sb strings.Builder
+	for i := range 20 {
+		fmt.Fprintf(&sb, "/p k%d=v%d /t%d 302\n", i, i, i)
+	}
+	sb.WriteString("/p k%2B=:x /plus/:x 302\n")
+	r := compile(t, sb.String())
+	for _, tc := range []struct {
+		query string
+		line  int // 0: no match
+	}{
+		{"k19=v19", 20}, {"k3=v3", 4}, {"k%31%39=v19", 20}, {"k19=v%319", 20}, {"z=1&k19=v19&k3=v3", 4},
+		{"k19=x&k19=v19", 0}, {"k%31%39=x&k19=v19", 0}, {"k19=v1", 0}, {"k19=v%zz19", 0}, {"", 0},
+		{"k%2B=a", 21}, {"k%2B=a&k+=b", 21},
+	} {
+		m, ok := r.Match("/p", tc.query, false)
+		if ok != (tc.line != 0) || m.Line != tc.line {
+			t.Errorf("?%s: matched %v line %d, want line %d", tc.query, ok, m.Line, tc.line)
+		}
+	}
+}
+
+// BenchmarkMatchQueryConditions: 1,000 rules "/* aN=x /t" that a
+// request's query (1, 4 or 16 KiB of "z=1&" then "a1=y&a999=y") fails
+// at their condition: the query is read once, so the time per request
+// grows with the query and the rules added, not multiplied (reading the
+// query once per condition cost 1,000 × its parameters).
+func BenchmarkMatchQueryConditions(b *testing.B) {
+	var sb strings.Builder
+	for i := range 1000 {
+		fmt.Fprintf(&sb, "/* a%d=x /t 302\n", i)
+	}
+	rs, _ := ParseRedirects([]byte(sb.String()))
+	r := CompileRedirects(rs)
+	for _, n := range []int{1 << 10, 4 << 10, 16 << 10} {
+		q := strings.Repeat("z=1&", n/4) + "a1=y&a999=y"
+		b.Run(strconv.Itoa(n), func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, ok := r.Match("/x", q, false); ok {
+					b.Fatal("matched")
+				}
+			}
+		})
 	}
 }

@@ -244,7 +244,32 @@ func checkRedirectRest(rule *Redirect, e explain) string {
 	if binds > MaxPlaceholders {
 		return e.num("more than %d placeholders", MaxPlaceholders)
 	}
+	if targetPlaceholders(rule.To) > MaxTargetPlaceholders {
+		return e.num("the destination uses :placeholders more than %d times", MaxTargetPlaceholders)
+	}
 	return ""
+}
+
+// targetPlaceholders counts the ":name" in a rule's To (bound or not,
+// up to one past MaxTargetPlaceholders): each bound one is replaced by
+// up to a whole request path.
+func targetPlaceholders(to string) int {
+	n := 0
+	for n <= MaxTargetPlaceholders {
+		i := strings.IndexByte(to, ':')
+		if i < 0 {
+			break
+		}
+		j := i + 1
+		for j < len(to) && isNameByte(to[j]) {
+			j++
+		}
+		if j > i+1 {
+			n++
+		}
+		to = to[j:]
+	}
+	return n
 }
 
 // parseStatus reads "301" or "301!"; ok is false when part is not a

@@ -121,8 +121,11 @@ func TestParseRedirectsLines(t *testing.T) {
 		{line: "https://a.example/* https://b.example/:splat 301!", reason: "host rules wait for custom domains"},
 		{line: "/a 301", reason: "missing destination"},
 		{line: "/a/* 301", reason: "missing destination"},
-		{line: "/a*b /c", reason: `a splat "*" must be the last segment`},
-		{line: "/*/x /c", reason: `a splat "*" must be the last segment`},
+		// a "*" with more path after it is a literal character, as in Netlify's engine
+		{line: "/a*b /c", want: Redirect{From: "/a*b", To: "/c", Status: 301}},
+		{line: "/*/x /c", want: Redirect{From: "/*/x", To: "/c", Status: 301}},
+		{line: "/a* /c", reason: `a splat "*" ending the path must be a whole segment`},
+		{line: "/a/b*/ /c", reason: `a splat "*" ending the path must be a whole segment`},
 		{line: "/a/:b-c /c", reason: "invalid placeholder"},
 		{line: "/a noequals /b", reason: `query condition "noequals" must be name=value`},
 		{line: "/a //evil.example", reason: "must be a path of this site"},
@@ -176,5 +179,28 @@ func TestParseRedirectsLimits(t *testing.T) {
 	_, warns = ParseRedirects([]byte(sb.String()))
 	if len(warns) != MaxWarnings || !strings.Contains(warns[MaxWarnings-1].Reason, "401 more lines") {
 		t.Fatalf("warning cap: %d, last %+v", len(warns), warns[len(warns)-1])
+	}
+}
+
+// TestRedirectTargetPlaceholders: a destination may use :placeholders
+// up to MaxTargetPlaceholders times; past that the rule is refused,
+// since each stands for up to a whole request path (":splat" 670 times
+// in one 4 KiB line would expand a 4 KiB path to 8 MB).
+func TestRedirectTargetPlaceholders(t *testing.T) {
+	ok := "/a/* /b/" + strings.Repeat(":splat/", MaxTargetPlaceholders) + " 301"
+	if rs, warns := ParseRedirects([]byte(ok)); len(rs) != 1 || len(warns) != 0 {
+		t.Errorf("%d placeholders: %+v %+v", MaxTargetPlaceholders, rs, warns)
+	}
+	for _, line := range []string{
+		"/a/* /b/" + strings.Repeat(":splat", MaxTargetPlaceholders+1) + " 301",
+		"/a/* https://x.example/" + strings.Repeat(":splat", 670) + " 301",
+	} {
+		rs, warns := ParseRedirects([]byte(line))
+		if len(rs) != 0 || len(warns) != 1 || !strings.Contains(warns[0].Reason, "more than 16 times") {
+			t.Errorf("%.40s…: %+v %+v, want it refused", line, rs, warns)
+		}
+		if r := CompileRedirects([]Redirect{{From: "/a/*", To: line[5 : len(line)-4], Status: 301}}); r.Len() != 0 {
+			t.Errorf("%.40s… compiles", line)
+		}
 	}
 }

@@ -4,6 +4,14 @@ import "strings"
 
 // fromPattern is a compiled From: a literal path, or segments (literal or
 // :placeholder) optionally followed by a splat.
+//
+// As in Netlify's engine, only a final "/*" is a splat: a "*" with more
+// path after it ("/mid/*/end", "/k/kubectl_*.md") is a literal
+// character, matching a request spelled with that "*" and nothing else,
+// and it binds no ":splat" (Netlify's support guide: "A splat can only be
+// used at the end of a URL"; kubernetes/website#28917 shows Netlify
+// redirecting the literal path). A From that ends in "*" within a
+// segment ("/a*") is refused: what Netlify does with it is not known.
 type fromPattern struct {
 	literal bool     // no placeholder, no splat: norm is the whole path
 	norm    string   // From without its trailing slashes ("/" for the root)
@@ -43,8 +51,8 @@ func compileFrom(from string, keep bool, e explain) (fromPattern, string) {
 		p.splat = true
 		body = body[:len(body)-2]
 	}
-	if strings.IndexByte(body, '*') >= 0 {
-		return fromPattern{}, `a splat "*" must be the last segment of the path ("/path/*")`
+	if !p.splat && strings.HasSuffix(body, "*") {
+		return fromPattern{}, `a splat "*" ending the path must be a whole segment ("/path/*")`
 	}
 	placeholders := false
 	if body != "" && body != "/" {
