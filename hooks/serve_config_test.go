@@ -5,11 +5,16 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
 	"sitedrop/hooks/server/certs"
 )
 
 func TestCheckServeConfig(t *testing.T) {
+	now := time.Now()
+	good, goodKey, _ := broughtCert(t, now.Add(-time.Hour), now.Add(time.Hour), "*.sites.test")
+	_, otherKey, _ := broughtCert(t, now.Add(-time.Hour), now.Add(time.Hour), "*.sites.test")
+	expired, expiredKey, _ := broughtCert(t, now.Add(-2*time.Hour), now.Add(-time.Hour), "*.sites.test")
 	for _, c := range []struct {
 		name    string
 		tune    func(*Config)
@@ -35,6 +40,15 @@ func TestCheckServeConfig(t *testing.T) {
 			c.Serve.DNSProvider = "cloudflare"
 		}, ""},
 		{"ACME flags without TLS", func(c *Config) { c.Serve.ACMEEmail = "ops@example.com" }, "need --https"},
+		{"brought certificate", func(c *Config) { c.Serve.HTTPSAddr = ":443"; c.Serve.TLSCert, c.Serve.TLSKey = good, goodKey }, ""},
+		{"brought certificate without TLS", func(c *Config) { c.Serve.TLSCert, c.Serve.TLSKey = good, goodKey }, "need --https"},
+		{"certificate without key", func(c *Config) { c.Serve.HTTPSAddr = ":443"; c.Serve.TLSCert = good }, "go together"},
+		{"unreadable certificate", func(c *Config) {
+			c.Serve.HTTPSAddr = ":443"
+			c.Serve.TLSCert, c.Serve.TLSKey = goodKey+".none", goodKey
+		}, "read --tls-cert"},
+		{"another certificate's key", func(c *Config) { c.Serve.HTTPSAddr = ":443"; c.Serve.TLSCert, c.Serve.TLSKey = good, otherKey }, "does not match"},
+		{"expired certificate", func(c *Config) { c.Serve.HTTPSAddr = ":443"; c.Serve.TLSCert, c.Serve.TLSKey = expired, expiredKey }, "expired on"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			cfg := testConfig(t)

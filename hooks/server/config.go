@@ -18,10 +18,17 @@ type Config struct {
 	// rest to https (default :80; empty: no HTTP listener).
 	HTTPAddr string
 	// HTTPSAddr, when set, serves TLS with certificates obtained and
-	// renewed through ACME (certmagic).
+	// renewed through ACME (certmagic), but for the names TLSCert covers.
 	HTTPSAddr string
 	// Origins are the CORS origins of PocketBase's own API. Default "*".
 	Origins []string
+	// TLSCert and TLSKey, with HTTPSAddr, are the PEM files of a
+	// certificate the operator brings (e.g. a wildcard for the sites
+	// domain from their own DNS-01 tooling) and of its key: it is served
+	// for the names it covers, which never reach ACME; other names get
+	// theirs through ACME as without it. Read and checked at start (see
+	// certs.LoadKeyPair); a renewed one is served after a restart.
+	TLSCert, TLSKey string
 	// ACMECA is the ACME directory URL. Default: Let's Encrypt production.
 	ACMECA string
 	// ACMECARoot is a PEM file of root certificates to trust for the ACME

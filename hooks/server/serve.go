@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/pocketbase/pocketbase/apis"
 	"github.com/pocketbase/pocketbase/core"
@@ -58,6 +59,10 @@ With --https ADDR, certificates are obtained and renewed through ACME
 (Let's Encrypt unless --acme-ca says otherwise): one for the web host
 (--domain), and one per live site when a browser first asks for it, or a
 single wildcard certificate for the sites domain with --dns-provider.
+With --tls-cert FILE --tls-key FILE, a certificate you bring (e.g. a
+wildcard *.<sites-domain> plus the domain, from your own DNS-01 tooling)
+is served for the names it covers, which then never reach ACME; restart
+to serve a renewed one.
 --http (default: port 80 of the --https host) then answers ACME HTTP-01
 challenges and /api/health, and redirects everything else to https.
 
@@ -116,6 +121,8 @@ func BindServeFlags(fs *pflag.FlagSet, s *Config) {
 	fs.StringVar(&s.HTTPAddr, "http", s.HTTPAddr, "plain HTTP listen address (default "+DefaultHTTPAddr+"; with --https: port 80, for ACME challenges and redirects; \"\" for none)")
 	fs.StringVar(&s.HTTPSAddr, "https", s.HTTPSAddr, "TLS listen address, e.g. :443; certificates are obtained automatically through ACME")
 	fs.StringSliceVar(&s.Origins, "origins", s.Origins, "CORS allowed origins of PocketBase's own API (/api/collections...)")
+	fs.StringVar(&s.TLSCert, "tls-cert", s.TLSCert, "with --https: PEM file of a certificate you bring (leaf then chain), e.g. a wildcard *.<sites-domain> from your own DNS-01 tooling; served for the names it covers, the others still get certificates through ACME")
+	fs.StringVar(&s.TLSKey, "tls-key", s.TLSKey, "with --tls-cert: PEM file of its private key")
 	fs.StringVar(&s.ACMECA, "acme-ca", s.ACMECA, "ACME directory URL of the certificate authority")
 	fs.StringVar(&s.ACMECARoot, "acme-ca-root", s.ACMECARoot, "PEM file of root certificates to trust for the ACME server (a private CA)")
 	fs.StringVar(&s.ACMEEmail, "acme-email", s.ACMEEmail, "contact address of the ACME account (certificate problems are mailed there)")
@@ -157,10 +164,18 @@ func (c Config) Check(settings Settings) error {
 		return err
 	}
 	if c.HTTPSAddr == "" {
-		if c.DNSProvider != "" || c.ACMECARoot != "" || c.ACMEEmail != "" {
-			return errors.New("--dns-provider, --acme-ca-root and --acme-email need --https")
+		if c.DNSProvider != "" || c.ACMECARoot != "" || c.ACMEEmail != "" || c.TLSCert != "" || c.TLSKey != "" {
+			return errors.New("--dns-provider, --acme-ca-root, --acme-email, --tls-cert and --tls-key need --https")
 		}
 		return nil
+	}
+	if (c.TLSCert == "") != (c.TLSKey == "") {
+		return errors.New("--tls-cert and --tls-key go together: the certificate and its private key")
+	}
+	if c.TLSCert != "" {
+		if _, err := certs.LoadKeyPair(c.TLSCert, c.TLSKey, time.Now()); err != nil {
+			return err
+		}
 	}
 	if _, _, err := SplitListenAddr(c.HTTPSAddr); err != nil {
 		return fmt.Errorf("--https %q: %w", c.HTTPSAddr, err)

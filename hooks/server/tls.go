@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -92,6 +93,15 @@ func (t *TLS) Prepare(se *core.ServeEvent, conns *serve.ConnLimit) (*TLSServing,
 		ts.Close()
 		return nil, fmt.Errorf("--https %s: %w", se.Server.Addr, err)
 	}
+	var brought *tls.Certificate
+	if s.TLSCert != "" {
+		pair, err := certs.LoadKeyPair(s.TLSCert, s.TLSKey, time.Now())
+		if err != nil {
+			ts.Close()
+			return nil, err
+		}
+		brought = &pair
+	}
 	webHost, sitesDomain := t.Hosts.Domains()
 	m, err := certs.New(certs.Config{
 		WebHost:     webHost,
@@ -112,6 +122,7 @@ func (t *TLS) Prepare(se *core.ServeEvent, conns *serve.ConnLimit) (*TLSServing,
 		HTTPSPort:       httpsPort,
 		DisableTLSALPN:  s.DisableTLSALPN,
 		OnEvent:         t.CertEvents,
+		Certificate:     brought,
 	})
 	if err != nil {
 		ts.Close()

@@ -76,6 +76,12 @@ type Config struct {
 	HTTPPort, HTTPSPort int
 	// DisableTLSALPN leaves only HTTP-01 (and DNS-01) (tests).
 	DisableTLSALPN bool
+	// Certificate, when set, is a certificate the operator brings
+	// (--tls-cert, see LoadKeyPair), e.g. a wildcard for the sites domain
+	// from their own DNS-01 tooling: it is served as is for every name it
+	// covers, which never reach ACME (neither the orders at start nor the
+	// on-demand ones), and is not renewed by sitedrop.
+	Certificate *tls.Certificate
 	// OnEvent, when set, is told of every certificate event of both
 	// configs (certmagic's: cert_obtained, cert_failed...), on the
 	// goroutine that emits it: it must return at once (the metrics
@@ -104,6 +110,10 @@ type Config struct {
 //     at start through DNS-01 and renewed in the background; handshakes
 //     never wait for an order.
 //
+// A certificate the operator brings (Config.Certificate) is served for
+// the names it covers in either mode, ahead of both configs: those names
+// are neither ordered at start nor on demand.
+//
 // Certificates and the ACME account are kept in Config.StorageDir, so a
 // restart reuses them without a new order.
 type Manager struct {
@@ -114,6 +124,8 @@ type Manager struct {
 	webHost               string
 	// wildcard is "*.<sites-domain>" in wildcard mode, "" on demand.
 	wildcard string
+	// brought is the leaf of Config.Certificate (nil: none).
+	brought *x509.Certificate
 	// decide is the on-demand decision: the server's Config.Allow, then
 	// budget, the hour's order budget (both nil in wildcard mode). logger
 	// is the app's.
@@ -215,7 +227,29 @@ func New(cfg Config) (*Manager, error) {
 	}
 	m.siteIssuer = certmagic.NewACMEIssuer(m.sites, tmpl)
 	m.sites.Issuers = []certmagic.Issuer{m.siteIssuer}
+	if err := m.cacheBrought(cfg.Certificate); err != nil {
+		return nil, err
+	}
 	return m, nil
+}
+
+// cacheBrought puts the operator's certificate in the cache, unmanaged:
+// certmagic's handshake lookup finds it (exactly or through its wildcard)
+// before any on-demand decision or order, and never renews it. certmagic
+// staples its OCSP response when its issuer has a responder.
+func (m *Manager) cacheBrought(cert *tls.Certificate) error {
+	if cert == nil {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if _, err := m.sites.CacheUnmanagedTLSCertificate(ctx, *cert, nil); err != nil {
+		return fmt.Errorf("load the --tls-cert certificate: %w", err)
+	}
+	m.brought = cert.Leaf
+	m.logger.Info("serving the --tls-cert certificate for the names it covers; the others still get certificates through ACME",
+		"component", "tls", "names", cert.Leaf.DNSNames, "expires", cert.Leaf.NotAfter)
+	return nil
 }
 
 // TLSConfig is the HTTPS server's TLS configuration: the web host's
@@ -278,7 +312,8 @@ func (m *Manager) HTTPChallengeHandler(next http.Handler) http.Handler {
 }
 
 // Start obtains (or loads from storage) the web host's certificate, and
-// the wildcard in wildcard mode, and keeps them renewed, in the
+// the wildcard in wildcard mode, unless the brought certificate
+// (Config.Certificate) covers them, and keeps them renewed, in the
 // background until ctx ends: a CA that is down does not stop the server
 // from starting.
 //
@@ -296,6 +331,9 @@ func (m *Manager) Start(ctx context.Context) error {
 		}{m.sites, m.wildcard})
 	}
 	for _, c := range managed {
+		if covers(m.brought, c.name) {
+			continue // the operator's certificate serves it
+		}
 		_, _ = c.cfg.CacheManagedCertificate(ctx, c.name) // none stored yet: obtained below
 		if err := c.cfg.ManageAsync(ctx, []string{c.name}); err != nil {
 			return fmt.Errorf("manage the certificate of %s: %w", c.name, err)
