@@ -23,7 +23,7 @@ import (
 
 // selfSigned makes a self-signed ECDSA P-256 certificate for names, valid
 // from notBefore to notAfter, and returns its PEM and its key's.
-func selfSigned(t *testing.T, notBefore, notAfter time.Time, names ...string) (certPEM, keyPEM []byte) {
+func selfSigned(t testing.TB, notBefore, notAfter time.Time, names ...string) (certPEM, keyPEM []byte) {
 	t.Helper()
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
