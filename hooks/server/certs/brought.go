@@ -10,6 +10,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"go.uber.org/zap"
 )
 
 // broughtFiles are the files of the operator's certificate and key, and
@@ -69,8 +71,8 @@ func (m *Manager) watchBrought(ctx context.Context) {
 			err = m.cacheBrought(&pair)
 		}
 		if err != nil {
-			m.logger.Error("the changed --tls-cert/--tls-key pair is not served; the previous certificate stays",
-				"component", "tls", "error", err)
+			m.sites.Logger.Error("the changed --tls-cert/--tls-key pair is not served; the previous certificate stays",
+				zap.Error(err))
 		}
 	}
 }

@@ -26,6 +26,7 @@ import (
 	"time"
 
 	"github.com/caddyserver/certmagic"
+	"go.uber.org/zap"
 )
 
 // ProductionCA is the default ACME directory: Let's Encrypt.
@@ -270,8 +271,10 @@ func (m *Manager) cacheBrought(cert *tls.Certificate) error {
 	if old != "" {
 		m.cache.Remove([]string{old})
 	}
-	m.logger.Info("serving the --tls-cert certificate for the names it covers; the others still get certificates through ACME",
-		"component", "tls", "names", cert.Leaf.DNSNames, "expires", cert.Leaf.NotAfter)
+	// through zap: to the app's log and to stderr, where the operator
+	// sees which names their certificate serves
+	m.sites.Logger.Info("serving the --tls-cert certificate for the names it covers; the others still get certificates through ACME",
+		zap.Strings("names", cert.Leaf.DNSNames), zap.Time("expires", cert.Leaf.NotAfter))
 	return nil
 }
 
