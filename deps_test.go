@@ -80,6 +80,7 @@ var depsRules = `
 	  sitedrop/migrations,
 	  sitedrop/bench/deploybench,
 	  sitedrop/bench/genfiles,
+	  sitedrop/bench/tlsconns,
 	  sitedrop/sites/store/s3store/s3test,
 	  sitedrop/hooks/internal/clitest,
 	  sitedrop/sites/safetext,

@@ -27,7 +27,8 @@ type Config struct {
 	// domain from their own DNS-01 tooling) and of its key: it is served
 	// for the names it covers, which never reach ACME; other names get
 	// theirs through ACME as without it. Read and checked at start (see
-	// certs.LoadKeyPair); a renewed one is served after a restart.
+	// certs.LoadKeyPair); the files are then watched, and a renewed pair
+	// written over them is served without a restart.
 	TLSCert, TLSKey string
 	// ACMECA is the ACME directory URL. Default: Let's Encrypt production.
 	ACMECA string

@@ -61,8 +61,8 @@ With --https ADDR, certificates are obtained and renewed through ACME
 single wildcard certificate for the sites domain with --dns-provider.
 With --tls-cert FILE --tls-key FILE, a certificate you bring (e.g. a
 wildcard *.<sites-domain> plus the domain, from your own DNS-01 tooling)
-is served for the names it covers, which then never reach ACME; restart
-to serve a renewed one.
+is served for the names it covers, which then never reach ACME; a
+renewed pair written over the files is served within a minute or two.
 --http (default: port 80 of the --https host) then answers ACME HTTP-01
 challenges and /api/health, and redirects everything else to https.
 

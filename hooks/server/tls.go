@@ -123,6 +123,8 @@ func (t *TLS) Prepare(se *core.ServeEvent, conns *serve.ConnLimit) (*TLSServing,
 		DisableTLSALPN:  s.DisableTLSALPN,
 		OnEvent:         t.CertEvents,
 		Certificate:     brought,
+		CertFile:        s.TLSCert,
+		KeyFile:         s.TLSKey,
 	})
 	if err != nil {
 		ts.Close()

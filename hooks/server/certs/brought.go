@@ -1,6 +1,7 @@
 package certs
 
 import (
+	"context"
 	"crypto/tls"
 	"crypto/x509"
 	"errors"
@@ -9,7 +10,72 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"go.uber.org/zap"
 )
+
+// broughtFiles are the files of the operator's certificate and key, and
+// how often they are checked for a change (0: a minute).
+type broughtFiles struct {
+	cert, key string
+	every     time.Duration
+}
+
+// stamp is what tells a changed file: its size and modification time.
+func (f broughtFiles) stamp() string {
+	var b strings.Builder
+	for _, p := range []string{f.cert, f.key} {
+		if fi, err := os.Stat(p); err == nil {
+			fmt.Fprintf(&b, "%d/%d;", fi.Size(), fi.ModTime().UnixNano())
+		} else {
+			b.WriteString("missing;")
+		}
+	}
+	return b.String()
+}
+
+// watchBrought serves a renewed certificate without a restart: DNS-01
+// tooling (certbot, lego, acme.sh) renews the operator's certificate
+// every two months or so, in place. Every broughtFiles.every until ctx
+// ends, once the files have changed (size or modification time) and
+// stopped changing, the pair is read again and, when it can be served
+// (LoadKeyPair), replaces the old one in the cache; a pair that cannot
+// (a half-written file, a key that is not the certificate's) is logged,
+// once per change, and the old certificate stays.
+func (m *Manager) watchBrought(ctx context.Context) {
+	f := m.broughtFiles
+	every := f.every
+	if every <= 0 {
+		every = time.Minute
+	}
+	t := time.NewTicker(every)
+	defer t.Stop()
+	// Nothing is known of the files served: the first stable stamp reads
+	// them again (the same pair changes nothing), so a change made before
+	// this goroutine ran is not missed.
+	served, seen := "", ""
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		now := f.stamp()
+		if now == served || now != seen { // unchanged, or still being written
+			seen = now
+			continue
+		}
+		served = now
+		pair, err := LoadKeyPair(f.cert, f.key, time.Now())
+		if err == nil {
+			err = m.cacheBrought(&pair)
+		}
+		if err != nil {
+			m.sites.Logger.Error("the changed --tls-cert/--tls-key pair is not served; the previous certificate stays",
+				zap.Error(err))
+		}
+	}
+}
 
 // LoadKeyPair reads the certificate an operator brings (--tls-cert: PEM,
 // the leaf first, then its chain) and its private key (--tls-key: PEM),

@@ -17,13 +17,14 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
 
 // selfSigned makes a self-signed ECDSA P-256 certificate for names, valid
 // from notBefore to notAfter, and returns its PEM and its key's.
-func selfSigned(t *testing.T, notBefore, notAfter time.Time, names ...string) (certPEM, keyPEM []byte) {
+func selfSigned(t testing.TB, notBefore, notAfter time.Time, names ...string) (certPEM, keyPEM []byte) {
 	t.Helper()
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
@@ -172,5 +173,103 @@ func TestBroughtCertificate(t *testing.T) {
 		if got := covers(pair.Leaf, name); got != want {
 			t.Errorf("covers(%q) = %v, want %v", name, got, want)
 		}
+	}
+}
+
+// lockedBuffer is a bytes.Buffer safe for a logger's goroutines.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// TestBroughtCertificateReload: a renewed pair written over the files is
+// served without a restart, the old certificate leaving the cache; a pair
+// that cannot be served is logged and the previous certificate stays.
+func TestBroughtCertificateReload(t *testing.T) {
+	now := time.Now()
+	oldCert, oldKey := selfSigned(t, now.Add(-time.Hour), now.Add(24*time.Hour), "web.test", "*.sites.test")
+	newCert, newKey := selfSigned(t, now.Add(-time.Hour), now.Add(90*24*time.Hour), "web.test", "*.sites.test")
+	f := writeFiles(t, oldCert, oldKey)
+	pair, err := LoadKeyPair(f[0], f[1], now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var logs lockedBuffer
+	m, err := New(Config{
+		WebHost:     "web.test",
+		SitesDomain: "sites.test",
+		Allow:       func(context.Context, string) (Class, error) { return Owned, nil },
+		StorageDir:  t.TempDir(),
+		Logger:      slog.New(slog.NewTextHandler(&logs, nil)),
+		LogOutput:   io.Discard,
+		CA:          "https://127.0.0.1:1/dir", // never asked: the pair covers the web host
+		HTTPPort:    80,
+		HTTPSPort:   443,
+		Certificate: &pair,
+		CertFile:    f[0],
+		KeyFile:     f[1],
+		ReloadEvery: 10 * time.Millisecond,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(func() { cancel(); m.Stop() })
+	if err := m.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	tc := m.TLSConfig()
+	c1, c2 := net.Pipe()
+	defer c1.Close()
+	defer c2.Close()
+	served := func() []byte {
+		got, err := tc.GetCertificate(&tls.ClientHelloInfo{ServerName: "alice-site.sites.test", Conn: c1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return got.Certificate[0]
+	}
+	oldDER := pair.Certificate[0]
+	waitFor := func(what string, ok func() bool) {
+		t.Helper()
+		for deadline := time.Now().Add(10 * time.Second); !ok(); time.Sleep(5 * time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatalf("%s: not after 10 s; log: %s", what, logs.String())
+			}
+		}
+	}
+
+	// a half-written certificate file: logged, the old one stays
+	if err := os.WriteFile(f[0], oldCert[:len(oldCert)/2], 0o600); err != nil {
+		t.Fatal(err)
+	}
+	waitFor("the bad pair logged", func() bool { return strings.Contains(logs.String(), "not served") })
+	if !bytes.Equal(served(), oldDER) {
+		t.Fatal("a bad pair replaced the certificate")
+	}
+
+	// the renewed pair
+	if err := os.WriteFile(f[1], newKey, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(f[0], newCert, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	renewed, _ := LoadKeyPair(f[0], f[1], time.Now())
+	waitFor("the renewed certificate served", func() bool { return bytes.Equal(served(), renewed.Certificate[0]) })
+	if n := len(m.cache.AllMatchingCertificates("alice-site.sites.test")); n != 1 {
+		t.Errorf("%d certificates cached for the name; want the renewed one only", n)
 	}
 }

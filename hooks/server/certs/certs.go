@@ -26,6 +26,7 @@ import (
 	"time"
 
 	"github.com/caddyserver/certmagic"
+	"go.uber.org/zap"
 )
 
 // ProductionCA is the default ACME directory: Let's Encrypt.
@@ -80,8 +81,16 @@ type Config struct {
 	// (--tls-cert, see LoadKeyPair), e.g. a wildcard for the sites domain
 	// from their own DNS-01 tooling: it is served as is for every name it
 	// covers, which never reach ACME (neither the orders at start nor the
-	// on-demand ones), and is not renewed by sitedrop.
+	// on-demand ones). sitedrop does not renew it: the operator's tooling
+	// does, and a renewed pair is read again from CertFile and KeyFile.
 	Certificate *tls.Certificate
+	// CertFile and KeyFile, when set with Certificate, are the files it
+	// was read from (see LoadKeyPair): they are watched, and a renewed
+	// pair is served once they change (see watchBrought).
+	CertFile, KeyFile string
+	// ReloadEvery is how often those files are checked for a change;
+	// 0 is a minute.
+	ReloadEvery time.Duration
 	// OnEvent, when set, is told of every certificate event of both
 	// configs (certmagic's: cert_obtained, cert_failed...), on the
 	// goroutine that emits it: it must return at once (the metrics
@@ -124,8 +133,12 @@ type Manager struct {
 	webHost               string
 	// wildcard is "*.<sites-domain>" in wildcard mode, "" on demand.
 	wildcard string
-	// brought is the leaf of Config.Certificate (nil: none).
-	brought *x509.Certificate
+	// brought is the leaf of the operator's certificate (nil: none),
+	// broughtHash its key in the cache, and broughtFiles where it is read
+	// from (see watchBrought).
+	brought      *x509.Certificate
+	broughtHash  string
+	broughtFiles broughtFiles
 	// decide is the on-demand decision: the server's Config.Allow, then
 	// budget, the hour's order budget (both nil in wildcard mode). logger
 	// is the app's.
@@ -230,6 +243,7 @@ func New(cfg Config) (*Manager, error) {
 	if err := m.cacheBrought(cfg.Certificate); err != nil {
 		return nil, err
 	}
+	m.broughtFiles = broughtFiles{cert: cfg.CertFile, key: cfg.KeyFile, every: cfg.ReloadEvery}
 	return m, nil
 }
 
@@ -243,12 +257,24 @@ func (m *Manager) cacheBrought(cert *tls.Certificate) error {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	if _, err := m.sites.CacheUnmanagedTLSCertificate(ctx, *cert, nil); err != nil {
+	hash, err := m.sites.CacheUnmanagedTLSCertificate(ctx, *cert, nil)
+	if err != nil {
 		return fmt.Errorf("load the --tls-cert certificate: %w", err)
 	}
-	m.brought = cert.Leaf
-	m.logger.Info("serving the --tls-cert certificate for the names it covers; the others still get certificates through ACME",
-		"component", "tls", "names", cert.Leaf.DNSNames, "expires", cert.Leaf.NotAfter)
+	m.mu.Lock()
+	old := m.broughtHash
+	m.brought, m.broughtHash = cert.Leaf, hash
+	m.mu.Unlock()
+	if old == hash {
+		return nil // the same certificate, read again
+	}
+	if old != "" {
+		m.cache.Remove([]string{old})
+	}
+	// through zap: to the app's log and to stderr, where the operator
+	// sees which names their certificate serves
+	m.sites.Logger.Info("serving the --tls-cert certificate for the names it covers; the others still get certificates through ACME",
+		zap.Strings("names", cert.Leaf.DNSNames), zap.Time("expires", cert.Leaf.NotAfter))
 	return nil
 }
 
@@ -338,6 +364,9 @@ func (m *Manager) Start(ctx context.Context) error {
 		if err := c.cfg.ManageAsync(ctx, []string{c.name}); err != nil {
 			return fmt.Errorf("manage the certificate of %s: %w", c.name, err)
 		}
+	}
+	if m.brought != nil && m.broughtFiles.cert != "" {
+		go m.watchBrought(ctx)
 	}
 	// ManageAsync skips its first check (expiry, revocation, renewal
 	// window) for certificates already cached: run it now.

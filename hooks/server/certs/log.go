@@ -18,7 +18,21 @@ func newZapLogger(l *slog.Logger, stderr io.Writer) *zap.Logger {
 	enc := zap.NewProductionEncoderConfig()
 	enc.EncodeTime = zapcore.RFC3339TimeEncoder
 	console := zapcore.NewCore(zapcore.NewConsoleEncoder(enc), zapcore.AddSync(stderr), zapcore.InfoLevel)
-	return zap.New(zapcore.NewTee(&slogCore{logger: l}, console))
+	return zap.New(lazyCore{zapcore.NewTee(&slogCore{logger: l}, console)})
+}
+
+// lazyCore defers the fields of With until an entry is written. certmagic
+// derives a logger with the client's address (and, for an on-demand
+// certificate, its names) during every TLS handshake, and logs nothing
+// at Info or above for a handshake that goes well: zap's console core
+// would clone its encoder and encode those fields each time, a few
+// percent of a new connection's server CPU and a third of certmagic's
+// allocations per handshake (see BenchmarkHandshake).
+type lazyCore struct{ zapcore.Core }
+
+// With returns a core that adds fields once an entry is logged through it.
+func (c lazyCore) With(fields []zapcore.Field) zapcore.Core {
+	return zapcore.NewLazyWith(c.Core, fields)
 }
 
 // slogCore is a zapcore.Core that hands entries to an slog.Logger.
