@@ -231,7 +231,18 @@ func TestAdminModeration(t *testing.T) {
 	if r, _ := sd.reports.Find(rep2.Id); r.Status() != abuse.StatusDismissed {
 		t.Fatalf("report status %q after dismiss", r.Status())
 	}
-	post("/admin/sites/"+idBobSite+"/delete", url.Values{"back": {"report-" + rep2.Id}}, "/admin#report-"+rep2.Id)
+	// the delete asks first: the site's button is a link to the question,
+	// a post without confirm=yes goes there, Cancel goes back
+	del := "/admin/sites/" + idBobSite + "/delete"
+	contains(page(""), `href="`+del+"?back=report-"+rep2.Id+`"`)
+	post(del, url.Values{"back": {"report-" + rep2.Id}}, del+"?back=report-"+rep2.Id)
+	if _, err := sites.FindDeployment(app, idBobSite); err != nil {
+		t.Fatal("bob-site deleted without the confirmation")
+	}
+	contains(page("/sites/"+idBobSite+"/delete?back=report-"+rep2.Id), "Delete the site bob-site?", `name="confirm" value="yes"`,
+		`name="back" value="report-`+rep2.Id+`"`, `href="/admin#report-`+rep2.Id+`"`)
+	contains(page("/sites/"+idBobSite+"/delete?back=lookup"), `href="/admin?site=bob-site#lookup"`)
+	post(del, url.Values{"back": {"report-" + rep2.Id}, "confirm": {"yes"}}, "/admin#report-"+rep2.Id)
 	if _, err := sites.FindDeployment(app, idBobSite); err == nil {
 		t.Fatal("bob-site not deleted")
 	}
