@@ -79,7 +79,7 @@ func TestBrowserModeration(t *testing.T) {
 	if code := siteCode(); code != http.StatusOK {
 		t.Fatalf("the site after the restore: %d", code)
 	}
-	submit("block its content", chromedp.CSS(row+`[data-testid="site-block"]`), "1 pages of kit-site blocked.")
+	submit("block its content", chromedp.CSS(row+`[data-testid="site-block"]`), "1 page of kit-site blocked.")
 	b.Step("type a ban reason", chromedp.SendKeys(chromedp.CSS(row+`form[action$="/ban"] input[name="reason"]`), "Fraud"))
 	submit("ban its owner", chromedp.CSS(row+`[data-testid="owner-ban"]`), "kit@example.com is banned")
 	if rec, _ := b.App.FindRecordById(accounts.UsersCollection, owner.Id); !accounts.UserOf(rec).Banned() || siteCode() != http.StatusGone {

@@ -191,7 +191,7 @@ func TestAdminModeration(t *testing.T) {
 
 	// block the content, from the lookup
 	post("/admin/sites/"+idAliceSite+"/block", url.Values{"back": {"lookup"}}, "/admin?site=alice-site#lookup")
-	contains(page("?site=alice-site"), "1 pages of alice-site blocked.", "content_hash")
+	contains(page("?site=alice-site"), "1 page of alice-site blocked.", "content_hash")
 
 	// ban the owner
 	post("/admin/accounts/"+alice.Id+"/ban", url.Values{"back": {panel}, "reason": {"fraud"}}, "/admin#"+panel)

@@ -423,7 +423,7 @@ func (a *adminPages) blockContent(e *core.RequestEvent) error {
 		}
 		return a.back(e, dep, ui.FlashError, "The content of "+dep.Slug()+" was not blocked: "+msg)
 	}
-	return a.back(e, dep, ui.FlashSuccess, fmt.Sprintf("%d pages of %s blocked.", len(added), dep.Slug()))
+	return a.back(e, dep, ui.FlashSuccess, ui.Plural(len(added), "page")+" of "+dep.Slug()+" blocked.")
 }
 
 // accountOf is the account of the form's path with the site the form
