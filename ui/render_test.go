@@ -232,6 +232,12 @@ func pages() []page {
 					Slug: "bright-otter-42", Details: "line one\nline <two>", Email: "finder@example.org",
 					AdminURL: "https://sitedrop.example.com/_/#/collections?collection=reports&record=abc"}}}),
 		},
+		{
+			// one mail of every site a ban took down
+			name: "ban_mail",
+			c: BanMail(BanMailProps{Reason: "fraud <kit>", AccountURL: "https://sitedrop.example.com/account", WebURL: "https://sitedrop.example.com",
+				Sites: []BanMailSite{{"kit-site", "https://kit-site.sites.example.com/"}, {"kit-two", "https://kit-two.sites.example.com/"}}}),
+		},
 	}
 }
 
