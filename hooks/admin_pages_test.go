@@ -3,11 +3,14 @@ package hooks
 import (
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/pocketbase/pocketbase/core"
 	"github.com/pocketbase/pocketbase/tests"
+	"github.com/pocketbase/pocketbase/tools/cron"
 
 	"sitedrop/sites"
 	"sitedrop/sites/abuse"
@@ -247,4 +250,38 @@ func TestAdminModeration(t *testing.T) {
 		t.Fatal("bob-site not deleted")
 	}
 	contains(page(""), "bob-site is deleted.")
+}
+
+// TestAdminSessionExpiry: the minute's expiry job (jobExpire) drops the
+// moderation page's sessions past their expiry and keeps the live ones,
+// without anyone signing in.
+func TestAdminSessionExpiry(t *testing.T) {
+	app, _ := newBareApp(t)
+	su := mustSuperuser(t, app, "admin@example.com", "a-long-password")
+	col, err := app.FindCollectionByNameOrId(accounts.AdminSessionsCollection)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ids := map[string]string{}
+	for name, expires := range map[string]time.Time{"expired": time.Now().Add(-time.Minute), "live": time.Now().Add(time.Hour)} {
+		rec := core.NewRecord(col)
+		rec.Set("superuser", su.Id)
+		rec.Set(accounts.FieldTokenHash, accounts.HashSecret("token-of-the-"+name+"-session"))
+		rec.Set(accounts.FieldExpiresAt, expires.UTC())
+		if err := app.Save(rec); err != nil {
+			t.Fatal(err)
+		}
+		ids[name] = rec.Id
+	}
+	i := slices.IndexFunc(app.Cron().Jobs(), func(j *cron.Job) bool { return j.Id() == jobExpire })
+	if i < 0 {
+		t.Fatal("no expiry job")
+	}
+	app.Cron().Jobs()[i].Run()
+	if _, err := app.FindRecordById(accounts.AdminSessionsCollection, ids["expired"]); err == nil {
+		t.Error("the expired admin session is kept")
+	}
+	if _, err := app.FindRecordById(accounts.AdminSessionsCollection, ids["live"]); err != nil {
+		t.Errorf("the live admin session is gone: %v", err)
+	}
 }
