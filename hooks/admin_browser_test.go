@@ -8,6 +8,7 @@ import (
 
 	"github.com/chromedp/chromedp"
 
+	"sitedrop/sites"
 	"sitedrop/sites/abuse"
 	"sitedrop/sites/accounts"
 )
@@ -16,8 +17,10 @@ import (
 // sends to its sign-in, a superuser's password opens it, the report is
 // there with its site; the site is taken down (it answers 410) and
 // restored, its content blocked, its owner banned, and anonymous deploys
-// turned off, each form coming back with its message; axe-core checks
-// the sign-in and the page, in light and dark mode.
+// turned off, each form coming back with its message; the site is
+// deleted after its confirmation page (Cancel first keeps it); axe-core
+// checks the sign-in, the page and the confirmation, in light and dark
+// mode.
 func TestBrowserModeration(t *testing.T) {
 	src := axeSource(t)
 	b := newBrowserEnv(t)
@@ -76,7 +79,7 @@ func TestBrowserModeration(t *testing.T) {
 	if code := siteCode(); code != http.StatusOK {
 		t.Fatalf("the site after the restore: %d", code)
 	}
-	submit("block its content", chromedp.CSS(row+`[data-testid="site-block"]`), "1 pages of kit-site blocked.")
+	submit("block its content", chromedp.CSS(row+`[data-testid="site-block"]`), "1 page of kit-site blocked.")
 	b.Step("type a ban reason", chromedp.SendKeys(chromedp.CSS(row+`form[action$="/ban"] input[name="reason"]`), "Fraud"))
 	submit("ban its owner", chromedp.CSS(row+`[data-testid="owner-ban"]`), "kit@example.com is banned")
 	if rec, _ := b.App.FindRecordById(accounts.UsersCollection, owner.Id); !accounts.UserOf(rec).Banned() || siteCode() != http.StatusGone {
@@ -87,5 +90,20 @@ func TestBrowserModeration(t *testing.T) {
 	submit("turn anonymous deploys off", testid("anon-save"), "Anonymous deploys' settings saved.")
 	if b.SD.settings.Anon().Enabled {
 		t.Fatal("anonymous deploys still on")
+	}
+
+	// deleting asks first, on a page of its own; Cancel changes nothing
+	b.Step("ask to delete the site", chromedp.Click(chromedp.CSS(row+`[data-testid="site-delete"]`)),
+		chromedp.WaitVisible(testid("admin-site-delete")), Loaded)
+	axe("moderation, delete a site?")
+	b.Step("cancel", chromedp.Click(testid("site-delete-cancel")), chromedp.WaitVisible(testid("admin-reports")), Loaded)
+	if _, err := sites.FindDeployment(b.App, "kitsite00000001"); err != nil {
+		t.Fatal("the site is gone after Cancel")
+	}
+	b.Step("ask again", chromedp.Click(chromedp.CSS(row+`[data-testid="site-delete"]`)),
+		chromedp.WaitVisible(testid("admin-site-delete")), Loaded)
+	submit("delete the site", testid("site-delete-confirm"), "kit-site is deleted.")
+	if _, err := sites.FindDeployment(b.App, "kitsite00000001"); err == nil {
+		t.Fatal("the site is not deleted")
 	}
 }

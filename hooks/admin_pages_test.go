@@ -3,11 +3,14 @@ package hooks
 import (
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/pocketbase/pocketbase/core"
 	"github.com/pocketbase/pocketbase/tests"
+	"github.com/pocketbase/pocketbase/tools/cron"
 
 	"sitedrop/sites"
 	"sitedrop/sites/abuse"
@@ -191,7 +194,7 @@ func TestAdminModeration(t *testing.T) {
 
 	// block the content, from the lookup
 	post("/admin/sites/"+idAliceSite+"/block", url.Values{"back": {"lookup"}}, "/admin?site=alice-site#lookup")
-	contains(page("?site=alice-site"), "1 pages of alice-site blocked.", "content_hash")
+	contains(page("?site=alice-site"), "1 page of alice-site blocked.", "content_hash")
 
 	// ban the owner
 	post("/admin/accounts/"+alice.Id+"/ban", url.Values{"back": {panel}, "reason": {"fraud"}}, "/admin#"+panel)
@@ -231,9 +234,54 @@ func TestAdminModeration(t *testing.T) {
 	if r, _ := sd.reports.Find(rep2.Id); r.Status() != abuse.StatusDismissed {
 		t.Fatalf("report status %q after dismiss", r.Status())
 	}
-	post("/admin/sites/"+idBobSite+"/delete", url.Values{"back": {"report-" + rep2.Id}}, "/admin#report-"+rep2.Id)
+	// the delete asks first: the site's button is a link to the question,
+	// a post without confirm=yes goes there, Cancel goes back
+	del := "/admin/sites/" + idBobSite + "/delete"
+	contains(page(""), `href="`+del+"?back=report-"+rep2.Id+`"`)
+	post(del, url.Values{"back": {"report-" + rep2.Id}}, del+"?back=report-"+rep2.Id)
+	if _, err := sites.FindDeployment(app, idBobSite); err != nil {
+		t.Fatal("bob-site deleted without the confirmation")
+	}
+	contains(page("/sites/"+idBobSite+"/delete?back=report-"+rep2.Id), "Delete the site bob-site?", `name="confirm" value="yes"`,
+		`name="back" value="report-`+rep2.Id+`"`, `href="/admin#report-`+rep2.Id+`"`)
+	contains(page("/sites/"+idBobSite+"/delete?back=lookup"), `href="/admin?site=bob-site#lookup"`)
+	post(del, url.Values{"back": {"report-" + rep2.Id}, "confirm": {"yes"}}, "/admin#report-"+rep2.Id)
 	if _, err := sites.FindDeployment(app, idBobSite); err == nil {
 		t.Fatal("bob-site not deleted")
 	}
 	contains(page(""), "bob-site is deleted.")
+}
+
+// TestAdminSessionExpiry: the minute's expiry job (jobExpire) drops the
+// moderation page's sessions past their expiry and keeps the live ones,
+// without anyone signing in.
+func TestAdminSessionExpiry(t *testing.T) {
+	app, _ := newBareApp(t)
+	su := mustSuperuser(t, app, "admin@example.com", "a-long-password")
+	col, err := app.FindCollectionByNameOrId(accounts.AdminSessionsCollection)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ids := map[string]string{}
+	for name, expires := range map[string]time.Time{"expired": time.Now().Add(-time.Minute), "live": time.Now().Add(time.Hour)} {
+		rec := core.NewRecord(col)
+		rec.Set("superuser", su.Id)
+		rec.Set(accounts.FieldTokenHash, accounts.HashSecret("token-of-the-"+name+"-session"))
+		rec.Set(accounts.FieldExpiresAt, expires.UTC())
+		if err := app.Save(rec); err != nil {
+			t.Fatal(err)
+		}
+		ids[name] = rec.Id
+	}
+	i := slices.IndexFunc(app.Cron().Jobs(), func(j *cron.Job) bool { return j.Id() == jobExpire })
+	if i < 0 {
+		t.Fatal("no expiry job")
+	}
+	app.Cron().Jobs()[i].Run()
+	if _, err := app.FindRecordById(accounts.AdminSessionsCollection, ids["expired"]); err == nil {
+		t.Error("the expired admin session is kept")
+	}
+	if _, err := app.FindRecordById(accounts.AdminSessionsCollection, ids["live"]); err != nil {
+		t.Errorf("the live admin session is gone: %v", err)
+	}
 }

@@ -1,8 +1,11 @@
 package hooks
 
 import (
+	"context"
 	"fmt"
 	"net/http"
+	"slices"
+	"sync"
 	"time"
 
 	validation "github.com/pocketbase/ozzo-validation/v4"
@@ -15,6 +18,7 @@ import (
 	"sitedrop/sites/accounts"
 	"sitedrop/sites/audit"
 	"sitedrop/sites/wire"
+	"sitedrop/ui"
 )
 
 // msgUserNotFound answers an admin route naming no account.
@@ -31,11 +35,13 @@ const banBodyLimit = takedownBodyLimit
 // admin API and PocketBase's dashboard): the fields stay consistent
 // (accounts.FollowBan; a superuser's edit in the dashboard records who),
 // a reason is checked, and a saved change of the ban takes the account's
-// sites down or restores them (sites.Service.FollowBan) and is logged
-// (audit.ActionBan, audit.ActionUnban). The refusals of the banned
+// sites down or restores them (sites.Service.FollowBan), is logged
+// (audit.ActionBan, audit.ActionUnban) and mailed to the account: one
+// mail listing the sites it took down or restored (mailBan), not a
+// takedown notice per site. The refusals of the banned
 // account's sign-in, keys and sessions read the record itself
 // (accounts.CheckNotBanned), so they hold from the next request on.
-func bindBanHooks(app core.App, svc *sites.Service) {
+func bindBanHooks(app core.App, cfg *Config, svc *sites.Service) {
 	follow := func(e *core.RecordEvent) error {
 		accounts.FollowBan(e.Record, "", time.Now().UTC())
 		return e.Next()
@@ -74,11 +80,72 @@ func bindBanHooks(app core.App, svc *sites.Service) {
 		if err := audit.Record(e.Context, e.App, ent); err != nil {
 			e.App.Logger().Error("audit: entry not written", "action", ent.Action, "target", u.Id, "error", err)
 		}
-		if _, err := svc.FollowBan(e.Context, e.Record.Original(), e.Record); err != nil {
+		ctx, changed := withBanSites(e.Context)
+		if _, err := svc.FollowBan(ctx, e.Record.Original(), e.Record); err != nil {
 			e.App.Logger().Error("follow a ban on the account's sites", "user", u.Id, "error", err)
+		}
+		if err := mailBan(e.App, cfg, e.Record, changed.list()); err != nil {
+			e.App.Logger().Error("mail the owner of a ban", "user", u.Id, "error", err)
 		}
 		return e.Next()
 	})
+}
+
+// banSitesKey is the context key under which a ban's hook collects the
+// sites its FollowBan takes down or restores (banSites): the takedown
+// hook leaves their mail to the ban's.
+type banSitesKey struct{}
+
+// banSites are the sites one change of a ban took down or restored, in
+// the order they were saved.
+type banSites struct {
+	mu    sync.Mutex
+	sites []*sites.Deployment
+}
+
+// withBanSites is ctx carrying an empty banSites.
+func withBanSites(ctx context.Context) (context.Context, *banSites) {
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	b := &banSites{}
+	return context.WithValue(ctx, banSitesKey{}, b), b
+}
+
+// banSitesOf is the banSites ctx carries, nil outside a ban's change.
+func banSitesOf(ctx context.Context) *banSites {
+	if ctx == nil {
+		return nil
+	}
+	b, _ := ctx.Value(banSitesKey{}).(*banSites)
+	return b
+}
+
+func (b *banSites) add(d *sites.Deployment) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.sites = append(b.sites, d)
+}
+
+func (b *banSites) list() []*sites.Deployment {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return slices.Clone(b.sites)
+}
+
+// mailBan tells the account user, in one mail, that it was banned and
+// which of its sites were taken down, or that the ban was lifted and
+// which were restored; nothing when no site changed.
+func mailBan(app core.App, cfg *Config, user *core.Record, changed []*sites.Deployment) error {
+	if len(changed) == 0 || user.Email() == "" {
+		return nil
+	}
+	links := cfg.links()
+	p := ui.BanMailProps{Reason: accounts.UserOf(user).BannedReason(), AccountURL: links.Web() + "/account", WebURL: links.Web()}
+	for _, d := range changed {
+		p.Sites = append(p.Sites, ui.BanMailSite{Slug: d.Slug(), SiteURL: links.Site(d.Slug())})
+	}
+	return sendMail(app, user.Email(), ui.BanMailSubject(p), ui.BanMail(p), ui.BanText(p))
 }
 
 // bindBanAPI binds the superusers' ban of an account: POST

@@ -157,3 +157,72 @@ func TestBanFromDashboard(t *testing.T) {
 		t.Fatalf("site after the unban: %d %.100q", code, body)
 	}
 }
+
+// TestBanMailsOneSummary: a ban mails its account one summary listing
+// the sites it took down (a site already down for its own reason is not
+// in it), not a takedown notice per site; lifting it mails one list of
+// the sites restored. Over real SMTP, to the in-process receiver.
+func TestBanMailsOneSummary(t *testing.T) {
+	t.Parallel()
+	rcv := newSMTPReceiver(t)
+	app, sd := newFixtureApp(t)
+	useRealSMTP(t, app, rcv)
+	alice, err := accounts.FindUserByEmail(app, "alice@example.com")
+	if err != nil {
+		t.Fatal(err)
+	}
+	two := mustDeploy(t, sd, alice, "alicesite000002", "alice-two", "<h1>two</h1>", "Two")
+	spam := mustDeploy(t, sd, alice, "alicesite000003", "alice-spam", "<h1>spam</h1>", "Spam")
+	if _, err := sd.svc.TakeDown(t.Context(), spam, "spam", "admin@example.com"); err != nil {
+		t.Fatal(err)
+	}
+	if m := parseMail(t, rcv.waitMailTo(t, "alice@example.com", mailWait).Data); m.Subject != "Your site alice-spam was taken down" {
+		t.Fatalf("a takedown of its own mails its own notice: %q", m.Subject)
+	}
+	// mailOf is the one mail to alice after the first seen mails
+	mailOf := func(seen int) parsedMail {
+		t.Helper()
+		mails := rcv.Mails() // sent before the ban's save returned
+		if len(mails) != seen+1 {
+			var subjects []string
+			for _, m := range mails[seen:] {
+				subjects = append(subjects, parseMail(t, m.Data).Subject)
+			}
+			t.Fatalf("%d mails, want one: %q", len(mails)-seen, subjects)
+		}
+		if mails[seen].To[0] != "alice@example.com" {
+			t.Fatalf("mailed to %v", mails[seen].To)
+		}
+		return parseMail(t, mails[seen].Data)
+	}
+
+	if _, err := sd.svc.Ban(t.Context(), alice, "fraud", "admin@example.com"); err != nil {
+		t.Fatal(err)
+	}
+	m := mailOf(1)
+	if m.Subject != "Your account was banned" {
+		t.Fatalf("the ban's mail: %q", m.Subject)
+	}
+	for _, part := range []string{m.Text, m.HTML} {
+		for _, want := range []string{"banned your account for: fraud", "2 sites below are taken down", "alice-site", "http://alice-two.sites.test/"} {
+			if !strings.Contains(part, want) {
+				t.Errorf("the ban's mail lacks %q:\n%s", want, part)
+			}
+		}
+		if strings.Contains(part, "alice-spam") {
+			t.Errorf("the ban's mail lists a site it did not take down:\n%s", part)
+		}
+	}
+	if got, _ := siteGet(t, app, two.GetString("slug")+".sites.test", "/"); got != 410 {
+		t.Fatalf("alice-two after the ban: %d", got)
+	}
+
+	if _, err := sd.svc.Unban(t.Context(), alice); err != nil {
+		t.Fatal(err)
+	}
+	m = mailOf(2)
+	if m.Subject != "The ban of your account was lifted" || !strings.Contains(m.Text, "2 sites below are served again") ||
+		!strings.Contains(m.Text, "alice-two") || strings.Contains(m.Text, "alice-spam") {
+		t.Fatalf("the unban's mail: %q\n%s", m.Subject, m.Text)
+	}
+}

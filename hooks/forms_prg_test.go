@@ -103,7 +103,7 @@ func TestEveryFormIsPRG(t *testing.T) {
 	}
 	for _, must := range []string{"/claim/{slug}", "/account/keys", "/auth/logout", "/auth/login", "/account/sites/{id}/settings",
 		"/admin/login", "/admin/sites/{id}/takedown", "/admin/sites/{id}/restore", "/admin/accounts/{id}/ban", "/admin/accounts/{id}/unban",
-		"/admin/blocks/{id}/remove", "/admin/anon", "/admin/reports/{id}/dismiss"} {
+		"/admin/blocks/{id}/remove", "/admin/anon", "/admin/reports/{id}/dismiss", "/admin/sites/{id}/delete"} {
 		if !reached[must] {
 			t.Errorf("no form posting to %s was found: the crawl is broken", must)
 		}

@@ -228,7 +228,7 @@ func build(app core.App, cfg *Config) (*built, error) {
 	inflight := new(audit.Inflight)
 	bindAuditHooks(app, inflight, proxies.ClientIP)
 	bindTakedownHooks(app, cfg)
-	bindBanHooks(app, svc)
+	bindBanHooks(app, cfg, svc)
 	bindAccountRecordHooks(app, sessions)
 	bindBlocklistHooks(app, blocks)
 	bindSettingsHooks(app, settings)

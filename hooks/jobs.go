@@ -28,7 +28,8 @@ const (
 // bindJobs registers the background jobs, each run through the gate
 // jobs (closed by the lifecycle: bindLifecycle):
 //   - every minute, anonymous deployments past their expiry are deleted
-//     and, when something was deleted, unreferenced content is collected;
+//     (with expired sign-in codes, and the sessions of the users and of
+//     the moderation page) and, when something was deleted, unreferenced content is collected;
 //     every hour the collector runs anyway (it also removes blobs left by
 //     a crash mid-deploy) (sites.Upkeep);
 //   - every minute the replicas' analytics deltas are merged (with an S3

@@ -31,7 +31,8 @@ const takedownBodyLimit = 8 << 10
 // fields stay consistent (sites.FollowTakedown; a superuser's edit in the
 // dashboard records who), a reason is checked, a taken-down site refuses
 // the writes that would change what it is or serves (403, also in the
-// dashboard), and its owner is mailed when it is taken down or restored.
+// dashboard), and its owner is mailed when it is taken down or restored
+// (a ban's takedowns and restores are mailed as one, by the ban's hook).
 // Serving reads the reason from the record (sites.Site.TakenDown), so
 // the record hooks' bracket and the publisher carry it to every host and
 // to the replicas as any other change.
@@ -85,7 +86,9 @@ func bindTakedownHooks(app core.App, cfg *Config) {
 	app.OnRecordAfterUpdateSuccess(sites.DeploymentsCollection).BindFunc(func(e *core.RecordEvent) error {
 		d := sites.DeploymentOf(e.Record)
 		if was, now := d.Original().TakedownReason(), d.TakedownReason(); was != now && (was == "" || now == "") {
-			if err := mailTakedown(e.App, cfg, d); err != nil {
+			if ban := banSitesOf(e.Context); ban != nil {
+				ban.add(d) // a ban's: one mail of them all (mailBan)
+			} else if err := mailTakedown(e.App, cfg, d); err != nil {
 				e.App.Logger().Error("mail the owner of a takedown", "deployment", e.Record.Id, "error", err)
 			}
 		}

@@ -9,7 +9,8 @@ import (
 )
 
 // Upkeep is the sites' periodic cleanup: expired anonymous deployments,
-// renamed sites' old slugs, sign-in codes and sessions go (Expire), and content no version
+// renamed sites' old slugs, sign-in codes and sessions (the moderation
+// page's too) go (Expire), and content no version
 // references any more is collected (Collect). The app's cron runs both.
 type Upkeep struct {
 	// Sites are the sites kept.
@@ -33,7 +34,7 @@ func (u *Upkeep) MarkDue() { u.due.Store(true) }
 func (u *Upkeep) TakeDue() bool { return u.due.Swap(false) }
 
 // Expire purges expired anonymous deployments, sign-in codes and
-// sessions, then collects content when anything became unreferenced.
+// sessions (the users' and the moderation page's), then collects content when anything became unreferenced.
 // It logs what it did to the app's logger.
 func (u *Upkeep) Expire() {
 	now := time.Now()
@@ -57,6 +58,9 @@ func (u *Upkeep) Expire() {
 	}
 	if err := accounts.PurgeExpiredSessions(u.Sites.app, now); err != nil {
 		log.Error("purge expired sessions", "error", err)
+	}
+	if err := accounts.PurgeExpiredAdminSessions(u.Sites.app, now); err != nil {
+		log.Error("purge expired admin sessions", "error", err)
 	}
 	if u.TakeDue() {
 		u.Collect()

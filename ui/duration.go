@@ -12,11 +12,11 @@ func TimeLeft(d time.Duration) string {
 	case d <= time.Minute:
 		return "less than a minute"
 	case d < time.Hour:
-		return plural(int(d/time.Minute), "minute")
+		return Plural(int(d/time.Minute), "minute")
 	case d < 48*time.Hour:
-		return plural(int(d/time.Hour), "hour")
+		return Plural(int(d/time.Hour), "hour")
 	}
-	return plural(int(d/(24*time.Hour)), "day")
+	return Plural(int(d/(24*time.Hour)), "day")
 }
 
 // Ago says how long before now t was, for people: "3 hours ago".
@@ -28,8 +28,9 @@ func Ago(now, t time.Time) string {
 	return TimeLeft(d) + " ago"
 }
 
-// plural is n units: "1 hour", "3 hours".
-func plural(n int, unit string) string {
+// Plural is n units: "1 file", "3 files" (the one helper for counts
+// shown to people; unit's plural is unit+"s").
+func Plural(n int, unit string) string {
 	if n == 1 {
 		return "1 " + unit
 	}

@@ -127,6 +127,52 @@ func TakedownText(p TakedownMailProps) string {
 	return b.String()
 }
 
+// BanMailSubject is the subject line of the ban (or lifted ban) e-mail.
+func BanMailSubject(p BanMailProps) string {
+	if p.Reason == "" {
+		return "The ban of your account was lifted"
+	}
+	return "Your account was banned"
+}
+
+// banLead is the first paragraph of the ban's e-mail, before its list
+// of sites.
+func banLead(p BanMailProps) string {
+	n := len(p.Sites)
+	if p.Reason == "" {
+		return "An administrator of this server lifted the ban of your account. Its " + Plural(n, "site") + " below " +
+			isAre(n) + " served again and take deploys."
+	}
+	return "An administrator of this server banned your account for: " + p.Reason + ". Its " + Plural(n, "site") + " below " +
+		isAre(n) + " taken down: visitors see \"This site was taken down for: " + p.Reason + "\"."
+}
+
+// isAre is the verb of n things.
+func isAre(n int) string {
+	if n == 1 {
+		return "is"
+	}
+	return "are"
+}
+
+// BanText is the plain-text body of the ban (or lifted ban) e-mail, the
+// alternative to BanMail. The reason, an administrator's, is one line of
+// text (sites.CheckBanReason).
+func BanText(p BanMailProps) string {
+	var b strings.Builder
+	b.WriteString(BanMailSubject(p) + "\n\n")
+	b.WriteString(banLead(p) + "\n\n")
+	for _, s := range p.Sites {
+		b.WriteString("  " + s.Slug + " (" + s.SiteURL + ")\n")
+	}
+	b.WriteString("\n")
+	if p.Reason != "" {
+		b.WriteString("Their addresses, versions and data are kept. If you think this is a mistake, reply to the server's administrator.\n\n")
+	}
+	b.WriteString("Your account: " + p.AccountURL + "\n\nSent by the sitedrop server at " + p.WebURL + "\n")
+	return b.String()
+}
+
 // ReportsText is the plain-text body of the admins' mail of new abuse
 // reports. A reporter's line breaks cannot start a line of their own:
 // continuation lines are indented.

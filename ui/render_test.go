@@ -232,6 +232,12 @@ func pages() []page {
 					Slug: "bright-otter-42", Details: "line one\nline <two>", Email: "finder@example.org",
 					AdminURL: "https://sitedrop.example.com/_/#/collections?collection=reports&record=abc"}}}),
 		},
+		{
+			// one mail of every site a ban took down
+			name: "ban_mail",
+			c: BanMail(BanMailProps{Reason: "fraud <kit>", AccountURL: "https://sitedrop.example.com/account", WebURL: "https://sitedrop.example.com",
+				Sites: []BanMailSite{{"kit-site", "https://kit-site.sites.example.com/"}, {"kit-two", "https://kit-two.sites.example.com/"}}}),
+		},
 	}
 }
 
@@ -447,6 +453,31 @@ func TestPublicPagesDescribed(t *testing.T) {
 		}
 		if c.want != "" && (len(c.want) < 70 || len(c.want) > 160) {
 			t.Errorf("%s: description of %d characters, search engines show 70 to 160", c.name, len(c.want))
+		}
+	}
+}
+
+// TestAdminVersionFiles: the moderation page's version line says "1 file"
+// of a one-file version, "N files" else.
+func TestAdminVersionFiles(t *testing.T) {
+	site := AdminSite{ID: "s1", Slug: "kit-site", URL: "http://kit-site.example/", Anonymous: true, Age: "just now", Back: AdminPanelLookup,
+		Versions: []AdminVersion{{Number: 2, Age: "just now", Files: 1, Live: true}, {Number: 1, Age: "2 days ago", Files: 3}}}
+	got := render(t, Admin(LayoutProps{}, AdminProps{Superuser: "admin@example.com", Lookup: "kit-site", Site: &site}))
+	for _, want := range []string{"v2, just now, 1 file", "v1, 2 days ago, 3 files"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("the version lines lack %q", want)
+		}
+	}
+	if strings.Contains(got, "1 files") {
+		t.Error(`"1 files" on the moderation page`)
+	}
+}
+
+// TestPlural: one unit is singular, any other count plural.
+func TestPlural(t *testing.T) {
+	for n, want := range map[int]string{0: "0 files", 1: "1 file", 2: "2 files", 10000: "10000 files"} {
+		if got := Plural(n, "file"); got != want {
+			t.Errorf("Plural(%d) = %q, want %q", n, got, want)
 		}
 	}
 }

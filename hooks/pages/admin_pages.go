@@ -65,6 +65,7 @@ func bindAdminPages(r *router.Router[*core.RequestEvent], auth *pageAuth, s Serv
 	forms.POST("/reports/{id}/dismiss", a.dismiss)
 	forms.POST("/sites/{id}/takedown", a.takedown)
 	forms.POST("/sites/{id}/restore", a.restore)
+	r.GET("/admin/sites/{id}/delete", a.deleteSitePage).Bind(a.requireAdmin()) // asks first
 	forms.POST("/sites/{id}/delete", a.deleteSite)
 	forms.POST("/sites/{id}/block", a.blockContent)
 	forms.POST("/accounts/{id}/ban", a.ban)
@@ -279,15 +280,26 @@ var reportPanelRE = regexp.MustCompile(`^report-[a-z0-9]{15}$`)
 // back answers a site's or an account's form: 303 to /admin at the part
 // the form was in (the lookup shows the site again), its message there.
 func (a *adminPages) back(e *core.RequestEvent, dep *sites.Deployment, kind, text string) error {
-	panel := e.Request.PostForm.Get("back")
-	to := "/admin"
+	to, panel := backOf(e, dep)
+	return a.backTo(e, to, panel, kind, text)
+}
+
+// backOf is where a site's or an account's form comes back to: the page
+// and its part named by the form's back field (or, on a confirmation
+// page, the query's), the lookup of dep unless it is a report's row.
+func backOf(e *core.RequestEvent, dep *sites.Deployment) (to, panel string) {
+	panel = e.Request.PostForm.Get("back")
+	if panel == "" {
+		panel = e.Request.URL.Query().Get("back")
+	}
+	to = "/admin"
 	if !reportPanelRE.MatchString(panel) {
 		panel = ui.AdminPanelLookup
 		if dep != nil {
 			to += "?site=" + url.QueryEscape(dep.Slug())
 		}
 	}
-	return a.backTo(e, to, panel, kind, text)
+	return to, panel
 }
 
 // backTo leaves the message for panel and answers 303 to to#panel.
@@ -365,11 +377,30 @@ func (a *adminPages) restore(e *core.RequestEvent) error {
 	return a.back(e, dep, ui.FlashSuccess, dep.Slug()+" is restored.")
 }
 
-// deleteSite is POST /admin/sites/{id}/delete.
+// deleteSitePage is GET /admin/sites/{id}/delete?back=: the question
+// asked before a site is deleted, as a page with the POST form, so it
+// works without JavaScript.
+func (a *adminPages) deleteSitePage(e *core.RequestEvent) error {
+	dep, err := a.siteOf(e)
+	if dep == nil {
+		return err
+	}
+	to, panel := backOf(e, dep)
+	s := a.site(e.App, dep, panel, time.Now())
+	return Render(e, http.StatusOK, ui.AdminSiteDelete(a.layout(e), ui.AdminSiteDeleteProps{Site: s, Cancel: to + "#" + panel}))
+}
+
+// deleteSite is POST /admin/sites/{id}/delete (back, confirm), the
+// confirmation page's button: without confirm=yes (a form from
+// elsewhere, an old page) it only goes to the question.
 func (a *adminPages) deleteSite(e *core.RequestEvent) error {
 	dep, err := a.siteOf(e)
 	if dep == nil {
 		return err
+	}
+	if e.Request.PostForm.Get("confirm") != "yes" {
+		_, panel := backOf(e, dep)
+		return e.Redirect(http.StatusSeeOther, ui.AdminSiteDeletePath(dep.Id, panel))
 	}
 	if err := a.deploys.Delete(dep.Record); err != nil {
 		return err
@@ -392,7 +423,7 @@ func (a *adminPages) blockContent(e *core.RequestEvent) error {
 		}
 		return a.back(e, dep, ui.FlashError, "The content of "+dep.Slug()+" was not blocked: "+msg)
 	}
-	return a.back(e, dep, ui.FlashSuccess, fmt.Sprintf("%d pages of %s blocked.", len(added), dep.Slug()))
+	return a.back(e, dep, ui.FlashSuccess, ui.Plural(len(added), "page")+" of "+dep.Slug()+" blocked.")
 }
 
 // accountOf is the account of the form's path with the site the form

@@ -78,15 +78,11 @@ func (s *AdminSessions) SignIn(email, password string) (*core.Record, error) {
 }
 
 // Start signs r's browser in as the superuser su: it ends the browser's
-// previous session, drops the expired ones, stores a new one and sets
-// its cookie on w.
+// previous session, stores a new one and sets its cookie on w. (The
+// expired ones go with the minute's upkeep: PurgeExpiredAdminSessions.)
 func (s *AdminSessions) Start(w http.ResponseWriter, r *http.Request, su *core.Record) error {
 	if err := s.end(r); err != nil {
 		return err
-	}
-	if _, err := s.app.NonconcurrentDB().Delete(AdminSessionsCollection,
-		dbx.NewExp(FieldExpiresAt+" <= {:now}", dbx.Params{"now": time.Now().UTC().Format(types.DefaultDateLayout)})).Execute(); err != nil {
-		return fmt.Errorf("drop expired admin sessions: %w", err)
 	}
 	col, err := s.app.FindCachedCollectionByNameOrId(AdminSessionsCollection)
 	if err != nil {
@@ -101,6 +97,17 @@ func (s *AdminSessions) Start(w http.ResponseWriter, r *http.Request, su *core.R
 		return fmt.Errorf("save admin session: %w", err)
 	}
 	s.setCookie(w, token, int(AdminSessionTTL/time.Second))
+	return nil
+}
+
+// PurgeExpiredAdminSessions deletes the moderation page's sessions past
+// their expiry (the sites' upkeep runs it every minute).
+func PurgeExpiredAdminSessions(app core.App, now time.Time) error {
+	_, err := app.NonconcurrentDB().Delete(AdminSessionsCollection,
+		dbx.NewExp(FieldExpiresAt+" <= {:now}", dbx.Params{"now": now.UTC().Format(types.DefaultDateLayout)})).Execute()
+	if err != nil {
+		return fmt.Errorf("purge admin sessions: %w", err)
+	}
 	return nil
 }
 
