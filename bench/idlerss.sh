@@ -9,7 +9,7 @@
 # Each binary is first dropped from the page cache, so that exec reads it
 # back the way a server reads its binary: a binary just written by the Go
 # linker is held in the page cache in a way that maps more of it per page
-# fault (+1 to +5 MB of file-backed RSS for the same binary; see
+# fault (+1 to +5.5 MB of file-backed RSS for the same binary; see
 # bench/README.md, "Idle memory").
 #
 #   bench/idlerss.sh /tmp/sitedrop-old /tmp/sitedrop-new
@@ -26,7 +26,7 @@ for bin in "$@"; do
 	dd if="$bin" iflag=nocache count=0 status=none
 	rss=() anon=() file=()
 	for i in $(seq "$reps"); do
-		dir="$tmp/data-$i"
+		dir=$(mktemp -d "$tmp/data.XXXX")
 		"$bin" --dir "$dir" user create bench@example.com --plan pro >/dev/null 2>&1
 		"$bin" --dir "$dir" key create bench@example.com >/dev/null 2>&1
 		port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
@@ -42,6 +42,7 @@ for bin in "$@"; do
 		rss+=("$r") anon+=("$a") file+=("$((r - a))")
 		kill "$pid"
 		wait "$pid" 2>/dev/null || true
+		rm -rf "$dir"
 	done
 	r=$(median "${rss[@]}")
 	printf '%s: RSS %s kB (%.1f MB), anon %s kB, file %s kB; RSS of each: %s\n' \
