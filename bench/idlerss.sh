@@ -9,7 +9,7 @@
 # Each binary is first dropped from the page cache, so that exec reads it
 # back the way a server reads its binary: a binary just written by the Go
 # linker is held in the page cache in a way that maps more of it per page
-# fault (+1 to +6 MB of file-backed RSS for the same binary; see
+# fault (up to +6 MB of file-backed RSS for the same binary; see
 # bench/README.md, "Idle memory").
 #
 #   bench/idlerss.sh /tmp/sitedrop-old /tmp/sitedrop-new
