@@ -102,3 +102,43 @@ func TestCheckAnswer(t *testing.T) {
 		}
 	}
 }
+
+// TestOpenAPIBuiltOnFirstUse: the description is built by the first
+// request, not when the routes are bound, and requests racing to be
+// first all get the same body and ETag (run with -race).
+func TestOpenAPIBuiltOnFirstUse(t *testing.T) {
+	doc := &openAPIBody{webURL: "http://web.test"}
+	if doc.body != nil || doc.etag != "" {
+		t.Fatal("built before its first use")
+	}
+	const n = 8
+	type got struct {
+		body []byte
+		etag string
+		err  error
+	}
+	results := make(chan got, n)
+	for range n {
+		go func() {
+			body, etag, err := doc.get()
+			results <- got{body, etag, err}
+		}()
+	}
+	var first got
+	for i := range n {
+		r := <-results
+		if r.err != nil {
+			t.Fatal(r.err)
+		}
+		if i == 0 {
+			first = r
+			continue
+		}
+		if r.etag != first.etag || &r.body[0] != &first.body[0] {
+			t.Errorf("two builds: ETag %s and %s", first.etag, r.etag)
+		}
+	}
+	if first.etag == "" || !strings.Contains(string(first.body), `"url": "http://web.test"`) {
+		t.Errorf("ETag %q, body without the web URL: %.200s", first.etag, first.body)
+	}
+}
