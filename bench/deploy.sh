@@ -79,6 +79,11 @@ else
 	COMMIT="given binary $SITEDROP_BIN (work tree at $COMMIT)"
 fi
 go build -o "$TMP/deploybench" ./bench/deploybench
+# A binary fresh from the linker sits in the page cache in large blocks,
+# each mapped whole on a page fault: its idle RSS reads up to 6 MB higher
+# than the same binary read back from disk (see bench/README.md, "Idle
+# memory"). Drop it from the cache, as bench/idlerss.sh does.
+dd if="$SITEDROP_BIN" iflag=nocache count=0 status=none 2>/dev/null || true
 
 # The program pins itself to CLIENT_CPU (it re-executes under taskset) and
 # the servers to SERVER_CPU. TMPDIR puts its data dirs inside $TMP. exec
