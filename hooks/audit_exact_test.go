@@ -1,0 +1,79 @@
+package hooks
+
+import (
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"testing"
+
+	"github.com/pocketbase/pocketbase/core"
+
+	"sitedrop/sites/audit"
+)
+
+// otherClientIP is the address of a second client of the same account.
+const otherClientIP = "198.51.100.7"
+
+// inFlight starts a deploy of key's account from ip that stays in flight
+// (its body unfinished, after its caller is known) until the returned
+// func is called: another request of the same owner, from elsewhere, at
+// the time of the actions a test logs.
+func inFlight(t testing.TB, mux http.Handler, key, ip string) (release func()) {
+	t.Helper()
+	pr, pw := io.Pipe()
+	req := httptest.NewRequest(http.MethodPost, "/deploy", pr)
+	for k, v := range withHeaders(bearer(key), map[string]string{"Content-Type": "application/json"}) {
+		req.Header.Set(k, v)
+	}
+	req.RemoteAddr = ip + ":4321"
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		mux.ServeHTTP(httptest.NewRecorder(), req)
+	}()
+	// returns once the handler reads the body: past its auth
+	if _, err := pw.Write([]byte(`{"html":"`)); err != nil {
+		t.Fatalf("the request in flight ended early: %v", err)
+	}
+	return func() {
+		pw.CloseWithError(io.ErrUnexpectedEOF)
+		<-done
+	}
+}
+
+// exactEntry is onlyEntry of alice's action about target, from the test
+// client's address while another request of alice's is in flight from
+// another address.
+func exactEntry(t testing.TB, app core.App, action, target string) {
+	t.Helper()
+	alice, err := app.FindAuthRecordByEmail("users", "alice@example.com")
+	if err != nil {
+		t.Fatal(err)
+	}
+	onlyEntry(t, app, action, target, audit.KindUser, alice.Id, testClientIP, alice.Id)
+}
+
+// A rename, a pause and a resume, through the API and the pages, are
+// logged with their own request's caller and address, even while the
+// owner has another request in flight from another address.
+func TestAuditExactSiteControls(t *testing.T) {
+	app, _ := newFixtureApp(t)
+	mux := newMux(t, app)
+	defer inFlight(t, mux, keyAlice, otherClientIP)()
+
+	res, body := do(t, mux, http.MethodPost, "/deploy/"+idAliceSite+"/rename", `{"slug":"alice-new"}`, withHeaders(bearer(keyAlice), map[string]string{"Content-Type": "application/json"}))
+	if res.StatusCode != http.StatusOK {
+		t.Fatalf("rename: %d %s", res.StatusCode, body)
+	}
+	exactEntry(t, app, audit.ActionRename, idAliceSite)
+	res, body = do(t, mux, http.MethodPost, "/deploy/"+idAliceSite+"/pause", ``, bearer(keyAlice))
+	if res.StatusCode != http.StatusOK {
+		t.Fatalf("pause: %d %s", res.StatusCode, body)
+	}
+	exactEntry(t, app, audit.ActionPause, idAliceSite)
+	res, body = do(t, mux, http.MethodPost, "/account/sites/"+idAliceSite+"/resume", "", withHeaders(sameOrigin, cookie(sessionAlice)))
+	if res.StatusCode != http.StatusSeeOther {
+		t.Fatalf("resume page: %d %s", res.StatusCode, body)
+	}
+	exactEntry(t, app, audit.ActionResume, idAliceSite)
+}
