@@ -77,3 +77,17 @@ func TestAuditExactSiteControls(t *testing.T) {
 	}
 	exactEntry(t, app, audit.ActionResume, idAliceSite)
 }
+
+// Protecting a site in its Settings tab is logged with its own request's
+// caller and address, while the owner has another request in flight.
+func TestAuditExactProtection(t *testing.T) {
+	app, _ := newFixtureApp(t)
+	mux := newMux(t, app)
+	defer inFlight(t, mux, keyAlice, otherClientIP)()
+
+	res, body := do(t, mux, http.MethodPost, "/account/sites/"+idAliceSite+"/protection", "action=link-on", withHeaders(sameOrigin, cookie(sessionAlice)))
+	if res.StatusCode != http.StatusSeeOther {
+		t.Fatalf("protection page: %d %s", res.StatusCode, body)
+	}
+	exactEntry(t, app, audit.ActionProtect, idAliceSite)
+}

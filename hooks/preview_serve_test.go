@@ -1,6 +1,7 @@
 package hooks
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -140,7 +141,7 @@ func TestPreviewProtectedHasItsOwnGate(t *testing.T) {
 		t.Fatal(err)
 	}
 	on := true
-	if rec, err = f.sd.svc.SetProtection(rec, sites.ProtectionChange{PasswordHash: &h, Link: &on}); err != nil {
+	if rec, err = f.sd.svc.SetProtection(context.Background(), rec, sites.ProtectionChange{PasswordHash: &h, Link: &on}); err != nil {
 		t.Fatal(err)
 	}
 	token := sites.ProtectionOf(rec).ShareToken()
