@@ -8,6 +8,7 @@ import (
 
 	"github.com/pocketbase/pocketbase/core"
 
+	"sitedrop/sites/accounts"
 	"sitedrop/sites/audit"
 )
 
@@ -90,4 +91,28 @@ func TestAuditExactProtection(t *testing.T) {
 		t.Fatalf("protection page: %d %s", res.StatusCode, body)
 	}
 	exactEntry(t, app, audit.ActionProtect, idAliceSite)
+}
+
+// An API key created and revoked in the account page is logged with its
+// own request's caller and address, while the owner has another request
+// in flight.
+func TestAuditExactKeys(t *testing.T) {
+	app, _ := newFixtureApp(t)
+	mux := newMux(t, app)
+	defer inFlight(t, mux, keyAlice, otherClientIP)()
+
+	res, body := do(t, mux, http.MethodPost, "/account/keys", "name=exact", withHeaders(sameOrigin, cookie(sessionAlice)))
+	if res.StatusCode != http.StatusSeeOther {
+		t.Fatalf("create key: %d %s", res.StatusCode, body)
+	}
+	key, err := app.FindFirstRecordByData(accounts.APIKeysCollection, accounts.FieldName, "exact")
+	if err != nil {
+		t.Fatal(err)
+	}
+	exactEntry(t, app, audit.ActionKeyCreate, key.Id)
+	res, body = do(t, mux, http.MethodPost, "/account/keys/"+key.Id+"/revoke", "confirm=yes", withHeaders(sameOrigin, cookie(sessionAlice)))
+	if res.StatusCode != http.StatusSeeOther {
+		t.Fatalf("revoke key: %d %s", res.StatusCode, body)
+	}
+	exactEntry(t, app, audit.ActionKeyRevoke, key.Id)
 }

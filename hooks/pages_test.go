@@ -1,6 +1,7 @@
 package hooks
 
 import (
+	"context"
 	"net/http"
 	"net/url"
 	"strings"
@@ -305,7 +306,7 @@ func TestRevokeOwnKeyFromAccountPage(t *testing.T) {
 	defer app.Cleanup()
 	mux := newMux(t, app)
 	alice, _ := app.FindAuthRecordByEmail("users", "alice@example.com")
-	extra, extraKey, err := accounts.CreateAPIKey(app, alice, "extra")
+	extra, extraKey, err := accounts.CreateAPIKey(context.Background(), app, alice, "extra")
 	if err != nil {
 		t.Fatal(err)
 	}

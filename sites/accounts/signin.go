@@ -1,6 +1,7 @@
 package accounts
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"net/mail"
@@ -159,7 +160,7 @@ func (s *SignIn) Verify(id, code string) (plain string, key, user *core.Record, 
 			}
 		}
 	}
-	plain, key, err = CreateAPIKey(s.App, user, "Web sign-in "+time.Now().UTC().Format("2006-01-02 15:04"))
+	plain, key, err = CreateAPIKey(context.Background(), s.App, user, "Web sign-in "+time.Now().UTC().Format("2006-01-02 15:04"))
 	if err != nil {
 		return "", nil, nil, err
 	}
