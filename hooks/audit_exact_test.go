@@ -10,6 +10,7 @@ import (
 
 	"sitedrop/sites/accounts"
 	"sitedrop/sites/audit"
+	"sitedrop/sites/domains"
 )
 
 // otherClientIP is the address of a second client of the same account.
@@ -115,4 +116,28 @@ func TestAuditExactKeys(t *testing.T) {
 		t.Fatalf("revoke key: %d %s", res.StatusCode, body)
 	}
 	exactEntry(t, app, audit.ActionKeyRevoke, key.Id)
+}
+
+// A custom domain added through the API and removed in the site's page is
+// logged with its own request's caller and address, while the owner has
+// another request in flight.
+func TestAuditExactDomains(t *testing.T) {
+	app := domainsAppFactory(startFakeDNS(t))(t)
+	mux := newMux(t, app)
+	defer inFlight(t, mux, keyAlice, otherClientIP)()
+
+	res, body := do(t, mux, http.MethodPost, "/deploy/"+idAliceSite+"/domains", `{"domain":"shop.custom.test"}`, bearer(keyAlice))
+	if res.StatusCode != http.StatusCreated {
+		t.Fatalf("add domain: %d %s", res.StatusCode, body)
+	}
+	d, err := app.FindFirstRecordByData(domains.Collection, "domain", "shop.custom.test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	exactEntry(t, app, audit.ActionDomainAdd, d.Id)
+	res, body = do(t, mux, http.MethodPost, "/account/sites/"+idAliceSite+"/domains/shop.custom.test/delete", "", withHeaders(sameOrigin, cookie(sessionAlice)))
+	if res.StatusCode != http.StatusSeeOther {
+		t.Fatalf("remove domain: %d %s", res.StatusCode, body)
+	}
+	exactEntry(t, app, audit.ActionDomainRemove, d.Id)
 }
