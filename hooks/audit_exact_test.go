@@ -11,6 +11,7 @@ import (
 	"sitedrop/sites/accounts"
 	"sitedrop/sites/audit"
 	"sitedrop/sites/domains"
+	"sitedrop/sites/forms"
 )
 
 // otherClientIP is the address of a second client of the same account.
@@ -140,4 +141,28 @@ func TestAuditExactDomains(t *testing.T) {
 		t.Fatalf("remove domain: %d %s", res.StatusCode, body)
 	}
 	exactEntry(t, app, audit.ActionDomainRemove, d.Id)
+}
+
+// A webhook created through the API and deleted in the site's page is
+// logged with its own request's caller and address, while the owner has
+// another request in flight.
+func TestAuditExactWebhooks(t *testing.T) {
+	app, _ := newFixtureApp(t)
+	mux := newMux(t, app)
+	defer inFlight(t, mux, keyAlice, otherClientIP)()
+
+	res, body := do(t, mux, http.MethodPost, "/webhooks/"+idAliceSite, `{"url":"https://93.184.216.34/exact"}`, bearer(keyAlice))
+	if res.StatusCode != http.StatusOK {
+		t.Fatalf("create webhook: %d %s", res.StatusCode, body)
+	}
+	w, err := app.FindFirstRecordByData(forms.WebhooksCollection, "url", "https://93.184.216.34/exact")
+	if err != nil {
+		t.Fatal(err)
+	}
+	exactEntry(t, app, audit.ActionWebhookCreate, w.Id)
+	res, body = do(t, mux, http.MethodPost, "/account/sites/"+idAliceSite+"/webhooks/"+w.Id+"/delete", "", withHeaders(sameOrigin, cookie(sessionAlice)))
+	if res.StatusCode != http.StatusSeeOther {
+		t.Fatalf("delete webhook: %d %s", res.StatusCode, body)
+	}
+	exactEntry(t, app, audit.ActionWebhookDelete, w.Id)
 }
