@@ -6,6 +6,7 @@ import (
 	"net/http/httptest"
 	"testing"
 
+	"github.com/pocketbase/dbx"
 	"github.com/pocketbase/pocketbase/core"
 
 	"sitedrop/sites/accounts"
@@ -165,4 +166,27 @@ func TestAuditExactWebhooks(t *testing.T) {
 		t.Fatalf("delete webhook: %d %s", res.StatusCode, body)
 	}
 	exactEntry(t, app, audit.ActionWebhookDelete, w.Id)
+}
+
+// The key a code sign-in makes is logged as the account's that signs in,
+// from its request's address, while the owner has another request in
+// flight from elsewhere.
+func TestAuditExactSignIn(t *testing.T) {
+	app, _ := newFixtureApp(t)
+	mux := newMux(t, app)
+	defer inFlight(t, mux, keyAlice, otherClientIP)()
+
+	res, body := signIn(t, app, mux, "alice@example.com")
+	if res.StatusCode != http.StatusOK {
+		t.Fatalf("sign in: %d %s", res.StatusCode, body)
+	}
+	alice, err := app.FindAuthRecordByEmail("users", "alice@example.com")
+	if err != nil {
+		t.Fatal(err)
+	}
+	keys, err := app.FindRecordsByFilter(accounts.APIKeysCollection, "user = {:u} && name ~ 'Web sign-in'", "-created", 1, 0, dbx.Params{"u": alice.Id})
+	if err != nil || len(keys) != 1 {
+		t.Fatalf("the sign-in's key: %v", err)
+	}
+	exactEntry(t, app, audit.ActionKeyCreate, keys[0].Id)
 }
