@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"testing"
+	"time"
 
 	"github.com/pocketbase/dbx"
 	"github.com/pocketbase/pocketbase/core"
@@ -189,4 +190,42 @@ func TestAuditExactSignIn(t *testing.T) {
 		t.Fatalf("the sign-in's key: %v", err)
 	}
 	exactEntry(t, app, audit.ActionKeyCreate, keys[0].Id)
+}
+
+// A claim, a rollback, a promote and a deletion through the API are
+// logged with their own request's caller and address, while the owner
+// has another request in flight.
+func TestAuditExactVersionsClaimDelete(t *testing.T) {
+	app, sd := newFixtureApp(t)
+	mux := newMux(t, app)
+	defer inFlight(t, mux, keyAlice, otherClientIP)()
+	json := map[string]string{"Content-Type": "application/json"}
+
+	anon := mustAnon(t, sd, "", "anon-exact", "claim-token-of-the-exact-test", time.Now().Add(time.Hour))
+	res, body := do(t, mux, http.MethodPost, "/deploy/claim", `{"slug":"anon-exact","claim_token":"claim-token-of-the-exact-test"}`, withHeaders(bearer(keyAlice), json))
+	if res.StatusCode != http.StatusOK {
+		t.Fatalf("claim: %d %s", res.StatusCode, body)
+	}
+	exactEntry(t, app, audit.ActionClaim, anon.Id)
+
+	res, body = do(t, mux, http.MethodPut, "/deploy/"+idAliceSite, `{"html":"<h1>two</h1>"}`, withHeaders(bearer(keyAlice), json))
+	if res.StatusCode != http.StatusOK {
+		t.Fatalf("update: %d %s", res.StatusCode, body)
+	}
+	res, body = do(t, mux, http.MethodPost, "/deploy/"+idAliceSite+"/rollback", `{"version":1}`, withHeaders(bearer(keyAlice), json))
+	if res.StatusCode != http.StatusOK {
+		t.Fatalf("rollback: %d %s", res.StatusCode, body)
+	}
+	exactEntry(t, app, audit.ActionRollback, idAliceSite)
+	res, body = do(t, mux, http.MethodPost, "/deploy/"+idAliceSite+"/versions/2/promote", ``, bearer(keyAlice))
+	if res.StatusCode != http.StatusOK {
+		t.Fatalf("promote: %d %s", res.StatusCode, body)
+	}
+	exactEntry(t, app, audit.ActionPromote, idAliceSite)
+
+	res, body = do(t, mux, http.MethodDelete, "/deploy/"+idAliceSite, ``, bearer(keyAlice))
+	if res.StatusCode >= 300 {
+		t.Fatalf("delete: %d %s", res.StatusCode, body)
+	}
+	exactEntry(t, app, audit.ActionDelete, idAliceSite)
 }

@@ -216,7 +216,7 @@ func TestClaimPages(t *testing.T) {
 func bobClaimedAnon(t testing.TB) *tests.TestApp {
 	app, sd := newFixtureApp(t)
 	bob, _ := app.FindAuthRecordByEmail("users", "bob@example.com")
-	if _, err := sd.svc.Claim(bob, "anon-site", anonToken); err != nil {
+	if _, err := sd.svc.Claim(context.Background(), bob, "anon-site", anonToken); err != nil {
 		t.Fatal(err)
 	}
 	return app

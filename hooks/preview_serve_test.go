@@ -296,7 +296,7 @@ func TestPreviewPromoteNoMix(t *testing.T) {
 		t.Fatal(err)
 	}
 	time.Sleep(5 * time.Millisecond)
-	if _, err := f.sd.svc.Rollback(rec, 2); err != nil {
+	if _, err := f.sd.svc.Rollback(context.Background(), rec, 2); err != nil {
 		t.Fatal(err)
 	}
 	if v, err := read("prev.sites.test"); err != nil || v != "two" {

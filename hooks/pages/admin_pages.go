@@ -371,7 +371,7 @@ func (a *adminPages) deleteSite(e *core.RequestEvent) error {
 	if dep == nil {
 		return err
 	}
-	if err := a.deploys.Delete(dep.Record); err != nil {
+	if err := a.deploys.Delete(e.Request.Context(), dep.Record); err != nil {
 		return err
 	}
 	return a.back(e, nil, ui.FlashSuccess, dep.Slug()+" is deleted.")
