@@ -229,3 +229,23 @@ func TestAuditExactVersionsClaimDelete(t *testing.T) {
 	}
 	exactEntry(t, app, audit.ActionDelete, idAliceSite)
 }
+
+// Signing another browser out in the account page revokes the key made
+// for its session: logged with the request's caller and address, while
+// the owner has another request in flight.
+func TestAuditExactSessionKey(t *testing.T) {
+	app, _ := newFixtureApp(t)
+	mux := newMux(t, app)
+	defer inFlight(t, mux, keyAlice, otherClientIP)()
+	alice, err := app.FindAuthRecordByEmail("users", "alice@example.com")
+	if err != nil {
+		t.Fatal(err)
+	}
+	other := mustCodeSession(t, app, alice)
+
+	res, body := do(t, mux, http.MethodPost, "/account/sessions/"+other.Id+"/revoke", "", withHeaders(sameOrigin, cookie(sessionAlice)))
+	if res.StatusCode != http.StatusSeeOther {
+		t.Fatalf("sign the other browser out: %d %s", res.StatusCode, body)
+	}
+	exactEntry(t, app, audit.ActionKeyRevoke, other.GetString(accounts.FieldAPIKey))
+}

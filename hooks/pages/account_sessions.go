@@ -78,7 +78,7 @@ func (a *accountPages) sessionRevoke(e *core.RequestEvent) error {
 		}
 		return e.Redirect(http.StatusSeeOther, signedOutPage)
 	}
-	if err := accounts.EndSession(e.App, rec); err != nil {
+	if err := accounts.EndSession(e.Request.Context(), e.App, rec); err != nil {
 		return err
 	}
 	client := accounts.SessionOf(rec).Client().String()
