@@ -249,3 +249,22 @@ func TestAuditExactSessionKey(t *testing.T) {
 	}
 	exactEntry(t, app, audit.ActionKeyRevoke, other.GetString(accounts.FieldAPIKey))
 }
+
+// The domains and webhooks a deletion takes with its deployment (by
+// PocketBase's cascade, which has no context) are logged as the
+// deletion's, while the owner has another request in flight.
+func TestAuditExactCascade(t *testing.T) {
+	app, _ := newFixtureApp(t)
+	mux := newMux(t, app)
+	defer inFlight(t, mux, keyAlice, otherClientIP)()
+	d := mustDomain(t, app, idAliceSite, "www.alice.example", false)
+	w := mustWebhook(t, app, idAliceSite, "https://hooks.example.com/alice")
+
+	res, body := do(t, mux, http.MethodDelete, "/deploy/"+idAliceSite, ``, bearer(keyAlice))
+	if res.StatusCode >= 300 {
+		t.Fatalf("delete: %d %s", res.StatusCode, body)
+	}
+	exactEntry(t, app, audit.ActionDelete, idAliceSite)
+	exactEntry(t, app, audit.ActionDomainRemove, d.Id)
+	exactEntry(t, app, audit.ActionWebhookDelete, w.Id)
+}
