@@ -268,3 +268,30 @@ func TestAuditExactCascade(t *testing.T) {
 	exactEntry(t, app, audit.ActionDomainRemove, d.Id)
 	exactEntry(t, app, audit.ActionWebhookDelete, w.Id)
 }
+
+// Signing out revokes the key the sign-in made: logged as the account's,
+// from the sign-out's address, while the owner has another request in
+// flight (the sign-out's route loads no user of its own).
+func TestAuditExactSignOut(t *testing.T) {
+	app, _ := newFixtureApp(t)
+	mux := newMux(t, app)
+	res, body := signIn(t, app, mux, "alice@example.com")
+	if res.StatusCode != http.StatusOK {
+		t.Fatalf("sign in: %d %s", res.StatusCode, body)
+	}
+	var tok string
+	for _, c := range res.Cookies() {
+		tok = c.Value
+	}
+	s, err := app.FindFirstRecordByData(accounts.SessionsCollection, "token_hash", accounts.HashSecret(tok))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer inFlight(t, mux, keyAlice, otherClientIP)()
+
+	res, body = do(t, mux, http.MethodDelete, "/auth/session", "", withHeaders(sameOrigin, cookie(tok)))
+	if res.StatusCode != http.StatusOK {
+		t.Fatalf("sign out: %d %s", res.StatusCode, body)
+	}
+	exactEntry(t, app, audit.ActionKeyRevoke, s.GetString(accounts.FieldAPIKey))
+}

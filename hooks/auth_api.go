@@ -189,7 +189,7 @@ func (a *signInDesk) authSessionCreate(e *core.RequestEvent) error {
 
 // authSessionDelete is DELETE /auth/session: sign out.
 func (a *signInDesk) authSessionDelete(e *core.RequestEvent) error {
-	if err := a.sessions.End(e.Response, e.Request); err != nil {
+	if err := a.sessions.SignOut(e); err != nil {
 		return err
 	}
 	return e.JSON(http.StatusOK, map[string]string{"message": "Signed out"})

@@ -288,7 +288,7 @@ func (a *accountPages) accountDelete(e *core.RequestEvent) error {
 	if err := accounts.DeleteUser(e.App, user); err != nil {
 		return err
 	}
-	if err := a.sessions.End(e.Response, e.Request); err != nil {
+	if err := a.sessions.SignOut(e); err != nil {
 		return err
 	}
 	return e.Redirect(http.StatusSeeOther, "/?"+accountDeletedQuery)
