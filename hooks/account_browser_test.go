@@ -1,6 +1,7 @@
 package hooks
 
 import (
+	"context"
 	"fmt"
 	"net/url"
 	"strings"
@@ -139,7 +140,7 @@ func TestBrowserMobileNoOverflow(t *testing.T) {
 	anonSlug := "anon-" + strings.TrimRight(slug[:50], "-")
 	const token = "claim-token-of-the-mobile-test"
 	mustAnon(t, b.SD, "", anonSlug, token, time.Now().Add(time.Hour))
-	if _, _, err := accounts.CreateAPIKey(b.App, user, strings.Repeat("k", maxKeyNameLen)); err != nil {
+	if _, _, err := accounts.CreateAPIKey(context.Background(), b.App, user, strings.Repeat("k", maxKeyNameLen)); err != nil {
 		t.Fatal(err)
 	}
 	mustCodeSession(t, b.App, user)
@@ -246,7 +247,7 @@ func TestBrowserAccountDeletion(t *testing.T) {
 	b := newBrowserEnv(t)
 	alice := mustFindUser(t, b.App, "alice@example.com")
 	b.SignIn(alice)
-	old, _, err := accounts.CreateAPIKey(b.App, alice, "old laptop")
+	old, _, err := accounts.CreateAPIKey(context.Background(), b.App, alice, "old laptop")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -33,7 +33,7 @@ func aliceEverything(t *testing.T, app *tests.TestApp, mux http.Handler) (needle
 	alice := mustFindUser(t, app, "alice@example.com")
 	mustSession(t, app, alice, sessionAlice2)
 	sd.sessions.Flash(newRequest(http.MethodGet, "/", "", cookie(sessionAlice2)), accounts.Flash{Kind: ui.FlashSuccess, Text: "waiting"})
-	if _, _, err := accounts.CreateAPIKey(app, alice, "laptop"); err != nil {
+	if _, _, err := accounts.CreateAPIKey(context.Background(), app, alice, "laptop"); err != nil {
 		t.Fatal(err)
 	}
 	if _, _, err := accounts.NewLoginCode(app, "alice@example.com"); err != nil {

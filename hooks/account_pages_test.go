@@ -1,6 +1,7 @@
 package hooks
 
 import (
+	"context"
 	"net/http"
 	"strings"
 	"testing"
@@ -46,7 +47,7 @@ func expectFlash(t testing.TB, app *tests.TestApp, token, kind, text string) ui.
 // of the session's own, and the session on it. It returns the session.
 func mustCodeSession(t testing.TB, app core.App, user *core.Record) *core.Record {
 	t.Helper()
-	_, key, err := accounts.CreateAPIKey(app, user, "Web sign-in")
+	_, key, err := accounts.CreateAPIKey(context.Background(), app, user, "Web sign-in")
 	if err != nil {
 		t.Fatal(err)
 	}

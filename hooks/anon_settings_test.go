@@ -1,6 +1,7 @@
 package hooks
 
 import (
+	"context"
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
@@ -469,7 +470,7 @@ func TestReplicaAwaitingClaim(t *testing.T) {
 	if code, body := rep.get(t, "rep-held.sites.test", "/"); code != http.StatusForbidden || !strings.Contains(body, "Awaiting claim") {
 		t.Fatalf("replica before the claim: %d %.80q", code, body)
 	}
-	if _, err := sd.svc.Claim(alice, "rep-held", c.ClaimToken); err != nil {
+	if _, err := sd.svc.Claim(context.Background(), alice, "rep-held", c.ClaimToken); err != nil {
 		t.Fatal(err)
 	}
 	flush(t, sd)

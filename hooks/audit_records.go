@@ -30,16 +30,17 @@ const auditActorMiddlewareId = "sitedropAuditActor"
 // (update), deleted, its live version moved back (rollback) or forward
 // (promote), protected, renamed, paused, resumed, claimed; a custom domain
 // added or removed; an API key created or revoked; a webhook created or
-// deleted. Who acted is, in order: the actor the save's context carries
-// (a deploy; an edit in the dashboard, see auditActors), the only request
-// in flight of the owner of what changed (inflight), or sitedrop itself
-// (a job). Entries are written in the action's transaction when it has
+// deleted. Who acted is the actor the save's context carries: every
+// service that saves for a request takes its context (see auditActors),
+// and an edit in the dashboard saves through an app that carries it; what
+// a deployment's deletion takes with it is that deletion's; a save with
+// no actor (a job, the admin CLI) is sitedrop's (system). Entries are written in the action's transaction when it has
 // one; a failure to write one is logged, not the action's failure.
 //
 // The log itself is append-only: updates and deletes are refused from
 // every writer (Purge deletes in SQL), and the record API refuses to
 // create entries.
-func bindAuditHooks(app core.App, inflight *audit.Inflight, clientIP func(*http.Request) string) {
+func bindAuditHooks(app core.App, clientIP func(*http.Request) string) {
 	refuse := func(e *core.RecordEvent) error { return apis.NewForbiddenError(msgAuditAppendOnly, nil) }
 	app.OnRecordUpdate(audit.Collection).BindFunc(refuse)
 	app.OnRecordDelete(audit.Collection).BindFunc(refuse)
@@ -48,14 +49,17 @@ func bindAuditHooks(app core.App, inflight *audit.Inflight, clientIP func(*http.
 	app.OnRecordUpdateRequest(audit.Collection).BindFunc(refuseRequest)
 	app.OnRecordDeleteRequest(audit.Collection).BindFunc(refuseRequest)
 
+	// write logs ent about owner's thing: its actor is the one the save's
+	// context carries, else ent.Actor (what goes with a deleted
+	// deployment: who deleted it), else sitedrop itself.
 	write := func(e *core.RecordEvent, owner string, ent audit.Entry) {
-		a, ok := audit.ActorOf(e.Context)
-		if !ok {
-			if a, ok = inflight.Only(owner); !ok {
-				a = audit.Actor{Kind: audit.KindSystem}
-			}
+		if a, ok := audit.ActorOf(e.Context); ok {
+			ent.Actor = a
 		}
-		ent.Actor, ent.Owner = a, owner
+		if ent.Actor == (audit.Actor{}) {
+			ent.Actor = audit.Actor{Kind: audit.KindSystem}
+		}
+		ent.Owner = owner
 		if err := audit.Record(e.Context, e.App, ent); err != nil {
 			e.App.Logger().Error("audit: entry not written", "action", ent.Action, "target", ent.Target, "error", err)
 		}
@@ -76,12 +80,14 @@ func bindAuditHooks(app core.App, inflight *audit.Inflight, clientIP func(*http.
 		write(e, dep.OwnerID(), audit.Entry{Action: audit.ActionDeploy, Kind: audit.TargetDeployment, Target: dep.Id,
 			Details: map[string]any{"slug": dep.Slug()}})
 	}))
-	// going holds the owners of the deployments being deleted, for the
-	// entries of what goes with them (domains, webhooks).
+	// going holds the deployments being deleted, their owner and who
+	// deletes them, for the entries of what goes with them (domains,
+	// webhooks: PocketBase's cascade deletes them without the context).
 	var going sync.Map
 	app.OnRecordDeleteExecute(sites.DeploymentsCollection).BindFunc(func(e *core.RecordEvent) error {
 		dep := sites.DeploymentOf(e.Record)
-		going.Store(dep.Id, dep.OwnerID())
+		by, _ := audit.ActorOf(e.Context)
+		going.Store(dep.Id, goingDeployment{owner: dep.OwnerID(), by: by})
 		defer going.Delete(dep.Id)
 		if err := e.Next(); err != nil {
 			return err
@@ -172,20 +178,23 @@ func bindAuditHooks(app core.App, inflight *audit.Inflight, clientIP func(*http.
 	app.OnRecordDeleteExecute(accounts.APIKeysCollection).BindFunc(after(keyEntry(audit.ActionKeyRevoke)))
 
 	// What belongs to a deployment: its owner is the deployment's.
-	ownerOf := func(app core.App, depID string) string {
-		if owner, ok := going.Load(depID); ok {
-			return owner.(string)
+	// ownerOf is the owner of the deployment depID, and who deletes it
+	// when it is going.
+	ownerOf := func(app core.App, depID string) (string, audit.Actor) {
+		if g, ok := going.Load(depID); ok {
+			return g.(goingDeployment).owner, g.(goingDeployment).by
 		}
 		dep, err := sites.FindDeployment(app, depID)
 		if err != nil {
-			return ""
+			return "", audit.Actor{}
 		}
-		return dep.OwnerID()
+		return dep.OwnerID(), audit.Actor{}
 	}
 	domainEntry := func(action string) func(e *core.RecordEvent) {
 		return func(e *core.RecordEvent) {
 			depID := domains.DeploymentIDOf(e.Record)
-			write(e, ownerOf(e.App, depID), audit.Entry{Action: action, Kind: audit.TargetDomain, Target: e.Record.Id,
+			owner, by := ownerOf(e.App, depID)
+			write(e, owner, audit.Entry{Actor: by, Action: action, Kind: audit.TargetDomain, Target: e.Record.Id,
 				Details: map[string]any{"domain": domains.NamesOf(e.Record)[0], "deployment": depID}})
 		}
 	}
@@ -198,7 +207,8 @@ func bindAuditHooks(app core.App, inflight *audit.Inflight, clientIP func(*http.
 			if u, err := url.Parse(w.URL()); err == nil {
 				host = u.Host // never the path or query: they may hold a token
 			}
-			write(e, ownerOf(e.App, w.DeploymentID()), audit.Entry{Action: action, Kind: audit.TargetWebhook, Target: w.Id,
+			owner, by := ownerOf(e.App, w.DeploymentID())
+			write(e, owner, audit.Entry{Actor: by, Action: action, Kind: audit.TargetWebhook, Target: w.Id,
 				Details: map[string]any{"host": host, "deployment": w.DeploymentID()}})
 		}
 	}
@@ -243,6 +253,13 @@ func bindAuditHooks(app core.App, inflight *audit.Inflight, clientIP func(*http.
 	}
 }
 
+// goingDeployment is a deployment being deleted: its owner, and who
+// deletes it (zero: not known, sitedrop).
+type goingDeployment struct {
+	owner string
+	by    audit.Actor
+}
+
 // sameProtection reports whether two protections let the same visitors
 // in the same way (nil: public).
 func sameProtection(a, b *sites.Protection) bool {
@@ -267,21 +284,14 @@ func requestActor(e *core.RequestEvent, ip string) func() audit.Actor {
 }
 
 // auditActors is the router middleware that tells the audit log who each
-// request is: its context carries the actor (for the writes that save
-// with it: deploys) and inflight knows it (for those that do not). The
+// request is: its context carries the actor, for the writes that save
+// with it (every service saving for a request takes its context). The
 // client's address is the one clientIP resolves behind --trusted-proxies.
-func auditActors(inflight *audit.Inflight, clientIP func(*http.Request) string) *hook.Handler[*core.RequestEvent] {
+func auditActors(clientIP func(*http.Request) string) *hook.Handler[*core.RequestEvent] {
 	return &hook.Handler[*core.RequestEvent]{
 		Id: auditActorMiddlewareId,
 		Func: func(e *core.RequestEvent) error {
 			ip := clientIP(e.Request)
-			leave := inflight.Enter(ip, func() string {
-				if u := userOf(e); u != nil {
-					return u.Id
-				}
-				return ""
-			})
-			defer leave()
 			e.Request = e.Request.WithContext(audit.WithActor(e.Request.Context(), requestActor(e, ip)))
 			return e.Next()
 		},

@@ -1,6 +1,7 @@
 package hooks
 
 import (
+	"context"
 	"errors"
 	"net/http"
 
@@ -13,6 +14,7 @@ import (
 	"sitedrop/hooks/server"
 	"sitedrop/sites"
 	"sitedrop/sites/accounts"
+	"sitedrop/sites/audit"
 	"sitedrop/sites/intake"
 	"sitedrop/sites/ratelimit"
 )
@@ -130,6 +132,7 @@ func (a *signInDesk) signIn(e *core.RequestEvent) *accounts.SignIn {
 		MailCode:      func(to, code string) error { return a.sendLoginCode(e.App, to, code) },
 		MailNoAccount: func(to string) error { return a.sendNoAccount(e.App, to) },
 		CheckSignup:   a.blocks.CheckSignup,
+		Acting:        signInActing,
 	}
 }
 
@@ -155,7 +158,7 @@ func (a *signInDesk) authVerify(e *core.RequestEvent) error {
 // the caller checks; see accounts.SignIn.Verify) and starts the browser's
 // session on the new key. It returns the key and its user.
 func (a *signInDesk) verifyCode(e *core.RequestEvent, otpID, code string) (string, *core.Record, error) {
-	plain, key, user, err := a.signIn(e).Verify(otpID, code)
+	plain, key, user, err := a.signIn(e).Verify(e.Request.Context(), otpID, code)
 	if err != nil {
 		return "", nil, err
 	}
@@ -186,7 +189,7 @@ func (a *signInDesk) authSessionCreate(e *core.RequestEvent) error {
 
 // authSessionDelete is DELETE /auth/session: sign out.
 func (a *signInDesk) authSessionDelete(e *core.RequestEvent) error {
-	if err := a.sessions.End(e.Response, e.Request); err != nil {
+	if err := a.sessions.SignOut(e); err != nil {
 		return err
 	}
 	return e.JSON(http.StatusOK, map[string]string{"message": "Signed out"})
@@ -211,4 +214,15 @@ func (a *signInDesk) forPages() pages.SignIn {
 		},
 		Signup: func() bool { return a.cfg.Signup },
 	}
+}
+
+// signInActing names the account that signs in as the actor of ctx, from
+// the address its request's actor has (audit.WithActor): the request is
+// anonymous until the code is checked, but the key it makes is the
+// account's doing.
+func signInActing(ctx context.Context, user *core.Record) context.Context {
+	return audit.WithActor(ctx, func() audit.Actor {
+		a, _ := audit.ActorOf(ctx)
+		return audit.User(user.Id, a.IP)
+	})
 }

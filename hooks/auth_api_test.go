@@ -1,6 +1,7 @@
 package hooks
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -591,7 +592,7 @@ func TestSessionsFollowTheirKeys(t *testing.T) {
 	if _, err := accounts.UserBySession(app, tok); err != nil {
 		t.Fatal("no session")
 	}
-	if _, err := accounts.RevokeAPIKey(app, keyAlice[:11]); err != nil {
+	if _, err := accounts.RevokeAPIKey(context.Background(), app, keyAlice[:11]); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := accounts.UserBySession(app, tok); err == nil {

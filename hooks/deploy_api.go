@@ -259,7 +259,7 @@ func (api *deployAPI) update(e *core.RequestEvent) error {
 // delete is DELETE /deploy/:id.
 func (api *deployAPI) delete(e *core.RequestEvent) error {
 	rec := ownedOf(e)
-	if err := api.deploys.Delete(rec); err != nil {
+	if err := api.deploys.Delete(e.Request.Context(), rec); err != nil {
 		return err
 	}
 	return e.JSON(http.StatusOK, wire.IDMessage{
@@ -301,7 +301,7 @@ func (api *deployAPI) claim(e *core.RequestEvent) error {
 	if req.ClaimToken == nil || *req.ClaimToken == "" {
 		return apierr.Fail(http.StatusBadRequest, "claim_token is required")
 	}
-	rec, err := api.deploys.Claim(userOf(e), *req.Slug, *req.ClaimToken)
+	rec, err := api.deploys.Claim(e.Request.Context(), userOf(e), *req.Slug, *req.ClaimToken)
 	if err != nil {
 		return err
 	}

@@ -1,6 +1,7 @@
 package hooks
 
 import (
+	"context"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -29,7 +30,7 @@ func protectAlice(t testing.TB, app *tests.TestApp) {
 		t.Fatal(err)
 	}
 	on := true
-	if _, err := sd.svc.SetProtection(rec, sites.ProtectionChange{PasswordHash: &h, Link: &on}); err != nil {
+	if _, err := sd.svc.SetProtection(context.Background(), rec, sites.ProtectionChange{PasswordHash: &h, Link: &on}); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -86,7 +86,7 @@ func (api *domainsAPI) delete(e *core.RequestEvent) error {
 	if _, err := api.desk.start(e, site.OwnerID, false); err != nil {
 		return err
 	}
-	if err := api.desk.svc.Remove(rec); err != nil {
+	if err := api.desk.svc.Remove(e.Request.Context(), rec); err != nil {
 		return err
 	}
 	return e.JSON(http.StatusOK, map[string]string{

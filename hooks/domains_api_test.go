@@ -1,6 +1,7 @@
 package hooks
 
 import (
+	"context"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -31,7 +32,7 @@ func domainsAppFactory(dns *fakeDNS) func(t testing.TB) *tests.TestApp {
 // mustDomain claims name for the deployment, verified when verified.
 func mustDomain(t testing.TB, app core.App, depID, name string, verified bool) *domains.Domain {
 	t.Helper()
-	rec, err := domains.Add(app, depID, name)
+	rec, err := domains.Add(context.Background(), app, depID, name)
 	if err != nil {
 		t.Fatal(err)
 	}

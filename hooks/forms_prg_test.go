@@ -2,6 +2,7 @@ package hooks
 
 import (
 	"cmp"
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -226,7 +227,7 @@ func formsTemplate(t *testing.T, tune func(*Config)) (string, string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := sd.svc.SetPaused(paused.Record, true); err != nil {
+	if _, err := sd.svc.SetPaused(context.Background(), paused.Record, true); err != nil {
 		t.Fatal(err)
 	}
 	mustModerationFixtures(t, app, sd)

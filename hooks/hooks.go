@@ -16,7 +16,6 @@ import (
 	"sitedrop/sites/abuse"
 	"sitedrop/sites/analytics"
 	"sitedrop/sites/analytics/statsdb"
-	"sitedrop/sites/audit"
 	"sitedrop/sites/domains"
 	"sitedrop/sites/forms"
 	"sitedrop/sites/intake"
@@ -225,8 +224,7 @@ func build(app core.App, cfg *Config) (*built, error) {
 		return deploymentVersionRef(cfg, rec, ver, preview)
 	}
 	bindRecordHooks(app, svc, pub, upkeep, versionRef, send.wake)
-	inflight := new(audit.Inflight)
-	bindAuditHooks(app, inflight, proxies.ClientIP)
+	bindAuditHooks(app, proxies.ClientIP)
 	bindTakedownHooks(app, cfg)
 	bindBanHooks(app, cfg, svc)
 	bindAccountRecordHooks(app, sessions)
@@ -282,7 +280,7 @@ func build(app core.App, cfg *Config) (*built, error) {
 		se.Router.Bind(jsonErrorsMiddleware())
 		se.Router.Bind(builtinAuthGuard())
 		se.Router.Bind(superuserSignInLimit(proxies.RateKey))
-		se.Router.Bind(auditActors(inflight, proxies.ClientIP))
+		se.Router.Bind(auditActors(proxies.ClientIP))
 		bindWebGuards(se, cfg.Serve.Origins)
 		bindHSTS(se, sessions.Secure)
 

@@ -335,7 +335,7 @@ func TestYoungOrphansAreRetried(t *testing.T) {
 	sd.upkeep.Grace = time.Hour
 	site, _ := sd.svc.LoadSite("bob-site")
 	bob, _ := app.FindRecordById("deployments", idBobSite)
-	if err := sd.svc.Delete(bob); err != nil {
+	if err := sd.svc.Delete(context.Background(), bob); err != nil {
 		t.Fatal(err)
 	}
 	sd.jobs.Run(sd.upkeep.Expire)

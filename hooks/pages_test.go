@@ -1,6 +1,7 @@
 package hooks
 
 import (
+	"context"
 	"net/http"
 	"net/url"
 	"strings"
@@ -215,7 +216,7 @@ func TestClaimPages(t *testing.T) {
 func bobClaimedAnon(t testing.TB) *tests.TestApp {
 	app, sd := newFixtureApp(t)
 	bob, _ := app.FindAuthRecordByEmail("users", "bob@example.com")
-	if _, err := sd.svc.Claim(bob, "anon-site", anonToken); err != nil {
+	if _, err := sd.svc.Claim(context.Background(), bob, "anon-site", anonToken); err != nil {
 		t.Fatal(err)
 	}
 	return app
@@ -305,7 +306,7 @@ func TestRevokeOwnKeyFromAccountPage(t *testing.T) {
 	defer app.Cleanup()
 	mux := newMux(t, app)
 	alice, _ := app.FindAuthRecordByEmail("users", "alice@example.com")
-	extra, extraKey, err := accounts.CreateAPIKey(app, alice, "extra")
+	extra, extraKey, err := accounts.CreateAPIKey(context.Background(), app, alice, "extra")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,6 +1,7 @@
 package hooks
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -140,7 +141,7 @@ func TestPreviewProtectedHasItsOwnGate(t *testing.T) {
 		t.Fatal(err)
 	}
 	on := true
-	if rec, err = f.sd.svc.SetProtection(rec, sites.ProtectionChange{PasswordHash: &h, Link: &on}); err != nil {
+	if rec, err = f.sd.svc.SetProtection(context.Background(), rec, sites.ProtectionChange{PasswordHash: &h, Link: &on}); err != nil {
 		t.Fatal(err)
 	}
 	token := sites.ProtectionOf(rec).ShareToken()
@@ -295,7 +296,7 @@ func TestPreviewPromoteNoMix(t *testing.T) {
 		t.Fatal(err)
 	}
 	time.Sleep(5 * time.Millisecond)
-	if _, err := f.sd.svc.Rollback(rec, 2); err != nil {
+	if _, err := f.sd.svc.Rollback(context.Background(), rec, 2); err != nil {
 		t.Fatal(err)
 	}
 	if v, err := read("prev.sites.test"); err != nil || v != "two" {

@@ -286,7 +286,7 @@ func TestReplicaStoreDownAndBack(t *testing.T) {
 	// a rollback commits while the store is down: its publish fails
 	srv.Stop()
 	rec, _ = sd.app.FindRecordById(sites.DeploymentsCollection, rec.Id)
-	if _, err := sd.svc.Rollback(rec, 1); err != nil {
+	if _, err := sd.svc.Rollback(context.Background(), rec, 1); err != nil {
 		t.Fatal(err)
 	}
 	fctx, fcancel := context.WithTimeout(ctx, 5*time.Second)

@@ -1,6 +1,7 @@
 package hooks
 
 import (
+	"context"
 	"net/http"
 	"net/url"
 	"strings"
@@ -30,7 +31,7 @@ func TestReplicaProtectedCustomDomain(t *testing.T) {
 		t.Fatal(err)
 	}
 	on := true
-	rec, err = sd.svc.SetProtection(rec, sites.ProtectionChange{PasswordHash: &hash, Link: &on})
+	rec, err = sd.svc.SetProtection(context.Background(), rec, sites.ProtectionChange{PasswordHash: &hash, Link: &on})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -106,7 +107,7 @@ func TestReplicaProtectedCustomDomain(t *testing.T) {
 	// protection removed on the primary: the replica serves the site openly
 	empty := ""
 	off := false
-	if _, err := sd.svc.SetProtection(rec, sites.ProtectionChange{PasswordHash: &empty, Link: &off}); err != nil {
+	if _, err := sd.svc.SetProtection(context.Background(), rec, sites.ProtectionChange{PasswordHash: &empty, Link: &off}); err != nil {
 		t.Fatal(err)
 	}
 	flush(t, sd)

@@ -32,7 +32,7 @@ func runProtectedReplica(t *testing.T, edit func(*Config)) (addr, token string) 
 		t.Fatal(err)
 	}
 	on := true
-	if rec, err = sd.svc.SetProtection(rec, sites.ProtectionChange{PasswordHash: &hash, Link: &on}); err != nil {
+	if rec, err = sd.svc.SetProtection(context.Background(), rec, sites.ProtectionChange{PasswordHash: &hash, Link: &on}); err != nil {
 		t.Fatal(err)
 	}
 	flush(t, sd)

@@ -1,6 +1,7 @@
 package hooks
 
 import (
+	"context"
 	"encoding/json"
 	"net/http"
 	"net/url"
@@ -96,7 +97,7 @@ func TestReportNamesTheSite(t *testing.T) {
 	}
 
 	// a renamed site's old host names it while it redirects
-	if _, err := sd.svc.Rename(mustRecord(t, app, idAliceSite), "alice-renamed"); err != nil {
+	if _, err := sd.svc.Rename(context.Background(), mustRecord(t, app, idAliceSite), "alice-renamed"); err != nil {
 		t.Fatal(err)
 	}
 	res, body := postReport(t, mux, "192.0.2.50", reportJSON("https://alice-site.sites.test/", "malware", "", ""), false, nil)

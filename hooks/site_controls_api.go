@@ -49,7 +49,7 @@ func (api *deployAPI) rename(e *core.RequestEvent) error {
 		return apierr.Fail(http.StatusBadRequest, "slug is required")
 	}
 	old := sites.DeploymentOf(rec).Slug()
-	saved, err := api.deploys.Rename(rec, *req.Slug)
+	saved, err := api.deploys.Rename(e.Request.Context(), rec, *req.Slug)
 	if err != nil {
 		return err
 	}
@@ -72,7 +72,7 @@ func (api *deployAPI) pause(on bool) func(e *core.RequestEvent) error {
 		if err := api.intake.Gate.Keyed.Check(sites.DeploymentOf(rec).OwnerID()); err != nil {
 			return err
 		}
-		saved, err := api.deploys.SetPaused(rec, on)
+		saved, err := api.deploys.SetPaused(e.Request.Context(), rec, on)
 		if err != nil {
 			return err
 		}

@@ -1,6 +1,7 @@
 package hooks
 
 import (
+	"context"
 	"net/http"
 	"strings"
 	"testing"
@@ -56,7 +57,7 @@ func withBobRenamed(t testing.TB) *tests.TestApp {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := sd.svc.Rename(rec, "bob-new"); err != nil {
+	if _, err := sd.svc.Rename(context.Background(), rec, "bob-new"); err != nil {
 		t.Fatal(err)
 	}
 	return app
@@ -69,7 +70,7 @@ func withAlicePaused(t testing.TB) *tests.TestApp {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := sd.svc.SetPaused(rec, true); err != nil {
+	if _, err := sd.svc.SetPaused(context.Background(), rec, true); err != nil {
 		t.Fatal(err)
 	}
 	return app
@@ -255,7 +256,7 @@ func TestRenameWebhook(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := sd.svc.Rename(rec, "alice-new"); err != nil {
+	if _, err := sd.svc.Rename(context.Background(), rec, "alice-new"); err != nil {
 		t.Fatal(err)
 	}
 	ds, err := app.FindAllRecords(forms.DeliveriesCollection)

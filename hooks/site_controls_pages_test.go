@@ -1,6 +1,7 @@
 package hooks
 
 import (
+	"context"
 	"net/http"
 	"testing"
 
@@ -36,7 +37,7 @@ func TestSiteControlsPages(t *testing.T) {
 	pausedApp := func(t testing.TB) *tests.TestApp {
 		app := newSitePagesApp(t)
 		rec, _ := app.FindRecordById(sites.DeploymentsCollection, idAliceSite)
-		if _, err := stateOf(t, app).svc.SetPaused(rec, true); err != nil {
+		if _, err := stateOf(t, app).svc.SetPaused(context.Background(), rec, true); err != nil {
 			t.Fatal(err)
 		}
 		return app
@@ -44,7 +45,7 @@ func TestSiteControlsPages(t *testing.T) {
 	renamedApp := func(t testing.TB) *tests.TestApp {
 		app := newSitePagesApp(t)
 		rec, _ := app.FindRecordById(sites.DeploymentsCollection, idAliceSite)
-		if _, err := stateOf(t, app).svc.Rename(rec, "alice-new"); err != nil {
+		if _, err := stateOf(t, app).svc.Rename(context.Background(), rec, "alice-new"); err != nil {
 			t.Fatal(err)
 		}
 		return app

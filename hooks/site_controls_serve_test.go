@@ -160,7 +160,7 @@ func TestReplicaRenameAndPause(t *testing.T) {
 		t.Fatalf("before the rename: %d %.80q", res.StatusCode, b)
 	}
 
-	if _, err := sd.svc.Rename(c.Record, "rep-new"); err != nil {
+	if _, err := sd.svc.Rename(context.Background(), c.Record, "rep-new"); err != nil {
 		t.Fatal(err)
 	}
 	flush(t, sd)
@@ -180,7 +180,7 @@ func TestReplicaRenameAndPause(t *testing.T) {
 		t.Fatalf("the old host's document: %+v", d)
 	}
 
-	if _, err := sd.svc.SetPaused(c.Record, true); err != nil {
+	if _, err := sd.svc.SetPaused(context.Background(), c.Record, true); err != nil {
 		t.Fatal(err)
 	}
 	flush(t, sd)

@@ -1,6 +1,7 @@
 package hooks
 
 import (
+	"context"
 	"net/http"
 	"strings"
 	"testing"
@@ -507,7 +508,7 @@ func TestSiteTabMessageBesideItsForm(t *testing.T) {
 	if res.StatusCode != http.StatusSeeOther {
 		t.Fatal(res.StatusCode)
 	}
-	if err := forms.DeleteWebhook(app, mustFindWebhook(t, app, idAliceHook)); err != nil {
+	if err := forms.DeleteWebhook(context.Background(), app, mustFindWebhook(t, app, idAliceHook)); err != nil {
 		t.Fatal(err)
 	}
 	if _, body := do(t, mux, http.MethodGet, page+"/forms", "", cookie(sessionAlice)); !strings.Contains(body, `<main id="main" tabindex="-1"><div class="notice success" role="status" data-testid="flash-success"><p>Test delivery queued`) {

@@ -1,6 +1,7 @@
 package hooks
 
 import (
+	"context"
 	"net/http"
 	"testing"
 
@@ -67,7 +68,7 @@ func TestSiteProtectionForms(t *testing.T) {
 		post("share link off, no password left: public", func(t testing.TB, app *tests.TestApp) {
 			rec, _ := app.FindRecordById(sites.DeploymentsCollection, idAliceSite)
 			on := true
-			if _, err := stateOf(t, app).svc.SetProtection(rec, sites.ProtectionChange{Link: &on}); err != nil {
+			if _, err := stateOf(t, app).svc.SetProtection(context.Background(), rec, sites.ProtectionChange{Link: &on}); err != nil {
 				t.Fatal(err)
 			}
 		}, ui.FlashSuccess, "The site is public now.", public, "action", "link-off"),

@@ -27,7 +27,7 @@ func TestTakedownOnReplica(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rec, err := sd.svc.Rename(c.Record, "td-site")
+	rec, err := sd.svc.Rename(context.Background(), c.Record, "td-site")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,6 +1,7 @@
 package hooks
 
 import (
+	"context"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -32,7 +33,7 @@ func TestPrimarySitesBehindTrustedProxy(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := sd.svc.SetProtection(rec, sites.ProtectionChange{PasswordHash: &hash}); err != nil {
+	if _, err := sd.svc.SetProtection(context.Background(), rec, sites.ProtectionChange{PasswordHash: &hash}); err != nil {
 		t.Fatal(err)
 	}
 	mustDeploy(t, sd, alice, "opensite0000001", "open-site", "<h1>hello</h1>", "O")

@@ -90,7 +90,7 @@ func (api *deployAPI) rollback(e *core.RequestEvent) error {
 	if req.Version == nil || *req.Version < 1 {
 		return apierr.Fail(http.StatusBadRequest, "version is required (a positive version number)")
 	}
-	rec, err := api.deploys.Rollback(rec, *req.Version)
+	rec, err := api.deploys.Rollback(e.Request.Context(), rec, *req.Version)
 	if err != nil {
 		return err
 	}
@@ -108,7 +108,7 @@ func (api *deployAPI) promote(e *core.RequestEvent) error {
 	if err != nil {
 		return err
 	}
-	rec, err := api.deploys.Promote(ownedOf(e), n)
+	rec, err := api.deploys.Promote(e.Request.Context(), ownedOf(e), n)
 	if err != nil {
 		return err
 	}

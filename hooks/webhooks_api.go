@@ -88,7 +88,7 @@ func (api *webhooksAPI) deleteWebhook(e *core.RequestEvent) error {
 	if err != nil {
 		return err // forms.ErrWebhookNotFound: 404
 	}
-	if err := forms.DeleteWebhook(e.App, hook); err != nil {
+	if err := forms.DeleteWebhook(e.Request.Context(), e.App, hook); err != nil {
 		return err
 	}
 	return e.JSON(http.StatusOK, map[string]string{"id": hook.Id, "message": "Webhook deleted"})

@@ -80,7 +80,7 @@ func TestCollectorNeverDeletesLiveContentWhileVersionsChange(t *testing.T) {
 				continue
 			}
 			rec, _ := app.FindRecordById("deployments", r.Deployment)
-			if err := svc.Delete(rec); err != nil {
+			if err := svc.Delete(context.Background(), rec); err != nil {
 				t.Fatal(err)
 			}
 			deleted[r.Deployment] = true

@@ -1,6 +1,7 @@
 package sites
 
 import (
+	"context"
 	"crypto/subtle"
 	"fmt"
 	"time"
@@ -14,8 +15,9 @@ import (
 // Claim ties the anonymous deployment slug to owner when token matches: it
 // then no longer expires. Unknown, expired and already claimed slugs are
 // ErrNotFound; a wrong token is ErrInvalidClaimToken; a full plan is
-// ErrSlotLimit (enforced by the record hook that guards every save).
-func (s *Service) Claim(owner *core.Record, slug, token string) (*core.Record, error) {
+// ErrSlotLimit (enforced by the record hook that guards every save). ctx
+// is the caller's request (the audit log names who claimed from it).
+func (s *Service) Claim(ctx context.Context, owner *core.Record, slug, token string) (*core.Record, error) {
 	var out *core.Record
 	err := s.app.RunInTransaction(func(tx core.App) error {
 		rec, err := Claimable(tx, slug, token)
@@ -28,7 +30,7 @@ func (s *Service) Claim(owner *core.Record, slug, token string) (*core.Record, e
 		rec.Set(FieldOwner, owner.Id)
 		rec.Set(FieldExpiresAt, "")
 		rec.Set(FieldClaimTokenHash, "")
-		if err := tx.Save(rec); err != nil {
+		if err := tx.SaveWithContext(context.WithoutCancel(ctx), rec); err != nil { // see Create
 			return mapSaveError(err)
 		}
 		out = rec
@@ -80,9 +82,10 @@ func (s *Service) ListOwned(owner *core.Record) ([]*core.Record, error) {
 
 // Delete removes a deployment. Its versions go with it (cascade) and the
 // record hooks take the site offline and schedule its content for
-// collection, so the API and the admin dashboard behave the same.
-func (s *Service) Delete(rec *core.Record) error {
-	if err := s.app.Delete(rec); err != nil {
+// collection, so the API and the admin dashboard behave the same. ctx is
+// the caller's request (the audit log names who deleted from it).
+func (s *Service) Delete(ctx context.Context, rec *core.Record) error {
+	if err := s.app.DeleteWithContext(context.WithoutCancel(ctx), rec); err != nil {
 		return fmt.Errorf("delete deployment %s: %w", rec.Id, err)
 	}
 	return nil

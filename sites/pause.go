@@ -1,6 +1,7 @@
 package sites
 
 import (
+	"context"
 	"errors"
 	"fmt"
 
@@ -16,8 +17,9 @@ var ErrPaused = errors.New("site is paused")
 // domains and settings; every host of it answers the paused page (503)
 // and its forms refuse submissions until it is resumed. Deploys still
 // work (the new version shows once resumed). Pausing a paused site, or
-// resuming a running one, changes nothing.
-func (s *Service) SetPaused(rec *core.Record, on bool) (*core.Record, error) {
+// resuming a running one, changes nothing. ctx is the caller's request
+// (the audit log names who paused from it).
+func (s *Service) SetPaused(ctx context.Context, rec *core.Record, on bool) (*core.Record, error) {
 	var out *core.Record
 	err := s.app.RunInTransaction(func(tx core.App) error {
 		fresh, err := tx.FindRecordById(DeploymentsCollection, rec.Id)
@@ -33,7 +35,7 @@ func (s *Service) SetPaused(rec *core.Record, on bool) (*core.Record, error) {
 			return nil
 		}
 		dep.SetPaused(on)
-		if err := tx.Save(fresh); err != nil {
+		if err := tx.SaveWithContext(context.WithoutCancel(ctx), fresh); err != nil { // see Create
 			return fmt.Errorf("save the pause of %s: %w", rec.Id, err)
 		}
 		return nil

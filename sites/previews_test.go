@@ -80,17 +80,17 @@ func TestDraftIsNotLiveUntilPromoted(t *testing.T) {
 	if err != nil || len(vs) != 2 || vs[0].Number != 2 || vs[0].Live || vs[0].Message != "try two" || !vs[1].Live {
 		t.Fatalf("versions: %+v %v", vs, err)
 	}
-	rec, err = svc.Promote(rec, 2)
+	rec, err = svc.Promote(context.Background(), rec, 2)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if got := liveText(t, app, svc, "draft-site", "a.txt"); got != "two" || !rec.GetBool(sites.FieldIsSPA) || rec.GetString(sites.FieldTitle) != "Two" {
 		t.Fatalf("after promote the site serves %q, SPA %v, title %q", got, rec.GetBool(sites.FieldIsSPA), rec.GetString(sites.FieldTitle))
 	}
-	if rec, err = svc.Rollback(rec, 1); err != nil || rec.GetBool(sites.FieldIsSPA) || rec.GetString(sites.FieldTitle) != "" {
+	if rec, err = svc.Rollback(context.Background(), rec, 1); err != nil || rec.GetBool(sites.FieldIsSPA) || rec.GetString(sites.FieldTitle) != "" {
 		t.Fatalf("a rollback keeps the promoted settings: %v", err)
 	}
-	if _, err := svc.Promote(rec, 9); !errors.Is(err, sites.ErrVersionNotFound) {
+	if _, err := svc.Promote(context.Background(), rec, 9); !errors.Is(err, sites.ErrVersionNotFound) {
 		t.Fatalf("promote of an unknown version: %v", err)
 	}
 }
@@ -176,7 +176,7 @@ func TestPromoteIsAtomicUnderConcurrentReads(t *testing.T) {
 		}()
 	}
 	for i := range 40 {
-		if _, err := svc.Promote(rec, 2-i%2); err != nil {
+		if _, err := svc.Promote(context.Background(), rec, 2-i%2); err != nil {
 			t.Error(err)
 			break
 		}
@@ -219,7 +219,7 @@ func TestAliasFollowsItsDeploys(t *testing.T) {
 	if aliasAt() != 3 {
 		t.Fatal("a deploy without the alias moved it")
 	}
-	if rec, err = svc.Rollback(rec, 1); err != nil {
+	if rec, err = svc.Rollback(context.Background(), rec, 1); err != nil {
 		t.Fatal(err)
 	}
 	if aliasAt() != 3 || liveText(t, app, svc, "alias-site", "a.txt") != "1" {
@@ -280,7 +280,7 @@ func TestPruneKeepsLiveAndAliased(t *testing.T) {
 	if got := kept(); !slices.Equal(got, []int{1, 4, 5, 6}) {
 		t.Fatalf("kept %v, want the aliased 1 and 4, 5, 6", got)
 	}
-	if rec, err = svc.Rollback(rec, 4); err != nil {
+	if rec, err = svc.Rollback(context.Background(), rec, 4); err != nil {
 		t.Fatal(err)
 	}
 	for i := 7; i <= 9; i++ {

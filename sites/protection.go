@@ -1,6 +1,7 @@
 package sites
 
 import (
+	"context"
 	"crypto/hmac"
 	"crypto/rand"
 	"crypto/sha256"
@@ -211,8 +212,9 @@ func ProtectionOf(rec *core.Record) *Protection {
 
 // SetProtection changes dep's protection through the same path as the
 // other changes of a deployment (its lock, and a save that the record
-// hooks bracket for the site server). It returns the saved record.
-func (s *Service) SetProtection(dep *core.Record, c ProtectionChange) (*core.Record, error) {
+// hooks bracket for the site server). It returns the saved record. ctx
+// is the caller's request (the audit log names who changed it from it).
+func (s *Service) SetProtection(ctx context.Context, dep *core.Record, c ProtectionChange) (*core.Record, error) {
 	unlock := s.lockDeployment(dep.Id)
 	defer unlock()
 	fresh, err := s.app.FindRecordById(DeploymentsCollection, dep.Id)
@@ -223,7 +225,7 @@ func (s *Service) SetProtection(dep *core.Record, c ProtectionChange) (*core.Rec
 		return fresh, nil
 	}
 	c.apply(fresh)
-	if err := s.app.Save(fresh); err != nil {
+	if err := s.app.SaveWithContext(context.WithoutCancel(ctx), fresh); err != nil { // see Create
 		return nil, fmt.Errorf("save protection: %w", err)
 	}
 	return fresh, nil

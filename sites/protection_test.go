@@ -68,7 +68,7 @@ func TestProtectionLifecycle(t *testing.T) {
 		case "replace":
 			_, err = svc.Replace(ctx, c.Record, sites.Metadata{Protect: s.change}, files("index.html", "<p>"+s.name))
 		default:
-			_, err = svc.SetProtection(c.Record, s.change)
+			_, err = svc.SetProtection(context.Background(), c.Record, s.change)
 		}
 		if err != nil {
 			t.Fatalf("%s: %v", s.name, err)

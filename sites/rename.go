@@ -1,6 +1,7 @@
 package sites
 
 import (
+	"context"
 	"database/sql"
 	"errors"
 	"fmt"
@@ -190,8 +191,9 @@ func FollowRename(tx core.App, rec *core.Record, now time.Time) error {
 // ErrSlugReserved, ErrSlugTaken when another deployment has it or keeps
 // it as an old slug. The old slug redirects to the new one for
 // SlugRedirectTTL (see FollowRename). Renaming to the current slug
-// changes nothing. It returns the saved record.
-func (s *Service) Rename(rec *core.Record, slug string) (*core.Record, error) {
+// changes nothing. It returns the saved record. ctx is the caller's
+// request (the audit log names who renamed from it).
+func (s *Service) Rename(ctx context.Context, rec *core.Record, slug string) (*core.Record, error) {
 	if err := ValidateSlug(slug); err != nil {
 		return nil, err
 	}
@@ -215,7 +217,7 @@ func (s *Service) Rename(rec *core.Record, slug string) (*core.Record, error) {
 			return err
 		}
 		DeploymentOf(fresh).SetSlug(slug)
-		if err := tx.Save(fresh); err != nil {
+		if err := tx.SaveWithContext(context.WithoutCancel(ctx), fresh); err != nil { // see Create
 			return mapSaveError(err)
 		}
 		out = fresh

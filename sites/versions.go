@@ -1,6 +1,7 @@
 package sites
 
 import (
+	"context"
 	"database/sql"
 	"errors"
 	"fmt"
@@ -165,8 +166,8 @@ func diffManifests(a, b Manifest) Diff {
 
 // Rollback makes version number of dep live again: Promote, the name
 // the dashboard and POST /deploy/{id}/rollback use.
-func (s *Service) Rollback(dep *core.Record, number int) (*core.Record, error) {
-	return s.Promote(dep, number)
+func (s *Service) Rollback(ctx context.Context, dep *core.Record, number int) (*core.Record, error) {
+	return s.Promote(ctx, dep, number)
 }
 
 // Promote makes version number of dep live (a draft, or an earlier
@@ -178,7 +179,8 @@ func (s *Service) Rollback(dep *core.Record, number int) (*core.Record, error) {
 // deployment.updated webhooks, the site cache). Aliases do not move. The versions are not renumbered: the next deploy
 // gets the next number. A version holding content blocked since it was
 // deployed is refused with a *BlockedContentError, as its deploy would be.
-func (s *Service) Promote(dep *core.Record, number int) (*core.Record, error) {
+// ctx is the caller's request (the audit log names who moved it from it).
+func (s *Service) Promote(ctx context.Context, dep *core.Record, number int) (*core.Record, error) {
 	unlock := s.lockDeployment(dep.Id)
 	defer unlock()
 	var out *core.Record
@@ -204,7 +206,7 @@ func (s *Service) Promote(dep *core.Record, number int) (*core.Record, error) {
 		if err := FollowLiveVersion(tx, fresh); err != nil {
 			return err
 		}
-		if err := tx.Save(fresh); err != nil {
+		if err := tx.SaveWithContext(context.WithoutCancel(ctx), fresh); err != nil { // see Create
 			return fmt.Errorf("switch to version %d: %w", number, err)
 		}
 		out = fresh

@@ -9,6 +9,7 @@
 package admincmd
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"text/tabwriter"
@@ -68,7 +69,7 @@ func NewKeyCommand(app core.App) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			plain, rec, err := accounts.CreateAPIKey(app, user, name)
+			plain, rec, err := accounts.CreateAPIKey(context.Background(), app, user, name) // the operator, on the server: sitedrop's
 			if err != nil {
 				return err
 			}
@@ -118,7 +119,7 @@ func NewKeyCommand(app core.App) *cobra.Command {
 			if err := app.RunAllMigrations(); err != nil {
 				return fmt.Errorf("run migrations: %w", err)
 			}
-			rec, err := accounts.RevokeAPIKey(app, args[0])
+			rec, err := accounts.RevokeAPIKey(context.Background(), app, args[0])
 			if errors.Is(err, accounts.ErrKeyNotFound) {
 				return fmt.Errorf("no API key with prefix %q", args[0])
 			}

@@ -44,7 +44,7 @@ func (a *accountPages) accountKeyCreate(e *core.RequestEvent) error {
 	if name == "" {
 		name = "Key"
 	}
-	plain, _, err := accounts.CreateAPIKey(e.App, user, name)
+	plain, _, err := accounts.CreateAPIKey(e.Request.Context(), e.App, user, name)
 	if err != nil {
 		return err
 	}
@@ -94,7 +94,7 @@ func (a *accountPages) accountKeyRevoke(e *core.RequestEvent) error {
 	label := ui.KeyLabel(ui.AccountKey{Prefix: key.Prefix(), Name: key.Name()})
 	// queued first: it would be lost with the session if the key was its
 	a.sessions.flash(e, ui.Flash{Kind: ui.FlashSuccess, Text: "Key " + label + " revoked. Requests with it are refused from now on."})
-	if err := accounts.DeleteAPIKey(e.App, key); err != nil {
+	if err := accounts.DeleteAPIKey(e.Request.Context(), e.App, key); err != nil {
 		return fmt.Errorf("revoke key: %w", err)
 	}
 	return e.Redirect(http.StatusSeeOther, "/account")
@@ -288,7 +288,7 @@ func (a *accountPages) accountDelete(e *core.RequestEvent) error {
 	if err := accounts.DeleteUser(e.App, user); err != nil {
 		return err
 	}
-	if err := a.sessions.End(e.Response, e.Request); err != nil {
+	if err := a.sessions.SignOut(e); err != nil {
 		return err
 	}
 	return e.Redirect(http.StatusSeeOther, "/?"+accountDeletedQuery)

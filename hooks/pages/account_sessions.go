@@ -73,12 +73,12 @@ func (a *accountPages) sessionRevoke(e *core.RequestEvent) error {
 		return a.sessions.back(e, "/account", ui.FlashError, "That browser session had already ended.")
 	}
 	if a.sessions.IsCurrent(e.Request, rec) {
-		if err := a.sessions.End(e.Response, e.Request); err != nil {
+		if err := a.sessions.SignOut(e); err != nil {
 			return err
 		}
 		return e.Redirect(http.StatusSeeOther, signedOutPage)
 	}
-	if err := accounts.EndSession(e.App, rec); err != nil {
+	if err := accounts.EndSession(e.Request.Context(), e.App, rec); err != nil {
 		return err
 	}
 	client := accounts.SessionOf(rec).Client().String()

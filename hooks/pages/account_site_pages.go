@@ -319,7 +319,7 @@ func (sp *sitePages) accountSiteRollback(e *core.RequestEvent) error {
 	if err != nil || n < 1 {
 		return sp.backToSite(e, dep, ui.PanelVersions, ui.FlashError, "No such version: pick one from the list.")
 	}
-	if _, err := sp.deploys.Promote(dep, n); errors.Is(err, sites.ErrVersionNotFound) {
+	if _, err := sp.deploys.Promote(e.Request.Context(), dep, n); errors.Is(err, sites.ErrVersionNotFound) {
 		return sp.backToSite(e, dep, ui.PanelVersions, ui.FlashError, "Version "+strconv.Itoa(n)+" is no longer kept.")
 	} else if err != nil {
 		return err

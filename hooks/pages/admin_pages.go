@@ -402,7 +402,7 @@ func (a *adminPages) deleteSite(e *core.RequestEvent) error {
 		_, panel := backOf(e, dep)
 		return e.Redirect(http.StatusSeeOther, ui.AdminSiteDeletePath(dep.Id, panel))
 	}
-	if err := a.deploys.Delete(dep.Record); err != nil {
+	if err := a.deploys.Delete(e.Request.Context(), dep.Record); err != nil {
 		return err
 	}
 	return a.back(e, nil, ui.FlashSuccess, dep.Slug()+" is deleted.")

@@ -58,7 +58,7 @@ func (c *claimPages) claimSubmit(e *core.RequestEvent) error {
 	if user == nil {
 		return e.Redirect(http.StatusSeeOther, loginURL(c.claimPath(slug, token)))
 	}
-	rec, err := c.deploys.Claim(user, slug, token)
+	rec, err := c.deploys.Claim(e.Request.Context(), user, slug, token)
 	switch {
 	case errors.Is(err, sites.ErrNotFound):
 		if d := ownSite(e.App, user, slug); d != nil {

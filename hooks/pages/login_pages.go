@@ -158,7 +158,7 @@ func (a *loginPages) logoutForm(e *core.RequestEvent) error {
 	if crossOrigin.Check(e.Request) != nil {
 		return a.auth.formRefused(e, errCrossOrigin)
 	}
-	if err := a.sessions.End(e.Response, e.Request); err != nil {
+	if err := a.sessions.SignOut(e); err != nil {
 		return err
 	}
 	return e.Redirect(http.StatusSeeOther, signedOutPage)

@@ -5,6 +5,7 @@ import (
 
 	"github.com/pocketbase/pocketbase/core"
 
+	"sitedrop/hooks/internal/routectx"
 	"sitedrop/sites/accounts"
 	"sitedrop/ui"
 )
@@ -68,4 +69,17 @@ func (s *Sessions) errorPage(e *core.RequestEvent, status int, title, msg string
 // rendered outside this package (Render).
 func (s *Sessions) Frame(e *core.RequestEvent) ui.LayoutProps {
 	return s.layout(e, s.user(e))
+}
+
+// SignOut ends e's browser session (accounts.Sessions.End). The signed-in
+// user is left on e first, as the auth middlewares do, so that the audit
+// log names them, not an anonymous client, as who revoked the key made
+// for the session.
+func (s *Sessions) SignOut(e *core.RequestEvent) error {
+	if routectx.User(e) == nil {
+		if u := s.user(e); u != nil {
+			routectx.SetUser(e, u)
+		}
+	}
+	return s.End(e.Response, e.Request)
 }

@@ -67,7 +67,7 @@ func (cp *controlPages) accountSiteRename(e *core.RequestEvent) error {
 	if err := apierr.RateRefusal(e.Response, cp.gate.Keyed.Check(sites.DeploymentOf(dep).OwnerID())); err != nil {
 		return cp.refusal(e, dep, "Not renamed: ", err)
 	}
-	saved, err := cp.deploys.Rename(dep, slug)
+	saved, err := cp.deploys.Rename(e.Request.Context(), dep, slug)
 	if err != nil {
 		return cp.refusal(e, dep, "Not renamed: ", err)
 	}
@@ -100,7 +100,7 @@ func (cp *controlPages) setPaused(e *core.RequestEvent, on bool) error {
 	if err := apierr.RateRefusal(e.Response, cp.gate.Keyed.Check(sites.DeploymentOf(dep).OwnerID())); err != nil {
 		return cp.refusal(e, dep, "Not changed: ", err)
 	}
-	if _, err := cp.deploys.SetPaused(dep, on); err != nil {
+	if _, err := cp.deploys.SetPaused(e.Request.Context(), dep, on); err != nil {
 		return cp.refusal(e, dep, "Not changed: ", err) // a taken-down site
 	}
 	if on {

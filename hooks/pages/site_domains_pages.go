@@ -107,7 +107,7 @@ func (dp *domainPages) accountDomainDelete(e *core.RequestEvent) error {
 	if _, err := dp.start(e, site.OwnerID, false); err != nil {
 		return dp.refused(e, dep, ui.DomainPanel(rec.Name()), rec.Name()+" not removed: ", err)
 	}
-	if err := dp.domains.Remove(rec); err != nil {
+	if err := dp.domains.Remove(e.Request.Context(), rec); err != nil {
 		return err
 	}
 	return dp.backToSite(e, dep, ui.PanelDomains, ui.FlashSuccess, rec.Name()+" removed: the site no longer answers there.")

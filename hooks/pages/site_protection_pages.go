@@ -56,7 +56,7 @@ func (pp *protectionPages) accountSiteProtection(e *core.RequestEvent) error {
 	default:
 		return pp.backToSite(e, dep, ui.PanelProtection, ui.FlashError, "Nothing changed: unknown action.")
 	}
-	out, err := pp.deploys.SetProtection(dep, c)
+	out, err := pp.deploys.SetProtection(e.Request.Context(), dep, c)
 	if err != nil {
 		return err
 	}

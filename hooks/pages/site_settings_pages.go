@@ -103,7 +103,7 @@ func (st *settingsPages) accountSiteDelete(e *core.RequestEvent) error {
 	if strings.TrimSpace(e.Request.PostForm.Get("slug")) != slug {
 		return st.sessions.back(e, "/account/sites/"+dep.Id+"/delete", ui.FlashError, "The slug you typed does not match "+slug+": the site was not deleted.")
 	}
-	if err := st.deploys.Delete(dep); err != nil {
+	if err := st.deploys.Delete(e.Request.Context(), dep); err != nil {
 		return err
 	}
 	return st.sessions.back(e, "/account", ui.FlashSuccess, "Site "+slug+" deleted.")

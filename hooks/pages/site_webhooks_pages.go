@@ -176,7 +176,7 @@ func (wp *webhookPages) webhookDeletePage(e *core.RequestEvent) error {
 // confirmation.
 func (wp *webhookPages) accountSiteWebhookDelete(e *core.RequestEvent) error {
 	dep, hook := ownedOf(e), webhookOf(e)
-	if err := forms.DeleteWebhook(e.App, hook); err != nil {
+	if err := forms.DeleteWebhook(e.Request.Context(), e.App, hook); err != nil {
 		return err
 	}
 	return wp.backToSite(e, dep, ui.PanelWebhooks, ui.FlashSuccess, "Webhook to "+hook.URL()+" deleted.")

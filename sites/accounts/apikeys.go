@@ -14,6 +14,7 @@
 package accounts
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"strings"
@@ -56,8 +57,9 @@ func HashSecret(secret string) string {
 }
 
 // CreateAPIKey makes a new key for user and returns its plaintext, which is
-// shown once and never stored.
-func CreateAPIKey(app core.App, user *core.Record, name string) (string, *core.Record, error) {
+// shown once and never stored. ctx is the caller's request (the audit log
+// names who created the key from it).
+func CreateAPIKey(ctx context.Context, app core.App, user *core.Record, name string) (string, *core.Record, error) {
 	col, err := app.FindCachedCollectionByNameOrId(APIKeysCollection)
 	if err != nil {
 		return "", nil, fmt.Errorf("find api_keys collection: %w", err)
@@ -68,7 +70,7 @@ func CreateAPIKey(app core.App, user *core.Record, name string) (string, *core.R
 	rec.Set(FieldName, name)
 	rec.Set(FieldPrefix, plain[:apiKeyDisplayLen])
 	rec.Set(FieldHash, HashSecret(plain))
-	if err := app.Save(rec); err != nil {
+	if err := app.SaveWithContext(context.WithoutCancel(ctx), rec); err != nil {
 		return "", nil, fmt.Errorf("save api key: %w", err)
 	}
 	return plain, rec, nil
@@ -122,8 +124,9 @@ func ListAPIKeys(app core.App, user *core.Record) ([]*core.Record, error) {
 }
 
 // RevokeAPIKey deletes the one key whose display prefix is prefix. It
-// refuses an ambiguous prefix.
-func RevokeAPIKey(app core.App, prefix string) (*core.Record, error) {
+// refuses an ambiguous prefix. ctx is the caller's (the audit log names
+// who revoked the key from it).
+func RevokeAPIKey(ctx context.Context, app core.App, prefix string) (*core.Record, error) {
 	recs, err := app.FindRecordsByFilter(APIKeysCollection, FieldPrefix+" = {:p}", "", 0, 0, dbx.Params{"p": prefix})
 	if err != nil {
 		return nil, fmt.Errorf("find api key: %w", err)
@@ -135,7 +138,7 @@ func RevokeAPIKey(app core.App, prefix string) (*core.Record, error) {
 	default:
 		return nil, fmt.Errorf("prefix %q matches %d keys", prefix, len(recs))
 	}
-	if err := app.Delete(recs[0]); err != nil {
+	if err := app.DeleteWithContext(context.WithoutCancel(ctx), recs[0]); err != nil {
 		return nil, fmt.Errorf("delete api key: %w", err)
 	}
 	return recs[0], nil

@@ -116,7 +116,7 @@ func (s *Sessions) IsCurrent(r *http.Request, rec *core.Record) bool {
 // Start replaces the browser's session (if any) with a new one on key and
 // sets its cookie on w; ownsKey says key was made for the session alone.
 func (s *Sessions) Start(w http.ResponseWriter, r *http.Request, key *core.Record, ownsKey bool) error {
-	if err := DeleteSession(s.app, s.Token(r)); err != nil {
+	if err := DeleteSession(r.Context(), s.app, s.Token(r)); err != nil {
 		return err
 	}
 	tok, err := CreateSession(s.app, key, ownsKey, r.UserAgent())
@@ -129,7 +129,7 @@ func (s *Sessions) Start(w http.ResponseWriter, r *http.Request, key *core.Recor
 
 // End signs the browser out: its session ends and its cookie goes.
 func (s *Sessions) End(w http.ResponseWriter, r *http.Request) error {
-	if err := DeleteSession(s.app, s.Token(r)); err != nil {
+	if err := DeleteSession(r.Context(), s.app, s.Token(r)); err != nil {
 		return err
 	}
 	s.setCookie(w, "", -1)
@@ -148,7 +148,7 @@ func (s *Sessions) EndOthers(r *http.Request, user *core.Record) (int, error) {
 		if IsSessionOf(rec, tok) {
 			continue
 		}
-		if err := EndSession(s.app, rec); err != nil {
+		if err := EndSession(r.Context(), s.app, rec); err != nil {
 			return n, err
 		}
 		n++

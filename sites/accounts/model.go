@@ -1,6 +1,7 @@
 package accounts
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"time"
@@ -162,9 +163,10 @@ func FindLiveSessionOf(app core.App, userID, id string, now time.Time) (*Session
 }
 
 // DeleteAPIKey deletes the key k (a session standing on it ends with it,
-// by cascade).
-func DeleteAPIKey(app core.App, k *APIKey) error {
-	if err := app.Delete(k); err != nil {
+// by cascade). ctx is the caller's request (the audit log names who
+// revoked the key from it).
+func DeleteAPIKey(ctx context.Context, app core.App, k *APIKey) error {
+	if err := app.DeleteWithContext(context.WithoutCancel(ctx), k); err != nil {
 		return fmt.Errorf("delete api key %s: %w", k.Id, err)
 	}
 	return nil

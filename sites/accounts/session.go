@@ -1,6 +1,7 @@
 package accounts
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"time"
@@ -67,8 +68,9 @@ func UserBySession(app core.App, token string) (*core.Record, error) {
 }
 
 // DeleteSession ends the session of token, and revokes its key when the
-// key was made for it; an unknown token is no error.
-func DeleteSession(app core.App, token string) error {
+// key was made for it; an unknown token is no error. ctx is the caller's
+// request (see EndSession).
+func DeleteSession(ctx context.Context, app core.App, token string) error {
 	if token == "" {
 		return nil
 	}
@@ -76,15 +78,16 @@ func DeleteSession(app core.App, token string) error {
 	if err != nil {
 		return nil
 	}
-	return EndSession(app, rec)
+	return EndSession(ctx, app, rec)
 }
 
 // EndSession ends the session rec, and revokes its key when the key was
-// made for it (the session then goes with its key, by cascade).
-func EndSession(app core.App, rec *core.Record) error {
+// made for it (the session then goes with its key, by cascade). ctx is
+// the caller's request (the audit log names who revoked the key from it).
+func EndSession(ctx context.Context, app core.App, rec *core.Record) error {
 	if rec.GetBool(FieldOwnsKey) {
 		if key, err := app.FindRecordById(APIKeysCollection, rec.GetString(FieldAPIKey)); err == nil {
-			if err := app.Delete(key); err != nil {
+			if err := app.DeleteWithContext(context.WithoutCancel(ctx), key); err != nil {
 				return fmt.Errorf("revoke session key: %w", err)
 			}
 			return nil

@@ -1,6 +1,7 @@
 package accounts
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"net/mail"
@@ -43,7 +44,7 @@ func (e *MailError) Unwrap() error { return e.Err }
 // their account on first use when sign-up is open.
 //
 //	id, err := signIn.SendCode(email)             // mails a code
-//	plain, key, user, err := signIn.Verify(id, c) // a new API key
+//	plain, key, user, err := signIn.Verify(ctx, id, c) // a new API key
 type SignIn struct {
 	App core.App
 	// Signup lets an unknown address make an account.
@@ -58,6 +59,11 @@ type SignIn struct {
 	// only when an account would be made, so existing accounts keep
 	// signing in.
 	CheckSignup func(email string) error
+	// Acting, when set, returns the context of the save of the new key
+	// once the account signing in is known: ctx (the caller's request)
+	// naming user as the one who acts, for the audit log. Unset, the key
+	// is saved with ctx as it is.
+	Acting func(ctx context.Context, user *core.Record) context.Context
 }
 
 // ParseEmail accepts a bare address (no display name) of at most 254
@@ -127,7 +133,8 @@ func (s *SignIn) SendCode(email string) (string, error) {
 // use when sign-up is open (else ErrSignupClosed) and makes an API key for
 // the new browser session. It returns the key's plaintext, the key and its
 // user; a wrong code is ErrInvalidCode, a banned account's a *BannedError.
-func (s *SignIn) Verify(id, code string) (plain string, key, user *core.Record, err error) {
+// ctx is the caller's request (see Acting).
+func (s *SignIn) Verify(ctx context.Context, id, code string) (plain string, key, user *core.Record, err error) {
 	switch {
 	case id == "":
 		return "", nil, nil, ErrCodeIDRequired
@@ -159,7 +166,10 @@ func (s *SignIn) Verify(id, code string) (plain string, key, user *core.Record, 
 			}
 		}
 	}
-	plain, key, err = CreateAPIKey(s.App, user, "Web sign-in "+time.Now().UTC().Format("2006-01-02 15:04"))
+	if s.Acting != nil {
+		ctx = s.Acting(ctx, user)
+	}
+	plain, key, err = CreateAPIKey(ctx, s.App, user, "Web sign-in "+time.Now().UTC().Format("2006-01-02 15:04"))
 	if err != nil {
 		return "", nil, nil, err
 	}

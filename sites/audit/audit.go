@@ -13,9 +13,10 @@
 //
 // The changes of records (deploys, renames, keys, domains, webhooks…) are
 // logged by hooks' record hooks (hooks/audit_records.go), whoever saves
-// them; a writer that saves with a context made by WithActor, or through
-// an app made by Acting, names its actor, and the others are named
-// through Inflight.
+// them; a writer that saves with a context made by WithActor (sitedrop's
+// services take the caller's request context and save with it), or
+// through an app made by Acting, names its actor; a save with neither is
+// sitedrop's own (KindSystem).
 //
 // The log is append-only from the API's point of view: its collection's
 // rules let no one but superusers read it through PocketBase's record

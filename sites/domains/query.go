@@ -1,6 +1,7 @@
 package domains
 
 import (
+	"context"
 	"database/sql"
 	"errors"
 	"fmt"
@@ -55,8 +56,9 @@ func Backoff(attempts int) time.Duration {
 // Add saves a pending claim of domain (normalised, checked) by the
 // deployment, with a new token. It returns ErrTaken when another
 // deployment has it verified, and ErrExists, with the existing record,
-// when this one already claimed it. app may be a transaction.
-func Add(app core.App, deploymentID, domain string) (*Domain, error) {
+// when this one already claimed it. app may be a transaction. ctx is the
+// caller's request (the audit log names who added the domain from it).
+func Add(ctx context.Context, app core.App, deploymentID, domain string) (*Domain, error) {
 	mine, err := Find(app, deploymentID, domain)
 	if err == nil {
 		return mine, ErrExists
@@ -77,7 +79,7 @@ func Add(app core.App, deploymentID, domain string) (*Domain, error) {
 	rec.SetToken("sitedrop-verify-" + security.RandomString(32))
 	rec.SetAttempts(0)
 	rec.SetSince(time.Now().UTC())
-	if err := app.Save(rec); err != nil {
+	if err := app.SaveWithContext(context.WithoutCancel(ctx), rec); err != nil {
 		return nil, fmt.Errorf("save domain %s: %w", domain, err)
 	}
 	return rec, nil
@@ -237,9 +239,10 @@ func Reset(app core.App, rec *Domain) error {
 }
 
 // Delete removes the claim: the deployment no longer answers at its
-// domain (the record hooks drop the route and the certificate).
-func Delete(app core.App, rec *Domain) error {
-	if err := app.Delete(rec); err != nil {
+// domain (the record hooks drop the route and the certificate). ctx is
+// the caller's request (the audit log names who removed it from it).
+func Delete(ctx context.Context, app core.App, rec *Domain) error {
+	if err := app.DeleteWithContext(context.WithoutCancel(ctx), rec); err != nil {
 		return fmt.Errorf("remove domain %s: %w", rec.Name(), err)
 	}
 	return nil

@@ -1,6 +1,7 @@
 package domains_test
 
 import (
+	"context"
 	"errors"
 	"slices"
 	"testing"
@@ -78,18 +79,18 @@ func TestFirstToVerifyWins(t *testing.T) {
 	app := newApp(t)
 	user := mustUser(t, app, "a@example.com")
 	a, b, c := mustDeployment(t, app, "alpha", user.Id), mustDeployment(t, app, "bravo", user.Id), mustDeployment(t, app, "charlie", "")
-	ra, err := domains.Add(app, a.Id, "shop.example.com")
+	ra, err := domains.Add(context.Background(), app, a.Id, "shop.example.com")
 	if err != nil {
 		t.Fatal(err)
 	}
-	rb, err := domains.Add(app, b.Id, "shop.example.com")
+	rb, err := domains.Add(context.Background(), app, b.Id, "shop.example.com")
 	if err != nil {
 		t.Fatal(err)
 	}
 	if ra.GetString("token") == rb.GetString("token") || ra.GetString("status") != domains.StatusPending {
 		t.Fatalf("claims: %v %v", ra, rb)
 	}
-	if again, err := domains.Add(app, a.Id, "shop.example.com"); !errors.Is(err, domains.ErrExists) || again.Id != ra.Id {
+	if again, err := domains.Add(context.Background(), app, a.Id, "shop.example.com"); !errors.Is(err, domains.ErrExists) || again.Id != ra.Id {
 		t.Fatalf("adding again = %v, %v", again, err)
 	}
 	now := time.Now().UTC()
@@ -105,7 +106,7 @@ func TestFirstToVerifyWins(t *testing.T) {
 	if rb.GetString("status") != domains.StatusFailed || rb.GetString("reason") != domains.ReasonTakenElsewhere {
 		t.Fatalf("the other claim: %s %q", rb.GetString("status"), rb.GetString("reason"))
 	}
-	if _, err := domains.Add(app, c.Id, "shop.example.com"); !errors.Is(err, domains.ErrTaken) {
+	if _, err := domains.Add(context.Background(), app, c.Id, "shop.example.com"); !errors.Is(err, domains.ErrTaken) {
 		t.Fatalf("third claim = %v", err)
 	}
 	// the failed claim cannot start again while the domain is verified elsewhere
@@ -132,7 +133,7 @@ func TestFirstToVerifyWins(t *testing.T) {
 	if all := allVerified(t, app); len(all) != 0 {
 		t.Fatalf("after delete: %v", all)
 	}
-	if _, err := domains.Add(app, c.Id, "shop.example.com"); err != nil {
+	if _, err := domains.Add(context.Background(), app, c.Id, "shop.example.com"); err != nil {
 		t.Fatalf("claim after release: %v", err)
 	}
 }
@@ -143,7 +144,7 @@ func TestDueAndExpiry(t *testing.T) {
 	t.Parallel()
 	app := newApp(t)
 	dep := mustDeployment(t, app, "alpha", "")
-	rec, err := domains.Add(app, dep.Id, "shop.example.com")
+	rec, err := domains.Add(context.Background(), app, dep.Id, "shop.example.com")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -196,7 +197,7 @@ func TestNewlyVerified(t *testing.T) {
 	app.OnRecordAfterCreateSuccess(domains.Collection).BindFunc(record)
 	app.OnRecordAfterUpdateSuccess(domains.Collection).BindFunc(record)
 
-	rec, err := domains.Add(app, dep.Id, "shop.example.com")
+	rec, err := domains.Add(context.Background(), app, dep.Id, "shop.example.com")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,6 +1,7 @@
 package domains_test
 
 import (
+	"context"
 	"slices"
 	"testing"
 	"time"
@@ -17,7 +18,7 @@ func TestReleased(t *testing.T) {
 	user := mustUser(t, app, "a@example.com")
 	a := mustDeployment(t, app, "alpha", user.Id)
 	table := domains.NewTable(app)
-	rec, err := domains.Add(app, a.Id, "shop.example.com")
+	rec, err := domains.Add(context.Background(), app, a.Id, "shop.example.com")
 	if err != nil {
 		t.Fatal(err)
 	}

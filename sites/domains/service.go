@@ -252,7 +252,7 @@ func (s *Service) Add(ctx context.Context, acct Account, site Site, raw string, 
 		if limit := s.Limit(acct.Plan); n >= limit {
 			return &LimitError{Limit: limit, Plan: PlanName(acct.Plan)}
 		}
-		rec, err = Add(tx, site.ID, name)
+		rec, err = Add(ctx, tx, site.ID, name)
 		created = err == nil
 		return err
 	})
@@ -280,8 +280,9 @@ func (s *Service) List(depID string) ([]*Domain, error) { return List(s.app, dep
 // Used counts the custom domains of every deployment of the account.
 func (s *Service) Used(acct Account) (int, error) { return CountOwned(s.app, acct.ID) }
 
-// Remove releases the claim rec: its site no longer answers there.
-func (s *Service) Remove(rec *Domain) error { return Delete(s.app, rec) }
+// Remove releases the claim rec: its site no longer answers there. ctx is
+// the caller's request (see Delete).
+func (s *Service) Remove(ctx context.Context, rec *Domain) error { return Delete(ctx, s.app, rec) }
 
 // Recheck is "check now" of rec, a domain of the site slug: a failed
 // claim starts again (ErrTaken, and nothing changes, when another site

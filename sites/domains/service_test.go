@@ -90,7 +90,7 @@ func TestServiceAdd(t *testing.T) {
 	if got, err := svc.Lookup(alpha.ID, "SHOP.example.com."); err != nil || got.Id != d.Id {
 		t.Fatalf("Lookup of the claim: %v %v", got, err)
 	}
-	if err := svc.Remove(d); err != nil {
+	if err := svc.Remove(context.Background(), d); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := svc.Lookup(alpha.ID, "shop.example.com"); !errors.Is(err, domains.ErrNotFound) {
@@ -135,7 +135,7 @@ func TestTable(t *testing.T) {
 	dep := mustDeployment(t, app, "alpha", "")
 	verify := func(name string) {
 		t.Helper()
-		d, err := domains.Add(app, dep.Id, name)
+		d, err := domains.Add(context.Background(), app, dep.Id, name)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -145,7 +145,7 @@ func TestTable(t *testing.T) {
 	}
 	verify("example.com")
 	verify("www.example.com")
-	if _, err := domains.Add(app, dep.Id, "pending.example.org"); err != nil {
+	if _, err := domains.Add(context.Background(), app, dep.Id, "pending.example.org"); err != nil {
 		t.Fatal(err)
 	}
 	table := domains.NewTable(app)
@@ -203,7 +203,7 @@ func TestNewClaimCheckedByNextRun(t *testing.T) {
 	if wait := domains.Backoff(old.Attempts()); wait != time.Hour {
 		t.Fatalf("the old claim's backoff is %s, want an hour", wait)
 	}
-	if err := svc.Remove(old); err != nil {
+	if err := svc.Remove(context.Background(), old); err != nil {
 		t.Fatal(err)
 	}
 

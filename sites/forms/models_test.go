@@ -119,7 +119,7 @@ func TestFindWebhookAndDeliveryOfTheirDeployment(t *testing.T) {
 	if got, err := forms.FindDelivery(app, hook, d.Id); err != nil || got.Event() != forms.EventTest || got.NextAttempt().IsZero() {
 		t.Fatalf("own delivery: %v, %v", got, err)
 	}
-	if err := forms.DeleteWebhook(app, hook); err != nil {
+	if err := forms.DeleteWebhook(context.Background(), app, hook); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := forms.FindWebhook(app, dep.Id, hook.Id); !errors.Is(err, forms.ErrWebhookNotFound) {

@@ -41,7 +41,8 @@ func (e *WebhookError) Error() string { return e.Msg }
 // empty; nil events subscribes to all) and saves it, active, with a new
 // signing secret, which it returns. A deployment has at most
 // MaxWebhooksPerDeployment. Refusals are *WebhookError; a cancelled ctx
-// is returned as is.
+// is returned as is. ctx is the caller's request (the audit log names who
+// created the webhook from it).
 func CreateWebhook(ctx context.Context, app core.App, guard WebhookGuard, deploymentID, rawURL, typ string,
 	evs *[]string) (*Webhook, string, error) {
 	url := strings.TrimSpace(rawURL)
@@ -89,7 +90,7 @@ func CreateWebhook(ctx context.Context, app core.App, guard WebhookGuard, deploy
 		if n >= MaxWebhooksPerDeployment {
 			return &WebhookError{fmt.Sprintf("A deployment has at most %d webhooks", MaxWebhooksPerDeployment)}
 		}
-		if err := tx.Save(hook); err != nil {
+		if err := tx.SaveWithContext(context.WithoutCancel(ctx), hook); err != nil {
 			var verrs validation.Errors
 			if errors.As(err, &verrs) {
 				return &WebhookError{"webhook URL is not a valid URL"}
@@ -130,14 +131,15 @@ func FindWebhook(app core.App, deploymentID, id string) (*Webhook, error) {
 }
 
 // DeleteWebhook deletes a webhook and drops its pending deliveries; past
-// ones stay as history.
-func DeleteWebhook(app core.App, hook *Webhook) error {
+// ones stay as history. ctx is the caller's request (the audit log names
+// who deleted the webhook from it).
+func DeleteWebhook(ctx context.Context, app core.App, hook *Webhook) error {
 	return app.RunInTransaction(func(tx core.App) error {
 		if _, err := tx.NonconcurrentDB().Delete(DeliveriesCollection,
 			dbx.HashExp{deliveryWebhook: hook.Id, deliveryStatus: DeliveryPending}).Execute(); err != nil {
 			return fmt.Errorf("drop pending deliveries of webhook %s: %w", hook.Id, err)
 		}
-		if err := tx.Delete(hook); err != nil {
+		if err := tx.DeleteWithContext(context.WithoutCancel(ctx), hook); err != nil {
 			return fmt.Errorf("delete webhook %s: %w", hook.Id, err)
 		}
 		return nil
