@@ -54,6 +54,7 @@ var notInOpenAPI = map[string]bool{
 	"POST /admin/reports/{id}/dismiss":        true,
 	"POST /admin/sites/{id}/takedown":         true,
 	"POST /admin/sites/{id}/restore":          true,
+	"GET /admin/sites/{id}/delete":            true, // deleting a site: ask, then delete
 	"POST /admin/sites/{id}/delete":           true,
 	"POST /admin/sites/{id}/block":            true,
 	"POST /admin/accounts/{id}/ban":           true,
