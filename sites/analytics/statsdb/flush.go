@@ -38,9 +38,9 @@ func NewFlusher(app core.App, agg *analytics.Aggregator) *Flusher {
 }
 
 // Flush writes what was counted since the last flush, and what earlier
-// flushes left, one row at a time until ctx ends. A row begun goes on to
-// its end, so the wait can pass ctx's deadline by one row's write (at most
-// SQLite's busy timeout). It keeps what it did not write for the next
+// flushes left, a batch at a time (see SaveDays) until ctx ends. A batch
+// begun goes on to its end, so the wait can pass ctx's deadline by one
+// batch's write (at most SQLite's busy timeout). It keeps what it did not write for the next
 // flush, and says how many days that is. Failures are logged.
 func (f *Flusher) Flush(ctx context.Context) (left int) {
 	if f == nil || f.agg == nil {
@@ -50,23 +50,10 @@ func (f *Flusher) Flush(ctx context.Context) (left int) {
 	defer f.mu.Unlock()
 	days := mergeDays(f.pending, f.agg.Flush())
 	f.pending = nil
-	var failed int
-	var firstErr error
-	for i, d := range days {
-		if ctx.Err() != nil {
-			f.pending = append(f.pending, days[i:]...)
-			break
-		}
-		if err := SaveDay(f.app, d); err != nil {
-			failed++
-			if firstErr == nil {
-				firstErr = err
-			}
-			f.pending = append(f.pending, d)
-		}
-	}
-	if failed > 0 {
-		f.app.Logger().Error("write analytics", "error", firstErr, "failed", failed, "days", len(days))
+	failed, rest, firstErr := SaveDays(ctx, f.app, days)
+	f.pending = append(append(f.pending, rest...), failed...)
+	if len(failed) > 0 {
+		f.app.Logger().Error("write analytics", "error", firstErr, "failed", len(failed), "days", len(days))
 	}
 	if n := len(f.pending) - PendingLimit; n > 0 {
 		// the oldest days go first

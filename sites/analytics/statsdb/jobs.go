@@ -9,8 +9,8 @@ import (
 
 // Time budgets of a flush: past them, the rows not yet written wait for
 // the next flush (at shutdown there is none: they are dropped, and
-// logged). A row begun goes on to its end, so the wait can pass a budget
-// by one row's write (at most SQLite's busy timeout, 10 s).
+// logged). A batch of rows begun goes on to its end, so the wait can pass
+// a budget by one batch's write (at most SQLite's busy timeout, 10 s).
 const (
 	FlushBudget    = 30 * time.Second
 	ShutdownBudget = 10 * time.Second

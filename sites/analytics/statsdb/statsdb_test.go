@@ -17,7 +17,7 @@ import (
 )
 
 // newApp is a test app with sitedrop's schema.
-func newApp(t *testing.T) *tests.TestApp {
+func newApp(t testing.TB) *tests.TestApp {
 	t.Helper()
 	app, err := tests.NewTestApp(t.TempDir())
 	if err != nil {
@@ -28,7 +28,7 @@ func newApp(t *testing.T) *tests.TestApp {
 }
 
 // mustDeployment stores a deployment of a new account.
-func mustDeployment(t *testing.T, app core.App, slug string) *core.Record {
+func mustDeployment(t testing.TB, app core.App, slug string) *core.Record {
 	t.Helper()
 	users, err := app.FindCollectionByNameOrId("users")
 	if err != nil {
