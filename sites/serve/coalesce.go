@@ -265,13 +265,9 @@ var flushTimeout = 5 * time.Second
 // already blocked (in flushSoon), which then lets go of mu. Every caller
 // sets its own deadline, or closes the socket, right after.
 func (c *Conn) flushBatched() {
-	if !c.batching.Load() {
-		return
+	if c.batching.Load() {
+		c.flushHeld()
 	}
-	_ = c.tcp.SetWriteDeadline(time.Now().Add(flushTimeout))
-	c.mu.Lock()
-	_ = c.flushLocked() // a failure is kept in c.err for the next write
-	c.mu.Unlock()
 }
 
 // CloseWrite sends what is held (within flushTimeout), then shuts the
