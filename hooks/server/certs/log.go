@@ -30,9 +30,12 @@ func newZapLogger(l *slog.Logger, stderr io.Writer) *zap.Logger {
 // allocations per handshake (see BenchmarkHandshake).
 type lazyCore struct{ zapcore.Core }
 
-// With returns a core that adds fields once an entry is logged through it.
+// With returns a core that adds fields once an entry is logged through
+// it. zap's lazy core builds its inner core at its own With: wrapped
+// again, a second With (certmagic's on-demand path adds the names to the
+// logger that has the address) stays lazy too.
 func (c lazyCore) With(fields []zapcore.Field) zapcore.Core {
-	return zapcore.NewLazyWith(c.Core, fields)
+	return lazyCore{zapcore.NewLazyWith(c.Core, fields)}
 }
 
 // slogCore is a zapcore.Core that hands entries to an slog.Logger.
