@@ -30,7 +30,7 @@ const hasParallel = 8
 // refreshes the age of those it has, so the collector spares them; those
 // that live names are only looked for: see liveContent).
 func (s *Service) writeBlobs(ctx context.Context, blobs map[string][]byte, live *liveContent) error {
-	missing, err := s.missingOf(ctx, blobs, live)
+	missing, err := s.missingBlobs(ctx, blobs, live)
 	if err != nil {
 		return err
 	}
@@ -52,15 +52,10 @@ func (s *Service) writeBlobs(ctx context.Context, blobs map[string][]byte, live 
 }
 
 // missingBlobs asks the store about every blob, hasParallel at a time,
-// and returns those it does not have. The first error (or ctx's end)
-// stops the questions not yet asked.
-func (s *Service) missingBlobs(parent context.Context, blobs map[string][]byte) (map[string][]byte, error) {
-	return s.missingOf(parent, blobs, nil)
-}
-
-// missingOf is missingBlobs, asking about a blob that live names
-// without refreshing its age (live.has).
-func (s *Service) missingOf(parent context.Context, blobs map[string][]byte, live *liveContent) (map[string][]byte, error) {
+// and returns those it does not have; a blob that live names (nil: none)
+// is asked about without refreshing its age (live.has). The first error
+// (or ctx's end) stops the questions not yet asked.
+func (s *Service) missingBlobs(parent context.Context, blobs map[string][]byte, live *liveContent) (map[string][]byte, error) {
 	g, ctx := errgroup.WithContext(parent)
 	g.SetLimit(hasParallel)
 	var (

@@ -67,7 +67,7 @@ func TestMissingBlobs(t *testing.T) {
 	}
 
 	st := &askingStore{have: have, gate: make(chan struct{})}
-	missing, err := (&Service{store: st}).missingBlobs(context.Background(), blobs)
+	missing, err := (&Service{store: st}).missingBlobs(context.Background(), blobs, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -85,7 +85,7 @@ func TestMissingBlobs(t *testing.T) {
 
 	// a store error is the answer, and nothing is reported missing
 	st = &askingStore{have: have, fail: hashes[7], gate: make(chan struct{})}
-	if _, err := (&Service{store: st}).missingBlobs(context.Background(), blobs); err == nil || !strings.Contains(err.Error(), "store unreachable") {
+	if _, err := (&Service{store: st}).missingBlobs(context.Background(), blobs, nil); err == nil || !strings.Contains(err.Error(), "store unreachable") {
 		t.Fatalf("error %v, want the store's", err)
 	}
 
@@ -93,7 +93,7 @@ func TestMissingBlobs(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	st = &askingStore{have: have, gate: make(chan struct{})}
-	if _, err := (&Service{store: st}).missingBlobs(ctx, blobs); err == nil || !errors.Is(err, context.Canceled) || !strings.HasPrefix(err.Error(), "deploy stopped") {
+	if _, err := (&Service{store: st}).missingBlobs(ctx, blobs, nil); err == nil || !errors.Is(err, context.Canceled) || !strings.HasPrefix(err.Error(), "deploy stopped") {
 		t.Fatalf("error %v, want deploy stopped", err)
 	}
 }
