@@ -3,6 +3,7 @@ package sites_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"testing"
 	"time"
 
@@ -14,9 +15,11 @@ import (
 func TestFindVersionHead(t *testing.T) {
 	app, svc := newService(t)
 	ctx := context.Background()
-	title := "Head"
-	c, err := svc.Create(ctx, sites.CreateParams{Slug: "head-site", AnonTTL: time.Hour, Meta: sites.Metadata{Title: &title},
-		Upload: files("index.html", "<p>one</p>", "a.css", "p{}")})
+	title, desc, icon, spa := "Head", "A head", "🚀", true // every field set: a column not read shows
+	upload := files("index.html", "<p>one</p>", "a.css", "p{}")
+	upload.Release.Message = "first"
+	c, err := svc.Create(ctx, sites.CreateParams{Slug: "head-site", AnonTTL: time.Hour,
+		Meta: sites.Metadata{Title: &title, Description: &desc, Favicon: &icon, IsSPA: &spa}, Upload: upload})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -39,6 +42,14 @@ func TestFindVersionHead(t *testing.T) {
 		sites.FieldVersionTotalBytes, sites.FieldVersionTitle, sites.FieldVersionStorageType, sites.FieldVersionCreated} {
 		if got, want := head.GetString(f), full.GetString(f); got != want || want == "" {
 			t.Errorf("%s: %q, want %q", f, got, want)
+		}
+	}
+	for _, f := range full.Collection().Fields.FieldNames() { // a field added later must be read too
+		if f == sites.FieldVersionManifest {
+			continue
+		}
+		if got, want := fmt.Sprint(head.Get(f)), fmt.Sprint(full.Get(f)); got != want || want == "" || want == "false" {
+			t.Errorf("%s: %q, want %q (every field but the manifest is read)", f, got, want)
 		}
 	}
 	if _, err := sites.FindVersionHead(app, other.Record.Id, c.Version.Id); !errors.Is(err, sites.ErrNotFound) {
