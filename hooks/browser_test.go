@@ -109,7 +109,7 @@ func newBrowserEnv(t *testing.T, tune ...func(*Config)) *browserEnv {
 		chromedp.Flag("disable-component-update", true),
 		chromedp.Flag("disable-sync", true),
 		chromedp.UserDataDir(t.TempDir()),
-		chromedp.Env("TMPDIR="+t.TempDir()), // its singleton socket and shared memory files
+		chromedp.Env("TMPDIR="+chromiumTempDir(t)), // its singleton socket and shared memory files
 		chromedp.WindowSize(1280, 1000),
 	)
 	actx, cancelAlloc := chromedp.NewExecAllocator(ctx, opts...)
@@ -132,6 +132,29 @@ func newBrowserEnv(t *testing.T, tune ...func(*Config)) *browserEnv {
 	}
 	t.Cleanup(b.checkJSErrors)
 	return b
+}
+
+// chromiumTempDir is a directory of the test's for Chromium's TMPDIR,
+// whose path is short: Chromium puts its singleton's Unix socket there
+// (org.chromium.Chromium.XXXXXX/SingletonSocket), and a socket's path
+// has at most 107 bytes. t.TempDir() names the test and sits in the
+// user's TMPDIR, which may be long itself (macOS: /var/folders/…/T/):
+// Chromium then fails to start. /tmp is used where it exists.
+func chromiumTempDir(t *testing.T) string {
+	t.Helper()
+	base := os.TempDir()
+	if st, err := os.Stat("/tmp"); err == nil && st.IsDir() {
+		base = "/tmp"
+	}
+	dir, err := os.MkdirTemp(base, "sdcr")
+	if err != nil {
+		t.Fatalf("Chromium's temporary directory: %v", err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	if n := len(dir) + len("/org.chromium.Chromium.XXXXXX/SingletonSocket"); n > 107 {
+		t.Fatalf("Chromium's temporary directory %s is too long for its socket (%d bytes)", dir, n)
+	}
+	return dir
 }
 
 // collectJSError keeps uncaught exceptions and console.error calls.
