@@ -162,10 +162,10 @@ func TestOnePageDeployStatements(t *testing.T) {
 	}
 	// auth (key, user), precheck (slug, kept slug, plan and slots), the
 	// transaction (slug, owner relation, plan and slots, kept slug, the
-	// deployment, its audit entry, the version's deployment relation, two
-	// reads of the deployment by the version's hooks, the version) and
-	// the draft webhook's read after the commit
-	const want = 16
+	// deployment, its audit entry, the version's deployment relation, the
+	// deployment read once by the version's hooks, the version) and the
+	// draft webhook's read after the commit
+	const want = 15
 	if got := n.Load(); got != deploys*want {
 		t.Errorf("%d deploys ran %d SQL statements, want %d each", deploys, got, want)
 	}
