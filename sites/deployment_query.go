@@ -41,13 +41,14 @@ type savedFor struct {
 
 // DeploymentOfSave returns the deployment of the version or alias that the
 // record event e saves or deletes, or an error that is ErrNotFound. It is
-// read once for all of the save's execute hooks (the site cache's bracket
-// and the takedown check each want it: one SQL statement of a deploy's
-// sixteen): they run one inside the other, before the record's row is
-// written and in the save's transaction when it has one, and none of them
-// writes the deployment. Hooks that run after the save (its
-// after-success hooks) must read it again with FindDeployment: by then a
-// deploy has moved its live version.
+// read once for all of the save's execute hooks (the site cache's
+// bracket, the takedown check and a redeploy's audit entry each want it:
+// one SQL statement of a deploy's sixteen, two of a redeploy's): they run
+// one inside the other around the writing of the record's row, in the
+// save's transaction when it has one, and neither they nor the row write
+// the deployment. Hooks that run after the save (its after-success
+// hooks) must read it again with FindDeployment: by then a deploy has
+// moved its live version.
 func DeploymentOfSave(e *core.RecordEvent) (*Deployment, error) {
 	id := DeploymentIDOf(e.Record)
 	if e.Context != nil {
