@@ -43,7 +43,7 @@ type savedFor struct {
 // record event e saves or deletes, or an error that is ErrNotFound. It is
 // read once for all of the save's execute hooks (the site cache's
 // bracket, the takedown check and a redeploy's audit entry each want it:
-// one SQL statement of a deploy's sixteen, two of a redeploy's): they run
+// one SQL statement less a deploy, two less a redeploy): they run
 // one inside the other around the writing of the record's row, in the
 // save's transaction when it has one, and neither they nor the row write
 // the deployment. Hooks that run after the save (its after-success
