@@ -70,6 +70,9 @@ var depsRules = `
 	#                      knows nothing of what they are.
 	#   hooks/internal/routectx  what the route middlewares leave for their
 	#                      handler, once for the API and the pages.
+	#   hooks/internal/stmtcache  a database/sql driver wrapper whose
+	#                      connections keep their prepared statements: it
+	#                      knows SQL text, not what it asks.
 	NONE
 	< sitedrop/sites/store,
 	  sitedrop/sites/ratelimit,
@@ -85,7 +88,8 @@ var depsRules = `
 	  sitedrop/hooks/internal/clitest,
 	  sitedrop/sites/safetext,
 	  sitedrop/hooks/internal/lifecycle,
-	  sitedrop/hooks/internal/routectx;
+	  sitedrop/hooks/internal/routectx,
+	  sitedrop/hooks/internal/stmtcache;
 
 	# On the wire alone:
 	#   sites/rules        a site's _redirects and _headers: parsed from
@@ -247,6 +251,7 @@ var depsRules = `
 	sitedrop/hooks/pages,
 	sitedrop/hooks/server,
 	sitedrop/hooks/internal/lifecycle,
+	sitedrop/hooks/internal/stmtcache,
 	sitedrop/sites/abuse,
 	sitedrop/sites/agent,
 	sitedrop/sites/analytics/statsdb,
@@ -350,6 +355,7 @@ var pocketBaseImporters = map[string]string{
 var stdlibOnly = map[string]string{
 	"sitedrop/hooks/internal/apierr":    "a refusal's shape (status, message, Retry-After) on net/http alone: the API and the pages share it without sharing each other",
 	"sitedrop/hooks/internal/lifecycle": "it starts and stops what it is given: the bindings own every dependency of the services themselves",
+	"sitedrop/hooks/internal/stmtcache": "it wraps the SQLite driver it is handed (PocketBase's) through database/sql/driver alone",
 	"sitedrop/sites/analytics":          "it counts every answer of the site server, replicas included (which have no database), from untrusted headers and paths: the store of its counts is sites/analytics/statsdb's",
 	"sitedrop/sites/intake":             "it reads untrusted bodies on net/http alone, within their limits: no dependency sees a byte before the guards do",
 	"sitedrop/sites/rules":              "it parses untrusted files on every deploy and is fuzzed on its own: every line it runs is in this repository or Go's",

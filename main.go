@@ -28,6 +28,8 @@ func main() {
 		// The data dir when --dir is not given: $SITEDROP_DIR (the
 		// container image sets /data), else ./pb_data beside the binary.
 		DefaultDataDir: os.Getenv("SITEDROP_DIR"),
+		// PocketBase's SQLite, whose connections keep their statements
+		DBConnect: hooks.DBConnect,
 	})
 
 	// PocketBase's error writer prints the text on stdout (only its colour

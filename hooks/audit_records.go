@@ -109,7 +109,7 @@ func bindAuditHooks(app core.App, clientIP func(*http.Request) string) {
 		if v.Number() <= 1 {
 			return // the deployment's first: its deploy entry says it
 		}
-		dep, err := sites.FindDeployment(e.App, v.DeploymentID())
+		dep, err := sites.DeploymentOfSave(e) // as the record hooks read it
 		if err != nil {
 			return
 		}

@@ -102,7 +102,7 @@ func newBareApp(t testing.TB, tune ...func(*Config)) (*tests.TestApp, *built) {
 // registers sitedrop on it.
 func openApp(t testing.TB, dir string, tune ...func(*Config)) (*tests.TestApp, *built) {
 	t.Helper()
-	app, err := tests.NewTestApp(dir)
+	app, err := tests.NewTestAppWithConfig(core.BaseAppConfig{DataDir: dir, EncryptionEnv: "pb_test_env", DBConnect: DBConnect})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -137,7 +137,7 @@ func (d *dataTemplates) bare(t testing.TB) string {
 	defer d.mu.Unlock()
 	if d.bareDir == "" && !d.bareErr {
 		src := mustTempDir(t)
-		app, err := tests.NewTestApp(src) // migrates a copy of src
+		app, err := tests.NewTestAppWithConfig(core.BaseAppConfig{DataDir: src, EncryptionEnv: "pb_test_env", DBConnect: DBConnect}) // migrates a copy of src
 		os.RemoveAll(src)
 		if err != nil {
 			d.bareErr = true

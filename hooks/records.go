@@ -197,7 +197,7 @@ func bindRecordHooks(app core.App, svc *sites.Service, pub *sitePublisher, upkee
 	// hosts (v<N>--<slug>, <alias>--<slug>), which the site cache forgets
 	// with their site and the publisher publishes with it.
 	ownerChanging := func(e *core.RecordEvent) error {
-		dep, err := sites.FindDeployment(e.App, sites.DeploymentIDOf(e.Record))
+		dep, err := sites.DeploymentOfSave(e) // read once for the takedown check too
 		if err != nil {
 			return e.Next() // going with its deployment
 		}

@@ -77,7 +77,7 @@ func bindTakedownHooks(app core.App, cfg *Config) {
 		return e.Next()
 	})
 	app.OnRecordCreateExecute(sites.VersionsCollection).BindFunc(func(e *core.RecordEvent) error {
-		if err := refuse(sites.CheckNewVersion(e.App, e.Record)); err != nil {
+		if err := refuse(sites.CheckNewVersion(e)); err != nil {
 			return err
 		}
 		return e.Next()

@@ -1,10 +1,13 @@
 package hooks
 
 import (
+	"context"
+	"errors"
 	"net/http"
 	"strings"
 	"testing"
 
+	"github.com/pocketbase/pocketbase/core"
 	"github.com/pocketbase/pocketbase/tests"
 
 	"sitedrop/sites"
@@ -175,5 +178,54 @@ func TestTakedownFromDashboard(t *testing.T) {
 	}
 	if code, _ := siteGet(t, app, "alice-site.sites.test", "/"); code != 200 {
 		t.Fatalf("restored site: %d", code)
+	}
+}
+
+// TestNewVersionOfTakenDownSite: a version saved from anywhere (here the
+// records layer, as the dashboard saves) for a taken-down site is refused
+// by the record hooks, and nothing is saved; the same version for a site
+// that is up (and cached) is saved. The version's execute hooks read its
+// deployment once (sites.DeploymentOfSave): the takedown check sees what
+// the site cache's bracket read.
+func TestNewVersionOfTakenDownSite(t *testing.T) {
+	t.Parallel()
+	app, sd := newFixtureApp(t)
+	alice, err := sites.FindDeployment(app, idAliceSite)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := sd.svc.TakeDown(context.Background(), alice.Record, "malware", "admin@example.com"); err != nil {
+		t.Fatal(err)
+	}
+	col, err := app.FindCollectionByNameOrId(sites.VersionsCollection)
+	if err != nil {
+		t.Fatal(err)
+	}
+	version := func(dep string) *core.Record {
+		v := core.NewRecord(col)
+		v.Set(sites.FieldVersionDeployment, dep)
+		v.Set(sites.FieldVersionNumber, 7)
+		v.Set(sites.FieldVersionManifest, sites.Manifest{})
+		v.Set(sites.FieldVersionStorageType, sites.StorageFiles)
+		return v
+	}
+	before, err := app.CountRecords(sites.VersionsCollection)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := app.Save(version(idAliceSite)); !errors.Is(err, sites.ErrTakenDown) {
+		t.Fatalf("a version of a taken-down site: %v, want ErrTakenDown", err)
+	}
+	if n, _ := app.CountRecords(sites.VersionsCollection); n != before {
+		t.Fatalf("%d versions after the refusal, want %d", n, before)
+	}
+	if code, _ := siteGet(t, app, "bob-site.sites.test", "/"); code != 200 { // cached
+		t.Fatalf("bob-site: %d", code)
+	}
+	if err := app.Save(version(idBobSite)); err != nil {
+		t.Fatalf("a version of a site that is up: %v", err)
+	}
+	if n, _ := app.CountRecords(sites.VersionsCollection); n != before+1 {
+		t.Fatalf("%d versions after the save, want %d", n, before+1)
 	}
 }

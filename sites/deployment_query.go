@@ -1,6 +1,7 @@
 package sites
 
 import (
+	"context"
 	"errors"
 	"fmt"
 
@@ -26,6 +27,45 @@ func FindDeployment(app core.App, id string) (*Deployment, error) {
 		return nil, fmt.Errorf("deployment %q: %w", id, errors.Join(ErrNotFound, err))
 	}
 	return DeploymentOf(rec), nil
+}
+
+// savedForKey keys, on the context of a record event, the deployment
+// that DeploymentOfSave read for the record the event saves.
+type savedForKey struct{}
+
+// savedFor is the deployment dep that DeploymentOfSave read for rec.
+type savedFor struct {
+	rec *core.Record
+	dep *Deployment
+}
+
+// DeploymentOfSave returns the deployment of the version or alias that the
+// record event e saves or deletes, or an error that is ErrNotFound. It is
+// read once for all of the save's execute hooks (the site cache's
+// bracket, the takedown check and a redeploy's audit entry each want it:
+// one SQL statement less a deploy, two less a redeploy): they run
+// one inside the other around the writing of the record's row, in the
+// save's transaction when it has one, and neither they nor the row write
+// the deployment. Hooks that run after the save (its after-success
+// hooks) must read it again with FindDeployment: by then a deploy has
+// moved its live version.
+func DeploymentOfSave(e *core.RecordEvent) (*Deployment, error) {
+	id := DeploymentIDOf(e.Record)
+	if e.Context != nil {
+		if s, ok := e.Context.Value(savedForKey{}).(savedFor); ok && s.rec == e.Record && s.dep.Id == id {
+			return s.dep, nil
+		}
+	}
+	dep, err := FindDeployment(e.App, id)
+	if err != nil {
+		return nil, err
+	}
+	ctx := e.Context
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	e.Context = context.WithValue(ctx, savedForKey{}, savedFor{e.Record, dep})
+	return dep, nil
 }
 
 // FindVersionOf returns the version versionID if it belongs to the

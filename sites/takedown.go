@@ -111,9 +111,11 @@ func CheckTakenDownWrite(rec *core.Record) error {
 
 // CheckNewVersion refuses, with an error wrapping ErrTakenDown, a new
 // version (a deploy, a draft among them) of a taken-down deployment.
-// The record hooks run it on every version created.
-func CheckNewVersion(app core.App, ver *core.Record) error {
-	dep, err := FindDeployment(app, DeploymentIDOf(ver))
+// The record hooks run it on every version created, with the event of
+// its save (the deployment is read once for all of the save's execute
+// hooks: DeploymentOfSave).
+func CheckNewVersion(e *core.RecordEvent) error {
+	dep, err := DeploymentOfSave(e)
 	if err != nil {
 		return nil // the collection's relation refuses it
 	}
