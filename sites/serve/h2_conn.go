@@ -57,7 +57,7 @@ type h2Conn struct {
 	// mu); the connection closes if one is still waiting at bodyDue.
 	bodyWaiters int
 	bodyDue     time.Time
-	maxStreamID  atomic.Uint32
+	maxStreamID atomic.Uint32
 
 	mu   sync.Mutex
 	cond sync.Cond

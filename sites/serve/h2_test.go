@@ -111,6 +111,9 @@ func siteHandler(srv *Server) http.Handler {
 
 // isTestSiteHost tells the site hosts of the tests: <slug>.sites.test.
 func isTestSiteHost(host string) bool {
+	if h, _, err := net.SplitHostPort(host); err == nil {
+		host = h
+	}
 	return strings.HasSuffix(host, ".sites.test") && strings.Count(host, ".") == 2
 }
 
