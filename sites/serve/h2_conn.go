@@ -141,29 +141,20 @@ func (c *h2Conn) serve() {
 			c.release()
 		}
 	}()
-	now := time.Now()
-	c.settingsDue = now.Add(h2SettingsTimeout)
-	c.mu.Lock()
-	c.writeSettingsLocked()
-	err := c.flushLocked()
-	c.mu.Unlock()
-	if err != nil {
-		c.closeConn()
-		c.release()
-		return
-	}
+	c.settingsDue = time.Now().Add(h2SettingsTimeout)
 	_ = c.nc.SetReadDeadline(c.settingsDue)
 	c.readDeadline = c.settingsDue
 	var preface [len(http2.ClientPreface)]byte
 	if _, err := io.ReadFull(c.br, preface[:]); err != nil || string(preface[:]) != http2.ClientPreface {
-		if err == nil {
-			c.fatal(connErr(http2.ErrCodeProtocol, "bad client preface"))
-		} else {
-			c.closeConn()
-		}
+		c.closeConn() // not HTTP/2: no GOAWAY (RFC 9113, 3.4)
 		c.release()
 		return
 	}
+	// SETTINGS once the preface is in (the peer sends it at once),
+	// so that a synchronous pipe works too.
+	c.mu.Lock()
+	c.writeSettingsLocked()
+	c.mu.Unlock()
 	c.loop()
 }
 
