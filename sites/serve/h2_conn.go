@@ -624,7 +624,7 @@ func (c *h2Conn) endBlock() (bool, error) {
 	c.active++
 	st.sendWindow = c.peerWindow
 	c.mu.Unlock()
-	handler, site := c.srv.o.Handler, true
+	handler := c.srv.o.Handler
 	if b.truncated {
 		handler = http.HandlerFunc(headerListTooLong)
 		b.method, b.path, b.scheme = http.MethodGet, "/", "https"
@@ -641,12 +641,15 @@ func (c *h2Conn) endBlock() (bool, error) {
 		return false, c.streamError(id, http2.ErrCodeProtocol)
 	}
 	if !b.truncated && !c.srv.o.SiteHost(st.req.Host) {
-		handler, site = c.srv.misdirected, false
+		handler = c.srv.misdirected
 	}
 	st.handler = handler
 	st.remoteOpen = !b.endStream
-	if st.remoteOpen && site && !b.truncated && st.req.Method == http.MethodPost && st.req.URL.Path == GatePath {
-		// a gate form: answered once its body is in
+	if st.remoteOpen {
+		// A body comes: answered once it is in (a gate form's), or
+		// once it is longer than any the site server takes, so that
+		// a malformed body (its content-length) is a reset, not an
+		// answer; the body is not kept past that.
 		c.scratch = nil
 		st.waitBody = true
 		c.mu.Lock()
