@@ -14,6 +14,7 @@ import (
 	"log"
 	"log/slog"
 	"math/big"
+	mathrand "math/rand/v2"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -63,7 +64,9 @@ func h2Sites(t testing.TB) *Server {
 	if err != nil {
 		t.Fatal(err)
 	}
-	big := bytes.Repeat([]byte("0123456789abcdefghij"), (maxCachedFile+300_000)/20)
+	// random bytes: not compressed at deploy (which would take seconds)
+	big := make([]byte, maxCachedFile+300_000)
+	_, _ = mathrand.NewChaCha8([32]byte{1}).Read(big)
 	demoFiles := []sites.File{
 		{Path: "index.html", ContentType: htmlType, Data: []byte(pageHTML)},
 		{Path: "about.html", ContentType: htmlType, Data: []byte("<h1>about</h1>")},
