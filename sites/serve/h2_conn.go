@@ -61,8 +61,10 @@ type h2Conn struct {
 
 	mu   sync.Mutex
 	cond sync.Cond
-	// wbuf gathers the frames to send (see flushLocked).
+	// wbuf gathers the frames to send (see flushLocked), in the buffer
+	// wbufp from h2WriteBuffers.
 	wbuf    []byte
+	wbufp   *[]byte
 	henc    *hpack.Encoder
 	hbuf    bytes.Buffer
 	streams map[uint32]*h2Stream // streams open past their HEADERS frame
@@ -166,6 +168,12 @@ func (c *h2Conn) loop() {
 			c.mu.Lock()
 			err := c.flushLocked()
 			active := c.active
+			if active == 0 && c.wbufp != nil {
+				// an idle connection holds no write buffer
+				*c.wbufp = c.wbuf[:0]
+				h2WriteBuffers.Put(c.wbufp)
+				c.wbuf, c.wbufp = nil, nil
+			}
 			c.mu.Unlock()
 			if err != nil {
 				c.closeConn()
@@ -963,6 +971,12 @@ func (c *h2Conn) setErrLocked(err error) {
 
 // frameHeaderLocked appends a frame header.
 func (c *h2Conn) frameHeaderLocked(length int, t http2.FrameType, flags http2.Flags, id uint32) {
+	if c.wbuf == nil {
+		if c.wbufp == nil {
+			c.wbufp = h2WriteBuffers.Get().(*[]byte)
+		}
+		c.wbuf = (*c.wbufp)[:0]
+	}
 	c.wbuf = append(c.wbuf, byte(length>>16), byte(length>>8), byte(length), byte(t), byte(flags))
 	c.wbuf = binary.BigEndian.AppendUint32(c.wbuf, id&(1<<31-1))
 }
@@ -1016,7 +1030,7 @@ func (c *h2Conn) flushLocked() error {
 	}
 	_, err := c.nc.Write(c.wbuf)
 	if cap(c.wbuf) > 2*h2WriteBuffer {
-		c.wbuf = nil // a large header block's buffer is not kept
+		c.wbuf, c.wbufp = nil, nil // a large header block's buffer is not kept
 	} else {
 		c.wbuf = c.wbuf[:0]
 	}
@@ -1029,6 +1043,10 @@ func (c *h2Conn) flushLocked() error {
 	}
 	return c.err
 }
+
+// h2WriteBuffers are the connections' write buffers, held while they
+// have streams.
+var h2WriteBuffers = sync.Pool{New: func() any { b := make([]byte, 0, h2WriteBuffer+h2MaxFrame); return &b }}
 
 // h2Bucket is a token bucket.
 type h2Bucket struct {
