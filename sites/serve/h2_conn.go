@@ -36,6 +36,9 @@ type h2Conn struct {
 	ctx    context.Context
 	cancel context.CancelFunc
 	tmpl   http.Request
+	// gather, when the connection is TLS over the main listener's
+	// Conn, sends each flush's TLS records in one write.
+	gather *Conn
 	// remoteAddr and tlsState are every request's.
 	remoteAddr string
 	tlsState   *tls.ConnectionState
@@ -121,6 +124,9 @@ func newH2Conn(s *H2Server, nc net.Conn) *h2Conn {
 		tlsState:     connTLS(nc),
 	}
 	c.cond.L = &c.mu
+	if tc, ok := nc.(*tls.Conn); ok {
+		c.gather, _ = tc.NetConn().(*Conn)
+	}
 	c.fr = http2.NewFramer(nil, c.br)
 	c.fr.SetMaxReadFrameSize(h2MaxFrame)
 	c.fr.SetReuseFrames()
@@ -1028,7 +1034,12 @@ func (c *h2Conn) flushLocked() error {
 		c.writeDeadline = now.Add(c.srv.o.WriteTimeout)
 		_ = c.nc.SetWriteDeadline(c.writeDeadline)
 	}
-	_, err := c.nc.Write(c.wbuf)
+	var err error
+	if c.gather != nil {
+		err = c.gather.gatherWrites(c.writeBuffered)
+	} else {
+		err = c.writeBuffered()
+	}
 	if cap(c.wbuf) > 2*h2WriteBuffer {
 		c.wbuf, c.wbufp = nil, nil // a large header block's buffer is not kept
 	} else {
@@ -1042,6 +1053,12 @@ func (c *h2Conn) flushLocked() error {
 		_ = c.nc.Close()
 	}
 	return c.err
+}
+
+// writeBuffered writes wbuf to the connection.
+func (c *h2Conn) writeBuffered() error {
+	_, err := c.nc.Write(c.wbuf)
+	return err
 }
 
 // h2WriteBuffers are the connections' write buffers, held while they

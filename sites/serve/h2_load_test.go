@@ -73,10 +73,12 @@ func TestH2LoadServer(t *testing.T) {
 	cfg := &tls.Config{Certificates: []tls.Certificate{testCert()}, NextProtos: []string{"h2"}}
 
 	ours := NewH2Server(H2Options{Handler: handler, SiteHost: isTestSiteHost})
-	lnOurs, err := tls.Listen("tcp", envOr("SITEDROP_H2_OURS", "127.0.0.1:18443"), cfg)
+	// the main listener's Conn under TLS, as in production
+	tcpOurs, err := net.Listen("tcp", envOr("SITEDROP_H2_OURS", "127.0.0.1:18443"))
 	if err != nil {
 		t.Fatal(err)
 	}
+	lnOurs := tls.NewListener(NewListener(tcpOurs, nil, nil), cfg)
 	go func() {
 		for {
 			c, err := lnOurs.Accept()
@@ -97,8 +99,8 @@ func TestH2LoadServer(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	goSrv := &http.Server{Handler: handler, TLSConfig: cfg.Clone(), ErrorLog: log.New(io.Discard, "", 0)}
-	go goSrv.ServeTLS(lnGo, "", "")
+	goSrv := &http.Server{Handler: handler, TLSConfig: cfg.Clone(), ErrorLog: log.New(io.Discard, "", 0), ConnContext: ConnContext}
+	go goSrv.ServeTLS(NewListener(lnGo, nil, nil), "", "")
 	t.Logf("H2Server on %s, Go's on %s", lnOurs.Addr(), lnGo.Addr())
 	stop := make(chan os.Signal, 1)
 	signal.Notify(stop, syscall.SIGTERM, os.Interrupt)

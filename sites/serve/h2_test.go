@@ -22,6 +22,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -104,9 +105,12 @@ func h2Sites(t testing.TB) *Server {
 }
 
 // siteHandler answers every request with srv by the host's first label,
-// as the front door does for a site host.
+// as the front door does for a site host (corked: Go's HTTP/2 server
+// over the main listener batches its writes; H2Server's requests are
+// not corked).
 func siteHandler(srv *Server) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		defer Cork(r).Uncork(w)
 		slug, _, _ := strings.Cut(r.Host, ".")
 		srv.ServeSite(w, r, slug)
 	})
@@ -391,5 +395,42 @@ func TestH2ConcurrentStreams(t *testing.T) {
 	ts.srv.mu.Unlock()
 	if n != 1 {
 		t.Errorf("%d connections, want the one", n)
+	}
+}
+
+// TestH2GathersRecords: over TLS on the main listener's Conn, the TLS
+// records of each flush leave in one write, where TLS writes each
+// record on its own (small ones, over a connection's first 128 KB).
+func TestH2GathersRecords(t *testing.T) {
+	sitesSrv := h2Sites(t)
+	var sends atomic.Int64
+	tcp, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln := tls.NewListener(NewListener(tcp, nil, func(net.Conn, int) { sends.Add(1) }), &tls.Config{Certificates: []tls.Certificate{testCert()}, NextProtos: []string{"h2"}})
+	t.Cleanup(func() { ln.Close() })
+	srv := NewH2Server(H2Options{Handler: siteHandler(sitesSrv), SiteHost: isTestSiteHost})
+	t.Cleanup(func() { srv.Close() })
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			go func() {
+				if c.(*tls.Conn).Handshake() == nil {
+					srv.ServeConn(c)
+				}
+			}()
+		}
+	}()
+	client := h2Client(ln.Addr().String())
+	doH2(t, client, "GET", "https://demo.sites.test/about", nil, "") // the connection, its settings
+	before := sends.Load()
+	got := doH2(t, client, "GET", "https://demo.sites.test/app.3f2a1b9c.js", http.Header{"Accept-Encoding": {"identity"}}, "")
+	n := sends.Load() - before
+	if max := int64(len(got.body)/h2WriteBuffer + 3); n > max || len(got.body) < 50_000 {
+		t.Errorf("%d bytes in %d writes, want at most %d", len(got.body), n, max)
 	}
 }
