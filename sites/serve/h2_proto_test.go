@@ -57,8 +57,14 @@ func dialRaw(t testing.TB, addr string, settings ...http2.Setting) *rawH2 {
 
 // block encodes a GET of path on host, and extra fields.
 func (r *rawH2) block(host, path string, extra ...string) []byte {
+	return r.blockMethod("GET", host, path, extra...)
+}
+
+// blockMethod encodes a request of method for path on host, and extra
+// fields.
+func (r *rawH2) blockMethod(method, host, path string, extra ...string) []byte {
 	r.hbuf.Reset()
-	fields := append([]string{":method", "GET", ":scheme", "https", ":authority", host, ":path", path}, extra...)
+	fields := append([]string{":method", method, ":scheme", "https", ":authority", host, ":path", path}, extra...)
 	for i := 0; i+1 < len(fields); i += 2 {
 		_ = r.enc.WriteField(hpack.HeaderField{Name: fields[i], Value: fields[i+1]})
 	}
@@ -329,4 +335,73 @@ func TestH2PeerStopsReading(t *testing.T) {
 		time.Sleep(50 * time.Millisecond)
 	}
 	t.Fatal("the connection of a peer that reads nothing is still served")
+}
+
+// TestH2ResetWaitingStream: a stream waiting for window that the peer
+// resets ends (its handler returns), and the connection goes on; a
+// body whose length is not its content-length is a reset, never an
+// answer (RFC 9113, 8.1.1).
+func TestH2ResetWaitingStream(t *testing.T) {
+	sitesSrv := h2Sites(t)
+	ts := newH2TestServer(t, H2Options{Handler: siteHandler(sitesSrv)})
+	r := dialRaw(t, ts.addr, http2.Setting{ID: http2.SettingInitialWindowSize, Val: 1000})
+	r.get(1, "/app.3f2a1b9c.js")
+	for got := 0; got < 1000; {
+		if d, ok := r.next().(*http2.DataFrame); ok && d.StreamID == 1 {
+			got += len(d.Data())
+		}
+	}
+	if err := r.fr.WriteRSTStream(1, http2.ErrCodeCancel); err != nil {
+		t.Fatal(err)
+	}
+	// a POST whose body is longer than its content-length
+	b := r.blockMethod("POST", "demo.sites.test", "/", "content-length", "2")
+	if err := r.fr.WriteHeaders(http2.HeadersFrameParam{StreamID: 3, BlockFragment: b, EndHeaders: true}); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.fr.WriteData(3, true, []byte("abc")); err != nil {
+		t.Fatal(err)
+	}
+	r.get(5, "/about")
+	var reset3, got5 bool
+	for !got5 {
+		switch f := r.next().(type) {
+		case *http2.RSTStreamFrame:
+			if f.StreamID == 3 && f.ErrCode == http2.ErrCodeProtocol {
+				reset3 = true
+			}
+		case *http2.MetaHeadersFrame:
+			if f.StreamID == 3 {
+				t.Fatalf("stream 3 answered %s", f.PseudoValue("status"))
+			}
+		case *http2.DataFrame:
+			got5 = got5 || f.StreamID == 5 && f.StreamEnded()
+		case nil:
+			t.Fatal("connection closed")
+		}
+	}
+	if !reset3 {
+		t.Error("stream 3 (content-length 2, body of 3) not reset with PROTOCOL_ERROR")
+	}
+	c := func() *h2Conn {
+		ts.srv.mu.Lock()
+		defer ts.srv.mu.Unlock()
+		for c := range ts.srv.conns {
+			return c
+		}
+		return nil
+	}()
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		c.mu.Lock()
+		active, refs := c.active, c.refs
+		c.mu.Unlock()
+		if active == 0 && refs == 1 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d streams active, %d goroutines, after the reset", active, refs)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
 }
