@@ -1040,7 +1040,7 @@ func (c *h2Conn) flushLocked() error {
 	} else {
 		err = c.writeBuffered()
 	}
-	if cap(c.wbuf) > 2*h2WriteBuffer {
+	if cap(c.wbuf) > h2WriteBuffer+h2MaxFrame+64 {
 		c.wbuf, c.wbufp = nil, nil // a large header block's buffer is not kept
 	} else {
 		c.wbuf = c.wbuf[:0]
@@ -1055,6 +1055,13 @@ func (c *h2Conn) flushLocked() error {
 	return c.err
 }
 
+// full reports whether n more bytes would not fit in wbuf: it holds
+// h2WriteBuffer and a frame, so that two full DATA frames and their
+// headers leave together.
+func (c *h2Conn) full(n int) bool {
+	return len(c.wbuf) > 0 && len(c.wbuf)+n > h2WriteBuffer+h2MaxFrame+64
+}
+
 // writeBuffered writes wbuf to the connection.
 func (c *h2Conn) writeBuffered() error {
 	_, err := c.nc.Write(c.wbuf)
@@ -1063,7 +1070,7 @@ func (c *h2Conn) writeBuffered() error {
 
 // h2WriteBuffers are the connections' write buffers, held while they
 // have streams.
-var h2WriteBuffers = sync.Pool{New: func() any { b := make([]byte, 0, h2WriteBuffer+h2MaxFrame); return &b }}
+var h2WriteBuffers = sync.Pool{New: func() any { b := make([]byte, 0, h2WriteBuffer+h2MaxFrame+64); return &b }}
 
 // h2Bucket is a token bucket.
 type h2Bucket struct {

@@ -466,7 +466,7 @@ func (c *h2Conn) writeHeaderBlockLocked(id uint32, block []byte, endStream bool)
 		if n == len(block) {
 			flags |= http2.FlagHeadersEndHeaders
 		}
-		if len(c.wbuf)+9+n > h2WriteBuffer {
+		if c.full(9 + n) {
 			_ = c.flushLocked()
 		}
 		c.frameHeaderLocked(n, t, flags, id)
@@ -493,7 +493,7 @@ func (st *h2Stream) writeDataLocked(p []byte, end bool) error {
 		}
 		if len(p) == 0 {
 			if end {
-				if len(c.wbuf)+9 > h2WriteBuffer {
+				if c.full(9) {
 					if err := c.flushLocked(); err != nil {
 						return err
 					}
@@ -511,7 +511,7 @@ func (st *h2Stream) writeDataLocked(p []byte, end bool) error {
 			}
 			continue
 		}
-		if len(c.wbuf)+9+int(n) > h2WriteBuffer {
+		if c.full(9 + int(n)) {
 			if err := c.flushLocked(); err != nil {
 				return err
 			}
