@@ -234,10 +234,14 @@ func (s *H2Server) Shutdown(ctx context.Context) error {
 func (s *H2Server) Close() error {
 	s.mu.Lock()
 	s.closing = true
+	conns := make([]*h2Conn, 0, len(s.conns))
 	for c := range s.conns {
-		c.closeConn()
+		conns = append(conns, c)
 	}
 	s.mu.Unlock()
+	for _, c := range conns {
+		c.closeConn()
+	}
 	s.cancel()
 	return nil
 }

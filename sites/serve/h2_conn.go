@@ -919,6 +919,17 @@ func (c *h2Conn) closeConn() {
 	c.wakeLocked()
 	c.mu.Unlock()
 	c.cancel()
+	c.hardClose()
+}
+
+// hardClose closes the socket under the connection at once: TLS's
+// Close would first wait for a write in progress (up to the write
+// timeout) to send its close_notify, which HTTP/2 does not need.
+func (c *h2Conn) hardClose() {
+	if tc, ok := c.nc.(*tls.Conn); ok {
+		_ = tc.NetConn().Close()
+		return
+	}
 	_ = c.nc.Close()
 }
 
@@ -1050,7 +1061,7 @@ func (c *h2Conn) flushLocked() error {
 		c.closed = true
 		c.wakeLocked()
 		c.cancel()
-		_ = c.nc.Close()
+		c.hardClose()
 	}
 	return c.err
 }
