@@ -405,3 +405,52 @@ func TestH2ResetWaitingStream(t *testing.T) {
 		time.Sleep(10 * time.Millisecond)
 	}
 }
+
+// TestH2LargeFileYields: a large file (sent from disk) has its turn,
+// then goes on beside the connection's other streams: a small answer
+// asked with it ends first. (Asked later, the loop reading the
+// connection may wait for Go's scheduler to poll the network while the
+// large file's goroutine runs, which on loopback is as long as the
+// whole file.)
+func TestH2LargeFileYields(t *testing.T) {
+	sitesSrv := h2Sites(t)
+	ts := newH2TestServer(t, H2Options{Handler: siteHandler(sitesSrv)})
+	r := dialRaw(t, ts.addr, http2.Setting{ID: http2.SettingInitialWindowSize, Val: 1<<31 - 1})
+	if err := r.fr.WriteWindowUpdate(0, 1<<31-1-65535); err != nil {
+		t.Fatal(err)
+	}
+	// both requests in one write: the second is read with the first
+	var both bytes.Buffer
+	fr := http2.NewFramer(&both, nil)
+	for _, req := range []struct {
+		id   uint32
+		path string
+	}{{1, "/big.bin"}, {3, "/about"}} {
+		if err := fr.WriteHeaders(http2.HeadersFrameParam{StreamID: req.id, BlockFragment: r.block("demo.sites.test", req.path), EndStream: true, EndHeaders: true}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := r.conn.Write(both.Bytes()); err != nil {
+		t.Fatal(err)
+	}
+	var big int
+	for {
+		switch f := r.next().(type) {
+		case *http2.DataFrame:
+			if f.StreamID == 1 {
+				big += len(f.Data())
+				if f.StreamEnded() {
+					t.Fatalf("the large file (%d bytes) ended before the small answer", big)
+				}
+			}
+			if f.StreamID == 3 && f.StreamEnded() {
+				if big > 2*h2TurnBytes {
+					t.Errorf("the small answer waited for %d bytes of the large file", big)
+				}
+				return
+			}
+		case nil:
+			t.Fatal("connection closed")
+		}
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"net/http"
 	"net/url"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -272,6 +273,9 @@ func (st *h2Stream) Write(p []byte) (int, error) {
 		_ = c.flushLocked()
 	}
 	c.mu.Unlock()
+	if st.own {
+		runtime.Gosched() // the loop's answers go between this stream's writes
+	}
 	if err != nil {
 		return 0, err
 	}
@@ -514,6 +518,13 @@ func (st *h2Stream) writeDataLocked(p []byte, end bool) error {
 		if c.full(9 + int(n)) {
 			if err := c.flushLocked(); err != nil {
 				return err
+			}
+			if st.own {
+				// let the loop and the other streams in between
+				c.mu.Unlock()
+				runtime.Gosched()
+				c.mu.Lock()
+				continue
 			}
 		}
 		last := end && int(n) == len(p)
