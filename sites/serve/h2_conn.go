@@ -163,14 +163,26 @@ func (c *h2Conn) serve() {
 	c.mu.Lock()
 	c.writeSettingsLocked()
 	c.mu.Unlock()
-	c.loop()
+	c.loop(nil)
 }
 
 // loop reads and processes frames until the connection ends, or until
 // its goroutine goes on with a stream (then another loop has started).
-func (c *h2Conn) loop() {
+// ready, when not nil, is closed once the loop has processed what input
+// was buffered (or stopped being the loop): the stream that started it
+// waits for that before it writes on (see detachLocked).
+func (c *h2Conn) loop(ready chan struct{}) {
+	defer func() {
+		if ready != nil {
+			close(ready)
+		}
+	}()
 	for {
 		if c.br.Buffered() == 0 {
+			if ready != nil {
+				close(ready)
+				ready = nil
+			}
 			c.mu.Lock()
 			err := c.flushLocked()
 			active := c.active
@@ -948,7 +960,10 @@ func (c *h2Conn) release() {
 
 // detachLocked has st, answered inline, go on on the calling goroutine,
 // and starts a new loop to read the connection meanwhile. The new loop
-// answers with a fresh stream object.
+// answers with a fresh stream object. st writes on once the new loop
+// has answered the requests already read (see yieldLocked): so the
+// answers asked with a large file go before the rest of it, whatever
+// the scheduler does.
 func (c *h2Conn) detachLocked(st *h2Stream) {
 	st.own = true
 	if !st.inMap && !st.reset {
@@ -959,6 +974,8 @@ func (c *h2Conn) detachLocked(st *h2Stream) {
 		c.scratch = nil
 	}
 	c.refs++
+	ready := make(chan struct{})
+	st.loopReady = ready
 	go func() {
 		defer func() {
 			if r := recover(); r != nil {
@@ -967,7 +984,7 @@ func (c *h2Conn) detachLocked(st *h2Stream) {
 				c.release()
 			}
 		}()
-		c.loop()
+		c.loop(ready)
 	}()
 }
 

@@ -52,6 +52,9 @@ type h2Stream struct {
 	own         bool   // answered on a goroutine of its own
 	turn        int    // bytes sent inline
 	aborted     bool   // the handler panicked: reset
+	// loopReady is closed once the loop started when the stream went
+	// on on its own has answered the requests read with it.
+	loopReady chan struct{}
 
 	// Under c.mu.
 	sendWindow int64
@@ -75,6 +78,7 @@ func (st *h2Stream) reuse(id uint32) {
 	st.body, st.bodySeen, st.declLen, st.recvWindow = nil, 0, -1, h2InitialWindow
 	st.status, st.wroteHeader, st.sentHeader, st.ended, st.isHead = 0, false, false, false, false
 	st.sentLen, st.wrote, st.hold, st.own, st.turn, st.aborted = -1, 0, st.hold[:0], false, 0, false
+	st.loopReady = nil
 	st.reset, st.inMap = false, false
 }
 
@@ -272,10 +276,10 @@ func (st *h2Stream) Write(p []byte) (int, error) {
 	if st.own {
 		_ = c.flushLocked()
 	}
-	c.mu.Unlock()
 	if st.own {
-		runtime.Gosched() // the loop's answers go between this stream's writes
+		st.yieldLocked()
 	}
+	c.mu.Unlock()
 	if err != nil {
 		return 0, err
 	}
@@ -520,10 +524,7 @@ func (st *h2Stream) writeDataLocked(p []byte, end bool) error {
 				return err
 			}
 			if st.own {
-				// let the loop and the other streams in between
-				c.mu.Unlock()
-				runtime.Gosched()
-				c.mu.Lock()
+				st.yieldLocked()
 				continue
 			}
 		}
@@ -548,6 +549,21 @@ func (st *h2Stream) writeDataLocked(p []byte, end bool) error {
 			}
 		}
 	}
+}
+
+// yieldLocked lets the loop and the other streams in between the
+// writes of a stream on its own goroutine: the first time, until the
+// loop it started has answered what was read with it.
+func (st *h2Stream) yieldLocked() {
+	c := st.c
+	c.mu.Unlock()
+	if st.loopReady != nil {
+		<-st.loopReady
+		st.loopReady = nil
+	} else {
+		runtime.Gosched()
+	}
+	c.mu.Lock()
 }
 
 // waitWindowLocked waits for the peer to open its window, the stream
