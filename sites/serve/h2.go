@@ -119,6 +119,10 @@ type H2Options struct {
 	// WriteTimeout bounds each write to the socket, and a stream's wait
 	// for the peer's flow-control window. Default 30 s.
 	WriteTimeout time.Duration
+	// HeaderTimeout bounds the time a header block split over
+	// CONTINUATION frames takes to end. Default 10 s (the main
+	// server's ReadHeaderTimeout).
+	HeaderTimeout time.Duration
 }
 
 // H2Server serves HTTP/2 connections whose TLS server name is a site
@@ -154,6 +158,9 @@ func NewH2Server(o H2Options) *H2Server {
 	}
 	if o.WriteTimeout <= 0 {
 		o.WriteTimeout = h2DefaultWriteTimeout
+	}
+	if o.HeaderTimeout <= 0 {
+		o.HeaderTimeout = 10 * time.Second
 	}
 	s := &H2Server{o: o, misdirected: o.Misdirected, conns: map[*h2Conn]struct{}{}}
 	if s.misdirected == nil {

@@ -60,6 +60,9 @@ type h2Conn struct {
 	// mu); the connection closes if one is still waiting at bodyDue.
 	bodyWaiters int
 	bodyDue     time.Time
+	// blockDue is when a header block split over CONTINUATION frames
+	// must have ended (zero: none is open).
+	blockDue    time.Time
 	maxStreamID atomic.Uint32
 
 	mu   sync.Mutex
@@ -249,10 +252,12 @@ func (c *h2Conn) readFailed(err error) bool {
 		switch {
 		case !c.settingsDue.IsZero() && !time.Now().Before(c.settingsDue):
 			c.fatal(connErr(http2.ErrCodeSettingsTimeout, "no SETTINGS acknowledgement"))
-		case active == 0:
-			c.fatal(connErr(http2.ErrCodeNo, "idle"))
+		case !c.blockDue.IsZero():
+			c.fatal(connErr(http2.ErrCodeCancel, "header block too slow"))
 		case c.bodyWaiters > 0:
 			c.fatal(connErr(http2.ErrCodeCancel, "request body too slow"))
+		case active == 0:
+			c.fatal(connErr(http2.ErrCodeNo, "idle"))
 		default:
 			c.closeConn()
 		}
@@ -274,6 +279,9 @@ func (c *h2Conn) armRead(active int) {
 	}
 	if c.bodyWaiters > 0 && (d.IsZero() || c.bodyDue.Before(d)) {
 		d = c.bodyDue
+	}
+	if !c.blockDue.IsZero() && (d.IsZero() || c.blockDue.Before(d)) {
+		d = c.blockDue
 	}
 	if !c.settingsDue.IsZero() && (d.IsZero() || c.settingsDue.Before(d)) {
 		d = c.settingsDue
@@ -567,6 +575,7 @@ func (c *h2Conn) processHeaders(f *http2.HeadersFrame) (bool, error) {
 		return false, err
 	}
 	if !f.HeadersEnded() {
+		c.blockDue = time.Now().Add(c.srv.o.HeaderTimeout)
 		return false, nil
 	}
 	return c.endBlock()
@@ -611,6 +620,7 @@ func (c *h2Conn) decodeFragment(frag []byte) error {
 // endBlock ends a header block: it answers the request, or refuses it.
 func (c *h2Conn) endBlock() (bool, error) {
 	b := &c.block
+	c.blockDue = time.Time{}
 	if err := c.hdec.Close(); err != nil {
 		return false, connErr(http2.ErrCodeCompression, "truncated HPACK")
 	}

@@ -469,3 +469,20 @@ func TestH2LargeFileYields(t *testing.T) {
 		}
 	}
 }
+
+// TestH2HeaderBlockTimeout: a header block that does not end within the
+// header timeout (CONTINUATION frames trickling in) ends the connection.
+func TestH2HeaderBlockTimeout(t *testing.T) {
+	ts := newH2TestServer(t, H2Options{Handler: http.NotFoundHandler(), HeaderTimeout: 300 * time.Millisecond})
+	r := dialRaw(t, ts.addr)
+	if err := r.fr.WriteHeaders(http2.HeadersFrameParam{StreamID: 1, BlockFragment: r.block("demo.sites.test", "/")}); err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	if code := r.goAway(); code != http2.ErrCodeCancel {
+		t.Errorf("GOAWAY %v, want CANCEL", code)
+	}
+	if d := time.Since(start); d > 5*time.Second {
+		t.Errorf("closed after %v", d)
+	}
+}
