@@ -141,6 +141,8 @@ type H2Server struct {
 	wg      sync.WaitGroup
 }
 
+var _ ConnServer = (*H2Server)(nil)
+
 // NewH2Server returns an H2Server answering with o.Handler. It panics
 // without o.SiteHost or o.Handler.
 func NewH2Server(o H2Options) *H2Server {
