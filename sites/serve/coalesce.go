@@ -44,6 +44,10 @@ import (
 // lets a response of up to 8 KiB leave in one write with no writev.
 const maxHeld = 8 << 10
 
+// maxGathered is the most gatherWrites holds back: the TLS records of
+// an H2Server's flush (up to h2WriteBuffer and a frame), four records.
+const maxGathered = 64 << 10
+
 // maxBatched is the most a batching connection holds back: a few full
 // HTTP/2 DATA frames (16 KiB each) and the records around them.
 const maxBatched = 64 << 10
@@ -140,6 +144,9 @@ type Conn struct {
 	// an alert from another goroutine.
 	mu     sync.Mutex
 	corked bool
+	// gathering: every write is held, up to maxGathered, and sent at
+	// the end of gatherWrites.
+	gathering bool
 	// batching: writes are held and sent by a goroutine (flushSoon),
 	// one write for all that the ready goroutines add; flushing tells
 	// that one is on its way.
@@ -164,7 +171,7 @@ func (c *Conn) Write(p []byte) (int, error) {
 		return 0, nil
 	}
 	held := c.heldLen()
-	if c.corked && held+len(p) <= maxHeld || c.batching.Load() && held+len(p) <= maxBatched {
+	if c.corked && held+len(p) <= maxHeld || c.batching.Load() && held+len(p) <= maxBatched || c.gathering && held+len(p) <= maxGathered {
 		if c.held == nil {
 			c.held = heldBuffers.Get().(*[]byte)
 		}
@@ -311,6 +318,24 @@ func (c *Conn) flushHeld() {
 	c.mu.Lock()
 	_ = c.flushLocked()
 	c.mu.Unlock()
+}
+
+// gatherWrites runs write, holding what it writes to the connection
+// (up to maxGathered), and sends it in one write: an H2Server's flush
+// through TLS is several records, each a write of its own otherwise.
+func (c *Conn) gatherWrites(write func() error) error {
+	c.mu.Lock()
+	c.gathering = true
+	c.mu.Unlock()
+	err := write()
+	c.mu.Lock()
+	c.gathering = false
+	ferr := c.flushLocked()
+	c.mu.Unlock()
+	if err == nil {
+		err = ferr
+	}
+	return err
 }
 
 // cork starts holding small writes back.
