@@ -275,12 +275,12 @@ func build(app core.App, cfg *Config) (*built, error) {
 		}
 		door := front.front() // the listen address is known: complete
 		door.Bind(se.Router)
-		if ts != nil {
-			if err := server.TerminateTLS(se, ln); err != nil {
+		if err := door.ServeListener(se, ln, ts != nil); err != nil {
+			if ts != nil {
 				ts.Close()
-				ln.Close()
-				return err
 			}
+			ln.Close()
+			return err
 		}
 		bindWWWRedirect(se, hosts, links)
 		se.Router.Bind(deployMetrics(m))

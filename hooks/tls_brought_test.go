@@ -1,13 +1,17 @@
 package hooks
 
 import (
+	"context"
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
+	"crypto/tls"
 	"crypto/x509"
 	"crypto/x509/pkix"
 	"encoding/pem"
+	"io"
 	"math/big"
+	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -15,6 +19,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"golang.org/x/net/http2"
 )
 
 // broughtCert writes a self-signed ECDSA P-256 certificate for names,
@@ -91,6 +97,7 @@ func TestHTTPSBroughtCertificate(t *testing.T) {
 	if status, _, body := get(t, client, "https://alice-site.sites.test"+portSuffix(httpsPort)+"/"); status != http.StatusOK || !strings.Contains(body, "alice") {
 		t.Fatalf("site over https = %d %q", status, body)
 	}
+	checkSiteHTTP2(t, httpsAddr, "alice-site.sites.test", "web.test"+portSuffix(httpsPort), mine)
 	web := "https://web.test" + portSuffix(httpsPort)
 	auth := withHeaders(bearer(keyPia), map[string]string{"Content-Type": "application/json"})
 	res, body := doHTTP(t, client, http.MethodPost, web+"/deploy", `{"html":"<h1>pia at home</h1>","slug":"pia-home"}`, auth)
@@ -121,5 +128,40 @@ func TestHTTPSBroughtCertificate(t *testing.T) {
 	}
 	if got := acme.orders.Load(); got != 1 {
 		t.Errorf("orders = %d, want 1 (the custom domain; the web host and the sites are the brought certificate's)", got)
+	}
+}
+
+// checkSiteHTTP2: an HTTP/2 connection whose TLS server name is the site
+// host site is sitedrop's own HTTP/2 server's (serve.H2Server): the site
+// answers over HTTP/2, and a request on that connection for another host
+// (webHost, as a browser reusing the connection would send) is answered
+// 421, where Go's HTTP/2 server would have served the web host on it.
+func checkSiteHTTP2(t *testing.T, addr, site, webHost string, roots *x509.CertPool) {
+	t.Helper()
+	tr := &http2.Transport{
+		DialTLSContext: func(ctx context.Context, network, _ string, _ *tls.Config) (net.Conn, error) {
+			d := &tls.Dialer{Config: &tls.Config{ServerName: site, RootCAs: roots, NextProtos: []string{"h2"}}}
+			return d.DialContext(ctx, network, addr)
+		},
+	}
+	defer tr.CloseIdleConnections()
+	client := &http.Client{Transport: tr, Timeout: 30 * time.Second}
+	_, port, _ := net.SplitHostPort(addr)
+	res, err := client.Get("https://" + site + ":" + port + "/")
+	if err != nil {
+		t.Fatalf("site over HTTP/2: %v", err)
+	}
+	body, _ := io.ReadAll(res.Body)
+	res.Body.Close()
+	if res.StatusCode != http.StatusOK || res.ProtoMajor != 2 || !strings.Contains(string(body), "alice") {
+		t.Fatalf("site over HTTP/2 = %d %s %q", res.StatusCode, res.Proto, body)
+	}
+	res, err = client.Get("https://" + webHost + "/api/health")
+	if err != nil {
+		t.Fatalf("web host on a site's HTTP/2 connection: %v", err)
+	}
+	res.Body.Close()
+	if res.StatusCode != http.StatusMisdirectedRequest {
+		t.Fatalf("web host on a site's HTTP/2 connection = %d, want 421", res.StatusCode)
 	}
 }

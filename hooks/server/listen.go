@@ -80,15 +80,17 @@ func ListenMain(se *core.ServeEvent, c Config, conns *serve.ConnLimit) (*serve.L
 	return cl, nil
 }
 
-// TerminateTLS has the main listener terminate TLS (see
-// serve.ListenFront) with the server's TLSConfig, certs.Manager's once
-// TLS.Prepare ran: PocketBase serves it as a plain listener (see the
-// serve command), and net/http finds each connection handshaken. The
-// handshake is bounded by the server's header timeout, as net/http
-// bounds it. A listener set before sitedrop's (ln nil) is wrapped in a
-// TLS listener instead.
-func TerminateTLS(se *core.ServeEvent, ln *serve.Listener) error {
-	if se.Server == nil {
+// ServeListener has the main listener ln run, ahead of net/http, what
+// sitedrop serves itself (see serve.ListenFront): with terminateTLS (the
+// serve command's --https), TLS, bounded by the server's header timeout
+// as net/http bounds it, with the server's TLSConfig (certs.Manager's,
+// set by TLS.Prepare; PocketBase then serves ln as a plain listener, see
+// the serve command); and site hosts' HTTP/2 connections, to the front
+// door's own HTTP/2 server (SiteH2). Every other connection goes to
+// net/http as before. A listener set before sitedrop's (ln nil: a test
+// harness's) is only wrapped in a TLS listener.
+func (f *Front) ServeListener(se *core.ServeEvent, ln *serve.Listener, terminateTLS bool) error {
+	if se.Server == nil || !terminateTLS {
 		return nil
 	}
 	if se.Server.TLSConfig == nil || !slices.Contains(se.Server.TLSConfig.NextProtos, "h2") {
@@ -101,6 +103,9 @@ func TerminateTLS(se *core.ServeEvent, ln *serve.Listener) error {
 		}
 		return nil
 	}
-	ln.Serve(serve.ListenFront{TLS: config, HandshakeTimeout: se.Server.ReadHeaderTimeout})
+	ln.Serve(serve.ListenFront{
+		TLS: config, HandshakeTimeout: se.Server.ReadHeaderTimeout,
+		HTTP2: f.SiteH2(se.Server.IdleTimeout), HTTP2Names: f.IsSiteHost,
+	})
 	return nil
 }
