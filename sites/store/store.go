@@ -102,6 +102,8 @@ type FSStore struct {
 	// flushes shares PutBatch's flushes of the file system between
 	// concurrent batches.
 	flushes *groupSync
+	// dirsMade marks the 256 folders PutBatch made or found (makeDir).
+	dirsMade [256]atomic.Bool
 	// errs counts failed operations (CountErrors); nil: not counted.
 	errs atomic.Pointer[ErrorCounter]
 }
