@@ -51,17 +51,39 @@ func (s *Service) writeBlobs(ctx context.Context, blobs map[string][]byte, live 
 	return nil
 }
 
-// missingBlobs asks the store about every blob, hasParallel at a time,
-// and returns those it does not have; a blob that live names (nil: none)
-// is asked about without refreshing its age (live.has). The first error
-// (or ctx's end) stops the questions not yet asked.
+// localStore is a store whose questions are cheap system calls, not
+// requests (store.FSStore): they are asked one after the other, with no
+// goroutine and no hand-off each (an unchanged redeploy of 1000 files
+// asks 4,000).
+type localStore interface {
+	Root() string
+}
+
+// missingBlobs asks the store about every blob and returns those it does
+// not have: hasParallel at a time on a store of requests, in turn on a
+// local one. A blob that live names (nil: none) is asked about without
+// refreshing its age (live.has). The first error (or ctx's end) stops
+// the questions not yet asked.
 func (s *Service) missingBlobs(parent context.Context, blobs map[string][]byte, live *liveContent) (map[string][]byte, error) {
+	missing := make(map[string][]byte)
+	if _, local := s.store.(localStore); local {
+		for h, data := range blobs {
+			if err := cancelled(parent); err != nil {
+				return nil, err
+			}
+			ok, err := live.has(parent, s.store, h)
+			if err != nil {
+				return nil, fmt.Errorf("check blob: %w", err)
+			}
+			if !ok {
+				missing[h] = data
+			}
+		}
+		return missing, nil
+	}
 	g, ctx := errgroup.WithContext(parent)
 	g.SetLimit(hasParallel)
-	var (
-		mu      sync.Mutex
-		missing = make(map[string][]byte)
-	)
+	var mu sync.Mutex
 	for h, data := range blobs {
 		if ctx.Err() != nil {
 			break
