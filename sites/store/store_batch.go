@@ -52,6 +52,13 @@ func (s *FSStore) PutBatch(ctx context.Context, blobs map[string][]byte) (err er
 			dirs[dir] = true
 		}
 		tmp, err := writeTemp(dir, data)
+		if errors.Is(err, fs.ErrNotExist) {
+			// the folder was removed behind the store's back: make it again
+			s.dirsMade[dirIndex(hash)].Store(false)
+			if err = s.makeDir(hash, dir); err == nil {
+				tmp, err = writeTemp(dir, data)
+			}
+		}
 		if err != nil {
 			return fmt.Errorf("blob %s: %w", hash, err)
 		}
