@@ -309,6 +309,9 @@ type liveContent struct {
 	named map[string]bool
 	// looked counts the blobs looked for without a refresh (tests).
 	looked atomic.Int64
+	// sure says every blob the manifest names is known present (see
+	// verifiedVersions): they are counted present without a look.
+	sure bool
 }
 
 // readLive reads the live version of dep; nil when it has none (a
@@ -336,6 +339,22 @@ func (s *Service) readLive(dep *core.Record) *liveContent {
 	return l
 }
 
+// trust has l's blobs counted present without a look when sure (l nil:
+// nothing to trust).
+func (l *liveContent) trust(sure bool) {
+	if l != nil {
+		l.sure = sure
+	}
+}
+
+// version is the live version's id, "" for none.
+func (l *liveContent) version() string {
+	if l == nil {
+		return ""
+	}
+	return l.id
+}
+
 // variants is l.known; nil for none.
 func (l *liveContent) variants() map[string]map[string]EncodedEntry {
 	if l == nil {
@@ -344,13 +363,17 @@ func (l *liveContent) variants() map[string]map[string]EncodedEntry {
 	return l.known
 }
 
-// has tells whether blobs holds h: without refreshing its age when the
-// live version names it, with Has otherwise (or when l is nil).
+// has tells whether blobs holds h: when the live version names it,
+// without refreshing its age, and without asking at all when l is sure;
+// with Has otherwise (or when l is nil).
 func (l *liveContent) has(ctx context.Context, blobs store.BlobStore, h string) (bool, error) {
 	if l == nil || !l.named[h] {
 		return blobs.Has(ctx, h)
 	}
 	l.looked.Add(1)
+	if l.sure {
+		return true, nil
+	}
 	return exists(ctx, blobs, h)
 }
 

@@ -181,3 +181,33 @@ func TestFSStorePutBatchRemakesARemovedFolder(t *testing.T) {
 		t.Fatalf("blob mode %v (%v), want 0600 as os.CreateTemp made them", st.Mode().Perm(), err)
 	}
 }
+
+// TestFSStoreDeletions: every Delete moves the count, of a missing blob
+// too; nothing else does.
+func TestFSStoreDeletions(t *testing.T) {
+	ctx := context.Background()
+	s, err := NewFSStore(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	data := []byte("counted")
+	h := HashBytes(data)
+	if err := s.PutBatch(ctx, map[string][]byte{h: data}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Put(ctx, HashBytes([]byte("x")), []byte("x")); err != nil {
+		t.Fatal(err)
+	}
+	if n := s.Deletions(); n != 0 {
+		t.Fatalf("%d deletions after writes", n)
+	}
+	if err := s.Delete(ctx, h); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Delete(ctx, h); err != nil {
+		t.Fatal(err)
+	}
+	if n := s.Deletions(); n != 2 {
+		t.Fatalf("%d deletions after two, want 2", n)
+	}
+}
