@@ -194,7 +194,7 @@ func (s *Service) Create(ctx context.Context, p CreateParams) (*Created, error) 
 	s.gcMu.RLock()
 	defer s.gcMu.RUnlock()
 	deletions, counted := s.storeDeletions() // before the store is asked
-	if err := s.writeBlobs(ctx, blobs, nil); err != nil {
+	if err := s.writeBlobs(ctx, manifest, blobs, nil); err != nil {
 		return nil, err
 	}
 	if err := cancelled(ctx); err != nil {
@@ -315,7 +315,7 @@ func (s *Service) replaceLocked(ctx context.Context, dep *core.Record, meta Meta
 	if err := s.ensureVariants(ctx, manifest, blobs, live, up.Memory); err != nil {
 		return nil, nil, err
 	}
-	if err := s.writeBlobs(ctx, blobs, live); err != nil {
+	if err := s.writeBlobs(ctx, manifest, blobs, live); err != nil {
 		return nil, nil, err
 	}
 	if err := cancelled(ctx); err != nil {

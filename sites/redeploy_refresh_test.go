@@ -178,3 +178,36 @@ func TestRedeployRefreshesWhenTheLiveVersionGoes(t *testing.T) {
 		}
 	}
 }
+
+// TestFirstDeployAsksOnlyAboutItsFiles: the store is asked about a
+// deploy's files (and the bytes sent, when changed), not about the
+// variants of a file it lacks, which it lacks too; the variants are
+// written all the same.
+func TestFirstDeployAsksOnlyAboutItsFiles(t *testing.T) {
+	app, svc, st := newCountingService(t)
+	ctx := context.Background()
+	owner := mustOwner(t, app)
+	c, err := svc.Create(ctx, sites.CreateParams{Owner: owner, Slug: "first-site", Upload: bigFiles()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	files, variants := map[string]bool{}, 0
+	for _, e := range liveManifest(t, app, c.Record) {
+		files[e.Hash] = true
+		if e.Source != "" {
+			files[e.Source] = true
+		}
+		for _, v := range e.Encoded {
+			variants++
+			if ok, err := st.FSStore.Exists(ctx, v.Hash); err != nil || !ok {
+				t.Errorf("variant %s not stored (%v)", v.Hash, err)
+			}
+		}
+	}
+	if variants < 6 {
+		t.Fatalf("%d variants: the site should have some", variants)
+	}
+	if n := st.has.Load(); n != int64(len(files)) {
+		t.Errorf("asked the store about %d blobs, want %d (the files, not their %d variants)", n, len(files), variants)
+	}
+}
