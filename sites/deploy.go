@@ -193,7 +193,8 @@ func (s *Service) Create(ctx context.Context, p CreateParams) (*Created, error) 
 
 	s.gcMu.RLock()
 	defer s.gcMu.RUnlock()
-	if err := s.writeBlobs(ctx, blobs, nil); err != nil {
+	deletions, counted := s.storeDeletions() // before the store is asked
+	if err := s.writeBlobs(ctx, manifest, blobs, nil); err != nil {
 		return nil, err
 	}
 	if err := cancelled(ctx); err != nil {
@@ -252,6 +253,9 @@ func (s *Service) Create(ctx context.Context, p CreateParams) (*Created, error) 
 	if err != nil {
 		return nil, err
 	}
+	if counted && !p.Upload.Release.Draft {
+		s.verified.remember(out.Record.Id, out.Version.Id, deletions)
+	}
 	return out, nil
 }
 
@@ -306,10 +310,12 @@ func (s *Service) replaceLocked(ctx context.Context, dep *core.Record, meta Meta
 
 	s.gcMu.RLock()
 	defer s.gcMu.RUnlock()
+	deletions, counted := s.storeDeletions() // before the store is asked
+	live.trust(s.sure(dep.Id, live.version()))
 	if err := s.ensureVariants(ctx, manifest, blobs, live, up.Memory); err != nil {
 		return nil, nil, err
 	}
-	if err := s.writeBlobs(ctx, blobs, live); err != nil {
+	if err := s.writeBlobs(ctx, manifest, blobs, live); err != nil {
 		return nil, nil, err
 	}
 	if err := cancelled(ctx); err != nil {
@@ -356,6 +362,9 @@ func (s *Service) replaceLocked(ctx context.Context, dep *core.Record, meta Meta
 	})
 	if err != nil {
 		return nil, nil, err
+	}
+	if counted && !up.Release.Draft {
+		s.verified.remember(out.Id, ver.Id, deletions)
 	}
 	return out, ver, nil
 }

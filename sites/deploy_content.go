@@ -26,13 +26,42 @@ type batchPutter interface {
 // on S3 each question is a request (a HEAD), on files a stat.
 const hasParallel = 8
 
-// writeBlobs stores every blob the store does not have yet (Has also
-// refreshes the age of those it has, so the collector spares them; those
-// that live names are only looked for: see liveContent).
-func (s *Service) writeBlobs(ctx context.Context, blobs map[string][]byte, live *liveContent) error {
-	missing, err := s.missingBlobs(ctx, blobs, live)
+// writeBlobs stores every blob of m the store does not have yet (Has
+// also refreshes the age of those it has, so the collector spares them;
+// those that live names are only looked for: see liveContent). The
+// store is not asked about the variants of a file it lacks (see
+// madeFrom).
+func (s *Service) writeBlobs(ctx context.Context, m Manifest, blobs map[string][]byte, live *liveContent) error {
+	variants := madeFrom(m, blobs)
+	files := blobs
+	if len(variants) > 0 {
+		files = make(map[string][]byte, len(blobs)-len(variants))
+		for h, data := range blobs {
+			if _, ok := variants[h]; !ok {
+				files[h] = data
+			}
+		}
+	}
+	missing, err := s.missingBlobs(ctx, files, live)
 	if err != nil {
 		return err
+	}
+	if len(variants) > 0 {
+		ask := make(map[string][]byte)
+		for v, file := range variants {
+			if _, lacked := missing[file]; lacked {
+				missing[v] = blobs[v]
+			} else {
+				ask[v] = blobs[v]
+			}
+		}
+		more, err := s.missingBlobs(ctx, ask, live)
+		if err != nil {
+			return err
+		}
+		for h, data := range more {
+			missing[h] = data
+		}
 	}
 	if bp, ok := s.store.(batchPutter); ok {
 		if err := bp.PutBatch(ctx, missing); err != nil {
@@ -51,17 +80,66 @@ func (s *Service) writeBlobs(ctx context.Context, blobs map[string][]byte, live 
 	return nil
 }
 
-// missingBlobs asks the store about every blob, hasParallel at a time,
-// and returns those it does not have; a blob that live names (nil: none)
-// is asked about without refreshing its age (live.has). The first error
-// (or ctx's end) stops the questions not yet asked.
+// madeFrom maps each variant of m among blobs to the file it was made
+// from; a hash that is also a file's (or a source's) is left out. A
+// variant is the compression of its file's bytes, so when the store
+// lacks the file it lacks the variant too (unless the very same bytes
+// were uploaded, which are then written again, whole): a first deploy
+// of 1000 files asks about 1,000 blobs, not 4,000.
+func madeFrom(m Manifest, blobs map[string][]byte) map[string]string {
+	out := make(map[string]string)
+	for _, e := range m {
+		for _, v := range e.Encoded {
+			if _, ok := blobs[v.Hash]; ok {
+				out[v.Hash] = e.Hash
+			}
+		}
+	}
+	if len(out) == 0 {
+		return nil
+	}
+	for _, e := range m {
+		delete(out, e.Hash)
+		if e.Source != "" {
+			delete(out, e.Source)
+		}
+	}
+	return out
+}
+
+// localStore is a store whose questions are cheap system calls, not
+// requests (store.FSStore): they are asked one after the other, with no
+// goroutine and no hand-off each (an unchanged redeploy of 1000 files
+// asks 4,000).
+type localStore interface {
+	Root() string
+}
+
+// missingBlobs asks the store about every blob and returns those it does
+// not have: hasParallel at a time on a store of requests, in turn on a
+// local one. A blob that live names (nil: none) is asked about without
+// refreshing its age (live.has). The first error (or ctx's end) stops
+// the questions not yet asked.
 func (s *Service) missingBlobs(parent context.Context, blobs map[string][]byte, live *liveContent) (map[string][]byte, error) {
+	missing := make(map[string][]byte)
+	if _, local := s.store.(localStore); local {
+		for h, data := range blobs {
+			if err := cancelled(parent); err != nil {
+				return nil, err
+			}
+			ok, err := live.has(parent, s.store, h)
+			if err != nil {
+				return nil, fmt.Errorf("check blob: %w", err)
+			}
+			if !ok {
+				missing[h] = data
+			}
+		}
+		return missing, nil
+	}
 	g, ctx := errgroup.WithContext(parent)
 	g.SetLimit(hasParallel)
-	var (
-		mu      sync.Mutex
-		missing = make(map[string][]byte)
-	)
+	var mu sync.Mutex
 	for h, data := range blobs {
 		if ctx.Err() != nil {
 			break
@@ -287,6 +365,9 @@ type liveContent struct {
 	named map[string]bool
 	// looked counts the blobs looked for without a refresh (tests).
 	looked atomic.Int64
+	// sure says every blob the manifest names is known present (see
+	// verifiedVersions): they are counted present without a look.
+	sure bool
 }
 
 // readLive reads the live version of dep; nil when it has none (a
@@ -314,6 +395,22 @@ func (s *Service) readLive(dep *core.Record) *liveContent {
 	return l
 }
 
+// trust has l's blobs counted present without a look when sure (l nil:
+// nothing to trust).
+func (l *liveContent) trust(sure bool) {
+	if l != nil {
+		l.sure = sure
+	}
+}
+
+// version is the live version's id, "" for none.
+func (l *liveContent) version() string {
+	if l == nil {
+		return ""
+	}
+	return l.id
+}
+
 // variants is l.known; nil for none.
 func (l *liveContent) variants() map[string]map[string]EncodedEntry {
 	if l == nil {
@@ -322,13 +419,17 @@ func (l *liveContent) variants() map[string]map[string]EncodedEntry {
 	return l.known
 }
 
-// has tells whether blobs holds h: without refreshing its age when the
-// live version names it, with Has otherwise (or when l is nil).
+// has tells whether blobs holds h: when the live version names it,
+// without refreshing its age, and without asking at all when l is sure;
+// with Has otherwise (or when l is nil).
 func (l *liveContent) has(ctx context.Context, blobs store.BlobStore, h string) (bool, error) {
 	if l == nil || !l.named[h] {
 		return blobs.Has(ctx, h)
 	}
 	l.looked.Add(1)
+	if l.sure {
+		return true, nil
+	}
 	return exists(ctx, blobs, h)
 }
 

@@ -57,6 +57,9 @@ func ParseManifest(raw []byte) (Manifest, error) {
 	if len(raw) == 0 || string(raw) == "null" {
 		return m, nil
 	}
+	if fast, ok := parseManifestFast(raw); ok {
+		return fast, nil
+	}
 	if err := json.Unmarshal(raw, &m); err != nil {
 		return nil, fmt.Errorf("parse manifest: %w", err)
 	}

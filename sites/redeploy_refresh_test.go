@@ -15,15 +15,19 @@ import (
 
 // refreshCountingStore counts the questions that refresh a blob's age
 // (Has) apart from those that only look (Exists), and can act after each
-// look (onLook, with the hash looked for).
+// look (onLook, with the hash looked for) and before each Has (onHas).
 type refreshCountingStore struct {
 	*store.FSStore
 	has, looks atomic.Int64
 	onLook     func(h string)
+	onHas      func(h string)
 }
 
 func (c *refreshCountingStore) Has(ctx context.Context, h string) (bool, error) {
 	c.has.Add(1)
+	if c.onHas != nil {
+		c.onHas(h)
+	}
 	return c.FSStore.Has(ctx, h)
 }
 
@@ -55,8 +59,10 @@ func bigFiles() sites.Upload {
 }
 
 // TestUnchangedRedeployRefreshesNothingTheLiveVersionNames: an unchanged
-// redeploy looks for its blobs (a stat each) without refreshing their
-// age, since the live version names them and the collector spares them.
+// redeploy refreshes the age of no blob the live version names (the
+// collector spares them). It asks the store nothing when this process
+// saw all of them present and nothing was deleted from the store since
+// (verifiedVersions); after a deletion it looks for each (a stat).
 func TestUnchangedRedeployRefreshesNothingTheLiveVersionNames(t *testing.T) {
 	app, svc, st := newCountingService(t)
 	ctx := context.Background()
@@ -65,77 +71,143 @@ func TestUnchangedRedeployRefreshesNothingTheLiveVersionNames(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	st.has.Store(0)
-	st.looks.Store(0)
-	if _, err := svc.Replace(ctx, c.Record, sites.Metadata{}, bigFiles()); err != nil {
-		t.Fatal(err)
-	}
-	if n := st.has.Load(); n != 0 {
-		t.Errorf("an unchanged redeploy refreshed %d blobs the live version names", n)
-	}
-	if st.looks.Load() < 6 { // three files and their variants
-		t.Errorf("looked for %d blobs", st.looks.Load())
+	for _, deleted := range []bool{true, false} {
+		if deleted { // a blob no version names: the count moves
+			if err := st.Delete(ctx, store.HashBytes([]byte("unrelated"))); err != nil {
+				t.Fatal(err)
+			}
+		}
+		st.has.Store(0)
+		st.looks.Store(0)
+		if _, err := svc.Replace(ctx, c.Record, sites.Metadata{}, bigFiles()); err != nil {
+			t.Fatal(err)
+		}
+		if n := st.has.Load(); n != 0 {
+			t.Errorf("an unchanged redeploy refreshed %d blobs the live version names", n)
+		}
+		switch n := st.looks.Load(); {
+		case deleted && n < 6: // three files and their variants
+			t.Errorf("after a deletion from the store, looked for %d blobs", n)
+		case !deleted && n != 0:
+			t.Errorf("with every blob seen present and no deletion since, looked for %d blobs", n)
+		}
 	}
 }
 
 // TestRedeployRefreshesWhenTheLiveVersionGoes: when the live version is
-// deleted during a redeploy (from the dashboard), the blobs looked for
-// without a refresh are asked about again (Has) before the commit: the
-// redeploy commits when they are all there, and fails, committing
-// nothing, when one went.
+// deleted during a redeploy (from the dashboard), the blobs counted
+// present without a refresh (looked for, or known present: sure) are
+// asked about again (Has) before the commit: the redeploy commits when
+// they are all there, and fails, committing nothing, when one went.
 func TestRedeployRefreshesWhenTheLiveVersionGoes(t *testing.T) {
-	for _, lose := range []bool{false, true} {
-		name := "blobs kept"
-		if lose {
-			name = "a blob collected"
-		}
-		t.Run(name, func(t *testing.T) {
-			app, svc, st := newCountingService(t)
-			ctx := context.Background()
-			owner := mustOwner(t, app)
-			c, err := svc.Create(ctx, sites.CreateParams{Owner: owner, Slug: "gone-site", Upload: bigFiles()})
-			if err != nil {
-				t.Fatal(err)
+	for _, sure := range []bool{false, true} {
+		for _, lose := range []bool{false, true} {
+			name := "blobs kept"
+			if lose {
+				name = "a blob collected"
 			}
-			// a variant: the redeploy does not have its bytes
-			target := liveManifest(t, app, c.Record)["a.css"].Encoded[sites.EncodingGzip].Hash
-			if target == "" {
-				t.Fatal("a.css has no gzip variant")
+			if sure {
+				name += ", known present"
 			}
-			st.has.Store(0)
-			var once sync.Once
-			st.onLook = func(h string) {
-				if h != target {
-					return
+			t.Run(name, func(t *testing.T) {
+				app, svc, st := newCountingService(t)
+				ctx := context.Background()
+				owner := mustOwner(t, app)
+				c, err := svc.Create(ctx, sites.CreateParams{Owner: owner, Slug: "gone-site", Upload: bigFiles()})
+				if err != nil {
+					t.Fatal(err)
 				}
-				once.Do(func() { // found, then gone: the version, and the blob if lose
-					if err := app.Delete(c.Version); err != nil {
-						t.Error(err)
-					}
-					if lose {
-						if err := st.FSStore.Delete(ctx, target); err != nil {
+				// a variant: the redeploy does not have its bytes
+				target := liveManifest(t, app, c.Record)["a.css"].Encoded[sites.EncodingGzip].Hash
+				if target == "" {
+					t.Fatal("a.css has no gzip variant")
+				}
+				var once sync.Once
+				gone := func() { // found, then gone: the version, and the blob if lose
+					once.Do(func() {
+						if err := app.Delete(c.Version); err != nil {
 							t.Error(err)
 						}
+						if lose {
+							if err := st.FSStore.Delete(ctx, target); err != nil {
+								t.Error(err)
+							}
+						}
+					})
+				}
+				up := bigFiles()
+				if sure {
+					// nothing is looked for: the version goes while the
+					// new file is asked about
+					up.Files = append(up.Files, sites.File{Path: "new.txt", ContentType: "text/plain", Data: []byte("new")})
+					fresh := store.HashBytes([]byte("new"))
+					st.onHas = func(h string) {
+						if h == fresh {
+							gone()
+						}
 					}
-				})
-			}
-			_, err = svc.Replace(ctx, c.Record, sites.Metadata{}, bigFiles())
-			if lose {
-				if err == nil || !strings.Contains(err.Error(), "collected during the deploy") {
-					t.Fatalf("a blob gone: %v", err)
+				} else {
+					if err := st.Delete(ctx, store.HashBytes([]byte("unrelated"))); err != nil {
+						t.Fatal(err) // the deletion count moves: each blob is looked for
+					}
+					st.onLook = func(h string) {
+						if h == target {
+							gone()
+						}
+					}
 				}
-				dep, _ := app.FindRecordById(sites.DeploymentsCollection, c.Record.Id)
-				if dep.GetString(sites.FieldLiveVersion) != c.Version.Id {
-					t.Fatal("a failed redeploy committed")
+				st.has.Store(0)
+				_, err = svc.Replace(ctx, c.Record, sites.Metadata{}, up)
+				if lose {
+					if err == nil || !strings.Contains(err.Error(), "collected during the deploy") {
+						t.Fatalf("a blob gone: %v", err)
+					}
+					dep, _ := app.FindRecordById(sites.DeploymentsCollection, c.Record.Id)
+					if dep.GetString(sites.FieldLiveVersion) != c.Version.Id {
+						t.Fatal("a failed redeploy committed")
+					}
+					return
 				}
-				return
+				if err != nil {
+					t.Fatal(err)
+				}
+				if st.has.Load() <= 1 { // the new file's, when sure
+					t.Error("the blobs were not asked about again once their version went")
+				}
+			})
+		}
+	}
+}
+
+// TestFirstDeployAsksOnlyAboutItsFiles: the store is asked about a
+// deploy's files (and the bytes sent, when changed), not about the
+// variants of a file it lacks, which it lacks too; the variants are
+// written all the same.
+func TestFirstDeployAsksOnlyAboutItsFiles(t *testing.T) {
+	app, svc, st := newCountingService(t)
+	ctx := context.Background()
+	owner := mustOwner(t, app)
+	c, err := svc.Create(ctx, sites.CreateParams{Owner: owner, Slug: "first-site", Upload: bigFiles()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	files, variants := map[string]bool{}, 0
+	for _, e := range liveManifest(t, app, c.Record) {
+		files[e.Hash] = true
+		if e.Source != "" {
+			files[e.Source] = true
+		}
+		for _, v := range e.Encoded {
+			variants++
+			if ok, err := st.FSStore.Exists(ctx, v.Hash); err != nil || !ok {
+				t.Errorf("variant %s not stored (%v)", v.Hash, err)
 			}
-			if err != nil {
-				t.Fatal(err)
-			}
-			if st.has.Load() == 0 {
-				t.Error("the blobs were not asked about again once their version went")
-			}
-		})
+		}
+	}
+	if variants < 6 {
+		t.Fatalf("%d variants: the site should have some", variants)
+	}
+	if n := st.has.Load(); n != int64(len(files)) {
+		t.Errorf("asked the store about %d blobs, want %d (the files, not their %d variants)", n, len(files), variants)
 	}
 }

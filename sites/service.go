@@ -69,6 +69,10 @@ type Service struct {
 
 	// deployLocks serialise replaces per deployment (see lockDeployment).
 	deployLocks [64]sync.Mutex
+
+	// verified are the live versions whose blobs this process knows
+	// present (see verifiedVersions).
+	verified verifiedVersions
 }
 
 // NewService returns a Service over app's database and the given store.

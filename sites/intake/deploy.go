@@ -124,7 +124,7 @@ func (d *Deploys) readJSON(w http.ResponseWriter, r *http.Request, req *Request,
 	if err := ArchiveSentAsJSON(br); err != nil {
 		return err
 	}
-	if err := DecodeJSON(br, limit, &req.DeployRequest); err != nil {
+	if err := DecodeDeployJSON(br, limit, &req.DeployRequest); err != nil {
 		return err
 	}
 	if err := lease.Reserve(body.Got); err != nil {

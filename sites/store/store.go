@@ -102,6 +102,10 @@ type FSStore struct {
 	// flushes shares PutBatch's flushes of the file system between
 	// concurrent batches.
 	flushes *groupSync
+	// dirsMade marks the 256 folders PutBatch made or found (makeDir).
+	dirsMade [256]atomic.Bool
+	// deletions counts Delete's calls (Deletions).
+	deletions atomic.Uint64
 	// errs counts failed operations (CountErrors); nil: not counted.
 	errs atomic.Pointer[ErrorCounter]
 }
@@ -246,11 +250,19 @@ func (s *FSStore) Delete(_ context.Context, hash string) error {
 	if err != nil {
 		return err
 	}
-	if err := os.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
+	err = os.Remove(p)
+	s.deletions.Add(1) // after the blob is gone: see Deletions
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return s.counted("delete", fmt.Errorf("delete blob %s: %w", hash, err))
 	}
 	return nil
 }
+
+// Deletions counts the calls to Delete so far, each counted once its
+// blob is gone: a caller that read the count, then found blobs present,
+// knows they are all still there while the count has not moved (no
+// blob leaves the store but by Delete, the collector's included).
+func (s *FSStore) Deletions() uint64 { return s.deletions.Load() }
 
 // Walk implements BlobStore. Temporary files older than an hour, left by a
 // crash mid-write, are removed on the way.

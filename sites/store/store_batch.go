@@ -2,7 +2,9 @@ package store
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 )
@@ -44,23 +46,23 @@ func (s *FSStore) PutBatch(ctx context.Context, blobs map[string][]byte) (err er
 		}
 		dir := filepath.Dir(final)
 		if !dirs[dir] {
-			if err := os.MkdirAll(dir, 0o755); err != nil {
-				return fmt.Errorf("create blob dir: %w", err)
+			if err := s.makeDir(hash, dir); err != nil {
+				return err
 			}
 			dirs[dir] = true
 		}
-		tmp, err := os.CreateTemp(dir, ".tmp-*")
+		tmp, err := writeTemp(dir, data)
+		if errors.Is(err, fs.ErrNotExist) {
+			// the folder was removed behind the store's back: make it again
+			s.dirsMade[dirIndex(hash)].Store(false)
+			if err = s.makeDir(hash, dir); err == nil {
+				tmp, err = writeTemp(dir, data)
+			}
+		}
 		if err != nil {
-			return fmt.Errorf("create temp blob: %w", err)
+			return fmt.Errorf("blob %s: %w", hash, err)
 		}
-		written = append(written, pending{tmp.Name(), final})
-		if _, err := tmp.Write(data); err != nil {
-			tmp.Close()
-			return fmt.Errorf("write blob %s: %w", hash, err)
-		}
-		if err := tmp.Close(); err != nil {
-			return fmt.Errorf("close blob %s: %w", hash, err)
-		}
+		written = append(written, pending{tmp, final})
 	}
 	if len(written) == 0 {
 		return nil
@@ -78,7 +80,7 @@ func (s *FSStore) PutBatch(ctx context.Context, blobs map[string][]byte) (err er
 		}
 	}
 	for i, p := range written {
-		if err := os.Rename(p.tmp, p.final); err != nil {
+		if err := rename(p.tmp, p.final); err != nil {
 			written = written[i:] // the rest are still temporary
 			return fmt.Errorf("rename blob: %w", err)
 		}
@@ -109,4 +111,34 @@ func fsyncPath(p string) error {
 		return fmt.Errorf("sync blob: %w", err)
 	}
 	return nil
+}
+
+// makeDir makes dir, the folder of the blob hash, unless this store has
+// made or found it before: the folders are never removed, so a deploy of
+// a thousand files asks for them once per process, not once per batch.
+func (s *FSStore) makeDir(hash, dir string) error {
+	made := &s.dirsMade[dirIndex(hash)]
+	if made.Load() {
+		return nil
+	}
+	if err := os.Mkdir(dir, 0o755); err != nil && !errors.Is(err, fs.ErrExist) {
+		if err := os.MkdirAll(dir, 0o755); err != nil { // the root gone?
+			return fmt.Errorf("create blob dir: %w", err)
+		}
+	}
+	made.Store(true)
+	return nil
+}
+
+// dirIndex is the number of a valid hash's folder (its first two hex
+// digits).
+func dirIndex(hash string) int {
+	return hexDigit(hash[0])<<4 | hexDigit(hash[1])
+}
+
+func hexDigit(c byte) int {
+	if c >= 'a' {
+		return int(c-'a') + 10
+	}
+	return int(c - '0')
 }

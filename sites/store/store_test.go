@@ -147,3 +147,67 @@ func TestFSStorePutBatch(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestFSStorePutBatchRemakesARemovedFolder: the store remembers the blob
+// folders it made, and makes one again when it was removed behind its
+// back; blobs are written whole, readable by their owner only, and a
+// blob stored again (another deploy of the same bytes) stays whole.
+func TestFSStorePutBatchRemakesARemovedFolder(t *testing.T) {
+	ctx := context.Background()
+	s, err := NewFSStore(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := []byte(strings.Repeat("a", 70000)) // more than one write may take
+	h := HashBytes(a)
+	if err := s.PutBatch(ctx, map[string][]byte{h: a}); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.RemoveAll(filepath.Join(s.Root(), h[:2])); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.PutBatch(ctx, map[string][]byte{h: a}); err != nil {
+		t.Fatalf("a batch into a removed folder: %v", err)
+	}
+	if err := s.PutBatch(ctx, map[string][]byte{h: a}); err != nil {
+		t.Fatalf("the same blob again: %v", err)
+	}
+	p := filepath.Join(s.Root(), h[:2], h)
+	got, err := os.ReadFile(p)
+	if err != nil || string(got) != string(a) {
+		t.Fatalf("blob read back: %d bytes, %v", len(got), err)
+	}
+	if st, err := os.Stat(p); err != nil || st.Mode().Perm() != 0o600 {
+		t.Fatalf("blob mode %v (%v), want 0600 as os.CreateTemp made them", st.Mode().Perm(), err)
+	}
+}
+
+// TestFSStoreDeletions: every Delete moves the count, of a missing blob
+// too; nothing else does.
+func TestFSStoreDeletions(t *testing.T) {
+	ctx := context.Background()
+	s, err := NewFSStore(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	data := []byte("counted")
+	h := HashBytes(data)
+	if err := s.PutBatch(ctx, map[string][]byte{h: data}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Put(ctx, HashBytes([]byte("x")), []byte("x")); err != nil {
+		t.Fatal(err)
+	}
+	if n := s.Deletions(); n != 0 {
+		t.Fatalf("%d deletions after writes", n)
+	}
+	if err := s.Delete(ctx, h); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Delete(ctx, h); err != nil {
+		t.Fatal(err)
+	}
+	if n := s.Deletions(); n != 2 {
+		t.Fatalf("%d deletions after two, want 2", n)
+	}
+}
