@@ -6,6 +6,7 @@ import (
 	"net/netip"
 	"net/url"
 	"strings"
+	"time"
 
 	"github.com/pocketbase/pocketbase/apis"
 	"github.com/pocketbase/pocketbase/core"
@@ -141,6 +142,53 @@ func (f *Front) Wrap(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		route(w, r)
 	})
+}
+
+// HTTP1 is sitedrop's own HTTP/1.1 server for the site hosts (see
+// serve.HTTP1), a serve.ConnServer for the main listener: it routes by
+// the same SiteLabel as Route, answers on the general path with the same
+// handler as Wrap (ServeSite: panics recovered; Metrics' Measure), gives
+// the fast answers with Sites when it is a *serve.Server (counted in
+// Metrics as Measure would), with c's header and idle timeouts (see
+// SetTimeouts) and PocketBase's write timeout. Any other host goes to
+// net/http, and so to Wrap.
+//
+// Wiring (the main listener, plain or after TLS chose HTTP/1.1): build
+// it once beside Wrap, and for each accepted connection c, in a
+// goroutine of its own,
+//
+//	if hc := h1.ServeConn(c); hc != nil {
+//		// hand hc to net/http: the listener's Accept returns it
+//	}
+func (f *Front) HTTP1(c Config) *serve.HTTP1 {
+	var srv http.Server
+	c.SetTimeouts(&srv)
+	o := serve.HTTP1Options{
+		SiteLabel:     f.Hosts.SiteLabel,
+		HeaderTimeout: srv.ReadHeaderTimeout,
+		IdleTimeout:   srv.IdleTimeout,
+		WriteTimeout:  WriteTimeout,
+		Logger:        f.Logger,
+	}
+	if s, ok := f.Sites.(*serve.Server); ok {
+		o.Sites = s
+	}
+	if m := f.Metrics; m != nil {
+		o.Serve = func(w http.ResponseWriter, r *http.Request, label string) {
+			m.Measure(w, r, func(w http.ResponseWriter, r *http.Request) metrics.HostClass {
+				ServeSite(f.Sites, f.Logger, w, r, label)
+				return metrics.Site
+			})
+		}
+		o.Count = func(status int, bytes int64, d time.Duration) {
+			m.Observe(metrics.Site, status, bytes, d)
+		}
+	} else {
+		o.Serve = func(w http.ResponseWriter, r *http.Request, label string) {
+			ServeSite(f.Sites, f.Logger, w, r, label)
+		}
+	}
+	return serve.NewHTTP1(o)
 }
 
 // WebHostServes reports whether the web host (PocketBase's router: the

@@ -268,7 +268,12 @@ func (s *Server) ServeSite(w http.ResponseWriter, r *http.Request, slug string) 
 		s.serveSite(w, r, slug)
 		return
 	}
-	o := s.serveSite(w, r, slug)
+	s.record(r, s.serveSite(w, r, slug))
+}
+
+// record hands the Recorder what ServeSite (or the HTTP/1.1 fast path)
+// answered to r.
+func (s *Server) record(r *http.Request, o outcome) {
 	if o.site == "" {
 		return // no site, or one that is offline: nothing to count
 	}
