@@ -39,6 +39,12 @@ import (
 // The request's context ends when the connection does.
 type HTTP1 struct {
 	o HTTP1Options
+	// down is set by Shutdown: answers close their connection, idle
+	// connections close.
+	down atomic.Bool
+	mu   sync.Mutex
+	// conns are the connections being served.
+	conns map[*h1conn]struct{}
 }
 
 // HTTP1Options configure NewHTTP1.
@@ -90,8 +96,39 @@ func NewHTTP1(o HTTP1Options) *HTTP1 {
 	if o.BaseContext == nil {
 		o.BaseContext = context.Background()
 	}
-	return &HTTP1{o: o}
+	return &HTTP1{o: o, conns: map[*h1conn]struct{}{}}
 }
+
+// Shutdown has the server answer no more requests (see
+// ConnServerShutdown): a connection closes after the answer it is
+// writing (which says Connection: close), an idle one at once. It
+// returns once every connection has ended, or with ctx's error.
+func (s *HTTP1) Shutdown(ctx context.Context) error {
+	s.down.Store(true)
+	tick := time.NewTicker(50 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		s.mu.Lock()
+		n := len(s.conns)
+		for cn := range s.conns {
+			if cn.idle.Load() {
+				_ = cn.c.SetReadDeadline(aLongTimeAgo) // wakes its Read
+			}
+		}
+		s.mu.Unlock()
+		if n == 0 {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-tick.C:
+		}
+	}
+}
+
+// aLongTimeAgo is a deadline in the past: it ends a Read at once.
+var aLongTimeAgo = time.Unix(1, 0)
 
 // h1ReadBuffer is a connection's read buffer to begin with; a head that
 // does not fit grows it up to h1MaxHead.
@@ -125,6 +162,9 @@ type h1conn struct {
 	// read deadline is the current head's HeaderTimeout.
 	rdl, wdl  time.Time
 	headTimed bool
+	// idle: the connection waits for a request's first byte (Shutdown
+	// closes it then).
+	idle atomic.Bool
 	// date is the Date value of the current second (see dateNow).
 	date []byte
 
@@ -148,7 +188,13 @@ type h1conn struct {
 // ServeConn serves c (see HTTP1 and ConnServer).
 func (s *HTTP1) ServeConn(c net.Conn) (handoff net.Conn) {
 	cn := &h1conn{s: s, c: c, buf: make([]byte, h1ReadBuffer), values: map[string][]string{}}
+	s.mu.Lock()
+	s.conns[cn] = struct{}{}
+	s.mu.Unlock()
 	defer func() {
+		s.mu.Lock()
+		delete(s.conns, cn)
+		s.mu.Unlock()
 		if cn.cancel != nil {
 			cn.cancel()
 		}
@@ -247,6 +293,14 @@ func (cn *h1conn) readMore(first bool) error {
 		// a part of a pipelined head came with the previous one
 		cn.setReadDeadline(time.Now().Add(s.o.HeaderTimeout))
 		cn.headTimed = true
+	}
+	if empty {
+		// between requests: Shutdown closes the connection now
+		cn.idle.Store(true)
+		defer cn.idle.Store(false)
+		if s.down.Load() {
+			return net.ErrClosed
+		}
 	}
 	n, err := cn.c.Read(cn.buf[cn.end:])
 	cn.end += n
@@ -441,6 +495,9 @@ func (cn *h1conn) answer() (keep, ok bool) {
 	}
 	if !cn.isSite {
 		return false, false
+	}
+	if s.down.Load() {
+		h.close = true // shutting down: this answer is the last
 	}
 	start := time.Now()
 	cn.date = dateNow(start)

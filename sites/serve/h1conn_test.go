@@ -579,6 +579,60 @@ func TestH1PanicAndContext(t *testing.T) {
 	}
 }
 
+// TestH1Shutdown: Shutdown closes the idle connections (one after an
+// answer, one that sent nothing yet) and returns once they are gone.
+func TestH1Shutdown(t *testing.T) {
+	srv, _ := h1Site(t, false)
+	h1 := NewHTTP1(HTTP1Options{SiteLabel: testSiteLabel, Serve: srv.ServeSite, Sites: srv})
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			go h1.ServeConn(c)
+		}
+	}()
+	a, err := net.Dial("tcp", ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	a.SetDeadline(time.Now().Add(5 * time.Second))
+	io.WriteString(a, "GET /tiny.txt HTTP/1.1\r\nHost: demo.sites.test\r\n\r\n")
+	readAnswers(t, a, "GET")
+	b, err := net.Dial("tcp", ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	b.SetDeadline(time.Now().Add(5 * time.Second))
+	for h1.count() < 2 {
+		time.Sleep(time.Millisecond)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+	defer cancel()
+	if err := h1.Shutdown(ctx); err != nil {
+		t.Fatalf("Shutdown: %v", err)
+	}
+	for _, c := range []net.Conn{a, b} {
+		if n, err := c.Read(make([]byte, 1)); n != 0 || err != io.EOF {
+			t.Errorf("read %d, %v; want the connection closed", n, err)
+		}
+	}
+}
+
+func (s *HTTP1) count() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.conns)
+}
+
 type lockedWriter struct {
 	mu *sync.Mutex
 	w  io.Writer
