@@ -275,6 +275,13 @@ func build(app core.App, cfg *Config) (*built, error) {
 		}
 		door := front.front() // the listen address is known: complete
 		door.Bind(se.Router)
+		if ts != nil {
+			if err := server.TerminateTLS(se, ln); err != nil {
+				ts.Close()
+				ln.Close()
+				return err
+			}
+		}
 		bindWWWRedirect(se, hosts, links)
 		se.Router.Bind(deployMetrics(m))
 		se.Router.Bind(jsonErrorsMiddleware())
@@ -348,14 +355,14 @@ func build(app core.App, cfg *Config) (*built, error) {
 			printBanner(w, cfg, links)
 		}
 		if ts == nil {
-			server.BindGracefulShutdown(app, cfg.Serve.ShutdownTimeout, se.Server, others...)
+			server.BindGracefulShutdown(app, cfg.Serve.ShutdownTimeout, se.Server, ln, others...)
 			return nil
 		}
 		if err := ts.Start(se.Server); err != nil {
 			ts.Close()
 			return err
 		}
-		server.BindGracefulShutdown(app, cfg.Serve.ShutdownTimeout, se.Server, append(others, ts.HTTP)...)
+		server.BindGracefulShutdown(app, cfg.Serve.ShutdownTimeout, se.Server, ln, append(others, ts.HTTP)...)
 		ts.BindCleanup(app)
 		return nil
 	})

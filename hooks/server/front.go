@@ -128,6 +128,7 @@ func (f *Front) Bind(r *router.Router[*core.RequestEvent]) {
 // refused, and where every answer is counted (Metrics).
 func (f *Front) Wrap(next http.Handler) http.Handler {
 	route := func(w http.ResponseWriter, r *http.Request) metrics.HostClass {
+		serve.RestoreTLS(r) // a request on a TLS connection handed over by a ConnServer
 		class := f.Route(w, r, true)
 		if class == metrics.Web {
 			next.ServeHTTP(w, r)

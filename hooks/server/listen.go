@@ -1,8 +1,11 @@
 package server
 
 import (
+	"crypto/tls"
+	"errors"
 	"net"
 	"net/http"
+	"slices"
 	"time"
 
 	"github.com/pocketbase/pocketbase/core"
@@ -79,4 +82,29 @@ func ListenMain(se *core.ServeEvent, c Config, conns *serve.ConnLimit) (*serve.L
 	se.Listener = cl
 	se.Server.ConnContext = serve.ConnContext
 	return cl, nil
+}
+
+// TerminateTLS has the main listener terminate TLS (see
+// serve.ListenFront) with the server's TLSConfig, certs.Manager's once
+// TLS.Prepare ran: PocketBase serves it as a plain listener (see the
+// serve command), and net/http finds each connection handshaken. The
+// handshake is bounded by the server's header timeout, as net/http
+// bounds it. A listener set before sitedrop's (ln nil) is wrapped in a
+// TLS listener instead.
+func TerminateTLS(se *core.ServeEvent, ln *serve.Listener) error {
+	if se.Server == nil {
+		return nil
+	}
+	if se.Server.TLSConfig == nil || !slices.Contains(se.Server.TLSConfig.NextProtos, "h2") {
+		return errors.New("terminate TLS: the server's TLS config must offer h2")
+	}
+	config := se.Server.TLSConfig.Clone() // net/http's HTTP/2 set-up writes to the server's
+	if ln == nil {
+		if se.Listener != nil {
+			se.Listener = tls.NewListener(se.Listener, config)
+		}
+		return nil
+	}
+	ln.Serve(serve.ListenFront{TLS: config, HandshakeTimeout: se.Server.ReadHeaderTimeout})
+	return nil
 }

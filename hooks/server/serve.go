@@ -97,9 +97,13 @@ polls the store every 15 s only while the primary answers.`,
 			if s.HTTPSAddr == "" {
 				sc.HttpAddr = s.HTTPAddr
 			} else {
-				// The plain HTTP listener is sitedrop's own (see
-				// TLS.Prepare): PocketBase's would serve autocert.
-				sc.HttpsAddr = s.HTTPSAddr
+				// TLS is terminated in sitedrop's own main listener (see
+				// serve.ListenFront), which PocketBase then serves as a
+				// plain one; the plain HTTP listener is sitedrop's own
+				// too (see TLS.Prepare): PocketBase's would serve
+				// autocert. The web host still gets PocketBase's www
+				// redirect.
+				sc.HttpAddr = s.HTTPSAddr
 				web, _ := settings.Domains()
 				sc.CertificateDomains = []string{web}
 			}

@@ -9,6 +9,8 @@ import (
 
 	"github.com/pocketbase/pocketbase/core"
 	"github.com/pocketbase/pocketbase/tools/hook"
+
+	"sitedrop/sites/serve"
 )
 
 // GracefulShutdownPriority runs the drain before PocketBase's own
@@ -27,9 +29,12 @@ const GracefulShutdownPriority = -10000
 // (apis.Serve returns then), which would cancel every request in flight
 // at the start of the drain. This one is cancelled when the drain is over.
 //
+// The connections the main listener serves itself (see serve.ListenFront;
+// ln, nil for none) are drained beside the main server's.
+//
 // Call it in OnServe, before the main server starts; others (the plain
 // HTTP listener under TLS) are drained too.
-func BindGracefulShutdown(app core.App, timeout time.Duration, main *http.Server, others ...*http.Server) {
+func BindGracefulShutdown(app core.App, timeout time.Duration, main *http.Server, ln *serve.Listener, others ...*http.Server) {
 	baseCtx, cancelBase := context.WithCancel(context.Background())
 	main.BaseContext = func(net.Listener) context.Context { return baseCtx }
 	servers := append([]*http.Server{main}, others...)
@@ -52,6 +57,7 @@ func BindGracefulShutdown(app core.App, timeout time.Duration, main *http.Server
 					}
 				})
 			}
+			wg.Go(func() { _ = ln.ShutdownConns(ctx) })
 			drained := make(chan struct{})
 			go func() { wg.Wait(); close(drained) }()
 			tick := time.NewTicker(100 * time.Millisecond)

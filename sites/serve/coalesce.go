@@ -62,6 +62,10 @@ type Listener struct {
 	// onSend, when set (by tests), is told of each write that reaches
 	// the socket: the connection and the bytes written.
 	onSend func(c net.Conn, n int)
+	// front runs TLS and the ConnServers ahead of net/http once Serve
+	// was called (see accept.go); nil: Accept hands every connection to
+	// net/http as it comes.
+	front *listenerFront
 }
 
 // NewListener wraps ln: each TCP connection it accepts is a Conn whose
@@ -79,13 +83,26 @@ func (l *Listener) Close() error {
 	if l == nil {
 		return nil
 	}
+	if l.front != nil {
+		l.front.close()
+	}
 	return l.Listener.Close()
 }
 
 // Accept wraps TCP connections; any other kind is returned as it is. A
 // connection over its client's cap is closed at once (see ConnLimit), and
-// the next one is accepted.
+// the next one is accepted. Once Serve was called, it returns the
+// connections that TLS and the ConnServers hand to net/http (see
+// accept.go).
 func (l *Listener) Accept() (net.Conn, error) {
+	if l.front != nil {
+		return l.front.accept()
+	}
+	return l.acceptConn()
+}
+
+// acceptConn accepts the next connection under its client's cap.
+func (l *Listener) acceptConn() (net.Conn, error) {
 	for {
 		c, err := l.Listener.Accept()
 		if err != nil {
@@ -374,7 +391,17 @@ type connKey struct{}
 
 // ConnContext is the main server's ConnContext: it makes the
 // Conn under a connection (TLS or not) known to its requests.
+//
+// A connection handed over by a ConnServer (a ReplayConn) over TLS keeps
+// its TLS state there, which net/http does not see: RestoreTLS gives it
+// back to its requests.
 func ConnContext(ctx context.Context, c net.Conn) context.Context {
+	if rc, ok := c.(*ReplayConn); ok {
+		if st := rc.TLS(); st != nil {
+			ctx = context.WithValue(ctx, tlsStateKey{}, st)
+		}
+		c = rc.Conn
+	}
 	if tc, ok := c.(*tls.Conn); ok {
 		c = tc.NetConn()
 	}
@@ -382,6 +409,23 @@ func ConnContext(ctx context.Context, c net.Conn) context.Context {
 		return context.WithValue(ctx, connKey{}, cc)
 	}
 	return ctx
+}
+
+// tlsStateKey is the request context key of a handed over connection's
+// TLS state (see ConnContext).
+type tlsStateKey struct{}
+
+// RestoreTLS sets r.TLS for a request that came on a TLS connection a
+// ConnServer handed to net/http after reading from it (see ConnContext):
+// net/http sets it for a *tls.Conn only. The server's outermost handler
+// calls it, so every handler after it sees the request as HTTPS.
+func RestoreTLS(r *http.Request) {
+	if r.TLS != nil {
+		return
+	}
+	if st, ok := r.Context().Value(tlsStateKey{}).(*tls.ConnectionState); ok {
+		r.TLS = st
+	}
 }
 
 // Cork corks r's connection for the response to r, when it is an
