@@ -141,6 +141,9 @@ const h1OutMax = 32 << 10
 // a larger one goes in the same writev without a copy.
 const h1CopyMax = 4 << 10
 
+// tlsRecord is the most plaintext a TLS record carries.
+const tlsRecord = 16 << 10
+
 // outBuffers recycle the connections' output buffers: a connection holds
 // one only while it answers.
 var outBuffers = sync.Pool{New: func() any { b := make([]byte, 0, 8<<10); return &b }}
@@ -427,6 +430,30 @@ func (cn *h1conn) writeTwo(p []byte) {
 	case *net.TCPConn:
 		bufs := net.Buffers{cn.out, p}
 		_, err = bufs.WriteTo(c)
+	case *tls.Conn:
+		if len(cn.out)+len(p) <= tlsRecord {
+			// one record, one write
+			cn.out = append(cn.out, p...)
+			_, err = c.Write(cn.out)
+			break
+		}
+		// the records of the head and of the body's start leave in one
+		// writev (see Conn.Write)
+		cc, _ := c.NetConn().(*Conn)
+		if cc != nil {
+			cc.cork()
+		}
+		if _, err = c.Write(cn.out); err == nil {
+			_, err = c.Write(p)
+		}
+		if cc != nil {
+			cc.mu.Lock()
+			cc.corked = false
+			if ferr := cc.flushLocked(); err == nil {
+				err = ferr
+			}
+			cc.mu.Unlock()
+		}
 	default:
 		if len(cn.out) > 0 {
 			_, err = c.Write(cn.out)

@@ -5,11 +5,13 @@ import (
 	"bytes"
 	"compress/gzip"
 	"context"
+	"crypto/tls"
 	"fmt"
 	"io"
 	"log/slog"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"regexp"
 	"strings"
 	"sync"
@@ -740,3 +742,91 @@ func BenchmarkH1General(b *testing.B) {
 type countingRecorder struct{ n atomic.Int64 }
 
 func (r *countingRecorder) Record(analytics.Hit) { r.n.Add(1) }
+
+// TestH1OverTLS: behind the listener's TLS (ListenFront), the fast and
+// general answers reach an HTTPS client whole, a small answer in one
+// write, the request knows its TLS state, and a request the fast path
+// does not take is net/http's on the same connection.
+func TestH1OverTLS(t *testing.T) {
+	srv, site := h1Site(t, false)
+	ref := httptest.NewTLSServer(http.NotFoundHandler()) // for its certificate and client
+	defer ref.Close()
+	var fastN atomic.Int64
+	var sawTLS atomic.Bool
+	h1 := NewHTTP1(HTTP1Options{SiteLabel: testSiteLabel, Sites: srv,
+		Serve: func(w http.ResponseWriter, r *http.Request, label string) {
+			sawTLS.Store(r.TLS != nil && r.TLS.HandshakeComplete)
+			srv.ServeSite(w, r, label)
+		},
+		Count: func(int, int64, time.Duration) { fastN.Add(1) }})
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sends atomic.Int64
+	l := NewListener(ln, nil, func(net.Conn, int) { sends.Add(1) })
+	l.Serve(ListenFront{TLS: &tls.Config{Certificates: ref.TLS.Certificates, NextProtos: []string{"http/1.1"}}, HTTP1: h1})
+	hs := &http.Server{Handler: siteHandler(srv), ConnContext: ConnContext}
+	go hs.Serve(l)
+	defer hs.Close()
+
+	client := ref.Client()
+	tr := client.Transport.(*http.Transport)
+	tr.TLSClientConfig.ServerName = "example.com"
+	tr.DialContext = func(ctx context.Context, _, _ string) (net.Conn, error) {
+		return (&net.Dialer{}).DialContext(ctx, "tcp", ln.Addr().String())
+	}
+	tr.DisableCompression = true
+	base := "https://demo.sites.test"
+	if res, err := client.Get(base + "/about"); err != nil { // the handshake
+		t.Fatal(err)
+	} else {
+		io.Copy(io.Discard, res.Body)
+		res.Body.Close()
+	}
+	for _, tc := range []struct {
+		path, encoding string
+		file           string
+	}{
+		{"/tiny.txt", "", "tiny.txt"},
+		{"/", "gzip", "index.html"},
+		{"/app.3f2a9c1b.js", "gzip", "app.3f2a9c1b.js"},
+		{"/logo.png", "", "logo.png"},
+		{"/nope", "", "404.html"},
+	} {
+		req, _ := http.NewRequest("GET", base+tc.path, nil)
+		if tc.encoding != "" {
+			req.Header.Set("Accept-Encoding", tc.encoding)
+		}
+		before := sends.Load()
+		res, err := client.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, _ := io.ReadAll(res.Body)
+		res.Body.Close()
+		e := site.Files[tc.file]
+		want := e.Size
+		if tc.encoding != "" {
+			want = e.Encoded[tc.encoding].Size
+		}
+		if int64(len(got)) != want || res.Header.Get("Content-Encoding") != tc.encoding {
+			t.Errorf("%s: %d bytes, %q; want %d, %q", tc.path, len(got), res.Header.Get("Content-Encoding"), want, tc.encoding)
+		}
+		if n := sends.Load() - before; tc.path == "/tiny.txt" && n != 1 {
+			t.Errorf("%s: %d writes", tc.path, n)
+		}
+	}
+	if fastN.Load() != 5 || !sawTLS.Load() {
+		t.Errorf("fast answers %d, the general path saw TLS: %v", fastN.Load(), sawTLS.Load())
+	}
+	res, err := client.Post("https://web.test/x", "text/plain", strings.NewReader("hi"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(res.Body)
+	res.Body.Close()
+	if string(b) != "web POST /x\n" {
+		t.Errorf("the POST: %q", b)
+	}
+}
