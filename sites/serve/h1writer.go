@@ -171,8 +171,10 @@ func (w *h1Writer) Flush() {
 }
 
 // ReadFrom copies src as net/http does: the first 512 bytes through Write
-// (sniffing), then, for a body that is neither chunked nor HEAD's, the
-// connection's own ReadFrom (sendfile for a file).
+// (sniffing), then, for a file's body that is neither chunked nor HEAD's,
+// the connection's own ReadFrom (sendfile). Any other reader (a Range
+// answer from the cached bytes) goes through Write, so that the answer
+// leaves in one write.
 func (w *h1Writer) ReadFrom(src io.Reader) (int64, error) {
 	bp := copyBufs.Get().(*[]byte)
 	defer copyBufs.Put(bp)
@@ -189,7 +191,7 @@ func (w *h1Writer) ReadFrom(src io.Reader) (int64, error) {
 		w.writeHead(nil)
 	}
 	rf, ok := w.cn.c.(io.ReaderFrom)
-	if ok && !w.chunking && bodyAllowedForStatus(w.status) && !w.head {
+	if ok && isFile(src) && !w.chunking && bodyAllowedForStatus(w.status) && !w.head {
 		if err := w.cn.flushOut(); err != nil {
 			return n, err
 		}
