@@ -580,6 +580,9 @@ func (cn *h1conn) request() *http.Request {
 	}
 	hd := r.Header
 	clear(hd)
+	if len(cn.values) > 2*h1MaxFields {
+		clear(cn.values) // a client that sends new names at every request keeps no more
+	}
 	for i := range h.n {
 		f := &h.fields[i]
 		if prev, ok := hd[f.name]; ok {

@@ -830,3 +830,33 @@ func TestH1OverTLS(t *testing.T) {
 		t.Errorf("the POST: %q", b)
 	}
 }
+
+// TestH1HeaderValuesBounded: the header values a connection keeps for
+// reuse stay bounded when every request sends new header names.
+func TestH1HeaderValuesBounded(t *testing.T) {
+	srv, _ := h1Site(t, false)
+	h1 := NewHTTP1(HTTP1Options{SiteLabel: testSiteLabel, Serve: srv.ServeSite, Sites: srv})
+	var req bytes.Buffer
+	for i := range 40 {
+		fmt.Fprintf(&req, "GET /tiny.txt HTTP/1.1\r\nHost: demo.sites.test\r\n")
+		for j := range 10 {
+			fmt.Fprintf(&req, "X-H%d-%d: v\r\n", i, j)
+		}
+		req.WriteString("\r\n")
+	}
+	c := &fakeConn{req: req.Bytes(), n: 1}
+	var kept int
+	cn := &h1conn{s: h1, c: c, buf: make([]byte, h1MaxHead), values: map[string][]string{}}
+	cn.end = copy(cn.buf, req.Bytes())
+	for cn.start < cn.end {
+		if parseH1(cn.buf[cn.start:cn.end], &cn.h) != h1Done {
+			t.Fatal("head not parsed")
+		}
+		cn.request()
+		kept = max(kept, len(cn.values))
+		cn.start += cn.h.size
+	}
+	if kept > 2*h1MaxFields+10 {
+		t.Errorf("kept %d header values", kept)
+	}
+}
