@@ -245,8 +245,8 @@ func (cn *h1conn) serve() net.Conn {
 		if cn.start == cn.end {
 			cn.start, cn.end = 0, 0
 		}
-		if cn.werr == nil && (!keep || cn.start == cn.end) {
-			cn.flushOut()
+		if cn.werr == nil && (!keep || cn.start == cn.end || len(cn.out) >= h1OutMax) {
+			cn.flushOut() // pipelined answers wait for the next, up to h1OutMax
 		}
 		if cn.werr != nil {
 			cn.close(false)
@@ -278,15 +278,15 @@ func (cn *h1conn) readMore(first bool) error {
 		copy(nb, cn.buf[:cn.end])
 		cn.buf = nb
 	}
+	// answers held back behind pipelined requests leave before the wait
+	if cn.flushOut(); cn.werr != nil {
+		return cn.werr
+	}
 	empty := cn.end == 0
 	switch {
 	case first:
 		// the connection's first head: HeaderTimeout from its start
 	case empty:
-		cn.flushOut() // pipelined answers held back
-		if cn.werr != nil {
-			return cn.werr
-		}
 		cn.releaseOut()
 		now := time.Now()
 		if want := now.Add(s.o.IdleTimeout); cn.rdl.Before(want.Add(-s.o.IdleTimeout / 8)) {

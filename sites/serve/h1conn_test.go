@@ -869,3 +869,35 @@ func TestH1HeaderValuesBounded(t *testing.T) {
 		t.Errorf("kept %d header values", kept)
 	}
 }
+
+// TestH1PipelinedOutputBounded: answers to pipelined requests are held
+// back to leave together, but never more than h1OutMax of them.
+func TestH1PipelinedOutputBounded(t *testing.T) {
+	srv, _ := h1Site(t, false)
+	h1 := NewHTTP1(HTTP1Options{SiteLabel: testSiteLabel, Serve: srv.ServeSite, Sites: srv})
+	req := strings.Repeat("GET /about HTTP/1.1\r\nHost: demo.sites.test\r\n\r\n", 300) // ~14 KB of requests, ~100 KB of answers
+	c := &maxWriteConn{r: strings.NewReader(req)}
+	if h1.ServeConn(c) != nil {
+		t.Fatal("handed off")
+	}
+	if c.answers != 300 || c.writes < 3 || c.max > h1OutMax+4096 {
+		t.Errorf("%d answers in %d writes, the largest %d bytes", c.answers, c.writes, c.max)
+	}
+}
+
+// maxWriteConn reads r, then EOF; it counts the writes and answers,
+// and keeps the largest write's size.
+type maxWriteConn struct {
+	fakeConn
+	r       io.Reader
+	max     int
+	answers int
+}
+
+func (c *maxWriteConn) Read(p []byte) (int, error) { return c.r.Read(p) }
+
+func (c *maxWriteConn) Write(p []byte) (int, error) {
+	c.max = max(c.max, len(p))
+	c.answers += bytes.Count(p, []byte("HTTP/1.1 200 OK"))
+	return c.fakeConn.Write(p)
+}
