@@ -901,3 +901,65 @@ func (c *maxWriteConn) Write(p []byte) (int, error) {
 	c.answers += bytes.Count(p, []byte("HTTP/1.1 200 OK"))
 	return c.fakeConn.Write(p)
 }
+
+// TestH1Sendfile: the fast answer's larger bodies go with sendfile from
+// the blob files kept open, shared by connections at once and closed
+// once evicted and unused: with two files open at most and six files
+// asked for by eight connections at once, every body arrives whole.
+func TestH1Sendfile(t *testing.T) {
+	srv, site := h1Site(t, false)
+	blobs := map[string][]byte{}
+	for i := range 6 {
+		b := bytes.Repeat([]byte{byte('a' + i)}, h1SendfileMin+1000*i)
+		h := store.HashBytes(b)
+		if err := srv.store.Put(context.Background(), h, b); err != nil {
+			t.Fatal(err)
+		}
+		p := fmt.Sprintf("f%d.bin", i)
+		site.Files[p] = sites.ManifestEntry{Hash: h, Size: int64(len(b)), Type: "application/octet-stream"}
+		blobs[p] = b
+	}
+	srv.files = newFileCache(2)
+	hh := newH1Harness(t, srv, true, nil)
+	var wg sync.WaitGroup
+	for g := range 8 {
+		wg.Go(func() {
+			c, err := net.Dial("tcp", hh.addr)
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			defer c.Close()
+			c.SetDeadline(time.Now().Add(10 * time.Second))
+			br := bufio.NewReader(c)
+			for i := range 30 {
+				p := fmt.Sprintf("f%d.bin", (g+i)%6)
+				fmt.Fprintf(c, "GET /%s HTTP/1.1\r\nHost: demo.sites.test\r\n\r\n", p)
+				res, err := http.ReadResponse(br, &http.Request{Method: "GET"})
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				b, err := io.ReadAll(res.Body)
+				if err != nil || !bytes.Equal(b, blobs[p]) {
+					t.Errorf("%s: %d bytes (%v), want %d", p, len(b), err, len(blobs[p]))
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	if hh.fastN.Load() != 8*30 {
+		t.Errorf("%d fast answers", hh.fastN.Load())
+	}
+	srv.files.mu.Lock()
+	defer srv.files.mu.Unlock()
+	if len(srv.files.files) != 2 {
+		t.Errorf("%d files open, want 2 (sendfile not used?)", len(srv.files.files))
+	}
+	for _, of := range srv.files.files {
+		if n := of.refs.Load(); n != 1 {
+			t.Errorf("an open file with %d holds, want the cache's alone", n)
+		}
+	}
+}

@@ -1,6 +1,7 @@
 package serve
 
 import (
+	"net"
 	"net/http"
 	"net/url"
 	"strings"
@@ -147,9 +148,11 @@ func (cn *h1conn) fast(s *Server, r *http.Request, start time.Time) (done, keep 
 	var n int64
 	if status == http.StatusOK && !h.head {
 		n = int64(len(data))
-		if len(data) <= h1CopyMax {
+		switch {
+		case len(data) <= h1CopyMax:
 			cn.out = append(cn.out, data...)
-		} else {
+		case len(data) >= h1SendfileMin && cn.sendFile(s, rep.hash, n):
+		default:
 			cn.writeTwo(data)
 		}
 	}
@@ -167,6 +170,34 @@ func (cn *h1conn) fast(s *Server, r *http.Request, start time.Time) (done, keep 
 		c(status, n, time.Since(start))
 	}
 	return true, !h.close
+}
+
+// sendFile writes what out holds, then the blob hash's first n bytes
+// with sendfile (see h1sendfile.go); false when it cannot: not a TCP
+// connection (TLS), or not a blob file (an S3 store).
+func (cn *h1conn) sendFile(s *Server, hash string, n int64) bool {
+	cc, isConn := cn.c.(*Conn)
+	tcp, isTCP := cn.c.(*net.TCPConn)
+	if !isConn && !isTCP {
+		return false
+	}
+	of := s.files.get(cn.ctx, s.store, hash)
+	if of == nil {
+		return false
+	}
+	defer of.release()
+	cn.armWrite()
+	var err error
+	if isConn {
+		err = cc.sendHeadFile(cn.out, of, n)
+	} else {
+		_, err = sendfile(tcp, cn.out, of, n)
+	}
+	cn.out = cn.out[:0]
+	if err != nil {
+		cn.werr = err
+	}
+	return true
 }
 
 // url0 is a zero URL, to reset the connection's.
