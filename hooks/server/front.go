@@ -146,28 +146,29 @@ func (f *Front) Wrap(next http.Handler) http.Handler {
 }
 
 // HTTP1 is sitedrop's own HTTP/1.1 server for the site hosts (see
-// serve.HTTP1), a serve.ConnServer for the main listener: it routes by
-// the same SiteLabel as Route, answers on the general path with the same
-// handler as Wrap (ServeSite: panics recovered; Metrics' Measure), gives
-// the fast answers with Sites when it is a *serve.Server (counted in
-// Metrics as Measure would), with c's header and idle timeouts (see
-// SetTimeouts) and PocketBase's write timeout. Any other host goes to
-// net/http, and so to Wrap.
+// serve.HTTP1), the main listener's ListenFront.HTTP1: it routes by the
+// same SiteLabel as Route, answers on the general path with the same
+// handler as Wrap for a site host (ServeSite: panics recovered; Metrics'
+// Measure), gives the fast answers with Sites when it is a *serve.Server
+// (counted in Metrics as Measure counts), with the server's header and
+// idle timeouts (header, idle: the http.Server's ReadHeaderTimeout and
+// IdleTimeout, see SetTimeouts; 0: HeaderTimeout, IdleTimeout) and
+// PocketBase's write timeout. Any other host goes to net/http, and so to
+// Wrap. The listener runs it on every plain connection, and on every TLS
+// one whose client did not choose h2:
 //
-// Wiring (the main listener, plain or after TLS chose HTTP/1.1): build
-// it once beside Wrap, and for each accepted connection c, in a
-// goroutine of its own,
-//
-//	if hc := h1.ServeConn(c); hc != nil {
-//		// hand hc to net/http: the listener's Accept returns it
-//	}
-func (f *Front) HTTP1(c Config) *serve.HTTP1 {
-	var srv http.Server
-	c.SetTimeouts(&srv)
+//	ln.Serve(serve.ListenFront{..., HTTP1: f.HTTP1(se.Server.ReadHeaderTimeout, se.Server.IdleTimeout)})
+func (f *Front) HTTP1(header, idle time.Duration) *serve.HTTP1 {
+	if header <= 0 {
+		header = HeaderTimeout
+	}
+	if idle <= 0 {
+		idle = IdleTimeout
+	}
 	o := serve.HTTP1Options{
 		SiteLabel:     f.Hosts.SiteLabel,
-		HeaderTimeout: srv.ReadHeaderTimeout,
-		IdleTimeout:   srv.IdleTimeout,
+		HeaderTimeout: header,
+		IdleTimeout:   idle,
 		WriteTimeout:  WriteTimeout,
 		Logger:        f.Logger,
 	}

@@ -201,7 +201,7 @@ func TestFrontHTTP1Measures(t *testing.T) {
 
 	// through HTTP1, on one connection
 	hm := metrics.New()
-	h1 := newFront(hm).HTTP1(Config{})
+	h1 := newFront(hm).HTTP1(0, 0)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
