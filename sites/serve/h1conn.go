@@ -72,14 +72,15 @@ type HTTP1Options struct {
 	BaseContext context.Context
 }
 
-// NewHTTP1 returns the HTTP/1.1 ConnServer of site hosts. Wiring: the
-// main listener's accept loop calls ServeConn(c) on each new connection
-// (plain TCP, or TLS once its handshake chose HTTP/1.1) in a goroutine
-// of its own, and hands a returned connection to the net/http server
-// (through its listener's Accept); the front door builds it:
+// NewHTTP1 returns the HTTP/1.1 ConnServer of site hosts. The main
+// listener runs it (ListenFront.HTTP1) on each plain connection, and on
+// each TLS one whose client did not choose h2, in the connection's own
+// goroutine, and hands a returned connection to net/http through its
+// Accept; its Shutdown is the listener's ConnServerShutdown. The front
+// door builds it (hooks/server's Front.HTTP1: SiteLabel, Serve, Sites,
+// Count and the timeouts):
 //
-//	h1 := front.HTTP1(cfg) // hooks/server: SiteLabel, Serve, Sites, Count, timeouts
-//	go func() { if hc := h1.ServeConn(c); hc != nil { handoff <- hc } }()
+//	ln.Serve(serve.ListenFront{..., HTTP1: front.HTTP1(srv.ReadHeaderTimeout, srv.IdleTimeout)})
 func NewHTTP1(o HTTP1Options) *HTTP1 {
 	if o.HeaderTimeout <= 0 {
 		o.HeaderTimeout = 10 * time.Second
