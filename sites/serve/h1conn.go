@@ -169,7 +169,7 @@ type h1conn struct {
 	// idle: the connection waits for a request's first byte (Shutdown
 	// closes it then).
 	idle atomic.Bool
-	// date is the Date value of the current second (see dateNow).
+	// date is the Date value of the current second (see h1DateNow).
 	date []byte
 
 	ctx    context.Context
@@ -491,23 +491,23 @@ func (c *Conn) writeTwo(a, b []byte) error {
 	return err
 }
 
-// dateCache is the Date value of the current second, shared by the
-// connections (see dateNow).
-var dateCache atomic.Pointer[dateLine]
+// h1DateCache is the Date value of the current second, shared by the
+// connections (see h1DateNow).
+var h1DateCache atomic.Pointer[h1DateLine]
 
-type dateLine struct {
+type h1DateLine struct {
 	sec  int64
 	line []byte
 }
 
-// dateNow is the Date value for now: formatted once a second.
-func dateNow(now time.Time) []byte {
+// h1DateNow is the Date value for now: formatted once a second.
+func h1DateNow(now time.Time) []byte {
 	sec := now.Unix()
-	if d := dateCache.Load(); d != nil && d.sec == sec {
+	if d := h1DateCache.Load(); d != nil && d.sec == sec {
 		return d.line
 	}
-	d := &dateLine{sec: sec, line: httpDate(sec)}
-	dateCache.Store(d)
+	d := &h1DateLine{sec: sec, line: h1HTTPDate(sec)}
+	h1DateCache.Store(d)
 	return d.line
 }
 
@@ -528,7 +528,7 @@ func (cn *h1conn) answer() (keep, ok bool) {
 		h.close = true // shutting down: this answer is the last
 	}
 	start := time.Now()
-	cn.date = dateNow(start)
+	cn.date = h1DateNow(start)
 	cn.getOut()
 	r := cn.request()
 	if site := s.o.Sites; site != nil {

@@ -81,9 +81,9 @@ func h1Site(t testing.TB, withRules bool) (*Server, *sites.Site) {
 	return srv, site
 }
 
-// testSiteLabel is the front door's SiteLabel for the tests: the hosts
+// h1TestSiteLabel is the front door's SiteLabel for the tests: the hosts
 // under sites.test.
-func testSiteLabel(host string) (string, bool) {
+func h1TestSiteLabel(host string) (string, bool) {
 	h := strings.ToLower(host)
 	if i := strings.LastIndexByte(h, ':'); i >= 0 {
 		h = h[:i]
@@ -109,11 +109,11 @@ type h1Harness struct {
 	served  sync.WaitGroup // ServeConn calls running
 }
 
-// siteHandler is net/http's handler of the tests: site hosts to srv,
+// h1SiteHandler is net/http's handler of the tests: site hosts to srv,
 // anything else a plain answer of the "web host".
-func siteHandler(srv *Server) http.Handler {
+func h1SiteHandler(srv *Server) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if label, ok := testSiteLabel(r.Host); ok {
+		if label, ok := h1TestSiteLabel(r.Host); ok {
 			srv.ServeSite(w, r, label)
 			return
 		}
@@ -125,7 +125,7 @@ func newH1Harness(t testing.TB, srv *Server, fast bool, tune func(*HTTP1Options)
 	t.Helper()
 	hh := &h1Harness{t: t}
 	o := HTTP1Options{
-		SiteLabel: testSiteLabel,
+		SiteLabel: h1TestSiteLabel,
 		Serve:     srv.ServeSite,
 		Count:     func(int, int64, time.Duration) { hh.fastN.Add(1) },
 		Logger:    slog.New(slog.NewTextHandler(io.Discard, nil)),
@@ -137,13 +137,13 @@ func newH1Harness(t testing.TB, srv *Server, fast bool, tune func(*HTTP1Options)
 		tune(&o)
 	}
 	h1 := NewHTTP1(o)
-	handler := siteHandler(srv)
+	handler := h1SiteHandler(srv)
 
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	handed := &chanListener{ch: make(chan net.Conn), addr: ln.Addr(), done: make(chan struct{})}
+	handed := &h1ChanListener{ch: make(chan net.Conn), addr: ln.Addr(), done: make(chan struct{})}
 	hs := &http.Server{Handler: handler, ReadHeaderTimeout: o.HeaderTimeout, IdleTimeout: o.IdleTimeout}
 	go hs.Serve(handed)
 	go func() {
@@ -182,15 +182,15 @@ func newH1Harness(t testing.TB, srv *Server, fast bool, tune func(*HTTP1Options)
 	return hh
 }
 
-// chanListener is the listener of the handed-off connections.
-type chanListener struct {
+// h1ChanListener is the listener of the handed-off connections.
+type h1ChanListener struct {
 	ch   chan net.Conn
 	addr net.Addr
 	done chan struct{}
 	once sync.Once
 }
 
-func (l *chanListener) Accept() (net.Conn, error) {
+func (l *h1ChanListener) Accept() (net.Conn, error) {
 	select {
 	case c := <-l.ch:
 		return c, nil
@@ -198,16 +198,16 @@ func (l *chanListener) Accept() (net.Conn, error) {
 		return nil, net.ErrClosed
 	}
 }
-func (l *chanListener) Close() error {
+func (l *h1ChanListener) Close() error {
 	l.once.Do(func() { close(l.done) })
 	return nil
 }
-func (l *chanListener) Addr() net.Addr { return l.addr }
+func (l *h1ChanListener) Addr() net.Addr { return l.addr }
 
-// rawExchange sends raw on a new connection to addr and reads n answers
+// h1RawExchange sends raw on a new connection to addr and reads n answers
 // (to requests with the given methods), returning each answer's bytes as
 // sent, the Date value replaced by "X".
-func rawExchange(t testing.TB, addr, raw string, methods ...string) []string {
+func h1RawExchange(t testing.TB, addr, raw string, methods ...string) []string {
 	t.Helper()
 	c, err := net.Dial("tcp", addr)
 	if err != nil {
@@ -218,16 +218,16 @@ func rawExchange(t testing.TB, addr, raw string, methods ...string) []string {
 	if _, err := io.WriteString(c, raw); err != nil {
 		t.Fatal(err)
 	}
-	return readAnswers(t, c, methods...)
+	return h1ReadAnswers(t, c, methods...)
 }
 
 var (
-	dateLineRE = regexp.MustCompile(`\r\nDate: [^\r]*\r\n`)
-	// boundaryRE: a multipart answer's boundary is random
-	boundaryRE = regexp.MustCompile(`[0-9a-f]{60}`)
+	h1DateLineRE = regexp.MustCompile(`\r\nDate: [^\r]*\r\n`)
+	// h1BoundaryRE: a multipart answer's boundary is random
+	h1BoundaryRE = regexp.MustCompile(`[0-9a-f]{60}`)
 )
 
-func readAnswers(t testing.TB, c net.Conn, methods ...string) []string {
+func h1ReadAnswers(t testing.TB, c net.Conn, methods ...string) []string {
 	t.Helper()
 	var rec bytes.Buffer
 	br := bufio.NewReader(io.TeeReader(c, &rec))
@@ -243,8 +243,8 @@ func readAnswers(t testing.TB, c net.Conn, methods ...string) []string {
 		}
 		res.Body.Close()
 		end := rec.Len() - br.Buffered()
-		a := dateLineRE.ReplaceAllString(string(rec.Bytes()[used:end]), "\r\nDate: X\r\n")
-		out = append(out, boundaryRE.ReplaceAllString(a, "B"))
+		a := h1DateLineRE.ReplaceAllString(string(rec.Bytes()[used:end]), "\r\nDate: X\r\n")
+		out = append(out, h1BoundaryRE.ReplaceAllString(a, "B"))
 		used = end
 	}
 	return out
@@ -327,10 +327,10 @@ func TestH1MatchesNetHTTP(t *testing.T) {
 			m = "GET"
 		}
 		raw := rq.raw(host)
-		want := rawExchange(t, fast.ref, raw, m)[0]
+		want := h1RawExchange(t, fast.ref, raw, m)[0]
 		before := fast.fastN.Load()
-		gotFast := rawExchange(t, fast.addr, raw, m)[0]
-		gotGeneral := rawExchange(t, general.addr, raw, m)[0]
+		gotFast := h1RawExchange(t, fast.addr, raw, m)[0]
+		gotGeneral := h1RawExchange(t, general.addr, raw, m)[0]
 		if gotFast != want {
 			t.Errorf("%s: fast path answered\n%.600q\nnet/http\n%.600q", rq.name, gotFast, want)
 		}
@@ -364,8 +364,8 @@ func TestH1KeepAlivePipelined(t *testing.T) {
 	}
 	methods := []string{"GET", "GET", "HEAD", "GET", "POST", "GET"}
 	raw := strings.Join(reqs, "")
-	want := rawExchange(t, hh.ref, raw, methods...)
-	got := rawExchange(t, hh.addr, raw, methods...)
+	want := h1RawExchange(t, hh.ref, raw, methods...)
+	got := h1RawExchange(t, hh.addr, raw, methods...)
 	for i := range want {
 		if got[i] != want[i] {
 			t.Errorf("answer %d:\n%.300q\nnet/http:\n%.300q", i+1, got[i], want[i])
@@ -386,7 +386,7 @@ func TestH1KeepAlivePipelined(t *testing.T) {
 	defer c.Close()
 	for i := range 5 {
 		io.WriteString(c, reqs[i%2])
-		a := readAnswers(t, c, "GET")[0]
+		a := h1ReadAnswers(t, c, "GET")[0]
 		if !strings.HasPrefix(a, "HTTP/1.1 "+[]string{"200", "404"}[i%2]) {
 			t.Fatalf("request %d: %q", i, a)
 		}
@@ -419,8 +419,8 @@ func TestH1Handoff(t *testing.T) {
 		{"huge head", "GET /tiny.txt HTTP/1.1\r\nHost: demo.sites.test\r\nX-Big: " + strings.Repeat("b", 20000) + "\r\n\r\n", "GET"},
 	} {
 		before := hh.handoff.Load()
-		want := rawExchange(t, hh.ref, tc.raw, tc.method)
-		got := rawExchange(t, hh.addr, tc.raw, tc.method)
+		want := h1RawExchange(t, hh.ref, tc.raw, tc.method)
+		got := h1RawExchange(t, hh.addr, tc.raw, tc.method)
 		if got[0] != want[0] {
 			t.Errorf("%s: answered\n%.400q\nnet/http:\n%.400q", tc.name, got[0], want[0])
 		}
@@ -493,14 +493,14 @@ func TestH1Timeouts(t *testing.T) {
 
 	c = dial() // idle after an answer, then a head that stalls
 	io.WriteString(c, "GET /tiny.txt HTTP/1.1\r\nHost: demo.sites.test\r\n\r\n")
-	readAnswers(t, c, "GET")
+	h1ReadAnswers(t, c, "GET")
 	time.Sleep(400 * time.Millisecond) // past the header timeout, within the idle one
 	io.WriteString(c, "GET /tiny.txt HTTP/1.1\r\nHo")
 	closedWithin("next head", c, 200*time.Millisecond, 2*time.Second)
 
 	c = dial()
 	io.WriteString(c, "GET /tiny.txt HTTP/1.1\r\nHost: demo.sites.test\r\n\r\n")
-	readAnswers(t, c, "GET")
+	h1ReadAnswers(t, c, "GET")
 	closedWithin("idle", c, 400*time.Millisecond, 3*time.Second)
 
 	// a client that asks and never reads: the answers fill the socket
@@ -534,7 +534,7 @@ func TestH1PanicAndContext(t *testing.T) {
 	var mu sync.Mutex
 	ctxs := make(chan context.Context, 1)
 	hh := newH1Harness(t, srv, true, func(o *HTTP1Options) {
-		o.Logger = slog.New(slog.NewTextHandler(lockedWriter{&mu, &logged}, nil))
+		o.Logger = slog.New(slog.NewTextHandler(h1LockedWriter{&mu, &logged}, nil))
 		serve := o.Serve
 		o.Serve = func(w http.ResponseWriter, r *http.Request, label string) {
 			switch r.URL.Path {
@@ -568,7 +568,7 @@ func TestH1PanicAndContext(t *testing.T) {
 	}
 	io.WriteString(c, "GET /ctx HTTP/1.1\r\nHost: demo.sites.test\r\n\r\n")
 	c.SetDeadline(time.Now().Add(5 * time.Second))
-	readAnswers(t, c, "GET")
+	h1ReadAnswers(t, c, "GET")
 	ctx := <-ctxs
 	if ctx.Err() != nil {
 		t.Fatal("the context ended while the connection is open")
@@ -585,7 +585,7 @@ func TestH1PanicAndContext(t *testing.T) {
 // answer, one that sent nothing yet) and returns once they are gone.
 func TestH1Shutdown(t *testing.T) {
 	srv, _ := h1Site(t, false)
-	h1 := NewHTTP1(HTTP1Options{SiteLabel: testSiteLabel, Serve: srv.ServeSite, Sites: srv})
+	h1 := NewHTTP1(HTTP1Options{SiteLabel: h1TestSiteLabel, Serve: srv.ServeSite, Sites: srv})
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -607,7 +607,7 @@ func TestH1Shutdown(t *testing.T) {
 	defer a.Close()
 	a.SetDeadline(time.Now().Add(5 * time.Second))
 	io.WriteString(a, "GET /tiny.txt HTTP/1.1\r\nHost: demo.sites.test\r\n\r\n")
-	readAnswers(t, a, "GET")
+	h1ReadAnswers(t, a, "GET")
 	b, err := net.Dial("tcp", ln.Addr().String())
 	if err != nil {
 		t.Fatal(err)
@@ -635,12 +635,12 @@ func (s *HTTP1) count() int {
 	return len(s.conns)
 }
 
-type lockedWriter struct {
+type h1LockedWriter struct {
 	mu *sync.Mutex
 	w  io.Writer
 }
 
-func (l lockedWriter) Write(p []byte) (int, error) {
+func (l h1LockedWriter) Write(p []byte) (int, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.w.Write(p)
@@ -655,12 +655,12 @@ func TestH1FastRecords(t *testing.T) {
 	hh := newH1Harness(t, srv, true, nil)
 	raw := "GET /about HTTP/1.1\r\nHost: demo.sites.test\r\nUser-Agent: Mozilla/5.0 (X11)\r\nReferer: https://ref.example/x\r\n\r\n" +
 		"HEAD /logo.png HTTP/1.1\r\nHost: demo.sites.test\r\n\r\n"
-	rawExchange(t, hh.addr, raw, "GET", "HEAD")
+	h1RawExchange(t, hh.addr, raw, "GET", "HEAD")
 	rec.mu.Lock()
 	fastHits := rec.got
 	rec.got = nil
 	rec.mu.Unlock()
-	rawExchange(t, hh.ref, raw, "GET", "HEAD")
+	h1RawExchange(t, hh.ref, raw, "GET", "HEAD")
 	rec.mu.Lock()
 	want := rec.got
 	rec.mu.Unlock()
@@ -679,30 +679,32 @@ func TestH1FastRecords(t *testing.T) {
 	}
 }
 
-// fakeConn serves the benchmark: each Read returns the same request,
+// h1FakeConn serves the benchmark: each Read returns the same request,
 // writes are discarded.
-type fakeConn struct {
+type h1FakeConn struct {
 	req    []byte
 	n      int
 	writes int
 	net.Conn
 }
 
-func (c *fakeConn) Read(p []byte) (int, error) {
+func (c *h1FakeConn) Read(p []byte) (int, error) {
 	if c.n == 0 {
 		return 0, io.EOF
 	}
 	c.n--
 	return copy(p, c.req), nil
 }
-func (c *fakeConn) Write(p []byte) (int, error)         { c.writes++; return len(p), nil }
-func (c *fakeConn) SetReadDeadline(time.Time) error     { return nil }
-func (c *fakeConn) SetWriteDeadline(time.Time) error    { return nil }
-func (c *fakeConn) SetDeadline(time.Time) error         { return nil }
-func (c *fakeConn) Close() error                        { return nil }
-func (c *fakeConn) RemoteAddr() net.Addr                { return &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1), Port: 5555} }
-func (c *fakeConn) LocalAddr() net.Addr                 { return &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1), Port: 80} }
-func (c *fakeConn) ReadFrom(r io.Reader) (int64, error) { return io.Copy(io.Discard, r) }
+func (c *h1FakeConn) Write(p []byte) (int, error)      { c.writes++; return len(p), nil }
+func (c *h1FakeConn) SetReadDeadline(time.Time) error  { return nil }
+func (c *h1FakeConn) SetWriteDeadline(time.Time) error { return nil }
+func (c *h1FakeConn) SetDeadline(time.Time) error      { return nil }
+func (c *h1FakeConn) Close() error                     { return nil }
+func (c *h1FakeConn) RemoteAddr() net.Addr {
+	return &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1), Port: 5555}
+}
+func (c *h1FakeConn) LocalAddr() net.Addr                 { return &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1), Port: 80} }
+func (c *h1FakeConn) ReadFrom(r io.Reader) (int64, error) { return io.Copy(io.Discard, r) }
 
 // BenchmarkH1Fast is the fast path's user-space cost per request (no
 // socket): wrk's request for the page, gzip asked for, analytics on.
@@ -710,14 +712,14 @@ func BenchmarkH1Fast(b *testing.B) {
 	for _, tc := range []struct{ name, path string }{{"page", "/"}, {"script", "/app.3f2a9c1b.js"}, {"image", "/logo.png"}} {
 		b.Run(tc.name, func(b *testing.B) {
 			srv, _ := h1Site(b, false)
-			srv.rec = &countingRecorder{}
-			h1 := NewHTTP1(HTTP1Options{SiteLabel: testSiteLabel, Serve: srv.ServeSite, Sites: srv})
+			srv.rec = &h1CountingRecorder{}
+			h1 := NewHTTP1(HTTP1Options{SiteLabel: h1TestSiteLabel, Serve: srv.ServeSite, Sites: srv})
 			req := []byte("GET " + tc.path + " HTTP/1.1\r\nHost: demo.sites.test:8080\r\nAccept-Encoding: gzip\r\n\r\n")
-			c := &fakeConn{req: req, n: 1}
+			c := &h1FakeConn{req: req, n: 1}
 			h1.ServeConn(c) // warm the caches
 			b.ReportAllocs()
 			b.ResetTimer()
-			c = &fakeConn{req: req, n: b.N}
+			c = &h1FakeConn{req: req, n: b.N}
 			if h1.ServeConn(c) != nil || c.writes < b.N {
 				b.Fatalf("%d writes for %d requests", c.writes, b.N)
 			}
@@ -728,20 +730,20 @@ func BenchmarkH1Fast(b *testing.B) {
 // BenchmarkH1General is the general path's cost for the same requests.
 func BenchmarkH1General(b *testing.B) {
 	srv, _ := h1Site(b, false)
-	srv.rec = &countingRecorder{}
-	h1 := NewHTTP1(HTTP1Options{SiteLabel: testSiteLabel, Serve: srv.ServeSite})
+	srv.rec = &h1CountingRecorder{}
+	h1 := NewHTTP1(HTTP1Options{SiteLabel: h1TestSiteLabel, Serve: srv.ServeSite})
 	req := []byte("GET / HTTP/1.1\r\nHost: demo.sites.test:8080\r\nAccept-Encoding: gzip\r\n\r\n")
-	c := &fakeConn{req: req, n: 1}
+	c := &h1FakeConn{req: req, n: 1}
 	h1.ServeConn(c)
 	b.ReportAllocs()
 	b.ResetTimer()
-	c = &fakeConn{req: req, n: b.N}
+	c = &h1FakeConn{req: req, n: b.N}
 	h1.ServeConn(c)
 }
 
-type countingRecorder struct{ n atomic.Int64 }
+type h1CountingRecorder struct{ n atomic.Int64 }
 
-func (r *countingRecorder) Record(analytics.Hit) { r.n.Add(1) }
+func (r *h1CountingRecorder) Record(analytics.Hit) { r.n.Add(1) }
 
 // TestH1OverTLS: behind the listener's TLS (ListenFront), the fast and
 // general answers reach an HTTPS client whole, a small answer in one
@@ -753,7 +755,7 @@ func TestH1OverTLS(t *testing.T) {
 	defer ref.Close()
 	var fastN atomic.Int64
 	var sawTLS atomic.Bool
-	h1 := NewHTTP1(HTTP1Options{SiteLabel: testSiteLabel, Sites: srv,
+	h1 := NewHTTP1(HTTP1Options{SiteLabel: h1TestSiteLabel, Sites: srv,
 		Serve: func(w http.ResponseWriter, r *http.Request, label string) {
 			sawTLS.Store(r.TLS != nil && r.TLS.HandshakeComplete)
 			srv.ServeSite(w, r, label)
@@ -766,7 +768,7 @@ func TestH1OverTLS(t *testing.T) {
 	var sends atomic.Int64
 	l := NewListener(ln, nil, func(net.Conn, int) { sends.Add(1) })
 	l.Serve(ListenFront{TLS: &tls.Config{Certificates: ref.TLS.Certificates, NextProtos: []string{"http/1.1"}}, HTTP1: h1})
-	hs := &http.Server{Handler: siteHandler(srv), ConnContext: ConnContext}
+	hs := &http.Server{Handler: h1SiteHandler(srv), ConnContext: ConnContext}
 	go hs.Serve(l)
 	defer hs.Close()
 
@@ -844,7 +846,7 @@ func TestH1OverTLS(t *testing.T) {
 // reuse stay bounded when every request sends new header names.
 func TestH1HeaderValuesBounded(t *testing.T) {
 	srv, _ := h1Site(t, false)
-	h1 := NewHTTP1(HTTP1Options{SiteLabel: testSiteLabel, Serve: srv.ServeSite, Sites: srv})
+	h1 := NewHTTP1(HTTP1Options{SiteLabel: h1TestSiteLabel, Serve: srv.ServeSite, Sites: srv})
 	var req bytes.Buffer
 	for i := range 40 {
 		fmt.Fprintf(&req, "GET /tiny.txt HTTP/1.1\r\nHost: demo.sites.test\r\n")
@@ -853,7 +855,7 @@ func TestH1HeaderValuesBounded(t *testing.T) {
 		}
 		req.WriteString("\r\n")
 	}
-	c := &fakeConn{req: req.Bytes(), n: 1}
+	c := &h1FakeConn{req: req.Bytes(), n: 1}
 	var kept int
 	cn := &h1conn{s: h1, c: c, buf: make([]byte, h1MaxHead), values: map[string][]string{}}
 	cn.end = copy(cn.buf, req.Bytes())
@@ -874,9 +876,9 @@ func TestH1HeaderValuesBounded(t *testing.T) {
 // back to leave together, but never more than h1OutMax of them.
 func TestH1PipelinedOutputBounded(t *testing.T) {
 	srv, _ := h1Site(t, false)
-	h1 := NewHTTP1(HTTP1Options{SiteLabel: testSiteLabel, Serve: srv.ServeSite, Sites: srv})
+	h1 := NewHTTP1(HTTP1Options{SiteLabel: h1TestSiteLabel, Serve: srv.ServeSite, Sites: srv})
 	req := strings.Repeat("GET /about HTTP/1.1\r\nHost: demo.sites.test\r\n\r\n", 300) // ~14 KB of requests, ~100 KB of answers
-	c := &maxWriteConn{r: strings.NewReader(req)}
+	c := &h1MaxWriteConn{r: strings.NewReader(req)}
 	if h1.ServeConn(c) != nil {
 		t.Fatal("handed off")
 	}
@@ -885,21 +887,21 @@ func TestH1PipelinedOutputBounded(t *testing.T) {
 	}
 }
 
-// maxWriteConn reads r, then EOF; it counts the writes and answers,
+// h1MaxWriteConn reads r, then EOF; it counts the writes and answers,
 // and keeps the largest write's size.
-type maxWriteConn struct {
-	fakeConn
+type h1MaxWriteConn struct {
+	h1FakeConn
 	r       io.Reader
 	max     int
 	answers int
 }
 
-func (c *maxWriteConn) Read(p []byte) (int, error) { return c.r.Read(p) }
+func (c *h1MaxWriteConn) Read(p []byte) (int, error) { return c.r.Read(p) }
 
-func (c *maxWriteConn) Write(p []byte) (int, error) {
+func (c *h1MaxWriteConn) Write(p []byte) (int, error) {
 	c.max = max(c.max, len(p))
 	c.answers += bytes.Count(p, []byte("HTTP/1.1 200 OK"))
-	return c.fakeConn.Write(p)
+	return c.h1FakeConn.Write(p)
 }
 
 // TestH1Sendfile: the fast answer's larger bodies go with sendfile from

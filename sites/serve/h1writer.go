@@ -94,7 +94,7 @@ func (w *h1Writer) Write(p []byte) (int, error) {
 	if len(p) == 0 {
 		return 0, nil
 	}
-	if !bodyAllowedForStatus(w.status) {
+	if !h1BodyAllowed(w.status) {
 		return 0, http.ErrBodyNotAllowed
 	}
 	w.written += int64(len(p))
@@ -191,7 +191,7 @@ func (w *h1Writer) ReadFrom(src io.Reader) (int64, error) {
 		w.writeHead(nil)
 	}
 	rf, ok := w.cn.c.(io.ReaderFrom)
-	if ok && isFile(src) && !w.chunking && bodyAllowedForStatus(w.status) && !w.head {
+	if ok && isFile(src) && !w.chunking && h1BodyAllowed(w.status) && !w.head {
 		if err := w.cn.flushOut(); err != nil {
 			return n, err
 		}
@@ -234,7 +234,7 @@ func (w *h1Writer) finish() (keepAlive bool) {
 	if w.closeAfter {
 		return false
 	}
-	if !w.head && w.contentLength != -1 && bodyAllowedForStatus(w.status) && w.contentLength != w.written {
+	if !w.head && w.contentLength != -1 && h1BodyAllowed(w.status) && w.contentLength != w.written {
 		return false
 	}
 	return true
@@ -251,7 +251,7 @@ func (w *h1Writer) writeHead(p []byte) {
 	hasTE := te != ""
 	var setLength []byte
 	var lenBuf [20]byte
-	if w.handlerDone && !hasTE && bodyAllowedForStatus(w.status) && !has(h, "Content-Length") && (!w.head || len(p) > 0) {
+	if w.handlerDone && !hasTE && h1BodyAllowed(w.status) && !has(h, "Content-Length") && (!w.head || len(p) > 0) {
 		w.contentLength = int64(len(p))
 		setLength = strconv.AppendInt(lenBuf[:0], int64(len(p)), 10)
 	}
@@ -263,7 +263,7 @@ func (w *h1Writer) writeHead(p []byte) {
 		w.closeAfter = true
 	}
 	var setType string
-	if bodyAllowedForStatus(w.status) {
+	if h1BodyAllowed(w.status) {
 		_, haveType := h["Content-Type"]
 		if h.Get("Content-Encoding") == "" && !haveType && !hasTE && len(p) > 0 {
 			setType = http.DetectContentType(p)
@@ -280,7 +280,7 @@ func (w *h1Writer) writeHead(p []byte) {
 	}
 	var setTE string
 	switch {
-	case w.head || !bodyAllowedForStatus(w.status) || w.status == http.StatusNoContent:
+	case w.head || !h1BodyAllowed(w.status) || w.status == http.StatusNoContent:
 		drop.te = true
 	case hasCL:
 		drop.te = true
@@ -453,8 +453,8 @@ func hasToken(v, token string) bool {
 
 func isTokenBoundary(b byte) bool { return b == ' ' || b == ',' || b == '\t' }
 
-// bodyAllowedForStatus is net/http's.
-func bodyAllowedForStatus(status int) bool {
+// h1BodyAllowed is net/http's.
+func h1BodyAllowed(status int) bool {
 	switch {
 	case status >= 100 && status <= 199:
 		return false
@@ -466,7 +466,7 @@ func bodyAllowedForStatus(status int) bool {
 	return true
 }
 
-// httpDate is the Date line's value at unix second sec.
-func httpDate(sec int64) []byte {
+// h1HTTPDate is the Date line's value at unix second sec.
+func h1HTTPDate(sec int64) []byte {
 	return time.Unix(sec, 0).UTC().AppendFormat(nil, http.TimeFormat)
 }
