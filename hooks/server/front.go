@@ -6,6 +6,7 @@ import (
 	"net/netip"
 	"net/url"
 	"strings"
+	"time"
 
 	"github.com/pocketbase/pocketbase/apis"
 	"github.com/pocketbase/pocketbase/core"
@@ -142,6 +143,54 @@ func (f *Front) Wrap(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		route(w, r)
 	})
+}
+
+// HTTP1 is sitedrop's own HTTP/1.1 server for the site hosts (see
+// serve.HTTP1), the main listener's ListenFront.HTTP1: it routes by the
+// same SiteLabel as Route, answers on the general path with the same
+// handler as Wrap for a site host (ServeSite: panics recovered; Metrics'
+// Measure), gives the fast answers with Sites when it is a *serve.Server
+// (counted in Metrics as Measure counts), with the server's header and
+// idle timeouts (header, idle: the http.Server's ReadHeaderTimeout and
+// IdleTimeout, see SetTimeouts; 0: HeaderTimeout, IdleTimeout) and
+// PocketBase's write timeout. Any other host goes to net/http, and so to
+// Wrap. The listener runs it on every plain connection, and on every TLS
+// one whose client did not choose h2:
+//
+//	ln.Serve(serve.ListenFront{..., HTTP1: f.HTTP1(se.Server.ReadHeaderTimeout, se.Server.IdleTimeout)})
+func (f *Front) HTTP1(header, idle time.Duration) *serve.HTTP1 {
+	if header <= 0 {
+		header = HeaderTimeout
+	}
+	if idle <= 0 {
+		idle = IdleTimeout
+	}
+	o := serve.HTTP1Options{
+		SiteLabel:     f.Hosts.SiteLabel,
+		HeaderTimeout: header,
+		IdleTimeout:   idle,
+		WriteTimeout:  WriteTimeout,
+		Logger:        f.Logger,
+	}
+	if s, ok := f.Sites.(*serve.Server); ok {
+		o.Sites = s
+	}
+	if m := f.Metrics; m != nil {
+		o.Serve = func(w http.ResponseWriter, r *http.Request, label string) {
+			m.Measure(w, r, func(w http.ResponseWriter, r *http.Request) metrics.HostClass {
+				ServeSite(f.Sites, f.Logger, w, r, label)
+				return metrics.Site
+			})
+		}
+		o.Count = func(status int, bytes int64, d time.Duration) {
+			m.Observe(metrics.Site, status, bytes, d)
+		}
+	} else {
+		o.Serve = func(w http.ResponseWriter, r *http.Request, label string) {
+			ServeSite(f.Sites, f.Logger, w, r, label)
+		}
+	}
+	return serve.NewHTTP1(o)
 }
 
 // WebHostServes reports whether the web host (PocketBase's router: the

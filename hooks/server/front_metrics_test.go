@@ -1,14 +1,18 @@
 package server
 
 import (
+	"bufio"
 	"context"
+	"fmt"
 	"io"
 	"log/slog"
 	"maps"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
 	"sitedrop/hooks/server/metrics"
 	"sitedrop/sites"
@@ -124,3 +128,115 @@ type discardWriter struct {
 func (d *discardWriter) Header() http.Header         { return d.h }
 func (d *discardWriter) Write(b []byte) (int, error) { return len(b), nil }
 func (d *discardWriter) WriteHeader(status int)      { d.status = status }
+
+// TestFrontHTTP1Measures: the HTTP/1.1 server of site hosts (fast
+// answers and the general path) counts its answers as Wrap does for
+// the same requests: host class, status class, body bytes.
+func TestFrontHTTP1Measures(t *testing.T) {
+	blobs, err := store.NewFSStore(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	man, data, err := sites.DeployedFiles(context.Background(), []sites.File{{Path: "index.html", ContentType: "text/html; charset=utf-8", Data: []byte(benchSite)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for h, d := range data {
+		if err := blobs.Put(context.Background(), h, d); err != nil {
+			t.Fatal(err)
+		}
+	}
+	site := sites.Site{ID: "s1", Slug: "demo", Status: sites.StatusActive, Files: man}
+	load := func(slug string) (*sites.Site, error) {
+		if slug != "demo" {
+			return nil, sites.ErrNotFound
+		}
+		cp := site
+		return &cp, nil
+	}
+	requests := []struct{ method, path, encoding string }{
+		{"GET", "/", "gzip"}, {"GET", "/", ""}, {"HEAD", "/", ""}, {"GET", "/missing", ""}, {"GET", "/index.html", ""},
+	}
+	count := func(m *metrics.Metrics) map[string]float64 {
+		fams, err := m.Registry().Gather()
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := map[string]float64{}
+		for _, f := range fams {
+			switch f.GetName() {
+			case "sitedrop_http_requests_total", "sitedrop_http_response_bytes_total":
+			default:
+				continue
+			}
+			for _, s := range f.GetMetric() {
+				v := s.GetCounter().GetValue()
+				var labels []string
+				for _, l := range s.GetLabel() {
+					labels = append(labels, l.GetValue())
+				}
+				if v != 0 {
+					got[f.GetName()+"/"+strings.Join(labels, "/")] = v
+				}
+			}
+		}
+		return got
+	}
+	newFront := func(m *metrics.Metrics) *Front {
+		return &Front{Hosts: sites.NewHostSplit("web.test", "sites.test"), Sites: serve.NewServer(load, blobs),
+			Logger: slog.New(slog.DiscardHandler), Metrics: m}
+	}
+
+	// through Wrap, as net/http serves it
+	wm := metrics.New()
+	h := newFront(wm).Wrap(http.NotFoundHandler())
+	for _, rq := range requests {
+		req := httptest.NewRequest(rq.method, "http://demo.sites.test"+rq.path, nil)
+		if rq.encoding != "" {
+			req.Header.Set("Accept-Encoding", rq.encoding)
+		}
+		h.ServeHTTP(httptest.NewRecorder(), req)
+	}
+	want := count(wm)
+
+	// through HTTP1, on one connection
+	hm := metrics.New()
+	h1 := newFront(hm).HTTP1(0, 0)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	go func() {
+		c, err := ln.Accept()
+		if err == nil {
+			h1.ServeConn(c)
+		}
+	}()
+	c, err := net.Dial("tcp", ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	c.SetDeadline(time.Now().Add(10 * time.Second))
+	br := bufio.NewReader(c)
+	for _, rq := range requests {
+		fmt.Fprintf(c, "%s %s HTTP/1.1\r\nHost: demo.sites.test\r\n", rq.method, rq.path)
+		if rq.encoding != "" {
+			fmt.Fprintf(c, "Accept-Encoding: %s\r\n", rq.encoding)
+		}
+		io.WriteString(c, "\r\n")
+		res, err := http.ReadResponse(br, &http.Request{Method: rq.method})
+		if err != nil {
+			t.Fatal(err)
+		}
+		io.Copy(io.Discard, res.Body)
+		res.Body.Close()
+	}
+	if got := count(hm); !maps.Equal(got, want) {
+		t.Errorf("HTTP1 counted %v, Wrap %v", got, want)
+	}
+	if len(want) < 3 {
+		t.Fatalf("Wrap counted only %v", want)
+	}
+}

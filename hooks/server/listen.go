@@ -28,6 +28,10 @@ const (
 	// waits for the next request. Browsers reuse a connection for the
 	// requests of one page load; a minute covers a reader clicking on.
 	IdleTimeout = time.Minute
+	// WriteTimeout bounds the writing of an answer: PocketBase's
+	// server's, which sitedrop's HTTP/1.1 fast path keeps (see
+	// Front.HTTP1).
+	WriteTimeout = 5 * time.Minute
 	// DefaultMaxConnsPerIP is --max-conns-per-ip's default. A browser
 	// opens up to 6 HTTP/1 connections per host (one with HTTP/2), and a
 	// page may load from a few hosts: 256 leaves room for dozens of

@@ -138,6 +138,8 @@ type Server struct {
 	store   store.BlobStore
 	cache   *siteCache
 	content *contentCache
+	// files keeps blob files open for the HTTP/1.1 fast path's sendfile.
+	files *fileCache
 	// ruleSets are the compiled rule sets, by their files' contents.
 	ruleSets *ruleCache
 	// loading shares a load among the requests that miss the cache
@@ -236,6 +238,7 @@ func NewServer(load SiteLoader, blobStore store.BlobStore, opts ...ServerOptions
 		store:    blobStore,
 		cache:    newSiteCache(o.SiteCacheBytes),
 		content:  newContentCache(o.ContentCacheBytes, o.CacheCounter),
+		files:    newFileCache(defaultOpenFiles),
 		ruleSets: newRuleCache(max(o.RuleCacheBytes, maxRuleSetBytes), defaultRuleKeep, defaultCompileSlots()),
 		rec:      o.Recorder,
 		clientIP: o.ClientIP,
@@ -268,7 +271,12 @@ func (s *Server) ServeSite(w http.ResponseWriter, r *http.Request, slug string) 
 		s.serveSite(w, r, slug)
 		return
 	}
-	o := s.serveSite(w, r, slug)
+	s.record(r, s.serveSite(w, r, slug))
+}
+
+// record hands the Recorder what ServeSite (or the HTTP/1.1 fast path)
+// answered to r.
+func (s *Server) record(r *http.Request, o outcome) {
 	if o.site == "" {
 		return // no site, or one that is offline: nothing to count
 	}

@@ -33,6 +33,13 @@ func (m *Metrics) Measure(w http.ResponseWriter, r *http.Request, serve func(htt
 	m.observe(class, status, bytes, time.Since(start))
 }
 
+// Observe counts one answer that was not served through Measure (the
+// HTTP/1.1 fast path's, see serve.HTTP1): the class of its host, its
+// status, its body's bytes and the time it took, as Measure counts.
+func (m *Metrics) Observe(class HostClass, status int, bytes int64, d time.Duration) {
+	m.observe(class, status, bytes, d)
+}
+
 // observe counts one answer.
 func (m *Metrics) observe(class HostClass, status int, bytes int64, d time.Duration) {
 	if class >= numHostClasses {

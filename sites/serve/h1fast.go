@@ -1,0 +1,204 @@
+package serve
+
+import (
+	"net"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	"sitedrop/sites/rules"
+)
+
+// The HTTP/1.1 fast answer (see HTTP1): a live, public site's file, 200
+// or 304, from heads built when the site was prepared.
+
+// buildHeads builds the fast path's heads of each representation of f:
+// what serveFile and net/http write for a 200 and a 304 to a GET on a
+// public site's file, but for the Date line and the blank line, in
+// net/http's order (sorted names). TestH1FastMatchesGeneral checks them
+// against the general path's, which is net/http's byte for byte.
+func (f *servedFile) buildHeads() {
+	for i := range f.reps {
+		rep := &f.reps[i]
+		if !rep.present {
+			continue
+		}
+		b := make([]byte, 0, 256+len(f.contentType[0])+2*len(rep.etag[0]))
+		b = append(b, "HTTP/1.1 200 OK\r\n"...)
+		b = appendField(b, "Cache-Control", f.cacheControl)
+		if rep.encoding != nil {
+			b = appendField(b, "Content-Encoding", rep.encoding)
+		}
+		b = appendField(b, "Content-Length", rep.length)
+		b = appendField(b, "Content-Type", f.contentType)
+		b = appendField(b, "Etag", rep.etag)
+		if f.encoded {
+			b = appendField(b, "Vary", varyEncodingValue)
+		}
+		b = appendField(b, "X-Content-Type-Options", nosniffValue)
+		n := len(b)
+		b = append(b, "HTTP/1.1 304 Not Modified\r\n"...)
+		b = appendField(b, "Cache-Control", f.cacheControl)
+		b = appendField(b, "Etag", rep.etag)
+		if f.encoded {
+			b = appendField(b, "Vary", varyEncodingValue)
+		}
+		b = appendField(b, "X-Content-Type-Options", nosniffValue)
+		rep.head, rep.head304 = b[:n:n], b[n:]
+	}
+}
+
+// fastFile returns the site and file that answer path (a request path
+// without escapes) with a 200 on the site label, when the fast path may
+// answer it: a public, live site in the cache or loaded, not a preview,
+// not paused, held, moved or taken down, a clean path, compiled rules
+// that neither redirect the path nor add headers to it. Else nil, and
+// the general path answers.
+func (s *Server) fastFile(label, path, rawQuery string) (*site, *servedFile) {
+	if isPreviewKey(label) {
+		return nil, nil
+	}
+	st, err := s.site(label)
+	if err != nil {
+		return nil, nil
+	}
+	now := s.now()
+	if !st.live(now) || st.takedown != nil || st.movedTo != "" || st.paused || st.awaitingClaim ||
+		st.preview != "" || st.gate != nil {
+		return nil, nil
+	}
+	if len(path) > maxRequestPath || !isCleanPath(path) {
+		return nil, nil
+	}
+	var redirects *rules.Redirects
+	if st.rules != nil {
+		e := st.rules.Load()
+		rs := e.rules.Load()
+		if rs == nil {
+			return nil, nil // the general path loads them
+		}
+		e.touch(now.UnixNano())
+		if rs.headers != nil {
+			if m := rs.headers.Match(path); len(m.Headers) > 0 || len(m.BasicAuth) > 0 {
+				return nil, nil
+			}
+		}
+		redirects = rs.redirects
+	}
+	res := resolvePath(st, redirects, path, rawQuery)
+	if res.file == nil || res.status != http.StatusOK || res.redirect != "" || res.location != "" {
+		return nil, nil
+	}
+	return st, res.file
+}
+
+// fast gives the fast answer to r when it can (done), and tells whether
+// the connection stays open after it.
+func (cn *h1conn) fast(s *Server, r *http.Request, start time.Time) (done, keep bool) {
+	h := &cn.h
+	if cn.path == "" {
+		p, q, _ := strings.Cut(cn.target, "?")
+		if strings.IndexByte(p, '%') >= 0 {
+			return false, false
+		}
+		cn.path, cn.rawPath = p, q
+	}
+	hd := r.Header
+	if len(hd["Range"]) > 0 {
+		return false, false
+	}
+	st, f := s.fastFile(cn.label, cn.path, cn.rawPath)
+	if f == nil {
+		return false, false
+	}
+	rep := f.pick(hd["Accept-Encoding"])
+	if rep.size > maxCachedFile {
+		return false, false
+	}
+	status := http.StatusOK
+	var data []byte
+	if inm := hd["If-None-Match"]; len(inm) > 0 && etagMatches(inm, rep.hash) {
+		status = http.StatusNotModified
+	} else {
+		var err error
+		if data, err = s.content.load(cn.ctx, s.store, rep.hash); err != nil {
+			return false, false // the general path answers its 500
+		}
+	}
+	head := rep.head
+	if status == http.StatusNotModified {
+		head = rep.head304
+	}
+	out := cn.out
+	if h.http10 {
+		out = append(out, "HTTP/1.0"...)
+		out = append(out, head[len("HTTP/1.1"):]...)
+	} else {
+		out = append(out, head...)
+	}
+	out = append(out, "Date: "...)
+	out = append(out, cn.date...)
+	if h.close && !h.http10 {
+		out = append(out, "\r\nConnection: close\r\n\r\n"...)
+	} else {
+		out = append(out, "\r\n\r\n"...)
+	}
+	cn.out = out
+	var n int64
+	if status == http.StatusOK && !h.head {
+		n = int64(len(data))
+		switch {
+		case len(data) <= h1CopyMax:
+			cn.out = append(cn.out, data...)
+		case len(data) >= h1SendfileMin && cn.sendFile(s, rep.hash, n):
+		default:
+			cn.writeTwo(data)
+		}
+	}
+	if s.rec != nil {
+		cn.url = url0
+		cn.url.Path, cn.url.RawQuery = cn.path, cn.rawPath
+		r.URL = &cn.url
+		o := outcome{site: st.id, status: status, page: f.html}
+		if status == http.StatusOK {
+			o.bytes = rep.size
+		}
+		s.record(r, o)
+	}
+	if c := cn.s.o.Count; c != nil {
+		c(status, n, time.Since(start))
+	}
+	return true, !h.close
+}
+
+// sendFile writes what out holds, then the blob hash's first n bytes
+// with sendfile (see h1sendfile.go); false when it cannot: not a TCP
+// connection (TLS), or not a blob file (an S3 store).
+func (cn *h1conn) sendFile(s *Server, hash string, n int64) bool {
+	cc, isConn := cn.c.(*Conn)
+	tcp, isTCP := cn.c.(*net.TCPConn)
+	if !isConn && !isTCP {
+		return false
+	}
+	of := s.files.get(cn.ctx, s.store, hash)
+	if of == nil {
+		return false
+	}
+	defer of.release()
+	cn.armWrite()
+	var err error
+	if isConn {
+		err = cc.sendHeadFile(cn.out, of, n)
+	} else {
+		_, err = sendfile(tcp, cn.out, of, n)
+	}
+	cn.out = cn.out[:0]
+	if err != nil {
+		cn.werr = err
+	}
+	return true
+}
+
+// url0 is a zero URL, to reset the connection's.
+var url0 url.URL
