@@ -85,31 +85,37 @@ func ListenMain(se *core.ServeEvent, c Config, conns *serve.ConnLimit) (*serve.L
 }
 
 // ServeListener has the main listener ln run, ahead of net/http, what
-// sitedrop serves itself (see serve.ListenFront): with terminateTLS (the
-// serve command's --https), TLS, bounded by the server's header timeout
-// as net/http bounds it, with the server's TLSConfig (certs.Manager's,
-// set by TLS.Prepare; PocketBase then serves ln as a plain listener, see
-// the serve command); and site hosts' HTTP/2 connections, to the front
-// door's own HTTP/2 server (SiteH2). Every other connection goes to
-// net/http as before. A listener set before sitedrop's (ln nil: a test
-// harness's) is only wrapped in a TLS listener.
+// sitedrop serves itself (see serve.ListenFront): site hosts' HTTP/1.x
+// requests, to the front door's own HTTP/1.1 server (HTTP1), with the
+// server's header and keep-alive timeouts; with terminateTLS (the serve
+// command's --https) TLS too, bounded by the header timeout as net/http
+// bounds it, with the server's TLSConfig (certs.Manager's, set by
+// TLS.Prepare; PocketBase then serves ln as a plain listener, see the
+// serve command), and site hosts' HTTP/2 connections, to the front
+// door's own HTTP/2 server (SiteH2). Every other connection and request
+// goes to net/http as before. A listener set before sitedrop's (ln nil:
+// a test harness's) is only wrapped in a TLS listener with terminateTLS.
 func (f *Front) ServeListener(se *core.ServeEvent, ln *serve.Listener, terminateTLS bool) error {
-	if se.Server == nil || !terminateTLS {
+	if se.Server == nil {
 		return nil
 	}
-	if se.Server.TLSConfig == nil || !slices.Contains(se.Server.TLSConfig.NextProtos, "h2") {
-		return errors.New("terminate TLS: the server's TLS config must offer h2")
-	}
-	config := se.Server.TLSConfig.Clone() // net/http's HTTP/2 set-up writes to the server's
-	if ln == nil {
-		if se.Listener != nil {
-			se.Listener = tls.NewListener(se.Listener, config)
+	front := serve.ListenFront{HTTP1: f.HTTP1(se.Server.ReadHeaderTimeout, se.Server.IdleTimeout)}
+	if terminateTLS {
+		if se.Server.TLSConfig == nil || !slices.Contains(se.Server.TLSConfig.NextProtos, "h2") {
+			return errors.New("terminate TLS: the server's TLS config must offer h2")
 		}
-		return nil
+		config := se.Server.TLSConfig.Clone() // net/http's HTTP/2 set-up writes to the server's
+		if ln == nil {
+			if se.Listener != nil {
+				se.Listener = tls.NewListener(se.Listener, config)
+			}
+			return nil
+		}
+		front.TLS, front.HandshakeTimeout = config, se.Server.ReadHeaderTimeout
+		front.HTTP2, front.HTTP2Names = f.SiteH2(se.Server.IdleTimeout), f.IsSiteHost
 	}
-	ln.Serve(serve.ListenFront{
-		TLS: config, HandshakeTimeout: se.Server.ReadHeaderTimeout,
-		HTTP2: f.SiteH2(se.Server.IdleTimeout), HTTP2Names: f.IsSiteHost,
-	})
+	if ln != nil {
+		ln.Serve(front)
+	}
 	return nil
 }
