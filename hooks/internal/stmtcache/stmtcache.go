@@ -200,7 +200,7 @@ func (c *conn) QueryContext(ctx context.Context, query string, args []driver.Nam
 		c.release(e, true)
 		return nil, err
 	}
-	return &rows{Rows: r, done: func() { c.release(e, false) }}, nil
+	return &rows{Rows: r, done: func(failed bool) { c.release(e, failed) }}, nil
 }
 
 // queryOnce runs query with a statement of its own, closed with its rows.
@@ -214,7 +214,7 @@ func (c *conn) queryOnce(ctx context.Context, query string, args []driver.NamedV
 		s.Close()
 		return nil, err
 	}
-	return &rows{Rows: r, done: func() { s.Close() }}, nil
+	return &rows{Rows: r, done: func(bool) { s.Close() }}, nil
 }
 
 // PrepareContext prepares a statement the caller owns (dbx's Prepare), not
@@ -270,16 +270,21 @@ func (c *conn) Close() error {
 	return c.Conn.Close()
 }
 
-// rows are a query's rows; done runs once, when they are closed.
+// rows are a query's rows; done runs once, when they are closed, told
+// whether the run failed.
 type rows struct {
 	driver.Rows
-	done func()
+	done func(failed bool)
 }
 
+// Close closes the inner rows. Their Close resets the statement, which
+// answers the error of its last step: a run that failed while its rows
+// were read (a step's error, SQLITE_BUSY say) fails the Close, and the
+// statement is dropped as one whose Exec failed is.
 func (r *rows) Close() error {
 	err := r.Rows.Close()
 	if r.done != nil {
-		r.done()
+		r.done(err != nil)
 		r.done = nil
 	}
 	return err

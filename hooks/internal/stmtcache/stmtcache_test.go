@@ -185,6 +185,38 @@ func TestFailedDropped(t *testing.T) {
 	}
 }
 
+// TestFailedWhileReadDropped: a query whose run fails while its rows
+// are read (a step's error on the second row) is not kept, as one whose
+// Exec failed is not, and the next run of its text works.
+func TestFailedWhileReadDropped(t *testing.T) {
+	db, d := open(t, 0)
+	mustExec(t, db, "INSERT INTO t (v) VALUES ('{}'), ('bad')")
+	const q = "SELECT json(v) FROM t WHERE v >= ? ORDER BY v DESC" // '{}', then 'bad'
+	run := func(from string) error {
+		rows, err := db.Query(q, from)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+		}
+		return rows.Err()
+	}
+	if err := run("{"); err != nil {
+		t.Fatalf("a good run: %v", err)
+	}
+	if err := run(""); err == nil {
+		t.Fatal("json('bad') did not fail")
+	}
+	before := d.Prepared()
+	if err := run("{"); err != nil {
+		t.Fatalf("the run after the failed one: %v", err)
+	}
+	if n := d.Prepared() - before; n != 1 {
+		t.Errorf("the run after a failed one prepared %d statements, want 1 (the failed one dropped)", n)
+	}
+}
+
 // TestSchemaChange: a kept "SELECT *" sees a column added after it was
 // prepared (SQLite prepares it again by itself).
 func TestSchemaChange(t *testing.T) {
