@@ -254,7 +254,7 @@ func (s *Service) Create(ctx context.Context, p CreateParams) (*Created, error) 
 		return nil, err
 	}
 	if counted && !p.Upload.Release.Draft {
-		s.verified.remember(out.Record.Id, out.Version.Id, deletions)
+		s.verified.remember(out.Record.Id, out.Version, deletions)
 	}
 	return out, nil
 }
@@ -311,7 +311,7 @@ func (s *Service) replaceLocked(ctx context.Context, dep *core.Record, meta Meta
 	s.gcMu.RLock()
 	defer s.gcMu.RUnlock()
 	deletions, counted := s.storeDeletions() // before the store is asked
-	live.trust(s.sure(dep.Id, live.version()))
+	live.trust(s.sure(dep.Id, live))
 	if err := s.ensureVariants(ctx, manifest, blobs, live, up.Memory); err != nil {
 		return nil, nil, err
 	}
@@ -364,7 +364,7 @@ func (s *Service) replaceLocked(ctx context.Context, dep *core.Record, meta Meta
 		return nil, nil, err
 	}
 	if counted && !up.Release.Draft {
-		s.verified.remember(out.Id, ver.Id, deletions)
+		s.verified.remember(out.Id, ver, deletions)
 	}
 	return out, ver, nil
 }

@@ -403,14 +403,6 @@ func (l *liveContent) trust(sure bool) {
 	}
 }
 
-// version is the live version's id, "" for none.
-func (l *liveContent) version() string {
-	if l == nil {
-		return ""
-	}
-	return l.id
-}
-
 // variants is l.known; nil for none.
 func (l *liveContent) variants() map[string]map[string]EncodedEntry {
 	if l == nil {

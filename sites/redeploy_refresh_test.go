@@ -211,3 +211,37 @@ func TestFirstDeployAsksOnlyAboutItsFiles(t *testing.T) {
 		t.Errorf("asked the store about %d blobs, want %d (the files, not their %d variants)", n, len(files), variants)
 	}
 }
+
+// TestRedeployLooksAgainAfterTheLiveManifestIsEdited: a live version
+// whose manifest was edited in place (from the dashboard) after this
+// process saw its blobs present is not trusted: a blob the edit names
+// is looked for, and written when the store lacks it.
+func TestRedeployLooksAgainAfterTheLiveManifestIsEdited(t *testing.T) {
+	app, svc, st := newCountingService(t)
+	ctx := context.Background()
+	owner := mustOwner(t, app)
+	c, err := svc.Create(ctx, sites.CreateParams{Owner: owner, Slug: "edited-site", Upload: bigFiles()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	extra := []byte("named by the edit, never stored")
+	h := store.HashBytes(extra)
+	m := liveManifest(t, app, c.Record)
+	m["extra.txt"] = sites.ManifestEntry{Hash: h, Size: int64(len(extra)), Type: "text/plain; charset=utf-8"}
+	ver, err := app.FindRecordById(sites.VersionsCollection, c.Version.Id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ver.Set(sites.FieldVersionManifest, m)
+	if err := app.Save(ver); err != nil {
+		t.Fatal(err)
+	}
+	up := bigFiles()
+	up.Files = append(up.Files, sites.File{Path: "extra.txt", ContentType: "text/plain; charset=utf-8", Data: extra})
+	if _, err := svc.Replace(ctx, c.Record, sites.Metadata{}, up); err != nil {
+		t.Fatal(err)
+	}
+	if ok, err := st.FSStore.Exists(ctx, h); err != nil || !ok {
+		t.Fatalf("a file the edited live manifest named, never stored, is missing after the redeploy (%v)", err)
+	}
+}
