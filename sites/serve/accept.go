@@ -87,8 +87,12 @@ func (lf *listenerFront) loop() {
 	for {
 		c, err := lf.l.acceptConn()
 		if err != nil {
+			// as net/http: a temporary error (EMFILE, ENFILE: out of file
+			// descriptors under a flood of connections) backs off and goes
+			// on; ending here would leave Accept failing, and the server
+			// taking no connection, until a restart
 			var ne net.Error
-			if errors.As(err, &ne) && ne.Timeout() { // as net/http: back off, go on
+			if errors.As(err, &ne) && (ne.Timeout() || isTemporary(ne)) {
 				delay = min(max(2*delay, 5*time.Millisecond), time.Second)
 				select {
 				case <-time.After(delay):
@@ -107,6 +111,14 @@ func (lf *listenerFront) loop() {
 		}
 		go lf.serve(c)
 	}
+}
+
+// isTemporary is net/http's test of an Accept error it retries
+// (net.Error's Temporary, deprecated but what Accept's errors still
+// carry: EMFILE, ENFILE).
+func isTemporary(err net.Error) bool {
+	t, ok := err.(interface{ Temporary() bool })
+	return ok && t.Temporary()
 }
 
 // fail ends Accept with err (net.ErrClosed once the listener closed).

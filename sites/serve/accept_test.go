@@ -251,3 +251,45 @@ func TestListenFrontShutdownConns(t *testing.T) {
 		t.Fatalf("Accept after shutdown = %v", err)
 	}
 }
+
+// flakyListener fails its first Accept with a temporary error, as a
+// listener out of file descriptors does (EMFILE), then accepts.
+type flakyListener struct {
+	net.Listener
+	failed atomic.Bool
+}
+
+// errTemporary is EMFILE's kind of error: temporary, not a timeout.
+type errTemporary struct{}
+
+func (errTemporary) Error() string   { return "accept: too many open files" }
+func (errTemporary) Timeout() bool   { return false }
+func (errTemporary) Temporary() bool { return true }
+
+func (l *flakyListener) Accept() (net.Conn, error) {
+	if !l.failed.Swap(true) {
+		return nil, &net.OpError{Op: "accept", Net: "tcp", Err: errTemporary{}}
+	}
+	return l.Listener.Accept()
+}
+
+// TestListenFrontTemporaryAcceptError: a temporary Accept error (EMFILE
+// under a flood of connections) does not end the listener: it takes
+// connections again once it can, as net/http's own loop does.
+func TestListenFrontTemporaryAcceptError(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	serveFront(t, &flakyListener{Listener: ln}, ListenFront{HTTP1: &lineServer{unread: true}})
+	client := &http.Client{Timeout: 5 * time.Second}
+	res, err := client.Get("http://" + ln.Addr().String() + "/after")
+	if err != nil {
+		t.Fatalf("after a temporary accept error: %v", err)
+	}
+	body, _ := io.ReadAll(res.Body)
+	res.Body.Close()
+	if string(body) != "HTTP/1.1 http /after" {
+		t.Fatalf("net/http's answer = %q", body)
+	}
+}

@@ -125,6 +125,13 @@ func (cn *h1conn) fast(s *Server, r *http.Request, start time.Time) (done, keep 
 		if data, err = s.content.load(cn.ctx, s.store, rep.hash); err != nil {
 			return false, false // the general path answers its 500
 		}
+		if int64(len(data)) != rep.size {
+			// a blob that is not the manifest's length: its head says
+			// rep.size, and more or fewer bytes behind it would shift
+			// the connection's next answers; the general path cuts the
+			// answer and closes, as net/http does
+			return false, false
+		}
 	}
 	head := rep.head
 	if status == http.StatusNotModified {

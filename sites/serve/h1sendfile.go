@@ -35,6 +35,10 @@ type fileCache struct {
 	mu    sync.Mutex
 	max   int
 	files map[string]*openFile
+	// noFiles is set once the store gave a blob that is not a file (an
+	// S3 store): get then asks it nothing more, where each Open would be
+	// a request to the store (a GET of the whole object) for nothing.
+	noFiles atomic.Bool
 }
 
 // openFile is a cached open blob; refs counts the cache's hold and the
@@ -53,6 +57,9 @@ func newFileCache(max int) *fileCache {
 // when the store's blobs are not files (an S3 store) or it fails. The
 // caller releases it after use.
 func (c *fileCache) get(ctx context.Context, blobs store.BlobStore, hash string) *openFile {
+	if c.noFiles.Load() {
+		return nil
+	}
 	c.mu.Lock()
 	if of := c.files[hash]; of != nil {
 		of.refs.Add(1)
@@ -66,6 +73,7 @@ func (c *fileCache) get(ctx context.Context, blobs store.BlobStore, hash string)
 	}
 	f, ok := b.(interface{ Fd() uintptr })
 	if !ok {
+		c.noFiles.Store(true)
 		b.Close()
 		return nil
 	}

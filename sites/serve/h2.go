@@ -123,6 +123,10 @@ type H2Options struct {
 	// CONTINUATION frames takes to end. Default 10 s (the main
 	// server's ReadHeaderTimeout).
 	HeaderTimeout time.Duration
+	// BodyTimeout bounds each request's wait for its body (a gate
+	// form's), from its HEADERS; past it the connection closes.
+	// Default the gate's, 10 s.
+	BodyTimeout time.Duration
 }
 
 // H2Server serves HTTP/2 connections whose TLS server name is a site
@@ -163,6 +167,9 @@ func NewH2Server(o H2Options) *H2Server {
 	}
 	if o.HeaderTimeout <= 0 {
 		o.HeaderTimeout = 10 * time.Second
+	}
+	if o.BodyTimeout <= 0 {
+		o.BodyTimeout = defaultGateBodyTimeout
 	}
 	s := &H2Server{o: o, misdirected: o.Misdirected, conns: map[*h2Conn]struct{}{}}
 	if s.misdirected == nil {

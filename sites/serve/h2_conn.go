@@ -57,7 +57,8 @@ type h2Conn struct {
 	settingsDue  time.Time // zero once the peer acknowledged ours
 	sawSettings  bool      // the peer's first frame was SETTINGS
 	// bodyWaiters counts the gate posts waiting for their body (under
-	// mu); the connection closes if one is still waiting at bodyDue.
+	// mu); the connection closes if one is still waiting at bodyDue,
+	// the earliest of their deadlines (see bodyWaitEndedLocked).
 	bodyWaiters int
 	bodyDue     time.Time
 	// blockDue is when a header block split over CONTINUATION frames
@@ -452,7 +453,7 @@ func (c *h2Conn) dropLocked(st *h2Stream) {
 	}
 	if st.waitBody { // never dispatched: nothing else will end it
 		st.waitBody = false
-		c.bodyWaiters--
+		c.bodyWaitEndedLocked()
 		c.activeDoneLocked(true)
 	}
 	c.wakeLocked()
@@ -525,7 +526,7 @@ func (c *h2Conn) processData(f *http2.DataFrame) error {
 // keep), on a goroutine of its own.
 func (c *h2Conn) startOwnLocked(st *h2Stream) {
 	st.waitBody = false
-	c.bodyWaiters--
+	c.bodyWaitEndedLocked()
 	st.own = true
 	st.req.Body = io.NopCloser(bytes.NewReader(st.body))
 	c.refs++
@@ -533,6 +534,23 @@ func (c *h2Conn) startOwnLocked(st *h2Stream) {
 		c.answer(st)
 		c.release()
 	}()
+}
+
+// bodyWaitEndedLocked counts off a stream that no longer waits for its
+// body (waitBody cleared), and moves bodyDue to the earliest deadline of
+// those still waiting: each has its own, which a later stream's does not
+// push back.
+func (c *h2Conn) bodyWaitEndedLocked() {
+	c.bodyWaiters--
+	c.bodyDue = time.Time{}
+	if c.bodyWaiters == 0 {
+		return
+	}
+	for _, st := range c.streams {
+		if st.waitBody && (c.bodyDue.IsZero() || st.bodyDue.Before(c.bodyDue)) {
+			c.bodyDue = st.bodyDue
+		}
+	}
 }
 
 // processHeaders starts a header block: a new stream's request, or a
@@ -688,9 +706,12 @@ func (c *h2Conn) endBlock() (bool, error) {
 		// answer; the body is not kept past that.
 		c.scratch = nil
 		st.waitBody = true
+		st.bodyDue = time.Now().Add(c.srv.o.BodyTimeout)
 		c.mu.Lock()
+		if c.bodyWaiters == 0 { // else an earlier stream's comes first
+			c.bodyDue = st.bodyDue
+		}
 		c.bodyWaiters++
-		c.bodyDue = time.Now().Add(defaultGateBodyTimeout)
 		c.streams[id] = st
 		st.inMap = true
 		c.mu.Unlock()

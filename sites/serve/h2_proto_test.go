@@ -486,3 +486,30 @@ func TestH2HeaderBlockTimeout(t *testing.T) {
 		t.Errorf("closed after %v", d)
 	}
 }
+
+// TestH2BodyTimeoutPerStream: each request waiting for its body has its
+// own deadline from its HEADERS: a second one opened later does not push
+// the first one's back (a peer opening one every little while held the
+// first, and the connection, for as long as it went on).
+func TestH2BodyTimeoutPerStream(t *testing.T) {
+	ts := newH2TestServer(t, H2Options{Handler: http.NotFoundHandler(), BodyTimeout: 1500 * time.Millisecond})
+	r := dialRaw(t, ts.addr)
+	post := func(id uint32) {
+		t.Helper()
+		if err := r.fr.WriteHeaders(http2.HeadersFrameParam{StreamID: id, EndHeaders: true,
+			BlockFragment: r.blockMethod("POST", "demo.sites.test", GatePath, "content-type", "application/x-www-form-urlencoded")}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	start := time.Now()
+	post(1)
+	time.Sleep(1200 * time.Millisecond)
+	post(3)
+	if code := r.goAway(); code != http2.ErrCodeCancel {
+		t.Errorf("GOAWAY %v, want CANCEL", code)
+	}
+	// the first stream's deadline is 1.5 s; the second's would be 2.7 s
+	if d := time.Since(start); d > 2100*time.Millisecond {
+		t.Errorf("closed after %v: the second stream's deadline replaced the first's", d)
+	}
+}

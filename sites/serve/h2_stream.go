@@ -38,6 +38,7 @@ type h2Stream struct {
 	bodySeen   int64
 	declLen    int64 // the request's content-length, -1: none
 	recvWindow int32
+	bodyDue    time.Time // when the body must have come
 
 	// The response, written by the handler's goroutine.
 	header      http.Header

@@ -234,7 +234,10 @@ func (s *Server) serveFile(w http.ResponseWriter, r *http.Request, f *servedFile
 	defer blob.Close()
 	w.WriteHeader(status)
 	if r.Method != http.MethodHead {
-		_, _ = io.Copy(w, blob) // an *os.File: sendfile
+		// the length its head says, whatever the blob's (an *os.File
+		// under a LimitedReader: still sendfile): more would be read as
+		// the connection's next answer, fewer closes it
+		_, _ = io.CopyN(w, blob, rep.size)
 	}
 	return status, rep.size
 }
