@@ -23,9 +23,9 @@ import (
 //
 // Two levels answer. The fast answer: a live, public site's file, GET or
 // HEAD, 200 or 304 (If-None-Match), no Range, no rule adding anything
-// for the path, a body under maxCachedFile: its head was built when the
-// site was prepared (representation.head), the Date line is cached per
-// second, the body comes from the content cache, and all of it leaves in
+// for the path, a body under maxCachedFile: its head is appended from
+// the file's prepared header values (appendHead), the Date line is
+// cached per second, the body comes from the content cache, and all of it leaves in
 // one write (writev for a larger body), with nothing allocated. The
 // general path: any other site request, answered by the site handler
 // (Options.Serve: ServeSite, as net/http's handler calls it) through a

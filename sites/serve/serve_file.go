@@ -56,10 +56,6 @@ type representation struct {
 	etag     []string // `"<hash>"`
 	length   []string // size, in decimal
 	encoding []string // Content-Encoding; nil for the identity
-	// head and head304 are the heads of the HTTP/1.1 fast path's 200
-	// and 304 answers with this representation, but for the Date line
-	// and the blank line (see buildHeads); one allocation.
-	head, head304 []byte
 }
 
 func newRepresentation(hash string, size int64, coding string) representation {
@@ -105,7 +101,6 @@ func prepare(l *sites.Site) *site {
 			}
 		}
 		f.sortBySize()
-		f.buildHeads()
 		s.served[p] = f
 	}
 	s.bytes = s.estimateCost()
@@ -138,7 +133,7 @@ func (s *site) estimateCost() int64 {
 		n += perFile + 2*int64(len(p))
 		for _, r := range f.reps {
 			if r.present {
-				n += perRep + int64(cap(r.head)+len(r.head304))
+				n += perRep
 			}
 		}
 	}
