@@ -243,13 +243,32 @@ func (p *fakeDNSProvider) DeleteRecords(_ context.Context, zone string, recs []l
 // freePort returns a loopback port nothing listens on right now.
 func freePort(t *testing.T) int {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
+	givenPorts.mu.Lock()
+	defer givenPorts.mu.Unlock()
+	for range 100 {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		port := l.Addr().(*net.TCPAddr).Port
+		l.Close()
+		if !givenPorts.seen[port] {
+			givenPorts.seen[port] = true
+			return port
+		}
 	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
+	t.Fatal("no free port that was not handed out already")
+	return 0
 }
+
+// givenPorts are the ports freePort has handed out in this test process:
+// the kernel may give a port it just freed again at the next Listen, and
+// a test asking for two ports (--https and --http) then got one twice
+// and failed with "address already in use" (seen in CI).
+var givenPorts = struct {
+	mu   sync.Mutex
+	seen map[int]bool
+}{seen: map[int]bool{}}
 
 // lockedBuffer is a bytes.Buffer safe for concurrent writers.
 type lockedBuffer struct {
