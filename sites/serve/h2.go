@@ -222,13 +222,7 @@ func (s *H2Server) ServeConn(nc net.Conn) (handoff net.Conn) {
 // for the streams in flight to finish and the connections to close, or
 // ctx to end: then it closes them (Close) and returns ctx's error.
 func (s *H2Server) Shutdown(ctx context.Context) error {
-	s.mu.Lock()
-	s.closing = true
-	conns := make([]*h2Conn, 0, len(s.conns))
-	for c := range s.conns {
-		conns = append(conns, c)
-	}
-	s.mu.Unlock()
+	conns := s.stopTaking()
 	for _, c := range conns {
 		c.shutdown()
 	}
@@ -245,16 +239,23 @@ func (s *H2Server) Shutdown(ctx context.Context) error {
 	}
 }
 
-// Close stops taking connections and closes every one at once; the
-// handlers' context is cancelled.
-func (s *H2Server) Close() error {
+// stopTaking has the server take no more connections and returns those
+// it serves.
+func (s *H2Server) stopTaking() []*h2Conn {
 	s.mu.Lock()
+	defer s.mu.Unlock()
 	s.closing = true
 	conns := make([]*h2Conn, 0, len(s.conns))
 	for c := range s.conns {
 		conns = append(conns, c)
 	}
-	s.mu.Unlock()
+	return conns
+}
+
+// Close stops taking connections and closes every one at once; the
+// handlers' context is cancelled.
+func (s *H2Server) Close() error {
+	conns := s.stopTaking()
 	for _, c := range conns {
 		c.closeConn()
 	}
