@@ -209,8 +209,8 @@ func (lf *listenerFront) run(c net.Conn) net.Conn {
 	return tc // another protocol (acme-tls/1): net/http's to refuse
 }
 
-// ShutdownConns is the listener's part of a graceful shutdown, once the
-// server stopped accepting: each ConnServer that has a Shutdown method is
+// ShutdownConns is the listener's part of a graceful shutdown, beside
+// the server's Shutdown (which closes the listener): each ConnServer that has a Shutdown method is
 // asked to end its connections (see ConnServerShutdown), and the
 // connections still in the front's hands at ctx's end are closed. It
 // returns ctx's error when some had to be closed.
@@ -219,7 +219,9 @@ func (l *Listener) ShutdownConns(ctx context.Context) error {
 		return nil
 	}
 	lf := l.front
-	lf.close()
+	// The server's own Shutdown closes the listener (Close): closing it
+	// here first would end its Serve with net.ErrClosed before it knows
+	// it is shutting down, and the serve command would fail.
 	for _, cs := range []ConnServer{lf.front.HTTP1, lf.front.HTTP2} {
 		if sd, ok := cs.(ConnServerShutdown); ok {
 			go sd.Shutdown(ctx)

@@ -235,7 +235,9 @@ func TestListenFrontShutdownConns(t *testing.T) {
 	if line, _ := bufio.NewReader(c).ReadString('\n'); line != "served\n" {
 		t.Fatalf("answer = %q", line)
 	}
-	// the ConnServer holds the connection: at the deadline it is closed
+	// the server's Shutdown closes the listener; the ConnServer holds
+	// the connection: at the deadline it is closed
+	l.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
 	defer cancel()
 	if err := l.ShutdownConns(ctx); !errors.Is(err, context.DeadlineExceeded) {
