@@ -324,18 +324,29 @@ func (c *Conn) flushHeld() {
 // (up to maxGathered), and sends it in one write: an H2Server's flush
 // through TLS is several records, each a write of its own otherwise.
 func (c *Conn) gatherWrites(write func() error) error {
-	c.mu.Lock()
-	c.gathering = true
-	c.mu.Unlock()
+	c.startGathering()
 	err := write()
-	c.mu.Lock()
-	c.gathering = false
-	ferr := c.flushLocked()
-	c.mu.Unlock()
-	if err == nil {
+	if ferr := c.endGathering(); err == nil {
 		err = ferr
 	}
 	return err
+}
+
+// startGathering holds every write (up to maxGathered) until
+// endGathering, which sends what is held in one write: gatherWrites
+// without a closure, for a caller on the per-request path.
+func (c *Conn) startGathering() {
+	c.mu.Lock()
+	c.gathering = true
+	c.mu.Unlock()
+}
+
+// endGathering stops holding writes and sends what is held.
+func (c *Conn) endGathering() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.gathering = false
+	return c.flushLocked()
 }
 
 // cork starts holding small writes back.

@@ -400,11 +400,32 @@ func (cn *h1conn) flushOut() error {
 		return cn.werr
 	}
 	cn.armWrite()
-	_, err := cn.c.Write(cn.out)
+	err := cn.write(cn.out)
 	cn.out = cn.out[:0]
 	if err != nil {
 		cn.werr = err
 	}
+	return err
+}
+
+// write writes b to the connection. Through TLS, b of more than a
+// record is several records, each a write of the TLS connection to the
+// TCP one: they leave in one write (gathered) instead of a system call
+// each.
+func (cn *h1conn) write(b []byte) error {
+	if len(b) > tlsRecord {
+		if tc, ok := cn.c.(*tls.Conn); ok {
+			if cc, ok := tc.NetConn().(*Conn); ok {
+				cc.startGathering()
+				_, err := tc.Write(b)
+				if ferr := cc.endGathering(); err == nil {
+					err = ferr
+				}
+				return err
+			}
+		}
+	}
+	_, err := cn.c.Write(b)
 	return err
 }
 
@@ -438,22 +459,25 @@ func (cn *h1conn) writeTwo(p []byte) {
 			_, err = c.Write(cn.out)
 			break
 		}
-		// the records of the head and of the body's start leave in one
-		// writev (see Conn.Write)
+		// The head's record is filled with the body's start, so that
+		// the answer takes the fewest records its length needs (a
+		// record for the head alone would be one more to seal and
+		// send); the records leave in as few writes as gathering
+		// holds (see Conn.Write).
+		fill := min(len(p), max(0, tlsRecord-len(cn.out)))
+		cn.out = append(cn.out, p[:fill]...)
+		p = p[fill:]
 		cc, _ := c.NetConn().(*Conn)
 		if cc != nil {
-			cc.cork()
+			cc.startGathering()
 		}
-		if _, err = c.Write(cn.out); err == nil {
+		if _, err = c.Write(cn.out); err == nil && len(p) > 0 {
 			_, err = c.Write(p)
 		}
 		if cc != nil {
-			cc.mu.Lock()
-			cc.corked = false
-			if ferr := cc.flushLocked(); err == nil {
+			if ferr := cc.endGathering(); err == nil {
 				err = ferr
 			}
-			cc.mu.Unlock()
 		}
 	default:
 		if len(cn.out) > 0 {

@@ -842,6 +842,132 @@ func TestH1OverTLS(t *testing.T) {
 	}
 }
 
+// tlsRecordCounter counts the TLS records a client reads (their
+// 5-byte headers), whatever the reads' sizes.
+type tlsRecordCounter struct {
+	net.Conn
+	mu      sync.Mutex
+	records int
+	hdr     []byte
+	skip    int
+}
+
+func (c *tlsRecordCounter) Read(p []byte) (int, error) {
+	n, err := c.Conn.Read(p)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for b := p[:n]; len(b) > 0; {
+		if c.skip > 0 {
+			k := min(c.skip, len(b))
+			c.skip -= k
+			b = b[k:]
+			continue
+		}
+		k := min(5-len(c.hdr), len(b))
+		c.hdr = append(c.hdr, b[:k]...)
+		b = b[k:]
+		if len(c.hdr) == 5 {
+			c.records++
+			c.skip = int(c.hdr[3])<<8 | int(c.hdr[4])
+			c.hdr = c.hdr[:0]
+		}
+	}
+	return n, err
+}
+
+func (c *tlsRecordCounter) count() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.records
+}
+
+// TestH1OverTLSRecords: through TLS, a fast answer larger than one
+// record takes the fewest records its length needs (the head shares the
+// body's first record) and leaves in one write, both when it is
+// gathered in the connection's output (under h1OutMax) and when it is
+// written beside it (writeTwo).
+func TestH1OverTLSRecords(t *testing.T) {
+	srv, site := h1Site(t, false)
+	for _, n := range []int{20000, 40000} {
+		b := bytes.Repeat([]byte{byte(n / 1000)}, n)
+		h := store.HashBytes(b)
+		if err := srv.store.Put(context.Background(), h, b); err != nil {
+			t.Fatal(err)
+		}
+		site.Files[fmt.Sprintf("b%d.bin", n)] = sites.ManifestEntry{Hash: h, Size: int64(n), Type: "application/octet-stream"}
+	}
+	ref := httptest.NewTLSServer(http.NotFoundHandler())
+	defer ref.Close()
+	var fastN atomic.Int64
+	h1 := NewHTTP1(HTTP1Options{SiteLabel: h1TestSiteLabel, Sites: srv, Serve: srv.ServeSite,
+		Count: func(int, int64, time.Duration) { fastN.Add(1) }})
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sends atomic.Int64
+	l := NewListener(ln, nil, func(net.Conn, int) { sends.Add(1) })
+	l.Serve(ListenFront{TLS: &tls.Config{Certificates: ref.TLS.Certificates, NextProtos: []string{"http/1.1"}}, HTTP1: h1})
+	hs := &http.Server{Handler: h1SiteHandler(srv), ConnContext: ConnContext}
+	go hs.Serve(l)
+	defer hs.Close()
+
+	client := ref.Client()
+	tr := client.Transport.(*http.Transport)
+	tr.TLSClientConfig.ServerName = "example.com"
+	var rc *tlsRecordCounter
+	tr.DialContext = func(ctx context.Context, _, _ string) (net.Conn, error) {
+		c, err := (&net.Dialer{}).DialContext(ctx, "tcp", ln.Addr().String())
+		if err != nil {
+			return nil, err
+		}
+		rc = &tlsRecordCounter{Conn: c}
+		return rc, nil
+	}
+	get := func(path string) (body []byte, head int) {
+		res, err := client.Get("https://demo.sites.test" + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer res.Body.Close()
+		body, _ = io.ReadAll(res.Body)
+		var hb bytes.Buffer
+		res.Header.Write(&hb)
+		return body, hb.Len()
+	}
+	// Go's TLS sends small records until a connection has sent 128 KB
+	// (dynamic record sizing): count full-size records after that.
+	for range 5 {
+		get("/b40000.bin")
+	}
+	for _, n := range []int{20000, 40000} {
+		p := fmt.Sprintf("/b%d.bin", n)
+		get(p) // the previous answer's writes are counted
+		time.Sleep(20 * time.Millisecond)
+		records, before := rc.count(), sends.Load()
+		body, head := get(p)
+		if len(body) != n {
+			t.Fatalf("%s: %d bytes", p, len(body))
+		}
+		for end := time.Now().Add(2 * time.Second); sends.Load() == before && time.Now().Before(end); {
+			time.Sleep(time.Millisecond)
+		}
+		time.Sleep(20 * time.Millisecond)
+		// the head as the client prints it is within ~100 bytes of the
+		// server's: the fewest records the answer needs
+		want := (n + head + 100 + tlsRecord - 1) / tlsRecord
+		if got := rc.count() - records; got != want {
+			t.Errorf("%s: %d records, want %d", p, got, want)
+		}
+		if got := sends.Load() - before; got != 1 {
+			t.Errorf("%s: %d writes, want 1", p, got)
+		}
+	}
+	if fastN.Load() != 9 {
+		t.Errorf("%d fast answers, want 9", fastN.Load())
+	}
+}
+
 // TestH1HeaderValuesBounded: the header values a connection keeps for
 // reuse stay bounded when every request sends new header names.
 func TestH1HeaderValuesBounded(t *testing.T) {
