@@ -49,6 +49,12 @@ func TestCLIAgainstRealServer(t *testing.T) {
 	}, addr, "--http", addr)
 	server := "http://" + addr
 	store := srv.sd.svc.Store()
+	// the server's start made the blob store's folders: no deploy makes one
+	if fs, ok := store.(interface{ Root() string }); !ok {
+		t.Errorf("not the file store: %T", store)
+	} else if entries, err := os.ReadDir(fs.Root()); len(entries) != 256 {
+		t.Errorf("%d entries in the blob store at the start (%v), want its 256 folders", len(entries), err)
+	}
 	blobs := func() int {
 		n := 0
 		store.Walk(t.Context(), func(string, time.Time) error { n++; return nil })

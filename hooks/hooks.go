@@ -237,6 +237,11 @@ func build(app core.App, cfg *Config) (*built, error) {
 	bindReports(app, jobs, reports)
 	app.OnServe().BindFunc(func(se *core.ServeEvent) (err error) {
 		cfg.learnListenPort(se)
+		if fs, ok := blobs.(*store.FSStore); ok && se.Server != nil {
+			if err := fs.MakeBlobDirs(); err != nil { // no deploy makes one
+				return err
+			}
+		}
 		links := cfg.links() // the listen address is known: the addresses given out
 		if err := bindOpenAPI(se, links.Web()); err != nil {
 			return err
