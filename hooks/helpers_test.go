@@ -116,6 +116,18 @@ func openApp(t testing.TB, dir string, tune ...func(*Config)) (*tests.TestApp, *
 	}
 	registry.Store(app, sd)
 	t.Cleanup(func() { registry.Delete(app) })
+	// the app's copy of dir goes with the test (tests.TestApp.Cleanup
+	// removes it too, but many tests never call it: a run left ~85 copies,
+	// 150 MB, in the temp dir), unless it became a template
+	copyDir := app.DataDir()
+	t.Cleanup(func() {
+		templates.mu.Lock()
+		template := copyDir == templates.bareDir || copyDir == templates.fixtureDir
+		templates.mu.Unlock()
+		if !template {
+			os.RemoveAll(copyDir)
+		}
+	})
 	return app, sd
 }
 
