@@ -18,8 +18,13 @@ import (
 // Walk removes once old). Where the file system cannot be flushed whole
 // (not Linux), each file and folder is fsynced instead.
 func (s *FSStore) PutBatch(ctx context.Context, blobs map[string][]byte) (err error) {
-	type pending struct{ tmp, final string }
+	type pending struct {
+		dir        *blobDir
+		tmp, final string // names in dir
+	}
 	written := make([]pending, 0, len(blobs))
+	dirs := map[string]*blobDir{} // by path, the batch's current handles
+	var opened []*blobDir         // every handle, closed at the end
 	defer func() {
 		if err != nil && ctx.Err() == nil {
 			s.counted("put", err)
@@ -28,11 +33,36 @@ func (s *FSStore) PutBatch(ctx context.Context, blobs map[string][]byte) (err er
 	defer func() {
 		if err != nil {
 			for _, p := range written {
-				os.Remove(p.tmp)
+				p.dir.remove(p.tmp)
 			}
 		}
+		for _, d := range opened {
+			d.close()
+		}
 	}()
-	dirs := map[string]bool{}
+	// open gives the batch's handle of the blob folder path (of hash),
+	// making the folder first when it is missing: made again, when
+	// again is set (it was removed behind the store's back).
+	open := func(hash, path string, again bool) (*blobDir, error) {
+		if d := dirs[path]; d != nil && !again {
+			return d, nil
+		}
+		if again {
+			// (a handle of the removed folder stays open until the end:
+			// files written through it may still be named by it)
+			s.dirsMade[dirIndex(hash)].Store(false)
+		}
+		if err := s.makeDir(hash, path); err != nil {
+			return nil, err
+		}
+		d, err := openBlobDir(path)
+		if err != nil {
+			return nil, err
+		}
+		dirs[path] = d
+		opened = append(opened, d)
+		return d, nil
+	}
 	for hash, data := range blobs {
 		if err := ctx.Err(); err != nil {
 			return err
@@ -44,25 +74,22 @@ func (s *FSStore) PutBatch(ctx context.Context, blobs map[string][]byte) (err er
 		if got := HashBytes(data); got != hash {
 			return fmt.Errorf("blob hash mismatch: want %s, got %s", hash, got)
 		}
-		dir := filepath.Dir(final)
-		if !dirs[dir] {
-			if err := s.makeDir(hash, dir); err != nil {
-				return err
-			}
-			dirs[dir] = true
+		path := filepath.Dir(final)
+		d, err := open(hash, path, false)
+		var tmp string
+		if err == nil {
+			tmp, err = d.writeTemp(data)
 		}
-		tmp, err := writeTemp(dir, data)
 		if errors.Is(err, fs.ErrNotExist) {
 			// the folder was removed behind the store's back: make it again
-			s.dirsMade[dirIndex(hash)].Store(false)
-			if err = s.makeDir(hash, dir); err == nil {
-				tmp, err = writeTemp(dir, data)
+			if d, err = open(hash, path, true); err == nil {
+				tmp, err = d.writeTemp(data)
 			}
 		}
 		if err != nil {
 			return fmt.Errorf("blob %s: %w", hash, err)
 		}
-		written = append(written, pending{tmp, final})
+		written = append(written, pending{d, tmp, filepath.Base(final)})
 	}
 	if len(written) == 0 {
 		return nil
@@ -74,13 +101,13 @@ func (s *FSStore) PutBatch(ctx context.Context, blobs map[string][]byte) (err er
 	}
 	if !whole {
 		for _, p := range written {
-			if err := fsyncPath(p.tmp); err != nil {
+			if err := fsyncPath(filepath.Join(p.dir.path, p.tmp)); err != nil {
 				return err
 			}
 		}
 	}
 	for i, p := range written {
-		if err := rename(p.tmp, p.final); err != nil {
+		if err := p.dir.rename(p.tmp, p.final); err != nil {
 			written = written[i:] // the rest are still temporary
 			return fmt.Errorf("rename blob: %w", err)
 		}
@@ -92,8 +119,8 @@ func (s *FSStore) PutBatch(ctx context.Context, blobs map[string][]byte) (err er
 		}
 		return nil
 	}
-	for dir := range dirs {
-		if err := syncDir(dir); err != nil {
+	for path := range dirs {
+		if err := syncDir(path); err != nil {
 			return err
 		}
 	}

@@ -9,36 +9,70 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// writeTemp writes data to a new file of dir named .tmp-<random> (which
-// Walk sweeps once old) and returns its path; the file is closed, not
-// synced. It speaks to the kernel directly: an os.File would add four
-// fcntl and a failed epoll_ctl to each of a deploy's thousands of files
-// (os makes every file it opens non-blocking for its poller, and a
-// regular file refuses the poller), and one Stat of the destination to
-// each rename (rename below).
-func writeTemp(dir string, data []byte) (string, error) {
+// blobDir is a blob folder held open by a batch (an O_PATH descriptor):
+// its files are created and renamed by names relative to it, so that the
+// kernel does not walk the store's whole path again for each of a
+// deploy's thousands of files (two walks a blob: its create and its
+// rename). It speaks to the kernel directly: an os.File would add four
+// fcntl and a failed epoll_ctl to each file (os makes every file it opens
+// non-blocking for its poller, and a regular file refuses the poller),
+// and os.Rename one Stat of the destination to each rename.
+type blobDir struct {
+	path string
+	fd   int
+}
+
+// openBlobDir opens the folder at path.
+func openBlobDir(path string) (*blobDir, error) {
+	fd, err := retryEINTR2(func() (int, error) {
+		return unix.Open(path, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	})
+	if err != nil {
+		return nil, fmt.Errorf("open blob dir %s: %w", path, err)
+	}
+	return &blobDir{path: path, fd: fd}, nil
+}
+
+// close lets the folder go.
+func (d *blobDir) close() { unix.Close(d.fd) }
+
+// writeTemp writes data to a new file of the folder named .tmp-<random>
+// (which Walk sweeps once old) and returns its name; the file is closed,
+// not synced.
+func (d *blobDir) writeTemp(data []byte) (string, error) {
 	for try := 0; ; try++ {
-		name := filepath.Join(dir, ".tmp-"+strconv.FormatUint(rand.Uint64(), 36))
+		name := ".tmp-" + strconv.FormatUint(rand.Uint64(), 36)
 		fd, err := retryEINTR2(func() (int, error) {
-			return unix.Open(name, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_CLOEXEC, 0o600)
+			return unix.Openat(d.fd, name, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_CLOEXEC, 0o600)
 		})
 		if err == unix.EEXIST && try < 100 {
 			continue
 		}
 		if err != nil {
-			return "", fmt.Errorf("create temp blob in %s: %w", dir, err)
+			return "", fmt.Errorf("create temp blob in %s: %w", d.path, err)
 		}
 		err = writeAll(fd, data)
 		if cerr := unix.Close(fd); err == nil && cerr != nil {
 			err = fmt.Errorf("close: %w", cerr)
 		}
 		if err != nil {
-			unix.Unlink(name)
-			return "", fmt.Errorf("write temp blob %s: %w", name, err)
+			unix.Unlinkat(d.fd, name, 0)
+			return "", fmt.Errorf("write temp blob %s: %w", filepath.Join(d.path, name), err)
 		}
 		return name, nil
 	}
 }
+
+// rename moves the folder's file from to its name to.
+func (d *blobDir) rename(from, to string) error {
+	if err := retryEINTR(func() error { return unix.Renameat(d.fd, from, d.fd, to) }); err != nil {
+		return fmt.Errorf("rename %s to %s in %s: %w", from, to, d.path, err)
+	}
+	return nil
+}
+
+// remove removes the folder's file name, if it can.
+func (d *blobDir) remove(name string) { unix.Unlinkat(d.fd, name, 0) }
 
 // writeAll writes data to fd, whatever the kernel takes at a time.
 func writeAll(fd int, data []byte) error {
@@ -51,15 +85,6 @@ func writeAll(fd int, data []byte) error {
 			return fmt.Errorf("write: %w", unix.EIO)
 		}
 		data = data[n:]
-	}
-	return nil
-}
-
-// rename moves a temporary blob to its name. os.Rename would first Stat
-// the destination to refuse a folder there, which a blob's name never is.
-func rename(from, to string) error {
-	if err := retryEINTR(func() error { return unix.Rename(from, to) }); err != nil {
-		return fmt.Errorf("rename %s to %s: %w", from, to, err)
 	}
 	return nil
 }
