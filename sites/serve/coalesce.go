@@ -332,6 +332,28 @@ func (c *Conn) gatherWrites(write func() error) error {
 	return err
 }
 
+// writeTwo writes a and b to the socket in one writev (what is held is
+// sent first: nothing is held outside a corked answer).
+func (c *Conn) writeTwo(a, b []byte) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.err != nil {
+		return c.err
+	}
+	if err := c.flushLocked(); err != nil {
+		return err
+	}
+	c.vec = [2][]byte{a, b}
+	c.bufs = c.vec[:]
+	n, err := c.bufs.WriteTo(c.tcp)
+	c.vec, c.bufs = [2][]byte{}, nil
+	c.sent(int(n))
+	if err != nil {
+		c.err = err
+	}
+	return err
+}
+
 // startGathering holds every write (up to maxGathered) until
 // endGathering, which sends what is held in one write: gatherWrites
 // without a closure, for a caller on the per-request path.

@@ -493,28 +493,6 @@ func (cn *h1conn) writeTwo(p []byte) {
 	}
 }
 
-// writeTwo writes a and b to the socket in one writev (what is held is
-// sent first: nothing is held outside a corked answer).
-func (c *Conn) writeTwo(a, b []byte) error {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.err != nil {
-		return c.err
-	}
-	if err := c.flushLocked(); err != nil {
-		return err
-	}
-	c.vec = [2][]byte{a, b}
-	c.bufs = c.vec[:]
-	n, err := c.bufs.WriteTo(c.tcp)
-	c.vec, c.bufs = [2][]byte{}, nil
-	c.sent(int(n))
-	if err != nil {
-		c.err = err
-	}
-	return err
-}
-
 // h1DateCache is the Date value of the current second, shared by the
 // connections (see h1DateNow).
 var h1DateCache atomic.Pointer[h1DateLine]
