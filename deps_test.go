@@ -274,6 +274,12 @@ var depsRules = `
 	sitedrop/sites/safetext
 	< sitedrop/hooks/cli;
 
+	# PocketBase's databases opened through the statement cache: the
+	# binary hands it to PocketBase (BaseAppConfig.DBConnect), the
+	# bindings' tests open their apps with it.
+	sitedrop/hooks/internal/stmtcache
+	< sitedrop/hooks/dbconnect;
+
 	# The server's admin commands (user, key): they run on the server's
 	# data dir, so they stand beside the bindings, not in the client
 	# program; sites/accounts does their work, sites has the plans.
@@ -284,6 +290,7 @@ var depsRules = `
 	sitedrop/hooks,
 	sitedrop/hooks/admincmd,
 	sitedrop/hooks/cli,
+	sitedrop/hooks/dbconnect,
 	sitedrop/hooks/server,
 	sitedrop/migrations
 	< sitedrop;
@@ -337,6 +344,7 @@ var pocketBaseImporters = map[string]string{
 	"sitedrop/hooks":                   "the bindings: routes, record hooks and jobs of the PocketBase app",
 	"sitedrop/hooks/admincmd":          "the admin commands open the app's data dir and run its migrations before they touch accounts",
 	"sitedrop/hooks/pages":             "the web pages are routes and middlewares of the PocketBase router, on its request events",
+	"sitedrop/hooks/dbconnect":         "it opens PocketBase's SQLite databases as a dbx.DB, the type PocketBase's DBConnect returns",
 	"sitedrop/hooks/server":            "the front door binds to PocketBase's serve and terminate events (its server, listener and router), and the serve command runs apis.Serve",
 	"sitedrop/migrations":              "the schema, run by PocketBase's migration runner",
 	"sitedrop/sites":                   "deployments are records of the deployments collection",

@@ -18,6 +18,7 @@ import (
 	"sitedrop/hooks"
 	"sitedrop/hooks/admincmd"
 	"sitedrop/hooks/cli"
+	"sitedrop/hooks/dbconnect"
 	"sitedrop/hooks/server"
 	_ "sitedrop/migrations"
 )
@@ -29,7 +30,7 @@ func main() {
 		// container image sets /data), else ./pb_data beside the binary.
 		DefaultDataDir: os.Getenv("SITEDROP_DIR"),
 		// PocketBase's SQLite, whose connections keep their statements
-		DBConnect: hooks.DBConnect,
+		DBConnect: dbconnect.Open,
 	})
 
 	// PocketBase's error writer prints the text on stdout (only its colour

@@ -15,6 +15,7 @@ import (
 	"github.com/pocketbase/dbx"
 	"github.com/pocketbase/pocketbase/core"
 
+	"sitedrop/hooks/dbconnect"
 	"sitedrop/sites"
 )
 
@@ -138,13 +139,13 @@ func TestOnePageDeployStatements(t *testing.T) {
 			t.Fatalf("deploy %s: %d %s", slug, res.StatusCode, out)
 		}
 	}
-	d, err := sqliteDriver()
+	d, err := dbconnect.Driver()
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, b := range []dbx.Builder{app.ConcurrentDB(), app.NonconcurrentDB()} {
 		if b.(*dbx.DB).DB().Driver() != d {
-			t.Fatal("the app's database is not opened through DBConnect's statement cache")
+			t.Fatal("the app's database is not opened through dbconnect's statement cache")
 		}
 	}
 	prepared := d.Prepared()

@@ -18,6 +18,7 @@ import (
 	"github.com/pocketbase/pocketbase/tests"
 	"github.com/pocketbase/pocketbase/tools/hook"
 
+	"sitedrop/hooks/dbconnect"
 	_ "sitedrop/migrations"
 	"sitedrop/sites"
 	"sitedrop/sites/accounts"
@@ -102,7 +103,7 @@ func newBareApp(t testing.TB, tune ...func(*Config)) (*tests.TestApp, *built) {
 // registers sitedrop on it.
 func openApp(t testing.TB, dir string, tune ...func(*Config)) (*tests.TestApp, *built) {
 	t.Helper()
-	app, err := tests.NewTestAppWithConfig(core.BaseAppConfig{DataDir: dir, EncryptionEnv: "pb_test_env", DBConnect: DBConnect})
+	app, err := tests.NewTestAppWithConfig(core.BaseAppConfig{DataDir: dir, EncryptionEnv: "pb_test_env", DBConnect: dbconnect.Open})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -149,7 +150,7 @@ func (d *dataTemplates) bare(t testing.TB) string {
 	defer d.mu.Unlock()
 	if d.bareDir == "" && !d.bareErr {
 		src := mustTempDir(t)
-		app, err := tests.NewTestAppWithConfig(core.BaseAppConfig{DataDir: src, EncryptionEnv: "pb_test_env", DBConnect: DBConnect}) // migrates a copy of src
+		app, err := tests.NewTestAppWithConfig(core.BaseAppConfig{DataDir: src, EncryptionEnv: "pb_test_env", DBConnect: dbconnect.Open}) // migrates a copy of src
 		os.RemoveAll(src)
 		if err != nil {
 			d.bareErr = true

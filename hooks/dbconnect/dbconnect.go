@@ -1,4 +1,7 @@
-package hooks
+// Package dbconnect opens PocketBase's SQLite databases as PocketBase's
+// own DBConnect does (same driver, same pragmas), except that each
+// connection keeps the statements it prepares (stmtcache).
+package dbconnect
 
 import (
 	"database/sql"
@@ -13,7 +16,7 @@ import (
 // sqlitePragmas are those of PocketBase's core.DefaultDBConnect, in its
 // order (busy_timeout first: it must hold before WAL mode is set), so
 // that DBConnect changes how statements are prepared and nothing else
-// (TestDBConnectPragmas compares them).
+// (TestOpenPragmas compares them).
 const sqlitePragmas = "?_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)&_pragma=journal_size_limit(200000000)&_pragma=synchronous(NORMAL)&_pragma=foreign_keys(ON)&_pragma=temp_store(MEMORY)&_pragma=cache_size(-32000)"
 
 // sqliteDriver is the SQLite driver PocketBase registers ("sqlite",
@@ -28,16 +31,20 @@ var sqliteDriver = sync.OnceValues(func() (*stmtcache.Driver, error) {
 	return &stmtcache.Driver{Inner: db.Driver()}, nil
 })
 
-// DBConnect opens one of PocketBase's SQLite databases (its
+// Open opens one of PocketBase's SQLite databases (its
 // BaseAppConfig.DBConnect) as PocketBase's own does, with the same driver
 // and pragmas, except that each connection keeps the statements it
 // prepares (stmtcache): PocketBase's record layer and dbx send the same
 // SQL text for the same query, which the driver otherwise parses anew
 // every time (about a fifth of a one-page deploy's CPU, issue 32).
-func DBConnect(dbPath string) (*dbx.DB, error) {
+func Open(dbPath string) (*dbx.DB, error) {
 	d, err := sqliteDriver()
 	if err != nil {
 		return nil, err
 	}
 	return dbx.NewFromDB(sql.OpenDB(d.Connector(dbPath+sqlitePragmas)), "sqlite"), nil
 }
+
+// Driver is the driver Open's databases use: its Prepared count tells a
+// test how many statements were prepared.
+func Driver() (*stmtcache.Driver, error) { return sqliteDriver() }

@@ -1,4 +1,4 @@
-package hooks
+package dbconnect
 
 import (
 	"path/filepath"
@@ -8,10 +8,10 @@ import (
 	"github.com/pocketbase/pocketbase/core"
 )
 
-// TestDBConnectPragmas: DBConnect opens a database with the settings of
+// TestOpenPragmas: Open opens a database with the settings of
 // PocketBase's own DBConnect (journal, sync, locks, cache), so keeping
 // statements changes nothing else.
-func TestDBConnectPragmas(t *testing.T) {
+func TestOpenPragmas(t *testing.T) {
 	dir := t.TempDir()
 	read := func(db *dbx.DB) map[string]string {
 		t.Helper()
@@ -30,7 +30,7 @@ func TestDBConnectPragmas(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ours, err := DBConnect(filepath.Join(dir, "ours.db"))
+	ours, err := Open(filepath.Join(dir, "ours.db"))
 	if err != nil {
 		t.Fatal(err)
 	}
