@@ -4,12 +4,14 @@ import (
 	"bytes"
 	"io"
 	"net/http"
+	"os"
 	"strconv"
 	"strings"
 	"time"
 
 	"sitedrop/sites"
 	"sitedrop/sites/rules"
+	"sitedrop/sites/store"
 )
 
 // Header values shared by every answer. net/http never modifies a header
@@ -232,7 +234,7 @@ func (s *Server) serveFile(w http.ResponseWriter, r *http.Request, f *servedFile
 		// the length its head says, whatever the blob's (an *os.File
 		// under a LimitedReader: still sendfile): more would be read as
 		// the connection's next answer, fewer closes it
-		_, _ = io.CopyN(w, blob, rep.size)
+		_, _ = io.CopyN(w, blobBody(blob), rep.size)
 	}
 	return status, rep.size
 }
@@ -266,7 +268,18 @@ func (s *Server) serveRange(w http.ResponseWriter, r *http.Request, rep *represe
 		return
 	}
 	defer blob.Close()
-	http.ServeContent(w, r, "", time.Time{}, blob)
+	http.ServeContent(w, r, "", time.Time{}, blobBody(blob))
+}
+
+// blobBody is what a blob's answer is copied from: the file store's
+// open file itself, which the connection hands to the kernel (sendfile:
+// net takes an *os.File, not the store's type that embeds one), or the
+// blob.
+func blobBody(blob store.Blob) io.ReadSeeker {
+	if f, ok := blob.(interface{ OSFile() *os.File }); ok {
+		return f.OSFile()
+	}
+	return blob
 }
 
 // internalError answers 500 after a file's headers were set: a missing or

@@ -335,6 +335,11 @@ type fileBlob struct {
 	mod  time.Time
 }
 
+// OSFile is the blob's open file, for a server that hands it to the
+// kernel (sendfile): net's sendfile takes an *os.File, not a type that
+// embeds one.
+func (b *fileBlob) OSFile() *os.File { return b.File }
+
 func (b *fileBlob) Size() int64        { return b.size }
 func (b *fileBlob) ModTime() time.Time { return b.mod }
 
