@@ -3,10 +3,10 @@ package hooks
 import (
 	"cmp"
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
+	"fmt"
 	"io"
+	"maps"
 	"mime"
 	"net/http"
 	"net/http/httptest"
@@ -14,7 +14,6 @@ import (
 	"os"
 	"regexp"
 	"slices"
-	"sort"
 	"strings"
 	"testing"
 	"time"
@@ -130,7 +129,7 @@ func sessionCookie(session string) string {
 // nothing. It reports whether the answer was a page (HTML) at all.
 func checkPRG(t *testing.T, app *tests.TestApp, mux http.Handler, what, path, body, session string, headers map[string]string) bool {
 	t.Helper()
-	before := dbDigest(t, app)
+	before := dbRecords(t, app)
 	req := httptest.NewRequest(http.MethodPost, "http://web.test"+path, strings.NewReader(body))
 	req.Host = "web.test"
 	for k, v := range headers {
@@ -155,8 +154,8 @@ func checkPRG(t *testing.T, app *tests.TestApp, mux http.Handler, what, path, bo
 			t.Errorf("POST %s (%s, body %q): 303 without a Location", path, what, body)
 		}
 	case res.StatusCode >= 400 && res.StatusCode < 500:
-		if after := dbDigest(t, app); after != before {
-			t.Errorf("POST %s (%s, body %q): %d page, but the database changed: a reload would post again", path, what, body, res.StatusCode)
+		if changed := dbChanges(before, dbRecords(t, app)); changed != "" {
+			t.Errorf("POST %s (%s, body %q): %d page, but the database changed: a reload would post again\n%s", path, what, body, res.StatusCode, changed)
 		}
 	default:
 		t.Errorf("POST %s (%s, body %q): %d page, want 303 (or a 4xx that changes nothing)\n%.400s", path, what, body, res.StatusCode, out)
@@ -164,17 +163,17 @@ func checkPRG(t *testing.T, app *tests.TestApp, mux http.Handler, what, path, bo
 	return true
 }
 
-// dbDigest is a hash of every record of every collection, to tell whether
-// a request changed anything; an API key's last use (bookkeeping that any
-// request carrying it may refresh) is left out.
-func dbDigest(t *testing.T, app core.App) string {
+// dbRecords is every record of every collection as JSON, by collection
+// and id, to tell whether a request changed anything (and what); an API
+// key's last use (bookkeeping that any request carrying it may refresh) is
+// left out.
+func dbRecords(t *testing.T, app core.App) map[string]map[string]string {
 	t.Helper()
 	cols, err := app.FindAllCollections()
 	if err != nil {
 		t.Fatal(err)
 	}
-	h := sha256.New()
-	sort.Slice(cols, func(i, j int) bool { return cols[i].Name < cols[j].Name })
+	all := map[string]map[string]string{}
 	for _, c := range cols {
 		if c.IsView() {
 			continue
@@ -183,7 +182,7 @@ func dbDigest(t *testing.T, app core.App) string {
 		if err != nil {
 			t.Fatal(err)
 		}
-		sort.Slice(recs, func(i, j int) bool { return recs[i].Id < recs[j].Id })
+		byID := map[string]string{}
 		for _, r := range recs {
 			data := r.FieldsData()
 			if c.Name == accounts.APIKeysCollection {
@@ -194,11 +193,44 @@ func dbDigest(t *testing.T, app core.App) string {
 				delete(data, "updated")
 			}
 			b, _ := json.Marshal(data)
-			h.Write([]byte(c.Name))
-			h.Write(b)
+			byID[r.Id] = string(b)
+		}
+		all[c.Name] = byID
+	}
+	return all
+}
+
+// dbChanges says which records differ between two dbRecords, one line
+// each ("" when none does).
+func dbChanges(before, after map[string]map[string]string) string {
+	var out []string
+	for _, col := range slices.Sorted(maps.Keys(mergeKeys(before, after))) {
+		b, a := before[col], after[col]
+		for _, id := range slices.Sorted(maps.Keys(mergeKeys(b, a))) {
+			switch was, is := b[id], a[id]; {
+			case was == is:
+			case was == "":
+				out = append(out, fmt.Sprintf("%s %s added: %.300s", col, id, is))
+			case is == "":
+				out = append(out, fmt.Sprintf("%s %s deleted: %.300s", col, id, was))
+			default:
+				out = append(out, fmt.Sprintf("%s %s changed:\n\twas %.300s\n\tis  %.300s", col, id, was, is))
+			}
 		}
 	}
-	return hex.EncodeToString(h.Sum(nil))
+	return strings.Join(out, "\n")
+}
+
+// mergeKeys is the union of two maps' keys.
+func mergeKeys[V any](a, b map[string]V) map[string]bool {
+	keys := map[string]bool{}
+	for k := range a {
+		keys[k] = true
+	}
+	for k := range b {
+		keys[k] = true
+	}
+	return keys
 }
 
 // formsTemplate is a data dir with the fixtures and something behind every
