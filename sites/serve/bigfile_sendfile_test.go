@@ -23,18 +23,9 @@ func TestBigFileSendfile(t *testing.T) {
 	e := site.Files["big.bin"]
 	full := bytes.Repeat([]byte("0123456789abcdef"), (maxCachedFile+4096)/16) // h1Site's
 	h1 := NewHTTP1(HTTP1Options{SiteLabel: h1TestSiteLabel, Sites: srv, Serve: srv.ServeSite})
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
 	var sends, bytesSent atomic.Int64
-	l := NewListener(ln, nil, func(_ net.Conn, n int) { sends.Add(1); bytesSent.Add(int64(n)) })
-	l.Serve(ListenFront{HTTP1: h1})
-	hs := &http.Server{Handler: h1SiteHandler(srv), ConnContext: ConnContext}
-	go hs.Serve(l)
-	defer hs.Close()
-
-	c, err := net.Dial("tcp", ln.Addr().String())
+	addr := frontOnLoopback(t, srv, ListenFront{HTTP1: h1}, func(_ net.Conn, n int) { sends.Add(1); bytesSent.Add(int64(n)) })
+	c, err := net.Dial("tcp", addr)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -764,24 +764,10 @@ func TestH1OverTLS(t *testing.T) {
 			srv.ServeSite(w, r, label)
 		},
 		Count: func(int, int64, time.Duration) { fastN.Add(1) }})
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
 	var sends atomic.Int64
-	l := NewListener(ln, nil, func(net.Conn, int) { sends.Add(1) })
-	l.Serve(ListenFront{TLS: &tls.Config{Certificates: ref.TLS.Certificates, NextProtos: []string{"http/1.1"}}, HTTP1: h1})
-	hs := &http.Server{Handler: h1SiteHandler(srv), ConnContext: ConnContext}
-	go hs.Serve(l)
-	defer hs.Close()
-
-	client := ref.Client()
-	tr := client.Transport.(*http.Transport)
-	tr.TLSClientConfig.ServerName = "example.com"
-	tr.DialContext = func(ctx context.Context, _, _ string) (net.Conn, error) {
-		return (&net.Dialer{}).DialContext(ctx, "tcp", ln.Addr().String())
-	}
-	tr.DisableCompression = true
+	addr := frontOnLoopback(t, srv, ListenFront{TLS: h1TestTLS(ref), HTTP1: h1}, func(net.Conn, int) { sends.Add(1) })
+	client := tlsClientTo(ref, addr, nil)
+	client.Transport.(*http.Transport).DisableCompression = true
 	base := "https://demo.sites.test"
 	if res, err := client.Get(base + "/about"); err != nil { // the handshake
 		t.Fatal(err)
@@ -845,6 +831,45 @@ func TestH1OverTLS(t *testing.T) {
 	}
 }
 
+// frontOnLoopback serves srv as the server does, on a loopback port:
+// the main listener's front (front) and net/http with the site handler
+// for what the front hands on. onSend is told of each socket write.
+func frontOnLoopback(t *testing.T, srv *Server, front ListenFront, onSend func(net.Conn, int)) (addr string) {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := NewListener(ln, nil, onSend)
+	l.Serve(front)
+	hs := &http.Server{Handler: h1SiteHandler(srv), ConnContext: ConnContext}
+	go hs.Serve(l)
+	t.Cleanup(func() { hs.Close() })
+	return ln.Addr().String()
+}
+
+// h1TestTLS is the front's TLS for HTTP/1.1 with ref's certificate.
+func h1TestTLS(ref *httptest.Server) *tls.Config {
+	return &tls.Config{Certificates: ref.TLS.Certificates, NextProtos: []string{"http/1.1"}}
+}
+
+// tlsClientTo is ref's client (it trusts ref's certificate, named
+// example.com) dialling addr whatever the URL's host; wrap, when not
+// nil, wraps each connection it dials.
+func tlsClientTo(ref *httptest.Server, addr string, wrap func(net.Conn) net.Conn) *http.Client {
+	client := ref.Client()
+	tr := client.Transport.(*http.Transport)
+	tr.TLSClientConfig.ServerName = "example.com"
+	tr.DialContext = func(ctx context.Context, _, _ string) (net.Conn, error) {
+		c, err := (&net.Dialer{}).DialContext(ctx, "tcp", addr)
+		if err != nil || wrap == nil {
+			return c, err
+		}
+		return wrap(c), nil
+	}
+	return client
+}
+
 // tlsRecordCounter counts the TLS records a client reads (their
 // 5-byte headers), whatever the reads' sizes.
 type tlsRecordCounter struct {
@@ -904,29 +929,10 @@ func TestH1OverTLSRecords(t *testing.T) {
 	var fastN atomic.Int64
 	h1 := NewHTTP1(HTTP1Options{SiteLabel: h1TestSiteLabel, Sites: srv, Serve: srv.ServeSite,
 		Count: func(int, int64, time.Duration) { fastN.Add(1) }})
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
 	var sends atomic.Int64
-	l := NewListener(ln, nil, func(net.Conn, int) { sends.Add(1) })
-	l.Serve(ListenFront{TLS: &tls.Config{Certificates: ref.TLS.Certificates, NextProtos: []string{"http/1.1"}}, HTTP1: h1})
-	hs := &http.Server{Handler: h1SiteHandler(srv), ConnContext: ConnContext}
-	go hs.Serve(l)
-	defer hs.Close()
-
-	client := ref.Client()
-	tr := client.Transport.(*http.Transport)
-	tr.TLSClientConfig.ServerName = "example.com"
+	addr := frontOnLoopback(t, srv, ListenFront{TLS: h1TestTLS(ref), HTTP1: h1}, func(net.Conn, int) { sends.Add(1) })
 	var rc *tlsRecordCounter
-	tr.DialContext = func(ctx context.Context, _, _ string) (net.Conn, error) {
-		c, err := (&net.Dialer{}).DialContext(ctx, "tcp", ln.Addr().String())
-		if err != nil {
-			return nil, err
-		}
-		rc = &tlsRecordCounter{Conn: c}
-		return rc, nil
-	}
+	client := tlsClientTo(ref, addr, func(c net.Conn) net.Conn { rc = &tlsRecordCounter{Conn: c}; return rc })
 	get := func(path string) (body []byte, head int) {
 		res, err := client.Get("https://demo.sites.test" + path)
 		if err != nil {
