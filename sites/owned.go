@@ -113,13 +113,7 @@ func (s *Service) ListOwnedSites(ownerID string, q OwnedQuery) ([]OwnedSite, err
 }
 
 // CountOwned is how many sites ownerID has.
-func (s *Service) CountOwned(ownerID string) (int, error) {
-	n, err := s.app.CountRecords(DeploymentsCollection, dbx.HashExp{FieldOwner: ownerID})
-	if err != nil {
-		return 0, fmt.Errorf("count the sites of %s: %w", ownerID, err)
-	}
-	return int(n), nil
-}
+func (s *Service) CountOwned(ownerID string) (int, error) { return ownedCount(s.app, ownerID) }
 
 // DeleteOwned deletes every site of ownerID through app (a transaction,
 // when the account closes): each goes offline at once and takes its

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"hash/fnv"
-	"strconv"
 	"time"
 
 	"github.com/pocketbase/dbx"
@@ -36,19 +35,21 @@ func (s *Service) CheckSlot(tx core.App, rec *core.Record) error {
 	return nil
 }
 
-// slotsOf reads the plan of the account owner and counts its deployments
-// other than id, in one statement (a deploy's transaction runs it: each
-// statement less is a deploy's CPU less). The count reads the owner
-// index alone, never the rows: a filter on the id beside the owner would
-// read every row of the owner's (the index holds the rowid, not the id),
-// which made a deploy's slot checks grow with the account's sites (about
-// a third of a one-page deploy's CPU at 2,500 sites). It stops past the
-// larger plan's limit (the answer is then at least the owner's limit,
-// all a slot check asks); the row of id is subtracted when it is the
-// owner's (a claim's record is saved with its new owner). An unknown
-// owner is an error. The cap is written into the SQL, not bound: SQLite
-// prepares a statement with a bound LIMIT again at every run, which
-// kept statements (hooks' stmtcache) are meant to save.
+// slotCountsTable holds each account's number of deployments (columns
+// owner, n), kept by triggers on the deployments table (migration
+// 1763802200_slot_counts): every writer is counted, in its own
+// transaction.
+const slotCountsTable = "_sitedrop_slots"
+
+// slotsOf reads the plan of the account owner and its number of
+// deployments other than id, in one statement (a deploy's transaction
+// runs it: each statement less is a deploy's CPU less). The number is
+// the owner's row of slotCountsTable, one index lookup whatever the
+// account's sites: counting the owner's index entries instead grew with
+// them (about a seventh of a one-page deploy's CPU at 1,500 sites, in
+// each of a deploy's two checks). The row of id is subtracted when it is
+// the owner's (a claim's record is saved with its new owner). An unknown
+// owner is an error.
 func (s *Service) slotsOf(tx core.App, owner, id string) (plan string, n int, err error) {
 	var r struct {
 		Plan string `db:"plan"`
@@ -56,7 +57,7 @@ func (s *Service) slotsOf(tx core.App, owner, id string) (plan string, n int, er
 		Self int    `db:"self"`
 	}
 	err = tx.DB().NewQuery("SELECT u.[[" + accounts.FieldPlan + "]] AS plan, " +
-		"(SELECT COUNT(*) FROM (SELECT 1 FROM {{" + DeploymentsCollection + "}} WHERE [[owner]] = {:owner} LIMIT " + strconv.Itoa(max(s.cfg.FreeSlots, s.cfg.ProSlots)+1) + ")) AS n, " +
+		"COALESCE((SELECT [[n]] FROM {{" + slotCountsTable + "}} WHERE [[owner]] = {:owner}), 0) AS n, " +
 		"(SELECT COUNT(*) FROM {{" + DeploymentsCollection + "}} WHERE [[id]] = {:id} AND [[owner]] = {:owner}) AS self " +
 		"FROM {{" + accounts.UsersCollection + "}} u WHERE u.[[id]] = {:owner}").
 		Bind(dbx.Params{"owner": owner, "id": id}).One(&r)
@@ -64,6 +65,18 @@ func (s *Service) slotsOf(tx core.App, owner, id string) (plan string, n int, er
 		return "", 0, fmt.Errorf("find owner %s and count its deployments: %w", owner, err)
 	}
 	return r.Plan, r.N - r.Self, nil
+}
+
+// ownedCount is how many deployments owner has (its slotCountsTable
+// row; 0 without one).
+func ownedCount(app core.App, owner string) (int, error) {
+	var n int
+	err := app.DB().NewQuery("SELECT COALESCE((SELECT [[n]] FROM {{" + slotCountsTable + "}} WHERE [[owner]] = {:owner}), 0)").
+		Bind(dbx.Params{"owner": owner}).Row(&n)
+	if err != nil {
+		return 0, fmt.Errorf("count the sites of %s: %w", owner, err)
+	}
+	return n, nil
 }
 
 // PrecheckCreate tells whether a deployment for owner (nil: anonymous)
