@@ -12,11 +12,13 @@ import (
 	"encoding/pem"
 	"io"
 	"log"
+	"math/rand/v2"
 	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -240,31 +242,65 @@ func (p *fakeDNSProvider) DeleteRecords(_ context.Context, zone string, recs []l
 	return recs, nil
 }
 
-// freePort returns a loopback port nothing listens on right now.
+// freePort returns a loopback port nothing listens on right now, taken
+// outside the kernel's ephemeral range (ip_local_port_range): a port the
+// kernel picks for a listener on port 0 (Pebble's, an httptest server's)
+// or for an outgoing connection is never one freePort handed out. Taken
+// from inside that range, a port freed by its probe went at once to the
+// next listener on port 0: TestHTTPSOnDemand's --http port was Pebble's
+// own (seen under -race). Ports are tried from a random start, so that
+// test processes running side by side rarely try the same ones.
 func freePort(t *testing.T) int {
 	t.Helper()
 	givenPorts.mu.Lock()
 	defer givenPorts.mu.Unlock()
-	for range 100 {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
+	lo, hi := portsOutsideEphemeral()
+	start := lo + rand.IntN(hi-lo+1)
+	for i := range hi - lo + 1 {
+		port := lo + (start-lo+i)%(hi-lo+1)
+		if givenPorts.seen[port] {
+			continue
+		}
+		l, err := net.Listen("tcp", loopback(port))
 		if err != nil {
-			t.Fatal(err)
+			continue // taken
 		}
-		port := l.Addr().(*net.TCPAddr).Port
 		l.Close()
-		if !givenPorts.seen[port] {
-			givenPorts.seen[port] = true
-			return port
-		}
+		givenPorts.seen[port] = true
+		return port
 	}
-	t.Fatal("no free port that was not handed out already")
+	t.Fatal("no free loopback port outside the ephemeral range")
 	return 0
 }
 
-// givenPorts are the ports freePort has handed out in this test process:
-// the kernel may give a port it just freed again at the next Listen, and
-// a test asking for two ports (--https and --http) then got one twice
-// and failed with "address already in use" (seen in CI).
+// portsOutsideEphemeral is the larger range of ports, above 10000, that
+// the kernel's ephemeral range leaves out (Linux's 32768-60999 leaves
+// 10000-32767), read from /proc/sys/net/ipv4/ip_local_port_range; the
+// Linux default where it cannot be read.
+func portsOutsideEphemeral() (lo, hi int) {
+	eLo, eHi := 32768, 60999
+	if b, err := os.ReadFile("/proc/sys/net/ipv4/ip_local_port_range"); err == nil {
+		if f := strings.Fields(string(b)); len(f) == 2 {
+			x, errX := strconv.Atoi(f[0])
+			y, errY := strconv.Atoi(f[1])
+			if errX == nil && errY == nil && x <= y {
+				eLo, eHi = x, y
+			}
+		}
+	}
+	below, above := eLo-1-10000, 65535-(eHi+1)
+	if below >= above && below > 100 {
+		return 10000, eLo - 1
+	}
+	if above > 100 {
+		return eHi + 1, 65535
+	}
+	return 10000, 65535 // no room outside: any port, checked free
+}
+
+// givenPorts are the ports freePort has handed out in this test process,
+// never handed out again: a test asking for two ports (--https and
+// --http) once got one twice.
 var givenPorts = struct {
 	mu   sync.Mutex
 	seen map[int]bool
