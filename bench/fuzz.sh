@@ -41,10 +41,15 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
-# Every package and its fuzz targets: "pkg Target" lines.
-go list ./... | while read -r pkg; do
-	go test -list '^Fuzz' "$pkg" 2>/dev/null | grep '^Fuzz' | sed "s|^|$pkg |" || true
-done >"$tmp/targets"
+# Every package and its fuzz targets: "pkg Target" lines, read from the
+# test files go list names for this build (not with go test -list, which
+# links a test binary per package: 36-80 s of CI time, for a list).
+go list -f '{{.ImportPath}} {{.Dir}}{{range .TestGoFiles}} {{.}}{{end}}{{range .XTestGoFiles}} {{.}}{{end}}' ./... |
+	while read -r pkg dir files; do
+		[[ -n $files ]] || continue
+		(cd "$dir" && grep -hoE '^func Fuzz[A-Za-z0-9_]*\([A-Za-z_][A-Za-z0-9_]* \*testing\.F\)' $files || true) |
+			sed -E "s|^func (Fuzz[A-Za-z0-9_]*).*|$pkg \1|"
+	done >"$tmp/targets"
 if [[ -n $TARGETS ]]; then
 	grep -wF -f <(tr ' ' '\n' <<<"$TARGETS" | sed '/^$/d') "$tmp/targets" >"$tmp/chosen" || true
 	mv "$tmp/chosen" "$tmp/targets"
