@@ -71,13 +71,13 @@ func (c *fileCache) get(ctx context.Context, blobs store.BlobStore, hash string)
 	if err != nil {
 		return nil
 	}
-	f, ok := b.(interface{ Fd() uintptr })
+	f, ok := b.(store.FileBlob)
 	if !ok {
 		c.noFiles.Store(true)
 		b.Close()
 		return nil
 	}
-	of := &openFile{blob: b, fd: int(f.Fd())}
+	of := &openFile{blob: b, fd: int(f.OSFile().Fd())}
 	of.refs.Store(2) // the cache's and the caller's
 	c.mu.Lock()
 	defer c.mu.Unlock()

@@ -21,7 +21,7 @@ type h1RemoteStore struct {
 	opens atomic.Int64
 }
 
-// h1RemoteBlob hides the file under a blob (no Fd).
+// h1RemoteBlob hides the file under a blob (not a store.FileBlob).
 type h1RemoteBlob struct{ store.Blob }
 
 func (s *h1RemoteStore) Open(ctx context.Context, hash string) (store.Blob, error) {

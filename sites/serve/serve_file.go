@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"io"
 	"net/http"
-	"os"
 	"strconv"
 	"strings"
 	"time"
@@ -271,12 +270,11 @@ func (s *Server) serveRange(w http.ResponseWriter, r *http.Request, rep *represe
 	http.ServeContent(w, r, "", time.Time{}, blobBody(blob))
 }
 
-// blobBody is what a blob's answer is copied from: the file store's
-// open file itself, which the connection hands to the kernel (sendfile:
-// net takes an *os.File, not the store's type that embeds one), or the
-// blob.
+// blobBody is what a blob's answer is copied from: a file store's open
+// file itself, which the connection hands to the kernel (sendfile), or
+// the blob.
 func blobBody(blob store.Blob) io.ReadSeeker {
-	if f, ok := blob.(interface{ OSFile() *os.File }); ok {
+	if f, ok := blob.(store.FileBlob); ok {
 		return f.OSFile()
 	}
 	return blob

@@ -61,6 +61,16 @@ type Blob interface {
 	ModTime() time.Time
 }
 
+// FileBlob is a Blob that is an open file of the local file system
+// (FSStore's): a server hands the file to the kernel (sendfile) instead
+// of copying its bytes. A remote store's blobs are not.
+type FileBlob interface {
+	Blob
+	// OSFile is the open file itself: net's sendfile takes an
+	// *os.File, not a type that embeds one.
+	OSFile() *os.File
+}
+
 // HashBytes returns the lowercase hex SHA-256 of b, the key of b in a BlobStore.
 func HashBytes(b []byte) string {
 	sum := sha256.Sum256(b)
@@ -335,10 +345,10 @@ type fileBlob struct {
 	mod  time.Time
 }
 
-// OSFile is the blob's open file, for a server that hands it to the
-// kernel (sendfile): net's sendfile takes an *os.File, not a type that
-// embeds one.
+// OSFile implements FileBlob.
 func (b *fileBlob) OSFile() *os.File { return b.File }
+
+var _ FileBlob = (*fileBlob)(nil)
 
 func (b *fileBlob) Size() int64        { return b.size }
 func (b *fileBlob) ModTime() time.Time { return b.mod }
