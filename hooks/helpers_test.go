@@ -117,6 +117,20 @@ func openApp(t testing.TB, dir string, tune ...func(*Config)) (*tests.TestApp, *
 	}
 	registry.Store(app, sd)
 	t.Cleanup(func() { registry.Delete(app) })
+	// OnServe starts the app's cron (PocketBase's __pbCronStart__, at
+	// priority 999); a test app stops it again just after, whoever
+	// triggers OnServe: its jobs would change the database at each
+	// minute's turn, between a test's reads (TestEveryFormIsPRG saw a
+	// domain check land between two digests). Tests run a job by hand
+	// (app.Cron().Jobs()[i].Run()).
+	app.OnServe().Bind(&hook.Handler[*core.ServeEvent]{
+		Id:       "sitedropTestsStopCron",
+		Priority: 1000,
+		Func: func(e *core.ServeEvent) error {
+			e.App.Cron().Stop()
+			return e.Next()
+		},
+	})
 	// the app's copy of dir goes with the test (tests.TestApp.Cleanup
 	// removes it too, but many tests never call it: a run left ~85 copies,
 	// 150 MB, in the temp dir), unless it became a template
@@ -317,11 +331,6 @@ func newMux(t testing.TB, app *tests.TestApp, middlewares ...*hook.Handler[*core
 	if err != nil {
 		t.Fatal(err)
 	}
-	// OnServe started the app's cron (PocketBase's __pbCronStart__): its
-	// jobs would change the database at each minute's turn, between a
-	// test's reads (TestEveryFormIsPRG saw a domain check land between two
-	// digests). Tests run a job by hand (app.Cron().Jobs()[i].Run()).
-	app.Cron().Stop()
 	return mux
 }
 
@@ -440,4 +449,28 @@ func roundTrip(t testing.TB, mux http.Handler, req *http.Request) *http.Response
 	body, _ := io.ReadAll(res.Body)
 	checkAnswer(t, req, res, body)
 	return res
+}
+
+// TestTestAppsStopTheCron: after OnServe, whoever triggers it (newMux,
+// a test's own router, the route walk), a test app's cron is stopped,
+// so no job changes its database at a minute's turn.
+func TestTestAppsStopTheCron(t *testing.T) {
+	app, _ := newFixtureApp(t)
+	defer app.Cleanup()
+	// a started cron's ticker begins at the next turn of its interval:
+	// a short one shows within milliseconds whether it was started
+	app.Cron().SetInterval(5 * time.Millisecond)
+	for _, serve := range []struct {
+		what    string
+		trigger func()
+	}{
+		{"newMux", func() { newMux(t, app) }},
+		{"the route walk's OnServe", func() { registeredRoutes(t, app) }},
+	} {
+		serve.trigger()
+		time.Sleep(50 * time.Millisecond)
+		if app.Cron().HasStarted() {
+			t.Fatalf("the cron runs after %s", serve.what)
+		}
+	}
 }

@@ -116,7 +116,6 @@ func registeredRoutes(t *testing.T, app core.App) []string {
 	if err := app.OnServe().Trigger(se, func(*core.ServeEvent) error { return nil }); err != nil {
 		t.Fatal(err)
 	}
-	app.Cron().Stop() // as newMux: no job at the minute's turn
 	var out []string
 	var walk func(g reflect.Value, prefix string)
 	walk = func(g reflect.Value, prefix string) {

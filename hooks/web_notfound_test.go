@@ -218,7 +218,6 @@ func TestAdminDashboardNotFoundPage(t *testing.T) {
 	}); err != nil {
 		t.Fatal(err)
 	}
-	app.Cron().Stop() // as newMux: no job at the minute's turn
 	for _, c := range []struct {
 		name, path string
 		headers    map[string]string
