@@ -41,6 +41,10 @@ func (s *Service) CheckSlot(tx core.App, rec *core.Record) error {
 // transaction.
 const slotCountsTable = "_sitedrop_slots"
 
+// ownedCountSQL is the number of deployments of the account bound as
+// {:owner}: its slotCountsTable row, 0 without one.
+const ownedCountSQL = "COALESCE((SELECT [[n]] FROM {{" + slotCountsTable + "}} WHERE [[owner]] = {:owner}), 0)"
+
 // slotsOf reads the plan of the account owner and its number of
 // deployments other than id, in one statement (a deploy's transaction
 // runs it: each statement less is a deploy's CPU less). The number is
@@ -57,7 +61,7 @@ func (s *Service) slotsOf(tx core.App, owner, id string) (plan string, n int, er
 		Self int    `db:"self"`
 	}
 	err = tx.DB().NewQuery("SELECT u.[[" + accounts.FieldPlan + "]] AS plan, " +
-		"COALESCE((SELECT [[n]] FROM {{" + slotCountsTable + "}} WHERE [[owner]] = {:owner}), 0) AS n, " +
+		ownedCountSQL + " AS n, " +
 		"(SELECT COUNT(*) FROM {{" + DeploymentsCollection + "}} WHERE [[id]] = {:id} AND [[owner]] = {:owner}) AS self " +
 		"FROM {{" + accounts.UsersCollection + "}} u WHERE u.[[id]] = {:owner}").
 		Bind(dbx.Params{"owner": owner, "id": id}).One(&r)
@@ -67,11 +71,10 @@ func (s *Service) slotsOf(tx core.App, owner, id string) (plan string, n int, er
 	return r.Plan, r.N - r.Self, nil
 }
 
-// ownedCount is how many deployments owner has (its slotCountsTable
-// row; 0 without one).
+// ownedCount is how many deployments owner has (ownedCountSQL).
 func ownedCount(app core.App, owner string) (int, error) {
 	var n int
-	err := app.DB().NewQuery("SELECT COALESCE((SELECT [[n]] FROM {{" + slotCountsTable + "}} WHERE [[owner]] = {:owner}), 0)").
+	err := app.DB().NewQuery("SELECT " + ownedCountSQL).
 		Bind(dbx.Params{"owner": owner}).Row(&n)
 	if err != nil {
 		return 0, fmt.Errorf("count the sites of %s: %w", owner, err)
