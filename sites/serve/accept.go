@@ -212,8 +212,9 @@ func (lf *listenerFront) run(c net.Conn) net.Conn {
 // ShutdownConns is the listener's part of a graceful shutdown, beside
 // the server's Shutdown (which closes the listener): each ConnServer that has a Shutdown method is
 // asked to end its connections (see ConnServerShutdown), and the
-// connections still in the front's hands at ctx's end are closed. It
-// returns ctx's error when some had to be closed.
+// connections still in the front's hands at ctx's end are closed. The
+// drain is over once the listener has closed and those connections have
+// ended. It returns ctx's error when some had to be closed.
 func (l *Listener) ShutdownConns(ctx context.Context) error {
 	if l == nil || l.front == nil {
 		return nil
@@ -227,8 +228,19 @@ func (l *Listener) ShutdownConns(ctx context.Context) error {
 			go sd.Shutdown(ctx)
 		}
 	}
+	// The count is waited on once the listener has closed: until then a
+	// connection being accepted may still be counted (track), and a wait
+	// begun before that would race with it. done is closed under mu,
+	// after which track counts nothing.
 	drained := make(chan struct{})
-	go func() { lf.wg.Wait(); close(drained) }()
+	go func() {
+		select {
+		case <-lf.done:
+			lf.wg.Wait()
+			close(drained)
+		case <-ctx.Done():
+		}
+	}()
 	select {
 	case <-drained:
 		return nil

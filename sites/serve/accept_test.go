@@ -295,3 +295,65 @@ func TestListenFrontTemporaryAcceptError(t *testing.T) {
 		t.Fatalf("net/http's answer = %q", body)
 	}
 }
+
+// TestListenFrontShutdownWhileAccepting: the drain starts while the
+// listener still accepts (the server's Shutdown closes it beside
+// ShutdownConns, not before): connections accepted meanwhile are counted
+// in the drain without a race (under -race, a wait on the drain's count
+// begun before a connection's tracking was one), and the drain ends when
+// they have.
+func TestListenFrontShutdownWhileAccepting(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cs := &lineServer{hold: make(chan struct{})}
+	l := NewListener(ln, nil, nil)
+	l.Serve(ListenFront{HTTP1: cs})
+	srv := &http.Server{Handler: http.NotFoundHandler()}
+	go srv.Serve(l)
+	defer srv.Close()
+
+	// clients keep connecting, each held by the ConnServer
+	stop := make(chan struct{})
+	dialed := make(chan struct{})
+	go func() {
+		defer close(dialed)
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			c, err := net.Dial("tcp", ln.Addr().String())
+			if err != nil {
+				return // the listener closed
+			}
+			defer c.Close()
+			io.WriteString(c, "mine\n")
+			time.Sleep(time.Millisecond)
+		}
+	}()
+	time.Sleep(50 * time.Millisecond) // no synchronisation with the accepts on purpose
+
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	drained := make(chan error, 1)
+	go func() { drained <- l.ShutdownConns(ctx) }()
+	time.Sleep(50 * time.Millisecond) // accepting goes on during the drain
+	l.Close()
+	close(stop)
+	<-dialed
+	select {
+	case err := <-drained:
+		t.Fatalf("the drain ended (%v) with connections still held", err)
+	case <-time.After(50 * time.Millisecond):
+	}
+	close(cs.hold)
+	if err := <-drained; err != nil {
+		t.Fatalf("ShutdownConns = %v, want nil once the held connections ended", err)
+	}
+	if cs.served.Load() == 0 {
+		t.Fatal("no connection was served during the test")
+	}
+}
