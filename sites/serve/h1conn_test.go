@@ -112,6 +112,31 @@ type h1Harness struct {
 	accepted, active atomic.Int64
 }
 
+// fast is the number of fast answers once every connection's ServeConn
+// has returned (their clients closed them): a fast answer is counted
+// after its bytes are written, so a client can read it before the count
+// moves. It waits up to 10 s.
+func (hh *h1Harness) fast() int64 {
+	hh.t.Helper()
+	for end := time.Now().Add(10 * time.Second); hh.active.Load() > 0; {
+		if time.Now().After(end) {
+			hh.t.Fatalf("%d connections still served 10 s after their clients closed them", hh.active.Load())
+		}
+		time.Sleep(time.Millisecond)
+	}
+	return hh.fastN.Load()
+}
+
+// awaitCount waits up to 5 s for n to reach want (a server counts an
+// answer after writing it: maybe after its client read it), and returns
+// its value then.
+func awaitCount(n *atomic.Int64, want int64) int64 {
+	for end := time.Now().Add(5 * time.Second); n.Load() < want && time.Now().Before(end); {
+		time.Sleep(time.Millisecond)
+	}
+	return n.Load()
+}
+
 // h1SiteHandler is net/http's handler of the tests: site hosts to srv,
 // anything else a plain answer of the "web host".
 func h1SiteHandler(srv *Server) http.Handler {
@@ -332,7 +357,7 @@ func TestH1MatchesNetHTTP(t *testing.T) {
 		}
 		raw := rq.raw(host)
 		want := h1RawExchange(t, fast.ref, raw, m)[0]
-		before := fast.fastN.Load()
+		before := fast.fast()
 		gotFast := h1RawExchange(t, fast.addr, raw, m)[0]
 		gotGeneral := h1RawExchange(t, general.addr, raw, m)[0]
 		if gotFast != want {
@@ -341,7 +366,7 @@ func TestH1MatchesNetHTTP(t *testing.T) {
 		if gotGeneral != want {
 			t.Errorf("%s: general path answered\n%.600q\nnet/http\n%.600q", rq.name, gotGeneral, want)
 		}
-		if took := fast.fastN.Load() > before; took != rq.fast {
+		if took := fast.fast() > before; took != rq.fast {
 			t.Errorf("%s: fast answer %v, want %v", rq.name, took, rq.fast)
 		}
 	}
@@ -378,8 +403,8 @@ func TestH1KeepAlivePipelined(t *testing.T) {
 	if !strings.Contains(got[4], "web POST /x") {
 		t.Errorf("the POST: %q", got[4])
 	}
-	if hh.fastN.Load() != 3 || hh.handoff.Load() != 1 {
-		t.Errorf("fast answers %d, hand-offs %d; want 3, 1", hh.fastN.Load(), hh.handoff.Load())
+	if n := hh.fast(); n != 3 || hh.handoff.Load() != 1 {
+		t.Errorf("fast answers %d, hand-offs %d; want 3, 1", n, hh.handoff.Load())
 	}
 
 	// one request at a time on a kept-alive connection
@@ -432,8 +457,8 @@ func TestH1Handoff(t *testing.T) {
 			t.Errorf("%s: not handed off", tc.name)
 		}
 	}
-	if hh.fastN.Load() != 0 {
-		t.Errorf("%d fast answers", hh.fastN.Load())
+	if n := hh.fast(); n != 0 {
+		t.Errorf("%d fast answers", n)
 	}
 }
 
@@ -667,8 +692,8 @@ func TestH1FastRecords(t *testing.T) {
 	rec.mu.Lock()
 	want := rec.got
 	rec.mu.Unlock()
-	if hh.fastN.Load() != 2 {
-		t.Fatalf("%d fast answers", hh.fastN.Load())
+	if n := hh.fast(); n != 2 {
+		t.Fatalf("%d fast answers", n)
 	}
 	if len(fastHits) != 2 || len(want) != 2 {
 		t.Fatalf("hits %v, net/http's %v", fastHits, want)
@@ -817,8 +842,8 @@ func TestH1OverTLS(t *testing.T) {
 			}
 		}
 	}
-	if fastN.Load() != 5 || !sawTLS.Load() {
-		t.Errorf("fast answers %d, the general path saw TLS: %v", fastN.Load(), sawTLS.Load())
+	if n := awaitCount(&fastN, 5); n != 5 || !sawTLS.Load() {
+		t.Errorf("fast answers %d, the general path saw TLS: %v", n, sawTLS.Load())
 	}
 	res, err := client.Post("https://web.test/x", "text/plain", strings.NewReader("hi"))
 	if err != nil {
@@ -972,8 +997,8 @@ func TestH1OverTLSRecords(t *testing.T) {
 			t.Errorf("%s: %d writes, want 1", p, got)
 		}
 	}
-	if fastN.Load() != 9 {
-		t.Errorf("%d fast answers, want 9", fastN.Load())
+	if n := awaitCount(&fastN, 9); n != 9 {
+		t.Errorf("%d fast answers, want 9", n)
 	}
 }
 
@@ -1086,8 +1111,8 @@ func TestH1Sendfile(t *testing.T) {
 		})
 	}
 	wg.Wait()
-	if hh.fastN.Load() != 8*30 {
-		t.Errorf("%d fast answers", hh.fastN.Load())
+	if n := hh.fast(); n != 8*30 {
+		t.Errorf("%d fast answers", n)
 	}
 	// A connection's goroutine lets go of its file after sendfile
 	// returns, which can be after the client has read the last byte:

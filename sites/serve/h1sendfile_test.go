@@ -66,8 +66,9 @@ func TestH1SendfileRemoteStore(t *testing.T) {
 			t.Fatalf("answer %d: %d bytes (%v), want %d", i, len(b), err, logo.Size)
 		}
 	}
-	if hh.fastN.Load() != n {
-		t.Fatalf("%d fast answers, want %d", hh.fastN.Load(), n)
+	c.Close()
+	if got := hh.fast(); got != n {
+		t.Fatalf("%d fast answers, want %d", got, n)
 	}
 	if got := remote.opens.Load(); got > 2 {
 		t.Errorf("%d fast answers opened %d blobs, want at most 2 (the bytes, and learning the store has no files)", n, got)
