@@ -168,8 +168,10 @@ func takeCompressor(ctx context.Context) (*compressor, error) {
 }
 
 // compressVariants returns the precompressed variants of data by coding,
-// keeping only those at least 5% smaller. Every coding is deterministic,
-// so unchanged content yields the same variant blobs on every deploy.
+// keeping only those at least 5% smaller; zstd's, moreover, only when it
+// is smaller than brotli's (see zstdLimit). Every coding is
+// deterministic, so unchanged content yields the same variant blobs on
+// every deploy.
 //
 // Each coding writes into a boundedOutput: its memory is reserved from
 // mem (nil for none) before it is allocated, a coding stops as soon as
@@ -184,7 +186,11 @@ func compressVariants(ctx context.Context, data []byte, mem Memory) (map[string]
 	out := make(map[string][]byte, len(EncodingPreference))
 	limit := len(data) - len(data)/20 // kept only when smaller
 	for _, coding := range EncodingPreference {
-		b, err := compressCoding(ctx, coding, data, limit, mem)
+		lim := limit
+		if coding == EncodingZstd {
+			lim = zstdLimit(limit, out[EncodingBrotli])
+		}
+		b, err := compressCoding(ctx, coding, data, lim, mem)
 		if err != nil {
 			return nil, err
 		}
@@ -193,6 +199,22 @@ func compressVariants(ctx context.Context, data []byte, mem Memory) (map[string]
 		}
 	}
 	return out, nil
+}
+
+// zstdLimit is the size a zstd variant must stay under to be kept:
+// limit, and below br's size when there is a brotli variant. A request
+// gets the smallest stored form it accepts, and every browser that
+// accepts zstd accepts brotli too: a zstd variant no smaller than
+// brotli's would be sent only to a client that accepts zstd and not
+// brotli (which gets gzip instead, or the file as it is), while it cost
+// every deploy a blob (an inode and its flush) and the compression. On
+// web text brotli's is the smaller nearly always: a compressible file
+// is stored with three blobs instead of four.
+func zstdLimit(limit int, br []byte) int {
+	if br != nil {
+		return min(limit, len(br))
+	}
+	return limit
 }
 
 // compressCoding compresses data with one coding into fewer than limit

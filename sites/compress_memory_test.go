@@ -111,8 +111,10 @@ func TestCompressHoldsWhatItKeeps(t *testing.T) {
 		kept int
 	}{
 		{"incompressible", random, 0},
-		{"several pieces", mixed, 3},
-		{"tiny output", []byte(strings.Repeat("a", 10<<10)), 3},
+		// brotli and gzip: zstd's is not smaller than brotli's (its
+		// output, cut at brotli's size, is given back)
+		{"several pieces", mixed, 2},
+		{"tiny output", []byte(strings.Repeat("a", 10<<10)), 2},
 	} {
 		m := &testMemory{}
 		v, err := compressVariants(context.Background(), tc.data, m)

@@ -29,6 +29,7 @@ func deployedServer(t testing.TB, files []sites.File, opts ...ServerOptions) (*S
 	if err != nil {
 		t.Fatal(err)
 	}
+	addZstdVariants(t, m, blobs)
 	for h, data := range blobs {
 		if err := blobStore.Put(context.Background(), h, data); err != nil {
 			t.Fatal(err)
@@ -37,6 +38,29 @@ func deployedServer(t testing.TB, files []sites.File, opts ...ServerOptions) (*S
 	site := sites.Site{Slug: "demo", Status: sites.StatusActive, Files: m}
 	srv := NewServer(func(string) (*sites.Site, error) { cp := site; return &cp, nil }, blobStore, opts...)
 	return srv, m
+}
+
+// addZstdVariants gives every file of m that has variants a zstd one too,
+// as deploys stored them before a zstd variant was kept only when smaller
+// than brotli's (and still do when it is): the server serves what a
+// manifest names.
+func addZstdVariants(t testing.TB, m sites.Manifest, blobs map[string][]byte) {
+	t.Helper()
+	enc, err := zstd.NewWriter(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer enc.Close()
+	for p, e := range m {
+		if len(e.Encoded) == 0 || e.Encoded["zstd"].Hash != "" {
+			continue
+		}
+		z := enc.EncodeAll(blobs[e.Hash], nil)
+		h := store.HashBytes(z)
+		blobs[h] = z
+		e.Encoded["zstd"] = sites.EncodedEntry{Hash: h, Size: int64(len(z))}
+		m[p] = e
+	}
 }
 
 // decode undoes a Content-Encoding.
