@@ -268,13 +268,12 @@ func bindRecordHooks(app core.App, svc *sites.Service, pub *sitePublisher, upkee
 	// whoever saved it: once its transaction has committed, the
 	// deployment's live pointer says whether it is a draft.
 	app.OnRecordAfterCreateSuccess(sites.VersionsCollection).BindFunc(func(e *core.RecordEvent) error {
-		depID := sites.VersionOf(e.Record).DeploymentID()
-		dep, err := sites.FindDeployment(e.App, depID)
-		if err != nil || dep.LiveVersion() == e.Record.Id {
+		dep, draft := sites.DraftOf(e.App, e.Record)
+		if !draft {
 			return e.Next() // live (or gone): deployment.updated speaks for it
 		}
-		if _, err := forms.EnqueueWebhooks(e.App, depID, forms.EventDeploymentDraft, ref(dep.Record, e.Record, true), nil); err != nil {
-			e.App.Logger().Error("queue deployment.draft webhooks", "deployment", depID, "error", err)
+		if _, err := forms.EnqueueWebhooks(e.App, dep.Id, forms.EventDeploymentDraft, ref(dep.Record, e.Record, true), nil); err != nil {
+			e.App.Logger().Error("queue deployment.draft webhooks", "deployment", dep.Id, "error", err)
 		}
 		wake()
 		return e.Next()

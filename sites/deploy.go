@@ -243,7 +243,7 @@ func (s *Service) Create(ctx context.Context, p CreateParams) (*Created, error) 
 		if err := tx.SaveWithContext(context.WithoutCancel(ctx), rec); err != nil {
 			return mapSaveError(err)
 		}
-		v, err := s.saveVersion(ctx, tx, rec.Id, versionID, 1, manifest, meta, p.Upload)
+		v, err := s.saveVersion(ctx, tx, rec, versionID, 1, manifest, meta, p.Upload)
 		if err != nil {
 			return err
 		}
@@ -341,7 +341,7 @@ func (s *Service) replaceLocked(ctx context.Context, dep *core.Record, meta Meta
 		}
 		number := last.N + 1
 		versionID := core.GenerateDefaultRandomId()
-		ver, err = s.saveVersion(ctx, tx, fresh.Id, versionID, number, manifest, m, up)
+		ver, err = s.saveVersion(ctx, tx, fresh, versionID, number, manifest, m, up)
 		if err != nil {
 			return err
 		}
@@ -369,10 +369,14 @@ func (s *Service) replaceLocked(ctx context.Context, dep *core.Record, meta Meta
 	return out, ver, nil
 }
 
-// saveVersion saves the version versionID of the deployment depID within
+// saveVersion saves the version versionID of the deployment dep within
 // tx, deployed with the settings meta and the storage type of up, and
 // published as up.Release says (its message; its alias, pointed at it).
-func (s *Service) saveVersion(ctx context.Context, tx core.App, depID, versionID string, number int, m Manifest, meta resolvedMeta, up Upload) (*core.Record, error) {
+// dep must be the deployment's row as tx has it (just saved, or just
+// read, in tx): the save's hooks take it instead of reading it again
+// (see DeploymentOfSave).
+func (s *Service) saveVersion(ctx context.Context, tx core.App, dep *core.Record, versionID string, number int, m Manifest, meta resolvedMeta, up Upload) (*core.Record, error) {
+	depID := dep.Id
 	rel := up.Release
 	col, err := tx.FindCachedCollectionByNameOrId(VersionsCollection)
 	if err != nil {
@@ -388,7 +392,8 @@ func (s *Service) saveVersion(ctx context.Context, tx core.App, depID, versionID
 	meta.apply(v) // the same field names
 	v.Set(FieldVersionStorageType, up.StorageType)
 	v.Set(FieldVersionMessage, rel.Message)
-	if err := tx.SaveWithContext(context.WithoutCancel(ctx), v); err != nil { // see Create
+	saveCtx := withSavedDeployment(context.WithoutCancel(ctx), v, DeploymentOf(dep)) // see Create
+	if err := tx.SaveWithContext(saveCtx, v); err != nil {
 		return nil, fmt.Errorf("save version %d: %w", number, err)
 	}
 	if rel.Alias != "" {

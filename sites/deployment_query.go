@@ -29,6 +29,28 @@ func FindDeployment(app core.App, id string) (*Deployment, error) {
 	return DeploymentOf(rec), nil
 }
 
+// DraftOf returns the deployment of the version ver when ver is not its
+// live version (a draft: committed without going live), as it stands
+// now; ok is false for a live version, or a deployment gone. For the
+// hooks that run once a version's transaction has committed. It reads the
+// live pointer alone first: a deploy's version is nearly always the live
+// one, and the whole record costs a deploy as much as two more
+// statements.
+func DraftOf(app core.App, ver *core.Record) (dep *Deployment, ok bool) {
+	depID := VersionOf(ver).DeploymentID()
+	var live string
+	err := app.DB().Select(FieldLiveVersion).From(DeploymentsCollection).
+		Where(dbx.HashExp{"id": depID}).Limit(1).Row(&live)
+	if err != nil || live == ver.Id {
+		return nil, false
+	}
+	dep, err = FindDeployment(app, depID)
+	if err != nil || dep.LiveVersion() == ver.Id {
+		return nil, false
+	}
+	return dep, true
+}
+
 // savedForKey keys, on the context of a record event, the deployment
 // that DeploymentOfSave read for the record the event saves.
 type savedForKey struct{}
@@ -37,6 +59,14 @@ type savedForKey struct{}
 type savedFor struct {
 	rec *core.Record
 	dep *Deployment
+}
+
+// withSavedDeployment is ctx carrying dep as the deployment of the
+// version ver about to be saved with it, for DeploymentOfSave: for a
+// caller that has just written or read dep in the save's transaction, so
+// that the save's hooks need not read it again.
+func withSavedDeployment(ctx context.Context, ver *core.Record, dep *Deployment) context.Context {
+	return context.WithValue(ctx, savedForKey{}, savedFor{ver, dep})
 }
 
 // DeploymentOfSave returns the deployment of the version or alias that the
