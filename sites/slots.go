@@ -95,24 +95,54 @@ func (s *Service) PrecheckCreate(owner *core.Record, slug string) error {
 		if s.IsReserved(slug) {
 			return ErrSlugReserved
 		}
-		if rec, err := s.app.FindFirstRecordByData(DeploymentsCollection, FieldSlug, slug); err == nil &&
-			!(rec.GetString(FieldOwner) == "" && IsExpired(rec, time.Now())) {
-			return ErrSlugTaken
+	}
+	ownerID := ""
+	if owner != nil {
+		ownerID = owner.Id
+	}
+	// One statement tells whether the slug has a deployment or a kept
+	// old slug, and the account's plan and sites: a deploy's usual case
+	// (a free slug, room left) is settled by it. A slug found is judged
+	// by the exact checks below (an expired anonymous site gives it up, an
+	// expired redirect does not keep it).
+	var r struct {
+		Taken bool   `db:"taken"`
+		Kept  bool   `db:"kept"`
+		Known bool   `db:"known"`
+		Plan  string `db:"plan"`
+		N     int    `db:"n"`
+	}
+	err := s.app.DB().NewQuery("SELECT " +
+		"EXISTS(SELECT 1 FROM {{" + DeploymentsCollection + "}} WHERE [[" + FieldSlug + "]] = {:slug}) AS taken, " +
+		"EXISTS(SELECT 1 FROM {{" + SlugRedirectsCollection + "}} WHERE [[" + FieldRedirectSlug + "]] = {:slug}) AS kept, " +
+		"EXISTS(SELECT 1 FROM {{" + accounts.UsersCollection + "}} WHERE [[id]] = {:owner}) AS known, " +
+		"COALESCE((SELECT [[" + accounts.FieldPlan + "]] FROM {{" + accounts.UsersCollection + "}} WHERE [[id]] = {:owner}), '') AS plan, " +
+		ownedCountSQL + " AS n").
+		Bind(dbx.Params{"slug": slug, "owner": ownerID}).One(&r)
+	if err != nil {
+		return fmt.Errorf("precheck slug %q and the sites of %q: %w", slug, ownerID, err)
+	}
+	if slug != "" {
+		if r.Taken {
+			if rec, err := s.app.FindFirstRecordByData(DeploymentsCollection, FieldSlug, slug); err == nil &&
+				!(rec.GetString(FieldOwner) == "" && IsExpired(rec, time.Now())) {
+				return ErrSlugTaken
+			}
 		}
-		if slugKept(s.app, slug, "", time.Now()) {
+		if r.Kept && slugKept(s.app, slug, "", time.Now()) {
 			return ErrSlugTaken // a renamed site's old slug, still redirecting
 		}
 	}
 	if owner == nil {
 		return nil
 	}
-	col, err := s.app.FindCachedCollectionByNameOrId(DeploymentsCollection)
-	if err != nil {
-		return fmt.Errorf("find deployments collection: %w", err)
+	if !r.Known {
+		return fmt.Errorf("find owner %s and count its deployments: %w", ownerID, sql.ErrNoRows)
 	}
-	probe := core.NewRecord(col)
-	probe.Set(FieldOwner, owner.Id)
-	return s.CheckSlot(s.app, probe)
+	if r.N >= s.SlotLimit(r.Plan) {
+		return ErrSlotLimit
+	}
+	return nil
 }
 
 // lockDeployment serialises replaces of one deployment and returns the
