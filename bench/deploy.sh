@@ -57,7 +57,9 @@ die() { printf 'bench: %s\n' "$*" >&2; exit 1; }
 SETTLE=${SETTLE:-360}
 STAMP="${TMPDIR:-/tmp}/.sitedrop-deploybench-cleaned"
 if [[ "$SETTLE" -gt 0 && -f "$STAMP" ]]; then
-	wait_s=$(($(cat "$STAMP" 2>/dev/null || echo 0) + SETTLE - $(date +%s)))
+	cleaned=$(cat "$STAMP" 2>/dev/null || true)
+	[[ "$cleaned" =~ ^[0-9]+$ ]] || cleaned=0
+	wait_s=$((cleaned + SETTLE - $(date +%s)))
 	if ((wait_s > 0)); then
 		log "waiting ${wait_s}s: a previous run removed its files here less than ${SETTLE}s ago (SETTLE=0: do not wait)"
 		sleep "$wait_s"
@@ -70,7 +72,8 @@ cleanup() {
 		log "kept $TMP"
 	else
 		rm -rf "$TMP"
-		date +%s >"$STAMP" 2>/dev/null || true
+		# only a run that made its sites removed enough to wait for
+		[[ -z "${RAN:-}" ]] || date +%s >"$STAMP" 2>/dev/null || true
 	fi
 }
 trap cleanup EXIT
@@ -110,6 +113,7 @@ dd if="$SITEDROP_BIN" iflag=nocache count=0 status=none 2>/dev/null || true
 # the servers to SERVER_CPU. TMPDIR puts its data dirs inside $TMP. exec
 # is not used, so the EXIT trap still removes $TMP; the program stops its
 # own processes on SIGINT/SIGTERM.
+RAN=1 # its data dirs: the clean-up's removal is one to wait out (SETTLE)
 TMPDIR=$TMP "$TMP/deploybench" \
 	-bin "$SITEDROP_BIN" \
 	-commit "$COMMIT" \

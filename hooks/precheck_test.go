@@ -60,6 +60,7 @@ func TestPrecheckCreateRefusesWhatTheTransactionRefuses(t *testing.T) {
 		{"free slug", owner, "fresh-site", nil},
 		{"free slug, anonymous", nil, "fresh-anon", nil},
 		{"generated slug", owner, "", nil},
+		{"generated slug, anonymous", nil, "", nil},
 		{"a live site's slug", owner, "live-site", sites.ErrSlugTaken},
 		{"a live site's slug, anonymous", nil, "live-site", sites.ErrSlugTaken},
 		{"an expired anonymous site's slug", owner, "expired-anon", nil},

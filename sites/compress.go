@@ -207,9 +207,11 @@ func compressVariants(ctx context.Context, data []byte, mem Memory) (map[string]
 // accepts zstd accepts brotli too: a zstd variant no smaller than
 // brotli's would be sent only to a client that accepts zstd and not
 // brotli (which gets gzip instead, or the file as it is), while it cost
-// every deploy a blob (an inode and its flush) and the compression. On
-// web text brotli's is the smaller nearly always: a compressible file
-// is stored with three blobs instead of four.
+// every deploy a blob (an inode, its write and its flush). On web text
+// brotli's is the smaller nearly always: a compressible file is stored
+// with three blobs instead of four. (The zstd coding still runs: its
+// encoder holds a whole 128 KiB block before writing any of it, so the
+// cut at brotli's size only ends files larger than that early.)
 func zstdLimit(limit int, br []byte) int {
 	if br != nil {
 		return min(limit, len(br))

@@ -52,10 +52,12 @@ func DraftOf(app core.App, ver *core.Record) (dep *Deployment, ok bool) {
 }
 
 // savedForKey keys, on the context of a record event, the deployment
-// that DeploymentOfSave read for the record the event saves.
+// that DeploymentOfSave read for the record the event saves, or that the
+// saver supplied (withSavedDeployment).
 type savedForKey struct{}
 
-// savedFor is the deployment dep that DeploymentOfSave read for rec.
+// savedFor is the deployment dep of rec, read by DeploymentOfSave or
+// supplied by the saver.
 type savedFor struct {
 	rec *core.Record
 	dep *Deployment
@@ -73,10 +75,11 @@ func withSavedDeployment(ctx context.Context, ver *core.Record, dep *Deployment)
 // record event e saves or deletes, or an error that is ErrNotFound. It is
 // read once for all of the save's execute hooks (the site cache's
 // bracket, the takedown check and a redeploy's audit entry each want it:
-// one SQL statement less a deploy, two less a redeploy): they run
-// one inside the other around the writing of the record's row, in the
-// save's transaction when it has one, and neither they nor the row write
-// the deployment. Hooks that run after the save (its after-success
+// one SQL statement less a deploy, two less a redeploy), or not at all
+// when the saver supplied it (the service's saveVersion: see
+// withSavedDeployment). The hooks run one inside the other around the
+// writing of the record's row, in the save's transaction when it has
+// one, and neither they nor the row write the deployment. Hooks that run after the save (its after-success
 // hooks) must read it again with FindDeployment: by then a deploy has
 // moved its live version.
 func DeploymentOfSave(e *core.RecordEvent) (*Deployment, error) {

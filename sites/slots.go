@@ -86,7 +86,9 @@ func ownedCount(app core.App, owner string) (int, error) {
 // with slug ("" generates one) would be refused for its slug or for the
 // owner's slots, from the current state. Handlers call it before reading
 // content, so a refused deploy costs little; Create calls it before it
-// writes any content, and its transaction checks for good.
+// writes any content, and its transaction checks for good. A database
+// error is an error of the precheck (the deploy is refused, not let
+// through to the transaction), as is an owner the database lacks.
 func (s *Service) PrecheckCreate(owner *core.Record, slug string) error {
 	if slug != "" {
 		if err := ValidateSlug(slug); err != nil {
@@ -95,6 +97,9 @@ func (s *Service) PrecheckCreate(owner *core.Record, slug string) error {
 		if s.IsReserved(slug) {
 			return ErrSlugReserved
 		}
+	}
+	if owner == nil && slug == "" {
+		return nil // an anonymous deploy's generated slug: nothing to ask
 	}
 	ownerID := ""
 	if owner != nil {
