@@ -79,9 +79,9 @@ func withSavedDeployment(ctx context.Context, ver *core.Record, dep *Deployment)
 // when the saver supplied it (the service's saveVersion: see
 // withSavedDeployment). The hooks run one inside the other around the
 // writing of the record's row, in the save's transaction when it has
-// one, and neither they nor the row write the deployment. Hooks that run after the save (its after-success
-// hooks) must read it again with FindDeployment: by then a deploy has
-// moved its live version.
+// one, and neither they nor the row write the deployment. Hooks that run
+// after the save (its after-success hooks) must read it again with
+// FindDeployment: by then a deploy has moved its live version.
 func DeploymentOfSave(e *core.RecordEvent) (*Deployment, error) {
 	id := DeploymentIDOf(e.Record)
 	if e.Context != nil {

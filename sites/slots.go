@@ -111,17 +111,15 @@ func (s *Service) PrecheckCreate(owner *core.Record, slug string) error {
 	// by the exact checks below (an expired anonymous site gives it up, an
 	// expired redirect does not keep it).
 	var r struct {
-		Taken bool   `db:"taken"`
-		Kept  bool   `db:"kept"`
-		Known bool   `db:"known"`
-		Plan  string `db:"plan"`
-		N     int    `db:"n"`
+		Taken bool           `db:"taken"`
+		Kept  bool           `db:"kept"`
+		Plan  sql.NullString `db:"plan"` // NULL: no such owner
+		N     int            `db:"n"`
 	}
 	err := s.app.DB().NewQuery("SELECT " +
 		"EXISTS(SELECT 1 FROM {{" + DeploymentsCollection + "}} WHERE [[" + FieldSlug + "]] = {:slug}) AS taken, " +
 		"EXISTS(SELECT 1 FROM {{" + SlugRedirectsCollection + "}} WHERE [[" + FieldRedirectSlug + "]] = {:slug}) AS kept, " +
-		"EXISTS(SELECT 1 FROM {{" + accounts.UsersCollection + "}} WHERE [[id]] = {:owner}) AS known, " +
-		"COALESCE((SELECT [[" + accounts.FieldPlan + "]] FROM {{" + accounts.UsersCollection + "}} WHERE [[id]] = {:owner}), '') AS plan, " +
+		"(SELECT [[" + accounts.FieldPlan + "]] FROM {{" + accounts.UsersCollection + "}} WHERE [[id]] = {:owner}) AS plan, " +
 		ownedCountSQL + " AS n").
 		Bind(dbx.Params{"slug": slug, "owner": ownerID}).One(&r)
 	if err != nil {
@@ -141,10 +139,10 @@ func (s *Service) PrecheckCreate(owner *core.Record, slug string) error {
 	if owner == nil {
 		return nil
 	}
-	if !r.Known {
+	if !r.Plan.Valid {
 		return fmt.Errorf("find owner %s and count its deployments: %w", ownerID, sql.ErrNoRows)
 	}
-	if r.N >= s.SlotLimit(r.Plan) {
+	if r.N >= s.SlotLimit(r.Plan.String) {
 		return ErrSlotLimit
 	}
 	return nil

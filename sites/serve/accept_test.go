@@ -214,17 +214,26 @@ func TestListenFrontTLS(t *testing.T) {
 	}
 }
 
-func TestListenFrontShutdownConns(t *testing.T) {
+// heldFront serves a loopback listener whose front hands connections to
+// cs (a lineServer that holds those it serves), ahead of a net/http server
+// closed at the test's end.
+func heldFront(t *testing.T, cs *lineServer) (*Listener, net.Listener) {
+	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	cs := &lineServer{hold: make(chan struct{})}
 	l := NewListener(ln, nil, nil)
 	l.Serve(ListenFront{HTTP1: cs})
 	srv := &http.Server{Handler: http.NotFoundHandler()}
 	go srv.Serve(l)
-	defer srv.Close()
+	t.Cleanup(func() { srv.Close() })
+	return l, ln
+}
+
+func TestListenFrontShutdownConns(t *testing.T) {
+	cs := &lineServer{hold: make(chan struct{})}
+	l, ln := heldFront(t, cs)
 
 	c, err := net.Dial("tcp", ln.Addr().String())
 	if err != nil {
@@ -303,16 +312,8 @@ func TestListenFrontTemporaryAcceptError(t *testing.T) {
 // begun before a connection's tracking was one), and the drain ends when
 // they have.
 func TestListenFrontShutdownWhileAccepting(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
 	cs := &lineServer{hold: make(chan struct{})}
-	l := NewListener(ln, nil, nil)
-	l.Serve(ListenFront{HTTP1: cs})
-	srv := &http.Server{Handler: http.NotFoundHandler()}
-	go srv.Serve(l)
-	defer srv.Close()
+	l, ln := heldFront(t, cs)
 
 	// clients keep connecting, each held by the ConnServer
 	stop := make(chan struct{})
