@@ -105,13 +105,17 @@ func ValidHash(h string) bool {
 
 // FSStore is a BlobStore on the local file system: blob <hash> lives at
 // <root>/<hash[:2]>/<hash>. Writes go to a temporary file in the same folder,
-// are fsynced and renamed into place, and the folder is fsynced, so a crash
-// never leaves a partial blob under a real name.
+// are flushed, and are renamed (or, for a small batch, linked: see
+// one_flush.go) into place, so a crash never leaves a partial blob under a
+// real name.
 type FSStore struct {
 	root string
 	// flushes shares PutBatch's flushes of the file system between
 	// concurrent batches.
 	flushes *groupSync
+	// linked are the temporary names of blobs a one-flush batch linked
+	// to their hashes, removed after the next flush (one_flush.go).
+	linked secondNames
 	// dirsMade marks the 256 folders PutBatch made or found (makeDir).
 	dirsMade [256]atomic.Bool
 	// deletions counts Delete's calls (Deletions).
@@ -274,6 +278,17 @@ func (s *FSStore) Open(_ context.Context, hash string) (Blob, error) {
 		return nil, err
 	}
 	f, err := os.Open(p)
+	if errors.Is(err, fs.ErrNotExist) {
+		// a crash may have lost the blob's link (one_flush.go)
+		ok, cerr := s.completePut(hash, p)
+		if cerr != nil {
+			return nil, s.counted("open", cerr)
+		}
+		if !ok {
+			return nil, ErrBlobNotFound
+		}
+		f, err = os.Open(p)
+	}
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return nil, ErrBlobNotFound
@@ -309,8 +324,13 @@ func (s *FSStore) Delete(_ context.Context, hash string) error {
 func (s *FSStore) Deletions() uint64 { return s.deletions.Load() }
 
 // Walk implements BlobStore. Temporary files older than an hour, left by a
-// crash mid-write, are removed on the way.
+// crash mid-write, are removed on the way, and a blob a crash left under
+// its temporary hash name alone gets its name (sweepPut). The second
+// names of the last one-flush batch are flushed and removed first.
 func (s *FSStore) Walk(ctx context.Context, fn func(hash string, modTime time.Time) error) error {
+	if err := s.flushSecondNames(); err != nil {
+		return err
+	}
 	return filepath.WalkDir(s.root, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
@@ -330,8 +350,11 @@ func (s *FSStore) Walk(ctx context.Context, fn func(hash string, modTime time.Ti
 		}
 		name := d.Name()
 		if !ValidHash(name) {
-			if len(name) > 5 && name[:5] == ".tmp-" && time.Since(info.ModTime()) > time.Hour {
+			if strings.HasPrefix(name, ".tmp-") && time.Since(info.ModTime()) > time.Hour {
 				os.Remove(p)
+			}
+			if strings.HasPrefix(name, putPrefix) {
+				s.sweepPut(p, name, info.ModTime())
 			}
 			return nil
 		}

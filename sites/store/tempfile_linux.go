@@ -1,7 +1,9 @@
 package store
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
 	"math/rand/v2"
 	"path/filepath"
 	"strconv"
@@ -42,25 +44,54 @@ func (d *blobDir) close() { unix.Close(d.fd) }
 func (d *blobDir) writeTemp(data []byte) (string, error) {
 	for try := 0; ; try++ {
 		name := ".tmp-" + strconv.FormatUint(rand.Uint64(), 36)
-		fd, err := retryEINTR2(func() (int, error) {
-			return unix.Openat(d.fd, name, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_CLOEXEC, 0o600)
-		})
-		if err == unix.EEXIST && try < 100 {
+		_, err := d.writeNew(name, data, false)
+		if errors.Is(err, fs.ErrExist) && try < 100 {
 			continue
 		}
 		if err != nil {
-			return "", fmt.Errorf("create temp blob in %s: %w", d.path, err)
-		}
-		err = writeAll(fd, data)
-		if cerr := unix.Close(fd); err == nil && cerr != nil {
-			err = fmt.Errorf("close: %w", cerr)
-		}
-		if err != nil {
-			unix.Unlinkat(d.fd, name, 0)
-			return "", fmt.Errorf("write temp blob %s: %w", filepath.Join(d.path, name), err)
+			return "", err
 		}
 		return name, nil
 	}
+}
+
+// writeNew writes data to a new file of the folder called name: an error
+// that is fs.ErrExist when the name is taken. With wantID it returns
+// what tells the file from another called name later (fileID). The file
+// is closed, not synced.
+func (d *blobDir) writeNew(name string, data []byte, wantID bool) (id fileID, err error) {
+	fd, err := retryEINTR2(func() (int, error) {
+		return unix.Openat(d.fd, name, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_CLOEXEC, 0o600)
+	})
+	if err != nil {
+		return fileID{}, fmt.Errorf("create temp blob %s: %w", filepath.Join(d.path, name), err)
+	}
+	err = writeAll(fd, data)
+	if err == nil && wantID {
+		var st unix.Stat_t
+		if err = unix.Fstat(fd, &st); err == nil {
+			id = statID(&st)
+		}
+	}
+	if cerr := unix.Close(fd); err == nil && cerr != nil {
+		err = fmt.Errorf("close: %w", cerr)
+	}
+	if err != nil {
+		unix.Unlinkat(d.fd, name, 0)
+		return fileID{}, fmt.Errorf("write temp blob %s: %w", filepath.Join(d.path, name), err)
+	}
+	return id, nil
+}
+
+// link gives the folder's file from the second name to. A file already
+// called to is left as it is: a blob's name holds the same bytes,
+// whoever wrote them.
+func (d *blobDir) link(from, to string) error {
+	err := retryEINTR(func() error { return unix.Linkat(d.fd, from, d.fd, to, 0) })
+	if err != nil && err != unix.EEXIST {
+		return fmt.Errorf("link %s to %s in %s: %w", from, to, d.path, err)
+	}
+	return nil
 }
 
 // rename moves the folder's file from to its name to.
@@ -102,5 +133,30 @@ func retryEINTR2(f func() (int, error)) (int, error) {
 		if n, err := f(); err != unix.EINTR {
 			return n, err
 		}
+	}
+}
+
+// fileID tells a file from another that has the same name later: its
+// inode number, which a new file may reuse once the file is gone, and
+// its modification time, which a new file's writing sets anew.
+type fileID struct {
+	ino       uint64
+	sec, nsec int64
+}
+
+// statID is the fileID of st.
+func statID(st *unix.Stat_t) fileID {
+	return fileID{st.Ino, int64(st.Mtim.Sec), int64(st.Mtim.Nsec)}
+}
+
+// removeSecondName removes the file at path if it is still the file id:
+// the temporary name of a blob that PutBatch linked to its hash, and not
+// a file written under that name since (its folder was removed behind
+// the store's back, say). A file whose age Has refreshed since is left
+// for Walk's sweep.
+func removeSecondName(path string, id fileID) {
+	var st unix.Stat_t
+	if unix.Lstat(path, &st) == nil && statID(&st) == id {
+		unix.Unlink(path)
 	}
 }

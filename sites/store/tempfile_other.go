@@ -3,7 +3,9 @@
 package store
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 )
@@ -40,6 +42,44 @@ func (d *blobDir) writeTemp(data []byte) (string, error) {
 	}
 	return filepath.Base(tmp.Name()), nil
 }
+
+// fileID would tell a file from another called the same later; it is
+// not needed here: PutBatch never links a temporary name where the file
+// system cannot be flushed whole.
+type fileID struct{}
+
+// writeNew writes data to a new file of the folder called name: an error
+// that is fs.ErrExist when the name is taken.
+func (d *blobDir) writeNew(name string, data []byte, _ bool) (fileID, error) {
+	p := filepath.Join(d.path, name)
+	f, err := os.OpenFile(p, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		return fileID{}, fmt.Errorf("create temp blob %s: %w", p, err)
+	}
+	_, err = f.Write(data)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		os.Remove(p)
+		return fileID{}, fmt.Errorf("write temp blob %s: %w", p, err)
+	}
+	return fileID{}, nil
+}
+
+// link gives the folder's file from the second name to; a file already
+// called to is left as it is.
+func (d *blobDir) link(from, to string) error {
+	err := os.Link(filepath.Join(d.path, from), filepath.Join(d.path, to))
+	if err != nil && !errors.Is(err, fs.ErrExist) {
+		return err
+	}
+	return nil
+}
+
+// removeSecondName is never called here: PutBatch links temporary names
+// only where the file system is flushed whole (Linux).
+func removeSecondName(string, fileID) {}
 
 // rename moves the folder's file from to its name to.
 func (d *blobDir) rename(from, to string) error {
