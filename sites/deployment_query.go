@@ -51,6 +51,22 @@ func DraftOf(app core.App, ver *core.Record) (dep *Deployment, ok bool) {
 	return dep, true
 }
 
+// SavedLive reports whether the version that the record event e created
+// went live in the transaction that saved it: its saver supplied the
+// deployment that transaction wrote (withSavedDeployment), and that row
+// points at the version. For the hooks that run once a version's
+// transaction has committed (e's context is the save's): a deploy's
+// version is nearly always live, and DraftOf's read is then needless. A
+// row a later transaction changes is not the question: whether the
+// version was committed as a draft is.
+func SavedLive(e *core.RecordEvent) bool {
+	if e.Context == nil {
+		return false
+	}
+	s, ok := e.Context.Value(savedForKey{}).(savedFor)
+	return ok && s.rec == e.Record && s.dep.LiveVersion() == e.Record.Id
+}
+
 // savedForKey keys, on the context of a record event, the deployment
 // that DeploymentOfSave read for the record the event saves, or that the
 // saver supplied (withSavedDeployment).
