@@ -734,6 +734,7 @@ func run(o *options) error {
 		return err
 	}
 	tmpRoot, keepTmp = root, o.keep
+	createsBefore := probeCreates(root)
 	defer func() {
 		procs.stopAll()
 		if o.keep {
@@ -768,7 +769,7 @@ func run(o *options) error {
 		if err := cliVsZip(o, root, add); err != nil {
 			return err
 		}
-		printHeader(o, loadBefore)
+		printHeader(o, loadBefore, createsBefore)
 		printRows(rows)
 		fmt.Printf("\nTotal run time: %s.\n", time.Since(started).Round(time.Second))
 		return nil
@@ -1045,7 +1046,7 @@ func run(o *options) error {
 	b.stop()
 
 	// 7. Report.
-	printHeader(o, loadBefore)
+	printHeader(o, loadBefore, createsBefore)
 	fmt.Printf("- wrk: -t 1 -c %d -d %s --latency -H 'Accept-Encoding: gzip'; %d interleaved rounds after a %s warm-up; medians over rounds\n",
 		o.conns, o.duration, o.rounds, o.warmup)
 	printRows(rows)
@@ -1088,7 +1089,7 @@ func run(o *options) error {
 }
 
 // printHeader prints the report's title and what it ran on.
-func printHeader(o *options, loadBefore string) {
+func printHeader(o *options, loadBefore, createsBefore string) {
 	fmt.Println()
 	fmt.Println("## sitedrop deploy, memory and cold-start benchmark")
 	fmt.Println()
@@ -1101,7 +1102,34 @@ func printHeader(o *options, loadBefore string) {
 	fmt.Printf("- machine: nproc %d, %s; servers pinned to CPU %d, this client, the CLI, curl and wrk to CPU %d\n", ncpu, model, o.serverCPU, o.clientCPU)
 	fmt.Printf("- versions: %s, client %s\n", wrkVersion(), runtime.Version())
 	fmt.Printf("- load average (1, 5, 15 min) before: %s; after: %s (other work on the machine skews the figures)\n", loadBefore, loadAvg())
+	fmt.Printf("- a file's creation in the data folder, before the run: %s (ext4 without a journal slows it for minutes after many files were removed nearby: bench/README.md)\n", createsBefore)
 	fmt.Println("- latencies are client-side over loopback (request written → answer read), one request at a time; the CLI and curl are timed from exec to exit")
+}
+
+// probeCreates times the creation of 200 small files in a new folder of
+// dir, which it leaves (a removal would slow the run's own creations),
+// and says how long one took.
+func probeCreates(dir string) string {
+	probe := filepath.Join(dir, "create-probe")
+	if err := os.Mkdir(probe, 0o755); err != nil {
+		return "not measured: " + err.Error()
+	}
+	const n = 200
+	start := time.Now()
+	for i := range n {
+		f, err := os.OpenFile(filepath.Join(probe, strconv.Itoa(i)), os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+		if err != nil {
+			return "not measured: " + err.Error()
+		}
+		_, err = f.WriteString("probe")
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+		if err != nil {
+			return "not measured: " + err.Error()
+		}
+	}
+	return fmt.Sprintf("%d µs a file (%d files)", time.Since(start).Microseconds()/n, n)
 }
 
 // printRows prints the measures as a Markdown table.
