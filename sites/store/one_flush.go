@@ -21,8 +21,11 @@ import (
 // blob under its temporary name alone, whole and durable. Open finds it
 // there (completePut), and Walk completes it once it is old. The
 // temporary name is removed once a later flush (the next batch's, or
-// Walk's) has made the link durable: until then it is a second name of
-// the same file, no second copy.
+// Walk's) has made the link durable, and only while it is a second name
+// of the blob's file (secondName.remove): until then it is that, no
+// second copy. Every removal of a temporary hash name waits for a flush
+// that started after the hash name was given, so that on disk the blob
+// always has one of its two names.
 //
 // A link where a rename was keeps the blob named on disk at every
 // moment, even where a rename is not atomic across a crash (ext4 without
@@ -30,19 +33,36 @@ import (
 // durable.
 //
 // A flush costs about 0.35 ms on an idle ext4 disk; the linked name costs
-// an fstat, a link and, later, an lstat and an unlink a blob (a few µs
-// each, a link where a rename was). A batch of more than oneFlushBlobs blobs flushes twice, as
-// before: its second flush costs less than its blobs' extra calls.
+// a link where a rename was, and later two lstat and an unlink a blob (a
+// few µs each). A batch of more than oneFlushBlobs blobs flushes twice,
+// as before: at 30 blobs its blobs' extra calls cost as much as the
+// flush they save (bench/README.md).
 const (
 	oneFlushBlobs = 16
 	putPrefix     = ".put-"
 )
 
-// secondName is the temporary name of a blob PutBatch linked to its hash:
-// its path, and which file it named.
+// secondName is a blob that PutBatch linked to its hash from its
+// temporary hash name: the folder, and the hash name.
 type secondName struct {
-	path string
-	id   fileID
+	dir, hash string
+}
+
+// remove removes the blob's temporary hash name if it is a second name
+// of the file its hash names: never the only name of a blob, nor a file
+// another batch has written under that name since (which has no hash
+// name yet, or another file's). The caller has flushed the file system
+// since the hash name was given.
+func (n secondName) remove() {
+	tmp := filepath.Join(n.dir, putPrefix+n.hash)
+	a, err := os.Lstat(tmp)
+	if err != nil {
+		return
+	}
+	b, err := os.Lstat(filepath.Join(n.dir, n.hash))
+	if err == nil && os.SameFile(a, b) {
+		os.Remove(tmp)
+	}
 }
 
 // secondNames holds the temporary names to remove once a later flush has
@@ -79,11 +99,11 @@ func (q *secondNames) putBack(names []secondName) {
 	q.mu.Unlock()
 }
 
-// remove removes names that a finished flush has made durable second
-// names, each only if it still names the file it did.
+// removeSecondNames removes the temporary names of names, which a
+// finished flush has made second names on disk (secondName.remove).
 func removeSecondNames(names []secondName) {
 	for _, n := range names {
-		removeSecondName(n.path, n.id)
+		n.remove()
 	}
 }
 
@@ -106,60 +126,102 @@ func (s *FSStore) flushSecondNames() error {
 // temporary one a crash left it under (see above), when that file holds
 // the blob's bytes. The file system is flushed before the link, so that a
 // file still being written by a batch is not named before its bytes are
-// durable. It reports whether the blob is now at final.
+// durable, and the file linked is the one whose bytes were checked (by
+// its descriptor; where that cannot be done, the name is checked after
+// the link). It reports whether the blob is now at final.
 func (s *FSStore) completePut(hash, final string) (bool, error) {
 	tmp := filepath.Join(filepath.Dir(final), putPrefix+hash)
-	ok, err := fileHashIs(tmp, hash)
-	if !ok || err != nil {
-		return false, err
+	f, err := os.Open(tmp)
+	if errors.Is(err, fs.ErrNotExist) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("open %s: %w", tmp, err)
+	}
+	defer f.Close()
+	sum := sha256.New()
+	if _, err := io.Copy(sum, f); err != nil {
+		return false, fmt.Errorf("read %s: %w", tmp, err)
+	}
+	if hex.EncodeToString(sum.Sum(nil)) != hash {
+		return false, nil // torn by a crash, or still being written
+	}
+	checked, err := f.Stat()
+	if err != nil {
+		return false, fmt.Errorf("stat %s: %w", tmp, err)
 	}
 	if _, err := s.flushes.sync(s.root); err != nil {
 		return false, fmt.Errorf("flush blob %s: %w", hash, err)
 	}
-	if err := os.Link(tmp, final); err != nil && !errors.Is(err, fs.ErrExist) {
+	done, err := linkOpenFile(f, final)
+	if !done {
+		err = os.Link(tmp, final)
+		if err == nil {
+			if got, serr := os.Lstat(final); serr != nil || !os.SameFile(got, checked) {
+				return false, fmt.Errorf("complete blob %s: its temporary file changed while it was linked", hash)
+			}
+		}
+	}
+	if err != nil && !errors.Is(err, fs.ErrExist) {
 		return false, fmt.Errorf("complete blob %s: %w", hash, err)
 	}
 	return true, nil
 }
 
-// fileHashIs reports whether the file at p holds the bytes whose SHA-256
-// is hash; a missing file does not.
-func fileHashIs(p, hash string) (bool, error) {
-	f, err := os.Open(p)
-	if errors.Is(err, fs.ErrNotExist) {
-		return false, nil
-	}
-	if err != nil {
-		return false, fmt.Errorf("open %s: %w", p, err)
-	}
-	defer f.Close()
-	sum := sha256.New()
-	if _, err := io.Copy(sum, f); err != nil {
-		return false, fmt.Errorf("read %s: %w", p, err)
-	}
-	return hex.EncodeToString(sum.Sum(nil)) == hash, nil
-}
-
-// sweepPut handles a temporary hash name Walk found at p, older than an
-// hour (no batch still writes it): a second name of its blob, or a stale
-// copy, is removed; a blob that only has this name (a crash lost its
-// link) gets its hash name, and this one goes at a later sweep; a file
-// whose bytes are not its blob's is removed.
-func (s *FSStore) sweepPut(p, name string, modTime time.Time) {
+// sweepPut judges a temporary hash name Walk found at p (name in its
+// folder) once it is an hour old, when no batch still writes it: a blob
+// that only has this name (a crash lost its hash name) gets its hash
+// name, and this one goes at a later sweep; a file whose bytes are not
+// its blob's, or a name with no hash, is removed; a name beside its
+// blob's hash name is returned, for Walk to remove after a flush.
+func (s *FSStore) sweepPut(p, name string, modTime time.Time) (later *secondName) {
 	if time.Since(modTime) <= time.Hour {
-		return
+		return nil
 	}
 	hash := name[len(putPrefix):]
 	if !ValidHash(hash) {
 		os.Remove(p)
-		return
+		return nil
 	}
-	final := filepath.Join(filepath.Dir(p), hash)
-	if _, err := os.Lstat(final); err == nil {
-		os.Remove(p)
-		return
+	dir := filepath.Dir(p)
+	if _, err := os.Lstat(filepath.Join(dir, hash)); err == nil {
+		return &secondName{dir, hash}
 	}
-	if ok, err := s.completePut(hash, final); !ok && err == nil {
-		os.Remove(p)
+	if ok, err := s.completePut(hash, filepath.Join(dir, hash)); !ok && err == nil {
+		os.Remove(p) // torn (completePut saw its bytes)
 	}
+	return nil
+}
+
+// removeSwept removes the temporary hash names sweepPut found beside
+// their blobs' hash names, after a flush (a hash name given since the
+// last flush must be durable first): a second name of the blob's file,
+// or a stale copy of a blob written again under a new temporary name,
+// still an hour old.
+func (s *FSStore) removeSwept(names []secondName) error {
+	if len(names) == 0 {
+		return nil
+	}
+	if _, err := s.flushes.sync(s.root); err != nil {
+		return fmt.Errorf("flush blob names: %w", err)
+	}
+	for _, n := range names {
+		tmp := filepath.Join(n.dir, putPrefix+n.hash)
+		a, err := os.Lstat(tmp)
+		if err != nil {
+			continue
+		}
+		b, err := os.Lstat(filepath.Join(n.dir, n.hash))
+		if err == nil && (os.SameFile(a, b) || time.Since(a.ModTime()) > time.Hour) {
+			os.Remove(tmp)
+		}
+	}
+	return nil
+}
+
+// removeSecondNameOf removes the temporary hash name of blob hash at
+// final when it is a second name of that file (Delete: the blob would
+// come back through it).
+func removeSecondNameOf(hash, final string) {
+	secondName{filepath.Dir(final), hash}.remove()
 }

@@ -303,7 +303,11 @@ func TestWalkSweepsTemporaryHashNames(t *testing.T) {
 
 // TestPutBatchConcurrentSameBlobs: batches that store the same blobs at
 // the same time (two deploys of one page) all succeed, each blob whole,
-// whichever batch names it; the temporary names end removed.
+// whichever batch names it. A temporary name left beside its blob is a
+// second name of it, removed by the walk's flush, or a whole copy (a
+// batch that found the name taken renamed its own copy over the link),
+// which the sweep removes once an hour old: not before, since the
+// rename that replaced it may not be on disk yet.
 func TestPutBatchConcurrentSameBlobs(t *testing.T) {
 	ctx := context.Background()
 	s, _ := countedStore(t)
@@ -331,9 +335,191 @@ func TestPutBatchConcurrentSameBlobs(t *testing.T) {
 	if err := s.Walk(ctx, func(string, time.Time) error { return nil }); err != nil {
 		t.Fatal(err)
 	}
-	for h := range shared {
-		if _, err := os.Lstat(putName(s, h)); !errors.Is(err, os.ErrNotExist) {
-			t.Errorf("a temporary name stays after the walk's flush (%v)", err)
+	old := time.Now().Add(-2 * time.Hour)
+	for h, want := range shared {
+		a, err := os.Lstat(putName(s, h))
+		if errors.Is(err, os.ErrNotExist) {
+			continue
 		}
+		b, _ := os.Lstat(blobPath(s, h))
+		if got, _ := os.ReadFile(putName(s, h)); string(got) != string(want) || os.SameFile(a, b) {
+			t.Fatalf("left beside its blob after the walk's flush: a second name (%v) or a copy of %d bytes", os.SameFile(a, b), len(got))
+		}
+		os.Chtimes(putName(s, h), old, old) // the copy's file, not the blob's
+	}
+	if err := s.Walk(ctx, func(string, time.Time) error { return nil }); err != nil {
+		t.Fatal(err)
+	}
+	for h, want := range shared {
+		if _, err := os.Lstat(putName(s, h)); !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("an hour-old copy stays after the sweep (%v)", err)
+		}
+		if got := readBlob(t, s, h); got != string(want) {
+			t.Fatalf("blob %s read %q after the sweep", h, got)
+		}
+	}
+}
+
+// TestSecondNamesGoOnlyAfterAFlush pins the order that keeps a blob named
+// on disk: a batch's temporary names are still there when the next
+// flush starts (removed after it, not before), and a name linked while
+// a batch's flush runs is left for a later flush (the queue is taken
+// before the flush, not after).
+func TestSecondNamesGoOnlyAfterAFlush(t *testing.T) {
+	ctx := context.Background()
+	s, _ := countedStore(t)
+	first := someBlobs("first", 2)
+	if err := s.PutBatch(ctx, first); err != nil {
+		t.Fatal(err)
+	}
+	// a blob linked from its temporary name by "another batch" while
+	// the next batch's flush runs
+	late := []byte("linked during the flush")
+	lh := HashBytes(late)
+	if err := os.MkdirAll(filepath.Dir(putName(s, lh)), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	var atFlush []string
+	s.flushes = newGroupSync(func(dir string) (bool, error) {
+		for h := range first {
+			if _, err := os.Lstat(putName(s, h)); err != nil {
+				atFlush = append(atFlush, h)
+			}
+		}
+		if _, err := os.Lstat(putName(s, lh)); errors.Is(err, os.ErrNotExist) {
+			if err := os.WriteFile(putName(s, lh), late, 0o600); err != nil {
+				return false, err
+			}
+			if err := os.Link(putName(s, lh), blobPath(s, lh)); err != nil {
+				return false, err
+			}
+			s.linked.add(secondName{filepath.Dir(blobPath(s, lh)), lh})
+		}
+		return syncFileSystem(dir)
+	})
+	if err := s.PutBatch(ctx, someBlobs("second", 2)); err != nil {
+		t.Fatal(err)
+	}
+	if len(atFlush) > 0 {
+		t.Fatalf("temporary names removed before the flush that makes their links durable: %v", atFlush)
+	}
+	for h := range first {
+		if _, err := os.Lstat(putName(s, h)); !errors.Is(err, os.ErrNotExist) {
+			t.Fatalf("the first batch's temporary name stays after the flush (%v)", err)
+		}
+	}
+	if _, err := os.Lstat(putName(s, lh)); err != nil {
+		t.Fatalf("a name linked during the flush was removed after it, its link not flushed: %v", err)
+	}
+}
+
+// TestTouchedBlobLosesItsSecondName: a blob asked about (Has refreshes
+// its age) between its batch and the next still loses its temporary
+// name at the next flush, and a deleted blob does not come back through
+// a temporary name left beside it.
+func TestTouchedBlobLosesItsSecondName(t *testing.T) {
+	ctx := context.Background()
+	s, _ := countedStore(t)
+	blobs := someBlobs("touched", 1)
+	var h string
+	for h = range blobs {
+	}
+	if err := s.PutBatch(ctx, blobs); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(10 * time.Millisecond)
+	if ok, err := s.Has(ctx, h); !ok || err != nil {
+		t.Fatalf("Has: %v %v", ok, err)
+	}
+	if err := s.KeepUntil(ctx, h, time.Now().Add(time.Hour)); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.PutBatch(ctx, someBlobs("next", 1)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Lstat(putName(s, h)); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("a touched blob kept its temporary name after the next flush (%v)", err)
+	}
+
+	// a temporary name left beside the blob (a restart lost the queue)
+	if err := os.Link(blobPath(s, h), putName(s, h)); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Delete(ctx, h); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Open(ctx, h); err != ErrBlobNotFound {
+		t.Fatalf("Open of a deleted blob: %v, want ErrBlobNotFound", err)
+	}
+	if _, err := os.Lstat(putName(s, h)); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("Delete left the blob's temporary name (%v)", err)
+	}
+}
+
+// TestCompletePutFlushesFirst: Open names a blob found under its
+// temporary name alone only after a flush (a batch may still be writing
+// it, its bytes not yet durable).
+func TestCompletePutFlushesFirst(t *testing.T) {
+	s, flushes := countedStore(t)
+	data := []byte("left by a crash")
+	h := HashBytes(data)
+	if err := os.MkdirAll(filepath.Dir(putName(s, h)), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(putName(s, h), data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var named bool
+	s.flushes = newGroupSync(func(dir string) (bool, error) {
+		flushes.Add(1)
+		_, err := os.Lstat(blobPath(s, h))
+		named = err == nil
+		return syncFileSystem(dir)
+	})
+	if got := readBlob(t, s, h); got != string(data) {
+		t.Fatalf("read %q", got)
+	}
+	if flushes.Load() != 1 || named {
+		t.Fatalf("%d flushes, the blob named before the flush: %v; want one flush before the name", flushes.Load(), named)
+	}
+}
+
+// TestSweepFlushesBeforeItRemoves: the hour-old temporary names the
+// sweep finds beside their blobs are removed after a flush (the blob's
+// hash name may have been given since the last one, by Open), never
+// before it.
+func TestSweepFlushesBeforeItRemoves(t *testing.T) {
+	ctx := context.Background()
+	s, _ := countedStore(t)
+	data := []byte("named again by Open")
+	h := HashBytes(data)
+	if err := os.MkdirAll(filepath.Dir(putName(s, h)), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(putName(s, h), data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Link(putName(s, h), blobPath(s, h)); err != nil {
+		t.Fatal(err)
+	}
+	old := time.Now().Add(-2 * time.Hour)
+	os.Chtimes(putName(s, h), old, old)
+	var seen []bool // at each flush: the temporary name still there
+	s.flushes = newGroupSync(func(dir string) (bool, error) {
+		_, err := os.Lstat(putName(s, h))
+		seen = append(seen, err == nil)
+		return syncFileSystem(dir)
+	})
+	if err := s.Walk(ctx, func(string, time.Time) error { return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if len(seen) != 1 || !seen[0] {
+		t.Fatalf("flushes while the sweep ran, the name there at each: %v; want one, before the removal", seen)
+	}
+	if _, err := os.Lstat(putName(s, h)); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("the sweep left an hour-old second name (%v)", err)
+	}
+	if got := readBlob(t, s, h); got != string(data) {
+		t.Fatalf("read %q", got)
 	}
 }

@@ -309,6 +309,9 @@ func (s *FSStore) Delete(_ context.Context, hash string) error {
 	if err != nil {
 		return err
 	}
+	// a second name left by a one-flush batch would bring the blob back
+	// (Open completes a blob found under it alone)
+	removeSecondNameOf(hash, p)
 	err = os.Remove(p)
 	s.deletions.Add(1) // after the blob is gone: see Deletions
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
@@ -325,13 +328,14 @@ func (s *FSStore) Deletions() uint64 { return s.deletions.Load() }
 
 // Walk implements BlobStore. Temporary files older than an hour, left by a
 // crash mid-write, are removed on the way, and a blob a crash left under
-// its temporary hash name alone gets its name (sweepPut). The second
-// names of the last one-flush batch are flushed and removed first.
+// its temporary hash name alone gets its hash name (sweepPut). The second
+// names the one-flush batches left are flushed and removed first.
 func (s *FSStore) Walk(ctx context.Context, fn func(hash string, modTime time.Time) error) error {
 	if err := s.flushSecondNames(); err != nil {
 		return err
 	}
-	return filepath.WalkDir(s.root, func(p string, d fs.DirEntry, err error) error {
+	var swept []secondName
+	err := filepath.WalkDir(s.root, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
 		}
@@ -354,12 +358,18 @@ func (s *FSStore) Walk(ctx context.Context, fn func(hash string, modTime time.Ti
 				os.Remove(p)
 			}
 			if strings.HasPrefix(name, putPrefix) {
-				s.sweepPut(p, name, info.ModTime())
+				if n := s.sweepPut(p, name, info.ModTime()); n != nil {
+					swept = append(swept, *n)
+				}
 			}
 			return nil
 		}
 		return fn(name, info.ModTime())
 	})
+	if err != nil {
+		return err
+	}
+	return s.removeSwept(swept)
 }
 
 type fileBlob struct {

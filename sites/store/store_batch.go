@@ -24,23 +24,21 @@ func (s *FSStore) PutBatch(ctx context.Context, blobs map[string][]byte) (err er
 	type pending struct {
 		dir        *blobDir
 		tmp, final string // names in dir
-		id         fileID // tmp's file, when named
 	}
 	// named: the temporary names carry the hashes, for one flush
 	named := flushesWhole && len(blobs) <= oneFlushBlobs
-	write := func(d *blobDir, hash string, data []byte) (string, fileID, error) {
+	write := func(d *blobDir, hash string, data []byte) (string, error) {
 		if named {
 			name := putPrefix + hash
-			id, err := d.writeNew(name, data, true)
+			err := d.writeNew(name, data)
 			if !errors.Is(err, fs.ErrExist) {
-				return name, id, err
+				return name, err
 			}
 			// another batch writes the same blob now (or a crash left
 			// it): this batch renames and flushes twice
 			named = false
 		}
-		tmp, err := d.writeTemp(data)
-		return tmp, fileID{}, err
+		return d.writeTemp(data)
 	}
 	written := make([]pending, 0, len(blobs))
 	dirs := map[string]*blobDir{} // by path, the batch's current handles
@@ -97,20 +95,19 @@ func (s *FSStore) PutBatch(ctx context.Context, blobs map[string][]byte) (err er
 		path := filepath.Dir(final)
 		d, err := open(hash, path, false)
 		var tmp string
-		var id fileID
 		if err == nil {
-			tmp, id, err = write(d, hash, data)
+			tmp, err = write(d, hash, data)
 		}
 		if errors.Is(err, fs.ErrNotExist) {
 			// the folder was removed behind the store's back: make it again
 			if d, err = open(hash, path, true); err == nil {
-				tmp, id, err = write(d, hash, data)
+				tmp, err = write(d, hash, data)
 			}
 		}
 		if err != nil {
 			return fmt.Errorf("blob %s: %w", hash, err)
 		}
-		written = append(written, pending{d, tmp, filepath.Base(final), id})
+		written = append(written, pending{d, tmp, filepath.Base(final)})
 	}
 	if len(written) == 0 {
 		return nil
@@ -131,7 +128,7 @@ func (s *FSStore) PutBatch(ctx context.Context, blobs map[string][]byte) (err er
 				written = written[i:] // the rest have no hash name yet
 				return fmt.Errorf("link blob: %w", err)
 			}
-			s.linked.add(secondName{filepath.Join(p.dir.path, p.tmp), p.id})
+			s.linked.add(secondName{p.dir.path, p.final})
 		}
 		written = nil
 		return nil

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io/fs"
 	"math/rand/v2"
+	"os"
 	"path/filepath"
 	"strconv"
 
@@ -44,7 +45,7 @@ func (d *blobDir) close() { unix.Close(d.fd) }
 func (d *blobDir) writeTemp(data []byte) (string, error) {
 	for try := 0; ; try++ {
 		name := ".tmp-" + strconv.FormatUint(rand.Uint64(), 36)
-		_, err := d.writeNew(name, data, false)
+		err := d.writeNew(name, data)
 		if errors.Is(err, fs.ErrExist) && try < 100 {
 			continue
 		}
@@ -56,31 +57,24 @@ func (d *blobDir) writeTemp(data []byte) (string, error) {
 }
 
 // writeNew writes data to a new file of the folder called name: an error
-// that is fs.ErrExist when the name is taken. With wantID it returns
-// what tells the file from another called name later (fileID). The file
-// is closed, not synced.
-func (d *blobDir) writeNew(name string, data []byte, wantID bool) (id fileID, err error) {
+// that is fs.ErrExist when the name is taken. The file is closed, not
+// synced.
+func (d *blobDir) writeNew(name string, data []byte) error {
 	fd, err := retryEINTR2(func() (int, error) {
 		return unix.Openat(d.fd, name, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_CLOEXEC, 0o600)
 	})
 	if err != nil {
-		return fileID{}, fmt.Errorf("create temp blob %s: %w", filepath.Join(d.path, name), err)
+		return fmt.Errorf("create temp blob %s: %w", filepath.Join(d.path, name), err)
 	}
 	err = writeAll(fd, data)
-	if err == nil && wantID {
-		var st unix.Stat_t
-		if err = unix.Fstat(fd, &st); err == nil {
-			id = statID(&st)
-		}
-	}
 	if cerr := unix.Close(fd); err == nil && cerr != nil {
 		err = fmt.Errorf("close: %w", cerr)
 	}
 	if err != nil {
 		unix.Unlinkat(d.fd, name, 0)
-		return fileID{}, fmt.Errorf("write temp blob %s: %w", filepath.Join(d.path, name), err)
+		return fmt.Errorf("write temp blob %s: %w", filepath.Join(d.path, name), err)
 	}
-	return id, nil
+	return nil
 }
 
 // link gives the folder's file from the second name to. A file already
@@ -136,27 +130,20 @@ func retryEINTR2(f func() (int, error)) (int, error) {
 	}
 }
 
-// fileID tells a file from another that has the same name later: its
-// inode number, which a new file may reuse once the file is gone, and
-// its modification time, which a new file's writing sets anew.
-type fileID struct {
-	ino       uint64
-	sec, nsec int64
-}
-
-// statID is the fileID of st.
-func statID(st *unix.Stat_t) fileID {
-	return fileID{st.Ino, int64(st.Mtim.Sec), int64(st.Mtim.Nsec)}
-}
-
-// removeSecondName removes the file at path if it is still the file id:
-// the temporary name of a blob that PutBatch linked to its hash, and not
-// a file written under that name since (its folder was removed behind
-// the store's back, say). A file whose age Has refreshed since is left
-// for Walk's sweep.
-func removeSecondName(path string, id fileID) {
-	var st unix.Stat_t
-	if unix.Lstat(path, &st) == nil && statID(&st) == id {
-		unix.Unlink(path)
+// linkOpenFile gives the open file f the name dst, whatever name f has
+// now (through /proc/self/fd: link(2) by path would link whatever file
+// holds the path by then). It reports false when /proc is not there to
+// do it.
+func linkOpenFile(f *os.File, dst string) (bool, error) {
+	src := "/proc/self/fd/" + strconv.Itoa(int(f.Fd()))
+	err := retryEINTR(func() error { return unix.Linkat(unix.AT_FDCWD, src, unix.AT_FDCWD, dst, unix.AT_SYMLINK_FOLLOW) })
+	if err == unix.ENOENT {
+		if _, serr := os.Stat("/proc/self/fd"); serr != nil {
+			return false, nil
+		}
 	}
+	if err != nil {
+		return true, &os.LinkError{Op: "link", Old: src, New: dst, Err: err}
+	}
+	return true, nil
 }

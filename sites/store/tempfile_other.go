@@ -43,18 +43,13 @@ func (d *blobDir) writeTemp(data []byte) (string, error) {
 	return filepath.Base(tmp.Name()), nil
 }
 
-// fileID would tell a file from another called the same later; it is
-// not needed here: PutBatch never links a temporary name where the file
-// system cannot be flushed whole.
-type fileID struct{}
-
 // writeNew writes data to a new file of the folder called name: an error
 // that is fs.ErrExist when the name is taken.
-func (d *blobDir) writeNew(name string, data []byte, _ bool) (fileID, error) {
+func (d *blobDir) writeNew(name string, data []byte) error {
 	p := filepath.Join(d.path, name)
 	f, err := os.OpenFile(p, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
 	if err != nil {
-		return fileID{}, fmt.Errorf("create temp blob %s: %w", p, err)
+		return fmt.Errorf("create temp blob %s: %w", p, err)
 	}
 	_, err = f.Write(data)
 	if cerr := f.Close(); err == nil {
@@ -62,9 +57,9 @@ func (d *blobDir) writeNew(name string, data []byte, _ bool) (fileID, error) {
 	}
 	if err != nil {
 		os.Remove(p)
-		return fileID{}, fmt.Errorf("write temp blob %s: %w", p, err)
+		return fmt.Errorf("write temp blob %s: %w", p, err)
 	}
-	return fileID{}, nil
+	return nil
 }
 
 // link gives the folder's file from the second name to; a file already
@@ -77,9 +72,9 @@ func (d *blobDir) link(from, to string) error {
 	return nil
 }
 
-// removeSecondName is never called here: PutBatch links temporary names
-// only where the file system is flushed whole (Linux).
-func removeSecondName(string, fileID) {}
+// linkOpenFile cannot link an open file by its descriptor here: the
+// caller links by path and checks what it linked.
+func linkOpenFile(*os.File, string) (bool, error) { return false, nil }
 
 // rename moves the folder's file from to its name to.
 func (d *blobDir) rename(from, to string) error {
