@@ -11,7 +11,6 @@ import (
 
 	"github.com/andybalholm/brotli"
 	"github.com/klauspost/compress/gzip"
-	"github.com/klauspost/compress/zstd"
 )
 
 // Content codings of precompressed variants, in the server's order of
@@ -26,6 +25,17 @@ const (
 // site server prefers them in). Read only.
 var EncodingPreference = [...]string{EncodingBrotli, EncodingZstd, EncodingGzip}
 
+// madeCodings are the codings a deploy makes variants in. Not zstd: the
+// server sends the smallest stored form a request accepts, every browser
+// that accepts zstd accepts brotli, and on 2,992 web files (JavaScript,
+// CSS, HTML, SVG, JSON of Go modules) brotli's was the smaller for all
+// but one (by 1%). A zstd variant was kept only when smaller than
+// brotli's from dfb25e8 on, but compressing every file a third time to
+// find that one cost a tenth of a 1000-file deploy's CPU (and a 4 MiB
+// encoder a compressor). A client that accepts zstd and not brotli gets
+// gzip; zstd variants stored by earlier deploys are still served.
+var madeCodings = [...]string{EncodingBrotli, EncodingGzip}
+
 // minCompressSize is the smallest file worth a precompressed variant:
 // below it the saving does not pay for the extra blobs.
 const minCompressSize = 512
@@ -38,8 +48,7 @@ const minCompressSize = 512
 // second, in 6–21% less time; gzip level 6 makes 1–3% more than 9 (the
 // best) in a fifth to a half of the time. gzip is what a client that
 // accepts neither brotli nor zstd gets, so its last percent is worth
-// little; a 1000-file deploy compresses 3,000 variants. zstd's default
-// level is within 3% of its better one, in 5–20% less time.
+// little; a 1000-file deploy compresses 2,000 variants.
 //
 // Files of gzipBestFrom bytes and more (a site's scripts and styles,
 // few in a deploy) get gzip's best level instead: there the percents are
@@ -59,8 +68,8 @@ const (
 // 1 << compressWindowLog bytes (1 MiB: a web file larger than that loses
 // little of its ratio), and the data written compressPiece bytes at a
 // time (a large write makes brotli buffer it whole). One compression
-// holds about 15 MiB of state, the three codings together (measured for
-// fresh writers: 9 MiB brotli, 4 MiB zstd, 1.4 MiB gzip), so that the
+// holds about 11 MiB of state, the two codings together (measured for
+// fresh writers: 9 MiB brotli, 1.4 MiB gzip), so that the
 // process runs at most GOMAXPROCS compressions at once, whatever the
 // number of deploys (compressSlots), each with writers made once: a fixed cost, like the runtime's,
 // not one that grows with the deploys.
@@ -96,7 +105,6 @@ func writePieces(w io.Writer, data []byte) error {
 // compressor is the writers of one compression, kept for the next.
 type compressor struct {
 	br *brotli.Writer
-	zs *zstd.Encoder
 	gz *gzip.Writer
 	// gzBest compresses files of gzipBestFrom bytes and more at
 	// gzipBestLevel; made on the first such file.
@@ -110,21 +118,8 @@ func newCompressor() *compressor {
 	}
 	return &compressor{
 		br: brotli.NewWriterOptions(nil, brotli.WriterOptions{Quality: brotliQuality, LGWin: compressWindowLog}),
-		zs: mustZstdEncoder(),
 		gz: gz,
 	}
-}
-
-func mustZstdEncoder() *zstd.Encoder {
-	enc, err := zstd.NewWriter(nil,
-		zstd.WithEncoderLevel(zstd.SpeedDefault),
-		zstd.WithWindowSize(1<<compressWindowLog),
-		zstd.WithEncoderConcurrency(1),
-		zstd.WithZeroFrames(true))
-	if err != nil {
-		panic(fmt.Sprintf("zstd encoder: %v", err))
-	}
-	return enc
 }
 
 // Compressible reports whether a content type gains from compression:
@@ -167,9 +162,8 @@ func takeCompressor(ctx context.Context) (*compressor, error) {
 	}
 }
 
-// compressVariants returns the precompressed variants of data by coding,
-// keeping only those at least 5% smaller; zstd's, moreover, only when it
-// is smaller than brotli's (see zstdLimit). Every coding is
+// compressVariants returns the precompressed variants of data by coding
+// (madeCodings), keeping only those at least 5% smaller. Every coding is
 // deterministic, so unchanged content yields the same variant blobs on
 // every deploy.
 //
@@ -183,14 +177,10 @@ func takeCompressor(ctx context.Context) (*compressor, error) {
 // the memory, and starts again (see compressCoding).
 func compressVariants(ctx context.Context, data []byte, mem Memory) (map[string][]byte, error) {
 	compressions.Add(1)
-	out := make(map[string][]byte, len(EncodingPreference))
+	out := make(map[string][]byte, len(madeCodings))
 	limit := len(data) - len(data)/20 // kept only when smaller
-	for _, coding := range EncodingPreference {
-		lim := limit
-		if coding == EncodingZstd {
-			lim = zstdLimit(limit, out[EncodingBrotli])
-		}
-		b, err := compressCoding(ctx, coding, data, lim, mem)
+	for _, coding := range madeCodings {
+		b, err := compressCoding(ctx, coding, data, limit, mem)
 		if err != nil {
 			return nil, err
 		}
@@ -199,24 +189,6 @@ func compressVariants(ctx context.Context, data []byte, mem Memory) (map[string]
 		}
 	}
 	return out, nil
-}
-
-// zstdLimit is the size a zstd variant must stay under to be kept:
-// limit, and below br's size when there is a brotli variant. A request
-// gets the smallest stored form it accepts, and every browser that
-// accepts zstd accepts brotli too: a zstd variant no smaller than
-// brotli's would be sent only to a client that accepts zstd and not
-// brotli (which gets gzip instead, or the file as it is), while it cost
-// every deploy a blob (an inode, its write and its flush). On web text
-// brotli's is the smaller nearly always: a compressible file is stored
-// with three blobs instead of four. (The zstd coding still runs: its
-// encoder holds a whole 128 KiB block before writing any of it, so the
-// cut at brotli's size only ends files larger than that early.)
-func zstdLimit(limit int, br []byte) int {
-	if br != nil {
-		return min(limit, len(br))
-	}
-	return limit
 }
 
 // compressCoding compresses data with one coding into fewer than limit
@@ -267,16 +239,6 @@ func (c *compressor) compress(coding string, w io.Writer, data []byte) error {
 			return err
 		}
 		return bw.Close()
-	case EncodingZstd:
-		zw := c.zs
-		zw.Reset(w)
-		if err := writePieces(zw, data); err != nil {
-			zw.Reset(nil)
-			return err
-		}
-		err := zw.Close()
-		zw.Reset(nil) // hold no output
-		return err
 	case EncodingGzip:
 		gw := c.gz
 		if len(data) >= gzipBestFrom {
