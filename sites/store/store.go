@@ -105,17 +105,13 @@ func ValidHash(h string) bool {
 
 // FSStore is a BlobStore on the local file system: blob <hash> lives at
 // <root>/<hash[:2]>/<hash>. Writes go to a temporary file in the same folder,
-// are flushed, and are renamed (or, for a small batch, linked: see
-// one_flush.go) into place, so a crash never leaves a partial blob under a
-// real name.
+// are fsynced and renamed into place, and the folder is fsynced, so a crash
+// never leaves a partial blob under a real name.
 type FSStore struct {
 	root string
 	// flushes shares PutBatch's flushes of the file system between
 	// concurrent batches.
 	flushes *groupSync
-	// linked are the temporary names of blobs a one-flush batch linked
-	// to their hashes, removed after the next flush (one_flush.go).
-	linked secondNames
 	// dirsMade marks the 256 folders PutBatch made or found (makeDir).
 	dirsMade [256]atomic.Bool
 	// deletions counts Delete's calls (Deletions).
@@ -265,7 +261,7 @@ func (s *FSStore) Put(_ context.Context, hash string, data []byte) (err error) {
 	if err = tmp.Close(); err != nil {
 		return fmt.Errorf("close blob %s: %w", hash, err)
 	}
-	if err = os.Rename(tmp.Name(), p); err != nil {
+	if err = renameBlob(tmp.Name(), p); err != nil {
 		return fmt.Errorf("rename blob %s: %w", hash, err)
 	}
 	return syncDir(dir)
@@ -278,17 +274,6 @@ func (s *FSStore) Open(_ context.Context, hash string) (Blob, error) {
 		return nil, err
 	}
 	f, err := os.Open(p)
-	if errors.Is(err, fs.ErrNotExist) {
-		// a crash may have lost the blob's link (one_flush.go)
-		ok, cerr := s.completePut(hash, p)
-		if cerr != nil {
-			return nil, s.counted("open", cerr)
-		}
-		if !ok {
-			return nil, ErrBlobNotFound
-		}
-		f, err = os.Open(p)
-	}
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return nil, ErrBlobNotFound
@@ -309,9 +294,6 @@ func (s *FSStore) Delete(_ context.Context, hash string) error {
 	if err != nil {
 		return err
 	}
-	// a second name left by a one-flush batch would bring the blob back
-	// (Open completes a blob found under it alone)
-	removeSecondNameOf(hash, p)
 	err = os.Remove(p)
 	s.deletions.Add(1) // after the blob is gone: see Deletions
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
@@ -327,15 +309,9 @@ func (s *FSStore) Delete(_ context.Context, hash string) error {
 func (s *FSStore) Deletions() uint64 { return s.deletions.Load() }
 
 // Walk implements BlobStore. Temporary files older than an hour, left by a
-// crash mid-write, are removed on the way, and a blob a crash left under
-// its temporary hash name alone gets its hash name (sweepPut). The second
-// names the one-flush batches left are flushed and removed first.
+// crash mid-write, are removed on the way.
 func (s *FSStore) Walk(ctx context.Context, fn func(hash string, modTime time.Time) error) error {
-	if err := s.flushSecondNames(); err != nil {
-		return err
-	}
-	var swept []secondName
-	err := filepath.WalkDir(s.root, func(p string, d fs.DirEntry, err error) error {
+	return filepath.WalkDir(s.root, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
 		}
@@ -354,22 +330,13 @@ func (s *FSStore) Walk(ctx context.Context, fn func(hash string, modTime time.Ti
 		}
 		name := d.Name()
 		if !ValidHash(name) {
-			if strings.HasPrefix(name, ".tmp-") && time.Since(info.ModTime()) > time.Hour {
+			if len(name) > 5 && name[:5] == ".tmp-" && time.Since(info.ModTime()) > time.Hour {
 				os.Remove(p)
-			}
-			if strings.HasPrefix(name, putPrefix) {
-				if n := s.sweepPut(p, name, info.ModTime()); n != nil {
-					swept = append(swept, *n)
-				}
 			}
 			return nil
 		}
 		return fn(name, info.ModTime())
 	})
-	if err != nil {
-		return err
-	}
-	return s.removeSwept(swept)
 }
 
 type fileBlob struct {

@@ -9,36 +9,18 @@ import (
 	"path/filepath"
 )
 
-// PutBatch stores many blobs durably with at most two flushes of the
-// file system in all (shared with the batches that run at the same time:
-// groupSync), instead of an fsync per file and per folder: every blob is
+// PutBatch stores many blobs durably with two flushes of the file system
+// in all (shared with the batches that run at the same time: groupSync),
+// instead of an fsync per file and per folder: every blob is
 // written to a temporary file, the data is flushed, the files are renamed
 // to their hashes, and the renames are flushed. A crash at any point
 // leaves only whole blobs under hash names (and temporary files, which
-// Walk removes once old). A batch of at most oneFlushBlobs blobs flushes
-// once: its temporary names carry the hashes, and the blobs are linked,
-// not renamed, after the flush (see one_flush.go). Where the file system
-// cannot be flushed whole (not Linux), each file and folder is fsynced
-// instead.
+// Walk removes once old). Where the file system cannot be flushed whole
+// (not Linux), each file and folder is fsynced instead.
 func (s *FSStore) PutBatch(ctx context.Context, blobs map[string][]byte) (err error) {
 	type pending struct {
 		dir        *blobDir
 		tmp, final string // names in dir
-	}
-	// named: the temporary names carry the hashes, for one flush
-	named := flushesWhole && len(blobs) <= oneFlushBlobs
-	write := func(d *blobDir, hash string, data []byte) (string, error) {
-		if named {
-			name := putPrefix + hash
-			err := d.writeNew(name, data)
-			if !errors.Is(err, fs.ErrExist) {
-				return name, err
-			}
-			// another batch writes the same blob now (or a crash left
-			// it): this batch renames and flushes twice
-			named = false
-		}
-		return d.writeTemp(data)
 	}
 	written := make([]pending, 0, len(blobs))
 	dirs := map[string]*blobDir{} // by path, the batch's current handles
@@ -96,12 +78,12 @@ func (s *FSStore) PutBatch(ctx context.Context, blobs map[string][]byte) (err er
 		d, err := open(hash, path, false)
 		var tmp string
 		if err == nil {
-			tmp, err = write(d, hash, data)
+			tmp, err = d.writeTemp(data)
 		}
 		if errors.Is(err, fs.ErrNotExist) {
 			// the folder was removed behind the store's back: make it again
 			if d, err = open(hash, path, true); err == nil {
-				tmp, err = write(d, hash, data)
+				tmp, err = d.writeTemp(data)
 			}
 		}
 		if err != nil {
@@ -113,25 +95,9 @@ func (s *FSStore) PutBatch(ctx context.Context, blobs map[string][]byte) (err er
 		return nil
 	}
 
-	// second names of earlier batches: linked before the flush below
-	// starts, so it makes their links durable
-	earlier := s.linked.take()
 	whole, err := s.flushes.sync(s.root)
 	if err != nil {
-		s.linked.putBack(earlier)
 		return fmt.Errorf("flush blobs: %w", err)
-	}
-	removeSecondNames(earlier)
-	if named && whole {
-		for i, p := range written {
-			if err := p.dir.link(p.tmp, p.final); err != nil {
-				written = written[i:] // the rest have no hash name yet
-				return fmt.Errorf("link blob: %w", err)
-			}
-			s.linked.add(secondName{p.dir.path, p.final})
-		}
-		written = nil
-		return nil
 	}
 	if !whole {
 		for _, p := range written {

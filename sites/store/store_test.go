@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -209,5 +210,76 @@ func TestFSStoreDeletions(t *testing.T) {
 	}
 	if n := s.Deletions(); n != 2 {
 		t.Fatalf("%d deletions after two, want 2", n)
+	}
+}
+
+// TestWriteKeepsAnExistingBlob: storing a blob the store already has (two
+// deploys of the same file, each told it was missing) leaves the file
+// that holds it as it is, instead of renaming a new one over it (which
+// frees the file a committed version may name: on ext4 without a
+// journal, a crash in that rename can leave the name pointing at the
+// freed file); its age is refreshed as a new file's would be, and no
+// temporary file is left.
+func TestWriteKeepsAnExistingBlob(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("elsewhere a rename replaces the file")
+	}
+	ctx := context.Background()
+	s, err := NewFSStore(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	data := []byte("the same bytes, stored twice")
+	h := HashBytes(data)
+	if err := s.PutBatch(ctx, map[string][]byte{h: data}); err != nil {
+		t.Fatal(err)
+	}
+	p := filepath.Join(s.Root(), h[:2], h)
+	first, err := os.Stat(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, write := range []struct {
+		name string
+		put  func() error
+	}{
+		{"PutBatch", func() error { return s.PutBatch(ctx, map[string][]byte{h: data}) }},
+		{"Put", func() error { return s.Put(ctx, h, data) }},
+	} {
+		old := time.Now().Add(-2 * time.Hour)
+		if err := os.Chtimes(p, old, old); err != nil {
+			t.Fatal(err)
+		}
+		if err := write.put(); err != nil {
+			t.Fatalf("%s: %v", write.name, err)
+		}
+		now, err := os.Stat(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !os.SameFile(first, now) {
+			t.Fatalf("%s replaced the blob's file", write.name)
+		}
+		if time.Since(now.ModTime()) > time.Minute {
+			t.Fatalf("%s left the blob's age at %v", write.name, now.ModTime())
+		}
+		entries, err := os.ReadDir(filepath.Dir(p))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(entries) != 1 {
+			t.Fatalf("%s left %d files in the blob's folder, want the blob alone", write.name, len(entries))
+		}
+	}
+	// a KeepUntil is not shortened
+	later := time.Now().Add(3 * time.Hour).Truncate(time.Second)
+	if err := s.KeepUntil(ctx, h, later); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.PutBatch(ctx, map[string][]byte{h: data}); err != nil {
+		t.Fatal(err)
+	}
+	if st, _ := os.Stat(p); !st.ModTime().Equal(later) {
+		t.Fatalf("a write shortened a KeepUntil: %v, want %v", st.ModTime(), later)
 	}
 }

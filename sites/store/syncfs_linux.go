@@ -7,9 +7,6 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// flushesWhole: syncFileSystem flushes the whole file system here.
-const flushesWhole = true
-
 // syncFileSystem flushes the whole file system that holds dir (syncfs);
 // whole reports that it did.
 func syncFileSystem(dir string) (whole bool, err error) {

@@ -2,9 +2,6 @@
 
 package store
 
-// flushesWhole: syncFileSystem cannot flush a whole file system here.
-const flushesWhole = false
-
 // syncFileSystem cannot flush a whole file system here: the caller fsyncs
 // file by file.
 func syncFileSystem(string) (whole bool, err error) { return false, nil }

@@ -1,13 +1,12 @@
 package store
 
 import (
-	"errors"
 	"fmt"
-	"io/fs"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"strconv"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -45,53 +44,86 @@ func (d *blobDir) close() { unix.Close(d.fd) }
 func (d *blobDir) writeTemp(data []byte) (string, error) {
 	for try := 0; ; try++ {
 		name := ".tmp-" + strconv.FormatUint(rand.Uint64(), 36)
-		err := d.writeNew(name, data)
-		if errors.Is(err, fs.ErrExist) && try < 100 {
+		fd, err := retryEINTR2(func() (int, error) {
+			return unix.Openat(d.fd, name, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_CLOEXEC, 0o600)
+		})
+		if err == unix.EEXIST && try < 100 {
 			continue
 		}
 		if err != nil {
-			return "", err
+			return "", fmt.Errorf("create temp blob in %s: %w", d.path, err)
+		}
+		err = writeAll(fd, data)
+		if cerr := unix.Close(fd); err == nil && cerr != nil {
+			err = fmt.Errorf("close: %w", cerr)
+		}
+		if err != nil {
+			unix.Unlinkat(d.fd, name, 0)
+			return "", fmt.Errorf("write temp blob %s: %w", filepath.Join(d.path, name), err)
 		}
 		return name, nil
 	}
 }
 
-// writeNew writes data to a new file of the folder called name: an error
-// that is fs.ErrExist when the name is taken. The file is closed, not
-// synced.
-func (d *blobDir) writeNew(name string, data []byte) error {
-	fd, err := retryEINTR2(func() (int, error) {
-		return unix.Openat(d.fd, name, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_CLOEXEC, 0o600)
-	})
-	if err != nil {
-		return fmt.Errorf("create temp blob %s: %w", filepath.Join(d.path, name), err)
-	}
-	err = writeAll(fd, data)
-	if cerr := unix.Close(fd); err == nil && cerr != nil {
-		err = fmt.Errorf("close: %w", cerr)
-	}
-	if err != nil {
-		unix.Unlinkat(d.fd, name, 0)
-		return fmt.Errorf("write temp blob %s: %w", filepath.Join(d.path, name), err)
-	}
-	return nil
-}
-
-// link gives the folder's file from the second name to. A file already
-// called to is left as it is: a blob's name holds the same bytes,
-// whoever wrote them.
-func (d *blobDir) link(from, to string) error {
-	err := retryEINTR(func() error { return unix.Linkat(d.fd, from, d.fd, to, 0) })
-	if err != nil && err != unix.EEXIST {
-		return fmt.Errorf("link %s to %s in %s: %w", from, to, d.path, err)
-	}
-	return nil
-}
-
-// rename moves the folder's file from to its name to.
+// rename moves the folder's file from to its name to, unless a file is
+// called to already: then from is removed and to is left as it is, its
+// age refreshed (see keepExisting). RENAME_NOREPLACE, or a plain rename
+// where the file system lacks it.
 func (d *blobDir) rename(from, to string) error {
-	if err := retryEINTR(func() error { return unix.Renameat(d.fd, from, d.fd, to) }); err != nil {
+	err := retryEINTR(func() error { return unix.Renameat2(d.fd, from, d.fd, to, unix.RENAME_NOREPLACE) })
+	switch err {
+	case nil:
+		return nil
+	case unix.EEXIST:
+		unix.Unlinkat(d.fd, from, 0)
+		return keepExisting(d.fd, to)
+	case unix.EINVAL, unix.ENOSYS, unix.EOPNOTSUPP:
+		err = retryEINTR(func() error { return unix.Renameat(d.fd, from, d.fd, to) })
+	}
+	if err != nil {
 		return fmt.Errorf("rename %s to %s in %s: %w", from, to, d.path, err)
+	}
+	return nil
+}
+
+// renameBlob is blobDir.rename for paths (Put).
+func renameBlob(from, to string) error {
+	err := retryEINTR(func() error { return unix.Renameat2(unix.AT_FDCWD, from, unix.AT_FDCWD, to, unix.RENAME_NOREPLACE) })
+	switch err {
+	case nil:
+		return nil
+	case unix.EEXIST:
+		unix.Unlink(from)
+		return keepExisting(unix.AT_FDCWD, to)
+	case unix.EINVAL, unix.ENOSYS, unix.EOPNOTSUPP:
+		err = retryEINTR(func() error { return unix.Rename(from, to) })
+	}
+	if err != nil {
+		return &os.LinkError{Op: "rename", Old: from, New: to, Err: err}
+	}
+	return nil
+}
+
+// keepExisting leaves the blob file name (in the folder dirfd) as it is,
+// where a write of the same blob found it: a blob's name holds the same
+// bytes whoever wrote them, and replacing the file would free the one a
+// committed version may name (on ext4 without a journal, a crash in the
+// middle of that rename can leave the name pointing at the freed file).
+// Its age is refreshed, as the new file's would have been, so that the
+// collector's grace period counts from this write (never shortening a
+// KeepUntil).
+func keepExisting(dirfd int, name string) error {
+	var st unix.Stat_t
+	if err := unix.Fstatat(dirfd, name, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
+		return fmt.Errorf("stat existing blob %s: %w", name, err)
+	}
+	now := time.Now()
+	if time.Unix(st.Mtim.Unix()).After(now) {
+		return nil
+	}
+	ts := []unix.Timespec{unix.NsecToTimespec(now.UnixNano()), unix.NsecToTimespec(now.UnixNano())}
+	if err := unix.UtimesNanoAt(dirfd, name, ts, unix.AT_SYMLINK_NOFOLLOW); err != nil {
+		return fmt.Errorf("touch existing blob %s: %w", name, err)
 	}
 	return nil
 }
@@ -128,22 +160,4 @@ func retryEINTR2(f func() (int, error)) (int, error) {
 			return n, err
 		}
 	}
-}
-
-// linkOpenFile gives the open file f the name dst, whatever name f has
-// now (through /proc/self/fd: link(2) by path would link whatever file
-// holds the path by then). It reports false when /proc is not there to
-// do it.
-func linkOpenFile(f *os.File, dst string) (bool, error) {
-	src := "/proc/self/fd/" + strconv.Itoa(int(f.Fd()))
-	err := retryEINTR(func() error { return unix.Linkat(unix.AT_FDCWD, src, unix.AT_FDCWD, dst, unix.AT_SYMLINK_FOLLOW) })
-	if err == unix.ENOENT {
-		if _, serr := os.Stat("/proc/self/fd"); serr != nil {
-			return false, nil
-		}
-	}
-	if err != nil {
-		return true, &os.LinkError{Op: "link", Old: src, New: dst, Err: err}
-	}
-	return true, nil
 }

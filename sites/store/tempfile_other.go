@@ -3,9 +3,7 @@
 package store
 
 import (
-	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 	"path/filepath"
 )
@@ -43,43 +41,14 @@ func (d *blobDir) writeTemp(data []byte) (string, error) {
 	return filepath.Base(tmp.Name()), nil
 }
 
-// writeNew writes data to a new file of the folder called name: an error
-// that is fs.ErrExist when the name is taken.
-func (d *blobDir) writeNew(name string, data []byte) error {
-	p := filepath.Join(d.path, name)
-	f, err := os.OpenFile(p, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
-	if err != nil {
-		return fmt.Errorf("create temp blob %s: %w", p, err)
-	}
-	_, err = f.Write(data)
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		os.Remove(p)
-		return fmt.Errorf("write temp blob %s: %w", p, err)
-	}
-	return nil
-}
-
-// link gives the folder's file from the second name to; a file already
-// called to is left as it is.
-func (d *blobDir) link(from, to string) error {
-	err := os.Link(filepath.Join(d.path, from), filepath.Join(d.path, to))
-	if err != nil && !errors.Is(err, fs.ErrExist) {
-		return err
-	}
-	return nil
-}
-
-// linkOpenFile cannot link an open file by its descriptor here: the
-// caller links by path and checks what it linked.
-func linkOpenFile(*os.File, string) (bool, error) { return false, nil }
-
-// rename moves the folder's file from to its name to.
+// rename moves the folder's file from to its name to (replacing a file
+// called to: see the Linux version, which keeps it).
 func (d *blobDir) rename(from, to string) error {
 	return os.Rename(filepath.Join(d.path, from), filepath.Join(d.path, to))
 }
+
+// renameBlob is blobDir.rename for paths (Put).
+func renameBlob(from, to string) error { return os.Rename(from, to) }
 
 // remove removes the folder's file name, if it can.
 func (d *blobDir) remove(name string) { os.Remove(filepath.Join(d.path, name)) }
