@@ -266,13 +266,9 @@ func bindRecordHooks(app core.App, svc *sites.Service, pub *sitePublisher, upkee
 
 	// deployment.draft fires for a version committed without going live,
 	// whoever saved it: once its transaction has committed, the
-	// deployment's live pointer says whether it is a draft (the deploy
-	// service says so with the save: SavedLive).
+	// deployment's live pointer says whether it is a draft.
 	app.OnRecordAfterCreateSuccess(sites.VersionsCollection).BindFunc(func(e *core.RecordEvent) error {
-		if sites.SavedLive(e) {
-			return e.Next()
-		}
-		dep, draft := sites.DraftOf(e.App, e.Record)
+		dep, draft := sites.DraftOf(e)
 		if !draft {
 			return e.Next() // live (or gone): deployment.updated speaks for it
 		}

@@ -29,14 +29,19 @@ func FindDeployment(app core.App, id string) (*Deployment, error) {
 	return DeploymentOf(rec), nil
 }
 
-// DraftOf returns the deployment of the version ver when ver is not its
-// live version (a draft: committed without going live), as it stands
-// now; ok is false for a live version, or a deployment gone. For the
-// hooks that run once a version's transaction has committed. It reads the
-// live pointer alone first: a deploy's version is nearly always the live
-// one, and the whole record costs a deploy as much as two more
-// statements.
-func DraftOf(app core.App, ver *core.Record) (dep *Deployment, ok bool) {
+// DraftOf returns the deployment of the version that the record event e
+// created when that version is not its live version (a draft: committed
+// without going live); ok is false for a live version, or a deployment
+// gone. For the hooks that run once a version's transaction has
+// committed. A version its saver says went live (SavedLive) costs no
+// read; otherwise the live pointer is read alone first, as it stands
+// now: a deploy's version is nearly always the live one, and the whole
+// record costs a deploy as much as two more statements.
+func DraftOf(e *core.RecordEvent) (dep *Deployment, ok bool) {
+	if SavedLive(e) {
+		return nil, false
+	}
+	app, ver := e.App, e.Record
 	depID := VersionOf(ver).DeploymentID()
 	var live string
 	err := app.DB().Select(FieldLiveVersion).From(DeploymentsCollection).
