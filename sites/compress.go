@@ -33,7 +33,8 @@ var EncodingPreference = [...]string{EncodingBrotli, EncodingZstd, EncodingGzip}
 // brotli's from dfb25e8 on, but compressing every file a third time to
 // find that one cost a tenth of a 1000-file deploy's CPU (and a 4 MiB
 // encoder a compressor). A client that accepts zstd and not brotli gets
-// gzip; zstd variants stored by earlier deploys are still served.
+// gzip, or the file as it is; zstd variants stored by earlier deploys
+// are still served.
 var madeCodings = [...]string{EncodingBrotli, EncodingGzip}
 
 // minCompressSize is the smallest file worth a precompressed variant:
