@@ -65,22 +65,9 @@ func (d *blobDir) writeTemp(data []byte) (string, error) {
 	}
 }
 
-// rename moves the folder's file from to its name to, unless a file is
-// called to already: then from is removed and to is left as it is, its
-// age refreshed (see keepExisting). RENAME_NOREPLACE, or a plain rename
-// where the file system lacks it.
+// rename moves the folder's file from to its name to (renameKeeping).
 func (d *blobDir) rename(from, to string) error {
-	err := retryEINTR(func() error { return unix.Renameat2(d.fd, from, d.fd, to, unix.RENAME_NOREPLACE) })
-	switch err {
-	case nil:
-		return nil
-	case unix.EEXIST:
-		unix.Unlinkat(d.fd, from, 0)
-		return keepExisting(d.fd, to)
-	case unix.EINVAL, unix.ENOSYS, unix.EOPNOTSUPP:
-		err = retryEINTR(func() error { return unix.Renameat(d.fd, from, d.fd, to) })
-	}
-	if err != nil {
+	if err := renameKeeping(d.fd, from, to); err != nil {
 		return fmt.Errorf("rename %s to %s in %s: %w", from, to, d.path, err)
 	}
 	return nil
@@ -88,20 +75,26 @@ func (d *blobDir) rename(from, to string) error {
 
 // renameBlob is blobDir.rename for paths (Put).
 func renameBlob(from, to string) error {
-	err := retryEINTR(func() error { return unix.Renameat2(unix.AT_FDCWD, from, unix.AT_FDCWD, to, unix.RENAME_NOREPLACE) })
-	switch err {
-	case nil:
-		return nil
-	case unix.EEXIST:
-		unix.Unlink(from)
-		return keepExisting(unix.AT_FDCWD, to)
-	case unix.EINVAL, unix.ENOSYS, unix.EOPNOTSUPP:
-		err = retryEINTR(func() error { return unix.Rename(from, to) })
-	}
-	if err != nil {
+	if err := renameKeeping(unix.AT_FDCWD, from, to); err != nil {
 		return &os.LinkError{Op: "rename", Old: from, New: to, Err: err}
 	}
 	return nil
+}
+
+// renameKeeping moves the file from to the name to, both in the folder
+// dirfd, unless a file is called to already: then from is removed and to
+// is left as it is, its age refreshed (see keepExisting).
+// RENAME_NOREPLACE, or a plain rename where the file system lacks it.
+func renameKeeping(dirfd int, from, to string) error {
+	err := retryEINTR(func() error { return unix.Renameat2(dirfd, from, dirfd, to, unix.RENAME_NOREPLACE) })
+	switch err {
+	case unix.EEXIST:
+		unix.Unlinkat(dirfd, from, 0)
+		return keepExisting(dirfd, to)
+	case unix.EINVAL, unix.ENOSYS, unix.EOPNOTSUPP:
+		return retryEINTR(func() error { return unix.Renameat(dirfd, from, dirfd, to) })
+	}
+	return err
 }
 
 // keepExisting leaves the blob file name (in the folder dirfd) as it is,
