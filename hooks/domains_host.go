@@ -10,25 +10,26 @@ import (
 	"sitedrop/sites/domains"
 )
 
-// Custom domains on the request path: the route table is domains.Table,
-// which the front door answers from (server.DomainRoutes); here it is
-// kept in step with the records.
-
-// bindDomainTable keeps the table in step with the database: any saved or
-// deleted domain or deployment (a slug edited, a site deleted) drops it,
-// once the change is committed. A released domain's certificate goes from
-// certs' cache, a newly verified one's is ordered at once, and replicas
-// are told of a site's changed domains.
+// bindDomainTable keeps domains.Table, the custom domains' routes that the
+// front door answers from (server.DomainRoutes), in step with the records
+// once a change is committed: a saved or deleted domain drops it, and so
+// do a deleted deployment and a slug edited (domains.MovesRoutes), not
+// every deploy. A released domain's certificate goes from certs' cache, a
+// newly verified one's is ordered at once, replicas hear of the domains.
 func bindDomainTable(app core.App, table *domains.Table, tlsCerts *atomic.Pointer[certs.Manager], pub *sitePublisher) {
 	drop := func(e *core.RecordEvent) error {
 		table.Invalidate()
 		return e.Next()
 	}
-	for _, col := range []string{domains.Collection, sites.DeploymentsCollection} {
-		app.OnRecordAfterCreateSuccess(col).BindFunc(drop)
-		app.OnRecordAfterUpdateSuccess(col).BindFunc(drop)
-		app.OnRecordAfterDeleteSuccess(col).BindFunc(drop)
-	}
+	app.OnRecordAfterCreateSuccess(domains.Collection).BindFunc(drop)
+	app.OnRecordAfterUpdateSuccess(domains.Collection).BindFunc(drop)
+	app.OnRecordAfterDeleteSuccess(domains.Collection, sites.DeploymentsCollection).BindFunc(drop)
+	app.OnRecordAfterUpdateSuccess(sites.DeploymentsCollection).BindFunc(func(e *core.RecordEvent) error {
+		if domains.MovesRoutes(e.Record) {
+			table.Invalidate()
+		}
+		return e.Next()
+	})
 	// A released domain's certificate goes at once, not at the restart.
 	forget := forgetReleasedCertificate(table, tlsCerts)
 	app.OnRecordAfterUpdateSuccess(domains.Collection).BindFunc(forget)

@@ -6,14 +6,17 @@ import (
 	"sync/atomic"
 
 	"github.com/pocketbase/pocketbase/core"
+
+	"sitedrop/sites"
 )
 
 // Custom domains on the request path: a host that is a verified custom
 // domain serves its deployment as the slug host does; www.<apex> answers
 // 301 to the apex when both are verified on the same deployment; a
 // domain that is claimed but not verified answers 404. The Table of
-// routes is held in memory and loaded again after any change to a domain
-// or a deployment (the caller's record hooks call Invalidate).
+// routes is held in memory and loaded again after any change to a domain,
+// a deployment's slug or a deployment's deletion (the caller's record
+// hooks call Invalidate; MovesRoutes tells which deployment saves do).
 
 // Route is what a custom domain's requests get.
 type Route struct {
@@ -39,6 +42,16 @@ type Table struct {
 
 // NewTable is the route table of app's domains, loaded on first use.
 func NewTable(app core.App) *Table { return &Table{app: app} }
+
+// MovesRoutes reports whether an update of a deployment record (rec as
+// saved) can move a route: whether it changed the deployment's slug, the
+// one field of a deployment the table reads. A deployment's creation
+// moves none (no domain can name it yet), so a deploy or a redeploy
+// leaves the table loaded; its deletion does (the caller drops the table).
+func MovesRoutes(rec *core.Record) bool {
+	d := sites.DeploymentOf(rec)
+	return d.Slug() != d.Original().Slug()
+}
 
 // Invalidate drops the table; the next lookup loads it again.
 func (t *Table) Invalidate() {
