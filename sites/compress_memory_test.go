@@ -84,6 +84,11 @@ func TestCompressAllStopsAtFirstError(t *testing.T) {
 	if n := compressions.Load() - start; n > int64(cap(compressSlots))+1 {
 		t.Fatalf("%d of 40 files compressed after the first error", n)
 	}
+	// one blob is compressed on the caller's goroutine: the same error
+	one, oneBlob := compressibleBlobs(1)
+	if _, err := compressAll(context.Background(), one, oneBlob, &testMemory{refuse: refused}); !errors.Is(err, refused) {
+		t.Fatalf("one blob: err = %v, want the refusal", err)
+	}
 }
 
 // TestCompressHoldsWhatItKeeps: after a compression, the memory reserved
