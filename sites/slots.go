@@ -127,8 +127,7 @@ func (s *Service) PrecheckCreate(owner *core.Record, slug string) error {
 	}
 	if slug != "" {
 		if r.Taken {
-			if rec, err := s.app.FindFirstRecordByData(DeploymentsCollection, FieldSlug, slug); err == nil &&
-				!(rec.GetString(FieldOwner) == "" && IsExpired(rec, time.Now())) {
+			if rec, err := s.app.FindFirstRecordByData(DeploymentsCollection, FieldSlug, slug); err == nil && !slugGivenUp(rec, time.Now()) {
 				return ErrSlugTaken
 			}
 		}
@@ -170,13 +169,21 @@ func (s *Service) takeSlug(tx core.App, slug string, now time.Time) error {
 	if err != nil {
 		return fmt.Errorf("look up slug %s: %w", slug, err)
 	}
-	if rec.GetString(FieldOwner) == "" && IsExpired(rec, now) {
+	if slugGivenUp(rec, now) {
 		if err := tx.Delete(rec); err != nil {
 			return fmt.Errorf("purge expired %s: %w", slug, err)
 		}
 		return nil
 	}
 	return ErrSlugTaken
+}
+
+// slugGivenUp reports whether the deployment rec, which holds a slug,
+// gives it up to a new deploy: an anonymous deployment past its expiry
+// (the new deploy deletes it, in its transaction).
+func slugGivenUp(rec *core.Record, now time.Time) bool {
+	d := DeploymentOf(rec)
+	return d.OwnerID() == "" && d.Expired(now)
 }
 
 func (s *Service) generateFreeSlug(tx core.App) (string, error) {
