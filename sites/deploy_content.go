@@ -281,66 +281,47 @@ func storeVariants(v map[string][]byte, blobs map[string][]byte) map[string]Enco
 }
 
 // compressAll makes the variants of the blobs named by hashes, on every
-// core, reserving them from mem. When ctx is cancelled or a blob fails
-// (the memory budget refused, say), no further blob is started, the
-// workers end after the blob they are on (a worker waiting for a
-// compressor stops waiting), and the first error is returned: ctx's, or
-// the failure's. One blob (a one-page deploy) is compressed on the
-// caller's goroutine: a new one would grow its stack for brotli's frames
-// at every deploy (runtime.copystack was 1–3% of a one-page deploy's CPU).
+// core, reserving them from mem. Workers take the next blob in turn; the
+// caller is one of them, so one blob (a one-page deploy) starts no
+// goroutine (a new one grew its stack for brotli's frames at every deploy:
+// runtime.copystack was 1–3% of a one-page deploy's CPU). When ctx is
+// cancelled or a blob fails (the memory budget refused, say), no further
+// blob is started, the workers end after the blob they are on (a worker
+// waiting for a compressor stops waiting), and the first error is
+// returned: ctx's, or the failure's.
 func compressAll(parent context.Context, hashes []string, blobs map[string][]byte, mem Memory) (map[string]map[string][]byte, error) {
 	out := make(map[string]map[string][]byte, len(hashes))
-	switch len(hashes) {
-	case 0:
-		return out, nil
-	case 1:
-		v, err := compressVariants(parent, blobs[hashes[0]], mem)
-		if cerr := cancelled(parent); cerr != nil {
-			return nil, cerr
-		}
-		if err != nil {
-			return nil, err
-		}
-		out[hashes[0]] = v
-		return out, nil
-	}
 	ctx, cancel := context.WithCancel(parent)
 	defer cancel()
 	var (
 		mu       sync.Mutex
 		firstErr error
 		wg       sync.WaitGroup
-		next     = make(chan string)
+		next     atomic.Int64 // the index of the next blob to start
 	)
-	for range min(runtime.GOMAXPROCS(0), len(hashes)) {
-		wg.Go(func() {
-			for h := range next {
-				if parent.Err() != nil || ctx.Err() != nil {
-					continue // drain: the feeder stops too
-				}
-				v, err := compressVariants(ctx, blobs[h], mem)
-				mu.Lock()
-				if err != nil {
-					if firstErr == nil {
-						firstErr = err
-					}
-					cancel() // stop the feeder and the other workers
-				} else {
-					out[h] = v
-				}
-				mu.Unlock()
+	work := func() {
+		for {
+			i := int(next.Add(1)) - 1
+			if i >= len(hashes) || parent.Err() != nil || ctx.Err() != nil {
+				return // parent's Err first: a context may only know when asked
 			}
-		})
-	}
-feed:
-	for _, h := range hashes {
-		select {
-		case next <- h:
-		case <-ctx.Done():
-			break feed
+			v, err := compressVariants(ctx, blobs[hashes[i]], mem)
+			mu.Lock()
+			if err != nil {
+				if firstErr == nil {
+					firstErr = err
+				}
+				cancel() // no further blob starts
+			} else {
+				out[hashes[i]] = v
+			}
+			mu.Unlock()
 		}
 	}
-	close(next)
+	for range min(runtime.GOMAXPROCS(0), len(hashes)) - 1 {
+		wg.Go(work)
+	}
+	work()
 	wg.Wait()
 	if err := cancelled(parent); err != nil {
 		return nil, err
